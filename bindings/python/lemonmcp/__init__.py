@@ -1,0 +1,148 @@
+"""LemonMCP: a Model Context Protocol client for Python, over liblemonmcp.
+
+    import lemonmcp
+
+    with lemonmcp.Client.stdio("my-mcp-server", ["--flag"]) as client:
+        for tool in client.list_tools():
+            print(tool.name, tool.description)
+        result = client.call_tool("echo", {"text": "hello"})
+        print(result.text, result.structured_content)
+
+``AsyncClient`` is the asyncio twin. Errors are :class:`LemonMCPError`
+subclasses mapped from the library's statuses; a tool result with
+``isError`` is a result (``result.is_error``), not an exception.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+try:
+    from . import _ffi
+except ImportError as _exc:  # no library, or the wrong one
+    # The command line reports this in one line instead of a traceback.
+    if sys.argv[:1] == ["-m"] or sys.argv[0].endswith(("/lemonmcp", "\\lemonmcp.exe")):
+        print(f"lemonmcp: {_exc}", file=sys.stderr)
+        raise SystemExit(3) from None
+    raise
+from ._config import build_config, call_options, http_transport, stdio_transport
+from .aio import AsyncClient
+from .client import Client
+from .errors import (
+    AbiMismatch,
+    AuthRequired,
+    Cancelled,
+    ClosedError,
+    InternalError,
+    InvalidArgument,
+    InvalidHandle,
+    InvalidState,
+    LemonMCPError,
+    NotFound,
+    PolicyDenied,
+    ProtocolError,
+    TimeoutError,
+    TransportError,
+    UnsupportedError,
+)
+from .types import (
+    CallToolResult,
+    Closed,
+    CompleteResult,
+    Content,
+    GetPromptResult,
+    LogRecord,
+    Notification,
+    Page,
+    Progress,
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    ReadResourceResult,
+    Resource,
+    ResourceContents,
+    ResourceTemplate,
+    ServerInfo,
+    Tool,
+)
+
+__version__ = "0.1.0"
+ABI_VERSION = _ffi.ABI_VERSION
+
+
+def library_version() -> str:
+    """The loaded liblemonmcp's version (``lmcp_version``)."""
+    return _ffi.version()
+
+
+def library_path() -> str:
+    """Where liblemonmcp was loaded from."""
+    return _ffi.loaded_path
+
+
+def features() -> Any:
+    """What this build of the library supports (``lmcp_features``):
+    transports, protocol versions and modes, client capabilities, ..."""
+    return _ffi.features()
+
+
+def diagnostics() -> Any:
+    """The library's live resources (``lmcp_diagnostics``): goroutines,
+    live clients and pending calls, for leak checks."""
+    return _ffi.diagnostics()
+
+
+def status_string(status: int) -> str:
+    """The library's name for a status code."""
+    return _ffi.status_string(status)
+
+
+__all__ = [
+    "ABI_VERSION",
+    "AbiMismatch",
+    "AsyncClient",
+    "AuthRequired",
+    "CallToolResult",
+    "Cancelled",
+    "Client",
+    "Closed",
+    "ClosedError",
+    "CompleteResult",
+    "Content",
+    "GetPromptResult",
+    "InternalError",
+    "InvalidArgument",
+    "InvalidHandle",
+    "InvalidState",
+    "LemonMCPError",
+    "LogRecord",
+    "NotFound",
+    "Notification",
+    "Page",
+    "PolicyDenied",
+    "Progress",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
+    "ProtocolError",
+    "ReadResourceResult",
+    "Resource",
+    "ResourceContents",
+    "ResourceTemplate",
+    "ServerInfo",
+    "TimeoutError",
+    "Tool",
+    "TransportError",
+    "UnsupportedError",
+    "build_config",
+    "call_options",
+    "diagnostics",
+    "features",
+    "http_transport",
+    "library_path",
+    "library_version",
+    "status_string",
+    "stdio_transport",
+    "__version__",
+]

@@ -1,0 +1,7 @@
+"""``python -m lemonmcp``: the command-line client."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,410 @@
+"""Building and checking the configuration JSON given to ``lmcp_client_new``.
+
+Pure Python, no library calls. The checks here only catch the mistakes that
+are easy to name from Python (a wrong type, a bad enum value) with an error
+that names the field as a dotted path (``timeouts.call_ms``). The library
+stays the authority: whatever passes here is checked again there, including
+unknown fields, which are passed through so the library can name them.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
+
+from .errors import InvalidArgument
+
+__all__ = [
+    "stdio_transport",
+    "http_transport",
+    "build_config",
+    "check_config",
+    "call_options",
+    "seconds_to_ms",
+    "CONFIG_KEYWORDS",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+_STDERR_MODES = ("capture", "merge", "discard")
+_ENV_INHERIT = ("minimal", "all")
+_HTTP_TYPES = ("streamable_http", "sse", "http")
+_TRANSPORT_TYPES = ("stdio",) + _HTTP_TYPES
+
+_TIMEOUT_MS_FIELDS = (
+    "ready_ms",
+    "call_ms",
+    "max_total_ms",
+    "host_request_ms",
+    "close_grace_ms",
+)
+_LIMIT_FIELDS = ("max_message_bytes", "max_pages")
+_CLIENT_INFO_FIELDS = ("name", "version", "title", "description", "website_url")
+
+#: Flat keyword arguments accepted besides the group dicts, and where they go.
+CONFIG_KEYWORDS: Dict[str, str] = {
+    "client_name": "client_info.name",
+    "client_version": "client_info.version",
+    "client_title": "client_info.title",
+    "client_description": "client_info.description",
+    "client_website_url": "client_info.website_url",
+    "protocol_mode": "protocol.mode",
+    "protocol_versions": "protocol.versions",
+    "ready_ms": "timeouts.ready_ms",
+    "call_ms": "timeouts.call_ms",
+    "max_total_ms": "timeouts.max_total_ms",
+    "reset_timeout_on_progress": "timeouts.reset_timeout_on_progress",
+    "host_request_ms": "timeouts.host_request_ms",
+    "close_grace_ms": "timeouts.close_grace_ms",
+    "max_message_bytes": "limits.max_message_bytes",
+    "max_pages": "limits.max_pages",
+    # seconds, for people who think in seconds
+    "ready_timeout": "timeouts.ready_ms",
+    "call_timeout": "timeouts.call_ms",
+    "close_grace": "timeouts.close_grace_ms",
+    "host_request_timeout": "timeouts.host_request_ms",
+}
+_SECONDS_KEYWORDS = ("ready_timeout", "call_timeout", "close_grace", "host_request_timeout")
+_GROUPS = ("client_info", "protocol", "timeouts", "limits", "handlers", "result_format")
+
+
+def _bad(field: str, expected: str, value: Any) -> InvalidArgument:
+    return InvalidArgument(f"{field}: expected {expected}, got {value!r}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_str(field: str, value: Any, *, empty: bool = True) -> str:
+    if not isinstance(value, str) or (not empty and not value):
+        raise _bad(field, "a non-empty string" if not empty else "a string", value)
+    return value
+
+
+def _check_bool(field: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _bad(field, "true or false", value)
+    return value
+
+
+def _check_nonneg_int(field: str, value: Any) -> int:
+    if not _is_int(value) or value < 0:
+        raise _bad(field, "a non-negative integer", value)
+    return int(value)
+
+
+def _check_pos_int(field: str, value: Any) -> int:
+    if not _is_int(value) or value <= 0:
+        raise _bad(field, "a positive integer", value)
+    return int(value)
+
+
+def _check_choice(field: str, value: Any, choices: Sequence[str]) -> str:
+    if value not in choices:
+        raise _bad(field, " or ".join(repr(c) for c in choices), value)
+    return str(value)
+
+
+def _check_str_map(field: str, value: Any) -> Dict[str, str]:
+    if not isinstance(value, Mapping):
+        raise _bad(field, "an object of strings", value)
+    out: Dict[str, str] = {}
+    for k, v in value.items():
+        if not isinstance(k, str) or not k:
+            raise _bad(f"{field}", "non-empty string keys", k)
+        if not isinstance(v, str):
+            raise _bad(f"{field}.{k}", "a string", v)
+        out[k] = v
+    return out
+
+
+def _check_obj(field: str, value: Any) -> Dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _bad(field, "an object", value)
+    return dict(value)
+
+
+def seconds_to_ms(field: str, seconds: Any) -> int:
+    """Seconds (int or float, >= 0) to whole milliseconds, rounding up so that
+    a small positive timeout never becomes 0 ("no limit")."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise _bad(field, "a number of seconds", seconds)
+    if math.isnan(seconds) or seconds < 0 or math.isinf(seconds):
+        raise _bad(field, "a finite, non-negative number of seconds", seconds)
+    return int(math.ceil(seconds * 1000.0))
+
+
+# ------------------------------------------------------------ transports
+
+
+def stdio_transport(
+    command: PathLike,
+    args: Iterable[Any] = (),
+    *,
+    env: Optional[Mapping[str, str]] = None,
+    env_inherit: Optional[str] = None,
+    cwd: Optional[PathLike] = None,
+    stderr: Optional[str] = None,
+) -> Dict[str, Any]:
+    """The ``transport`` object for a stdio server (spawned without a shell)."""
+    if isinstance(command, os.PathLike):
+        command = os.fspath(command)
+    t: Dict[str, Any] = {"type": "stdio", "command": _check_str("transport.command", command, empty=False)}
+    if isinstance(args, (str, bytes)):
+        raise _bad("transport.args", "a list of strings (not one string)", args)
+    arg_list = []
+    for i, a in enumerate(args):
+        if isinstance(a, os.PathLike):
+            a = os.fspath(a)
+        if not isinstance(a, str):
+            raise _bad(f"transport.args[{i}]", "a string", a)
+        arg_list.append(a)
+    if arg_list:
+        t["args"] = arg_list
+    if env is not None:
+        t["env"] = _check_str_map("transport.env", env)
+    if env_inherit is not None:
+        t["env_inherit"] = _check_choice("transport.env_inherit", env_inherit, _ENV_INHERIT)
+    if cwd is not None:
+        if isinstance(cwd, os.PathLike):
+            cwd = os.fspath(cwd)
+        t["cwd"] = _check_str("transport.cwd", cwd, empty=False)
+    if stderr is not None:
+        t["stderr"] = _check_choice("transport.stderr", stderr, _STDERR_MODES)
+    return t
+
+
+def http_transport(
+    url: str, headers: Optional[Mapping[str, str]] = None, *, type: str = "http"
+) -> Dict[str, Any]:
+    """The ``transport`` object for an HTTP server: ``type`` is
+    "streamable_http", "sse" (legacy HTTP+SSE) or "http" (Streamable HTTP,
+    falling back to legacy SSE)."""
+    t: Dict[str, Any] = {
+        "type": _check_choice("transport.type", type, _HTTP_TYPES),
+        "url": _check_str("transport.url", url, empty=False),
+    }
+    if headers is not None:
+        t["headers"] = _check_str_map("transport.headers", headers)
+    return t
+
+
+def _check_transport(value: Any) -> Dict[str, Any]:
+    t = _check_obj("transport", value)
+    kind = t.get("type")
+    _check_choice("transport.type", kind, _TRANSPORT_TYPES)
+    if kind == "stdio":
+        _check_str("transport.command", t.get("command"), empty=False)
+        if "args" in t:
+            args = t["args"]
+            if not isinstance(args, (list, tuple)):
+                raise _bad("transport.args", "a list of strings", args)
+            for i, a in enumerate(args):
+                _check_str(f"transport.args[{i}]", a)
+            t["args"] = list(args)
+        if "env" in t:
+            t["env"] = _check_str_map("transport.env", t["env"])
+        if "env_inherit" in t:
+            _check_choice("transport.env_inherit", t["env_inherit"], _ENV_INHERIT)
+        if "cwd" in t:
+            _check_str("transport.cwd", t["cwd"], empty=False)
+        if "stderr" in t:
+            _check_choice("transport.stderr", t["stderr"], _STDERR_MODES)
+    else:
+        _check_str("transport.url", t.get("url"), empty=False)
+        if "headers" in t:
+            t["headers"] = _check_str_map("transport.headers", t["headers"])
+    return t
+
+
+# ------------------------------------------------------------ whole config
+
+
+def check_config(config: Mapping[str, Any]) -> Dict[str, Any]:
+    """Check the known fields of a whole configuration object and return a
+    copy. Unknown fields are kept: the library rejects them by name."""
+    if not isinstance(config, Mapping):
+        raise _bad("config", "an object", config)
+    out = dict(config)
+    if "transport" not in out:
+        raise InvalidArgument("transport: required")
+    out["transport"] = _check_transport(out["transport"])
+    if "client_info" in out:
+        ci = _check_obj("client_info", out["client_info"])
+        for k in _CLIENT_INFO_FIELDS:
+            if k in ci:
+                _check_str(f"client_info.{k}", ci[k], empty=k not in ("name", "version"))
+        out["client_info"] = ci
+    if "protocol" in out:
+        p = _check_obj("protocol", out["protocol"])
+        if "mode" in p:
+            _check_str("protocol.mode", p["mode"], empty=False)
+        if "versions" in p:
+            vs = p["versions"]
+            if not isinstance(vs, (list, tuple)) or not vs:
+                raise _bad("protocol.versions", "a non-empty list of version strings", vs)
+            for i, v in enumerate(vs):
+                _check_str(f"protocol.versions[{i}]", v, empty=False)
+            p["versions"] = list(vs)
+        out["protocol"] = p
+    if "timeouts" in out:
+        tm = _check_obj("timeouts", out["timeouts"])
+        for k in _TIMEOUT_MS_FIELDS:
+            if k in tm:
+                _check_nonneg_int(f"timeouts.{k}", tm[k])
+        if "reset_timeout_on_progress" in tm:
+            _check_bool("timeouts.reset_timeout_on_progress", tm["reset_timeout_on_progress"])
+        out["timeouts"] = tm
+    if "limits" in out:
+        lm = _check_obj("limits", out["limits"])
+        for k in _LIMIT_FIELDS:
+            if k in lm:
+                _check_pos_int(f"limits.{k}", lm[k])
+        out["limits"] = lm
+    if "handlers" in out:
+        h = _check_obj("handlers", out["handlers"])
+        if "roots" in h:
+            r = _check_obj("handlers.roots", h["roots"])
+            if "list_changed" in r:
+                _check_bool("handlers.roots.list_changed", r["list_changed"])
+        if "sampling" in h:
+            _check_obj("handlers.sampling", h["sampling"])
+        if "elicitation" in h:
+            e = _check_obj("handlers.elicitation", h["elicitation"])
+            for k in ("form", "url"):
+                if k in e:
+                    _check_bool(f"handlers.elicitation.{k}", e[k])
+        out["handlers"] = h
+    if "result_format" in out:
+        rf = out["result_format"]
+        if rf != "json":
+            raise _bad(
+                "result_format", "'json' (the Python binding reads JSON results)", rf
+            )
+    return out
+
+
+def build_config(
+    transport: Optional[Mapping[str, Any]] = None,
+    *,
+    base: Optional[Mapping[str, Any]] = None,
+    handler_kinds: Iterable[str] = (),
+    roots_list_changed: bool = True,
+    **options: Any,
+) -> Dict[str, Any]:
+    """Assemble a configuration from a base object, a transport object and
+    keyword options, then check it.
+
+    ``base`` is a whole configuration (every field kept, unknown ones too, for
+    the library to judge). ``options`` holds the group objects
+    (``client_info``, ``protocol``, ``timeouts``, ``limits``, ``handlers``,
+    ``result_format``), whose fields are merged over the base's, and/or the
+    flat keywords of :data:`CONFIG_KEYWORDS`, which win over both.
+    ``handler_kinds`` lists the host requests the caller answers ("roots",
+    "sampling", "elicitation"); each is added to ``handlers`` unless that
+    object already mentions it.
+    """
+    if base is not None and not isinstance(base, Mapping):
+        raise _bad("config", "an object", base)
+    config: Dict[str, Any] = {}
+    for key, value in (base or {}).items():
+        config[key] = dict(value) if isinstance(value, Mapping) else value
+    if transport is not None:
+        config["transport"] = dict(transport)
+    for group in _GROUPS:
+        if group not in options:
+            continue
+        value = options.pop(group)
+        if value is None:
+            continue
+        if group == "result_format":
+            config[group] = value
+            continue
+        merged = dict(config[group]) if isinstance(config.get(group), Mapping) else {}
+        merged.update(_check_obj(group, value))
+        config[group] = merged
+    for key in list(options):
+        if key not in CONFIG_KEYWORDS:
+            raise TypeError(f"unexpected keyword argument {key!r}")
+        value = options.pop(key)
+        if value is None:
+            continue
+        group, field = CONFIG_KEYWORDS[key].split(".", 1)
+        if key in _SECONDS_KEYWORDS:
+            value = seconds_to_ms(key, value)
+        current = config.get(group)
+        if current is None:
+            current = config[group] = {}
+        if not isinstance(current, dict):
+            raise _bad(group, "an object", current)
+        current[field] = value
+    kinds = list(handler_kinds)
+    if kinds:
+        handlers = config.get("handlers")
+        if handlers is None:
+            handlers = config["handlers"] = {}
+        if not isinstance(handlers, dict):
+            raise _bad("handlers", "an object", handlers)
+        for kind in kinds:
+            if kind in handlers:
+                continue
+            if kind == "roots":
+                handlers["roots"] = {"list_changed": roots_list_changed}
+            elif kind == "sampling":
+                handlers["sampling"] = {}
+            elif kind == "elicitation":
+                handlers["elicitation"] = {"form": True}
+            else:  # pragma: no cover - internal
+                raise ValueError(kind)
+    return check_config(config)
+
+
+# ----------------------------------------------------------- call options
+
+
+def call_options(
+    *,
+    timeout: Optional[float] = None,
+    timeout_ms: Optional[int] = None,
+    reset_timeout_on_progress: Optional[bool] = None,
+    max_total_ms: Optional[int] = None,
+    max_total: Optional[float] = None,
+    all_pages: Optional[bool] = None,
+    progress: Optional[bool] = None,
+    wait_ready: Optional[bool] = None,
+    meta: Optional[Mapping[str, Any]] = None,
+) -> Dict[str, Any]:
+    """The ``options_json`` object of ``lmcp_client_call``.
+
+    ``timeout``/``max_total`` are seconds (float), ``timeout_ms``/
+    ``max_total_ms`` milliseconds; 0 means no limit. ``meta`` becomes
+    ``_meta``.
+    """
+    opts: Dict[str, Any] = {}
+    if timeout is not None and timeout_ms is not None:
+        raise InvalidArgument("timeout: give timeout (seconds) or timeout_ms, not both")
+    if timeout is not None:
+        opts["timeout_ms"] = seconds_to_ms("timeout", timeout)
+    if timeout_ms is not None:
+        opts["timeout_ms"] = _check_nonneg_int("timeout_ms", timeout_ms)
+    if max_total is not None and max_total_ms is not None:
+        raise InvalidArgument("max_total: give max_total (seconds) or max_total_ms, not both")
+    if max_total is not None:
+        opts["max_total_ms"] = seconds_to_ms("max_total", max_total)
+    if max_total_ms is not None:
+        opts["max_total_ms"] = _check_nonneg_int("max_total_ms", max_total_ms)
+    if reset_timeout_on_progress is not None:
+        opts["reset_timeout_on_progress"] = _check_bool(
+            "reset_timeout_on_progress", reset_timeout_on_progress
+        )
+    if all_pages is not None:
+        opts["all_pages"] = _check_bool("all_pages", all_pages)
+    if progress is not None:
+        opts["progress"] = _check_bool("progress", progress)
+    if wait_ready is not None:
+        opts["wait_ready"] = _check_bool("wait_ready", wait_ready)
+    if meta is not None:
+        opts["_meta"] = _check_obj("meta", meta)
+    return opts

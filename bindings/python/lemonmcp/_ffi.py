@@ -1,0 +1,369 @@
+"""The C ABI of liblemonmcp, declared once.
+
+Everything that touches ctypes directly lives here: where the library is
+found, the one table of functions (name, argtypes, restype, errcheck), the
+opaque handle type, the callback types, and the helpers that read and release
+library-owned strings. Importing this module loads the library and checks its
+ABI version; a missing library or a mismatch is an ImportError with a message
+that says what to do.
+
+Conventions (see include/lemonmcp.h):
+
+- Library-owned output strings are ``c_void_p`` out-parameters, read with
+  ``string_at`` and released with ``lmcp_free``; never a ``c_char_p`` restype,
+  which would copy the text and lose the pointer. Only the two static strings
+  (``lmcp_version``, ``lmcp_status_string``) are ``c_char_p``.
+- Every function returning an ``lmcp_status`` has an errcheck that raises the
+  matching :class:`~lemonmcp.errors.LemonMCPError`, built from the ``err_out``
+  JSON when the function has one (the errcheck always frees it).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import sys
+from ctypes import (
+    CFUNCTYPE,
+    POINTER,
+    c_char_p,
+    c_int32,
+    c_int64,
+    c_size_t,
+    c_uint64,
+    c_void_p,
+)
+from typing import Any, Callable, List, Optional, Sequence, Tuple
+
+from .errors import LemonMCPError, error_from_status
+
+__all__ = [
+    "ABI_VERSION",
+    "LIBRARY_ENV",
+    "LIBRARY_NAME",
+    "ClientHandle",
+    "EVENT_CB",
+    "HOST_REQUEST_CB",
+    "DONE_CB",
+    "DESTROY_CB",
+    "lib",
+    "library_path",
+    "take_bytes",
+    "decode_json",
+    "status_string",
+    "STATE_NEW",
+    "STATE_CONNECTING",
+    "STATE_READY",
+    "STATE_CLOSING",
+    "STATE_CLOSED",
+    "STATE_FAILED",
+    "STATE_NAMES",
+]
+
+#: The ABI version this binding was written for (LMCP_ABI_VERSION).
+ABI_VERSION = 1
+#: Environment variable that overrides where the library is loaded from.
+LIBRARY_ENV = "LEMONMCP_LIBRARY"
+#: The library's file name inside the package.
+LIBRARY_NAME = "liblemonmcp.so"
+
+# lmcp_state values.
+STATE_NEW = 0
+STATE_CONNECTING = 1
+STATE_READY = 2
+STATE_CLOSING = 3
+STATE_CLOSED = 4
+STATE_FAILED = 5
+STATE_NAMES = {
+    STATE_NEW: "new",
+    STATE_CONNECTING: "connecting",
+    STATE_READY: "ready",
+    STATE_CLOSING: "closing",
+    STATE_CLOSED: "closed",
+    STATE_FAILED: "failed",
+}
+
+
+class _Client(ctypes.Structure):
+    """The opaque ``lmcp_client``; only pointers to it exist."""
+
+
+#: ``lmcp_client *``: with argtypes set, ctypes refuses any other pointer.
+ClientHandle = POINTER(_Client)
+
+# void (*lmcp_event_cb)(void *user_data, const char *kind, const char *json, size_t len)
+EVENT_CB = CFUNCTYPE(None, c_void_p, c_char_p, c_void_p, c_size_t)
+# void (*lmcp_host_request_cb)(void *user_data, lmcp_request_id, const char *kind,
+#                              const char *json, size_t len)
+HOST_REQUEST_CB = CFUNCTYPE(None, c_void_p, c_uint64, c_char_p, c_void_p, c_size_t)
+# void (*lmcp_done_cb)(void *user_data, lmcp_call_id, lmcp_status, const char *json, size_t len)
+DONE_CB = CFUNCTYPE(None, c_void_p, c_uint64, c_int32, c_void_p, c_size_t)
+# void (*lmcp_destroy_cb)(void *user_data)
+DESTROY_CB = CFUNCTYPE(None, c_void_p)
+
+_charpp = POINTER(c_void_p)  # char ** out-parameters (library-owned)
+_sizep = POINTER(c_size_t)
+
+
+def library_path() -> str:
+    """Where the library is loaded from: ``$LEMONMCP_LIBRARY`` when set, else
+    the ``liblemonmcp.so`` shipped inside this package.
+
+    Raises ImportError with instructions when neither exists.
+    """
+    override = os.environ.get(LIBRARY_ENV)
+    if override:
+        if not os.path.isfile(override):
+            raise ImportError(
+                f"lemonmcp: {LIBRARY_ENV}={override!r} does not name a file"
+            )
+        return override
+    here = _package_file(LIBRARY_NAME)
+    if here is not None:
+        return here
+    raise ImportError(
+        f"lemonmcp: {LIBRARY_NAME} not found inside the lemonmcp package "
+        f"({os.path.dirname(os.path.abspath(__file__))}) and {LIBRARY_ENV} is not set; "
+        "build it with `make lib python-dev`, install a wheel that contains it, "
+        f"or point {LIBRARY_ENV} at the library"
+    )
+
+
+def _package_file(name: str) -> Optional[str]:
+    try:
+        from importlib import resources
+
+        ref = resources.files(__package__ or "lemonmcp").joinpath(name)
+        if ref.is_file():
+            path = str(ref)
+            if os.path.isfile(path):
+                return path
+    except Exception:  # pragma: no cover - unusual importers
+        pass
+    fallback = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
+    return fallback if os.path.isfile(fallback) else None
+
+
+# ----------------------------------------------------------------- errchecks
+
+_ArgTuple = Tuple[Any, ...]
+
+
+def take_bytes(ptr: c_void_p, length: Optional[int] = None) -> bytes:
+    """Copy a library-owned buffer and release it with ``lmcp_free``.
+
+    ``length`` is used when known (``*_len_out``); otherwise the buffer is read
+    up to its NUL terminator. A NULL pointer gives ``b""``.
+    """
+    addr = ptr.value
+    if not addr:
+        return b""
+    try:
+        if length is None:
+            return ctypes.string_at(addr)
+        return ctypes.string_at(addr, length)
+    finally:
+        _lib.lmcp_free(addr)
+
+
+def decode_json(data: bytes) -> Any:
+    """Decode library JSON; ``None`` for an empty buffer."""
+    if not data:
+        return None
+    return json.loads(data)
+
+
+def _error_from(status: int, err: Optional[c_void_p]) -> LemonMCPError:
+    payload: Any = None
+    if err is not None and err.value:
+        raw = take_bytes(err)
+        try:
+            payload = json.loads(raw)
+        except ValueError:
+            payload = {"message": raw.decode("utf-8", "replace")}
+    if not isinstance(payload, dict) or not payload.get("message"):
+        payload = dict(payload) if isinstance(payload, dict) else {}
+        payload["message"] = status_string(status)
+    return error_from_status(status, payload)
+
+
+def _check_err_out(result: int, func: Any, args: _ArgTuple) -> int:
+    """errcheck for functions whose last parameter is ``char **err_out``."""
+    err = args[-1]
+    if result != 0:
+        raise _error_from(result, err if isinstance(err, c_void_p) else None)
+    if isinstance(err, c_void_p) and err.value:  # defensive: OK with a message
+        take_bytes(err)
+    return result
+
+
+def _check_status(result: int, func: Any, args: _ArgTuple) -> int:
+    """errcheck for functions that return a status without an error object."""
+    if result != 0:
+        raise _error_from(result, None)
+    return result
+
+
+# --------------------------------------------------------------- the table
+
+_Entry = Tuple[str, Sequence[Any], Any, Optional[Callable[[Any, Any, _ArgTuple], Any]]]
+
+#: Every function of include/lemonmcp.h: (name, argtypes, restype, errcheck).
+FUNCTIONS: List[_Entry] = [
+    ("lmcp_version", [], c_char_p, None),  # static text: not freed
+    ("lmcp_abi_version", [], c_int32, None),
+    ("lmcp_status_string", [c_int32], c_char_p, None),  # static text: not freed
+    ("lmcp_free", [c_void_p], None, None),
+    ("lmcp_features", [_charpp, _sizep], c_int32, _check_status),
+    ("lmcp_diagnostics", [_charpp, _sizep], c_int32, _check_status),
+    (
+        "lmcp_client_new",
+        [c_char_p, c_size_t, POINTER(ClientHandle), _charpp],
+        c_int32,
+        _check_err_out,
+    ),
+    (
+        "lmcp_client_set_event_handler",
+        [ClientHandle, EVENT_CB, c_void_p, DESTROY_CB, _charpp],
+        c_int32,
+        _check_err_out,
+    ),
+    (
+        "lmcp_client_set_host_request_handler",
+        [ClientHandle, HOST_REQUEST_CB, c_void_p, DESTROY_CB, _charpp],
+        c_int32,
+        _check_err_out,
+    ),
+    ("lmcp_client_connect", [ClientHandle, _charpp], c_int32, _check_err_out),
+    (
+        "lmcp_client_wait_ready",
+        [ClientHandle, c_int64, _charpp],
+        c_int32,
+        _check_err_out,
+    ),
+    ("lmcp_client_state", [ClientHandle, POINTER(c_int32)], c_int32, _check_status),
+    (
+        "lmcp_client_call",
+        [
+            ClientHandle,
+            c_char_p,
+            c_char_p,
+            c_size_t,
+            c_char_p,
+            c_size_t,
+            DONE_CB,
+            c_void_p,
+            POINTER(c_uint64),
+            _charpp,
+        ],
+        c_int32,
+        _check_err_out,
+    ),
+    (
+        "lmcp_client_call_sync",
+        [
+            ClientHandle,
+            c_char_p,
+            c_char_p,
+            c_size_t,
+            c_char_p,
+            c_size_t,
+            _charpp,
+            _sizep,
+            _charpp,
+        ],
+        c_int32,
+        _check_err_out,
+    ),
+    ("lmcp_client_cancel", [ClientHandle, c_uint64], c_int32, _check_status),
+    (
+        "lmcp_client_notify",
+        [ClientHandle, c_char_p, c_char_p, c_size_t, _charpp],
+        c_int32,
+        _check_err_out,
+    ),
+    (
+        "lmcp_client_respond",
+        [ClientHandle, c_uint64, c_int32, c_char_p, c_size_t, _charpp],
+        c_int32,
+        _check_err_out,
+    ),
+    (
+        "lmcp_client_server_info",
+        [ClientHandle, _charpp, _sizep, _charpp],
+        c_int32,
+        _check_err_out,
+    ),
+    ("lmcp_client_close", [ClientHandle, c_int64, _charpp], c_int32, _check_err_out),
+    ("lmcp_client_free", [ClientHandle], None, None),
+]
+
+
+def _load() -> Tuple[ctypes.CDLL, str]:
+    path = library_path()
+    if not sys.platform.startswith("linux"):  # pragma: no cover
+        # The library is built for Linux/glibc; other platforms get the
+        # loader's own error below, this only makes the cause obvious.
+        pass
+    try:
+        dll = ctypes.CDLL(path)
+    except OSError as exc:
+        raise ImportError(f"lemonmcp: cannot load {path}: {exc}") from exc
+    for name, argtypes, restype, errcheck in FUNCTIONS:
+        try:
+            fn = getattr(dll, name)
+        except AttributeError:
+            raise ImportError(
+                f"lemonmcp: {path} has no function {name}; the library and this "
+                "binding are from different versions"
+            ) from None
+        fn.argtypes = list(argtypes)
+        fn.restype = restype
+        if errcheck is not None:
+            fn.errcheck = errcheck
+    found = int(dll.lmcp_abi_version())
+    if found != ABI_VERSION:
+        raise ImportError(
+            f"lemonmcp: {path} implements ABI version {found}, but this binding was "
+            f"written for ABI version {ABI_VERSION}; install matching versions of "
+            "the library and the Python package"
+        )
+    return dll, path
+
+
+_lib, _path = _load()
+
+#: The loaded library with every function declared.
+lib: Any = _lib
+#: Where it was loaded from.
+loaded_path: str = _path
+
+
+def status_string(status: int) -> str:
+    """``lmcp_status_string``: the static name of a status."""
+    raw = _lib.lmcp_status_string(status)
+    return raw.decode("utf-8", "replace") if raw else "unknown status"
+
+
+def version() -> str:
+    """``lmcp_version``: the library version ("0.1.0")."""
+    raw = _lib.lmcp_version()
+    return raw.decode("utf-8", "replace") if raw else ""
+
+
+def features() -> Any:
+    """``lmcp_features`` decoded: transports, protocol versions, ..."""
+    out = c_void_p()
+    length = c_size_t()
+    _lib.lmcp_features(out, ctypes.byref(length))
+    return decode_json(take_bytes(out, length.value))
+
+
+def diagnostics() -> Any:
+    """``lmcp_diagnostics`` decoded: {"goroutines", "live_clients",
+    "pending_calls"}, for leak checks."""
+    out = c_void_p()
+    length = c_size_t()
+    _lib.lmcp_diagnostics(out, ctypes.byref(length))
+    return decode_json(take_bytes(out, length.value))

@@ -1,0 +1,226 @@
+"""The asyncio client."""
+
+from __future__ import annotations
+
+import asyncio
+from types import TracebackType
+from typing import Any, Mapping, Optional, Tuple, Type, Union
+
+from . import _ffi
+from ._base import (
+    ClientBase,
+    Request,
+    read_complete_result,
+    read_prompt_result,
+    read_resource_result,
+    read_tool_result,
+)
+from ._session import _Dispatcher, _LoopDispatcher, outcome
+from .errors import TimeoutError
+from .types import (
+    CallToolResult,
+    CompleteResult,
+    GetPromptResult,
+    Page,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    ServerInfo,
+    Tool,
+)
+
+__all__ = ["AsyncClient"]
+
+
+def _settle(fut: "asyncio.Future[Tuple[int, bytes]]", status: int, data: bytes) -> None:
+    if not fut.done():
+        fut.set_result((status, data))
+
+
+def _wake(fut: "asyncio.Future[None]") -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+class AsyncClient(ClientBase):
+    """The asyncio twin of :class:`lemonmcp.Client`: the same constructors,
+    options and helpers, as coroutines. Completions resolve futures on the
+    loop the client was connected on (``call_soon_threadsafe``), so any
+    number of calls can be in flight at once::
+
+        async with AsyncClient.stdio("my-server") as c:
+            results = await asyncio.gather(*(c.call_tool("echo", {"text": str(i)}) for i in range(100)))
+
+    Callbacks run on that loop; a callback (or host handler) may be a
+    coroutine function, or return an awaitable, to answer later. Cancelling a
+    task awaiting a call cancels the call.
+    """
+
+    _dispatcher: _LoopDispatcher
+
+    def _make_dispatcher(self) -> _Dispatcher:
+        self._dispatcher = _LoopDispatcher()
+        return self._dispatcher
+
+    def _bind_loop(self) -> asyncio.AbstractEventLoop:
+        loop = asyncio.get_running_loop()
+        if self._dispatcher.loop is None or self._dispatcher.loop.is_closed():
+            self._dispatcher.loop = loop
+        return loop
+
+    # ------------------------------------------------------ lifecycle
+
+    async def connect(self) -> None:
+        """Start the transport and the handshake; returns at once."""
+        self._bind_loop()
+        self._session.connect()
+
+    async def wait_ready(self, timeout: Optional[float] = None) -> ServerInfo:
+        """Wait until the server is ready (or raise the handshake's error)."""
+        loop = self._bind_loop()
+        sess = self._session
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            fut: "asyncio.Future[None]" = loop.create_future()
+
+            def wake(fut: "asyncio.Future[None]" = fut) -> None:
+                try:
+                    loop.call_soon_threadsafe(_wake, fut)
+                except RuntimeError:
+                    pass
+
+            sess.add_ready_waiter(wake)
+            try:
+                if sess.state() != _ffi.STATE_CONNECTING:
+                    break
+                left = 0.5 if deadline is None else min(0.5, deadline - loop.time())
+                if left <= 0:
+                    raise TimeoutError(f"the server was not ready within {timeout:g} s")
+                try:
+                    await asyncio.wait_for(fut, left)
+                except asyncio.TimeoutError:
+                    pass  # re-check the state: the wake-up is only a hint
+            finally:
+                sess.remove_ready_waiter(wake)
+        # Not connecting any more: the library says how it ended.
+        sess.wait_ready_slice(0)
+        return sess.fetch_server_info()
+
+    async def open(self, timeout: Optional[float] = None) -> ServerInfo:
+        """connect() then wait_ready(); on failure the client is closed."""
+        try:
+            await self.connect()
+            return await self.wait_ready(timeout)
+        except BaseException:
+            await self.close()
+            raise
+
+    async def close(self, timeout: Optional[float] = None) -> None:
+        """Graceful shutdown (pending calls fail with ClosedError), then free.
+        The blocking part runs in the loop's default executor."""
+        if self._session.released:
+            return
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self._session.close_blocking, timeout)
+
+    async def __aenter__(self) -> "AsyncClient":
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        await self.close()
+
+    # ------------------------------------------------------ the generic call
+
+    async def call(self, method: str, params: Optional[Mapping[str, Any]] = None, **options: Any) -> Any:
+        """Send any request and return its raw result (a dict)."""
+        opts, handler = self._options(dict(options))
+        return await self._run((method, params, opts, handler))
+
+    async def _run(self, req: Request) -> Any:
+        method, params, opts, handler = req
+        loop = self._bind_loop()
+        fut: "asyncio.Future[Tuple[int, bytes]]" = loop.create_future()
+
+        def complete(call_id: int, status: int, data: bytes) -> None:
+            try:
+                loop.call_soon_threadsafe(_settle, fut, status, data)
+            except RuntimeError:
+                pass  # the loop is closed: nobody is waiting any more
+
+        call_id = self._session.start_call(method, params, opts, complete, handler)
+        try:
+            status, data = await fut
+        except asyncio.CancelledError:
+            self._session.cancel(call_id)
+            raise
+        ok, value = outcome(status, data)
+        if ok:
+            return value
+        raise value
+
+    # ------------------------------------------------------ typed helpers
+
+    async def list_tools(
+        self, cursor: Optional[str] = None, *, all_pages: Optional[bool] = None, **options: Any
+    ) -> Page[Tool]:
+        return self._tools(await self._run(self._list_req("tools/list", cursor, all_pages, options)))
+
+    async def call_tool(
+        self, name: str, arguments: Optional[Mapping[str, Any]] = None, **options: Any
+    ) -> CallToolResult:
+        return read_tool_result(await self._run(self._tool_req(name, arguments, options)))
+
+    async def list_resources(
+        self, cursor: Optional[str] = None, *, all_pages: Optional[bool] = None, **options: Any
+    ) -> Page[Resource]:
+        return self._resources(await self._run(self._list_req("resources/list", cursor, all_pages, options)))
+
+    async def list_resource_templates(
+        self, cursor: Optional[str] = None, *, all_pages: Optional[bool] = None, **options: Any
+    ) -> Page[ResourceTemplate]:
+        return self._templates(
+            await self._run(self._list_req("resources/templates/list", cursor, all_pages, options))
+        )
+
+    async def read_resource(self, uri: str, **options: Any) -> ReadResourceResult:
+        return read_resource_result(await self._run(self._uri_req("resources/read", uri, options)))
+
+    async def subscribe(self, uri: str, **options: Any) -> None:
+        await self._run(self._uri_req("resources/subscribe", uri, options))
+
+    async def unsubscribe(self, uri: str, **options: Any) -> None:
+        await self._run(self._uri_req("resources/unsubscribe", uri, options))
+
+    async def list_prompts(
+        self, cursor: Optional[str] = None, *, all_pages: Optional[bool] = None, **options: Any
+    ) -> Page[Prompt]:
+        return self._prompts(await self._run(self._list_req("prompts/list", cursor, all_pages, options)))
+
+    async def get_prompt(
+        self, name: str, arguments: Optional[Mapping[str, str]] = None, **options: Any
+    ) -> GetPromptResult:
+        return read_prompt_result(await self._run(self._prompt_req(name, arguments, options)))
+
+    async def complete(
+        self,
+        ref: Union[str, Mapping[str, Any]],
+        argument: str,
+        value: str,
+        *,
+        context: Optional[Mapping[str, str]] = None,
+        **options: Any,
+    ) -> CompleteResult:
+        return read_complete_result(await self._run(self._complete_req(ref, argument, value, context, options)))
+
+    async def set_logging_level(self, level: str, **options: Any) -> None:
+        await self._run(self._level_req(level, options))
+
+    async def ping(self, **options: Any) -> None:
+        await self._run(self._req("ping", None, options))

@@ -1,0 +1,738 @@
+"""``lemonmcp``: a command-line MCP client.
+
+    lemonmcp --stdio 'my-server --flag' tools
+    lemonmcp --stdio ./server call echo text="hello there"
+    lemonmcp --config mcp.json --server files read file:///etc/hostname
+    lemonmcp --url https://example.com/mcp --json info
+
+Exit status: 0 success, 1 the tool returned an error result, 2 usage error,
+3 connection failure, 4 protocol error (a JSON-RPC error from the server),
+5 unsupported (by the server or by this build), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import sys
+import textwrap
+import time
+from typing import IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, Sequence, Tuple
+
+from . import __version__
+from ._config import http_transport, stdio_transport
+from .client import Client
+from .errors import (
+    Cancelled,
+    ClosedError,
+    InvalidArgument,
+    LemonMCPError,
+    ProtocolError,
+    TimeoutError,
+    TransportError,
+    UnsupportedError,
+)
+from .types import (
+    CallToolResult,
+    Content,
+    GetPromptResult,
+    LogRecord,
+    Notification,
+    Progress,
+    ReadResourceResult,
+    ResourceContents,
+    ServerInfo,
+)
+
+__all__ = ["main", "build_parser", "parse_kv", "server_from_config", "format_table", "EXIT"]
+
+EXIT_OK = 0
+EXIT_TOOL_ERROR = 1
+EXIT_USAGE = 2
+EXIT_CONNECT = 3
+EXIT_PROTOCOL = 4
+EXIT_UNSUPPORTED = 5
+EXIT_INTERRUPTED = 130
+EXIT = {
+    "ok": EXIT_OK,
+    "tool_error": EXIT_TOOL_ERROR,
+    "usage": EXIT_USAGE,
+    "connect": EXIT_CONNECT,
+    "protocol": EXIT_PROTOCOL,
+    "unsupported": EXIT_UNSUPPORTED,
+    "interrupted": EXIT_INTERRUPTED,
+}
+
+PROG = "lemonmcp"
+
+
+class UsageError(Exception):
+    """A mistake in the command line or the config file (exit 2)."""
+
+
+class Failure(Exception):
+    """A failure with its exit status and one-line message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+# ------------------------------------------------------------------ parsing
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _common(p: argparse.ArgumentParser, sub: bool) -> None:
+    """Options accepted before and after the command (after it, they are
+    suppressed unless given, so they never clobber the ones before)."""
+    d: Any = argparse.SUPPRESS if sub else None
+    sfx = "_sub" if sub else ""
+    g = p.add_argument_group("server (give one)")
+    g.add_argument("--stdio", metavar="COMMAND", default=d, help="run COMMAND (shell-like quoting, no shell) and talk over stdio")
+    g.add_argument("--url", metavar="URL", default=d, help="Streamable HTTP server, falling back to legacy SSE")
+    g.add_argument("--sse", metavar="URL", default=d, help="legacy HTTP+SSE server")
+    g.add_argument("--config", metavar="FILE", default=d, help='JSON file in the "mcpServers" shape')
+    g.add_argument("--server", metavar="NAME", default=d, help="which server of --config (optional when it has one)")
+    g.add_argument("--header", dest="header" + sfx, metavar="'NAME: VALUE'", action="append", default=d, help="HTTP header (repeatable)")
+    g.add_argument("--env", dest="env" + sfx, metavar="KEY=VALUE", action="append", default=d, help="environment variable for a stdio server (repeatable)")
+    g.add_argument("--cwd", metavar="DIR", default=d, help="working directory of a stdio server")
+    g.add_argument("--inherit-env", action="store_true", default=d, help="give a stdio server the whole environment, not a minimal one")
+    o = p.add_argument_group("behaviour")
+    o.add_argument("--timeout", metavar="SECONDS", type=float, default=d, help="bound the connection and each request")
+    o.add_argument("-v", "--verbose", action="store_true", default=d, help="show the server's log lines on stderr")
+    o.add_argument("-q", "--quiet", action="store_true", default=d, help="no progress on stderr")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="A Model Context Protocol client: ask an MCP server for its tools, resources and prompts, and use them.",
+        epilog="exit status: 0 ok, 1 tool error result, 2 usage, 3 connection failure, 4 protocol error, 5 unsupported",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    _common(parser, sub=False)
+    parser.add_argument("--json", dest="json_output", action="store_true", help="machine-readable output (the raw result)")
+    subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    subs.required = True
+
+    def sub(name: str, help: str) -> argparse.ArgumentParser:
+        sp = subs.add_parser(name, help=help, description=help)
+        _common(sp, sub=True)
+        return sp
+
+    def json_flag(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--json", dest="json_output", action="store_true", default=argparse.SUPPRESS, help="machine-readable output")
+
+    json_flag(sub("info", "show the server's name, version, protocol and capabilities"))
+    json_flag(sub("tools", "list the tools"))
+    c = sub("call", "call a tool")
+    c.add_argument("tool", metavar="TOOL")
+    c.add_argument("args", metavar="KEY=VALUE", nargs="*", help="arguments; values are JSON when they parse as JSON, else strings")
+    c.add_argument(
+        "--json",
+        dest="call_json",
+        metavar="ARGS",
+        nargs="?",
+        const=True,
+        default=argparse.SUPPRESS,
+        help="the arguments as one JSON object (@FILE reads a file, - stdin); without ARGS: machine-readable output",
+    )
+    c.add_argument("--args", dest="call_args", metavar="JSON", default=None, help="the arguments as one JSON object")
+    json_flag(sub("resources", "list the resources"))
+    json_flag(sub("templates", "list the resource templates"))
+    r = sub("read", "read a resource")
+    r.add_argument("uri", metavar="URI")
+    json_flag(r)
+    json_flag(sub("prompts", "list the prompts"))
+    pr = sub("prompt", "get a prompt")
+    pr.add_argument("name", metavar="NAME")
+    pr.add_argument("args", metavar="KEY=VALUE", nargs="*", help="prompt arguments (strings)")
+    json_flag(pr)
+    json_flag(sub("ping", "check that the server answers"))
+    return parser
+
+
+def _merge_sub(ns: argparse.Namespace) -> argparse.Namespace:
+    for name in ("header", "env"):
+        extra = getattr(ns, name + "_sub", None)
+        if extra:
+            setattr(ns, name, (getattr(ns, name) or []) + list(extra))
+        if hasattr(ns, name + "_sub"):
+            delattr(ns, name + "_sub")
+    return ns
+
+
+def parse_kv(items: Sequence[str], *, json_values: bool = True) -> Dict[str, Any]:
+    """KEY=VALUE words to a dict; a VALUE that parses as JSON is that JSON
+    value (``n=3``, ``flag=true``, ``xs=[1,2]``), else the string itself."""
+    out: Dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"expected KEY=VALUE, got {item!r}")
+        if json_values:
+            try:
+                out[key] = json.loads(value)
+            except ValueError:
+                out[key] = value
+        else:
+            out[key] = value
+    return out
+
+
+def _json_object(text: str, what: str) -> Dict[str, Any]:
+    if text == "-":
+        text = sys.stdin.read()
+    elif text.startswith("@"):
+        try:
+            with open(text[1:], encoding="utf-8") as f:
+                text = f.read()
+        except OSError as exc:
+            raise UsageError(f"{what}: cannot read {text[1:]}: {exc.strerror}") from None
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"{what}: not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"{what}: expected a JSON object")
+    return value
+
+
+def _headers(items: Optional[Sequence[str]]) -> Optional[Dict[str, str]]:
+    if not items:
+        return None
+    out: Dict[str, str] = {}
+    for h in items:
+        name, sep, value = h.partition(":")
+        if not sep or not name.strip():
+            raise UsageError(f"--header: expected 'NAME: VALUE', got {h!r}")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _env(items: Optional[Sequence[str]]) -> Optional[Dict[str, str]]:
+    if not items:
+        return None
+    out: Dict[str, str] = {}
+    for e in items:
+        k, sep, v = e.partition("=")
+        if not sep or not k:
+            raise UsageError(f"--env: expected KEY=VALUE, got {e!r}")
+        out[k] = v
+    return out
+
+
+_HTTP_TYPE_NAMES = {
+    None: "http",
+    "http": "http",
+    "streamable-http": "streamable_http",
+    "streamable_http": "streamable_http",
+    "streamablehttp": "streamable_http",
+    "sse": "sse",
+}
+
+
+def server_from_config(path: str, name: Optional[str]) -> Tuple[str, Dict[str, Any]]:
+    """The transport object for server ``name`` of an ``mcpServers`` file:
+    ``{"mcpServers": {NAME: {"command", "args", "env", "cwd"} | {"url",
+    "headers", "type"}}}``. Returns (name, transport)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except OSError as exc:
+        raise UsageError(f"--config: cannot read {path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise UsageError(f"--config: {path} is not valid JSON: {exc}") from None
+    servers = doc.get("mcpServers") if isinstance(doc, dict) else None
+    if not isinstance(servers, dict) or not servers:
+        raise UsageError(f'--config: {path} has no "mcpServers" object')
+    if name is None:
+        if len(servers) != 1:
+            raise UsageError(f"--server: {path} lists several servers, pick one: {', '.join(sorted(servers))}")
+        name = next(iter(servers))
+    entry = servers.get(name)
+    if entry is None:
+        raise UsageError(f"--server: no server {name!r} in {path} (it has: {', '.join(sorted(servers))})")
+    if not isinstance(entry, dict):
+        raise UsageError(f"--config: mcpServers.{name} is not an object")
+    kind = entry.get("type")
+    try:
+        if "command" in entry and kind in (None, "stdio"):
+            args = entry.get("args", [])
+            if not isinstance(args, list):
+                raise UsageError(f"--config: mcpServers.{name}.args is not a list")
+            return name, stdio_transport(
+                entry["command"],
+                [str(a) if isinstance(a, (int, float)) else a for a in args],
+                env=entry.get("env"),
+                cwd=entry.get("cwd"),
+                stderr="capture",
+            )
+        if "url" in entry:
+            key = kind.lower() if isinstance(kind, str) else None
+            if key not in _HTTP_TYPE_NAMES:
+                raise UsageError(f"--config: mcpServers.{name}.type {kind!r} is not one of stdio, http, streamable-http, sse")
+            return name, http_transport(entry["url"], entry.get("headers"), type=_HTTP_TYPE_NAMES[key])
+    except InvalidArgument as exc:
+        raise UsageError(f"--config: mcpServers.{name}: {exc}") from None
+    raise UsageError(f'--config: mcpServers.{name} needs "command" or "url"')
+
+
+def _transport(ns: argparse.Namespace) -> Tuple[str, Dict[str, Any]]:
+    given = [o for o in ("stdio", "url", "sse", "config") if getattr(ns, o, None)]
+    if not given:
+        raise UsageError("give a server: --stdio 'COMMAND ARGS', --url URL, --sse URL, or --config FILE [--server NAME]")
+    if len(given) > 1:
+        raise UsageError(f"give one server, not --{' and --'.join(given)}")
+    if ns.server and not ns.config:
+        raise UsageError("--server needs --config")
+    try:
+        if ns.stdio:
+            try:
+                words = shlex.split(ns.stdio)
+            except ValueError as exc:
+                raise UsageError(f"--stdio: {exc}") from None
+            if not words:
+                raise UsageError("--stdio: empty command")
+            return words[0], stdio_transport(
+                words[0],
+                words[1:],
+                env=_env(ns.env),
+                cwd=ns.cwd,
+                env_inherit="all" if ns.inherit_env else None,
+                stderr="capture",
+            )
+        if ns.url:
+            return ns.url, http_transport(ns.url, _headers(ns.header), type="http")
+        if ns.sse:
+            return ns.sse, http_transport(ns.sse, _headers(ns.header), type="sse")
+    except InvalidArgument as exc:
+        raise UsageError(str(exc)) from None
+    name, t = server_from_config(ns.config, ns.server)
+    if t["type"] == "stdio":
+        extra = _env(ns.env)
+        if extra:
+            t["env"] = {**t.get("env", {}), **extra}
+        if ns.cwd:
+            t["cwd"] = ns.cwd
+        if ns.inherit_env:
+            t["env_inherit"] = "all"
+    elif ns.header:
+        t["headers"] = {**t.get("headers", {}), **(_headers(ns.header) or {})}
+    return name, t
+
+
+# ------------------------------------------------------------------ output
+
+
+def _width() -> int:
+    return max(40, shutil.get_terminal_size((100, 24)).columns)
+
+
+def _one_line(text: Optional[str]) -> str:
+    return " ".join((text or "").split())
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: Optional[int] = None) -> str:
+    """Aligned columns; the last column is cut (with "…") to fit ``width``."""
+    width = width or _width()
+    cols = len(headers)
+    cells = [[_one_line(c) for c in r] for r in rows]
+    widths = [max([len(headers[i])] + [len(r[i]) for r in cells]) for i in range(cols)]
+    lines = []
+    for r in [list(headers)] + cells:
+        parts = [r[i].ljust(widths[i]) for i in range(cols - 1)]
+        prefix = "  ".join(parts) + ("  " if parts else "")
+        last = r[cols - 1]
+        room = width - len(prefix)
+        if room < 12:
+            room = 12
+        if len(last) > room:
+            last = last[: room - 1] + "…"
+        lines.append((prefix + last).rstrip())
+    return "\n".join(lines)
+
+
+def _wrap(text: str, width: int, indent: str = "") -> str:
+    out: List[str] = []
+    for line in text.splitlines() or [""]:
+        if len(indent) + len(line) <= width or not line.strip():
+            out.append(indent + line)
+        else:
+            out.extend(
+                textwrap.wrap(
+                    line,
+                    width=width,
+                    initial_indent=indent,
+                    subsequent_indent=indent,
+                    break_long_words=True,
+                    break_on_hyphens=False,
+                    replace_whitespace=False,
+                    drop_whitespace=True,
+                )
+                or [indent]
+            )
+    return "\n".join(out)
+
+
+def _size(n: Optional[int]) -> str:
+    if n is None:
+        return "unknown size"
+    return f"{n} byte" if n == 1 else f"{n:,} bytes"
+
+
+def _describe_resource(c: ResourceContents) -> Optional[str]:
+    """None for text (printed as is), else a one-line description."""
+    if c.text is not None:
+        return None
+    return f"[blob {c.mime_type or 'application/octet-stream'}, {_size(c.size)}] {c.uri}".rstrip()
+
+
+def format_content(blocks: Sequence[Content], width: Optional[int] = None) -> str:
+    width = width or _width()
+    out: List[str] = []
+    for b in blocks:
+        if b.type == "text":
+            out.append(_wrap(b.text or "", width))
+        elif b.type in ("image", "audio"):
+            out.append(f"[{b.type} {b.mime_type or 'unknown type'}, {_size(b.size)}]")
+        elif b.type == "resource_link":
+            extra = ", ".join(x for x in (b.name, b.mime_type) if x)
+            out.append(f"[resource link] {b.uri or ''}" + (f" ({extra})" if extra else ""))
+        elif b.type == "resource" and b.resource is not None:
+            desc = _describe_resource(b.resource)
+            if desc is None:
+                out.append(f"[resource {b.resource.uri}]")
+                out.append(_wrap(b.resource.text or "", width))
+            else:
+                out.append(desc)
+        else:
+            out.append(f"[{b.type or 'unknown'} content] " + json.dumps(b.raw, ensure_ascii=False))
+    return "\n".join(out)
+
+
+def _schema_args(schema: Mapping[str, Any]) -> str:
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return ""
+    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    return ", ".join(f"{k}*" if k in (required or []) else k for k in props)
+
+
+def _capabilities(caps: Mapping[str, Any]) -> str:
+    parts = []
+    for name, value in caps.items():
+        flags = [k for k, v in value.items() if v is True] if isinstance(value, dict) else []
+        parts.append(f"{name} ({', '.join(flags)})" if flags else name)
+    return ", ".join(parts) or "none"
+
+
+def format_info(info: ServerInfo, width: Optional[int] = None) -> str:
+    width = width or _width()
+    title = f" — {info.title}" if info.title else ""
+    lines = [
+        f"server        {info.name} {info.version}{title}".rstrip(),
+        f"protocol      {info.protocol_version or '?'} over {info.transport or '?'}",
+        f"capabilities  {_capabilities(info.capabilities)}",
+    ]
+    if info.instructions:
+        lines.append("instructions")
+        lines.append(_wrap(info.instructions, width, indent="  "))
+    return "\n".join(lines)
+
+
+def _dump(value: Any, out: IO[str]) -> None:
+    json.dump(value, out, indent=2, ensure_ascii=False)
+    out.write("\n")
+
+
+# ------------------------------------------------------------------ running
+
+
+def _exit_for(exc: LemonMCPError) -> int:
+    if isinstance(exc, UnsupportedError):
+        return EXIT_UNSUPPORTED
+    if isinstance(exc, (ClosedError, TransportError, TimeoutError)):
+        return EXIT_CONNECT
+    if isinstance(exc, Cancelled):
+        return EXIT_INTERRUPTED
+    if isinstance(exc, InvalidArgument):
+        return EXIT_USAGE
+    return EXIT_PROTOCOL
+
+
+def _error_text(exc: LemonMCPError) -> str:
+    msg = _one_line(exc.message) or exc.status_name
+    if isinstance(exc, ProtocolError) and exc.code is not None and str(exc.code) not in msg:
+        msg = f"{msg} (code {exc.code})"
+    return msg
+
+
+class _ProgressLine:
+    """Progress on stderr: one rewritten line on a terminal, lines elsewhere."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.dirty = False
+
+    def __call__(self, p: Progress) -> None:
+        if p.total:
+            amount = f"{p.progress:g}/{p.total:g} ({100.0 * p.progress / p.total:.0f}%)"
+        else:
+            amount = f"{p.progress:g}"
+        text = f"progress {amount}" + (f" {_one_line(p.message)}" if p.message else "")
+        if self.tty:
+            self.stream.write("\r\033[K" + text[: _width() - 1])
+            self.dirty = True
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if self.dirty:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.dirty = False
+
+
+def _log_printer(stream: IO[str]) -> Callable[[LogRecord], None]:
+    def show(rec: LogRecord) -> None:
+        label = "server" if rec.source == "stderr" else rec.source or "log"
+        stream.write(f"[{label}] {rec.message}\n")
+        stream.flush()
+
+    return show
+
+
+def _notification_printer(stream: IO[str]) -> Callable[[Notification], None]:
+    def show(n: Notification) -> None:
+        if n.method == "notifications/message":
+            data = n.params.get("data")
+            text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+            logger = n.params.get("logger")
+            stream.write(f"[server {n.params.get('level', 'info')}{' ' + logger if isinstance(logger, str) else ''}] {text}\n")
+        else:
+            stream.write(f"[notification] {n.method}\n")
+        stream.flush()
+
+    return show
+
+
+def _run_command(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    as_json = bool(getattr(ns, "json_output", False))
+    cmd = ns.command
+    width = _width()
+    if cmd == "info":
+        info = client.server_info
+        if as_json:
+            _dump(info.raw, out)
+        else:
+            out.write(format_info(info, width) + "\n")
+        return EXIT_OK
+    if cmd == "tools":
+        tools = client.list_tools()
+        if as_json:
+            _dump(tools.raw, out)
+        elif not tools:
+            err.write(f"{PROG}: the server has no tools\n")
+        else:
+            rows: List[Tuple[str, ...]] = [(t.name, _schema_args(t.input_schema), _one_line(t.description or t.title or "")) for t in tools]
+            out.write(format_table(("NAME", "ARGUMENTS", "DESCRIPTION"), rows, width) + "\n")
+        return EXIT_OK
+    if cmd == "call":
+        return _call(client, ns, out, err, as_json, width)
+    if cmd == "resources":
+        res = client.list_resources()
+        if as_json:
+            _dump(res.raw, out)
+        elif not res:
+            err.write(f"{PROG}: the server has no resources\n")
+        else:
+            if any(r.size is not None for r in res):
+                rows = [
+                    (r.uri, r.title or r.name, r.mime_type or "", "" if r.size is None else _size(r.size))
+                    for r in res
+                ]
+                out.write(format_table(("URI", "NAME", "TYPE", "SIZE"), rows, width) + "\n")
+            else:
+                rows = [(r.uri, r.title or r.name, r.mime_type or "") for r in res]
+                out.write(format_table(("URI", "NAME", "TYPE"), rows, width) + "\n")
+        return EXIT_OK
+    if cmd == "templates":
+        tps = client.list_resource_templates()
+        if as_json:
+            _dump(tps.raw, out)
+        elif not tps:
+            err.write(f"{PROG}: the server has no resource templates\n")
+        else:
+            rows = [(t.uri_template, t.title or t.name, t.mime_type or "", _one_line(t.description)) for t in tps]
+            out.write(format_table(("URI TEMPLATE", "NAME", "TYPE", "DESCRIPTION"), rows, width) + "\n")
+        return EXIT_OK
+    if cmd == "read":
+        rr: ReadResourceResult = client.read_resource(ns.uri)
+        if as_json:
+            _dump(rr.raw, out)
+        else:
+            for c in rr.contents:
+                desc = _describe_resource(c)
+                out.write((_wrap(c.text or "", width) if desc is None else desc) + "\n")
+        return EXIT_OK
+    if cmd == "prompts":
+        ps = client.list_prompts()
+        if as_json:
+            _dump(ps.raw, out)
+        elif not ps:
+            err.write(f"{PROG}: the server has no prompts\n")
+        else:
+            rows = [
+                (p.name, ", ".join(a.name + ("*" if a.required else "") for a in p.arguments), _one_line(p.description or p.title))
+                for p in ps
+            ]
+            out.write(format_table(("NAME", "ARGUMENTS", "DESCRIPTION"), rows, width) + "\n")
+        return EXIT_OK
+    if cmd == "prompt":
+        gp: GetPromptResult = client.get_prompt(ns.name, parse_kv(ns.args, json_values=False) or None)
+        if as_json:
+            _dump(gp.raw, out)
+        else:
+            if gp.description:
+                out.write(_wrap(gp.description, width) + "\n\n")
+            for m in gp.messages:
+                out.write(f"[{m.role}]\n{format_content([m.content], width)}\n")
+        return EXIT_OK
+    if cmd == "ping":
+        start = time.perf_counter()
+        client.ping()
+        ms = (time.perf_counter() - start) * 1000.0
+        if as_json:
+            _dump({"ok": True, "ms": round(ms, 3)}, out)
+        else:
+            name = client.server_info.name or "the server"
+            out.write(f"pong from {name} in {ms:.1f} ms\n")
+        return EXIT_OK
+    raise UsageError(f"unknown command {cmd!r}")  # pragma: no cover - argparse guards
+
+
+def _call(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str], as_json: bool, width: int) -> int:
+    words = list(ns.args)
+    arguments: Dict[str, Any] = {}
+    call_json = getattr(ns, "call_json", None)
+    if call_json is True:
+        as_json = True
+    elif isinstance(call_json, str):
+        stripped = call_json.strip()
+        if stripped.startswith("{") or call_json in ("-",) or call_json.startswith("@"):
+            arguments.update(_json_object(call_json, "--json"))
+        else:  # `call TOOL --json key=value`: the flag, then an argument
+            as_json = True
+            words.insert(0, call_json)
+    if ns.call_args is not None:
+        arguments.update(_json_object(ns.call_args, "--args"))
+    arguments.update(parse_kv(words))
+    progress = None if ns.quiet else _ProgressLine(err)
+    try:
+        result: CallToolResult = client.call_tool(ns.tool, arguments, progress=progress if progress else None)
+    finally:
+        if progress is not None:
+            progress.finish()
+    if as_json:
+        _dump(result.raw, out)
+    else:
+        text = format_content(result.content, width)
+        if text:
+            out.write(text + "\n")
+        elif result.structured_content is not None:
+            _dump(result.structured_content, out)
+    if result.is_error:
+        first = _one_line(result.text.splitlines()[0] if result.text else "")
+        err.write(f"{PROG}: tool {ns.tool} reported an error" + (f": {first}" if first else "") + "\n")
+        return EXIT_TOOL_ERROR
+    return EXIT_OK
+
+
+def main(argv: Optional[Sequence[str]] = None, *, stdout: Optional[IO[str]] = None, stderr: Optional[IO[str]] = None) -> int:
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    parser = build_parser()
+    try:
+        ns = _merge_sub(parser.parse_args(argv))
+    except SystemExit as exc:  # argparse: --help, --version, usage errors
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+
+    def fail(status: int, message: str) -> int:
+        err.write(f"{PROG}: {message}\n")
+        err.flush()
+        return status
+
+    try:
+        target, transport = _transport(ns)
+    except UsageError as exc:
+        parser.print_usage(err)
+        return fail(EXIT_USAGE, str(exc))
+
+    options: Dict[str, Any] = {"roots": [os.getcwd()]}
+    if ns.timeout is not None:
+        if ns.timeout < 0:
+            parser.print_usage(err)
+            return fail(EXIT_USAGE, "--timeout: expected a non-negative number of seconds")
+        options["ready_timeout"] = ns.timeout
+        options["call_timeout"] = ns.timeout
+    if ns.verbose:
+        options["on_log"] = _log_printer(err)
+        options["on_notification"] = _notification_printer(err)
+
+    client: Optional[Client] = None
+    try:
+        try:
+            client = Client({"transport": transport}, **options)
+        except InvalidArgument as exc:
+            return fail(EXIT_USAGE, _error_text(exc))
+        except UnsupportedError as exc:
+            return fail(EXIT_UNSUPPORTED, f"{_error_text(exc)}")
+        except LemonMCPError as exc:
+            return fail(EXIT_CONNECT, f"cannot set up a client for {target}: {_error_text(exc)}")
+        try:
+            client.open()
+        except (ProtocolError, UnsupportedError) as exc:
+            code = EXIT_PROTOCOL if isinstance(exc, ProtocolError) else EXIT_UNSUPPORTED
+            return fail(code, f"the server {target} failed the handshake: {_error_text(exc)}")
+        except LemonMCPError as exc:
+            return fail(EXIT_CONNECT, f"cannot connect to {target}: {_error_text(exc)}")
+        try:
+            return _run_command(client, ns, out, err)
+        except UsageError as exc:
+            return fail(EXIT_USAGE, str(exc))
+        except LemonMCPError as exc:
+            return fail(_exit_for(exc), _error_text(exc))
+    except KeyboardInterrupt:
+        return fail(EXIT_INTERRUPTED, "interrupted")
+    except BrokenPipeError:
+        # stdout closed early (e.g. piped into head): not an error of ours.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return EXIT_OK
+    finally:
+        if client is not None:
+            try:
+                client.close()
+            except (LemonMCPError, KeyboardInterrupt):
+                pass
+        try:
+            out.flush()
+        except (OSError, ValueError):
+            pass
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

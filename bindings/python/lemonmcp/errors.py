@@ -1,0 +1,263 @@
+"""The exception hierarchy of lemonmcp, mapped from the C library's statuses.
+
+Every failure the library reports carries an ``lmcp_status`` and an error
+object ``{"status", "message", "code"?, "data"?}``. :func:`error_from_status`
+turns the pair into one instance of the subclass that matches the status, so
+callers can catch as narrowly (``ProtocolError``) or as broadly
+(``LemonMCPError``) as they like. Some subclasses also derive from the builtin
+exception a Python programmer would reach for first (``ValueError``,
+``TimeoutError``, ``ConnectionError``).
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, Dict, Mapping, Optional, Type
+
+__all__ = [
+    "OK",
+    "E_INVALID_ARGUMENT",
+    "E_INVALID_HANDLE",
+    "E_INVALID_STATE",
+    "E_NOT_FOUND",
+    "E_TIMEOUT",
+    "E_CANCELLED",
+    "E_CLOSED",
+    "E_TRANSPORT",
+    "E_PROTOCOL",
+    "E_UNSUPPORTED",
+    "E_AUTH_REQUIRED",
+    "E_POLICY_DENIED",
+    "E_ABI_MISMATCH",
+    "E_INTERNAL",
+    "STATUS_NAMES",
+    "LemonMCPError",
+    "InvalidArgument",
+    "InvalidHandle",
+    "InvalidState",
+    "NotFound",
+    "TimeoutError",
+    "Cancelled",
+    "ClosedError",
+    "TransportError",
+    "ProtocolError",
+    "UnsupportedError",
+    "AuthRequired",
+    "PolicyDenied",
+    "AbiMismatch",
+    "InternalError",
+    "error_from_status",
+    "error_class_for",
+]
+
+# Status codes, as in include/lemonmcp.h. Never renumbered.
+OK = 0
+E_INVALID_ARGUMENT = -1
+E_INVALID_HANDLE = -2
+E_INVALID_STATE = -3
+E_NOT_FOUND = -4
+E_TIMEOUT = -5
+E_CANCELLED = -6
+E_CLOSED = -7
+E_TRANSPORT = -8
+E_PROTOCOL = -9
+E_UNSUPPORTED = -10
+E_AUTH_REQUIRED = -11
+E_POLICY_DENIED = -12
+E_ABI_MISMATCH = -13
+E_INTERNAL = -14
+
+# Used when the library is not at hand (lmcp_status_string is authoritative).
+STATUS_NAMES: Dict[int, str] = {
+    OK: "ok",
+    E_INVALID_ARGUMENT: "invalid argument",
+    E_INVALID_HANDLE: "invalid handle",
+    E_INVALID_STATE: "invalid state",
+    E_NOT_FOUND: "not found",
+    E_TIMEOUT: "timeout",
+    E_CANCELLED: "cancelled",
+    E_CLOSED: "closed",
+    E_TRANSPORT: "transport error",
+    E_PROTOCOL: "protocol error",
+    E_UNSUPPORTED: "unsupported",
+    E_AUTH_REQUIRED: "authorization required",
+    E_POLICY_DENIED: "policy denied",
+    E_ABI_MISMATCH: "ABI mismatch",
+    E_INTERNAL: "internal error",
+}
+
+
+class LemonMCPError(Exception):
+    """Base class of every error the library reports.
+
+    ``status`` is the ``lmcp_status`` (a negative int), ``message`` the
+    library's text, and ``code``/``data`` the server's JSON-RPC error fields
+    when the server sent them (``ProtocolError``). ``raw`` is the whole error
+    object as the library produced it.
+
+    Extra fields are keyword-only on purpose: some subclasses also derive from
+    ``OSError`` (via ``TimeoutError``/``ConnectionError``), whose constructor
+    would misread extra positional arguments as errno/strerror.
+    """
+
+    status: int = E_INTERNAL
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        status: Optional[int] = None,
+        code: Optional[int] = None,
+        data: Any = None,
+        raw: Optional[Mapping[str, Any]] = None,
+    ) -> None:
+        super().__init__(message)
+        if status is not None:
+            self.status = status
+        self.message = message
+        self.code = code
+        self.data = data
+        self.raw: Dict[str, Any] = dict(raw) if raw is not None else {}
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        extra = f", code={self.code!r}" if self.code is not None else ""
+        return f"{type(self).__name__}({self.message!r}, status={self.status}{extra})"
+
+    @property
+    def status_name(self) -> str:
+        """The status as text ("timeout", "protocol error", ...)."""
+        return STATUS_NAMES.get(self.status, "unknown status")
+
+
+class InvalidArgument(LemonMCPError, ValueError):
+    """An argument or configuration field is invalid; the message names it."""
+
+    status = E_INVALID_ARGUMENT
+
+
+class InvalidHandle(LemonMCPError):
+    """The client handle is unknown or already freed."""
+
+    status = E_INVALID_HANDLE
+
+
+class InvalidState(LemonMCPError):
+    """The client is not in a state that allows the call (not ready, closed)."""
+
+    status = E_INVALID_STATE
+
+
+class NotFound(LemonMCPError, LookupError):
+    """No such call id or host request id (finished, answered or expired)."""
+
+    status = E_NOT_FOUND
+
+
+class TimeoutError(LemonMCPError, builtins.TimeoutError):  # noqa: A001 - deliberate
+    """A deadline passed (also a builtin ``TimeoutError``)."""
+
+    status = E_TIMEOUT
+
+
+class Cancelled(LemonMCPError):
+    """The call was cancelled (``cancel()``, Ctrl-C, or the client was freed)."""
+
+    status = E_CANCELLED
+
+
+class ClosedError(LemonMCPError, ConnectionError):
+    """The connection is closed or was lost; the message says why."""
+
+    status = E_CLOSED
+
+
+class TransportError(LemonMCPError):
+    """An I/O or spawn failure in the transport."""
+
+    status = E_TRANSPORT
+
+
+class ProtocolError(LemonMCPError):
+    """The server answered with a JSON-RPC error (``code``, ``message``,
+    ``data``), or broke the protocol."""
+
+    status = E_PROTOCOL
+
+
+class UnsupportedError(LemonMCPError):
+    """The server did not declare the capability, or this build lacks the
+    feature (e.g. a transport)."""
+
+    status = E_UNSUPPORTED
+
+
+class AuthRequired(LemonMCPError):
+    """The server requires authorization that could not be obtained."""
+
+    status = E_AUTH_REQUIRED
+
+
+class PolicyDenied(LemonMCPError):
+    """A local policy refused the request. Raise it from a host-request
+    handler to refuse the server's request."""
+
+    status = E_POLICY_DENIED
+
+
+class AbiMismatch(LemonMCPError):
+    """The binding was written for another ABI version of the library."""
+
+    status = E_ABI_MISMATCH
+
+
+class InternalError(LemonMCPError):
+    """A bug in the library (including a recovered Go panic)."""
+
+    status = E_INTERNAL
+
+
+_BY_STATUS: Dict[int, Type[LemonMCPError]] = {
+    E_INVALID_ARGUMENT: InvalidArgument,
+    E_INVALID_HANDLE: InvalidHandle,
+    E_INVALID_STATE: InvalidState,
+    E_NOT_FOUND: NotFound,
+    E_TIMEOUT: TimeoutError,
+    E_CANCELLED: Cancelled,
+    E_CLOSED: ClosedError,
+    E_TRANSPORT: TransportError,
+    E_PROTOCOL: ProtocolError,
+    E_UNSUPPORTED: UnsupportedError,
+    E_AUTH_REQUIRED: AuthRequired,
+    E_POLICY_DENIED: PolicyDenied,
+    E_ABI_MISMATCH: AbiMismatch,
+    E_INTERNAL: InternalError,
+}
+
+
+def error_class_for(status: int) -> Type[LemonMCPError]:
+    """The exception class for a status (``LemonMCPError`` for unknown ones)."""
+    return _BY_STATUS.get(status, LemonMCPError)
+
+
+def error_from_status(status: int, payload: Any = None) -> LemonMCPError:
+    """Build the exception for ``status`` and the library's error object.
+
+    ``payload`` is the decoded error JSON (a dict), or None / anything else
+    when the library gave none. The object's own ``status`` wins over the
+    argument only when the argument is not a known error status.
+    """
+    obj: Dict[str, Any] = payload if isinstance(payload, dict) else {}
+    st = status
+    if st not in _BY_STATUS and isinstance(obj.get("status"), int):
+        st = obj["status"]
+    message = obj.get("message")
+    if not isinstance(message, str) or not message:
+        message = STATUS_NAMES.get(st, f"status {st}")
+    code = obj.get("code")
+    if not isinstance(code, int) or isinstance(code, bool):
+        code = None
+    cls = error_class_for(st)
+    return cls(message, status=st, code=code, data=obj.get("data"), raw=obj)

@@ -1,0 +1,103 @@
+"""Ctrl-C during a blocking call: a child Python process runs a slow call,
+the test sends it SIGINT, the call is cancelled (the server is told), the
+child sees KeyboardInterrupt, and its next call works."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Any, List
+
+import pytest
+
+from conftest import PKG_ROOT, env_for_child
+
+CHILD = r"""
+import os, sys
+import lemonmcp
+
+fixture, log = sys.argv[1], sys.argv[2]
+c = lemonmcp.Client.stdio(fixture, ["-log-file", log], call_timeout=60)
+c.open(timeout=15)
+announced = []
+
+def progress(p):
+    if not announced:
+        announced.append(p)
+        print("in flight", flush=True)
+
+try:
+    c.call_tool("slow", {"ms": 30000, "steps": 300}, progress=progress)
+    print("call finished?!", flush=True)
+except KeyboardInterrupt:
+    print("caught KeyboardInterrupt", flush=True)
+r = c.call_tool("echo", {"text": "after the interrupt"})
+print("echo:", r.text, flush=True)
+c.close()
+"""
+
+CHILD_CONNECT = r"""
+import sys
+import lemonmcp
+
+c = lemonmcp.Client.stdio(sys.argv[1], ["-no-init"], ready_timeout=60)
+c.connect()
+print("connecting", flush=True)
+try:
+    c.wait_ready()
+except KeyboardInterrupt:
+    print("caught KeyboardInterrupt", state := c.state, flush=True)
+c.close(timeout=5)
+print("closed", c.state, flush=True)
+"""
+
+
+def _interrupt(code: str, args: List[str], marker: str) -> "tuple[str, str, int, float]":
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env_for_child(),
+        cwd=PKG_ROOT,
+    )
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 30
+        first = ""
+        while time.monotonic() < deadline:
+            first = proc.stdout.readline()
+            if marker in first or not first:
+                break
+        assert marker in first, (first, proc.stderr.read() if proc.stderr else "")
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        return out, err, proc.returncode, time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+
+
+def test_ctrl_c_cancels_the_call_and_the_client_stays_usable(fixture_path: str, tmp_path: Any) -> None:
+    log = str(tmp_path / "stdin.log")
+    out, err, rc, elapsed = _interrupt(CHILD, [fixture_path, log], "in flight")
+    assert rc == 0, err
+    assert "caught KeyboardInterrupt" in out
+    assert "echo: after the interrupt" in out
+    assert "call finished" not in out
+    assert elapsed < 10
+    with open(log) as f:
+        assert "notifications/cancelled" in f.read()
+
+
+def test_ctrl_c_during_wait_ready(fixture_path: str) -> None:
+    out, err, rc, elapsed = _interrupt(CHILD_CONNECT, [fixture_path], "connecting")
+    assert rc == 0, err
+    assert "caught KeyboardInterrupt connecting" in out
+    assert "closed closed" in out
+    assert elapsed < 15

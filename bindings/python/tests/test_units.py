@@ -1,0 +1,429 @@
+"""The parts that need no server: the ABI table, errors, configuration,
+call options, result types, and the command line's parsing and formatting."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import re
+import subprocess
+import sys
+from typing import Any, Dict, Type
+
+import pytest
+
+import lemonmcp
+from lemonmcp import _config, _ffi, cli, errors
+from lemonmcp.types import CallToolResult, Closed, Content, Page, Progress, ServerInfo, Tool
+
+from conftest import PKG_ROOT, REPO, env_for_child
+
+HEADER = os.path.join(REPO, "include", "lemonmcp.h")
+
+
+# ------------------------------------------------------------------ ABI
+
+
+def test_table_declares_every_header_function() -> None:
+    with open(HEADER) as f:
+        text = f.read()
+    declared = set(re.findall(r"^[a-z_0-9 ]*?[ *](lmcp_[a-z_]+)\(", text, re.M))
+    in_table = {entry[0] for entry in _ffi.FUNCTIONS}
+    assert declared and declared == in_table
+
+
+def test_header_constants_match_binding() -> None:
+    with open(HEADER) as f:
+        text = f.read()
+    abi = int(re.search(r"#define LMCP_ABI_VERSION (\d+)", text).group(1))  # type: ignore[union-attr]
+    assert abi == _ffi.ABI_VERSION == lemonmcp.ABI_VERSION
+    for name, value in re.findall(r"#define LMCP_(E_[A-Z_]+|OK) \(?(-?\d+)\)?", text):
+        assert getattr(errors, name if name != "OK" else "OK") == int(value), name
+    for name, value in re.findall(r"#define LMCP_(STATE_[A-Z]+) (\d+)", text):
+        assert getattr(_ffi, name) == int(value), name
+
+
+def test_library_answers_without_starting_anything() -> None:
+    assert lemonmcp.library_version() == lemonmcp.__version__
+    feats = lemonmcp.features()
+    assert feats["abi_version"] == _ffi.ABI_VERSION
+    assert "stdio" in feats["transports"]
+    assert lemonmcp.status_string(-9) == "protocol error"
+    assert lemonmcp.status_string(12345) == "unknown status"
+    assert os.path.isfile(lemonmcp.library_path())
+
+
+def test_owned_strings_are_never_c_char_p() -> None:
+    import ctypes
+
+    static = {"lmcp_version", "lmcp_status_string"}
+    for name, argtypes, restype, _ in _ffi.FUNCTIONS:
+        if restype is ctypes.c_char_p:
+            assert name in static, name
+
+
+def _child(code: str, **env: str) -> "subprocess.CompletedProcess[str]":
+    e = env_for_child()
+    e.update(env)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=e, cwd=PKG_ROOT)
+
+
+def test_missing_library_is_a_clear_import_error() -> None:
+    r = _child("import lemonmcp", LEMONMCP_LIBRARY="/nonexistent/liblemonmcp.so")
+    assert r.returncode != 0
+    assert "ImportError" in r.stderr and "LEMONMCP_LIBRARY" in r.stderr
+
+
+def test_missing_library_on_the_command_line_is_one_line() -> None:
+    e = env_for_child()
+    e["LEMONMCP_LIBRARY"] = "/nonexistent/liblemonmcp.so"
+    r = subprocess.run([sys.executable, "-m", "lemonmcp", "info"], capture_output=True, text=True, timeout=60, env=e)
+    assert r.returncode == 3
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+def test_abi_mismatch_is_refused() -> None:
+    code = """
+import ctypes
+real = ctypes.CDLL
+class Fake:
+    def __init__(self, path):
+        self._dll = real(path)
+    def __getattr__(self, name):
+        if name == "lmcp_abi_version":
+            return lambda: 99
+        return getattr(self._dll, name)
+ctypes.CDLL = Fake
+try:
+    import lemonmcp
+except ImportError as e:
+    print("refused:", e)
+"""
+    r = _child(code)
+    assert r.returncode == 0, r.stderr
+    assert "refused:" in r.stdout and "ABI version 99" in r.stdout
+
+
+# ------------------------------------------------------------------ errors
+
+ERROR_TABLE = [
+    (-1, errors.InvalidArgument, ValueError),
+    (-2, errors.InvalidHandle, None),
+    (-3, errors.InvalidState, None),
+    (-4, errors.NotFound, LookupError),
+    (-5, errors.TimeoutError, builtins.TimeoutError),
+    (-6, errors.Cancelled, None),
+    (-7, errors.ClosedError, ConnectionError),
+    (-8, errors.TransportError, None),
+    (-9, errors.ProtocolError, None),
+    (-10, errors.UnsupportedError, None),
+    (-11, errors.AuthRequired, None),
+    (-12, errors.PolicyDenied, None),
+    (-13, errors.AbiMismatch, None),
+    (-14, errors.InternalError, None),
+]
+
+
+@pytest.mark.parametrize("status,cls,builtin", ERROR_TABLE)
+def test_status_maps_to_exception(status: int, cls: Type[errors.LemonMCPError], builtin: Any) -> None:
+    exc = errors.error_from_status(status, {"status": status, "message": "boom", "code": 7, "data": {"x": 1}})
+    assert type(exc) is cls
+    assert isinstance(exc, lemonmcp.LemonMCPError)
+    assert exc.status == status and exc.message == "boom" and str(exc) == "boom"
+    assert exc.code == 7 and exc.data == {"x": 1} and exc.raw["status"] == status
+    if builtin is not None:
+        assert isinstance(exc, builtin)
+    assert getattr(lemonmcp, cls.__name__) is cls
+
+
+def test_unknown_status_and_missing_message() -> None:
+    exc = errors.error_from_status(-99, None)
+    assert type(exc) is errors.LemonMCPError and exc.status == -99
+    exc = errors.error_from_status(-9, {"code": True})
+    assert exc.message == "protocol error" and exc.code is None
+
+
+def test_oserror_subclasses_keep_their_message() -> None:
+    exc = errors.TimeoutError("late", status=-5, code=None)
+    assert str(exc) == "late" and exc.args == ("late",) and exc.errno is None
+    assert repr(errors.ProtocolError("x", code=-32601)) == "ProtocolError('x', status=-9, code=-32601)"
+
+
+# ------------------------------------------------------------------ config
+
+
+def test_stdio_config_shape() -> None:
+    t = _config.stdio_transport("srv", ["-a", "b"], env={"K": "V"}, env_inherit="all", cwd="/tmp", stderr="merge")
+    assert t == {"type": "stdio", "command": "srv", "args": ["-a", "b"], "env": {"K": "V"}, "env_inherit": "all", "cwd": "/tmp", "stderr": "merge"}
+    assert _config.http_transport("http://x/mcp") == {"type": "http", "url": "http://x/mcp"}
+
+
+def test_flat_keywords_and_groups_merge() -> None:
+    cfg = _config.build_config(
+        {"type": "stdio", "command": "x"},
+        timeouts={"ready_ms": 5, "close_grace_ms": 7},
+        call_timeout=1.5,
+        ready_ms=9,
+        client_name="me",
+        protocol_versions=["2025-06-18"],
+        max_pages=3,
+        handler_kinds=["roots", "sampling", "elicitation"],
+    )
+    assert cfg["timeouts"] == {"ready_ms": 9, "close_grace_ms": 7, "call_ms": 1500}
+    assert cfg["client_info"] == {"name": "me"}
+    assert cfg["protocol"] == {"versions": ["2025-06-18"]}
+    assert cfg["limits"] == {"max_pages": 3}
+    assert cfg["handlers"] == {"roots": {"list_changed": True}, "sampling": {}, "elicitation": {"form": True}}
+
+
+def test_base_config_keeps_unknown_fields_for_the_library() -> None:
+    cfg = _config.build_config(base={"transport": {"type": "stdio", "command": "x"}, "future": 1}, call_ms=3)
+    assert cfg["future"] == 1 and cfg["timeouts"] == {"call_ms": 3}
+
+
+BAD_CONFIGS = [
+    ({"transport": {"type": "stdio"}}, "transport.command"),
+    ({"transport": {"type": "carrier-pigeon"}}, "transport.type"),
+    ({"transport": {"type": "stdio", "command": "x", "args": "a b"}}, "transport.args"),
+    ({"transport": {"type": "stdio", "command": "x", "args": [1]}}, "transport.args[0]"),
+    ({"transport": {"type": "stdio", "command": "x", "env": {"A": 1}}}, "transport.env.A"),
+    ({"transport": {"type": "stdio", "command": "x", "stderr": "tee"}}, "transport.stderr"),
+    ({"transport": {"type": "stdio", "command": "x", "env_inherit": "some"}}, "transport.env_inherit"),
+    ({"transport": {"type": "http"}}, "transport.url"),
+    ({"transport": {"type": "sse", "url": "u", "headers": {"A": None}}}, "transport.headers.A"),
+    ({"transport": {"type": "stdio", "command": "x"}, "timeouts": {"call_ms": -1}}, "timeouts.call_ms"),
+    ({"transport": {"type": "stdio", "command": "x"}, "timeouts": {"ready_ms": 1.5}}, "timeouts.ready_ms"),
+    ({"transport": {"type": "stdio", "command": "x"}, "timeouts": {"reset_timeout_on_progress": 1}}, "timeouts.reset_timeout_on_progress"),
+    ({"transport": {"type": "stdio", "command": "x"}, "limits": {"max_pages": 0}}, "limits.max_pages"),
+    ({"transport": {"type": "stdio", "command": "x"}, "client_info": {"name": 3}}, "client_info.name"),
+    ({"transport": {"type": "stdio", "command": "x"}, "protocol": {"versions": []}}, "protocol.versions"),
+    ({"transport": {"type": "stdio", "command": "x"}, "handlers": {"roots": {"list_changed": "yes"}}}, "handlers.roots.list_changed"),
+    ({"transport": {"type": "stdio", "command": "x"}, "handlers": {"elicitation": {"url": 1}}}, "handlers.elicitation.url"),
+    ({"transport": {"type": "stdio", "command": "x"}, "result_format": "etf"}, "result_format"),
+    ({}, "transport"),
+]
+
+
+@pytest.mark.parametrize("config,field", BAD_CONFIGS)
+def test_bad_config_names_the_field(config: Dict[str, Any], field: str) -> None:
+    with pytest.raises(lemonmcp.InvalidArgument) as ei:
+        _config.check_config(config)
+    assert str(ei.value).startswith(field + ":") or str(ei.value).startswith(field), str(ei.value)
+    assert isinstance(ei.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    "kwargs,field",
+    [
+        ({"call_timeout": "soon"}, "call_timeout"),
+        ({"ready_timeout": -1}, "ready_timeout"),
+        ({"timeouts": 5}, "timeouts"),
+        ({"call_ms": -3}, "timeouts.call_ms"),
+    ],
+)
+def test_bad_keyword_names_the_field(kwargs: Dict[str, Any], field: str) -> None:
+    with pytest.raises(lemonmcp.InvalidArgument, match=re.escape(field)):
+        lemonmcp.Client.stdio("true", **kwargs)
+
+
+def test_unknown_keyword_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="bogus"):
+        lemonmcp.Client.stdio("true", bogus=1)
+
+
+def test_library_rejects_unknown_fields_by_name() -> None:
+    with pytest.raises(lemonmcp.InvalidArgument, match="no_such_field"):
+        lemonmcp.Client({"transport": {"type": "stdio", "command": "true"}, "no_such_field": 1})
+    with pytest.raises(lemonmcp.InvalidArgument, match="no_such_timeout"):
+        lemonmcp.Client.stdio("true", timeouts={"no_such_timeout": 1})
+
+
+def test_callbacks_must_be_callable() -> None:
+    with pytest.raises(lemonmcp.InvalidArgument, match="on_log"):
+        lemonmcp.Client.stdio("true", on_log="print")
+    with pytest.raises(lemonmcp.InvalidArgument, match="roots"):
+        lemonmcp.Client.stdio("true", roots="file:///x")
+
+
+@pytest.mark.parametrize(
+    "kwargs,expected",
+    [
+        ({}, {}),
+        ({"timeout": 0.25}, {"timeout_ms": 250}),
+        ({"timeout": 0.0001}, {"timeout_ms": 1}),
+        ({"timeout": 0}, {"timeout_ms": 0}),
+        ({"timeout_ms": 10, "max_total": 2}, {"timeout_ms": 10, "max_total_ms": 2000}),
+        ({"reset_timeout_on_progress": True, "all_pages": False, "progress": True, "wait_ready": True},
+         {"reset_timeout_on_progress": True, "all_pages": False, "progress": True, "wait_ready": True}),
+        ({"meta": {"k": 1}}, {"_meta": {"k": 1}}),
+    ],
+)
+def test_call_options(kwargs: Dict[str, Any], expected: Dict[str, Any]) -> None:
+    assert _config.call_options(**kwargs) == expected
+
+
+@pytest.mark.parametrize(
+    "kwargs,field",
+    [
+        ({"timeout": 1, "timeout_ms": 1}, "timeout"),
+        ({"timeout": float("nan")}, "timeout"),
+        ({"timeout_ms": "1"}, "timeout_ms"),
+        ({"all_pages": 1}, "all_pages"),
+        ({"meta": []}, "meta"),
+    ],
+)
+def test_bad_call_options(kwargs: Dict[str, Any], field: str) -> None:
+    with pytest.raises(lemonmcp.InvalidArgument, match=field):
+        _config.call_options(**kwargs)
+
+
+# ------------------------------------------------------------------ types
+
+
+def test_result_types_keep_raw() -> None:
+    raw = {
+        "content": [
+            {"type": "text", "text": "a"},
+            {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+            {"type": "resource", "resource": {"uri": "u", "blob": "AAECAw=="}},
+        ],
+        "structuredContent": {"x": 1},
+        "isError": True,
+        "_meta": {"m": 1},
+        "future": "kept",
+    }
+    r = CallToolResult.from_json(raw)
+    assert r.is_error and r.text == "a" and r.structured_content == {"x": 1} and r.meta == {"m": 1}
+    assert r.content[1].size == 3 and r.content[2].size == 4 and r.content[2].bytes() == b"\x00\x01\x02\x03"
+    assert r.raw["future"] == "kept"
+    t = Tool.from_json({"name": "n", "annotations": {"title": "T"}, "icons": [1]})
+    assert t.display_title == "T" and t.input_schema == {} and t.raw["icons"] == [1]
+    info = ServerInfo.from_json({"serverInfo": {"name": "s", "version": "1", "websiteUrl": "w"}, "protocolVersion": "p", "capabilities": {"tools": {}}, "transport": "stdio"})
+    assert info.name == "s" and info.server["websiteUrl"] == "w" and info.has_capability("tools")
+    p = Page([1, 2], "c", {"k": 1})
+    assert list(p) == [1, 2] and p.next_cursor == "c" and p.raw == {"k": 1}
+    assert Progress.from_json({"call_id": 3, "progress": 1, "total": 4}).total == 4.0
+    assert Closed.from_json({"status": -7, "reason": "x", "exit_code": 3, "stderr_tail": ["a"]}).exit_code == 3
+    assert Content.from_json("junk").type == ""
+
+
+# ------------------------------------------------------------------ CLI parsing
+
+
+@pytest.mark.parametrize(
+    "words,expected",
+    [
+        (["text=hello world"], {"text": "hello world"}),
+        (["n=3", "f=1.5", "b=true", "z=null"], {"n": 3, "f": 1.5, "b": True, "z": None}),
+        (['xs=[1,"a"]', 'o={"k":1}'], {"xs": [1, "a"], "o": {"k": 1}}),
+        (['s="3"', "eq=a=b", "empty="], {"s": "3", "eq": "a=b", "empty": ""}),
+    ],
+)
+def test_parse_kv(words: Any, expected: Dict[str, Any]) -> None:
+    assert cli.parse_kv(words) == expected
+
+
+@pytest.mark.parametrize("word", ["novalue", "=x"])
+def test_parse_kv_rejects(word: str) -> None:
+    with pytest.raises(cli.UsageError):
+        cli.parse_kv([word])
+
+
+def test_parse_kv_strings_for_prompts() -> None:
+    assert cli.parse_kv(["n=3"], json_values=False) == {"n": "3"}
+
+
+def test_options_before_and_after_the_command() -> None:
+    p = cli.build_parser()
+    ns = cli._merge_sub(p.parse_args(["--stdio", "x", "--header", "A: 1", "tools", "--header", "B: 2", "--json", "-v"]))
+    assert ns.stdio == "x" and ns.header == ["A: 1", "B: 2"] and ns.json_output and ns.verbose
+    ns = cli._merge_sub(p.parse_args(["call", "echo", "a=1", "--stdio", "y", "--timeout", "2"]))
+    assert ns.stdio == "y" and ns.timeout == 2.0 and ns.tool == "echo" and ns.args == ["a=1"]
+
+
+CONFIG_DOC = {
+    "mcpServers": {
+        "local": {"command": "srv", "args": ["-x", 5], "env": {"K": "V"}, "cwd": "/tmp"},
+        "remote": {"url": "https://h/mcp", "headers": {"Authorization": "Bearer t"}},
+        "legacy": {"url": "https://h/sse", "type": "sse"},
+        "streamy": {"url": "https://h/mcp", "type": "streamable-http"},
+        "bad": {"url": "https://h/mcp", "type": "pigeon"},
+        "empty": {},
+    }
+}
+
+
+@pytest.mark.parametrize(
+    "name,expected",
+    [
+        ("local", {"type": "stdio", "command": "srv", "args": ["-x", "5"], "env": {"K": "V"}, "cwd": "/tmp", "stderr": "capture"}),
+        ("remote", {"type": "http", "url": "https://h/mcp", "headers": {"Authorization": "Bearer t"}}),
+        ("legacy", {"type": "sse", "url": "https://h/sse"}),
+        ("streamy", {"type": "streamable_http", "url": "https://h/mcp"}),
+    ],
+)
+def test_server_from_config(tmp_path: Any, name: str, expected: Dict[str, Any]) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(CONFIG_DOC))
+    assert cli.server_from_config(str(path), name) == (name, expected)
+
+
+@pytest.mark.parametrize("name,needle", [("bad", "pigeon"), ("empty", "command"), ("nope", "no server"), (None, "several")])
+def test_server_from_config_errors(tmp_path: Any, name: Any, needle: str) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(CONFIG_DOC))
+    with pytest.raises(cli.UsageError, match=needle):
+        cli.server_from_config(str(path), name)
+
+
+def test_server_from_config_single_server_needs_no_name(tmp_path: Any) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"only": {"command": "srv"}}}))
+    assert cli.server_from_config(str(path), None)[0] == "only"
+    path.write_text("{not json")
+    with pytest.raises(cli.UsageError, match="not valid JSON"):
+        cli.server_from_config(str(path), None)
+
+
+def test_format_table_aligns_and_cuts() -> None:
+    out = cli.format_table(("A", "B"), [("x", "short"), ("longer", "y" * 200)], width=40)
+    lines = out.splitlines()
+    assert lines[0] == "A       B"
+    assert lines[1] == "x       short"
+    assert len(lines[2]) == 40 and lines[2].endswith("…")
+
+
+def test_format_content_kinds() -> None:
+    blocks = [
+        Content.from_json({"type": "text", "text": "hello " * 30}),
+        Content.from_json({"type": "image", "data": "AAAA", "mimeType": "image/png"}),
+        Content.from_json({"type": "audio", "data": "AAAAAA==", "mimeType": "audio/wav"}),
+        Content.from_json({"type": "resource_link", "uri": "file:///a", "name": "a"}),
+        Content.from_json({"type": "resource", "resource": {"uri": "x://b", "blob": "AAAA", "mimeType": "application/zip"}}),
+    ]
+    out = cli.format_content(blocks, width=40).splitlines()
+    assert all(len(line) <= 40 for line in out)
+    assert "[image image/png, 3 bytes]" in out
+    assert "[audio audio/wav, 4 bytes]" in out
+    assert "[resource link] file:///a (a)" in out
+    assert "[blob application/zip, 3 bytes] x://b" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["tools"],
+        ["--stdio", "x", "--url", "http://y", "tools"],
+        ["--stdio", "x", "bogus"],
+        ["--stdio", "x", "call"],
+        ["--stdio", "'unterminated", "tools"],
+        ["--server", "a", "--stdio", "x", "tools"],
+        ["--stdio", "x", "--timeout", "soon", "tools"],
+    ],
+)
+def test_usage_errors_exit_2_without_a_server(argv: Any, capsys: Any) -> None:
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "lemonmcp" in err

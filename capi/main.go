@@ -1,0 +1,11 @@
+// Command capi is the C ABI of liblemonmcp: the cgo exports declared in
+// include/lemonmcp.h, and nothing else. Each export validates its arguments,
+// converts C data to Go, calls the core, and converts back; protocol logic
+// lives in the pure-Go packages. It is built with -buildmode=c-shared.
+//
+// Every export recovers panics and reports them as LMCP_E_INTERNAL, so a Go
+// panic never crosses into the host. Host function pointers are only ever
+// invoked through the bridge functions in bridge.c.
+package main
+
+func main() {}

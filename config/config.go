@@ -1,0 +1,294 @@
+package config
+
+import (
+	"slices"
+	"time"
+
+	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/stdio"
+)
+
+// Parsed is a validated configuration.
+type Parsed struct {
+	Options      core.Options
+	Transport    transport.Transport // built, not started
+	ResultFormat string
+}
+
+// Transports lists the transport types this build supports.
+var Transports = []string{"stdio"}
+
+// knownTransports are every type the configuration language has.
+var knownTransports = []string{"stdio", "streamable_http", "sse", "http"}
+
+// Parse validates raw and builds the client's options and transport.
+func Parse(raw []byte, libraryVersion string) (*Parsed, *core.Error) {
+	if len(raw) == 0 {
+		return nil, core.Errorf(core.StatusInvalidArgument, "config: is empty (a JSON object with at least \"transport\" is required)")
+	}
+	if _, err := jsonx.CheckValue(raw); err != nil {
+		return nil, core.Errorf(core.StatusInvalidArgument, "config: %s", err.Error())
+	}
+	var doc any
+	if err := jsonx.Unmarshal(raw, &doc); err != nil {
+		return nil, core.Errorf(core.StatusInvalidArgument, "config: not valid JSON")
+	}
+	root, err := newObject("config", doc)
+	if err != nil {
+		return nil, err
+	}
+	p := &Parsed{Options: core.DefaultOptions(libraryVersion), ResultFormat: "json"}
+	steps := []func(*object, *Parsed) *core.Error{
+		parseClientInfo, parseProtocol, parseTimeouts, parseLimits, parseHandlers, parseResultFormat,
+		parseTransport, // last: it uses the timeouts and limits
+	}
+	for _, step := range steps {
+		if err := step(root, p); err != nil {
+			return nil, err
+		}
+	}
+	if err := root.finish(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func parseClientInfo(root *object, p *Parsed) *core.Error {
+	o, ok, err := root.sub("client_info")
+	if err != nil || !ok {
+		return err
+	}
+	ci := &p.Options.ClientInfo
+	for key, dst := range map[string]*string{"name": &ci.Name, "version": &ci.Version, "title": &ci.Title, "description": &ci.Description, "website_url": &ci.WebsiteURL} {
+		s, ok, err := o.str(key)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if (key == "name" || key == "version") && s == "" {
+				return invalid(o.at(key), "must not be empty")
+			}
+			*dst = s
+		}
+	}
+	return o.finish()
+}
+
+func parseProtocol(root *object, p *Parsed) *core.Error {
+	o, ok, err := root.sub("protocol")
+	if err != nil || !ok {
+		return err
+	}
+	mode, err := o.enum("mode", "legacy", "legacy", "auto", "modern")
+	if err != nil {
+		return err
+	}
+	if mode != "legacy" {
+		return core.Errorf(core.StatusUnsupported, "config.protocol.mode: %q is not supported by this build (supported: \"legacy\")", mode)
+	}
+	versions, ok, err := o.strList("versions")
+	if err != nil {
+		return err
+	}
+	if ok {
+		if len(versions) == 0 {
+			return invalid(o.at("versions"), "must list at least one protocol version")
+		}
+		for i, v := range versions {
+			if !slices.Contains(core.LegacyVersions, v) {
+				return invalid(o.at("versions")+"["+itoa(i)+"]", "is not a protocol version this build supports (supported: "+quoteAll(core.LegacyVersions)+")")
+			}
+		}
+		// Offer the newest listed: keep the library's newest-first order.
+		var ordered []string
+		for _, v := range core.LegacyVersions {
+			if slices.Contains(versions, v) {
+				ordered = append(ordered, v)
+			}
+		}
+		p.Options.Versions = ordered
+	}
+	return o.finish()
+}
+
+func parseTimeouts(root *object, p *Parsed) *core.Error {
+	o, ok, err := root.sub("timeouts")
+	if err != nil || !ok {
+		return err
+	}
+	t := &p.Options.Timeouts
+	fields := []struct {
+		key string
+		min int64
+		dst *time.Duration
+	}{
+		{"ready_ms", 1, &t.Ready},
+		{"call_ms", 0, &t.Call},
+		{"max_total_ms", 0, &t.MaxTotal},
+		{"host_request_ms", 1, &t.HostRequest},
+		{"close_grace_ms", 0, &t.CloseGrace},
+	}
+	for _, f := range fields {
+		if err := o.millis(f.key, f.min, f.dst); err != nil {
+			return err
+		}
+	}
+	if b, ok, err := o.boolean("reset_timeout_on_progress"); err != nil {
+		return err
+	} else if ok {
+		t.ResetOnProgress = b
+	}
+	return o.finish()
+}
+
+func parseLimits(root *object, p *Parsed) *core.Error {
+	o, ok, err := root.sub("limits")
+	if err != nil || !ok {
+		return err
+	}
+	if n, ok, err := o.integer("max_message_bytes", 1024, 1<<31-1); err != nil {
+		return err
+	} else if ok {
+		p.Options.MaxMessageBytes = int(n)
+	}
+	if n, ok, err := o.integer("max_pages", 1, 1<<20); err != nil {
+		return err
+	} else if ok {
+		p.Options.MaxPages = int(n)
+	}
+	return o.finish()
+}
+
+func parseHandlers(root *object, p *Parsed) *core.Error {
+	o, ok, err := root.sub("handlers")
+	if err != nil || !ok {
+		return err
+	}
+	h := &p.Options.Handlers
+	if r, ok, err := o.sub("roots"); err != nil {
+		return err
+	} else if ok {
+		h.Roots = true
+		if b, ok, err := r.boolean("list_changed"); err != nil {
+			return err
+		} else if ok {
+			h.RootsListChange = b
+		}
+		if err := r.finish(); err != nil {
+			return err
+		}
+	}
+	if s, ok, err := o.sub("sampling"); err != nil {
+		return err
+	} else if ok {
+		h.Sampling = true
+		if err := s.finish(); err != nil {
+			return err
+		}
+	}
+	if e, ok, err := o.sub("elicitation"); err != nil {
+		return err
+	} else if ok {
+		h.Elicitation, h.ElicitForm = true, true
+		if b, ok, err := e.boolean("form"); err != nil {
+			return err
+		} else if ok {
+			h.ElicitForm = b
+		}
+		if b, ok, err := e.boolean("url"); err != nil {
+			return err
+		} else if ok {
+			h.ElicitURL = b
+		}
+		if !h.ElicitForm && !h.ElicitURL {
+			return invalid(e.path, "must enable at least one of \"form\" and \"url\"")
+		}
+		if err := e.finish(); err != nil {
+			return err
+		}
+	}
+	return o.finish()
+}
+
+func parseResultFormat(root *object, p *Parsed) *core.Error {
+	f, err := root.enum("result_format", "json", "json", "etf")
+	if err != nil {
+		return err
+	}
+	if f == "etf" {
+		return core.Errorf(core.StatusUnsupported, "config.result_format: \"etf\" is not supported by this build yet")
+	}
+	p.ResultFormat = f
+	return nil
+}
+
+func parseTransport(root *object, p *Parsed) *core.Error {
+	v, ok := root.get("transport")
+	if !ok {
+		return invalid("config.transport", "is required")
+	}
+	o, err := newObject("config.transport", v)
+	if err != nil {
+		return err
+	}
+	kind, err := o.requiredStr("type")
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(knownTransports, kind) {
+		return invalid(o.at("type"), "must be one of "+quoteAll(knownTransports))
+	}
+	if !slices.Contains(Transports, kind) {
+		return core.Errorf(core.StatusUnsupported, "config.transport.type: %q is not supported by this build (supported: %s)", kind, quoteAll(Transports))
+	}
+	tr, err := parseStdio(o, p)
+	if err != nil {
+		return err
+	}
+	p.Transport = tr
+	return o.finish()
+}
+
+func parseStdio(o *object, p *Parsed) (transport.Transport, *core.Error) {
+	command, err := o.requiredStr("command")
+	if err != nil {
+		return nil, err
+	}
+	args, _, err := o.strList("args")
+	if err != nil {
+		return nil, err
+	}
+	env, err := o.strMap("env")
+	if err != nil {
+		return nil, err
+	}
+	inherit, err := o.enum("env_inherit", "minimal", "minimal", "all")
+	if err != nil {
+		return nil, err
+	}
+	cwd, _, err := o.str("cwd")
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := o.enum("stderr", "capture", "capture", "merge", "discard")
+	if err != nil {
+		return nil, err
+	}
+	tr, terr := stdio.New(stdio.Config{
+		Command:         command,
+		Args:            args,
+		Env:             env,
+		EnvInherit:      inherit,
+		Cwd:             cwd,
+		Stderr:          stderr,
+		MaxMessageBytes: p.Options.MaxMessageBytes,
+		CloseGrace:      p.Options.Timeouts.CloseGrace,
+	})
+	if terr != nil {
+		e := core.AsError(terr)
+		return nil, core.Errorf(e.Status, "config.transport: %s", e.Message)
+	}
+	return tr, nil
+}

@@ -1,0 +1,99 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseValid(t *testing.T) {
+	p, err := Parse([]byte(`{
+		"transport": {"type":"stdio","command":"srv","args":["-x"],"env":{"K":"V"},"env_inherit":"all","cwd":"/tmp","stderr":"merge"},
+		"client_info": {"name":"host","version":"2.0","title":"Host"},
+		"protocol": {"mode":"legacy","versions":["2024-11-05","2025-06-18"]},
+		"timeouts": {"ready_ms":500,"call_ms":0,"max_total_ms":9000,"reset_timeout_on_progress":true,"host_request_ms":1000,"close_grace_ms":100},
+		"limits": {"max_message_bytes":65536,"max_pages":7},
+		"handlers": {"roots":{"list_changed":true},"sampling":{},"elicitation":{"url":true}},
+		"result_format": "json"
+	}`), "1.2.3")
+	require.Nil(t, errOrNil(err))
+	o := p.Options
+	require.Equal(t, core.ClientInfo{Name: "host", Version: "2.0", Title: "Host"}, o.ClientInfo)
+	require.Equal(t, []string{"2025-06-18", "2024-11-05"}, o.Versions, "newest first")
+	require.Equal(t, 500*time.Millisecond, o.Timeouts.Ready)
+	require.Zero(t, o.Timeouts.Call)
+	require.True(t, o.Timeouts.ResetOnProgress)
+	require.Equal(t, 65536, o.MaxMessageBytes)
+	require.Equal(t, 7, o.MaxPages)
+	require.Equal(t, core.Handlers{Roots: true, RootsListChange: true, Sampling: true, Elicitation: true, ElicitForm: true, ElicitURL: true}, o.Handlers)
+	require.Equal(t, "stdio", p.Transport.Name())
+}
+
+func TestParseDefaults(t *testing.T) {
+	p, err := Parse([]byte(`{"transport":{"type":"stdio","command":"srv"}}`), "1.2.3")
+	require.Nil(t, errOrNil(err))
+	require.Equal(t, core.DefaultOptions("1.2.3"), p.Options)
+	require.Equal(t, "json", p.ResultFormat)
+}
+
+func TestParseErrorsNameTheField(t *testing.T) {
+	cases := []struct {
+		name   string
+		in     string
+		status core.Status
+		want   string
+	}{
+		{"empty", ``, core.StatusInvalidArgument, "config: is empty"},
+		{"not JSON", `{`, core.StatusInvalidArgument, "not valid JSON"},
+		{"not an object", `[]`, core.StatusInvalidArgument, "config: must be a JSON object"},
+		{"no transport", `{}`, core.StatusInvalidArgument, "config.transport: is required"},
+		{"unknown top field", `{"transport":{"type":"stdio","command":"x"},"timeout":1}`, core.StatusInvalidArgument, "config.timeout: is not a known field"},
+		{"typo in transport", `{"transport":{"type":"stdio","comand":"x"}}`, core.StatusInvalidArgument, "config.transport.command: is required"},
+		{"unknown transport field", `{"transport":{"type":"stdio","command":"x","comand":"y"}}`, core.StatusInvalidArgument, "config.transport.comand: is not a known field"},
+		{"empty command", `{"transport":{"type":"stdio","command":"  "}}`, core.StatusInvalidArgument, "config.transport.command"},
+		{"bad type", `{"transport":{"type":"carrier-pigeon"}}`, core.StatusInvalidArgument, "config.transport.type: must be one of"},
+		{"http not built", `{"transport":{"type":"streamable_http","url":"http://127.0.0.1/"}}`, core.StatusUnsupported, "not supported by this build"},
+		{"args not strings", `{"transport":{"type":"stdio","command":"x","args":[1]}}`, core.StatusInvalidArgument, "config.transport.args[0]: must be a string"},
+		{"env not strings", `{"transport":{"type":"stdio","command":"x","env":{"A":1}}}`, core.StatusInvalidArgument, "config.transport.env.A: must be a string"},
+		{"bad stderr", `{"transport":{"type":"stdio","command":"x","stderr":"tee"}}`, core.StatusInvalidArgument, "config.transport.stderr: must be one of"},
+		{"negative timeout", `{"transport":{"type":"stdio","command":"x"},"timeouts":{"call_ms":-1}}`, core.StatusInvalidArgument, "config.timeouts.call_ms: must be between"},
+		{"fractional timeout", `{"transport":{"type":"stdio","command":"x"},"timeouts":{"call_ms":1.5}}`, core.StatusInvalidArgument, "config.timeouts.call_ms: must be a whole number"},
+		{"unknown version", `{"transport":{"type":"stdio","command":"x"},"protocol":{"versions":["2030-01-01"]}}`, core.StatusInvalidArgument, "config.protocol.versions[0]"},
+		{"modern mode not built", `{"transport":{"type":"stdio","command":"x"},"protocol":{"mode":"modern"}}`, core.StatusUnsupported, "config.protocol.mode"},
+		{"etf not built", `{"transport":{"type":"stdio","command":"x"},"result_format":"etf"}`, core.StatusUnsupported, "config.result_format"},
+		{"elicitation with no mode", `{"transport":{"type":"stdio","command":"x"},"handlers":{"elicitation":{"form":false}}}`, core.StatusInvalidArgument, "config.handlers.elicitation"},
+		{"unknown handler", `{"transport":{"type":"stdio","command":"x"},"handlers":{"tasks":{}}}`, core.StatusInvalidArgument, "config.handlers.tasks: is not a known field"},
+		{"tiny message limit", `{"transport":{"type":"stdio","command":"x"},"limits":{"max_message_bytes":10}}`, core.StatusInvalidArgument, "config.limits.max_message_bytes"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.in), "1")
+			require.NotNil(t, err)
+			require.Equal(t, tc.status, err.Status, err.Message)
+			require.Contains(t, err.Message, tc.want)
+		})
+	}
+}
+
+func TestErrorsNeverEchoValues(t *testing.T) {
+	secret := "sk-live-do-not-print"
+	for _, in := range []string{
+		`{"transport":{"type":"stdio","command":"x","env":{"TOKEN":7}},"x":"` + secret + `"}`,
+		`{"transport":{"type":"stdio","command":"x","stderr":"` + secret + `"}}`,
+		`{"transport":{"type":"` + secret + `"}}`,
+	} {
+		_, err := Parse([]byte(in), "1")
+		require.NotNil(t, err)
+		require.False(t, strings.Contains(err.Message, secret), err.Message)
+	}
+}
+
+func errOrNil(e *core.Error) error {
+	if e == nil {
+		return nil
+	}
+	return e
+}

@@ -1,0 +1,396 @@
+package core
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lemonmcp/lemonmcp/transport"
+)
+
+// CallOptions tune one call. Zero values mean the client's defaults.
+type CallOptions struct {
+	Timeout         time.Duration
+	TimeoutSet      bool
+	ResetOnProgress bool
+	ResetSet        bool
+	MaxTotal        time.Duration
+	MaxTotalSet     bool
+	AllPages        bool
+	Progress        bool
+	WaitReady       bool
+	Meta            []byte // a JSON object merged into params._meta
+	// Inline runs the completion on whichever goroutine completes the call
+	// (possibly the caller's, inside Call). Only for completions that never
+	// block, such as handing the result to a waiting goroutine.
+	Inline bool
+}
+
+// livePending counts accepted calls not yet completed, across clients, for
+// leak diagnostics.
+var livePending atomic.Int64
+
+// PendingCalls reports how many accepted calls have not completed yet.
+func PendingCalls() int64 { return livePending.Load() }
+
+// call is one accepted call: a host call, a page walk, or an internal request
+// such as initialize.
+type call struct {
+	id     uint64
+	method string
+	params []byte // compact params as sent (for page walks: without cursor)
+	reqID  int64  // the outstanding request id, 0 when none
+	opts   CallOptions
+	done   DoneFunc
+	// internal calls (initialize) take the response themselves.
+	internal func(result []byte, err *Error)
+
+	timer        *time.Timer
+	callTimeout  time.Duration
+	started      time.Time
+	lastActivity time.Time
+	hardDeadline time.Time // zero: none
+	finished     bool
+
+	pages *pageWalk
+}
+
+// Call sends method with params (a JSON object or nil) and arranges for done
+// to run exactly once. It returns the call id, or an error (and done never
+// runs).
+func (c *Client) Call(method string, params []byte, opts CallOptions, done DoneFunc) (uint64, *Error) {
+	if method == "" {
+		return 0, Errorf(StatusInvalidArgument, "method is empty")
+	}
+	if done == nil {
+		return 0, Errorf(StatusInvalidArgument, "a completion callback is required")
+	}
+	cl := &call{id: c.nextCallID.Add(1), method: method, opts: opts, done: done}
+	var err *Error
+	if cl.params, err = prepareParams(params, opts, cl.id, c.wantsProgressToken(opts)); err != nil {
+		return 0, err
+	}
+	if opts.AllPages {
+		if cl.pages, err = newPageWalk(method); err != nil {
+			return 0, err
+		}
+	}
+	c.armTimeouts(cl)
+
+	c.mu.Lock()
+	switch {
+	case c.state == StateReady:
+		if err := c.server.gate(method); err != nil {
+			c.mu.Unlock()
+			return 0, err
+		}
+	case opts.WaitReady && (c.state == StateNew || c.state == StateConnecting):
+		c.calls[cl.id] = cl
+		livePending.Add(1)
+		c.queued = append(c.queued, cl)
+		c.startTimerLocked(cl)
+		c.mu.Unlock()
+		return cl.id, nil
+	default:
+		err := c.notReadyLocked()
+		c.mu.Unlock()
+		return 0, err
+	}
+	cl.reqID = c.nextReqID.Add(1)
+	c.calls[cl.id] = cl
+	livePending.Add(1)
+	c.pending[cl.reqID] = cl
+	c.startTimerLocked(cl)
+	reqID := cl.reqID
+	c.mu.Unlock()
+
+	if serr := c.sendRequest(cl, reqID, cl.params); serr != nil {
+		// The callback never fires when we can withdraw the call; if the
+		// connection already completed it, the callback has it.
+		if c.withdraw(cl) {
+			return 0, serr
+		}
+	}
+	return cl.id, nil
+}
+
+// CallSync is Call that waits for the completion.
+func (c *Client) CallSync(method string, params []byte, opts CallOptions) ([]byte, *Error) {
+	type outcome struct {
+		status Status
+		data   []byte
+	}
+	ch := make(chan outcome, 1)
+	opts.Inline = true
+	_, err := c.Call(method, params, opts, func(_ uint64, st Status, data []byte) {
+		ch <- outcome{st, data}
+	})
+	if err != nil {
+		return nil, err
+	}
+	o := <-ch
+	if o.status != StatusOK {
+		return nil, decodeErrorJSON(o.status, o.data)
+	}
+	return o.data, nil
+}
+
+// Cancel completes an accepted call with StatusCancelled and tells the
+// server.
+func (c *Client) Cancel(callID uint64) *Error {
+	c.mu.Lock()
+	cl := c.calls[callID]
+	c.mu.Unlock()
+	if cl == nil {
+		return Errorf(StatusNotFound, "no pending call with id %d", callID)
+	}
+	if !c.finish(cl, Errorf(StatusCancelled, "the call was cancelled"), nil) {
+		return Errorf(StatusNotFound, "call %d already completed", callID)
+	}
+	return nil
+}
+
+func (c *Client) wantsProgressToken(opts CallOptions) bool {
+	return opts.Progress || c.resetOnProgress(opts)
+}
+
+func (c *Client) resetOnProgress(opts CallOptions) bool {
+	if opts.ResetSet {
+		return opts.ResetOnProgress
+	}
+	return c.opts.Timeouts.ResetOnProgress
+}
+
+// armTimeouts computes a call's timeout and hard deadline.
+func (c *Client) armTimeouts(cl *call) {
+	cl.callTimeout = c.opts.Timeouts.Call
+	if cl.opts.TimeoutSet {
+		cl.callTimeout = cl.opts.Timeout
+	}
+	maxTotal := c.opts.Timeouts.MaxTotal
+	if cl.opts.MaxTotalSet {
+		maxTotal = cl.opts.MaxTotal
+	}
+	cl.started = time.Now()
+	cl.lastActivity = cl.started
+	if m := effectiveMaxTotal(cl.callTimeout, maxTotal, c.resetOnProgress(cl.opts)); m > 0 {
+		cl.hardDeadline = cl.started.Add(m)
+	}
+}
+
+// startTimerLocked arms the call's timer for its nearest deadline.
+func (c *Client) startTimerLocked(cl *call) {
+	if d, ok := cl.nextDeadline(); ok {
+		cl.timer = time.AfterFunc(time.Until(d), func() { c.onTimer(cl) })
+	}
+}
+
+// nextDeadline is the earlier of the activity deadline and the hard one.
+func (cl *call) nextDeadline() (time.Time, bool) {
+	var d time.Time
+	if cl.callTimeout > 0 {
+		d = cl.lastActivity.Add(cl.callTimeout)
+	}
+	if !cl.hardDeadline.IsZero() && (d.IsZero() || cl.hardDeadline.Before(d)) {
+		d = cl.hardDeadline
+	}
+	return d, !d.IsZero()
+}
+
+// onTimer fires at a call's deadline; progress may have moved the deadline,
+// in which case the timer is re-armed instead.
+func (c *Client) onTimer(cl *call) {
+	c.mu.Lock()
+	if cl.finished {
+		c.mu.Unlock()
+		return
+	}
+	if d, ok := cl.nextDeadline(); ok && time.Until(d) > 0 {
+		cl.timer.Reset(time.Until(d))
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	var msg string
+	if !cl.hardDeadline.IsZero() && !time.Now().Before(cl.hardDeadline) {
+		msg = "no response to " + cl.method + " within the maximum total time of " + formatMS(cl.hardDeadline.Sub(cl.started))
+	} else {
+		msg = "no response to " + cl.method + " within " + formatMS(cl.callTimeout)
+	}
+	c.finish(cl, &Error{Status: StatusTimeout, Message: msg}, nil)
+}
+
+func formatMS(d time.Duration) string {
+	return itoa(d.Milliseconds()) + " ms"
+}
+
+// finish completes a call once: with data on success (err nil), or with err.
+// When a request was outstanding and the call did not get its response, the
+// server is told the request is cancelled. It reports whether this call did
+// the completing.
+func (c *Client) finish(cl *call, err *Error, data []byte) bool {
+	c.mu.Lock()
+	if cl.finished {
+		c.mu.Unlock()
+		return false
+	}
+	cl.finished = true
+	livePending.Add(-1)
+	reqID := cl.reqID
+	cl.reqID = 0
+	delete(c.calls, cl.id)
+	if reqID != 0 {
+		delete(c.pending, reqID)
+	}
+	if cl.timer != nil {
+		cl.timer.Stop()
+	}
+	c.mu.Unlock()
+
+	if reqID != 0 && err != nil && cl.method != "initialize" &&
+		(err.Status == StatusTimeout || err.Status == StatusCancelled) {
+		go c.sendCancelled(reqID, err.Message)
+	}
+	c.complete(cl, err, data)
+	return true
+}
+
+// withdraw removes a call whose request could not be sent, without running
+// its completion. It reports false when someone else completed it first.
+func (c *Client) withdraw(cl *call) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cl.finished {
+		return false
+	}
+	cl.finished = true
+	livePending.Add(-1)
+	delete(c.calls, cl.id)
+	if cl.reqID != 0 {
+		delete(c.pending, cl.reqID)
+	}
+	if cl.timer != nil {
+		cl.timer.Stop()
+	}
+	return true
+}
+
+// complete hands the outcome to the call's owner.
+func (c *Client) complete(cl *call, err *Error, data []byte) {
+	if cl.internal != nil {
+		cl.internal(data, err)
+		return
+	}
+	st := StatusOK
+	if err != nil {
+		st, data = err.Status, err.JSON()
+	}
+	if cl.opts.Inline {
+		cl.done(cl.id, st, data)
+		return
+	}
+	done, id := cl.done, cl.id
+	c.out.push(func() { done(id, st, data) }, false)
+}
+
+// failCalls completes calls already taken out of the tables.
+func (c *Client) failCalls(calls []*call, err *Error) {
+	for _, cl := range calls {
+		c.complete(cl, err, nil)
+	}
+}
+
+// encoding buffers for outbound messages; the transport copies what it
+// needs before Send returns.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// sendCtx carries a deadline to the transport without a timer.
+type sendCtx struct {
+	context.Context
+	deadline time.Time
+}
+
+func (s sendCtx) Deadline() (time.Time, bool) { return s.deadline, !s.deadline.IsZero() }
+
+func (c *Client) sendCtxFor(cl *call) context.Context {
+	d, _ := cl.nextDeadline()
+	return sendCtx{Context: context.Background(), deadline: d}
+}
+
+func (c *Client) sendRequest(cl *call, reqID int64, params []byte) *Error {
+	bp := bufPool.Get().(*[]byte)
+	buf := appendRequest((*bp)[:0], reqID, cl.method, params)
+	err := c.tr.Send(c.sendCtxFor(cl), transport.Outbound{Data: buf, Kind: transport.KindRequest, Method: cl.method, ID: reqID})
+	*bp = buf
+	bufPool.Put(bp)
+	if err != nil {
+		return AsError(err)
+	}
+	return nil
+}
+
+// sendNotification sends a notification, bounded by the close grace.
+func (c *Client) sendNotification(method string, params []byte) *Error {
+	bp := bufPool.Get().(*[]byte)
+	buf := appendNotification((*bp)[:0], method, params)
+	ctx := sendCtx{Context: context.Background(), deadline: time.Now().Add(c.sendBound())}
+	err := c.tr.Send(ctx, transport.Outbound{Data: buf, Kind: transport.KindNotification, Method: method})
+	*bp = buf
+	bufPool.Put(bp)
+	if err != nil {
+		return AsError(err)
+	}
+	return nil
+}
+
+// sendResponse sends a response to a server request.
+func (c *Client) sendResponse(data []byte) {
+	ctx := sendCtx{Context: context.Background(), deadline: time.Now().Add(c.sendBound())}
+	if err := c.tr.Send(ctx, transport.Outbound{Data: data, Kind: transport.KindResponse}); err != nil {
+		c.logf("warning", "could not send a response to the server: %s", err.Error())
+	}
+}
+
+func (c *Client) sendBound() time.Duration {
+	if c.opts.Timeouts.Call > 0 {
+		return c.opts.Timeouts.Call
+	}
+	return time.Minute
+}
+
+// sendCancelled tells the server a request is abandoned.
+func (c *Client) sendCancelled(reqID int64, reason string) {
+	params := make([]byte, 0, 64+len(reason))
+	params = append(params, `{"requestId":`...)
+	params = appendInt(params, reqID)
+	params = append(params, `,"reason":`...)
+	params = appendJSONString(params, reason)
+	params = append(params, '}')
+	if err := c.sendNotification("notifications/cancelled", params); err != nil && err.Status != StatusClosed {
+		c.logf("warning", "could not send notifications/cancelled: %s", err.Message)
+	}
+}
+
+// Notify sends a notification from the host.
+func (c *Client) Notify(method string, params []byte) *Error {
+	if method == "" {
+		return Errorf(StatusInvalidArgument, "method is empty")
+	}
+	if !strings.HasPrefix(method, "notifications/") {
+		return Errorf(StatusInvalidArgument, "method %q is not a notification (notifications/...)", method)
+	}
+	compact, err := compactParams(params)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.state != StateReady {
+		err := c.notReadyLocked()
+		c.mu.Unlock()
+		return err
+	}
+	c.mu.Unlock()
+	return c.sendNotification(method, compact)
+}

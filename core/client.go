@@ -1,0 +1,365 @@
+package core
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lemonmcp/lemonmcp/transport"
+)
+
+// State is the client's lifecycle state; the values are the ABI's lmcp_state.
+type State int32
+
+// Client states.
+const (
+	StateNew State = iota
+	StateConnecting
+	StateReady
+	StateClosing
+	StateClosed
+	StateFailed
+)
+
+var stateNames = [...]string{"new", "connecting", "ready", "closing", "closed", "failed"}
+
+func (s State) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return "unknown"
+}
+
+// EventHandler receives events ("ready", "failed", "closed", "notification",
+// "progress", "log"). payload is a JSON object the handler may keep.
+type EventHandler func(kind string, payload []byte)
+
+// HostRequestHandler receives a server request the host must answer with
+// Client.Respond. payload is {"method","params"}.
+type HostRequestHandler func(id uint64, kind string, payload []byte)
+
+// DoneFunc receives a call's completion: the result JSON for StatusOK, an
+// error object (Error.JSON) otherwise. data is a fresh slice the receiver may
+// keep.
+type DoneFunc func(callID uint64, status Status, data []byte)
+
+// Client is one MCP client session over one transport. All methods are safe
+// for concurrent use.
+type Client struct {
+	opts Options
+	tr   transport.Transport
+
+	mu        sync.Mutex
+	state     State
+	stateErr  *Error        // why the client failed or closed
+	ready     chan struct{} // closed when the handshake ends, either way
+	server    *serverState  // set once ready
+	pending   map[int64]*call
+	calls     map[uint64]*call
+	queued    []*call // accepted before ready with WaitReady
+	hostReqs  map[uint64]*hostRequest
+	started   bool          // Start succeeded: the transport must be closed
+	trClosed  chan struct{} // closed after the transport's Closed
+	freed     bool
+	closeOnce sync.Once
+
+	nextReqID  atomic.Int64
+	nextCallID atomic.Uint64
+	nextHostID atomic.Uint64
+
+	events atomic.Pointer[registration]
+	hosts  atomic.Pointer[registration]
+	out    deliverer
+}
+
+// New creates a client over tr in StateNew. Nothing starts until Connect.
+func New(opts Options, tr transport.Transport) *Client {
+	c := &Client{
+		opts:     opts,
+		tr:       tr,
+		ready:    make(chan struct{}),
+		trClosed: make(chan struct{}),
+		pending:  make(map[int64]*call),
+		calls:    make(map[uint64]*call),
+		hostReqs: make(map[uint64]*hostRequest),
+	}
+	c.out.onDropped = c.reportDroppedLogs
+	return c
+}
+
+// SetEventHandler installs h (nil removes it). The previous handler's
+// destroy runs once none of its callbacks is running.
+func (c *Client) SetEventHandler(h EventHandler, destroy func()) {
+	var reg *registration
+	if h != nil || destroy != nil {
+		reg = &registration{event: h, destroy: destroy}
+	}
+	c.mu.Lock()
+	if c.freed {
+		c.mu.Unlock()
+		reg.close()
+		return
+	}
+	old := c.events.Swap(reg)
+	c.mu.Unlock()
+	old.close()
+}
+
+// SetHostRequestHandler installs the host-request handler. It must be set
+// before Connect; afterwards it fails with StatusInvalidState (and destroy
+// runs at once).
+func (c *Client) SetHostRequestHandler(h HostRequestHandler, destroy func()) *Error {
+	var reg *registration
+	if h != nil || destroy != nil {
+		reg = &registration{host: h, destroy: destroy}
+	}
+	c.mu.Lock()
+	if c.freed || c.state != StateNew {
+		c.mu.Unlock()
+		reg.close()
+		return Errorf(StatusInvalidState, "the host request handler must be set before connect")
+	}
+	old := c.hosts.Swap(reg)
+	c.mu.Unlock()
+	old.close()
+	return nil
+}
+
+// State returns the current state.
+func (c *Client) State() State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state
+}
+
+// Connect starts the transport and the handshake. It returns once the
+// transport is started; readiness arrives as an event and through WaitReady.
+func (c *Client) Connect() *Error {
+	c.mu.Lock()
+	if c.state != StateNew {
+		st := c.state
+		c.mu.Unlock()
+		return Errorf(StatusInvalidState, "connect was already called (the client is %s)", st)
+	}
+	if reg := c.hosts.Load(); c.opts.Handlers.Any() && (reg == nil || reg.host == nil) {
+		c.mu.Unlock()
+		return Errorf(StatusInvalidArgument, "handlers are configured but no host request handler is registered")
+	}
+	c.state = StateConnecting
+	c.mu.Unlock()
+
+	if err := c.tr.Start(context.Background(), c); err != nil {
+		e := AsError(err)
+		c.mu.Lock()
+		c.state, c.stateErr = StateFailed, e
+		close(c.ready)
+		close(c.trClosed)
+		failed := c.takeQueuedLocked()
+		c.mu.Unlock()
+		c.failCalls(failed, e)
+		c.emitError("failed", e)
+		return e
+	}
+	c.mu.Lock()
+	c.started = true
+	c.mu.Unlock()
+	c.startHandshake(c.opts.Versions[0], nil)
+	return nil
+}
+
+// WaitReady blocks until the client is ready, the handshake failed, or
+// timeout passes (negative: no limit).
+func (c *Client) WaitReady(timeout time.Duration) *Error {
+	c.mu.Lock()
+	if c.state == StateNew {
+		c.mu.Unlock()
+		return Errorf(StatusInvalidState, "connect was not called")
+	}
+	c.mu.Unlock()
+	if timeout < 0 {
+		<-c.ready
+	} else {
+		t := time.NewTimer(timeout)
+		select {
+		case <-c.ready:
+			t.Stop()
+		case <-t.C:
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch c.state {
+	case StateReady:
+		return nil
+	case StateConnecting:
+		return Errorf(StatusTimeout, "the client is not ready after %d ms (the handshake goes on)", timeout.Milliseconds())
+	case StateFailed:
+		return c.stateErr
+	default:
+		return c.closedErrorLocked()
+	}
+}
+
+// ServerInfo returns the server info JSON learned by the handshake.
+func (c *Client) ServerInfo() ([]byte, *Error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != StateReady {
+		return nil, c.notReadyLocked()
+	}
+	return append([]byte(nil), c.server.infoJSON...), nil
+}
+
+// Close shuts the client down gracefully within timeout: pending calls fail
+// with StatusClosed, and the transport is closed (for stdio: the process
+// group is terminated and the child reaped).
+func (c *Client) Close(timeout time.Duration) *Error {
+	if timeout < 0 {
+		timeout = 3*c.opts.Timeouts.CloseGrace + time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+
+	c.mu.Lock()
+	switch c.state {
+	case StateNew:
+		c.state = StateClosed
+		c.stateErr = Errorf(StatusClosed, "the client was closed")
+		close(c.ready)
+		close(c.trClosed)
+		failed := c.takeQueuedLocked()
+		c.mu.Unlock()
+		c.failCalls(failed, c.stateErr)
+		c.emitClosed(&transport.ClosedError{Message: "the client was closed", ExitCode: -1, Requested: true})
+		return nil
+	case StateConnecting, StateReady:
+		if c.state == StateConnecting {
+			close(c.ready)
+		}
+		c.state = StateClosing
+		c.stateErr = Errorf(StatusClosed, "the client was closed")
+	}
+	started := c.started
+	failed := c.takeAllCallsLocked()
+	c.mu.Unlock()
+	c.failCalls(failed, Errorf(StatusClosed, "the client was closed"))
+	if started {
+		c.closeTransport(ctx)
+	}
+	select {
+	case <-c.trClosed:
+	case <-ctx.Done():
+	}
+	if ctx.Err() != nil {
+		return Errorf(StatusTimeout, "close did not finish within %d ms; teardown goes on in the background", timeout.Milliseconds())
+	}
+	return nil
+}
+
+// Free releases the client without blocking: pending calls complete with
+// StatusCancelled, handlers are released once idle, and the transport is torn
+// down in the background.
+func (c *Client) Free() {
+	c.mu.Lock()
+	if c.freed {
+		c.mu.Unlock()
+		return
+	}
+	c.freed = true
+	failed := c.takeAllCallsLocked()
+	hosts := c.takeHostRequestsLocked()
+	started := c.started
+	c.mu.Unlock()
+	for _, h := range hosts {
+		h.timer.Stop()
+	}
+	c.failCalls(failed, Errorf(StatusCancelled, "the client was freed"))
+	c.events.Swap(nil).close()
+	c.hosts.Swap(nil).close()
+	if started {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*c.opts.Timeouts.CloseGrace+time.Second)
+			defer cancel()
+			c.closeTransport(ctx)
+		}()
+	}
+}
+
+// closeTransport closes the transport once; concurrent callers wait for the
+// same close through trClosed.
+func (c *Client) closeTransport(ctx context.Context) {
+	c.closeOnce.Do(func() { _ = c.tr.Close(ctx) })
+}
+
+// notReadyLocked explains why a call cannot be made now.
+func (c *Client) notReadyLocked() *Error {
+	switch c.state {
+	case StateNew:
+		return Errorf(StatusInvalidState, "the client is not connected (call connect first)")
+	case StateConnecting:
+		return Errorf(StatusInvalidState, "the client is not ready yet (the handshake is in progress)")
+	case StateFailed:
+		return &Error{Status: StatusInvalidState, Message: "the client failed to connect: " + c.stateErr.Message}
+	default:
+		return c.closedErrorLocked()
+	}
+}
+
+func (c *Client) closedErrorLocked() *Error {
+	reason := "the client is closed"
+	if c.stateErr != nil {
+		reason += ": " + c.stateErr.Message
+	}
+	return &Error{Status: StatusInvalidState, Message: reason}
+}
+
+// takeAllCallsLocked removes every accepted call; the caller fails them.
+func (c *Client) takeAllCallsLocked() []*call {
+	out := make([]*call, 0, len(c.calls))
+	for id, cl := range c.calls {
+		if cl.finished {
+			continue
+		}
+		cl.finished = true
+		livePending.Add(-1)
+		if cl.timer != nil {
+			cl.timer.Stop()
+		}
+		delete(c.calls, id)
+		out = append(out, cl)
+	}
+	for id := range c.pending {
+		delete(c.pending, id)
+	}
+	c.queued = nil
+	return out
+}
+
+// takeQueuedLocked removes the calls waiting for readiness.
+func (c *Client) takeQueuedLocked() []*call {
+	out := make([]*call, 0, len(c.queued))
+	for _, cl := range c.queued {
+		if cl.finished {
+			continue
+		}
+		cl.finished = true
+		livePending.Add(-1)
+		if cl.timer != nil {
+			cl.timer.Stop()
+		}
+		delete(c.calls, cl.id)
+		out = append(out, cl)
+	}
+	c.queued = nil
+	return out
+}
+
+func (c *Client) takeHostRequestsLocked() []*hostRequest {
+	out := make([]*hostRequest, 0, len(c.hostReqs))
+	for id, h := range c.hostReqs {
+		delete(c.hostReqs, id)
+		out = append(out, h)
+	}
+	return out
+}

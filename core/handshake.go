@@ -1,0 +1,286 @@
+package core
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+)
+
+// serverState is what the handshake learned.
+type serverState struct {
+	version  string
+	caps     serverCaps
+	infoJSON []byte
+}
+
+// serverCaps are the capabilities calls are gated on.
+type serverCaps struct {
+	tools, resources, subscribe, prompts, logging, completions bool
+}
+
+type initializeResult struct {
+	ProtocolVersion string           `json:"protocolVersion"`
+	Capabilities    jsonx.RawMessage `json:"capabilities"`
+	ServerInfo      jsonx.RawMessage `json:"serverInfo"`
+	Instructions    *string          `json:"instructions,omitempty"`
+}
+
+type capabilityFlags struct {
+	Tools     *struct{} `json:"tools"`
+	Resources *struct {
+		Subscribe bool `json:"subscribe"`
+	} `json:"resources"`
+	Prompts     *struct{} `json:"prompts"`
+	Logging     *struct{} `json:"logging"`
+	Completions *struct{} `json:"completions"`
+}
+
+// startHandshake sends initialize offering version. tried holds versions
+// already refused by the server, so a retry never loops.
+func (c *Client) startHandshake(version string, tried []string) {
+	params := c.initializeParams(version)
+	cl := &call{id: c.nextCallID.Add(1), method: "initialize", params: params}
+	cl.opts.TimeoutSet, cl.opts.Timeout = true, c.opts.Timeouts.Ready
+	cl.internal = func(result []byte, err *Error) { c.onInitialize(version, append(tried, version), result, err) }
+	c.armTimeouts(cl)
+
+	c.mu.Lock()
+	if c.state != StateConnecting {
+		c.mu.Unlock()
+		return
+	}
+	cl.reqID = c.nextReqID.Add(1)
+	c.calls[cl.id] = cl
+	livePending.Add(1)
+	c.pending[cl.reqID] = cl
+	c.startTimerLocked(cl)
+	reqID := cl.reqID
+	c.mu.Unlock()
+
+	if err := c.sendRequest(cl, reqID, params); err != nil {
+		c.finish(cl, err, nil)
+	}
+}
+
+// initializeParams builds initialize's params: the offered version, the
+// capabilities the host can answer for, and the client's identity.
+func (c *Client) initializeParams(version string) []byte {
+	h := c.opts.Handlers
+	caps := map[string]any{}
+	if h.Roots {
+		caps["roots"] = map[string]any{"listChanged": h.RootsListChange}
+	}
+	if h.Sampling {
+		caps["sampling"] = map[string]any{}
+	}
+	if h.Elicitation {
+		modes := map[string]any{}
+		if version >= "2025-11-25" {
+			if h.ElicitForm {
+				modes["form"] = map[string]any{}
+			}
+			if h.ElicitURL {
+				modes["url"] = map[string]any{}
+			}
+		}
+		caps["elicitation"] = modes
+	}
+	ci := c.opts.ClientInfo
+	info := map[string]any{"name": ci.Name, "version": ci.Version}
+	if ci.Title != "" {
+		info["title"] = ci.Title
+	}
+	if ci.Description != "" {
+		info["description"] = ci.Description
+	}
+	if ci.WebsiteURL != "" {
+		info["websiteUrl"] = ci.WebsiteURL
+	}
+	return jsonx.MustMarshal(map[string]any{
+		"protocolVersion": version,
+		"capabilities":    caps,
+		"clientInfo":      info,
+	})
+}
+
+// onInitialize takes initialize's response.
+func (c *Client) onInitialize(offered string, tried []string, result []byte, err *Error) {
+	if err != nil {
+		if err.Status == StatusProtocol {
+			if next, ok := c.retryVersion(err, tried); ok {
+				c.startHandshake(next, tried)
+				return
+			}
+			err = &Error{Status: StatusProtocol, Message: "the server refused initialize: " + err.Message, Code: err.Code, Data: err.Data}
+		} else if err.Status == StatusTimeout {
+			err = Errorf(StatusTimeout, "the server did not answer initialize within %s", formatMS(c.opts.Timeouts.Ready))
+		}
+		c.failHandshake(err)
+		return
+	}
+	var res initializeResult
+	if uerr := jsonx.Unmarshal(result, &res); uerr != nil || res.ProtocolVersion == "" {
+		c.failHandshake(Errorf(StatusProtocol, "the server's initialize result is malformed (no protocolVersion)"))
+		return
+	}
+	if !slices.Contains(c.opts.Versions, res.ProtocolVersion) {
+		c.failHandshake(Errorf(StatusUnsupported,
+			"the server chose protocol version %q, which this client does not support (offered %q; supported: %s)",
+			res.ProtocolVersion, offered, strings.Join(c.opts.Versions, ", ")))
+		return
+	}
+	st := &serverState{version: res.ProtocolVersion}
+	var flags capabilityFlags
+	if len(res.Capabilities) > 0 {
+		if uerr := jsonx.Unmarshal(res.Capabilities, &flags); uerr != nil {
+			c.failHandshake(Errorf(StatusProtocol, "the server's capabilities are malformed"))
+			return
+		}
+	}
+	st.caps = serverCaps{
+		tools:       flags.Tools != nil,
+		resources:   flags.Resources != nil,
+		subscribe:   flags.Resources != nil && flags.Resources.Subscribe,
+		prompts:     flags.Prompts != nil,
+		logging:     flags.Logging != nil,
+		completions: flags.Completions != nil || res.ProtocolVersion == "2024-11-05",
+	}
+	st.infoJSON = c.serverInfoJSON(&res)
+
+	// initialized goes out before anything queued.
+	if nerr := c.sendNotification("notifications/initialized", nil); nerr != nil {
+		c.failHandshake(&Error{Status: nerr.Status, Message: "could not send notifications/initialized: " + nerr.Message})
+		return
+	}
+	c.mu.Lock()
+	if c.state != StateConnecting {
+		c.mu.Unlock()
+		return
+	}
+	c.state, c.server = StateReady, st
+	queued := c.queued
+	c.queued = nil
+	close(c.ready)
+	c.mu.Unlock()
+
+	ready := make([]byte, 0, len(st.infoJSON)+16)
+	ready = append(ready, `{"server":`...)
+	ready = append(ready, st.infoJSON...)
+	ready = append(ready, '}')
+	c.emit("ready", ready, false)
+	c.sendQueued(queued)
+}
+
+// retryVersion picks a version to retry with when the server refused ours
+// and listed what it supports (error data {"supported": [...]}).
+func (c *Client) retryVersion(err *Error, tried []string) (string, bool) {
+	if len(err.Data) == 0 {
+		return "", false
+	}
+	var data struct {
+		Supported []string `json:"supported"`
+	}
+	if jsonx.Unmarshal(err.Data, &data) != nil {
+		return "", false
+	}
+	for _, v := range c.opts.Versions {
+		if slices.Contains(data.Supported, v) && !slices.Contains(tried, v) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func (c *Client) serverInfoJSON(res *initializeResult) []byte {
+	info := map[string]any{
+		"protocolVersion": res.ProtocolVersion,
+		"capabilities":    jsonx.RawMessage(orEmptyObject(res.Capabilities)),
+		"serverInfo":      jsonx.RawMessage(orEmptyObject(res.ServerInfo)),
+		"transport":       c.tr.Name(),
+	}
+	if res.Instructions != nil {
+		info["instructions"] = *res.Instructions
+	}
+	return jsonx.MustMarshal(info)
+}
+
+func orEmptyObject(raw []byte) []byte {
+	if len(raw) == 0 || string(raw) == "null" {
+		return []byte("{}")
+	}
+	return raw
+}
+
+// failHandshake ends the handshake in StateFailed and tears the transport
+// down so that nothing is left running.
+func (c *Client) failHandshake(err *Error) {
+	c.mu.Lock()
+	if c.state != StateConnecting {
+		c.mu.Unlock()
+		return
+	}
+	c.state, c.stateErr = StateFailed, err
+	failed := c.takeQueuedLocked()
+	close(c.ready)
+	c.mu.Unlock()
+	c.failCalls(failed, &Error{Status: err.Status, Message: "the handshake failed: " + err.Message, Code: err.Code, Data: err.Data})
+	c.emitError("failed", err)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*c.opts.Timeouts.CloseGrace+time.Second)
+		defer cancel()
+		c.closeTransport(ctx)
+	}()
+}
+
+// sendQueued sends the calls accepted before the client was ready.
+func (c *Client) sendQueued(queued []*call) {
+	for _, cl := range queued {
+		c.mu.Lock()
+		if cl.finished {
+			c.mu.Unlock()
+			continue
+		}
+		if err := c.server.gate(cl.method); err != nil {
+			c.mu.Unlock()
+			c.finish(cl, err, nil)
+			continue
+		}
+		cl.reqID = c.nextReqID.Add(1)
+		c.pending[cl.reqID] = cl
+		reqID := cl.reqID
+		c.mu.Unlock()
+		if err := c.sendRequest(cl, reqID, cl.params); err != nil {
+			c.finish(cl, err, nil)
+		}
+	}
+}
+
+// gate checks that the server declared the capability method needs, so an
+// undeclared feature fails locally without a round trip.
+func (s *serverState) gate(method string) *Error {
+	var need string
+	var ok bool
+	switch method {
+	case "tools/list", "tools/call":
+		need, ok = "tools", s.caps.tools
+	case "resources/list", "resources/templates/list", "resources/read":
+		need, ok = "resources", s.caps.resources
+	case "resources/subscribe", "resources/unsubscribe":
+		need, ok = "resources.subscribe", s.caps.subscribe
+	case "prompts/list", "prompts/get":
+		need, ok = "prompts", s.caps.prompts
+	case "logging/setLevel":
+		need, ok = "logging", s.caps.logging
+	case "completion/complete":
+		need, ok = "completions", s.caps.completions
+	default:
+		return nil
+	}
+	if ok {
+		return nil
+	}
+	return Errorf(StatusUnsupported, "the server did not declare the %q capability, which %s needs", need, method)
+}

@@ -1,0 +1,79 @@
+package core
+
+import "time"
+
+// Protocol revisions of the legacy era (initialize handshake), newest first.
+var LegacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// ClientInfo is the Implementation the client reports in initialize.
+type ClientInfo struct {
+	Name        string
+	Version     string
+	Title       string
+	Description string
+	WebsiteURL  string
+}
+
+// Timeouts bound every wait the client makes.
+type Timeouts struct {
+	Ready           time.Duration // connect → ready
+	Call            time.Duration // per call; 0 = no limit
+	MaxTotal        time.Duration // hard cap per call; 0 = none (see effectiveMaxTotal)
+	ResetOnProgress bool          // a progress notification restarts the call timer
+	HostRequest     time.Duration // how long the host may take to answer a server request
+	CloseGrace      time.Duration // each step of the stdio shutdown escalation
+}
+
+// Handlers says which server requests the host answers. Capabilities are
+// advertised only for these.
+type Handlers struct {
+	Roots           bool
+	RootsListChange bool
+	Sampling        bool
+	Elicitation     bool
+	ElicitForm      bool
+	ElicitURL       bool
+}
+
+// Any reports whether the host answers any server request.
+func (h Handlers) Any() bool { return h.Roots || h.Sampling || h.Elicitation }
+
+// Options configure a Client.
+type Options struct {
+	ClientInfo ClientInfo
+	// Versions are the protocol revisions the client accepts, newest first;
+	// the first is offered.
+	Versions        []string
+	Timeouts        Timeouts
+	MaxMessageBytes int
+	MaxPages        int
+	Handlers        Handlers
+}
+
+// DefaultOptions returns the documented defaults.
+func DefaultOptions(libraryVersion string) Options {
+	return Options{
+		ClientInfo: ClientInfo{Name: "lemonmcp", Version: libraryVersion},
+		Versions:   append([]string(nil), LegacyVersions...),
+		Timeouts: Timeouts{
+			Ready:       30 * time.Second,
+			Call:        120 * time.Second,
+			HostRequest: 10 * time.Minute,
+			CloseGrace:  2 * time.Second,
+		},
+		MaxMessageBytes: 16 << 20,
+		MaxPages:        1000,
+	}
+}
+
+// effectiveMaxTotal is the hard cap of a call: the configured one, or, when
+// progress can extend a call indefinitely, ten times the call timeout.
+func effectiveMaxTotal(call, maxTotal time.Duration, reset bool) time.Duration {
+	if maxTotal > 0 {
+		return maxTotal
+	}
+	if reset && call > 0 {
+		return 10 * call
+	}
+	return 0
+}

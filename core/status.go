@@ -1,0 +1,124 @@
+package core
+
+import (
+	"fmt"
+
+	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/transport"
+)
+
+// Status is a result code. The values are the C ABI's lmcp_status values and
+// are never renumbered.
+type Status int32
+
+// Status values (see include/lemonmcp.h for their meaning).
+const (
+	StatusOK              Status = 0
+	StatusInvalidArgument Status = -1
+	StatusInvalidHandle   Status = -2
+	StatusInvalidState    Status = -3
+	StatusNotFound        Status = -4
+	StatusTimeout         Status = -5
+	StatusCancelled       Status = -6
+	StatusClosed          Status = -7
+	StatusTransport       Status = -8
+	StatusProtocol        Status = -9
+	StatusUnsupported     Status = -10
+	StatusAuthRequired    Status = -11
+	StatusPolicyDenied    Status = -12
+	StatusABIMismatch     Status = -13
+	StatusInternal        Status = -14
+)
+
+var statusNames = map[Status]string{
+	StatusOK:              "ok",
+	StatusInvalidArgument: "invalid argument",
+	StatusInvalidHandle:   "invalid handle",
+	StatusInvalidState:    "invalid state",
+	StatusNotFound:        "not found",
+	StatusTimeout:         "timeout",
+	StatusCancelled:       "cancelled",
+	StatusClosed:          "closed",
+	StatusTransport:       "transport error",
+	StatusProtocol:        "protocol error",
+	StatusUnsupported:     "unsupported",
+	StatusAuthRequired:    "authorization required",
+	StatusPolicyDenied:    "denied by policy",
+	StatusABIMismatch:     "ABI version mismatch",
+	StatusInternal:        "internal error",
+}
+
+// String returns the status's static name.
+func (s Status) String() string {
+	if n, ok := statusNames[s]; ok {
+		return n
+	}
+	return "unknown status"
+}
+
+// Error is the library's error: a status, a human message, and for
+// StatusProtocol the server's JSON-RPC error code and data. Messages never
+// contain raw subprocess output, tokens or secrets.
+type Error struct {
+	Status  Status
+	Message string
+	Code    *int64           // JSON-RPC error code, when the server sent one
+	Data    jsonx.RawMessage // JSON-RPC error data, when the server sent one
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Errorf builds an *Error.
+func Errorf(status Status, format string, args ...any) *Error {
+	return &Error{Status: status, Message: fmt.Sprintf(format, args...)}
+}
+
+// JSON encodes the error as the ABI's error object
+// {"status","message","code"?,"data"?}.
+func (e *Error) JSON() []byte {
+	buf := make([]byte, 0, 64+len(e.Message)+len(e.Data))
+	buf = append(buf, `{"status":`...)
+	buf = fmt.Appendf(buf, "%d", e.Status)
+	buf = append(buf, `,"message":`...)
+	buf = jsonx.AppendString(buf, e.Message)
+	if e.Code != nil {
+		buf = fmt.Appendf(buf, `,"code":%d`, *e.Code)
+	}
+	if len(e.Data) > 0 {
+		buf = append(buf, `,"data":`...)
+		buf = append(buf, e.Data...)
+	}
+	return append(buf, '}')
+}
+
+// AsError converts any error into an *Error, mapping transport errors to
+// their statuses.
+func AsError(err error) *Error {
+	switch e := err.(type) {
+	case nil:
+		return nil
+	case *Error:
+		return e
+	case *transport.Error:
+		return &Error{Status: transportStatus(e.Code), Message: e.Message}
+	case *transport.ClosedError:
+		return &Error{Status: StatusClosed, Message: e.Message}
+	default:
+		return &Error{Status: StatusInternal, Message: err.Error()}
+	}
+}
+
+func transportStatus(code transport.Code) Status {
+	switch code {
+	case transport.CodeInvalidArgument:
+		return StatusInvalidArgument
+	case transport.CodeClosed:
+		return StatusClosed
+	case transport.CodeTimeout:
+		return StatusTimeout
+	case transport.CodeAuthRequired:
+		return StatusAuthRequired
+	default:
+		return StatusTransport
+	}
+}

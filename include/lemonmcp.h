@@ -1,0 +1,404 @@
+/*
+ * lemonmcp.h — the public C interface of liblemonmcp, a Model Context
+ * Protocol (MCP) client library.
+ *
+ * This header is the contract. It is C99 and C++ compatible and is the only
+ * header a host needs. Everything below states who owns what, which thread
+ * calls back, and which status codes a function returns.
+ *
+ * ---------------------------------------------------------------------------
+ * CONVENTIONS
+ *
+ *  - Names: functions lmcp_<object>_<verb>, types lmcp_*, macros LMCP_*.
+ *  - Parameters: the handle first, then inputs, then *_out outputs, then an
+ *    optional `char **err_out` last.
+ *  - Status: every fallible function returns an lmcp_status. LMCP_OK (0) is
+ *    success; errors are negative and never renumbered.
+ *  - Errors: when err_out is not NULL and the call fails, *err_out receives a
+ *    library-allocated, NUL-terminated UTF-8 JSON object
+ *        {"status": <int>, "message": "<text>", "code": <int>?, "data": <any>?}
+ *    ("code" and "data" are the server's JSON-RPC error fields when the status
+ *    is LMCP_E_PROTOCOL). Free it with lmcp_free(). On success *err_out is set
+ *    to NULL. There is no per-thread "last error". Messages never contain raw
+ *    subprocess output, tokens, secrets or authorization codes.
+ *  - Memory: every input buffer is copied before the call returns. Every
+ *    output pointer is library-allocated C memory that the caller frees with
+ *    lmcp_free(). Pointers handed to callbacks are borrowed: valid only until
+ *    the callback returns. JSON is passed as pointer plus length; buffers the
+ *    library produces are also NUL-terminated as a courtesy. A NULL JSON input
+ *    with length 0 means "absent".
+ *  - Callbacks: user_data is always the first parameter. Every registration
+ *    takes (cb, user_data, destroy); destroy(user_data), when not NULL, runs
+ *    exactly once: when the registration is replaced, when the client is
+ *    freed, or when the registration call itself fails.
+ *
+ * THREADS
+ *
+ *  - Every function may be called from any thread, concurrently, on the same
+ *    client, except lmcp_client_free(), which must not race with other calls
+ *    on the same handle.
+ *  - Callbacks run on threads owned by the library, never on the caller's
+ *    thread inside the call that started the operation, and never while a
+ *    library lock is held. Completion (lmcp_done_cb) and event callbacks of
+ *    one client are delivered one at a time, in order; host-request callbacks
+ *    may run concurrently with them. Callbacks should return promptly.
+ *  - A callback may call any lmcp_ function, except lmcp_client_free() on the
+ *    client that invoked it.
+ *
+ * PROCESS RULES FOR HOSTS
+ *
+ *  - The library embeds a Go runtime: load at most one Go c-shared library per
+ *    process, do not fork() after loading it (Python multiprocessing must use
+ *    "spawn" or "forkserver"), use glibc, and never unload it (it is linked
+ *    NODELETE).
+ *  - Loading the library starts nothing: no thread of the library's own, no
+ *    child process, no network activity happens before lmcp_client_new().
+ *
+ * CONFIGURATION (the JSON object given to lmcp_client_new; unknown fields are
+ * an error that names the field; defaults in brackets)
+ *
+ *   transport      (required) one of
+ *      {"type":"stdio", "command": "<exe>" (required; looked up on PATH when it
+ *         has no '/'), "args": [..] [], "env": {"K":"V"} {},
+ *         "env_inherit": "minimal"|"all" ["minimal": PATH, HOME, USER, LOGNAME,
+ *         SHELL, LANG, LC_ALL, LC_CTYPE, TERM, TMPDIR, TZ], "cwd": ".." [the
+ *         host's], "stderr": "capture"|"merge"|"discard" ["capture": drained,
+ *         delivered as log events, last lines kept for the closed event]}
+ *      {"type":"streamable_http"|"sse"|"http", "url": .., "headers": {..}}
+ *         (reported by lmcp_features when built in; otherwise
+ *         LMCP_E_UNSUPPORTED)
+ *   client_info    {"name" ["lemonmcp"], "version" [library version],
+ *                   "title"?, "description"?, "website_url"?}
+ *   protocol       {"mode": "legacy" ["legacy"], "versions": [..] [all
+ *                   supported legacy revisions]}: the newest listed version is
+ *                   offered; an older supported one the server answers with is
+ *                   accepted; any other answer fails the handshake.
+ *   timeouts       {"ready_ms" [30000], "call_ms" [120000] (per call,
+ *                   0 = no limit), "max_total_ms" [0: none, or 10 x call_ms
+ *                   when reset_timeout_on_progress is on],
+ *                   "reset_timeout_on_progress" [false],
+ *                   "host_request_ms" [600000], "close_grace_ms" [2000]}
+ *   limits         {"max_message_bytes" [16777216], "max_pages" [1000]}
+ *   handlers       which host requests the host answers (capabilities are
+ *                   advertised only for these): {"roots": {"list_changed":
+ *                   bool}?, "sampling": {}?, "elicitation": {"form": bool,
+ *                   "url": bool}?}
+ *   result_format  "json" ["json"]
+ *
+ * EVENTS (lmcp_event_cb kinds; payload is a JSON object)
+ *
+ *   "ready"         {"server": <server info, as lmcp_client_server_info>}
+ *   "failed"        <error object>: the handshake failed; the client is now
+ *                   in LMCP_STATE_FAILED.
+ *   "closed"        {"status": <int>, "reason": "..", "requested": bool,
+ *                    "exit_code": <int>?, "signal": ".."?,
+ *                    "stderr_tail": [".."]?}
+ *   "notification"  {"method": "..", "params": {..}?}: every server
+ *                   notification except progress and cancellation.
+ *   "progress"      {"call_id": <int>, "progress": <num>, "total": <num>?,
+ *                    "message": ".."?}
+ *   "log"           {"level": "debug"|"info"|"warning"|"error",
+ *                    "source": "stderr"|"stdout"|"transport"|"library",
+ *                    "message": ".."}: stderr lines, stdout lines that are not
+ *                   JSON-RPC, and the library's own warnings. When the host
+ *                   falls behind, excess log events are dropped and counted.
+ *
+ * HOST REQUESTS (lmcp_host_request_cb kinds; the server asks, the host
+ * answers with lmcp_client_respond)
+ *
+ *   "roots"         {"method":"roots/list", "params": {..}}
+ *   "sampling"      {"method":"sampling/createMessage", "params": {..}}
+ *   "elicitation"   {"method":"elicitation/create", "params": {..}}
+ */
+#ifndef LEMONMCP_H
+#define LEMONMCP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- versions */
+
+#define LMCP_VERSION_MAJOR 0
+#define LMCP_VERSION_MINOR 1
+#define LMCP_VERSION_PATCH 0
+#define LMCP_VERSION_STRING "0.1.0"
+
+/* The ABI version. It changes only when an existing function's signature or
+ * meaning changes; the SONAME is liblemonmcp.so.<LMCP_ABI_VERSION>. Bindings
+ * compare lmcp_abi_version() with the value they were written for and refuse
+ * to load on a mismatch. */
+#define LMCP_ABI_VERSION 1
+
+/* lmcp_version returns the library version as static text, e.g. "0.1.0".
+ * Never fails; the caller must not free the result. */
+const char *lmcp_version(void);
+
+/* lmcp_abi_version returns LMCP_ABI_VERSION as the library was built. */
+int32_t lmcp_abi_version(void);
+
+/* ------------------------------------------------------------ status codes */
+
+typedef int32_t lmcp_status;
+
+#define LMCP_OK 0
+/* An argument or configuration field is invalid; the message names it. */
+#define LMCP_E_INVALID_ARGUMENT (-1)
+/* The handle is NULL, unknown, or already freed. */
+#define LMCP_E_INVALID_HANDLE (-2)
+/* The client is not in a state that allows the call (not ready, closed). */
+#define LMCP_E_INVALID_STATE (-3)
+/* No such call id or host request id (finished, answered, or expired). */
+#define LMCP_E_NOT_FOUND (-4)
+/* A deadline passed. */
+#define LMCP_E_TIMEOUT (-5)
+/* The operation was cancelled (lmcp_client_cancel or lmcp_client_free). */
+#define LMCP_E_CANCELLED (-6)
+/* The connection is closed or was lost; the message says why. */
+#define LMCP_E_CLOSED (-7)
+/* An I/O or spawn failure in the transport. */
+#define LMCP_E_TRANSPORT (-8)
+/* The server answered with a JSON-RPC error (see "code" and "data"), or
+ * broke the protocol. */
+#define LMCP_E_PROTOCOL (-9)
+/* The server did not declare the capability the method needs, or this build
+ * does not support the feature. */
+#define LMCP_E_UNSUPPORTED (-10)
+/* The server requires authorization that could not be obtained. */
+#define LMCP_E_AUTH_REQUIRED (-11)
+/* A local policy refused the request (e.g. the sampling policy). */
+#define LMCP_E_POLICY_DENIED (-12)
+/* A binding was written for another ABI version. */
+#define LMCP_E_ABI_MISMATCH (-13)
+/* A bug in the library (including a recovered Go panic). */
+#define LMCP_E_INTERNAL (-14)
+
+/* lmcp_status_string returns a static, human-readable name for a status
+ * ("ok", "invalid argument", ...); unknown values give "unknown status".
+ * Never fails; the caller must not free the result. */
+const char *lmcp_status_string(lmcp_status status);
+
+/* lmcp_free releases memory the library allocated (err_out, json_out, ...).
+ * NULL is a no-op. Never pass memory from another allocator. */
+void lmcp_free(void *ptr);
+
+/* lmcp_features describes this build as JSON:
+ *   {"version", "abi_version", "transports": [..], "protocol_versions": [..],
+ *    "protocol_modes": [..], "client_capabilities": [..], "auth_flows": [..],
+ *    "result_formats": [..]}
+ * *json_out is library-allocated (free with lmcp_free); *len_out (may be NULL)
+ * receives its length. Starts nothing.
+ * Returns LMCP_OK, or LMCP_E_INVALID_ARGUMENT when json_out is NULL. */
+lmcp_status lmcp_features(char **json_out, size_t *len_out);
+
+/* lmcp_diagnostics reports the library's live resources as JSON:
+ *   {"goroutines": <int>, "live_clients": <int>, "pending_calls": <int>}
+ * "goroutines" counts the library's goroutines (the Go runtime's own system
+ * goroutines excluded): a host or test can compare it before creating and
+ * after freeing clients to detect leaks; right after loading it is the
+ * baseline of an idle library. *json_out is library-allocated (free with
+ * lmcp_free); *len_out (may be NULL) receives its length.
+ * Returns LMCP_OK, or LMCP_E_INVALID_ARGUMENT when json_out is NULL. */
+lmcp_status lmcp_diagnostics(char **json_out, size_t *len_out);
+
+/* ------------------------------------------------------------------ client */
+
+/* An MCP client: one connection to one server. Opaque. */
+typedef struct lmcp_client lmcp_client;
+
+/* Identifies one accepted call on a client; never 0, never reused. */
+typedef uint64_t lmcp_call_id;
+
+/* Identifies one pending host request on a client; never 0, never reused. */
+typedef uint64_t lmcp_request_id;
+
+/* Client states, as reported by lmcp_client_state. */
+typedef int32_t lmcp_state;
+#define LMCP_STATE_NEW 0        /* created, connect not yet called */
+#define LMCP_STATE_CONNECTING 1 /* handshake in progress */
+#define LMCP_STATE_READY 2      /* calls allowed */
+#define LMCP_STATE_CLOSING 3    /* lmcp_client_close in progress */
+#define LMCP_STATE_CLOSED 4     /* closed or connection lost */
+#define LMCP_STATE_FAILED 5     /* the handshake failed */
+
+/* Receives an event. kind is static text; json (len bytes, NUL-terminated) is
+ * borrowed until the callback returns. Runs on a library thread; events of
+ * one client arrive one at a time, in order. */
+typedef void (*lmcp_event_cb)(void *user_data, const char *kind,
+                              const char *json, size_t len);
+
+/* Receives a request from the server that the host must answer with
+ * lmcp_client_respond(), during the callback or later, from any thread.
+ * kind is static text; json is borrowed until the callback returns. An
+ * unanswered request expires after timeouts.host_request_ms and the server
+ * is told so; a later answer gets LMCP_E_NOT_FOUND. */
+typedef void (*lmcp_host_request_cb)(void *user_data, lmcp_request_id request_id,
+                                     const char *kind, const char *json,
+                                     size_t len);
+
+/* Receives the completion of an accepted call, exactly once. On LMCP_OK json
+ * is the JSON-RPC "result" value; otherwise it is an error object (see
+ * CONVENTIONS). json is borrowed until the callback returns. */
+typedef void (*lmcp_done_cb)(void *user_data, lmcp_call_id call_id,
+                             lmcp_status status, const char *json, size_t len);
+
+/* Releases a registration's user_data. */
+typedef void (*lmcp_destroy_cb)(void *user_data);
+
+/* lmcp_client_new validates config_json (len bytes) and creates a client in
+ * LMCP_STATE_NEW. Nothing is started: no process, no connection.
+ * On success *client_out owns a new handle, released with lmcp_client_free.
+ * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (bad JSON, unknown or invalid field:
+ * the message names it; NULL client_out); LMCP_E_UNSUPPORTED (a transport or
+ * mode this build lacks). */
+lmcp_status lmcp_client_new(const char *config_json, size_t len,
+                            lmcp_client **client_out, char **err_out);
+
+/* lmcp_client_set_event_handler registers the event callback (NULL cb removes
+ * it). Replacing a handler runs the previous destroy. May be called at any
+ * time; events before registration are not replayed.
+ * Returns LMCP_OK or LMCP_E_INVALID_HANDLE (destroy still runs). */
+lmcp_status lmcp_client_set_event_handler(lmcp_client *client, lmcp_event_cb cb,
+                                          void *user_data,
+                                          lmcp_destroy_cb destroy,
+                                          char **err_out);
+
+/* lmcp_client_set_host_request_handler registers the host-request callback.
+ * It must be set before lmcp_client_connect when the configuration lists any
+ * "handlers". Returns LMCP_OK, LMCP_E_INVALID_HANDLE (destroy still runs), or
+ * LMCP_E_INVALID_STATE once connect was called (destroy still runs). */
+lmcp_status lmcp_client_set_host_request_handler(lmcp_client *client,
+                                                 lmcp_host_request_cb cb,
+                                                 void *user_data,
+                                                 lmcp_destroy_cb destroy,
+                                                 char **err_out);
+
+/* lmcp_client_connect starts the transport (for stdio: spawns the server,
+ * without a shell) and begins the handshake in the background. It returns as
+ * soon as the process is started; readiness arrives as a "ready" event (or
+ * "failed"), and lmcp_client_wait_ready bounds the wait.
+ * Returns LMCP_OK; LMCP_E_INVALID_HANDLE; LMCP_E_INVALID_STATE (connect was
+ * already called); LMCP_E_INVALID_ARGUMENT (executable not found, handlers
+ * configured without a host-request handler); LMCP_E_TRANSPORT (spawn failed). */
+lmcp_status lmcp_client_connect(lmcp_client *client, char **err_out);
+
+/* lmcp_client_wait_ready blocks the calling thread until the client is ready,
+ * the handshake fails, or timeout_ms passes (negative: wait forever).
+ * Returns LMCP_OK (ready); LMCP_E_TIMEOUT (still connecting; the handshake
+ * goes on); the failure's status (LMCP_E_PROTOCOL for an initialize error,
+ * LMCP_E_UNSUPPORTED for a protocol version mismatch, LMCP_E_CLOSED when the
+ * server went away, LMCP_E_TIMEOUT when timeouts.ready_ms ran out);
+ * LMCP_E_INVALID_STATE (connect not called, or closed); LMCP_E_INVALID_HANDLE. */
+lmcp_status lmcp_client_wait_ready(lmcp_client *client, int64_t timeout_ms,
+                                   char **err_out);
+
+/* lmcp_client_state stores the current state in *state_out.
+ * Returns LMCP_OK, LMCP_E_INVALID_HANDLE, or LMCP_E_INVALID_ARGUMENT. */
+lmcp_status lmcp_client_state(lmcp_client *client, lmcp_state *state_out);
+
+/* Call options (options_json, all optional):
+ *   {"timeout_ms": <int> [timeouts.call_ms; 0 = no limit],
+ *    "reset_timeout_on_progress": <bool> [timeouts.reset_timeout_on_progress],
+ *    "max_total_ms": <int> [timeouts.max_total_ms],
+ *    "all_pages": <bool> [false]: for the .../list methods, follow nextCursor and
+ *        return one result with every item (stops on a repeated cursor;
+ *        fails past limits.max_pages),
+ *    "progress": <bool> [false]: ask the server for progress, delivered as
+ *        "progress" events carrying this call's id,
+ *    "wait_ready": <bool> [false]: queue the call until the client is ready
+ *        instead of failing with LMCP_E_INVALID_STATE,
+ *    "_meta": {..}: merged into params._meta}
+ * A timeout sends notifications/cancelled to the server. */
+
+/* lmcp_client_call sends a request asynchronously. method is NUL-terminated;
+ * params_json (params_len bytes) is a JSON object or absent. On LMCP_OK,
+ * *call_id_out (may be NULL) receives the call id and done(user_data, ...)
+ * will run exactly once, on a library thread (success, server error, timeout,
+ * LMCP_E_CLOSED, or LMCP_E_CANCELLED after lmcp_client_cancel or
+ * lmcp_client_free). On any other status done never runs.
+ * Returns LMCP_OK; LMCP_E_INVALID_HANDLE; LMCP_E_INVALID_ARGUMENT (empty
+ * method, params not a JSON object, bad options, NULL done);
+ * LMCP_E_INVALID_STATE (not ready and wait_ready not set, or closed);
+ * LMCP_E_UNSUPPORTED (the server did not declare the capability the method
+ * needs: no request is sent). */
+lmcp_status lmcp_client_call(lmcp_client *client, const char *method,
+                             const char *params_json, size_t params_len,
+                             const char *options_json, size_t options_len,
+                             lmcp_done_cb done, void *user_data,
+                             lmcp_call_id *call_id_out, char **err_out);
+
+/* lmcp_client_call_sync is lmcp_client_call that blocks the calling thread
+ * until the call completes. On LMCP_OK *result_out receives the result JSON
+ * (library-allocated; free with lmcp_free) and *result_len_out (may be NULL)
+ * its length. Returns LMCP_OK, the statuses of lmcp_client_call, or the
+ * completion's status (LMCP_E_PROTOCOL with the server's error in err_out,
+ * LMCP_E_TIMEOUT, LMCP_E_CLOSED, LMCP_E_CANCELLED). */
+lmcp_status lmcp_client_call_sync(lmcp_client *client, const char *method,
+                                  const char *params_json, size_t params_len,
+                                  const char *options_json, size_t options_len,
+                                  char **result_out, size_t *result_len_out,
+                                  char **err_out);
+
+/* lmcp_client_cancel cancels an accepted call: its done callback runs with
+ * LMCP_E_CANCELLED and the server receives notifications/cancelled. Safe from
+ * any thread, including from callbacks. Returns LMCP_OK, LMCP_E_NOT_FOUND
+ * (already completed, or unknown), or LMCP_E_INVALID_HANDLE. */
+lmcp_status lmcp_client_cancel(lmcp_client *client, lmcp_call_id call_id);
+
+/* lmcp_client_notify sends a notification to the server (e.g.
+ * "notifications/roots/list_changed"). params_json is a JSON object or absent.
+ * Returns LMCP_OK, LMCP_E_INVALID_HANDLE, LMCP_E_INVALID_ARGUMENT,
+ * LMCP_E_INVALID_STATE (not ready), LMCP_E_CLOSED or LMCP_E_TRANSPORT. */
+lmcp_status lmcp_client_notify(lmcp_client *client, const char *method,
+                               const char *params_json, size_t params_len,
+                               char **err_out);
+
+/* lmcp_client_respond answers a host request. With status LMCP_OK, json is
+ * the result object sent to the server. With an error status, json is
+ * optional: {"code": <int>?, "message": ".."?, "data": <any>?}; the server
+ * receives that JSON-RPC error (code defaults to -1 for LMCP_E_POLICY_DENIED
+ * and -32603 otherwise).
+ * Returns LMCP_OK; LMCP_E_NOT_FOUND (unknown, already answered, or expired
+ * request id); LMCP_E_INVALID_ARGUMENT (json is not a JSON object);
+ * LMCP_E_INVALID_HANDLE. */
+lmcp_status lmcp_client_respond(lmcp_client *client, lmcp_request_id request_id,
+                                lmcp_status status, const char *json,
+                                size_t len, char **err_out);
+
+/* lmcp_client_server_info returns what the handshake learned:
+ *   {"protocolVersion", "capabilities", "serverInfo", "instructions"?,
+ *    "transport": "stdio"|..}
+ * *json_out is library-allocated (free with lmcp_free).
+ * Returns LMCP_OK, LMCP_E_INVALID_STATE (not ready), LMCP_E_INVALID_HANDLE, or
+ * LMCP_E_INVALID_ARGUMENT. */
+lmcp_status lmcp_client_server_info(lmcp_client *client, char **json_out,
+                                    size_t *len_out, char **err_out);
+
+/* lmcp_client_close shuts the client down gracefully, blocking up to
+ * timeout_ms (negative: timeouts.close_grace_ms x 3 + 1000). Every pending
+ * call completes with LMCP_E_CLOSED; the session ends; a stdio server's stdin
+ * is closed, then after close_grace_ms its process group gets SIGTERM, then
+ * SIGKILL, and the child is reaped. A "closed" event follows. Idempotent.
+ * Returns LMCP_OK; LMCP_E_TIMEOUT (teardown goes on in the background);
+ * LMCP_E_INVALID_HANDLE. */
+lmcp_status lmcp_client_close(lmcp_client *client, int64_t timeout_ms,
+                              char **err_out);
+
+/* lmcp_client_free releases the handle. It never blocks: pending calls
+ * complete with LMCP_E_CANCELLED (on library threads, possibly after free
+ * returns), no new event or host-request callback starts after it returns,
+ * each registration's destroy runs once no callback of it can run, and the
+ * connection is torn down (subprocess reaped) in the background. Safe from
+ * finalizers and BEAM resource destructors. NULL is a no-op; freeing a freed
+ * or unknown handle is harmless. Later calls with the freed handle return
+ * LMCP_E_INVALID_HANDLE: handle values are never reused. */
+void lmcp_client_free(lmcp_client *client);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LEMONMCP_H */

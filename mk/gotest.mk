@@ -1,0 +1,19 @@
+# Go tests of the runtime module: vet, the unit tests under the race
+# detector, and a short run of every fuzz target.
+
+FUZZ_TIME ?= 5s
+FUZZ_TARGETS := ./core:FuzzDecodeEnvelope ./core:FuzzReceive ./transport/stdio:FuzzLineReader
+
+.PHONY: test-go test-go-fuzz
+TEST_SUITES += test-go test-go-fuzz
+
+test-go:
+	$(GO) vet ./...
+	set -o pipefail; $(GO) test -race -count=1 -json ./... | $(PYTHON) tests/tools/gotest_summary.py go
+
+test-go-fuzz:
+	@set -e; n=0; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzz $$pkg $$fn for $(FUZZ_TIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZ_TIME) $$pkg; n=$$((n+1)); \
+	done; echo "fuzz: $$n passed, 0 failed"

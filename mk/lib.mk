@@ -1,0 +1,45 @@
+# The shared library and its public header.
+#
+# The cgo-generated header is a build artefact written to build/gen/ and
+# never shipped: include/lemonmcp.h is the contract. The two are compiled
+# together in capi (bridge.h includes lemonmcp.h, and cgo's export header
+# includes the preamble), so a signature drift fails the build; check-symbols
+# also compares the exported symbols with the header's declarations.
+
+GO_SOURCES := $(shell find core config transport internal capi -name '*.go' -not -name '*_test.go') $(wildcard capi/*.c capi/*.h) go.mod go.sum
+
+lib: $(LIB) $(HEADER) $(BUILD)/lemonmcp.pc
+
+$(BUILD)/$(SONAME): $(GO_SOURCES) include/lemonmcp.h
+	@mkdir -p $(BUILD)/gen
+	$(GO) build -buildmode=c-shared -trimpath \
+		-ldflags "-s -w -extldflags '-Wl,-soname,$(SONAME) -Wl,-z,nodelete'" \
+		-o $(BUILD)/gen/liblemonmcp.so ./capi
+	mv $(BUILD)/gen/liblemonmcp.so $@
+
+$(LIB): $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $@
+
+$(HEADER): include/lemonmcp.h
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+$(BUILD)/lemonmcp.pc: mk/lemonmcp.pc.in include/lemonmcp.h
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+
+.PHONY: check-symbols
+# Every lmcp_ function the library exports is declared in the header, and
+# every function the header declares is exported.
+check-symbols: lib
+	@nm -D --defined-only $(BUILD)/$(SONAME) | awk '$$2=="T" && $$3 ~ /^lmcp_/ {print $$3}' | sort > $(BUILD)/gen/exported.txt
+	@sed -n 's/^[a-z0-9_ ]*[ *]\(lmcp_[a-z_]*\)(.*/\1/p' include/lemonmcp.h | sort -u > $(BUILD)/gen/declared.txt
+	@if ! diff -u $(BUILD)/gen/declared.txt $(BUILD)/gen/exported.txt; then \
+		echo "check-symbols: the header and the exported symbols differ (- header, + library)"; exit 1; fi
+	@echo "check-symbols: $$(wc -l < $(BUILD)/gen/exported.txt) functions, header and library agree"
+
+install: lib
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 0755 $(BUILD)/$(SONAME) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/liblemonmcp.so
+	install -m 0644 include/lemonmcp.h $(DESTDIR)$(PREFIX)/include/lemonmcp.h
+	install -m 0644 $(BUILD)/lemonmcp.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/lemonmcp.pc

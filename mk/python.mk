@@ -1,0 +1,53 @@
+# Python binding and the `lemonmcp` command line (bindings/python/).
+#   make python-setup   installs pytest, mypy and wheel when missing (quiet, idempotent)
+#   make python-dev     copies $(LIB) into the package so `import lemonmcp` works in-tree
+#   make test-python    mypy --strict on the package, then pytest against the fixture server
+#   make python-wheel   builds a wheel (with the .so inside) into $(BUILD)/dist
+#   make python-bench   µs per call_tool through the binding, against the fixture
+#   make demo           the command line against the fixture: info, tools, one call
+
+PY_DIR     := $(ROOT)/bindings/python
+PY_PKG     := $(PY_DIR)/lemonmcp
+PY_LIB     := $(PY_PKG)/liblemonmcp.so
+PY_FIXTURE := $(BUILD)/fixtures/mcpfixture
+PY_ENV     := PYTHONPATH=$(PY_DIR) PYTHONDONTWRITEBYTECODE=1
+PY_RUN     := $(PY_ENV) $(PYTHON) -m lemonmcp --stdio $(PY_FIXTURE)
+
+.PHONY: python-setup python-dev test-python python-wheel python-bench demo
+
+python-setup:
+	@for mod in pytest mypy wheel; do \
+	  $(PYTHON) -c "import $$mod" 2>/dev/null || \
+	    $(PYTHON) -m pip install --quiet --disable-pip-version-check $$mod || exit 1; \
+	done
+
+# Copy through a temporary name and rename: a running Python that has the
+# old copy mapped keeps it intact.
+python-dev: lib
+	@if ! cmp -s $(LIB) $(PY_LIB); then \
+	  cp $(LIB) $(PY_LIB).tmp && chmod 0755 $(PY_LIB).tmp && mv -f $(PY_LIB).tmp $(PY_LIB); \
+	  echo "copied $(LIB) into bindings/python/lemonmcp/"; \
+	fi
+
+test-python: lib fixtures python-dev python-setup
+	cd $(PY_DIR) && $(PY_ENV) $(PYTHON) -m mypy --strict --cache-dir $(CACHE)/mypy lemonmcp
+	cd $(PY_DIR) && $(PY_ENV) LEMONMCP_FIXTURE=$(PY_FIXTURE) \
+	  $(PYTHON) -m pytest -q -p no:cacheprovider tests
+
+python-wheel: lib python-dev python-setup
+	mkdir -p $(BUILD)/dist
+	cd $(PY_DIR) && LEMONMCP_LIBRARY=$(LIB) $(PYTHON) -m pip wheel --quiet --disable-pip-version-check \
+	  --no-deps --no-build-isolation -w $(BUILD)/dist .
+	rm -rf $(PY_DIR)/build $(PY_DIR)/lemonmcp.egg-info
+	@ls -1 $(BUILD)/dist/lemonmcp-*.whl
+
+python-bench: lib fixtures python-dev
+	cd $(PY_DIR) && $(PY_ENV) LEMONMCP_FIXTURE=$(PY_FIXTURE) $(PYTHON) bench/bench_call.py
+
+demo: lib fixtures python-dev
+	$(PY_RUN) info
+	$(PY_RUN) tools
+	$(PY_RUN) call echo text="hello from lemonmcp"
+
+setup: python-setup
+test: test-python

@@ -1,0 +1,201 @@
+/*
+ * harness.h — the small test harness shared by the C host tests.
+ *
+ * CHECK counts and reports failed assertions with file:line and, when given,
+ * the library's error JSON. Tests are plain functions run by RUN_TEST, which
+ * prints one line per test and keeps the pass/fail tally behind the final
+ * "N passed, N failed" line. A watchdog thread bounds every test: a hang
+ * (a library bug) fails the suite instead of blocking it forever.
+ *
+ * Recorders:
+ *   evrec_t   — an event handler's user_data: records every event (kind and
+ *               payload), counts destroy calls, detects concurrent delivery
+ *               and events delivered after destroy.
+ *   donerec_t — completion recorder for async calls: one slot per call,
+ *               counting invocations (exactly once) and keeping the status
+ *               and the JSON.
+ *   hostrec_t — host-request recorder: records every request, optionally
+ *               answers it inside the callback.
+ */
+#ifndef LMCP_TEST_HARNESS_H
+#define LMCP_TEST_HARNESS_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lemonmcp.h"
+
+/* --------------------------------------------------------------- checking */
+
+extern int h_checks_failed; /* failed checks in the current test */
+
+int h_check(int ok, const char *expr, const char *file, int line,
+            const char *err_json, const char *fmt, ...);
+
+/* CHECK(cond): fails the current test when cond is false. */
+#define CHECK(cond) h_check(!!(cond), #cond, __FILE__, __LINE__, NULL, NULL)
+/* CHECKE(cond, err): same, printing err (an error JSON, may be NULL). */
+#define CHECKE(cond, err) h_check(!!(cond), #cond, __FILE__, __LINE__, (err), NULL)
+/* CHECKM(cond, err, fmt, ...): same, with an explanatory message. */
+#define CHECKM(cond, err, ...) h_check(!!(cond), #cond, __FILE__, __LINE__, (err), __VA_ARGS__)
+/* CHECK_ST(expr, want, err): compares two statuses and prints both names. */
+#define CHECK_ST(got, want, err) h_check_status((got), (want), #got, __FILE__, __LINE__, (err))
+
+int h_check_status(lmcp_status got, lmcp_status want, const char *expr,
+                   const char *file, int line, const char *err_json);
+
+/* Runs one test function with a deadline (seconds); updates the tally. */
+void h_run_test(const char *name, void (*fn)(void), int deadline_s);
+#define RUN_TEST(fn, deadline_s) h_run_test(#fn, fn, (deadline_s))
+/* Prints the final "N passed, N failed" line; returns the exit status. */
+int h_finish(void);
+
+/* ------------------------------------------------------------------ utils */
+
+int64_t now_ms(void);
+void sleep_ms(int ms);
+/* Reads a whole file (NUL-terminated, malloc'd) or returns NULL. */
+char *read_file(const char *path, size_t *len_out);
+/* Counts non-overlapping occurrences of needle in hay. */
+int count_substr(const char *hay, const char *needle);
+
+/* ------------------------------------------------------------------- JSON */
+
+/* Strict RFC 8259 validation of len bytes: one value, nothing after it. */
+int json_valid(const char *s, size_t len);
+/* Finds the first "key": and parses the integer after it. */
+int json_get_int(const char *json, const char *key, long long *out);
+/* Finds the first "key":"..." and copies the (still escaped) string. */
+int json_get_str(const char *json, const char *key, char *buf, size_t n);
+/* Checks an err_out JSON: valid, "status" equals want, has "message". */
+int check_err_json(const char *err, lmcp_status want, const char *file, int line);
+#define CHECK_ERR_JSON(err, want) check_err_json((err), (want), __FILE__, __LINE__)
+
+/* ----------------------------------------------------------------- config */
+
+/* Path of the fixture server: $LMCP_FIXTURE or the build-time default. */
+const char *fixture_path(void);
+/* Writes a configuration for the fixture into buf:
+ *   {"transport":{"type":"stdio","command":<fixture>,"args":[<args>]<,tr_extra>}<,extra>}
+ * args is a comma-separated list of JSON strings ("\"-banner\",\"5\""),
+ * tr_extra extra transport members, extra extra top-level members; each may
+ * be NULL. Returns buf. */
+char *fixture_config(char *buf, size_t n, const char *args, const char *tr_extra,
+                     const char *extra);
+/* A fresh path in the suite's temporary directory. */
+void temp_path(char *buf, size_t n, const char *stem);
+void temp_dir_cleanup(void);
+
+/* ------------------------------------------------------------ event recorder */
+
+typedef struct {
+  char kind[24];
+  char *json;
+  size_t len;
+} h_event;
+
+typedef struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  h_event *evs;
+  size_t n, cap;
+  int destroys;       /* destroy(user_data) calls */
+  int inflight;       /* callbacks running now */
+  int max_inflight;   /* >1 means two events of one client overlapped */
+  int after_destroy;  /* events delivered after destroy ran */
+  int bad_payloads;   /* payloads that are not valid JSON or not NUL-terminated */
+} evrec_t;
+
+void evrec_init(evrec_t *r);
+void evrec_cb(void *ud, const char *kind, const char *json, size_t len);
+void evrec_destroy(void *ud);
+/* Number of events of kind (NULL: any) whose payload contains needle (NULL: any). */
+int evrec_count(evrec_t *r, const char *kind, const char *needle);
+/* Waits until evrec_count(...) >= n; returns the count reached. */
+int evrec_wait(evrec_t *r, const char *kind, const char *needle, int n, int timeout_ms);
+/* Waits until destroys >= n; returns destroys. */
+int evrec_wait_destroys(evrec_t *r, int n, int timeout_ms);
+/* Copies the payload of the first matching event (malloc'd) or NULL. */
+char *evrec_first(evrec_t *r, const char *kind, const char *needle);
+/* Index of the first matching event, or -1. */
+int evrec_index(evrec_t *r, const char *kind, const char *needle);
+void evrec_free(evrec_t *r);
+
+/* ------------------------------------------------------- completion recorder */
+
+typedef struct donerec donerec_t;
+
+typedef struct {
+  donerec_t *rec;
+  int count;              /* done invocations: must end at exactly 1 */
+  lmcp_status status;
+  char *json;
+  size_t len;
+  lmcp_call_id cb_call_id;    /* call id the callback received */
+  lmcp_call_id issued_call_id; /* call id lmcp_client_call returned */
+  pthread_t caller;           /* thread that made the call */
+  int on_caller_thread;       /* done ran on the caller's thread */
+  int bad_payload;
+  void *user; /* test-specific */
+} doneslot_t;
+
+struct donerec {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  doneslot_t *slots;
+  int n;
+  int total;         /* invocations over all slots */
+  int inflight, max_inflight;
+};
+
+void donerec_init(donerec_t *r, int n);
+void done_cb(void *ud, lmcp_call_id id, lmcp_status st, const char *json, size_t len);
+/* Waits until every slot has completed at least once; returns the number done. */
+int donerec_wait_all(donerec_t *r, int timeout_ms);
+int donerec_wait_slot(donerec_t *r, int i, int timeout_ms);
+/* Snapshot of a slot's count (under the lock). */
+int donerec_count(donerec_t *r, int i);
+void donerec_free(donerec_t *r);
+
+/* ------------------------------------------------------ host-request recorder */
+
+typedef struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  lmcp_client *client;     /* set by the test before connect */
+  const char *answer;      /* when not NULL: answered in the callback */
+  int n;                   /* requests received */
+  lmcp_request_id ids[16];
+  char kinds[16][24];
+  char *payloads[16];
+  lmcp_status respond_status[16];
+  int destroys;
+} hostrec_t;
+
+void hostrec_init(hostrec_t *r, const char *answer);
+void hostrec_cb(void *ud, lmcp_request_id id, const char *kind, const char *json, size_t len);
+void hostrec_destroy(void *ud);
+int hostrec_wait(hostrec_t *r, int n, int timeout_ms);
+void hostrec_free(hostrec_t *r);
+
+/* -------------------------------------------------------------- processes */
+
+/* 1 when pid no longer exists, or is a zombie that is not our child. */
+int pid_gone(pid_t pid);
+/* 1 when /proc/<pid> no longer exists (reaped). */
+int pid_reaped(pid_t pid);
+/* Polls pid_gone / pid_reaped up to timeout_ms. */
+int wait_pid_gone(pid_t pid, int timeout_ms);
+int wait_pid_reaped(pid_t pid, int timeout_ms);
+
+/* ------------------------------------------------------------- diagnostics */
+
+typedef struct {
+  long long goroutines, live_clients, pending_calls;
+} h_diag;
+
+int get_diag(h_diag *d);
+
+#endif

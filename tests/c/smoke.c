@@ -1,0 +1,103 @@
+/*
+ * smoke.c — the release smoke test, run before the main suite.
+ *
+ * The library loads, lmcp_version/lmcp_abi_version match the header,
+ * lmcp_features answers valid JSON listing "stdio", and lmcp_diagnostics
+ * reports an idle library: no client, no pending call, and a goroutine count
+ * that does not grow while we only query the build (the baseline). Nothing is
+ * started by loading: we have no child process.
+ *
+ * Usage: lmcp_smoke [BASELINE_FILE] — writes the idle goroutine count there so
+ * the main suite can compare its own baseline and its final count with it.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+/* Counts processes whose parent is us. */
+static int count_children(void) {
+  int n = 0;
+  DIR *d = opendir("/proc");
+  if (d == NULL) return -1;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    int pid = atoi(e->d_name);
+    if (pid <= 0) continue;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    char *stat = read_file(path, NULL);
+    if (stat == NULL) continue;
+    char *rp = strrchr(stat, ')');
+    char state;
+    int ppid = 0;
+    if (rp != NULL && sscanf(rp + 1, " %c %d", &state, &ppid) == 2 && ppid == (int)getpid()) n++;
+    free(stat);
+  }
+  closedir(d);
+  return n;
+}
+
+static const char *baseline_file;
+
+static void test_smoke(void) {
+  CHECK(strcmp(lmcp_version(), LMCP_VERSION_STRING) == 0);
+  CHECK(lmcp_abi_version() == LMCP_ABI_VERSION);
+
+  h_diag d0;
+  CHECK(get_diag(&d0));
+  CHECK(d0.live_clients == 0);
+  CHECK(d0.pending_calls == 0);
+
+  char *json = NULL;
+  size_t len = 0;
+  CHECK_ST(lmcp_features(&json, &len), LMCP_OK, NULL);
+  CHECK(json != NULL && len == strlen(json));
+  CHECKE(json_valid(json, len), json);
+  CHECKE(strstr(json, "\"transports\":[") != NULL && strstr(json, "\"stdio\"") != NULL, json);
+  CHECKE(strstr(json, "\"version\":\"" LMCP_VERSION_STRING "\"") != NULL, json);
+  long long abi = 0;
+  CHECKE(json_get_int(json, "abi_version", &abi) && abi == LMCP_ABI_VERSION, json);
+  CHECKE(strstr(json, "\"protocol_versions\":[") != NULL, json);
+  printf("  features: %s\n", json);
+  lmcp_free(json);
+
+  /* len_out may be NULL */
+  json = NULL;
+  CHECK_ST(lmcp_features(&json, NULL), LMCP_OK, NULL);
+  CHECK(json != NULL);
+  lmcp_free(json);
+  CHECK_ST(lmcp_features(NULL, NULL), LMCP_E_INVALID_ARGUMENT, NULL);
+  CHECK_ST(lmcp_diagnostics(NULL, NULL), LMCP_E_INVALID_ARGUMENT, NULL);
+  lmcp_free(NULL); /* a no-op */
+
+  /* Querying the build starts nothing. */
+  h_diag d1;
+  CHECK(get_diag(&d1));
+  CHECKM(d1.goroutines == d0.goroutines, NULL, "goroutines %lld then %lld", d0.goroutines,
+         d1.goroutines);
+  CHECK(d1.live_clients == 0 && d1.pending_calls == 0);
+  int kids = count_children();
+  CHECKM(kids == 0, NULL, "%d child processes after loading", kids);
+  printf("  idle baseline: goroutines=%lld live_clients=%lld pending_calls=%lld\n", d0.goroutines,
+         d0.live_clients, d0.pending_calls);
+
+  if (baseline_file != NULL) {
+    FILE *f = fopen(baseline_file, "w");
+    CHECK(f != NULL);
+    if (f != NULL) {
+      fprintf(f, "%lld\n", d0.goroutines);
+      fclose(f);
+    }
+  }
+}
+
+int main(int argc, char **argv) {
+  baseline_file = argc > 1 ? argv[1] : NULL;
+  RUN_TEST(test_smoke, 10);
+  return h_finish();
+}

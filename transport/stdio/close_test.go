@@ -1,0 +1,249 @@
+package stdio
+
+import (
+	"context"
+	"encoding/json"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/transport"
+)
+
+// Close escalates only as far as the server makes it: stdin EOF, then
+// SIGTERM after one grace period, then SIGKILL after another.
+func TestCloseEscalation(t *testing.T) {
+	const grace = 200 * time.Millisecond
+	tests := []struct {
+		name     string
+		mode     string
+		ready    string
+		message  string
+		exitCode int
+		signal   string
+		min, max time.Duration
+	}{
+		{
+			name: "exits on stdin EOF", mode: "echo",
+			message: "server exited with status 0", exitCode: 0,
+			max: grace,
+		},
+		{
+			name: "ignores EOF, dies on SIGTERM", mode: "no-read", ready: `{"ready":1}`,
+			message: "server was killed by SIGTERM", exitCode: -1, signal: "SIGTERM",
+			min: grace, max: 2 * grace,
+		},
+		{
+			name: "ignores EOF and SIGTERM", mode: "stubborn", ready: `{"ready":1}`,
+			message: "server was killed by SIGKILL", exitCode: -1, signal: "SIGKILL",
+			min: 2 * grace, max: 3 * grace,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := helperConfig(t, tt.mode)
+			cfg.CloseGrace = grace
+			tr, sink := startHelper(t, cfg)
+			if tt.ready != "" {
+				require.Equal(t, tt.ready, sink.next(t))
+			} else {
+				send(t, tr, `{"a":1}`)
+				require.Equal(t, `{"a":1}`, sink.next(t))
+			}
+			pid := tr.PID()
+
+			start := time.Now()
+			closeNow(t, tr)
+			elapsed := time.Since(start)
+			require.GreaterOrEqual(t, elapsed, tt.min)
+			// Slack for slow machines; the bound still tells the steps apart.
+			require.Less(t, elapsed, tt.max+time.Second)
+
+			ce := sink.waitClosed(t)
+			require.Equal(t, &transport.ClosedError{
+				Message:  tt.message,
+				ExitCode: tt.exitCode,
+				Signal:   tt.signal,
+				// Requested is true because Close asked, however it ended.
+				Requested: true,
+			}, ce)
+			requireGone(t, pid, false) // reaped: not even a zombie
+		})
+	}
+}
+
+// When Close's context ends first the group is killed at once; the child is
+// still reaped before Close returns.
+func TestCloseContextExpires(t *testing.T) {
+	cfg := helperConfig(t, "stubborn")
+	cfg.CloseGrace = time.Minute
+	tr, sink := startHelper(t, cfg)
+	require.Equal(t, `{"ready":1}`, sink.next(t))
+	pid := tr.PID()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := tr.Close(ctx)
+	require.Less(t, time.Since(start), 5*time.Second)
+	require.Equal(t, transport.CodeTimeout, codeOf(t, err))
+
+	select {
+	case ce := <-sink.closed:
+		require.Equal(t, "SIGKILL", ce.Signal)
+	default:
+		require.FailNow(t, "Closed must be delivered before Close returns")
+	}
+	require.Equal(t, 0, int(procState(pid)), "reaped before Close returned")
+	require.NoError(t, tr.Close(context.Background()), "a second Close is a no-op")
+}
+
+// Close kills what the server started, even after the server itself has
+// exited cleanly and although the grandchild keeps stdout open.
+func TestCloseKillsGrandchild(t *testing.T) {
+	tests := []struct {
+		name string
+		kid  string
+	}{
+		{name: "grandchild obeys SIGTERM", kid: "sleep"},
+		{name: "grandchild ignores SIGTERM", kid: "sleep-stubborn"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := helperConfig(t, "grandchild")
+			cfg.Env[helperKidEnv] = tt.kid
+			cfg.CloseGrace = 300 * time.Millisecond
+			tr, sink := startHelper(t, cfg)
+
+			var gc struct{ Grandchild int }
+			require.NoError(t, json.Unmarshal([]byte(sink.next(t)), &gc))
+			require.NotZero(t, gc.Grandchild)
+			if tt.kid == "sleep-stubborn" {
+				require.Equal(t, `{"grandchild_ready":1}`, sink.next(t))
+			}
+			send(t, tr, `{"x":1}`)
+			require.Equal(t, `{"x":1}`, sink.next(t))
+
+			pid := tr.PID()
+			closeNow(t, tr)
+			ce := sink.waitClosed(t)
+			require.Equal(t, "server exited with status 0", ce.Message)
+			require.True(t, ce.Requested)
+			requireGone(t, pid, false)
+			// Not our child, so it may linger as a zombie until init
+			// reaps it; it must not be running.
+			requireGone(t, gc.Grandchild, true)
+		})
+	}
+}
+
+func TestClosedExactlyOnce(t *testing.T) {
+	tests := []struct {
+		name string
+		mode string
+	}{
+		{name: "server exits while closing", mode: "exit"},
+		{name: "server keeps running", mode: "echo"},
+		{name: "server ignores everything", mode: "stubborn"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := helperConfig(t, tt.mode)
+			cfg.CloseGrace = 100 * time.Millisecond
+			cfg.Env[helperCodeEnv] = "1"
+			tr, sink := startHelper(t, cfg)
+			if tt.mode == "echo" {
+				send(t, tr, `{"ping":1}`)
+			}
+			sink.next(t)
+
+			var wg sync.WaitGroup
+			errs := make(chan error, 8)
+			for i := 0; i < 8; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs <- tr.Close(context.Background())
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			require.NoError(t, tr.Close(context.Background()))
+			require.EqualValues(t, 1, sink.closedCount.Load())
+			require.Zero(t, sink.afterClosed.Load())
+		})
+	}
+}
+
+// Every goroutine a transport starts has returned once Closed has been
+// delivered and Close has returned.
+func TestNoGoroutineLeak(t *testing.T) {
+	settle := func() int {
+		runtime.GC()
+		return runtime.NumGoroutine()
+	}
+	before := settle()
+
+	modes := []string{"echo", "stderr-flood", "grandchild", "close-stdout", "stubborn"}
+	for _, mode := range modes {
+		cfg := helperConfig(t, mode)
+		cfg.CloseGrace = 100 * time.Millisecond
+		cfg.Env[helperKidEnv] = "sleep"
+		tr, err := New(cfg)
+		require.NoError(t, err)
+		sink := newTestSink()
+		require.NoError(t, tr.Start(context.Background(), sink))
+		if mode == "echo" {
+			send(t, tr, `{"ping":1}`)
+		}
+		sink.next(t)
+		ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+		require.NoError(t, tr.Close(ctx))
+		cancel()
+		sink.waitClosed(t)
+	}
+
+	deadline := time.Now().Add(3 * time.Second)
+	for settle() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.LessOrEqual(t, runtime.NumGoroutine(), before)
+}
+
+// reentrantSink calls Close from inside Closed, as a core tearing down its
+// session on loss might.
+type reentrantSink struct {
+	*testSink
+	tr       *Transport
+	closeErr chan error
+}
+
+func (s *reentrantSink) Closed(err *transport.ClosedError) {
+	s.testSink.Closed(err)
+	s.closeErr <- s.tr.Close(context.Background())
+}
+
+func TestCloseFromClosedCallback(t *testing.T) {
+	cfg := helperConfig(t, "exit")
+	cfg.Env[helperCodeEnv] = "4"
+	tr, err := New(cfg)
+	require.NoError(t, err)
+	sink := &reentrantSink{testSink: newTestSink(), tr: tr, closeErr: make(chan error, 1)}
+	require.NoError(t, tr.Start(context.Background(), sink))
+
+	select {
+	case err := <-sink.closeErr:
+		require.NoError(t, err)
+	case <-time.After(waitLong):
+		require.FailNow(t, "Close called from Closed deadlocked")
+	}
+	require.Equal(t, "server exited with status 4", sink.waitClosed(t).Message)
+	closeNow(t, tr)
+	require.EqualValues(t, 1, sink.closedCount.Load())
+}

@@ -1,0 +1,82 @@
+package stdio
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+// signalGroup sends sig to every process in the group. ESRCH (nothing
+// left) is not an error worth reporting: the goal was an empty group.
+func signalGroup(pgid int, sig syscall.Signal) {
+	_ = syscall.Kill(-pgid, sig)
+}
+
+// groupAlive reports whether the group still has a member that is not a
+// zombie. kill(-pgid, 0) alone would say yes for as long as a killed
+// grandchild waits to be reaped by init, and in containers whose PID 1
+// never reaps that is forever, so every Close would sit out its grace
+// periods; /proc tells zombies apart.
+func groupAlive(pgid int) bool {
+	if syscall.Kill(-pgid, 0) != nil {
+		return false
+	}
+	alive, ok := liveMemberInProc(pgid)
+	if !ok {
+		return true // no usable /proc: trust kill
+	}
+	return alive
+}
+
+// liveMemberInProc scans /proc for a non-zombie process whose process group
+// is pgid. ok is false when /proc cannot be read.
+func liveMemberInProc(pgid int) (alive, ok bool) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return false, false
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return false, false
+	}
+	var buf [512]byte
+	for _, name := range names {
+		if name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		state, group, ok := procStat("/proc/"+name+"/stat", buf[:])
+		if ok && group == pgid && state != 'Z' && state != 'X' {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// procStat reads the state and process group fields of a /proc/PID/stat
+// file. The command name in parentheses may contain anything, spaces and
+// parentheses included, so fields are counted from the last ')'.
+func procStat(path string, buf []byte) (state byte, pgrp int, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, false
+	}
+	n, _ := f.Read(buf)
+	f.Close()
+	b := buf[:n]
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	// After ") ": state ppid pgrp ...
+	fields := bytes.Fields(b[i+1:])
+	if len(fields) < 3 || len(fields[0]) != 1 {
+		return 0, 0, false
+	}
+	g, err := strconv.Atoi(string(fields[2]))
+	if err != nil {
+		return 0, 0, false
+	}
+	return fields[0][0], g, true
+}

@@ -1,0 +1,174 @@
+package stdio
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/lemonmcp/lemonmcp/transport"
+)
+
+// Transport runs one MCP server process. Create it with New.
+type Transport struct {
+	cfg Config
+
+	mu    sync.Mutex // guards state during Start and Close
+	state int
+
+	// Set once by Start, before started is stored; read-only afterwards.
+	started atomic.Bool
+	sink    transport.Sink
+	proc    *os.Process
+	pgid    int
+	stdin   *os.File
+	stdout  *os.File
+	stderr  *os.File     // nil unless capturing
+	errs    *stderrLines // nil unless capturing
+	reader  *lineReader  // the stdout reader, kept for tests
+
+	sender sender
+
+	// down makes Send fail fast once the transport is closing or lost.
+	down atomic.Bool
+	// requested records that Close was called; it goes into ClosedError.
+	requested atomic.Bool
+	// inClosed is true while the sink's Closed callback runs.
+	inClosed atomic.Bool
+
+	closeReq  chan struct{} // closed by the first Close
+	hurry     chan struct{} // closed when a Close's ctx ends first
+	closeOnce sync.Once
+	hurryOnce sync.Once
+
+	exited     chan struct{} // closed once the child is reaped
+	procState  *os.ProcessState
+	readerDone chan struct{} // closed when the stdout reader returns
+	readErr    error
+	stderrDone chan struct{} // closed when stderr draining returns
+	done       chan struct{} // closed when everything is torn down
+}
+
+const (
+	stateNew = iota
+	stateStarted
+	stateClosed // closed before it was ever started
+)
+
+var _ transport.Transport = (*Transport)(nil)
+
+// New checks cfg and returns a transport that is ready to Start. Errors are
+// *transport.Error with CodeInvalidArgument.
+func New(cfg Config) (*Transport, error) {
+	c, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	return &Transport{
+		cfg:        c,
+		sender:     sender{lock: make(chan struct{}, 1)},
+		closeReq:   make(chan struct{}),
+		hurry:      make(chan struct{}),
+		exited:     make(chan struct{}),
+		readerDone: make(chan struct{}),
+		stderrDone: make(chan struct{}),
+		done:       make(chan struct{}),
+	}, nil
+}
+
+// Name returns "stdio".
+func (t *Transport) Name() string { return "stdio" }
+
+// PID is the server's process id (also its process group id), or 0 before
+// a successful Start. It is meant for diagnostics.
+func (t *Transport) PID() int {
+	if !t.started.Load() {
+		return 0
+	}
+	return t.pgid
+}
+
+// Start spawns the server and begins delivering what it writes to sink.
+// ctx bounds only the start itself, not the server's lifetime.
+func (t *Transport) Start(ctx context.Context, sink transport.Sink) error {
+	if sink == nil {
+		return transport.Errorf(transport.CodeInvalidArgument, "sink is nil")
+	}
+	if err := ctx.Err(); err != nil {
+		return ctxError("start", err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch t.state {
+	case stateStarted:
+		return transport.Errorf(transport.CodeInvalidArgument, "transport already started")
+	case stateClosed:
+		return transport.Errorf(transport.CodeClosed, "transport is closed")
+	}
+
+	c, err := spawn(t.cfg)
+	if err != nil {
+		return err
+	}
+	t.sink = sink
+	t.proc = c.proc
+	t.pgid = c.proc.Pid // Setpgid(0) makes the group id the leader's pid
+	t.stdin, t.stdout, t.stderr = c.stdin, c.stdout, c.stderr
+	t.sender.w = c.stdin
+	t.reader = newLineReader(c.stdout, t.cfg.MaxMessageBytes, readChunk,
+		&stdoutLines{sink: sink, limit: t.cfg.MaxMessageBytes})
+	if c.stderr != nil {
+		t.errs = newStderrLines(sink, t.cfg.StderrTailLines)
+	}
+	t.state = stateStarted
+	t.started.Store(true)
+
+	go t.wait()
+	go t.readStdout()
+	if c.stderr != nil {
+		go t.readStderr()
+	} else {
+		close(t.stderrDone)
+	}
+	go t.supervise()
+	return nil
+}
+
+// wait reaps the child. It runs from Start on, so the child never lingers
+// as a zombie whatever else happens.
+func (t *Transport) wait() {
+	st, err := t.proc.Wait()
+	if err == nil {
+		t.procState = st
+	}
+	close(t.exited)
+}
+
+func (t *Transport) readStdout() {
+	t.readErr = t.reader.run()
+	close(t.readerDone)
+}
+
+func (t *Transport) readStderr() {
+	_ = newLineReader(t.stderr, maxStderrLineBytes, 4<<10, t.errs).run()
+	close(t.stderrDone)
+}
+
+// Send writes msg.Data as one line. See sender.send for the error cases.
+func (t *Transport) Send(ctx context.Context, msg transport.Outbound) error {
+	if !t.started.Load() {
+		return transport.Errorf(transport.CodeClosed, "transport is not started")
+	}
+	return t.sender.send(ctx, msg.Data, &t.down)
+}
+
+// ctxError converts a context error into a transport error. There is no
+// "cancelled" code: the core tells cancellation from a timeout by its own
+// context, so both map to CodeTimeout with distinct messages.
+func ctxError(op string, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return transport.Errorf(transport.CodeTimeout, "%s timed out", op)
+	}
+	return transport.Errorf(transport.CodeTimeout, "%s cancelled", op)
+}

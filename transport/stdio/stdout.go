@@ -1,0 +1,77 @@
+package stdio
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/lemonmcp/lemonmcp/transport"
+)
+
+// maxStdoutLogBytes bounds the text of a non-JSON stdout line passed on as
+// a log line: banners are short, and a long one is most likely a payload
+// that was never meant to be printed whole.
+const maxStdoutLogBytes = 1 << 10
+
+// utf8BOM is skipped at the start of a line: some runtimes write one before
+// their first output, and it would otherwise turn the first message into a
+// "not JSON" warning.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// stdoutLines sorts stdout lines into messages for the core and log lines.
+// It is the hot path: a message line costs no allocation.
+type stdoutLines struct {
+	sink  transport.Sink
+	limit int
+}
+
+func (s *stdoutLines) line(b []byte) {
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	b = bytes.TrimPrefix(b, utf8BOM)
+	i := 0
+	for i < len(b) && isBlank(b[i]) {
+		i++
+	}
+	if i == len(b) {
+		return
+	}
+	if c := b[i]; c == '{' || c == '[' {
+		s.sink.Receive(b)
+		return
+	}
+	s.sink.Log(transport.LogLine{Level: "warning", Source: "stdout", Text: logText(b, maxStdoutLogBytes)})
+}
+
+func (s *stdoutLines) longHead([]byte) {
+	// The content of an over-long line is never reported: it is most
+	// likely a real message, and may carry anything.
+}
+
+func (s *stdoutLines) longEnd(total int64) {
+	s.sink.Log(transport.LogLine{
+		Level:  "warning",
+		Source: "transport",
+		Text:   fmt.Sprintf("skipped a stdout line of %d bytes, over the limit of %d bytes", total, s.limit),
+	})
+}
+
+func isBlank(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// logText makes a log line's text from raw bytes: at most max bytes, cut
+// on a rune boundary, and valid UTF-8, because the core hands log lines to
+// hosts as JSON strings.
+func logText(b []byte, max int) string {
+	if len(b) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(b[cut]) {
+			cut--
+		}
+		b = b[:cut]
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}

@@ -1,0 +1,129 @@
+package transport
+
+import (
+	"context"
+	"fmt"
+)
+
+// Kind says what an outbound message is, so that transports which care (HTTP
+// needs to know whether a body expects a response) need not parse it.
+type Kind uint8
+
+const (
+	// KindRequest is a JSON-RPC request: it carries an id and expects a response.
+	KindRequest Kind = iota + 1
+	// KindNotification carries no id and expects nothing back.
+	KindNotification
+	// KindResponse answers a request the server sent.
+	KindResponse
+)
+
+// Outbound is one JSON-RPC message ready for the wire.
+type Outbound struct {
+	// Data is compact JSON text without a trailing newline. The transport
+	// must not retain it after Send returns.
+	Data []byte
+	// Kind says whether Data is a request, a notification or a response.
+	Kind Kind
+	// Method is the request or notification method ("" for responses).
+	Method string
+	// ID is the request id for KindRequest and KindResponse when it is an
+	// integer; transports use it only for diagnostics and stream routing.
+	ID int64
+}
+
+// LogLine is a diagnostic line a transport reports: a stderr line, a stdout
+// line that is not a JSON-RPC message, or a warning of the transport's own.
+type LogLine struct {
+	Level  string // "debug", "info", "warning" or "error"
+	Source string // "stderr", "stdout", "transport"
+	Text   string
+}
+
+// Sink receives what a transport reads. The transport calls Receive and Log
+// from its reader goroutines (never while holding a lock the sink might need)
+// and Closed exactly once.
+type Sink interface {
+	// Receive takes one inbound JSON text: an object, or an array (a batch).
+	// data is only valid during the call.
+	Receive(data []byte)
+	// Log takes one diagnostic line.
+	Log(line LogLine)
+	// Closed reports that the transport is gone for good. It is called
+	// exactly once, after the last Receive. The error is a *ClosedError.
+	Closed(err *ClosedError)
+}
+
+// Transport is a bidirectional JSON-RPC message channel to one MCP server.
+type Transport interface {
+	// Start opens the channel (for stdio: spawns the server) and begins
+	// delivering inbound messages to sink. A non-nil error is an *Error and
+	// means nothing was started and Closed will not be called.
+	Start(ctx context.Context, sink Sink) error
+	// Send writes one message. It is safe for concurrent use. It returns an
+	// *Error when the message could not be written; for requests over
+	// transports with per-request connections that failure concerns only
+	// that request.
+	Send(ctx context.Context, msg Outbound) error
+	// Close shuts the channel down gracefully, bounded by ctx, and releases
+	// every resource (for stdio: the process group is terminated and the
+	// child reaped). Closed is delivered to the sink before Close returns if
+	// it had not been delivered already. Close is idempotent.
+	Close(ctx context.Context) error
+	// Name is the transport's name as reported in server info ("stdio", ...).
+	Name() string
+}
+
+// Code classifies a transport failure. The core maps it to a status code.
+type Code uint8
+
+const (
+	// CodeInvalidArgument: the configuration cannot work (empty command,
+	// executable not found, bad URL).
+	CodeInvalidArgument Code = iota + 1
+	// CodeTransport: an I/O or spawn failure.
+	CodeTransport
+	// CodeClosed: the transport is closed.
+	CodeClosed
+	// CodeTimeout: the operation ran out of time.
+	CodeTimeout
+	// CodeSessionExpired: the server forgot the session (HTTP 404 with a
+	// session id); the core may re-initialize and retry once.
+	CodeSessionExpired
+	// CodeAuthRequired: the server demands authorization (HTTP 401/403).
+	CodeAuthRequired
+)
+
+// Error is a transport failure. Message never contains raw subprocess output,
+// tokens or secrets.
+type Error struct {
+	Code    Code
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Errorf builds an *Error.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ClosedError describes why a transport closed.
+type ClosedError struct {
+	// Message is a human sentence ("server exited with status 3"). It never
+	// contains raw subprocess output.
+	Message string
+	// ExitCode is the server's exit status, or -1 when unknown or killed by
+	// a signal.
+	ExitCode int
+	// Signal names the signal that ended the server ("SIGKILL"), if any.
+	Signal string
+	// Requested is true when the close was asked for (Close), false when the
+	// server went away on its own.
+	Requested bool
+	// StderrTail holds the last stderr lines, for diagnostics delivered to
+	// the host in the closed event (never in an error message).
+	StderrTail []string
+}
+
+func (e *ClosedError) Error() string { return e.Message }
