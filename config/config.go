@@ -41,7 +41,8 @@ func Parse(raw []byte, libraryVersion string) (*Parsed, *core.Error) {
 	}
 	p := &Parsed{Options: core.DefaultOptions(libraryVersion), ResultFormat: "json"}
 	steps := []func(*object, *Parsed) *core.Error{
-		parseClientInfo, parseProtocol, parseTimeouts, parseLimits, parseHandlers, parseResultFormat,
+		parseClientInfo, parseProtocol, parseTimeouts, parseLimits, parseHandlers, parseSamplingPolicy,
+		parseCapabilities, parseResultFormat,
 		parseTransport, // last: it uses the timeouts and limits
 	}
 	for _, step := range steps {
@@ -184,6 +185,16 @@ func parseHandlers(root *object, p *Parsed) *core.Error {
 		return err
 	} else if ok {
 		h.Sampling = true
+		if b, ok, err := s.boolean("tools"); err != nil {
+			return err
+		} else if ok {
+			h.SamplingTools = b
+		}
+		if b, ok, err := s.boolean("context"); err != nil {
+			return err
+		} else if ok {
+			h.SamplingContext = b
+		}
 		if err := s.finish(); err != nil {
 			return err
 		}
@@ -207,6 +218,72 @@ func parseHandlers(root *object, p *Parsed) *core.Error {
 		}
 		if err := e.finish(); err != nil {
 			return err
+		}
+	}
+	return o.finish()
+}
+
+// parseSamplingPolicy reads {"mode","max_tokens","allowed_models",
+// "max_messages","max_text_chars"}. A policy advertises sampling even in
+// deny mode, so that the server's requests get a structured refusal.
+func parseSamplingPolicy(root *object, p *Parsed) *core.Error {
+	o, ok, err := root.sub("sampling_policy")
+	if err != nil || !ok {
+		return err
+	}
+	sp := &core.SamplingPolicy{MaxTokens: 1024}
+	if sp.Mode, err = o.enum("mode", core.PolicyDeny, core.PolicyDeny, core.PolicyModel, core.PolicyReviewedModel); err != nil {
+		return err
+	}
+	if n, ok, err := o.integer("max_tokens", 1, 1<<40); err != nil {
+		return err
+	} else if ok {
+		sp.MaxTokens = n
+	}
+	if models, _, err := o.strList("allowed_models"); err != nil {
+		return err
+	} else {
+		sp.AllowedModels = models
+	}
+	if n, ok, err := o.integer("max_messages", 0, 1<<31-1); err != nil {
+		return err
+	} else if ok {
+		sp.MaxMessages = int(n)
+	}
+	if n, ok, err := o.integer("max_text_chars", 0, 1<<40); err != nil {
+		return err
+	} else if ok {
+		sp.MaxTextChars = int(n)
+	}
+	p.Options.SamplingPolicy = sp
+	return o.finish()
+}
+
+// parseCapabilities reads static capabilities. Only "experimental" may be
+// given: roots, sampling and elicitation are advertised from "handlers" and
+// "sampling_policy", so a capability is never claimed without something
+// that can answer for it.
+func parseCapabilities(root *object, p *Parsed) *core.Error {
+	o, ok, err := root.sub("capabilities")
+	if err != nil || !ok {
+		return err
+	}
+	for _, k := range []string{"roots", "sampling", "elicitation"} {
+		if _, has := o.m[k]; has {
+			instead := "handlers." + k
+			if k == "sampling" {
+				instead += " or sampling_policy"
+			}
+			return invalid(o.at(k), "cannot be declared statically; configure "+instead+" instead")
+		}
+	}
+	if exp, ok, err := o.sub("experimental"); err != nil {
+		return err
+	} else if ok {
+		p.Options.Experimental = jsonx.MustMarshal(exp.m)
+		exp.used = map[string]bool{}
+		for k := range exp.m {
+			exp.used[k] = true
 		}
 	}
 	return o.finish()

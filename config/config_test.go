@@ -97,3 +97,33 @@ func errOrNil(e *core.Error) error {
 	}
 	return e
 }
+
+func TestParseSamplingPolicyAndCapabilities(t *testing.T) {
+	p, err := Parse([]byte(`{"transport":{"type":"stdio","command":"x"},
+		"sampling_policy":{"mode":"reviewed_model","max_tokens":64,"allowed_models":["m1"],"max_messages":3,"max_text_chars":100},
+		"handlers":{"sampling":{"tools":true}},
+		"capabilities":{"experimental":{"vendor.x":{"on":true}}}}`), "1")
+	require.Nil(t, errOrNil(err))
+	require.Equal(t, &core.SamplingPolicy{Mode: "reviewed_model", MaxTokens: 64, AllowedModels: []string{"m1"}, MaxMessages: 3, MaxTextChars: 100}, p.Options.SamplingPolicy)
+	require.True(t, p.Options.Handlers.SamplingTools)
+	require.JSONEq(t, `{"vendor.x":{"on":true}}`, string(p.Options.Experimental))
+
+	p, err = Parse([]byte(`{"transport":{"type":"stdio","command":"x"},"sampling_policy":{}}`), "1")
+	require.Nil(t, errOrNil(err))
+	require.Equal(t, &core.SamplingPolicy{Mode: "deny", MaxTokens: 1024}, p.Options.SamplingPolicy, "deny by default")
+
+	for _, tc := range []struct{ in, want string }{
+		{`"sampling_policy":{"mode":"yolo"}`, "config.sampling_policy.mode"},
+		{`"sampling_policy":{"max_tokens":0}`, "config.sampling_policy.max_tokens"},
+		{`"sampling_policy":{"reviewer":"x"}`, "config.sampling_policy.reviewer: is not a known field"},
+		{`"capabilities":{"sampling":{}}`, "config.capabilities.sampling: cannot be declared statically"},
+		{`"capabilities":{"roots":{}}`, "config.capabilities.roots: cannot be declared statically"},
+		{`"capabilities":{"tasks":{}}`, "config.capabilities.tasks: is not a known field"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			_, err := Parse([]byte(`{"transport":{"type":"stdio","command":"x"},`+tc.in+`}`), "1")
+			require.NotNil(t, err)
+			require.Contains(t, err.Message, tc.want)
+		})
+	}
+}

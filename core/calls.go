@@ -53,6 +53,7 @@ type call struct {
 	lastActivity time.Time
 	hardDeadline time.Time // zero: none
 	finished     bool
+	retried      bool // already re-sent once after the session expired
 
 	pages *pageWalk
 }
@@ -81,6 +82,14 @@ func (c *Client) Call(method string, params []byte, opts CallOptions, done DoneF
 
 	c.mu.Lock()
 	switch {
+	case c.state == StateReady && c.reinit:
+		// The session expired: the call goes out once the new session is up.
+		c.calls[cl.id] = cl
+		livePending.Add(1)
+		c.queued = append(c.queued, cl)
+		c.startTimerLocked(cl)
+		c.mu.Unlock()
+		return cl.id, nil
 	case c.state == StateReady:
 		if err := c.server.gate(method); err != nil {
 			c.mu.Unlock()
@@ -380,6 +389,9 @@ func (c *Client) Notify(method string, params []byte) *Error {
 	}
 	if !strings.HasPrefix(method, "notifications/") {
 		return Errorf(StatusInvalidArgument, "method %q is not a notification (notifications/...)", method)
+	}
+	if method == "notifications/roots/list_changed" && !(c.opts.Handlers.Roots && c.opts.Handlers.RootsListChange) {
+		return Errorf(StatusInvalidState, "notifications/roots/list_changed needs handlers.roots.list_changed, which this client did not declare")
 	}
 	compact, err := compactParams(params)
 	if err != nil {

@@ -57,7 +57,8 @@ type Client struct {
 	server    *serverState  // set once ready
 	pending   map[int64]*call
 	calls     map[uint64]*call
-	queued    []*call // accepted before ready with WaitReady
+	queued    []*call // accepted before ready with WaitReady, or during a re-initialization
+	reinit    bool    // the session expired and a new initialize is under way
 	hostReqs  map[uint64]*hostRequest
 	started   bool          // Start succeeded: the transport must be closed
 	trClosed  chan struct{} // closed after the transport's Closed
@@ -142,9 +143,9 @@ func (c *Client) Connect() *Error {
 		c.mu.Unlock()
 		return Errorf(StatusInvalidState, "connect was already called (the client is %s)", st)
 	}
-	if reg := c.hosts.Load(); c.opts.Handlers.Any() && (reg == nil || reg.host == nil) {
+	if reg := c.hosts.Load(); c.opts.needsHostHandler() && (reg == nil || reg.host == nil) {
 		c.mu.Unlock()
-		return Errorf(StatusInvalidArgument, "handlers are configured but no host request handler is registered")
+		return Errorf(StatusInvalidArgument, "handlers or a sampling policy that delegates are configured, but no host request handler is registered")
 	}
 	c.state = StateConnecting
 	c.mu.Unlock()

@@ -614,7 +614,9 @@ func TestHostRequests(t *testing.T) {
 
 func TestParamsValidationAndMeta(t *testing.T) {
 	s := newFakeServer(t, "2025-11-25", defaultCaps())
-	s.handle("tools/call", func(_ *fakeServer, m wireMsg) reply { return reply{result: map[string]any{"echo": json.RawMessage(m.Params)}} })
+	s.handle("tools/call", func(_ *fakeServer, m wireMsg) reply {
+		return reply{result: map[string]any{"echo": json.RawMessage(m.Params)}}
+	})
 	c := readyClient(t, s, testOptions())
 	cases := []struct {
 		name   string
@@ -713,4 +715,71 @@ func TestExactlyOnceUnderRaces(t *testing.T) {
 	for id, k := range counts {
 		require.Equal(t, 1, k, "call %d completed %d times", id, k)
 	}
+}
+
+func TestSessionExpiryReinitializesOnce(t *testing.T) {
+	s := newFakeServer(t, "2025-11-25", defaultCaps())
+	var mu sync.Mutex
+	expireNext := 1 // how many tools/call requests to answer with "session expired"
+	var peerRef = &s.peer
+	s.handle("tools/call", func(s *fakeServer, m wireMsg) reply {
+		mu.Lock()
+		expire := expireNext > 0
+		if expire {
+			expireNext--
+		}
+		mu.Unlock()
+		if expire {
+			var id int64
+			_ = json.Unmarshal(m.ID, &id)
+			go (*peerRef).FailRequest(id, transport.Errorf(transport.CodeSessionExpired, "HTTP 404 for session"))
+			return reply{none: true}
+		}
+		return reply{result: map[string]any{"content": []any{}, "ok": true}}
+	})
+	c := readyClient(t, s, testOptions())
+	out, err := c.CallSync("tools/call", []byte(`{"name":"x"}`), CallOptions{})
+	require.Nil(t, errOrNil(err))
+	require.Contains(t, string(out), `"ok":true`)
+	require.Equal(t, []string{"initialize", "notifications/initialized", "tools/call", "initialize", "notifications/initialized", "tools/call"}, s.methods())
+
+	// A second expiry of the same request is an error, not a loop.
+	mu.Lock()
+	expireNext = 2
+	mu.Unlock()
+	_, err = c.CallSync("tools/call", []byte(`{"name":"x"}`), CallOptions{})
+	require.NotNil(t, err)
+	require.Equal(t, StatusClosed, err.Status)
+	require.Contains(t, err.Message, "no longer knows the session")
+	require.Equal(t, StateReady, c.State(), "the client stays usable")
+	mu.Lock()
+	expireNext = 0
+	mu.Unlock()
+	_, err = c.CallSync("tools/call", []byte(`{"name":"x"}`), CallOptions{})
+	require.Nil(t, errOrNil(err))
+}
+
+func TestRequestFailedFailsOnlyThatCall(t *testing.T) {
+	s := newFakeServer(t, "2025-11-25", defaultCaps())
+	peerRef := &s.peer
+	s.handle("tools/call", func(s *fakeServer, m wireMsg) reply {
+		var p struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		if p.Name == "bad" {
+			var id int64
+			_ = json.Unmarshal(m.ID, &id)
+			go (*peerRef).FailRequest(id, transport.Errorf(transport.CodeTransport, "HTTP 500 Internal Server Error"))
+			return reply{none: true}
+		}
+		return reply{result: map[string]any{"content": []any{}}}
+	})
+	c := readyClient(t, s, testOptions())
+	_, err := c.CallSync("tools/call", []byte(`{"name":"bad"}`), CallOptions{})
+	require.NotNil(t, err)
+	require.Equal(t, StatusTransport, err.Status)
+	require.Contains(t, err.Message, "500")
+	_, err = c.CallSync("tools/call", []byte(`{"name":"good"}`), CallOptions{})
+	require.Nil(t, errOrNil(err), "a transient failure never poisons the client")
 }

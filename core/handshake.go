@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/transport"
 )
 
 // serverState is what the handshake learned.
@@ -14,6 +15,7 @@ type serverState struct {
 	version  string
 	caps     serverCaps
 	infoJSON []byte
+	identity []byte // the server's serverInfo object
 }
 
 // serverCaps are the capabilities calls are gated on.
@@ -48,7 +50,7 @@ func (c *Client) startHandshake(version string, tried []string) {
 	c.armTimeouts(cl)
 
 	c.mu.Lock()
-	if c.state != StateConnecting {
+	if !c.handshakingLocked() {
 		c.mu.Unlock()
 		return
 	}
@@ -65,6 +67,12 @@ func (c *Client) startHandshake(version string, tried []string) {
 	}
 }
 
+// handshakingLocked reports whether an initialize is wanted: the first
+// handshake, or a re-initialization after the session expired.
+func (c *Client) handshakingLocked() bool {
+	return c.state == StateConnecting || (c.state == StateReady && c.reinit)
+}
+
 // initializeParams builds initialize's params: the offered version, the
 // capabilities the host can answer for, and the client's identity.
 func (c *Client) initializeParams(version string) []byte {
@@ -73,8 +81,18 @@ func (c *Client) initializeParams(version string) []byte {
 	if h.Roots {
 		caps["roots"] = map[string]any{"listChanged": h.RootsListChange}
 	}
-	if h.Sampling {
-		caps["sampling"] = map[string]any{}
+	if c.samplingEnabled() {
+		sampling := map[string]any{}
+		if h.SamplingTools {
+			sampling["tools"] = map[string]any{}
+		}
+		if h.SamplingContext {
+			sampling["context"] = map[string]any{}
+		}
+		caps["sampling"] = sampling
+	}
+	if len(c.opts.Experimental) > 0 {
+		caps["experimental"] = jsonx.RawMessage(c.opts.Experimental)
 	}
 	if h.Elicitation {
 		modes := map[string]any{}
@@ -149,6 +167,10 @@ func (c *Client) onInitialize(offered string, tried []string, result []byte, err
 		completions: flags.Completions != nil || res.ProtocolVersion == "2024-11-05",
 	}
 	st.infoJSON = c.serverInfoJSON(&res)
+	st.identity = orEmptyObject(res.ServerInfo)
+	if n, ok := c.tr.(transport.Negotiator); ok {
+		n.SetProtocolVersion(res.ProtocolVersion)
+	}
 
 	// initialized goes out before anything queued.
 	if nerr := c.sendNotification("notifications/initialized", nil); nerr != nil {
@@ -156,6 +178,14 @@ func (c *Client) onInitialize(offered string, tried []string, result []byte, err
 		return
 	}
 	c.mu.Lock()
+	if c.state == StateReady && c.reinit {
+		c.server, c.reinit = st, false
+		queued := c.queued
+		c.queued = nil
+		c.mu.Unlock()
+		c.sendQueued(queued)
+		return
+	}
 	if c.state != StateConnecting {
 		c.mu.Unlock()
 		return
@@ -218,6 +248,15 @@ func orEmptyObject(raw []byte) []byte {
 // down so that nothing is left running.
 func (c *Client) failHandshake(err *Error) {
 	c.mu.Lock()
+	if c.state == StateReady && c.reinit {
+		// The session stays broken for the calls that waited on it; the next
+		// expiry tries again.
+		c.reinit = false
+		failed := c.takeQueuedLocked()
+		c.mu.Unlock()
+		c.failCalls(failed, &Error{Status: StatusClosed, Message: "the session expired and re-initializing failed: " + err.Message, Code: err.Code, Data: err.Data})
+		return
+	}
 	if c.state != StateConnecting {
 		c.mu.Unlock()
 		return

@@ -14,40 +14,56 @@ const (
 	codeRejected       = -1 // the user (or a policy) rejected the request
 )
 
-// hostRequest is a server request waiting for the host's answer.
+// hostRequest is a question put to the host, waiting for its answer. One
+// server request may lead to several in turn (a review, then the delegate).
 type hostRequest struct {
-	id     uint64
-	kind   string
+	id       uint64
+	kind     string
+	serverID []byte // the id of the server request it serves
+	timer    *time.Timer
+	// onAnswer takes the host's answer. It replies to the server itself and
+	// returns an error when the answer was unusable (the server then got
+	// -32603 and the host a log event).
+	onAnswer func(status Status, data []byte) *Error
+	// onExpire runs when the host did not answer in time.
+	onExpire func()
+}
+
+// serverRequest is a request from the server being served.
+type serverRequest struct {
+	id     []byte // as the server sent it, echoed in the response
 	method string
-	idRaw  []byte // the server's request id, echoed in the response
-	timer  *time.Timer
+	params []byte
 }
 
-// hostKinds maps the server requests a host can answer to their kinds.
-var hostKinds = map[string]string{
-	"roots/list":             "roots",
-	"sampling/createMessage": "sampling",
-	"elicitation/create":     "elicitation",
-}
-
-// onServerRequest answers ping itself, hands the requests the host declared
-// to the host, and refuses the rest with -32601.
+// onServerRequest answers ping itself, serves the requests the client
+// declared a capability for, and refuses the rest with -32601.
 func (c *Client) onServerRequest(env *envelope) {
-	if env.method == "ping" {
-		go c.sendResponse(appendResult(nil, env.idRaw, []byte("{}")))
-		return
+	req := &serverRequest{id: env.idRaw, method: env.method, params: env.params}
+	h := c.opts.Handlers
+	switch {
+	case env.method == "ping":
+		c.replyResult(req, []byte("{}"))
+	case env.method == "roots/list" && h.Roots:
+		c.serveRoots(req)
+	case env.method == "sampling/createMessage" && c.samplingEnabled():
+		c.serveSampling(req)
+	case env.method == "elicitation/create" && h.Elicitation:
+		c.serveElicitation(req)
+	default:
+		c.replyError(req, codeMethodNotFound, "method not found: "+env.method, nil)
 	}
-	kind, known := hostKinds[env.method]
-	if !known || !c.handles(kind) {
-		go c.sendResponse(appendErrorResponse(nil, env.idRaw, codeMethodNotFound, "method not found: "+env.method, nil))
-		return
-	}
+}
+
+// askHost puts a question to the host-request handler. payload is the JSON
+// the host receives.
+func (c *Client) askHost(kind string, req *serverRequest, payload []byte, onAnswer func(Status, []byte) *Error, onExpire func()) {
 	reg := c.hosts.Load()
 	if reg == nil || reg.host == nil {
-		go c.sendResponse(appendErrorResponse(nil, env.idRaw, codeInternal, "the client has no handler for "+env.method, nil))
+		c.replyError(req, codeInternal, "the client has no handler for "+req.method, nil)
 		return
 	}
-	hr := &hostRequest{id: c.nextHostID.Add(1), kind: kind, method: env.method, idRaw: env.idRaw}
+	hr := &hostRequest{id: c.nextHostID.Add(1), kind: kind, serverID: req.id, onAnswer: onAnswer, onExpire: onExpire}
 	c.mu.Lock()
 	if c.freed {
 		c.mu.Unlock()
@@ -56,16 +72,11 @@ func (c *Client) onServerRequest(env *envelope) {
 	c.hostReqs[hr.id] = hr
 	hr.timer = time.AfterFunc(c.opts.Timeouts.HostRequest, func() { c.expireHostRequest(hr) })
 	c.mu.Unlock()
-
-	payload := make([]byte, 0, 32+len(env.method)+len(env.params))
-	payload = append(payload, `{"method":`...)
-	payload = jsonx.AppendString(payload, env.method)
-	payload = append(payload, `,"params":`...)
-	payload = append(payload, orEmptyObject(env.params)...)
-	payload = append(payload, '}')
 	go func() {
 		if !reg.enter() {
-			c.answerHostError(hr.id, codeInternal, "the client is shutting down")
+			if c.takeHostRequest(hr.id) != nil {
+				c.replyError(req, codeInternal, "the client is shutting down", nil)
+			}
 			return
 		}
 		defer reg.exit()
@@ -73,17 +84,13 @@ func (c *Client) onServerRequest(env *envelope) {
 	}()
 }
 
-func (c *Client) handles(kind string) bool {
-	h := c.opts.Handlers
-	switch kind {
-	case "roots":
-		return h.Roots
-	case "sampling":
-		return h.Sampling
-	case "elicitation":
-		return h.Elicitation
+// hostPayload builds {"method","params",...extra} for the host.
+func hostPayload(req *serverRequest, extra ...any) []byte {
+	m := map[string]any{"method": req.method, "params": jsonx.RawMessage(orEmptyObject(req.params))}
+	for i := 0; i+1 < len(extra); i += 2 {
+		m[extra[i].(string)] = extra[i+1]
 	}
-	return false
+	return jsonx.MustMarshal(m)
 }
 
 // takeHostRequest removes a pending host request.
@@ -103,14 +110,15 @@ func (c *Client) expireHostRequest(hr *hostRequest) {
 	if c.takeHostRequest(hr.id) == nil {
 		return
 	}
-	msg := "the host did not answer " + hr.method + " within " + formatMS(c.opts.Timeouts.HostRequest)
-	c.logf("warning", "host request %d (%s) expired: %s", hr.id, hr.kind, msg)
-	c.sendResponse(appendErrorResponse(nil, hr.idRaw, codeInternal, msg, nil))
+	c.logf("warning", "host request %d (%s) expired: the host did not answer within %s", hr.id, hr.kind, formatMS(c.opts.Timeouts.HostRequest))
+	hr.onExpire()
 }
 
-func (c *Client) answerHostError(id uint64, code int64, message string) {
-	if hr := c.takeHostRequest(id); hr != nil {
-		c.sendResponse(appendErrorResponse(nil, hr.idRaw, code, message, nil))
+// expireWithError is the usual onExpire: tell the server the host did not
+// answer.
+func (c *Client) expireWithError(req *serverRequest) func() {
+	return func() {
+		c.replyError(req, codeInternal, "the host did not answer "+req.method+" within "+formatMS(c.opts.Timeouts.HostRequest), nil)
 	}
 }
 
@@ -121,73 +129,99 @@ type hostErrorReply struct {
 }
 
 // Respond answers host request id. With StatusOK, data is the result object;
-// otherwise data is optional {"code","message","data"}.
+// otherwise data is optional {"code","message","data"}. Malformed JSON leaves
+// the request pending; an answer that is valid JSON but not a valid result
+// is consumed (the server gets -32603) and reported as StatusInvalidArgument.
 func (c *Client) Respond(id uint64, status Status, data []byte) *Error {
-	var out []byte
-	if status == StatusOK {
-		result, err := compactParams(data)
-		if err != nil {
-			return Errorf(StatusInvalidArgument, "the answer must be a JSON object")
-		}
-		hr := c.takeHostRequest(id)
-		if hr == nil {
-			return Errorf(StatusNotFound, "no pending host request with id %d (answered, expired or unknown)", id)
-		}
-		out = appendResult(nil, hr.idRaw, orEmptyObject(result))
-	} else {
-		var reply hostErrorReply
-		if len(data) > 0 {
-			if _, err := compactParams(data); err != nil {
-				return Errorf(StatusInvalidArgument, "the error detail must be a JSON object")
-			}
-			if err := jsonx.Unmarshal(data, &reply); err != nil {
-				return Errorf(StatusInvalidArgument, "the error detail must be {\"code\",\"message\",\"data\"}")
-			}
-		}
-		hr := c.takeHostRequest(id)
-		if hr == nil {
-			return Errorf(StatusNotFound, "no pending host request with id %d (answered, expired or unknown)", id)
-		}
-		code := int64(codeInternal)
-		if status == StatusPolicyDenied {
-			code = codeRejected
-		}
-		if reply.Code != nil {
-			code = *reply.Code
-		}
-		msg := reply.Message
-		if msg == "" {
-			msg = status.String()
-		}
-		out = appendErrorResponse(nil, hr.idRaw, code, msg, reply.Data)
+	compact, err := compactParams(data)
+	if err != nil {
+		return Errorf(StatusInvalidArgument, "the answer must be a JSON object")
 	}
-	go c.sendResponse(out)
-	return nil
+	hr := c.takeHostRequest(id)
+	if hr == nil {
+		return Errorf(StatusNotFound, "no pending host request with id %d (answered, expired or unknown)", id)
+	}
+	return hr.onAnswer(status, compact)
+}
+
+// hostErrorToServer maps a host's error answer to a JSON-RPC error: the
+// host's code and message when given, -1 for a policy denial, -32603
+// otherwise.
+func hostErrorToServer(status Status, data []byte) (int64, string, []byte) {
+	var reply hostErrorReply
+	if len(data) > 0 {
+		_ = jsonx.Unmarshal(data, &reply)
+	}
+	code := int64(codeInternal)
+	if status == StatusPolicyDenied {
+		code = codeRejected
+	}
+	if reply.Code != nil {
+		code = *reply.Code
+	}
+	msg := reply.Message
+	if msg == "" {
+		msg = status.String()
+	}
+	return code, msg, reply.Data
+}
+
+// answerWith returns an onAnswer that validates a result with check and
+// forwards it, or forwards the host's error.
+func (c *Client) answerWith(req *serverRequest, check func([]byte) ([]byte, *Error)) func(Status, []byte) *Error {
+	return func(status Status, data []byte) *Error {
+		if status != StatusOK {
+			code, msg, edata := hostErrorToServer(status, data)
+			c.replyError(req, code, msg, edata)
+			return nil
+		}
+		result, err := check(data)
+		if err != nil {
+			c.rejectHostAnswer(req, err)
+			return err
+		}
+		c.replyResult(req, result)
+		return nil
+	}
+}
+
+// rejectHostAnswer tells the server the host's answer was unusable, and the
+// host why.
+func (c *Client) rejectHostAnswer(req *serverRequest, err *Error) {
+	c.logf("warning", "invalid host answer to %s: %s", req.method, err.Message)
+	c.replyError(req, codeInternal, "the client produced an invalid "+req.method+" result", nil)
+}
+
+func (c *Client) replyResult(req *serverRequest, result []byte) {
+	go c.sendResponse(appendResult(nil, req.id, orEmptyObject(result)))
+}
+
+func (c *Client) replyError(req *serverRequest, code int64, message string, data []byte) {
+	go c.sendResponse(appendErrorResponse(nil, req.id, code, message, data))
 }
 
 type cancelledParams struct {
 	RequestID jsonx.RawMessage `json:"requestId"`
 }
 
-// onServerCancelled drops a host request the server abandoned: it gets no
-// response, as the spec asks.
+// onServerCancelled drops the host requests serving a server request the
+// server abandoned: they get no response, as the spec asks.
 func (c *Client) onServerCancelled(raw []byte) {
 	var p cancelledParams
 	if jsonx.Unmarshal(raw, &p) != nil || len(p.RequestID) == 0 {
 		return
 	}
 	c.mu.Lock()
-	var found *hostRequest
+	var dropped []*hostRequest
 	for id, hr := range c.hostReqs {
-		if string(hr.idRaw) == string(p.RequestID) {
-			found = hr
+		if string(hr.serverID) == string(p.RequestID) {
+			dropped = append(dropped, hr)
 			delete(c.hostReqs, id)
-			break
 		}
 	}
 	c.mu.Unlock()
-	if found != nil {
-		found.timer.Stop()
-		c.logf("info", "the server cancelled host request %d (%s)", found.id, found.kind)
+	for _, hr := range dropped {
+		hr.timer.Stop()
+		c.logf("info", "the server cancelled host request %d (%s)", hr.id, hr.kind)
 	}
 }

@@ -111,6 +111,40 @@ func (c *Client) Closed(cerr *transport.ClosedError) {
 	c.emitClosed(cerr)
 }
 
+// RequestFailed implements transport.Sink: one request failed at the
+// transport level. An expired session is re-initialized once, transparently,
+// and the request re-sent with a new id; any other failure (or a second
+// expiry) fails the call.
+func (c *Client) RequestFailed(id int64, terr *transport.Error) {
+	c.mu.Lock()
+	cl := c.pending[id]
+	if cl == nil {
+		c.mu.Unlock()
+		return
+	}
+	delete(c.pending, id)
+	cl.reqID = 0
+	if terr.Code == transport.CodeSessionExpired && cl.internal == nil && !cl.retried && c.state == StateReady {
+		cl.retried = true
+		c.queued = append(c.queued, cl)
+		start := !c.reinit
+		c.reinit = true
+		version := c.server.version
+		c.mu.Unlock()
+		if start {
+			c.logf("info", "the server no longer knows the session; re-initializing")
+			c.startHandshake(version, nil)
+		}
+		return
+	}
+	c.mu.Unlock()
+	err := AsError(terr)
+	if terr.Code == transport.CodeSessionExpired {
+		err = Errorf(StatusClosed, "the server no longer knows the session (%s)", terr.Message)
+	}
+	c.finish(cl, err, nil)
+}
+
 // onResponse routes a response by its id to the pending request, which
 // knows its method: results are never classified by their shape.
 func (c *Client) onResponse(env *envelope) {

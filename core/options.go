@@ -30,6 +30,8 @@ type Handlers struct {
 	Roots           bool
 	RootsListChange bool
 	Sampling        bool
+	SamplingTools   bool // the host can sample with tools (sampling.tools)
+	SamplingContext bool // the host honours includeContext (sampling.context)
 	Elicitation     bool
 	ElicitForm      bool
 	ElicitURL       bool
@@ -48,6 +50,17 @@ type Options struct {
 	MaxMessageBytes int
 	MaxPages        int
 	Handlers        Handlers
+	// SamplingPolicy, when set, answers sampling requests (see
+	// SamplingPolicy); sampling is advertised even in deny mode.
+	SamplingPolicy *SamplingPolicy
+	// Experimental is advertised as capabilities.experimental.
+	Experimental []byte
+}
+
+// needsHostHandler reports whether the configuration asks the host to answer
+// server requests.
+func (o Options) needsHostHandler() bool {
+	return o.Handlers.Any() || (o.SamplingPolicy != nil && o.SamplingPolicy.Mode != PolicyDeny)
 }
 
 // DefaultOptions returns the documented defaults.

@@ -81,8 +81,28 @@
  *   limits         {"max_message_bytes" [16777216], "max_pages" [1000]}
  *   handlers       which host requests the host answers (capabilities are
  *                   advertised only for these): {"roots": {"list_changed":
- *                   bool}?, "sampling": {}?, "elicitation": {"form": bool,
- *                   "url": bool}?}
+ *                   bool [false]}?, "sampling": {"tools": bool [false],
+ *                   "context": bool [false]}?, "elicitation": {"form": bool
+ *                   [true], "url": bool [false]}?}
+ *   sampling_policy the library's own answer to sampling requests:
+ *                   {"mode": "deny"|"model"|"reviewed_model" ["deny"],
+ *                    "max_tokens" [1024], "allowed_models": [..] [any],
+ *                    "max_messages" [0: no bound], "max_text_chars" [0: no
+ *                    bound; message text plus system prompt, in Unicode code
+ *                    points]}. Sampling is advertised whenever a policy or
+ *                   handlers.sampling is set, even in "deny" mode (the server
+ *                   then gets a structured refusal). Order: a redacted
+ *                   summary is built; the local bounds are checked (a request
+ *                   over a bound is refused before anyone sees it); in
+ *                   "reviewed_model" the host gets a "review" request with
+ *                   the summary only; then (modes "model" and
+ *                   "reviewed_model") the host's "sampling" request — the
+ *                   delegate — gets the raw params with the same summary.
+ *                   "deny" refuses everything. Without a policy,
+ *                   handlers.sampling sends every valid request straight to
+ *                   the delegate.
+ *   capabilities   {"experimental": {..}}: static capabilities; roots,
+ *                   sampling and elicitation cannot be declared here.
  *   result_format  "json" ["json"]
  *
  * EVENTS (lmcp_event_cb kinds; payload is a JSON object)
@@ -97,6 +117,13 @@
  *                   notification except progress and cancellation.
  *   "progress"      {"call_id": <int>, "progress": <num>, "total": <num>?,
  *                    "message": ".."?}
+ *   "sampling_denied" {"denial": {"reason", "detail_hash"?, "request":
+ *                    <summary>}, "server": <serverInfo>}: the sampling policy
+ *                   refused a request (reasons: sampling_disabled,
+ *                   max_tokens_exceeded, model_not_allowed, too_many_messages,
+ *                   text_too_long, review_rejected, review_failed,
+ *                   review_timeout, invalid_review_result). The server got
+ *                   JSON-RPC error -1 with the same denial as data.
  *   "log"           {"level": "debug"|"info"|"warning"|"error",
  *                    "source": "stderr"|"stdout"|"transport"|"library",
  *                    "message": ".."}: stderr lines, stdout lines that are not
@@ -107,8 +134,33 @@
  * answers with lmcp_client_respond)
  *
  *   "roots"         {"method":"roots/list", "params": {..}}
- *   "sampling"      {"method":"sampling/createMessage", "params": {..}}
- *   "elicitation"   {"method":"elicitation/create", "params": {..}}
+ *                   answer {"roots": [{"uri": "file://..", "name"?}]}
+ *   "sampling"      {"method":"sampling/createMessage", "params": {..},
+ *                    "summary": <summary>}
+ *                   answer {"role":"assistant", "content": {..}|[..],
+ *                    "model": "..", "stopReason"?}
+ *   "review"        {"summary": <summary>, "server": <serverInfo>} — never
+ *                   any text of the request
+ *                   answer {"approved": true} or {"approved": false,
+ *                    "reason"?: ".."} (the reason is only ever hashed)
+ *   "elicitation"   {"method":"elicitation/create", "params": {..},
+ *                    "mode": "form"|"url"}
+ *                   answer {"action": "accept"|"decline"|"cancel",
+ *                    "content"?: {..}}; in form mode schema defaults fill
+ *                   fields the host leaves out and the content is checked
+ *                   against the requested schema; in url mode the library
+ *                   never fetches the URL.
+ *
+ *   Every request is validated before the host sees it: malformed params,
+ *   undeclared modes and tool use without handlers.sampling.tools are
+ *   refused with JSON-RPC -32602 and never reach the host.
+ *
+ *   <summary> = {"request_hash": SHA-256 hex of the RFC 8785 canonical JSON
+ *   of the params, "request_hash_short": its first 16 characters,
+ *   "message_count", "roles": [first-seen order], "content_kinds": {kind:
+ *   count}, "text_char_count", "system_prompt_chars", "max_tokens",
+ *   "requested_models": [every hint name], "include_context"?,
+ *   "has_tools"}: counts and hashes only, never text.
  */
 #ifndef LEMONMCP_H
 #define LEMONMCP_H
@@ -357,13 +409,16 @@ lmcp_status lmcp_client_notify(lmcp_client *client, const char *method,
                                char **err_out);
 
 /* lmcp_client_respond answers a host request. With status LMCP_OK, json is
- * the result object sent to the server. With an error status, json is
+ * the answer described under HOST REQUESTS. With an error status, json is
  * optional: {"code": <int>?, "message": ".."?, "data": <any>?}; the server
  * receives that JSON-RPC error (code defaults to -1 for LMCP_E_POLICY_DENIED
- * and -32603 otherwise).
+ * and -32603 otherwise). For a "review", an error status refuses the request
+ * (review_failed).
  * Returns LMCP_OK; LMCP_E_NOT_FOUND (unknown, already answered, or expired
- * request id); LMCP_E_INVALID_ARGUMENT (json is not a JSON object);
- * LMCP_E_INVALID_HANDLE. */
+ * request id); LMCP_E_INVALID_ARGUMENT when json is not a JSON object (the
+ * request stays pending: answer again) or when it is not a valid answer
+ * (the request is consumed: the server gets -32603, the message says what
+ * was wrong, and a "log" event reports it); LMCP_E_INVALID_HANDLE. */
 lmcp_status lmcp_client_respond(lmcp_client *client, lmcp_request_id request_id,
                                 lmcp_status status, const char *json,
                                 size_t len, char **err_out);

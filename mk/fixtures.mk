@@ -9,7 +9,7 @@ TEST_SUITES += test-fixtures
 # Always delegate to go build: its cache makes a no-op rebuild cheap, and
 # make cannot see the module's real dependency graph.
 fixtures:
-	cd tests && $(GO) build -o $(BUILD)/fixtures/mcpfixture ./fixtures/mcpfixture
+	cd tests && $(GO) build -o $(BUILD)/fixtures/mcpfixture ./fixtures/mcpfixture && $(GO) build -o $(BUILD)/fixtures/rawecho ./fixtures/rawecho
 
 test-fixtures:
 	cd tests && $(GO) vet ./...

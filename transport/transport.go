@@ -49,9 +49,23 @@ type Sink interface {
 	Receive(data []byte)
 	// Log takes one diagnostic line.
 	Log(line LogLine)
+	// RequestFailed reports that the request with this id could not be
+	// delivered or answered at the transport level (an HTTP error status, a
+	// broken response stream). Only transports whose Send returns before the
+	// request is delivered call it (HTTP); the failure concerns that request
+	// only. A *Error with CodeSessionExpired asks the core to re-initialize.
+	RequestFailed(id int64, err *Error)
 	// Closed reports that the transport is gone for good. It is called
 	// exactly once, after the last Receive. The error is a *ClosedError.
 	Closed(err *ClosedError)
+}
+
+// Negotiator is implemented by transports that need the negotiated protocol
+// version (HTTP sends it as MCP-Protocol-Version). The core calls
+// SetProtocolVersion after initialize succeeds and before it sends
+// notifications/initialized, and again after a re-initialization.
+type Negotiator interface {
+	SetProtocolVersion(version string)
 }
 
 // Transport is a bidirectional JSON-RPC message channel to one MCP server.
@@ -60,10 +74,12 @@ type Transport interface {
 	// delivering inbound messages to sink. A non-nil error is an *Error and
 	// means nothing was started and Closed will not be called.
 	Start(ctx context.Context, sink Sink) error
-	// Send writes one message. It is safe for concurrent use. It returns an
-	// *Error when the message could not be written; for requests over
-	// transports with per-request connections that failure concerns only
-	// that request.
+	// Send writes one message. It is safe for concurrent use and must not
+	// retain msg.Data after it returns. It returns an *Error when the message
+	// could not be written. Transports with a connection per request (HTTP)
+	// return as soon as a KindRequest is on its way and report its later
+	// failure through Sink.RequestFailed; they deliver KindNotification and
+	// KindResponse messages before returning (bounded by ctx's deadline).
 	Send(ctx context.Context, msg Outbound) error
 	// Close shuts the channel down gracefully, bounded by ctx, and releases
 	// every resource (for stdio: the process group is terminated and the

@@ -555,6 +555,9 @@ void evrec_free(evrec_t *r) {
 
 /* ------------------------------------------------------- completion recorder */
 
+__thread int h_in_call;
+int h_inline_completions;
+
 void donerec_init(donerec_t *r, int n) {
   memset(r, 0, sizeof *r);
   pthread_mutex_init(&r->mu, NULL);
@@ -576,13 +579,14 @@ void done_cb(void *ud, lmcp_call_id id, lmcp_status st, const char *json, size_t
   if (r->inflight > r->max_inflight) r->max_inflight = r->inflight;
   s->count++;
   r->total++;
+  if (h_in_call) __atomic_add_fetch(&h_inline_completions, 1, __ATOMIC_SEQ_CST);
   if (s->count == 1) {
     s->status = st;
     s->json = copy;
     s->len = len;
     s->cb_call_id = id;
     s->bad_payload = bad;
-    s->on_caller_thread = pthread_equal(pthread_self(), s->caller);
+    s->on_caller_thread = h_in_call;
     copy = NULL;
   }
   pthread_mutex_unlock(&r->mu);

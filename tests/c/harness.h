@@ -135,8 +135,8 @@ typedef struct {
   size_t len;
   lmcp_call_id cb_call_id;    /* call id the callback received */
   lmcp_call_id issued_call_id; /* call id lmcp_client_call returned */
-  pthread_t caller;           /* thread that made the call */
-  int on_caller_thread;       /* done ran on the caller's thread */
+  pthread_t caller;           /* thread that made the call (informative) */
+  int on_caller_thread;       /* done ran inside the initiating lmcp_ call */
   int bad_payload;
   void *user; /* test-specific */
 } doneslot_t;
@@ -149,6 +149,12 @@ struct donerec {
   int total;         /* invocations over all slots */
   int inflight, max_inflight;
 };
+
+/* Set (per thread) while a test is inside an lmcp_client_call that may start
+ * a callback: a callback that sees it set runs on the caller's thread inside
+ * the initiating call, which the header forbids. */
+extern __thread int h_in_call;
+extern int h_inline_completions; /* completions seen with h_in_call set, suite-wide */
 
 void donerec_init(donerec_t *r, int n);
 void done_cb(void *ud, lmcp_call_id id, lmcp_status st, const char *json, size_t len);

@@ -118,3 +118,14 @@ func (p *Peer) Log(line transport.LogLine) {
 func (p *Peer) Hangup(message string, exitCode int) {
 	p.t.closeWith(&transport.ClosedError{Message: message, ExitCode: exitCode})
 }
+
+// FailRequest reports a transport-level failure of one request, as an HTTP
+// transport would.
+func (p *Peer) FailRequest(id int64, err *transport.Error) {
+	p.t.mu.Lock()
+	sink := p.t.sink
+	p.t.mu.Unlock()
+	if sink != nil {
+		sink.RequestFailed(id, err)
+	}
+}

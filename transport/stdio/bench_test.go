@@ -14,9 +14,10 @@ import (
 // the benchmark reports are the transport's own.
 type benchSink struct{ got chan struct{} }
 
-func (s *benchSink) Receive([]byte)                { s.got <- struct{}{} }
-func (s *benchSink) Log(transport.LogLine)         {}
-func (s *benchSink) Closed(*transport.ClosedError) {}
+func (s *benchSink) Receive([]byte)                        { s.got <- struct{}{} }
+func (s *benchSink) Log(transport.LogLine)                 {}
+func (s *benchSink) Closed(*transport.ClosedError)         {}
+func (s *benchSink) RequestFailed(int64, *transport.Error) {}
 
 // BenchmarkRoundTrip is one request through the echo helper and back:
 // Send, the server's read and write, framing, Receive.

@@ -28,7 +28,7 @@ type testSink struct {
 	logCh chan struct{} // pinged after each Log
 
 	closedCount atomic.Int32
-	afterClosed atomic.Int32 // Receive or Log calls after Closed: must stay 0
+	afterClosed atomic.Int32 // calls after Closed, or RequestFailed calls: must stay 0
 }
 
 func newTestSink() *testSink {
@@ -57,6 +57,12 @@ func (s *testSink) Log(line transport.LogLine) {
 	case s.logCh <- struct{}{}:
 	default:
 	}
+}
+
+// RequestFailed is never called by stdio: Send writes synchronously and
+// reports a failure itself. A call is counted as a violation.
+func (s *testSink) RequestFailed(int64, *transport.Error) {
+	s.afterClosed.Add(1)
 }
 
 func (s *testSink) Closed(err *transport.ClosedError) {

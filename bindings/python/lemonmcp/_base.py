@@ -181,6 +181,8 @@ class ClientBase:
     # ------------------------------------------------------ request building
 
     def _options(self, options: Dict[str, Any]) -> Tuple[Dict[str, Any], Optional[ProgressHandler]]:
+        if not options and self._session.callbacks.on_progress is None:
+            return {}, None  # the common case, kept cheap
         for key in options:
             if key not in _CALL_OPTION_KEYS:
                 raise TypeError(f"unexpected keyword argument {key!r}")

@@ -60,6 +60,7 @@ from .errors import (
     OK,
     ClosedError,
     InvalidArgument,
+    InternalError,
     InvalidHandle,
     LemonMCPError,
     NotFound,
@@ -78,10 +79,15 @@ HostHandler = Callable[[JSONObject], Any]
 HOST_KINDS = ("roots", "sampling", "elicitation")
 
 
+# One encoder for every input: json.dumps with non-default arguments would
+# build a new encoder per call, which costs more than the C call itself.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def dumps(value: Any, field: str) -> bytes:
     """JSON-encode an input, naming the field when it cannot be encoded."""
     try:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+        return _ENCODER.encode(value).encode("utf-8")
     except (TypeError, ValueError) as exc:
         raise InvalidArgument(f"{field}: not JSON-serializable: {exc}") from None
 
@@ -122,6 +128,7 @@ class _Registry:
         self.targets: Dict[int, "weakref.ReferenceType[_Session]"] = {}
         self.live: Dict[int, Any] = {}  # session token -> handle not yet freed
         self.shutting_down = False
+        self.forked = False  # this process is a fork() child of the one that loaded the library
 
     def token(self) -> int:
         with self.lock:
@@ -153,6 +160,27 @@ class _Registry:
 _reg = _Registry()
 
 
+_tls = threading.local()  # .sessions: sessions whose callback this thread is running
+
+
+def _enter_callback(sess: "_Session") -> None:
+    stack = getattr(_tls, "sessions", None)
+    if stack is None:
+        stack = _tls.sessions = []
+    stack.append(sess)
+
+
+def _leave_callback() -> None:
+    stack = getattr(_tls, "sessions", None)
+    if stack:
+        stack.pop()
+
+
+def in_callback_of(sess: "_Session") -> bool:
+    """True on a library thread that is running one of sess's callbacks."""
+    return any(s is sess for s in getattr(_tls, "sessions", None) or ())
+
+
 def _report(where: str) -> None:
     try:
         log.exception("lemonmcp: unexpected error in %s", where)
@@ -168,7 +196,11 @@ def _on_event(user_data: Optional[int], kind: Optional[bytes], ptr: Optional[int
         if sess is None:
             return
         data = ctypes.string_at(ptr, length) if ptr else b""
-        sess._event((kind or b"").decode("utf-8", "replace"), data)
+        _enter_callback(sess)
+        try:
+            sess._event((kind or b"").decode("utf-8", "replace"), data)
+        finally:
+            _leave_callback()
     except BaseException:
         _report("the event callback")
 
@@ -183,7 +215,11 @@ def _on_host_request(
         if sess is None:
             return
         data = ctypes.string_at(ptr, length) if ptr else b""
-        sess._host_request(int(request_id), (kind or b"").decode("utf-8", "replace"), data)
+        _enter_callback(sess)
+        try:
+            sess._host_request(int(request_id), (kind or b"").decode("utf-8", "replace"), data)
+        finally:
+            _leave_callback()
     except BaseException:
         _report("the host-request callback")
 
@@ -218,14 +254,26 @@ def _free_handle(token: int) -> None:
     """Finalizer of a session: free its handle unless already freed."""
     with _reg.lock:
         handle = _reg.live.pop(token, None)
-    if handle is not None and not _reg.shutting_down:
+    if handle is not None and not _reg.shutting_down and not _reg.forked:
         lib.lmcp_client_free(handle)
+
+
+def _after_fork_in_child() -> None:
+    # The Go runtime does not survive fork(): in the child, no library call
+    # may be made, not even the frees at exit.
+    _reg.forked = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @atexit.register
 def _at_exit() -> None:
     """Free every live handle, then wait (bounded) for the library's last
     callbacks so none enters Python during interpreter teardown."""
+    if _reg.forked:
+        return
     with _reg.lock:
         handles = list(_reg.live.values())
         _reg.live.clear()
@@ -441,21 +489,34 @@ class _Session:
 
     # --------------------------------------------------------- handle use
 
-    @contextmanager
-    def use(self) -> Iterator[Any]:
-        """The handle, guarded so that free never races a call in progress."""
+    def acquire(self) -> Any:
+        """The handle, counted as in use until :meth:`done_using`, so that
+        free never races a call in progress."""
+        if _reg.forked:
+            raise InternalError(
+                "lemonmcp cannot be used in a fork() child of the process that loaded it "
+                "(use multiprocessing's 'spawn' or 'forkserver' start method)"
+            )
         with self._cond:
             h = self._handle
             if h is None:
                 raise ClosedError(self._closed_message(), status=E_CLOSED)
             self._users += 1
+            return h
+
+    def done_using(self) -> None:
+        with self._cond:
+            self._users -= 1
+            if self._users == 0 and self._handle is None:
+                self._cond.notify_all()  # release() may be waiting
+
+    @contextmanager
+    def use(self) -> Iterator[Any]:
+        h = self.acquire()
         try:
             yield h
         finally:
-            with self._cond:
-                self._users -= 1
-                if self._users == 0:
-                    self._cond.notify_all()
+            self.done_using()
 
     def _closed_message(self) -> str:
         if self.closed is not None and self.closed.reason:
@@ -483,7 +544,14 @@ class _Session:
         with _reg.lock:
             _reg.live.pop(self._token, None)
         self._finalizer.detach()
-        lib.lmcp_client_free(h)
+        if _reg.forked:
+            return
+        if in_callback_of(self):
+            # lmcp_client_free must not run inside one of this client's own
+            # callbacks: hand it to a thread of ours (free never blocks).
+            threading.Thread(target=lib.lmcp_client_free, args=(h,), name="lemonmcp-free", daemon=True).start()
+        else:
+            lib.lmcp_client_free(h)
 
     # --------------------------------------------------------- lifecycle
 
@@ -567,7 +635,9 @@ class _Session:
                 lib.lmcp_client_close(h, ms, c_void_p())
         except (TimeoutError, ClosedError, InvalidHandle):
             pass  # teardown goes on in the background / already gone
-        if before not in (_ffi.STATE_NEW,) and self.connected:
+        if before != _ffi.STATE_NEW and self.connected and not in_callback_of(self):
+            # The "closed" event follows close; keep it (reason, exit code)
+            # unless this thread is the one that would deliver it.
             self.closed_event.wait(0.5)
         self.release()
 
@@ -583,11 +653,15 @@ class _Session:
     ) -> int:
         """lmcp_client_call; ``complete(call_id, status, data)`` runs exactly
         once on a library thread when this returns."""
-        if not isinstance(method, str) or not method:
+        if type(method) is not str or not method:
             raise InvalidArgument("method: expected a non-empty string")
-        if params is not None and not isinstance(params, Mapping):
-            raise InvalidArgument(f"params: expected an object, got {params!r}")
-        pjson = dumps(dict(params), "params") if params is not None else None
+        pjson: Optional[bytes] = None
+        if type(params) is dict:  # the common case first: no copy
+            pjson = dumps(params, "params")
+        elif params is not None:
+            if not isinstance(params, Mapping):
+                raise InvalidArgument(f"params: expected an object, got {params!r}")
+            pjson = dumps(dict(params), "params")
         ojson = dumps(dict(options), "options") if options else None
         call = _Call(progress)
 
@@ -604,7 +678,8 @@ class _Session:
                 self._registering += 1
         ok = False
         try:
-            with self.use() as h:
+            h = self.acquire()
+            try:
                 lib.lmcp_client_call(
                     h,
                     method.encode("utf-8"),
@@ -617,6 +692,8 @@ class _Session:
                     byref(cid),
                     c_void_p(),
                 )
+            finally:
+                self.done_using()
             ok = True
         finally:
             if not ok:

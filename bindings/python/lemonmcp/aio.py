@@ -125,7 +125,15 @@ class AsyncClient(ClientBase):
         await loop.run_in_executor(None, self._session.close_blocking, timeout)
 
     async def __aenter__(self) -> "AsyncClient":
-        await self.open()
+        state = self.state
+        if state == "new":
+            await self.open()
+        elif state == "connecting":
+            try:
+                await self.wait_ready()
+            except BaseException:
+                await self.close()
+                raise
         return self
 
     async def __aexit__(

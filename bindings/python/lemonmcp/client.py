@@ -99,7 +99,15 @@ class Client(ClientBase):
         self._session.close_blocking(timeout)
 
     def __enter__(self) -> "Client":
-        self.open()
+        state = self.state
+        if state == "new":
+            self.open()
+        elif state == "connecting":
+            try:
+                self.wait_ready()
+            except BaseException:
+                self.close()
+                raise
         return self
 
     def __exit__(
@@ -122,16 +130,19 @@ class Client(ClientBase):
 
     def _run(self, req: Request) -> Any:
         method, params, opts, handler = req
-        done = threading.Event()
+        # A bare lock as a one-shot signal: held now, released by the
+        # completion (cheaper than an Event on this hot path).
+        done = threading.Lock()
+        done.acquire()
         box: List[Tuple[int, bytes]] = []
 
         def complete(call_id: int, status: int, data: bytes) -> None:
             box.append((status, data))
-            done.set()
+            done.release()
 
         call_id = self._session.start_call(method, params, opts, complete, handler)
         try:
-            while not done.wait(_WAKE_S):
+            while not done.acquire(timeout=_WAKE_S):
                 pass
         except KeyboardInterrupt:
             self._session.cancel(call_id)

@@ -513,3 +513,103 @@ def test_many_clients_create_and_free(fixture_path: str) -> None:
         Client.stdio(fixture_path)  # never connected, dropped at once
     gc.collect()
     assert wait_until(lambda: lemonmcp.diagnostics()["live_clients"] <= base["live_clients"], 5)
+
+
+def test_close_from_the_clients_own_callback(make_client: MakeClient) -> None:
+    """close() inside one of the client's callbacks must not free the handle
+    on that library thread (the C ABI forbids it); it is deferred."""
+    holder: Dict[str, Client] = {}
+    closed = threading.Event()
+
+    def on_progress(p: lemonmcp.Progress) -> None:
+        holder["c"].close(timeout=5)
+        closed.set()
+
+    c = make_client(on_progress=on_progress)
+    holder["c"] = c
+    with pytest.raises((lemonmcp.ClosedError, lemonmcp.Cancelled)):
+        c.call_tool("slow", {"ms": 3000, "steps": 30})
+    assert closed.wait(CALL_S)
+    assert c.closed
+
+
+def test_close_from_on_closed(make_client: MakeClient) -> None:
+    holder: Dict[str, Client] = {}
+    done = threading.Event()
+
+    def on_closed(info: lemonmcp.Closed) -> None:
+        holder["c"].close()
+        done.set()
+
+    c = make_client(on_closed=on_closed)
+    holder["c"] = c
+    with pytest.raises(lemonmcp.ClosedError):
+        c.call_tool("crash")
+    assert done.wait(CALL_S) and c.closed
+
+
+EXIT_CHILD = r"""
+import sys, threading, lemonmcp
+c = lemonmcp.Client.stdio(sys.argv[1], on_log=lambda r: None, on_progress=lambda p: None)
+c.open(timeout=15)
+print(c.call_tool("pid").text, flush=True)
+a = lemonmcp.Client.stdio(sys.argv[1]); a.open(timeout=15)
+print(a.call_tool("pid").text, flush=True)
+def bg(client, args):
+    try:
+        client.call_tool("slow", args)
+    except lemonmcp.LemonMCPError:
+        pass  # Cancelled once the exit frees the clients: expected
+threading.Thread(target=bg, args=(c, {"ms": 30000, "steps": 300}), daemon=True).start()
+threading.Thread(target=bg, args=(a, {"ms": 30000}), daemon=True).start()
+import time; time.sleep(0.3)
+print("exiting", flush=True)
+"""
+
+
+def test_interpreter_exit_with_open_clients_and_calls_in_flight(fixture_path: str) -> None:
+    import subprocess
+    import sys
+
+    from conftest import PKG_ROOT, env_for_child
+
+    r = subprocess.run(
+        [sys.executable, "-c", EXIT_CHILD, fixture_path],
+        capture_output=True, text=True, timeout=60, env=env_for_child(), cwd=PKG_ROOT,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "exiting" in r.stdout and "fatal" not in r.stderr.lower() and "Traceback" not in r.stderr
+    pids = [int(x) for x in r.stdout.split()[:2]]
+    assert wait_until(lambda: not any(pid_alive(p) for p in pids), 15), pids
+
+
+FORK_CHILD = r"""
+import os, sys, lemonmcp
+c = lemonmcp.Client.stdio(sys.argv[1]); c.open(timeout=15)
+pid = os.fork()
+if pid == 0:
+    try:
+        c.ping()
+        print("child: ping worked?!", flush=True)
+    except lemonmcp.InternalError as e:
+        print("child refused:", "fork" in str(e), flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+c.ping()
+print("parent fine", flush=True)
+c.close()
+"""
+
+
+def test_forked_child_is_refused(fixture_path: str) -> None:
+    import subprocess
+    import sys
+
+    from conftest import PKG_ROOT, env_for_child
+
+    r = subprocess.run(
+        [sys.executable, "-c", FORK_CHILD, fixture_path],
+        capture_output=True, text=True, timeout=60, env=env_for_child(), cwd=PKG_ROOT,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "child refused: True" in r.stdout and "parent fine" in r.stdout
