@@ -32,6 +32,7 @@ include $(wildcard mk/fixtures.mk)
 include $(wildcard mk/ctest.mk)
 include $(wildcard mk/python.mk)
 include $(wildcard mk/conformance.mk)
+include $(wildcard mk/everything.mk)
 include $(wildcard mk/elixir.mk)
 include $(wildcard mk/bench.mk)
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lemonmcp/lemonmcp/config"
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/internal/etf"
 	"github.com/lemonmcp/lemonmcp/internal/handles"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 )
@@ -24,17 +25,40 @@ var libraryVersion = C.GoString(C.lmcp_bridge_version())
 
 // clientHandle is what a host's lmcp_client pointer resolves to.
 type clientHandle struct {
-	c *core.Client
+	c   *core.Client
+	etf bool // payloads go to the host as Erlang external term format
+}
+
+// encode turns a JSON payload into the client's result format. A payload
+// that cannot be converted (it always can: the library produced or
+// validated it) falls back to an error term rather than being lost.
+func (h *clientHandle) encode(data []byte) []byte {
+	if !h.etf {
+		return data
+	}
+	out, err := etf.FromJSON(data)
+	if err != nil {
+		out, _ = etf.FromJSON(core.Errorf(core.StatusInternal, "cannot encode a payload as ETF: %s", err.Error()).JSON())
+	}
+	return out
 }
 
 var clients handles.Registry[clientHandle]
 
 func lookup(p *C.lmcp_client) (*core.Client, *core.Error) {
+	h, err := lookupHandle(p)
+	if err != nil {
+		return nil, err
+	}
+	return h.c, nil
+}
+
+func lookupHandle(p *C.lmcp_client) (*clientHandle, *core.Error) {
 	h, ok := clients.Get(unsafe.Pointer(p))
 	if !ok {
 		return nil, core.Errorf(core.StatusInvalidHandle, "the client handle is NULL, unknown, or freed")
 	}
-	return h.c, nil
+	return h, nil
 }
 
 // recoverInto turns a panic into LMCP_E_INTERNAL.
@@ -72,7 +96,7 @@ func lmcp_features(jsonOut **C.char, lenOut *C.size_t) (st C.lmcp_status) {
 		"protocol_modes":      []string{"legacy"},
 		"client_capabilities": []string{"roots", "sampling", "elicitation"},
 		"auth_flows":          []string{},
-		"result_formats":      []string{"json"},
+		"result_formats":      []string{"json", "etf"},
 	})
 	*jsonOut = cBytes(doc)
 	if lenOut != nil {
@@ -110,7 +134,7 @@ func lmcp_client_new(configJSON *C.cchar_t, n C.size_t, clientOut **C.lmcp_clien
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	h := &clientHandle{c: core.New(parsed.Options, parsed.Transport)}
+	h := &clientHandle{c: core.New(parsed.Options, parsed.Transport), etf: parsed.ResultFormat == "etf"}
 	*clientOut = (*C.lmcp_client)(clients.Save(h))
 	return setErr(errOut, nil)
 }
@@ -119,17 +143,18 @@ func lmcp_client_new(configJSON *C.cchar_t, n C.size_t, clientOut **C.lmcp_clien
 func lmcp_client_set_event_handler(client *C.lmcp_client, cb C.lmcp_event_cb, userData unsafe.Pointer, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
 	defer recoverInto(&st, errOut)
 	release := destroyFunc(destroy, userData)
-	c, err := lookup(client)
+	h, err := lookupHandle(client)
 	if err != nil {
 		release()
 		return setErr(errOut, err)
 	}
+	c := h.c
 	if cb == nil {
 		c.SetEventHandler(nil, release)
 		return setErr(errOut, nil)
 	}
 	c.SetEventHandler(func(kind string, payload []byte) {
-		ptr, n, keep := borrow(payload)
+		ptr, n, keep := borrow(h.encode(payload))
 		C.lmcp_bridge_event(cb, userData, cKind(kind), ptr, n)
 		_ = keep
 	}, release)
@@ -140,16 +165,17 @@ func lmcp_client_set_event_handler(client *C.lmcp_client, cb C.lmcp_event_cb, us
 func lmcp_client_set_host_request_handler(client *C.lmcp_client, cb C.lmcp_host_request_cb, userData unsafe.Pointer, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
 	defer recoverInto(&st, errOut)
 	release := destroyFunc(destroy, userData)
-	c, err := lookup(client)
+	h, err := lookupHandle(client)
 	if err != nil {
 		release()
 		return setErr(errOut, err)
 	}
+	c := h.c
 	if cb == nil {
 		return setErr(errOut, c.SetHostRequestHandler(nil, release))
 	}
 	return setErr(errOut, c.SetHostRequestHandler(func(id uint64, kind string, payload []byte) {
-		ptr, n, keep := borrow(payload)
+		ptr, n, keep := borrow(h.encode(payload))
 		C.lmcp_bridge_host_request(cb, userData, C.uint64_t(id), cKind(kind), ptr, n)
 		_ = keep
 	}, release))
@@ -219,10 +245,11 @@ func callArgs(method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cc
 //export lmcp_client_call
 func lmcp_client_call(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, done C.lmcp_done_cb, userData unsafe.Pointer, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
 	defer recoverInto(&st, errOut)
-	c, err := lookup(client)
+	h, err := lookupHandle(client)
 	if err != nil {
 		return setErr(errOut, err)
 	}
+	c := h.c
 	if done == nil {
 		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "done is NULL"))
 	}
@@ -231,7 +258,7 @@ func lmcp_client_call(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_
 		return setErr(errOut, err)
 	}
 	id, err := c.Call(m, p, opts, func(callID uint64, status core.Status, data []byte) {
-		ptr, n, keep := borrow(data)
+		ptr, n, keep := borrow(h.encode(data))
 		C.lmcp_bridge_done(done, userData, C.uint64_t(callID), C.int32_t(status), ptr, n)
 		_ = keep
 	})
@@ -251,7 +278,7 @@ func lmcp_client_call_sync(client *C.lmcp_client, method *C.cchar_t, params *C.c
 		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "result_out is NULL"))
 	}
 	*resultOut = nil
-	c, err := lookup(client)
+	h, err := lookupHandle(client)
 	if err != nil {
 		return setErr(errOut, err)
 	}
@@ -259,10 +286,11 @@ func lmcp_client_call_sync(client *C.lmcp_client, method *C.cchar_t, params *C.c
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	result, err := c.CallSync(m, p, opts)
+	result, err := h.c.CallSync(m, p, opts)
 	if err != nil {
 		return setErr(errOut, err)
 	}
+	result = h.encode(result)
 	*resultOut = cBytes(result)
 	if resultLenOut != nil {
 		*resultLenOut = C.size_t(len(result))
@@ -313,14 +341,15 @@ func lmcp_client_server_info(client *C.lmcp_client, jsonOut **C.char, lenOut *C.
 		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "json_out is NULL"))
 	}
 	*jsonOut = nil
-	c, err := lookup(client)
+	h, err := lookupHandle(client)
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	info, err := c.ServerInfo()
+	info, err := h.c.ServerInfo()
 	if err != nil {
 		return setErr(errOut, err)
 	}
+	info = h.encode(info)
 	*jsonOut = cBytes(info)
 	if lenOut != nil {
 		*lenOut = C.size_t(len(info))

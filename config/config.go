@@ -129,7 +129,7 @@ func parseTimeouts(root *object, p *Parsed) *core.Error {
 		{"call_ms", 0, &t.Call},
 		{"max_total_ms", 0, &t.MaxTotal},
 		{"host_request_ms", 1, &t.HostRequest},
-		{"close_grace_ms", 0, &t.CloseGrace},
+		{"close_grace_ms", 1, &t.CloseGrace}, // 0 would mean the stdio default
 	}
 	for _, f := range fields {
 		if err := o.millis(f.key, f.min, f.dst); err != nil {
@@ -293,9 +293,6 @@ func parseResultFormat(root *object, p *Parsed) *core.Error {
 	f, err := root.enum("result_format", "json", "json", "etf")
 	if err != nil {
 		return err
-	}
-	if f == "etf" {
-		return core.Errorf(core.StatusUnsupported, "config.result_format: \"etf\" is not supported by this build yet")
 	}
 	p.ResultFormat = f
 	return nil

@@ -63,7 +63,7 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		{"fractional timeout", `{"transport":{"type":"stdio","command":"x"},"timeouts":{"call_ms":1.5}}`, core.StatusInvalidArgument, "config.timeouts.call_ms: must be a whole number"},
 		{"unknown version", `{"transport":{"type":"stdio","command":"x"},"protocol":{"versions":["2030-01-01"]}}`, core.StatusInvalidArgument, "config.protocol.versions[0]"},
 		{"modern mode not built", `{"transport":{"type":"stdio","command":"x"},"protocol":{"mode":"modern"}}`, core.StatusUnsupported, "config.protocol.mode"},
-		{"etf not built", `{"transport":{"type":"stdio","command":"x"},"result_format":"etf"}`, core.StatusUnsupported, "config.result_format"},
+		{"unknown result format", `{"transport":{"type":"stdio","command":"x"},"result_format":"xml"}`, core.StatusInvalidArgument, "config.result_format"},
 		{"elicitation with no mode", `{"transport":{"type":"stdio","command":"x"},"handlers":{"elicitation":{"form":false}}}`, core.StatusInvalidArgument, "config.handlers.elicitation"},
 		{"unknown handler", `{"transport":{"type":"stdio","command":"x"},"handlers":{"tasks":{}}}`, core.StatusInvalidArgument, "config.handlers.tasks: is not a known field"},
 		{"tiny message limit", `{"transport":{"type":"stdio","command":"x"},"limits":{"max_message_bytes":10}}`, core.StatusInvalidArgument, "config.limits.max_message_bytes"},

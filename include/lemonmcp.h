@@ -103,7 +103,14 @@
  *                   the delegate.
  *   capabilities   {"experimental": {..}}: static capabilities; roots,
  *                   sampling and elicitation cannot be declared here.
- *   result_format  "json" ["json"]
+ *   result_format  "json" ["json"] | "etf": every payload the client hands
+ *                   the host — call results and error objects (callbacks and
+ *                   lmcp_client_call_sync), events, host requests,
+ *                   lmcp_client_server_info — is Erlang external term format
+ *                   (version 131: objects as maps with binary keys, arrays
+ *                   as lists, strings as binaries, null as the atom nil)
+ *                   instead of JSON. err_out of lmcp_client_new and the
+ *                   answers a host gives stay JSON.
  *
  * EVENTS (lmcp_event_cb kinds; payload is a JSON object)
  *

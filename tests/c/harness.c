@@ -424,6 +424,7 @@ void temp_dir_cleanup(void) {
 
 void evrec_init(evrec_t *r) {
   memset(r, 0, sizeof *r);
+  r->live = 1;
   pthread_mutex_init(&r->mu, NULL);
   pthread_cond_init(&r->cv, NULL);
 }

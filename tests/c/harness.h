@@ -40,8 +40,13 @@ int h_check(int ok, const char *expr, const char *file, int line,
 #define CHECKE(cond, err) h_check(!!(cond), #cond, __FILE__, __LINE__, (err), NULL)
 /* CHECKM(cond, err, fmt, ...): same, with an explanatory message. */
 #define CHECKM(cond, err, ...) h_check(!!(cond), #cond, __FILE__, __LINE__, (err), __VA_ARGS__)
-/* CHECK_ST(expr, want, err): compares two statuses and prints both names. */
-#define CHECK_ST(got, want, err) h_check_status((got), (want), #got, __FILE__, __LINE__, (err))
+/* CHECK_ST(expr, want, err): compares two statuses and prints both names.
+ * A statement: expr is evaluated first, so err may be filled by expr. */
+#define CHECK_ST(got, want, err)                                            \
+  do {                                                                      \
+    lmcp_status h_got_ = (got);                                             \
+    h_check_status(h_got_, (want), #got, __FILE__, __LINE__, (err));       \
+  } while (0)
 
 int h_check_status(lmcp_status got, lmcp_status want, const char *expr,
                    const char *file, int line, const char *err_json);
@@ -106,6 +111,7 @@ typedef struct {
   int max_inflight;   /* >1 means two events of one client overlapped */
   int after_destroy;  /* events delivered after destroy ran */
   int bad_payloads;   /* payloads that are not valid JSON or not NUL-terminated */
+  int live;           /* between evrec_init and evrec_free */
 } evrec_t;
 
 void evrec_init(evrec_t *r);

@@ -40,6 +40,8 @@ CALLBACK_KEYWORDS = (
     "roots",
     "sampling",
     "elicitation",
+    "review",
+    "on_sampling_denied",
 )
 
 #: logging/setLevel levels (RFC 5424 names, as MCP uses them).

@@ -59,6 +59,11 @@ CONFIG_KEYWORDS: Dict[str, str] = {
     "close_grace_ms": "timeouts.close_grace_ms",
     "max_message_bytes": "limits.max_message_bytes",
     "max_pages": "limits.max_pages",
+    "sampling_mode": "sampling_policy.mode",
+    "sampling_max_tokens": "sampling_policy.max_tokens",
+    "sampling_allowed_models": "sampling_policy.allowed_models",
+    "sampling_max_messages": "sampling_policy.max_messages",
+    "sampling_max_text_chars": "sampling_policy.max_text_chars",
     # seconds, for people who think in seconds
     "ready_timeout": "timeouts.ready_ms",
     "call_timeout": "timeouts.call_ms",
@@ -66,7 +71,17 @@ CONFIG_KEYWORDS: Dict[str, str] = {
     "host_request_timeout": "timeouts.host_request_ms",
 }
 _SECONDS_KEYWORDS = ("ready_timeout", "call_timeout", "close_grace", "host_request_timeout")
-_GROUPS = ("client_info", "protocol", "timeouts", "limits", "handlers", "result_format")
+_GROUPS = (
+    "client_info",
+    "protocol",
+    "timeouts",
+    "limits",
+    "handlers",
+    "sampling_policy",
+    "capabilities",
+    "result_format",
+)
+_SAMPLING_MODES = ("deny", "model", "reviewed_model")
 
 
 def _bad(field: str, expected: str, value: Any) -> InvalidArgument:
@@ -270,13 +285,38 @@ def check_config(config: Mapping[str, Any]) -> Dict[str, Any]:
             if "list_changed" in r:
                 _check_bool("handlers.roots.list_changed", r["list_changed"])
         if "sampling" in h:
-            _check_obj("handlers.sampling", h["sampling"])
+            sm = _check_obj("handlers.sampling", h["sampling"])
+            for k in ("tools", "context"):
+                if k in sm:
+                    _check_bool(f"handlers.sampling.{k}", sm[k])
         if "elicitation" in h:
             e = _check_obj("handlers.elicitation", h["elicitation"])
             for k in ("form", "url"):
                 if k in e:
                     _check_bool(f"handlers.elicitation.{k}", e[k])
         out["handlers"] = h
+    if "sampling_policy" in out:
+        sp = _check_obj("sampling_policy", out["sampling_policy"])
+        if "mode" in sp:
+            _check_choice("sampling_policy.mode", sp["mode"], _SAMPLING_MODES)
+        if "max_tokens" in sp:
+            _check_pos_int("sampling_policy.max_tokens", sp["max_tokens"])
+        for k in ("max_messages", "max_text_chars"):
+            if k in sp:
+                _check_nonneg_int(f"sampling_policy.{k}", sp[k])
+        if "allowed_models" in sp:
+            ms = sp["allowed_models"]
+            if not isinstance(ms, (list, tuple)):
+                raise _bad("sampling_policy.allowed_models", "a list of model names", ms)
+            for i, m in enumerate(ms):
+                _check_str(f"sampling_policy.allowed_models[{i}]", m, empty=False)
+            sp["allowed_models"] = list(ms)
+        out["sampling_policy"] = sp
+    if "capabilities" in out:
+        caps = _check_obj("capabilities", out["capabilities"])
+        if "experimental" in caps:
+            _check_obj("capabilities.experimental", caps["experimental"])
+        out["capabilities"] = caps
     if "result_format" in out:
         rf = out["result_format"]
         if rf != "json":

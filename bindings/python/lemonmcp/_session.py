@@ -76,7 +76,7 @@ Completion = Callable[[int, int, bytes], None]
 ProgressHandler = Callable[[Progress], Any]
 HostHandler = Callable[[JSONObject], Any]
 
-HOST_KINDS = ("roots", "sampling", "elicitation")
+HOST_KINDS = ("roots", "sampling", "elicitation", "review")
 
 
 # One encoder for every input: json.dumps with non-default arguments would
@@ -387,6 +387,8 @@ class Callbacks:
         roots: Union[None, HostHandler, Sequence[Any]] = None,
         sampling: Optional[HostHandler] = None,
         elicitation: Optional[HostHandler] = None,
+        review: Optional[HostHandler] = None,
+        on_sampling_denied: Optional[Callable[[JSONObject], Any]] = None,
     ) -> None:
         for name, value in (
             ("on_notification", on_notification),
@@ -396,6 +398,8 @@ class Callbacks:
             ("on_event", on_event),
             ("sampling", sampling),
             ("elicitation", elicitation),
+            ("review", review),
+            ("on_sampling_denied", on_sampling_denied),
         ):
             if value is not None and not callable(value):
                 raise InvalidArgument(f"{name}: expected a callable, got {value!r}")
@@ -413,6 +417,8 @@ class Callbacks:
                 self.roots_list = normalize_roots(roots, "roots")
         self.sampling = sampling
         self.elicitation = elicitation
+        self.review = review
+        self.on_sampling_denied = on_sampling_denied
 
     def kinds(self) -> List[str]:
         out = []
@@ -765,6 +771,9 @@ class _Session:
         elif kind == "failed":
             self.failure = payload if isinstance(payload, dict) else {}
             self._wake_ready_waiters()
+        elif kind == "sampling_denied":
+            if cb.on_sampling_denied is not None:
+                self.dispatcher.deliver(cb.on_sampling_denied, payload)
         elif kind == "closed":
             closed = Closed.from_json(payload)
             self.closed = closed
@@ -790,9 +799,16 @@ class _Session:
 
     def _host_request(self, request_id: int, kind: str, data: bytes) -> None:
         payload: Any = json.loads(data) if data else {}
-        params = payload.get("params") if isinstance(payload, dict) else None
-        if not isinstance(params, dict):
-            params = {}
+        if not isinstance(payload, dict):
+            payload = {}
+        if kind == "review":
+            # No params: the handler sees {"summary", "server"}, never the
+            # request's text.
+            params: Any = payload
+        else:
+            params = payload.get("params")
+            if not isinstance(params, dict):
+                params = {}
         cb = self.callbacks
         if kind == "roots" and cb.roots_list is not None and cb.roots_fn is None:
             self.respond(request_id, OK, {"roots": list(cb.roots_list)})
@@ -801,6 +817,7 @@ class _Session:
             "roots": cb.roots_fn,
             "sampling": cb.sampling,
             "elicitation": cb.elicitation,
+            "review": cb.review,
         }.get(kind)
         if handler is None:
             self.respond(
@@ -853,6 +870,13 @@ class _Session:
                 result = {"roots": normalize_roots(result, "roots() result")}
             elif kind == "roots":
                 result = {**result, "roots": normalize_roots(result, "roots() result")}
+            elif kind == "review" and isinstance(result, bool):
+                result = {"approved": result}
+            elif kind == "review" and isinstance(result, tuple) and len(result) == 2:
+                approved, reason = result  # (False, "why")
+                result = {"approved": bool(approved)}
+                if reason:
+                    result["reason"] = str(reason)
             if not isinstance(result, Mapping):
                 raise InvalidArgument(f"the {kind} handler returned {type(result).__name__}, expected a dict")
             self.respond(request_id, OK, result)

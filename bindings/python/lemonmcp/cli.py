@@ -684,8 +684,9 @@ def main(argv: Optional[Sequence[str]] = None, *, stdout: Optional[IO[str]] = No
         if ns.timeout < 0:
             parser.print_usage(err)
             return fail(EXIT_USAGE, "--timeout: expected a non-negative number of seconds")
-        options["ready_timeout"] = ns.timeout
-        options["call_timeout"] = ns.timeout
+        options["call_timeout"] = ns.timeout  # 0: no limit
+        if ns.timeout > 0:
+            options["ready_timeout"] = ns.timeout
     if ns.verbose:
         options["on_log"] = _log_printer(err)
         options["on_notification"] = _notification_printer(err)

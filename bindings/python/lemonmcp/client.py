@@ -47,18 +47,24 @@ class Client(ClientBase):
 
     Keyword options (every field of the C configuration):
     ``client_info``, ``protocol``, ``timeouts``, ``limits``, ``handlers``,
-    ``result_format`` as dicts, or flat: ``client_name``, ``client_version``,
-    ``client_title``, ``protocol_mode``, ``protocol_versions``, ``ready_ms``,
-    ``call_ms``, ``max_total_ms``, ``reset_timeout_on_progress``,
-    ``host_request_ms``, ``close_grace_ms``, ``max_message_bytes``,
-    ``max_pages``, and in seconds ``ready_timeout``, ``call_timeout``,
-    ``close_grace``, ``host_request_timeout``.
+    ``sampling_policy``, ``capabilities``, ``result_format`` as dicts, or
+    flat: ``client_name``, ``client_version``, ``client_title``,
+    ``protocol_mode``, ``protocol_versions``, ``ready_ms``, ``call_ms``,
+    ``max_total_ms``, ``reset_timeout_on_progress``, ``host_request_ms``,
+    ``close_grace_ms``, ``max_message_bytes``, ``max_pages``,
+    ``sampling_mode``, ``sampling_max_tokens``, ``sampling_allowed_models``,
+    ``sampling_max_messages``, ``sampling_max_text_chars``, and in seconds
+    ``ready_timeout``, ``call_timeout``, ``close_grace``,
+    ``host_request_timeout``.
 
-    Callbacks (plain callables; they run on library threads):
+    Callbacks (plain callables; event callbacks run on library threads):
     ``on_notification(Notification)``, ``on_log(LogRecord)``,
-    ``on_progress(Progress)``, ``on_closed(Closed)``, ``on_event(kind,
-    payload)``; host requests ``roots`` (a list, or a callable returning
-    one), ``sampling(params) -> result``, ``elicitation(params) -> result``.
+    ``on_progress(Progress)``, ``on_closed(Closed)``,
+    ``on_sampling_denied(payload)``, ``on_event(kind, payload)``; host
+    requests (each on a thread of its own) ``roots`` (a list, or a callable
+    returning one), ``sampling(params) -> result``, ``elicitation(params) ->
+    result``, ``review({"summary", "server"}) -> bool | (bool, reason) |
+    {"approved": ...}`` (for ``sampling_policy`` mode "reviewed_model").
     A host handler may return a ``concurrent.futures.Future`` to answer later;
     an exception becomes an error reply to the server (raise
     ``PolicyDenied``/``ProtocolError(code=...)`` to choose the error).

@@ -613,3 +613,70 @@ def test_forked_child_is_refused(fixture_path: str) -> None:
     )
     assert r.returncode == 0, r.stderr
     assert "child refused: True" in r.stdout and "parent fine" in r.stdout
+
+
+def _answer(params: Dict[str, Any]) -> Dict[str, Any]:
+    return {"role": "assistant", "model": "m1", "content": {"type": "text", "text": "ok"}}
+
+
+def _review(req: Dict[str, Any]) -> Any:
+    assert set(req) == {"summary", "server"} and "hi" not in json.dumps(req)  # counts and hashes only
+    return (False, "too many tokens") if req["summary"]["max_tokens"] > 5 else True
+
+
+@pytest.mark.parametrize(
+    "policy,max_tokens,denied_reason",
+    [
+        ({"mode": "deny"}, 2, "sampling_disabled"),
+        ({"mode": "model", "max_tokens": 3}, 2, None),
+        ({"mode": "model", "max_tokens": 3}, 10, "max_tokens_exceeded"),
+        ({"mode": "reviewed_model"}, 2, None),
+        ({"mode": "reviewed_model"}, 10, "review_rejected"),
+    ],
+)
+def test_sampling_policy_and_review(make_client: MakeClient, policy: Dict[str, Any], max_tokens: int, denied_reason: Any) -> None:
+    denials: List[Dict[str, Any]] = []
+    got = threading.Event()
+
+    def on_denied(d: Dict[str, Any]) -> None:
+        denials.append(d)
+        got.set()
+
+    c = make_client(sampling=_answer, review=_review, sampling_policy=policy, on_sampling_denied=on_denied)
+    r = c.call_tool("sample", {"prompt": "hi", "max_tokens": max_tokens})
+    if denied_reason is None:
+        assert not r.is_error and json.loads(r.text)["model"] == "m1"
+        assert not denials
+    else:
+        assert r.is_error and denied_reason in r.text
+        assert got.wait(CALL_S) and denials[0]["denial"]["reason"] == denied_reason
+
+
+def test_sampling_flat_keywords(make_client: MakeClient) -> None:
+    c = make_client(sampling=_answer, sampling_mode="model", sampling_max_tokens=3)
+    assert c.config["sampling_policy"] == {"mode": "model", "max_tokens": 3}
+    assert c.call_tool("sample", {"prompt": "hi", "max_tokens": 10}).is_error
+    assert not c.call_tool("sample", {"prompt": "hi", "max_tokens": 2}).is_error
+
+
+def test_client_from_a_config_dict(fixture_path: str) -> None:
+    config = {"transport": {"type": "stdio", "command": fixture_path, "args": ["-page-size", "3"]}, "client_info": {"name": "t"}}
+    with Client(config, call_timeout=CALL_S, client_version="9.9") as c:
+        assert c.config["client_info"] == {"name": "t", "version": "9.9"}
+        assert len(c.list_prompts(all_pages=False)) == 2
+        assert c.call_tool("echo", {"text": "dict"}).text == "dict"
+
+
+@pytest.mark.parametrize("make,kind", [
+    (lambda: Client.http("http://127.0.0.1:9/mcp"), "http"),
+    (lambda: Client.http("http://127.0.0.1:9/mcp", fallback_sse=False), "streamable_http"),
+    (lambda: Client.sse("http://127.0.0.1:9/sse", headers={"X-A": "1"}), "sse"),
+])
+def test_http_constructors(make: Any, kind: str) -> None:
+    if kind in lemonmcp.features()["transports"]:
+        c = make()
+        assert c.config["transport"]["type"] == kind and c.state == "new"
+        c.close()
+    else:
+        with pytest.raises(lemonmcp.UnsupportedError, match="not supported"):
+            make()

@@ -427,3 +427,26 @@ def test_usage_errors_exit_2_without_a_server(argv: Any, capsys: Any) -> None:
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and "lemonmcp" in err
+
+
+@pytest.mark.parametrize(
+    "extra,field",
+    [
+        ({"sampling_policy": {"mode": "yolo"}}, "sampling_policy.mode"),
+        ({"sampling_policy": {"max_tokens": 0}}, "sampling_policy.max_tokens"),
+        ({"sampling_policy": {"allowed_models": "gpt"}}, "sampling_policy.allowed_models"),
+        ({"sampling_policy": {"max_text_chars": -1}}, "sampling_policy.max_text_chars"),
+        ({"handlers": {"sampling": {"tools": "yes"}}}, "handlers.sampling.tools"),
+        ({"capabilities": {"experimental": []}}, "capabilities.experimental"),
+    ],
+)
+def test_bad_sampling_config_names_the_field(extra: Dict[str, Any], field: str) -> None:
+    with pytest.raises(lemonmcp.InvalidArgument, match=re.escape(field)):
+        _config.check_config({"transport": {"type": "stdio", "command": "x"}, **extra})
+
+
+def test_library_refuses_declaring_host_capabilities() -> None:
+    with pytest.raises(lemonmcp.InvalidArgument, match="capabilities"):
+        lemonmcp.Client.stdio("true", capabilities={"sampling": {}})
+    c = lemonmcp.Client.stdio("true", capabilities={"experimental": {"x": {}}})
+    assert c.config["capabilities"] == {"experimental": {"x": {}}}

@@ -1,0 +1,706 @@
+/* lmcp_nif.c — the Erlang NIF shim over liblemonmcp (include/lemonmcp.h).
+ *
+ * Thin by design: every function checks its arguments, converts terms to
+ * JSON, calls the library and converts back. Nothing here waits for the
+ * server:
+ *
+ *  - NIFs that only start work (call, cancel, notify, respond, state, ...)
+ *    run on normal schedulers and return in microseconds. One whose JSON
+ *    encoding grows past ENCODE_LIMIT bytes reschedules itself on a dirty
+ *    CPU scheduler instead of holding a normal one.
+ *  - connect (it spawns the server process) and close (it waits for the
+ *    teardown) run on dirty I/O schedulers.
+ *  - Results, events and host requests arrive as messages, sent from the
+ *    library's threads with enif_send(NULL, ...) from a fresh
+ *    enif_alloc_env; their JSON (or ETF, when the client was configured
+ *    with result_format "etf") is turned into terms on that thread, so a
+ *    large result costs no scheduler time.
+ *
+ * Messages (to the process that registered, or that started the call):
+ *   {lmcp_done, CallId, Status, Payload}
+ *   {lmcp_event, Tag, Kind, Payload}
+ *   {lmcp_host_request, Tag, RequestId, Kind, Payload}
+ * Payload is the decoded JSON (maps with binary keys), nil when empty, or
+ * {lmcp_raw, Binary, Reason} when it could not be decoded.
+ *
+ * One resource type, one resource per client. The process that created it
+ * is monitored: when it dies, or when the resource is garbage-collected,
+ * lmcp_client_free runs (non-blocking; the library reaps the subprocess in
+ * the background). lmcp_client_free must not race with other calls on the
+ * handle, so every NIF that uses the handle holds a "busy" count, and a
+ * free requested while one runs is done by the last one to leave.
+ *
+ * The shim is linked -z nodelete: callbacks may reach its code for as long
+ * as the library lives, which is the life of the VM.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <erl_nif.h>
+
+#include "lemonmcp.h"
+#include "lmcp_nif.h"
+
+/* The ABI this shim was written for. */
+#define SHIM_ABI_VERSION 1
+
+/* The largest JSON a NIF encodes on a normal scheduler (about 50 us). */
+#define ENCODE_LIMIT (64 * 1024)
+/* The largest JSON decode_json handles on a normal scheduler. */
+#define DECODE_LIMIT (64 * 1024)
+
+ERL_NIF_TERM lmcp_atom_true, lmcp_atom_false, lmcp_atom_nil, lmcp_atom_struct;
+static ERL_NIF_TERM atom_ok, atom_error, atom_lmcp_done, atom_lmcp_event,
+    atom_lmcp_host_request, atom_lmcp_raw, atom_encode_failed;
+
+LMCP_HIDDEN void lmcp_json_init(void);
+
+static ErlNifResourceType *client_type;
+
+typedef struct {
+  lmcp_client *client;
+  ErlNifMutex *mu;
+  int busy;         /* NIFs using the handle right now */
+  int free_pending; /* free requested (owner down, or free/1) */
+  int freed;        /* lmcp_client_free was called */
+  ErlNifPid owner;
+  ErlNifMonitor mon;
+} client_res;
+
+/* ------------------------------------------------------------ the handle */
+
+/* enter marks the handle busy; 0 when it is freed or being freed. */
+static int enter(client_res *r) {
+  enif_mutex_lock(r->mu);
+  int ok = !r->free_pending && !r->freed;
+  if (ok) {
+    r->busy++;
+  }
+  enif_mutex_unlock(r->mu);
+  return ok;
+}
+
+static void leave(client_res *r) {
+  enif_mutex_lock(r->mu);
+  r->busy--;
+  int do_free = r->free_pending && r->busy == 0 && !r->freed;
+  if (do_free) {
+    r->freed = 1;
+  }
+  enif_mutex_unlock(r->mu);
+  if (do_free) {
+    lmcp_client_free(r->client);
+  }
+}
+
+/* request_free frees the handle now, or as soon as no NIF uses it. */
+static void request_free(client_res *r) {
+  enif_mutex_lock(r->mu);
+  r->free_pending = 1;
+  int do_free = r->busy == 0 && !r->freed;
+  if (do_free) {
+    r->freed = 1;
+  }
+  enif_mutex_unlock(r->mu);
+  if (do_free) {
+    lmcp_client_free(r->client);
+  }
+}
+
+static void client_dtor(ErlNifEnv *env, void *obj) {
+  (void)env;
+  client_res *r = obj;
+  /* No term refers to the resource any more, so no NIF is using it. */
+  if (!r->freed && r->client != NULL) {
+    r->freed = 1;
+    lmcp_client_free(r->client);
+  }
+  if (r->mu != NULL) {
+    enif_mutex_destroy(r->mu);
+  }
+}
+
+static void client_down(ErlNifEnv *env, void *obj, ErlNifPid *pid, ErlNifMonitor *mon) {
+  (void)env;
+  (void)pid;
+  (void)mon;
+  request_free(obj); /* the owner died: close its client */
+}
+
+/* ------------------------------------------------------------- payloads */
+
+static ERL_NIF_TERM make_bin(ErlNifEnv *env, const void *p, size_t n) {
+  ERL_NIF_TERM t;
+  unsigned char *d = enif_make_new_binary(env, n, &t);
+  if (n > 0) {
+    memcpy(d, p, n);
+  }
+  return t;
+}
+
+static ERL_NIF_TERM make_str(ErlNifEnv *env, const char *s) { return make_bin(env, s, strlen(s)); }
+
+/* payload_term decodes a payload the library produced: ETF when it starts
+ * with the version byte 131 (never the first byte of JSON text), else JSON. */
+static ERL_NIF_TERM payload_term(ErlNifEnv *env, const char *data, size_t len) {
+  if (data == NULL || len == 0) {
+    return lmcp_atom_nil;
+  }
+  ERL_NIF_TERM t;
+  if ((unsigned char)data[0] == 131) {
+    if (enif_binary_to_term(env, (const unsigned char *)data, len, &t, ERL_NIF_BIN2TERM_SAFE) == len) {
+      return t;
+    }
+    return enif_make_tuple3(env, atom_lmcp_raw, make_bin(env, data, len), make_str(env, "invalid external term format"));
+  }
+  const char *err = NULL;
+  size_t off = 0;
+  if (lmcp_json_to_term(env, data, len, &t, &err, &off)) {
+    return t;
+  }
+  char msg[160];
+  snprintf(msg, sizeof(msg), "%s at offset %zu", err, off);
+  return enif_make_tuple3(env, atom_lmcp_raw, make_bin(env, data, len), make_str(env, msg));
+}
+
+/* error_info decodes err_out (and frees it), or describes status. */
+static ERL_NIF_TERM error_info(ErlNifEnv *env, lmcp_status st, char *err) {
+  if (err != NULL) {
+    ERL_NIF_TERM t = payload_term(env, err, strlen(err));
+    lmcp_free(err);
+    return t;
+  }
+  ERL_NIF_TERM m = enif_make_new_map(env);
+  enif_make_map_put(env, m, make_str(env, "status"), enif_make_int(env, st), &m);
+  enif_make_map_put(env, m, make_str(env, "message"), make_str(env, lmcp_status_string(st)), &m);
+  return m;
+}
+
+/* {error, Status, Info} */
+static ERL_NIF_TERM lib_error(ErlNifEnv *env, lmcp_status st, char *err) {
+  return enif_make_tuple3(env, atom_error, enif_make_int(env, st), error_info(env, st, err));
+}
+
+static ERL_NIF_TERM freed_error(ErlNifEnv *env) {
+  ERL_NIF_TERM m = enif_make_new_map(env);
+  enif_make_map_put(env, m, make_str(env, "status"), enif_make_int(env, LMCP_E_INVALID_HANDLE), &m);
+  enif_make_map_put(env, m, make_str(env, "message"), make_str(env, "the client was freed (its owner exited or free/1 was called)"), &m);
+  return enif_make_tuple3(env, atom_error, enif_make_int(env, LMCP_E_INVALID_HANDLE), m);
+}
+
+static ERL_NIF_TERM encode_error(ErlNifEnv *env, const char *what, const char *err) {
+  char msg[256];
+  snprintf(msg, sizeof(msg), "%s: %s", what, err ? err : "cannot encode");
+  return enif_make_tuple2(env, atom_error, enif_make_tuple2(env, atom_encode_failed, make_str(env, msg)));
+}
+
+static int on_dirty_scheduler(void) {
+  int t = enif_thread_type();
+  return t == ERL_NIF_THR_DIRTY_CPU_SCHEDULER || t == ERL_NIF_THR_DIRTY_IO_SCHEDULER;
+}
+
+/* encode_arg turns an optional term (nil: absent) into JSON in buf.
+ * Returns 1; 0 with *err; or -1 when the encoding outgrew a normal
+ * scheduler (the caller reschedules itself dirty). */
+static int encode_arg(ErlNifEnv *env, ERL_NIF_TERM t, lmcp_buf *buf, const char **err) {
+  if (enif_is_identical(t, lmcp_atom_nil)) {
+    return 1;
+  }
+  buf->limit = on_dirty_scheduler() ? 0 : ENCODE_LIMIT;
+  if (lmcp_term_to_json(env, t, buf, err)) {
+    return 1;
+  }
+  return buf->over ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ callbacks */
+
+/* A registration's user_data: the receiver and a tag term in its own env. */
+typedef struct {
+  ErlNifPid pid;
+  ErlNifEnv *env;
+  ERL_NIF_TERM tag;
+} reg_box;
+
+/* A call's user_data: the receiver. Freed by on_done, which runs once. */
+typedef struct {
+  ErlNifPid pid;
+} call_box;
+
+static void on_done(void *user_data, lmcp_call_id id, lmcp_status st, const char *json, size_t len) {
+  call_box *box = user_data;
+  ErlNifEnv *env = enif_alloc_env();
+  ERL_NIF_TERM msg = enif_make_tuple4(env, atom_lmcp_done, enif_make_uint64(env, id), enif_make_int(env, st),
+                                      payload_term(env, json, len));
+  enif_send(NULL, &box->pid, env, msg); /* false if the receiver is gone: nothing to do */
+  enif_free_env(env);
+  enif_free(box);
+}
+
+static void on_event(void *user_data, const char *kind, const char *json, size_t len) {
+  reg_box *box = user_data;
+  ErlNifEnv *env = enif_alloc_env();
+  ERL_NIF_TERM msg = enif_make_tuple4(env, atom_lmcp_event, enif_make_copy(env, box->tag), enif_make_atom(env, kind),
+                                      payload_term(env, json, len));
+  enif_send(NULL, &box->pid, env, msg);
+  enif_free_env(env);
+}
+
+static void on_host_request(void *user_data, lmcp_request_id id, const char *kind, const char *json, size_t len) {
+  reg_box *box = user_data;
+  ErlNifEnv *env = enif_alloc_env();
+  ERL_NIF_TERM args[5] = {atom_lmcp_host_request, enif_make_copy(env, box->tag), enif_make_uint64(env, id),
+                          enif_make_atom(env, kind), payload_term(env, json, len)};
+  enif_send(NULL, &box->pid, env, enif_make_tuple_from_array(env, args, 5));
+  enif_free_env(env);
+}
+
+static void destroy_reg(void *user_data) {
+  reg_box *box = user_data;
+  enif_free_env(box->env);
+  enif_free(box);
+}
+
+static reg_box *new_reg(ErlNifEnv *env, ERL_NIF_TERM tag) {
+  reg_box *box = enif_alloc(sizeof(*box));
+  if (box == NULL) {
+    return NULL;
+  }
+  enif_self(env, &box->pid);
+  box->env = enif_alloc_env();
+  box->tag = enif_make_copy(box->env, tag);
+  return box;
+}
+
+/* ----------------------------------------------------------------- NIFs */
+
+static int get_client(ErlNifEnv *env, ERL_NIF_TERM t, client_res **out) {
+  return enif_get_resource(env, t, client_type, (void **)out);
+}
+
+/* copy_cstr copies a binary into a NUL-terminated string (malloc'd). */
+static char *copy_cstr(ErlNifEnv *env, ERL_NIF_TERM t) {
+  ErlNifBinary bin;
+  if (!enif_inspect_binary(env, t, &bin) || memchr(bin.data, 0, bin.size) != NULL) {
+    return NULL;
+  }
+  char *s = malloc(bin.size + 1);
+  if (s != NULL) {
+    memcpy(s, bin.data, bin.size);
+    s[bin.size] = 0;
+  }
+  return s;
+}
+
+static ERL_NIF_TERM nif_version(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  (void)argv;
+  return make_str(env, lmcp_version());
+}
+
+static ERL_NIF_TERM nif_abi_version(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  (void)argv;
+  return enif_make_int(env, lmcp_abi_version());
+}
+
+static ERL_NIF_TERM json_doc(ErlNifEnv *env, lmcp_status (*fn)(char **, size_t *)) {
+  char *json = NULL;
+  size_t len = 0;
+  lmcp_status st = fn(&json, &len);
+  if (st != LMCP_OK) {
+    return lib_error(env, st, NULL);
+  }
+  ERL_NIF_TERM t = payload_term(env, json, len);
+  lmcp_free(json);
+  return enif_make_tuple2(env, atom_ok, t);
+}
+
+static ERL_NIF_TERM nif_features(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  (void)argv;
+  return json_doc(env, lmcp_features);
+}
+
+static ERL_NIF_TERM nif_diagnostics(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  (void)argv;
+  return json_doc(env, lmcp_diagnostics);
+}
+
+/* client_new(Config) -> {ok, Client} | {error, Status, Info}
+ * The caller becomes the owner: the client is freed when it exits. */
+static ERL_NIF_TERM nif_client_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  lmcp_buf buf = {0};
+  const char *eerr = NULL;
+  if (!enif_is_map(env, argv[0])) {
+    return enif_make_badarg(env);
+  }
+  buf.limit = 0; /* configurations are small; no reschedule */
+  if (!lmcp_term_to_json(env, argv[0], &buf, &eerr)) {
+    lmcp_buf_free(&buf);
+    return encode_error(env, "config", eerr);
+  }
+  lmcp_client *c = NULL;
+  char *err = NULL;
+  lmcp_status st = lmcp_client_new(buf.data, buf.len, &c, &err);
+  lmcp_buf_free(&buf);
+  if (st != LMCP_OK) {
+    return lib_error(env, st, err);
+  }
+  client_res *r = enif_alloc_resource(client_type, sizeof(*r));
+  memset(r, 0, sizeof(*r));
+  r->client = c;
+  r->mu = enif_mutex_create("lmcp_client");
+  enif_self(env, &r->owner);
+  ERL_NIF_TERM t = enif_make_resource(env, r);
+  if (enif_monitor_process(env, r, &r->owner, &r->mon) != 0) {
+    request_free(r); /* cannot happen: the caller is alive */
+  }
+  enif_release_resource(r);
+  return enif_make_tuple2(env, atom_ok, t);
+}
+
+/* adopt(Client) -> ok | {error, ...}: the caller becomes the owner (the
+ * process whose exit frees the client) in place of the creator. */
+static ERL_NIF_TERM nif_adopt(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  client_res *r;
+  if (!get_client(env, argv[0], &r)) {
+    return enif_make_badarg(env);
+  }
+  if (!enter(r)) {
+    return freed_error(env);
+  }
+  ErlNifPid self;
+  enif_self(env, &self);
+  ERL_NIF_TERM result = atom_ok;
+  /* Only the owner's monitor changes; a failed demonitor means the old
+   * owner is already down, and its down callback frees the client. */
+  if (enif_demonitor_process(env, r, &r->mon) != 0 || enif_monitor_process(env, r, &self, &r->mon) != 0) {
+    request_free(r);
+    result = freed_error(env);
+  } else {
+    r->owner = self;
+  }
+  leave(r);
+  return result;
+}
+
+/* set_handlers(Client, Tag) -> ok | {error, Status, Info}
+ * Events and host requests go to the caller, tagged with Tag. */
+static ERL_NIF_TERM nif_set_handlers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  client_res *r;
+  if (!get_client(env, argv[0], &r)) {
+    return enif_make_badarg(env);
+  }
+  if (!enter(r)) {
+    return freed_error(env);
+  }
+  ERL_NIF_TERM result = atom_ok;
+  char *err = NULL;
+  reg_box *ev = new_reg(env, argv[1]);
+  reg_box *hr = new_reg(env, argv[1]);
+  lmcp_status st = lmcp_client_set_event_handler(r->client, on_event, ev, destroy_reg, &err);
+  if (st != LMCP_OK) {
+    result = lib_error(env, st, err);
+    destroy_reg(hr);
+  } else {
+    st = lmcp_client_set_host_request_handler(r->client, on_host_request, hr, destroy_reg, &err);
+    if (st != LMCP_OK) {
+      result = lib_error(env, st, err);
+    }
+  }
+  leave(r);
+  return result;
+}
+
+/* connect(Client) -> ok | {error, Status, Info}   (dirty I/O: spawns) */
+static ERL_NIF_TERM nif_connect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  client_res *r;
+  if (!get_client(env, argv[0], &r)) {
+    return enif_make_badarg(env);
+  }
+  if (!enter(r)) {
+    return freed_error(env);
+  }
+  char *err = NULL;
+  lmcp_status st = lmcp_client_connect(r->client, &err);
+  leave(r);
+  return st == LMCP_OK ? atom_ok : lib_error(env, st, err);
+}
+
+/* call(Client, Method, Params, Options) -> {ok, CallId} | {error, ...}
+ * The completion {lmcp_done, CallId, Status, Payload} goes to the caller.
+ * Params and Options are maps or nil. */
+static ERL_NIF_TERM nif_call(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  client_res *r;
+  if (!get_client(env, argv[0], &r)) {
+    return enif_make_badarg(env);
+  }
+  char *method = copy_cstr(env, argv[1]);
+  if (method == NULL) {
+    return enif_make_badarg(env);
+  }
+  lmcp_buf params = {0}, opts = {0};
+  const char *eerr = NULL;
+  ERL_NIF_TERM result;
+  int e1 = encode_arg(env, argv[2], &params, &eerr);
+  int e2 = e1 == 1 ? encode_arg(env, argv[3], &opts, &eerr) : 1;
+  if (e1 < 0 || e2 < 0) {
+    result = enif_schedule_nif(env, "call", ERL_NIF_DIRTY_JOB_CPU_BOUND, nif_call, argc, argv);
+  } else if (e1 == 0 || e2 == 0) {
+    result = encode_error(env, e1 == 0 ? "params" : "options", eerr);
+  } else if (!enter(r)) {
+    result = freed_error(env);
+  } else {
+    call_box *box = enif_alloc(sizeof(*box));
+    enif_self(env, &box->pid);
+    lmcp_call_id id = 0;
+    char *err = NULL;
+    lmcp_status st = lmcp_client_call(r->client, method, params.data, params.len, opts.data, opts.len, on_done, box,
+                                      &id, &err);
+    leave(r);
+    if (st == LMCP_OK) {
+      result = enif_make_tuple2(env, atom_ok, enif_make_uint64(env, id));
+    } else {
+      enif_free(box); /* done never runs */
+      result = lib_error(env, st, err);
+    }
+  }
+  free(method);
+  lmcp_buf_free(&params);
+  lmcp_buf_free(&opts);
+  return result;
+}
+
+/* cancel(Client, CallId) -> ok | {error, Status, Info} */
+static ERL_NIF_TERM nif_cancel(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  client_res *r;
+  ErlNifUInt64 id;
+  if (!get_client(env, argv[0], &r) || !enif_get_uint64(env, argv[1], &id)) {
+    return enif_make_badarg(env);
+  }
+  if (!enter(r)) {
+    return freed_error(env);
+  }
+  lmcp_status st = lmcp_client_cancel(r->client, id);
+  leave(r);
+  return st == LMCP_OK ? atom_ok : lib_error(env, st, NULL);
+}
+
+/* notify(Client, Method, Params) -> ok | {error, ...} */
+static ERL_NIF_TERM nif_notify(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  client_res *r;
+  if (!get_client(env, argv[0], &r)) {
+    return enif_make_badarg(env);
+  }
+  char *method = copy_cstr(env, argv[1]);
+  if (method == NULL) {
+    return enif_make_badarg(env);
+  }
+  lmcp_buf params = {0};
+  const char *eerr = NULL;
+  ERL_NIF_TERM result;
+  int e = encode_arg(env, argv[2], &params, &eerr);
+  if (e < 0) {
+    result = enif_schedule_nif(env, "notify", ERL_NIF_DIRTY_JOB_CPU_BOUND, nif_notify, argc, argv);
+  } else if (e == 0) {
+    result = encode_error(env, "params", eerr);
+  } else if (!enter(r)) {
+    result = freed_error(env);
+  } else {
+    char *err = NULL;
+    lmcp_status st = lmcp_client_notify(r->client, method, params.data, params.len, &err);
+    leave(r);
+    result = st == LMCP_OK ? atom_ok : lib_error(env, st, err);
+  }
+  free(method);
+  lmcp_buf_free(&params);
+  return result;
+}
+
+/* respond(Client, RequestId, Status, Answer) -> ok | {error, ...}
+ * Answer is the result map (Status 0) or an error map / nil. */
+static ERL_NIF_TERM nif_respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  client_res *r;
+  ErlNifUInt64 id;
+  int status;
+  if (!get_client(env, argv[0], &r) || !enif_get_uint64(env, argv[1], &id) || !enif_get_int(env, argv[2], &status)) {
+    return enif_make_badarg(env);
+  }
+  lmcp_buf answer = {0};
+  const char *eerr = NULL;
+  ERL_NIF_TERM result;
+  int e = encode_arg(env, argv[3], &answer, &eerr);
+  if (e < 0) {
+    result = enif_schedule_nif(env, "respond", ERL_NIF_DIRTY_JOB_CPU_BOUND, nif_respond, argc, argv);
+  } else if (e == 0) {
+    result = encode_error(env, "answer", eerr);
+  } else if (!enter(r)) {
+    result = freed_error(env);
+  } else {
+    char *err = NULL;
+    lmcp_status st = lmcp_client_respond(r->client, id, status, answer.data, answer.len, &err);
+    leave(r);
+    result = st == LMCP_OK ? atom_ok : lib_error(env, st, err);
+  }
+  lmcp_buf_free(&answer);
+  return result;
+}
+
+/* state(Client) -> integer LMCP_STATE_* | {error, ...} */
+static ERL_NIF_TERM nif_state(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  client_res *r;
+  if (!get_client(env, argv[0], &r)) {
+    return enif_make_badarg(env);
+  }
+  if (!enter(r)) {
+    return freed_error(env);
+  }
+  lmcp_state s = 0;
+  lmcp_status st = lmcp_client_state(r->client, &s);
+  leave(r);
+  return st == LMCP_OK ? enif_make_int(env, s) : lib_error(env, st, NULL);
+}
+
+/* server_info(Client) -> {ok, Map} | {error, ...} */
+static ERL_NIF_TERM nif_server_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  client_res *r;
+  if (!get_client(env, argv[0], &r)) {
+    return enif_make_badarg(env);
+  }
+  if (!enter(r)) {
+    return freed_error(env);
+  }
+  char *json = NULL, *err = NULL;
+  size_t len = 0;
+  lmcp_status st = lmcp_client_server_info(r->client, &json, &len, &err);
+  leave(r);
+  if (st != LMCP_OK) {
+    return lib_error(env, st, err);
+  }
+  ERL_NIF_TERM t = payload_term(env, json, len);
+  lmcp_free(json);
+  return enif_make_tuple2(env, atom_ok, t);
+}
+
+/* close(Client, TimeoutMs) -> ok | {error, ...}   (dirty I/O: blocks) */
+static ERL_NIF_TERM nif_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  client_res *r;
+  ErlNifSInt64 timeout;
+  if (!get_client(env, argv[0], &r) || !enif_get_int64(env, argv[1], &timeout)) {
+    return enif_make_badarg(env);
+  }
+  if (!enter(r)) {
+    return atom_ok; /* freed: already torn down */
+  }
+  char *err = NULL;
+  lmcp_status st = lmcp_client_close(r->client, timeout, &err);
+  leave(r);
+  return st == LMCP_OK ? atom_ok : lib_error(env, st, err);
+}
+
+/* free(Client) -> ok: lmcp_client_free now (or when the last NIF using the
+ * handle returns). Never blocks. */
+static ERL_NIF_TERM nif_free(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  client_res *r;
+  if (!get_client(env, argv[0], &r)) {
+    return enif_make_badarg(env);
+  }
+  request_free(r);
+  return atom_ok;
+}
+
+/* decode_json(Binary) -> {ok, Term} | {error, Reason}: the decoder the
+ * callbacks use, for tests and measurements. */
+static ERL_NIF_TERM nif_decode_json(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  ErlNifBinary bin;
+  if (!enif_inspect_binary(env, argv[0], &bin)) {
+    return enif_make_badarg(env);
+  }
+  if (bin.size > DECODE_LIMIT && !on_dirty_scheduler()) {
+    return enif_schedule_nif(env, "decode_json", ERL_NIF_DIRTY_JOB_CPU_BOUND, nif_decode_json, argc, argv);
+  }
+  ERL_NIF_TERM t;
+  const char *err = NULL;
+  size_t off = 0;
+  if (lmcp_json_to_term(env, (const char *)bin.data, bin.size, &t, &err, &off)) {
+    return enif_make_tuple2(env, atom_ok, t);
+  }
+  return enif_make_tuple2(env, atom_error, enif_make_tuple2(env, make_str(env, err), enif_make_uint64(env, off)));
+}
+
+/* encode_json(Term) -> {ok, Binary} | {error, {encode_failed, Msg}} */
+static ERL_NIF_TERM nif_encode_json(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  lmcp_buf buf = {0};
+  const char *err = NULL;
+  buf.limit = on_dirty_scheduler() ? 0 : ENCODE_LIMIT;
+  if (!lmcp_term_to_json(env, argv[0], &buf, &err)) {
+    int over = buf.over;
+    lmcp_buf_free(&buf);
+    if (over) {
+      return enif_schedule_nif(env, "encode_json", ERL_NIF_DIRTY_JOB_CPU_BOUND, nif_encode_json, argc, argv);
+    }
+    return encode_error(env, "term", err);
+  }
+  ERL_NIF_TERM t = make_bin(env, buf.data, buf.len);
+  lmcp_buf_free(&buf);
+  return enif_make_tuple2(env, atom_ok, t);
+}
+
+static ErlNifFunc nif_funcs[] = {
+    {"version", 0, nif_version, 0},
+    {"abi_version", 0, nif_abi_version, 0},
+    {"features", 0, nif_features, 0},
+    {"diagnostics", 0, nif_diagnostics, 0},
+    {"client_new", 1, nif_client_new, 0},
+    {"adopt", 1, nif_adopt, 0},
+    {"set_handlers", 2, nif_set_handlers, 0},
+    {"connect", 1, nif_connect, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"call", 4, nif_call, 0},
+    {"cancel", 2, nif_cancel, 0},
+    {"notify", 3, nif_notify, 0},
+    {"respond", 4, nif_respond, 0},
+    {"state", 1, nif_state, 0},
+    {"server_info", 1, nif_server_info, 0},
+    {"close", 2, nif_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"free", 1, nif_free, 0},
+    {"decode_json", 1, nif_decode_json, 0},
+    {"encode_json", 1, nif_encode_json, 0},
+};
+
+static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info) {
+  (void)priv;
+  (void)info;
+  if (lmcp_abi_version() != SHIM_ABI_VERSION) {
+    return 1; /* written for another ABI: refuse to load */
+  }
+  lmcp_json_init();
+  lmcp_atom_true = enif_make_atom(env, "true");
+  lmcp_atom_false = enif_make_atom(env, "false");
+  lmcp_atom_nil = enif_make_atom(env, "nil");
+  lmcp_atom_struct = enif_make_atom(env, "__struct__");
+  atom_ok = enif_make_atom(env, "ok");
+  atom_error = enif_make_atom(env, "error");
+  atom_lmcp_done = enif_make_atom(env, "lmcp_done");
+  atom_lmcp_event = enif_make_atom(env, "lmcp_event");
+  atom_lmcp_host_request = enif_make_atom(env, "lmcp_host_request");
+  atom_lmcp_raw = enif_make_atom(env, "lmcp_raw");
+  atom_encode_failed = enif_make_atom(env, "encode_failed");
+  ErlNifResourceTypeInit init = {.dtor = client_dtor, .down = client_down, .members = 3};
+  client_type = enif_init_resource_type(env, "lmcp_client", &init, ERL_NIF_RT_CREATE, NULL);
+  return client_type == NULL ? 1 : 0;
+}
+
+ERL_NIF_INIT(Elixir.LemonMCP.NIF, nif_funcs, load, NULL, NULL, NULL)

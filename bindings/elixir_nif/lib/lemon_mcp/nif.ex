@@ -1,0 +1,83 @@
+defmodule LemonMCP.NIF do
+  @moduledoc false
+  # The NIF shim over liblemonmcp (c_src/lmcp_nif.c). Every function starts
+  # work and returns at once, except connect/1 and close/2, which run on
+  # dirty I/O schedulers. Results arrive as messages:
+  #
+  #   {:lmcp_done, call_id, status, payload}
+  #   {:lmcp_event, tag, kind, payload}
+  #   {:lmcp_host_request, tag, request_id, kind, payload}
+  #
+  # Library failures are {:error, status, info} (info is the library's error
+  # object as a map with binary keys); shim failures {:error, reason}.
+
+  @on_load :load_nif
+  @external_resource Path.expand("../../c_src/lmcp_nif.c", __DIR__)
+  @external_resource Path.expand("../../c_src/json_term.c", __DIR__)
+  @external_resource Path.expand("../../c_src/term_json.c", __DIR__)
+
+  @type client :: reference()
+  @type status :: integer()
+  @type lib_error :: {:error, status(), map()}
+
+  def load_nif do
+    path = :filename.join(:code.priv_dir(:lemon_mcp), ~c"lmcp_nif")
+    :erlang.load_nif(path, 0)
+  end
+
+  @spec version() :: String.t()
+  def version, do: :erlang.nif_error(:not_loaded)
+
+  @spec abi_version() :: integer()
+  def abi_version, do: :erlang.nif_error(:not_loaded)
+
+  @spec features() :: {:ok, map()} | lib_error()
+  def features, do: :erlang.nif_error(:not_loaded)
+
+  @spec diagnostics() :: {:ok, map()} | lib_error()
+  def diagnostics, do: :erlang.nif_error(:not_loaded)
+
+  @spec client_new(map()) :: {:ok, client()} | lib_error() | {:error, term()}
+  def client_new(_config), do: :erlang.nif_error(:not_loaded)
+
+  @spec adopt(client()) :: :ok | lib_error()
+  def adopt(_client), do: :erlang.nif_error(:not_loaded)
+
+  @spec set_handlers(client(), term()) :: :ok | lib_error()
+  def set_handlers(_client, _tag), do: :erlang.nif_error(:not_loaded)
+
+  @spec connect(client()) :: :ok | lib_error()
+  def connect(_client), do: :erlang.nif_error(:not_loaded)
+
+  @spec call(client(), binary(), map() | nil, map() | nil) ::
+          {:ok, non_neg_integer()} | lib_error() | {:error, term()}
+  def call(_client, _method, _params, _options), do: :erlang.nif_error(:not_loaded)
+
+  @spec cancel(client(), non_neg_integer()) :: :ok | lib_error()
+  def cancel(_client, _call_id), do: :erlang.nif_error(:not_loaded)
+
+  @spec notify(client(), binary(), map() | nil) :: :ok | lib_error() | {:error, term()}
+  def notify(_client, _method, _params), do: :erlang.nif_error(:not_loaded)
+
+  @spec respond(client(), non_neg_integer(), integer(), map() | nil) ::
+          :ok | lib_error() | {:error, term()}
+  def respond(_client, _request_id, _status, _answer), do: :erlang.nif_error(:not_loaded)
+
+  @spec state(client()) :: integer() | lib_error()
+  def state(_client), do: :erlang.nif_error(:not_loaded)
+
+  @spec server_info(client()) :: {:ok, map()} | lib_error()
+  def server_info(_client), do: :erlang.nif_error(:not_loaded)
+
+  @spec close(client(), integer()) :: :ok | lib_error()
+  def close(_client, _timeout_ms), do: :erlang.nif_error(:not_loaded)
+
+  @spec free(client()) :: :ok
+  def free(_client), do: :erlang.nif_error(:not_loaded)
+
+  @spec decode_json(binary()) :: {:ok, term()} | {:error, {binary(), non_neg_integer()}}
+  def decode_json(_json), do: :erlang.nif_error(:not_loaded)
+
+  @spec encode_json(term()) :: {:ok, binary()} | {:error, term()}
+  def encode_json(_term), do: :erlang.nif_error(:not_loaded)
+end

@@ -1,0 +1,138 @@
+# C host tests (tests/c/): a C program links $(LIB) and drives the fixture
+# server over stdio; see tests/c/test_main.c for the list of tests.
+#   make test-c           smoke program, main suite, C++17 and pedantic C99
+#                         header checks, check-symbols
+#   make test-c-memcheck  the main suite under valgrind memcheck
+#   make ctest-setup      installs valgrind when missing (idempotent)
+#   make test-c CTEST_ONLY="cancel crash"   runs only tests whose name matches
+#
+# The memcheck run uses its own build of the library, from the same sources
+# and flags as $(LIB) except for three things valgrind needs (none changes the
+# code that runs):
+#   - not stripped (no -s -w), so reports and suppressions name Go functions;
+#   - GOEXPERIMENT=norandomizedheapbase64: Go 1.26 puts its heap at a random
+#     address; without randomization it starts at 0xc000000000, so
+#     --ignore-ranges can exempt Go-managed memory (see CTEST_VG_GO_HEAP);
+#   - GOEXPERIMENT=nodwarf5: valgrind 3.19 cannot read DWARF 5 line tables.
+# Why Go's heap is exempt from addressability checks: goroutine stacks live in
+# Go heap spans, and the runtime switches the thread's stack pointer between
+# them. Memcheck models one stack per thread and marks memory "freed" when the
+# stack pointer moves up, so every reuse of a goroutine stack (and every
+# copystack) is reported as an invalid read or write in arbitrary Go code —
+# thousands of reports, none real. C memory (malloc: our strings, the host's
+# buffers, handle keys) lies outside that range and stays fully checked, leak
+# checking included.
+
+CTEST_SRC    := $(ROOT)/tests/c
+CTEST_OUT    := $(BUILD)/ctest
+CTEST_MC     := $(CTEST_OUT)/memcheck
+CTEST_CC     ?= gcc
+CTEST_CXX    ?= g++
+CTEST_CFLAGS := -std=c99 -Wall -Wextra -Werror -pthread -g -I$(BUILD)/include \
+                -DLMCP_FIXTURE_PATH='"$(BUILD)/fixtures/mcpfixture"'
+CTEST_HARNESS := $(CTEST_SRC)/harness.c $(CTEST_SRC)/harness.h
+CTEST_ONLY   ?=
+
+# Deadlines that only bound waits are multiplied under valgrind (~20x slower);
+# the stderr flood is smaller there (still far past the 64 KiB pipe buffer).
+CTEST_VG_ENV  := LMCP_TEST_TIME_SCALE=10 LMCP_TEST_STDERR_FLOOD=1000000
+CTEST_VG_GO_HEAP := 0xc000000000-0xd000000000
+# Pass 1, memory errors: invalid reads and writes of C memory (our strings,
+# the host's buffers and callbacks), invalid and double frees, overlapping
+# copies, bad syscall buffers; any error fails the run (exit 99). Go's heap is
+# exempt from addressability checks (see above), and definedness checking is
+# off: memcheck marks memory undefined whenever it thinks a stack frame was
+# pushed, and with goroutine stacks inside Go's heap that clobbers the
+# definedness of live Go data, which then flows into everything the library
+# produces (we saw "uninitialised" reports in the GC pacer, map lookups, and
+# in our own strlen over result buffers the library had fully written). The
+# few Go runtime false positives left are suppressed in tests/c/valgrind.supp,
+# each explained there.
+CTEST_VG_ERRORS := --error-exitcode=99 --leak-check=no --undef-value-errors=no --num-callers=40 \
+                   --ignore-ranges=$(CTEST_VG_GO_HEAP) \
+                   --suppressions=$(CTEST_SRC)/valgrind.supp $(CTEST_VG_EXTRA)
+# Pass 2, leaks: memcheck's leak scan skips --ignore-ranges, so C memory that
+# only the Go heap points to (handle keys kept as tombstones, cached kind
+# strings) would be reported "definitely lost". This pass therefore runs
+# without it, and checks only the LEAK SUMMARY (pass 1 judged the errors;
+# here Go code floods the log with the stack false positives explained above).
+CTEST_VG_LEAKS  := --leak-check=full --show-leak-kinds=definite,indirect --num-callers=40 \
+                   --undef-value-errors=no \
+                   $(CTEST_VG_EXTRA)
+# Fails unless the log says no block was definitely or indirectly lost.
+CTEST_VG_NO_LEAKS = awk '/no leaks are possible/{ok=1} /definitely lost:/{d=$$4} \
+	/indirectly lost:/{i=$$4} END{if (ok || (d=="0" && i=="0")) exit 0; \
+	print "memcheck: definitely lost " d ", indirectly lost " i " bytes (see $(1))"; exit 1}' $(1)
+
+.PHONY: test-c test-c-memcheck ctest-setup ctest-bins
+
+$(CTEST_OUT)/lmcp_smoke: $(CTEST_SRC)/smoke.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/smoke.c $(CTEST_SRC)/harness.c \
+		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
+$(CTEST_OUT)/lmcp_ctest: $(CTEST_SRC)/test_main.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_main.c $(CTEST_SRC)/harness.c \
+		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
+# The header is C++-clean: compiled, linked and run as C++17.
+$(CTEST_OUT)/header_cxx: $(CTEST_SRC)/header_cxx.cpp $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CXX) -std=c++17 -pedantic -Wall -Wextra -Werror -I$(BUILD)/include -o $@ $< \
+		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
+# The header is strict ISO C99 (compile only).
+$(CTEST_OUT)/header_pedantic.o: $(CTEST_SRC)/header_pedantic.c $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) -std=c99 -pedantic -Wall -Wextra -Werror -I$(BUILD)/include -c -o $@ $<
+
+ctest-bins: $(CTEST_OUT)/lmcp_smoke $(CTEST_OUT)/lmcp_ctest $(CTEST_OUT)/header_cxx $(CTEST_OUT)/header_pedantic.o
+
+# The smoke program runs first and records the idle goroutine baseline.
+test-c: lib fixtures check-symbols ctest-bins
+	$(CTEST_OUT)/lmcp_smoke $(CTEST_OUT)/baseline.txt
+	$(CTEST_OUT)/header_cxx
+	$(CTEST_OUT)/lmcp_ctest $(CTEST_OUT)/baseline.txt $(CTEST_ONLY)
+
+# ---------------------------------------------------------------- memcheck
+
+ctest-setup:
+	@command -v valgrind >/dev/null 2>&1 || apt-get install -y valgrind \
+		|| { apt-get update && apt-get install -y valgrind; }
+
+# Same package, same link flags as mk/lib.mk, minus -s -w (see above). Always
+# delegated to go build: its cache makes an unchanged rebuild cheap.
+$(CTEST_MC)/liblemonmcp.so.1: $(LIB)
+	@mkdir -p $(dir $@)
+	GOEXPERIMENT=norandomizedheapbase64,nodwarf5 $(GO) build -buildmode=c-shared -trimpath \
+		-ldflags "-extldflags '-Wl,-soname,$(SONAME) -Wl,-z,nodelete'" \
+		-o $(CTEST_MC)/liblemonmcp.so.1.tmp ./capi
+	rm -f $(CTEST_MC)/liblemonmcp.so.1.h
+	mv $(CTEST_MC)/liblemonmcp.so.1.tmp $@
+	ln -sf liblemonmcp.so.1 $(CTEST_MC)/liblemonmcp.so
+
+$(CTEST_MC)/lmcp_smoke: $(CTEST_SRC)/smoke.c $(CTEST_HARNESS) $(CTEST_MC)/liblemonmcp.so.1 $(HEADER)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/smoke.c $(CTEST_SRC)/harness.c \
+		-L$(CTEST_MC) -llemonmcp -Wl,-rpath,$(CTEST_MC)
+
+$(CTEST_MC)/lmcp_ctest: $(CTEST_SRC)/test_main.c $(CTEST_HARNESS) $(CTEST_MC)/liblemonmcp.so.1 $(HEADER)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_main.c $(CTEST_SRC)/harness.c \
+		-L$(CTEST_MC) -llemonmcp -Wl,-rpath,$(CTEST_MC)
+
+# The whole suite runs under memcheck twice (errors, then leaks; about 20 s
+# each); the logs are kept in $(CTEST_MC)/*.vg.log.
+test-c-memcheck: lib fixtures ctest-setup $(CTEST_MC)/lmcp_smoke $(CTEST_MC)/lmcp_ctest
+	$(CTEST_VG_ENV) valgrind $(CTEST_VG_ERRORS) --log-file=$(CTEST_MC)/smoke.errors.vg.log \
+		$(CTEST_MC)/lmcp_smoke $(CTEST_MC)/baseline.txt \
+		|| { tail -n 60 $(CTEST_MC)/smoke.errors.vg.log; exit 1; }
+	$(CTEST_VG_ENV) valgrind $(CTEST_VG_ERRORS) --log-file=$(CTEST_MC)/ctest.errors.vg.log \
+		$(CTEST_MC)/lmcp_ctest $(CTEST_MC)/baseline.txt $(CTEST_ONLY) \
+		|| { tail -n 80 $(CTEST_MC)/ctest.errors.vg.log; exit 1; }
+	@grep -H 'ERROR SUMMARY' $(CTEST_MC)/smoke.errors.vg.log $(CTEST_MC)/ctest.errors.vg.log
+	$(CTEST_VG_ENV) valgrind $(CTEST_VG_LEAKS) --log-file=$(CTEST_MC)/ctest.leaks.vg.log \
+		$(CTEST_MC)/lmcp_ctest $(CTEST_MC)/baseline.txt $(CTEST_ONLY)
+	@$(call CTEST_VG_NO_LEAKS,$(CTEST_MC)/ctest.leaks.vg.log)
+	@grep -H -E 'definitely lost:|indirectly lost:|still reachable:' $(CTEST_MC)/ctest.leaks.vg.log
+
+test: test-c test-c-memcheck

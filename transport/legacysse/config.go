@@ -1,0 +1,78 @@
+package legacysse
+
+import (
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/internal/httpclient"
+)
+
+// Defaults applied to zero Config fields.
+const (
+	DefaultMaxMessageBytes = 16 << 20
+	DefaultUserAgent       = "lemonmcp"
+	DefaultEndpointTimeout = 30 * time.Second
+)
+
+const maxMaxMessageBytes = 1 << 30
+
+// Config describes the server's SSE endpoint.
+type Config struct {
+	// URL is the SSE stream's URL (http or https).
+	URL string
+	// Headers are sent with the GET and every POST. Names are
+	// case-insensitive; the transport's own headers cannot be configured.
+	Headers map[string]string
+	// MaxMessageBytes bounds one SSE event. Zero means
+	// DefaultMaxMessageBytes.
+	MaxMessageBytes int
+	// UserAgent is the User-Agent header. Empty means DefaultUserAgent.
+	UserAgent string
+	// HTTPClient, when set, makes the requests; its Timeout must be zero.
+	// By default the transport uses a client of its own that follows
+	// redirects within the same origin only.
+	HTTPClient *http.Client
+	// EndpointTimeout bounds the wait for the endpoint event. Zero means
+	// DefaultEndpointTimeout.
+	EndpointTimeout time.Duration
+}
+
+type settings struct {
+	Config
+	url     *url.URL
+	headers http.Header
+}
+
+func (c Config) normalize() (*settings, *transport.Error) {
+	u, err := httpclient.CheckURL(c.URL)
+	if err != nil {
+		return nil, err
+	}
+	h, err := httpclient.CheckHeaders(c.Headers)
+	if err != nil {
+		return nil, err
+	}
+	c.Headers = nil
+	switch {
+	case c.MaxMessageBytes == 0:
+		c.MaxMessageBytes = DefaultMaxMessageBytes
+	case c.MaxMessageBytes < 0 || c.MaxMessageBytes > maxMaxMessageBytes:
+		return nil, transport.Errorf(transport.CodeInvalidArgument,
+			"MaxMessageBytes must be between 1 and %d, not %d", maxMaxMessageBytes, c.MaxMessageBytes)
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = DefaultUserAgent
+	}
+	if c.HTTPClient != nil && c.HTTPClient.Timeout != 0 {
+		return nil, transport.Errorf(transport.CodeInvalidArgument, "HTTPClient.Timeout must be zero: the SSE stream outlives any fixed timeout")
+	}
+	switch {
+	case c.EndpointTimeout == 0:
+		c.EndpointTimeout = DefaultEndpointTimeout
+	case c.EndpointTimeout < 0:
+		return nil, transport.Errorf(transport.CodeInvalidArgument, "EndpointTimeout must not be negative")
+	}
+	return &settings{Config: c, url: u, headers: h}, nil
+}

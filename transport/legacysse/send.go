@@ -1,0 +1,84 @@
+package legacysse
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/internal/httpclient"
+)
+
+// Send POSTs one message to the endpoint. A request's POST runs in the
+// background and Send returns at once (a failed POST is reported through
+// Sink.RequestFailed); a notification or response is delivered before Send
+// returns, bounded by ctx's deadline. The reply itself always comes on the
+// SSE stream.
+func (t *Transport) Send(ctx context.Context, msg transport.Outbound) error {
+	if len(msg.Data) == 0 {
+		return transport.Errorf(transport.CodeInvalidArgument, "message is empty")
+	}
+	if err := ctx.Err(); err != nil {
+		return transport.Errorf(transport.CodeTimeout, "send cancelled")
+	}
+	body := bytes.Clone(msg.Data) // Send must not retain msg.Data
+	t.mu.Lock()
+	if t.state != stateStarted || t.down {
+		t.mu.Unlock()
+		return transport.Errorf(transport.CodeClosed, "transport is closed")
+	}
+	t.posts.Add(1)
+	endpoint := t.endpoint
+	t.mu.Unlock()
+
+	what := msg.Method
+	if what == "" {
+		what = "a response"
+	}
+	if msg.Kind == transport.KindRequest {
+		go func() {
+			defer t.posts.Done()
+			if err := t.post(t.ctx, endpoint, body, what); err != nil && t.ctx.Err() == nil {
+				t.sink.RequestFailed(msg.ID, err)
+			}
+		}()
+		return nil
+	}
+	defer t.posts.Done()
+	if d, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d) // arms a timer even if ctx has none
+		defer cancel()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(t.ctx, cancel)()
+	return t.post(ctx, endpoint, body, what)
+}
+
+// post makes one POST and checks that the server accepted it.
+func (t *Transport) post(ctx context.Context, endpoint string, body []byte, what string) *transport.Error {
+	req := t.newRequest(ctx, http.MethodPost, endpoint, body)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := t.client.Do(req)
+	if err != nil {
+		switch {
+		case t.ctx.Err() != nil:
+			return transport.Errorf(transport.CodeClosed, "transport is closed")
+		case errors.Is(err, context.DeadlineExceeded):
+			return transport.Errorf(transport.CodeTimeout, "sending %s timed out", what)
+		case errors.Is(err, context.Canceled):
+			return transport.Errorf(transport.CodeTimeout, "sending %s cancelled", what)
+		}
+		return transport.Errorf(transport.CodeTransport, "sending %s failed: %s", what, httpclient.Describe(err))
+	}
+	if !httpclient.OK(resp.StatusCode) {
+		return httpclient.StatusError(resp)
+	}
+	httpclient.Discard(resp.Body)
+	return nil
+}
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

@@ -1,0 +1,114 @@
+package streamablehttp
+
+import (
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/internal/httpclient"
+)
+
+// Defaults applied to zero Config fields.
+const (
+	DefaultMaxMessageBytes      = 16 << 20
+	DefaultUserAgent            = "lemonmcp"
+	DefaultDeleteTimeout        = 2 * time.Second
+	DefaultReconnectDelay       = time.Second
+	DefaultMaxReconnectDelay    = 30 * time.Second
+	DefaultMaxReconnectAttempts = 10
+)
+
+const maxMaxMessageBytes = 1 << 30
+
+// Config describes the server endpoint.
+type Config struct {
+	// URL is the MCP endpoint (http or https).
+	URL string
+	// Headers are sent with every request, e.g. Authorization. Names are
+	// case-insensitive; the transport's own headers (Accept, Content-Type,
+	// User-Agent, Last-Event-ID, Mcp-*) cannot be configured.
+	Headers map[string]string
+	// MaxMessageBytes bounds one JSON body or SSE event. Zero means
+	// DefaultMaxMessageBytes.
+	MaxMessageBytes int
+	// UserAgent is the User-Agent header ("lemonmcp/1.2.3"). Empty means
+	// DefaultUserAgent.
+	UserAgent string
+	// HTTPClient, when set, makes the requests; its Timeout must be zero
+	// (streams are long-lived). By default the transport uses a client of
+	// its own that follows redirects within the same origin only.
+	HTTPClient *http.Client
+	// DeleteTimeout bounds the DELETE that ends the session on Close.
+	DeleteTimeout time.Duration
+	// ReconnectDelay is the first delay before a broken stream is
+	// reconnected when the server gave no retry field; each failed attempt
+	// multiplies it by 1.5, up to MaxReconnectDelay. MaxReconnectAttempts
+	// bounds consecutive attempts that bring no event.
+	ReconnectDelay       time.Duration
+	MaxReconnectDelay    time.Duration
+	MaxReconnectAttempts int
+	// InitializeRefused, when set, is offered every initialize request the
+	// server answers with an HTTP error status, before the failure is
+	// reported. When it returns true it has taken the request over and the
+	// transport reports nothing for it. Detection (configuration type
+	// "http") uses it to fall back to the legacy HTTP+SSE transport.
+	InitializeRefused func(status int) bool
+}
+
+// settings is a normalized Config.
+type settings struct {
+	Config
+	url     *url.URL
+	rawURL  string
+	headers http.Header
+}
+
+func (c Config) normalize() (*settings, *transport.Error) {
+	u, err := httpclient.CheckURL(c.URL)
+	if err != nil {
+		return nil, err
+	}
+	h, err := httpclient.CheckHeaders(c.Headers)
+	if err != nil {
+		return nil, err
+	}
+	c.Headers = nil // the canonical copy in settings is what is used
+	switch {
+	case c.MaxMessageBytes == 0:
+		c.MaxMessageBytes = DefaultMaxMessageBytes
+	case c.MaxMessageBytes < 0 || c.MaxMessageBytes > maxMaxMessageBytes:
+		return nil, transport.Errorf(transport.CodeInvalidArgument,
+			"MaxMessageBytes must be between 1 and %d, not %d", maxMaxMessageBytes, c.MaxMessageBytes)
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = DefaultUserAgent
+	}
+	if c.HTTPClient != nil && c.HTTPClient.Timeout != 0 {
+		return nil, transport.Errorf(transport.CodeInvalidArgument, "HTTPClient.Timeout must be zero: SSE streams outlive any fixed timeout")
+	}
+	durations := []struct {
+		name string
+		d    *time.Duration
+		def  time.Duration
+	}{
+		{"DeleteTimeout", &c.DeleteTimeout, DefaultDeleteTimeout},
+		{"ReconnectDelay", &c.ReconnectDelay, DefaultReconnectDelay},
+		{"MaxReconnectDelay", &c.MaxReconnectDelay, DefaultMaxReconnectDelay},
+	}
+	for _, d := range durations {
+		switch {
+		case *d.d == 0:
+			*d.d = d.def
+		case *d.d < 0:
+			return nil, transport.Errorf(transport.CodeInvalidArgument, "%s must not be negative", d.name)
+		}
+	}
+	switch {
+	case c.MaxReconnectAttempts == 0:
+		c.MaxReconnectAttempts = DefaultMaxReconnectAttempts
+	case c.MaxReconnectAttempts < 0:
+		return nil, transport.Errorf(transport.CodeInvalidArgument, "MaxReconnectAttempts must not be negative")
+	}
+	return &settings{Config: c, url: u, rawURL: u.String(), headers: h}, nil
+}

@@ -1,0 +1,103 @@
+package streamablehttp
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+
+	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/internal/httpclient"
+)
+
+// runRequest is the goroutine that owns one request: it POSTs it and
+// follows the reply until the request is settled.
+func (t *Transport) runRequest(p *pending, body []byte, method string) {
+	defer t.wg.Done()
+	defer p.cancel()
+	defer t.settleOwn(p) // an unanswered request is not tracked past its POST
+
+	session, version := t.wireState(method)
+	resp, err := t.client.Do(t.newRequest(p.ctx, http.MethodPost, body, session, version))
+	if err != nil {
+		if p.ctx.Err() == nil {
+			t.fail(p, transport.Errorf(transport.CodeTransport, "sending %s failed: %s", method, httpclient.Describe(err)))
+		}
+		return
+	}
+	defer resp.Body.Close()
+
+	if !httpclient.OK(resp.StatusCode) {
+		if method == "initialize" && t.cfg.InitializeRefused != nil && t.cfg.InitializeRefused(resp.StatusCode) {
+			httpclient.Discard(resp.Body)
+			t.settleOwn(p)
+			return
+		}
+		t.fail(p, t.requestStatusError(resp, session))
+		return
+	}
+	if method == "initialize" {
+		// Before the response reaches the core: the core sends
+		// notifications/initialized as soon as it reads it, and that must
+		// carry the new session id.
+		t.adoptSession(resp.Header.Get(HeaderSessionID))
+	}
+	if resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent {
+		// No reply here: the response comes on the GET stream, if at all,
+		// and the core's timeout bounds the wait.
+		t.log("debug", "the server accepted "+method+" without answering it; waiting for the response on another stream")
+		return
+	}
+	switch mt := httpclient.MediaType(resp.Header); mt {
+	case mediaJSON:
+		t.readJSON(p, resp, method)
+	case mediaStream:
+		t.followStream(p, t.readStream(resp.Body, p))
+	default:
+		t.fail(p, transport.Errorf(transport.CodeTransport, "the server answered %s with content type %q, not JSON or an SSE stream", method, truncate(mt, 64)))
+	}
+}
+
+// requestStatusError maps an error status of a request's POST or resuming
+// GET. A 404 for a request that carried a session id is the server saying
+// it forgot the session.
+func (t *Transport) requestStatusError(resp *http.Response, session string) *transport.Error {
+	if resp.StatusCode == http.StatusNotFound && session != "" {
+		httpclient.Discard(resp.Body)
+		t.expireSession(session)
+		return transport.Errorf(transport.CodeSessionExpired, "the server no longer knows the session (%s)", httpclient.Status(resp.StatusCode))
+	}
+	return httpclient.StatusError(resp)
+}
+
+// readJSON takes a JSON reply: one message (or a batch) that must answer
+// the request.
+func (t *Transport) readJSON(p *pending, resp *http.Response, method string) {
+	limit := t.cfg.MaxMessageBytes
+	if resp.ContentLength > int64(limit) {
+		t.fail(p, tooLargeError(limit))
+		return
+	}
+	var data []byte
+	var err error
+	if resp.ContentLength >= 0 {
+		data = make([]byte, resp.ContentLength)
+		_, err = io.ReadFull(resp.Body, data)
+	} else {
+		data, err = io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
+	}
+	switch {
+	case err != nil:
+		if p.ctx.Err() == nil {
+			t.fail(p, transport.Errorf(transport.CodeTransport, "reading the response to %s failed: %s", method, httpclient.Describe(err)))
+		}
+		return
+	case len(data) > limit:
+		t.fail(p, tooLargeError(limit))
+		return
+	case len(bytes.TrimSpace(data)) == 0:
+		t.fail(p, transport.Errorf(transport.CodeTransport, "the server answered %s with an empty body", method))
+		return
+	}
+	t.deliver(data, p)
+	t.fail(p, transport.Errorf(transport.CodeTransport, "the server's reply to %s did not contain its response", method))
+}

@@ -1,0 +1,127 @@
+package streamablehttp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/internal/httpclient"
+	"github.com/lemonmcp/lemonmcp/transport/internal/rpcpeek"
+)
+
+// Send POSTs one message. A request is handed to a goroutine of its own
+// and Send returns at once; its reply, or its failure through
+// Sink.RequestFailed, comes later. A notification or a response is
+// delivered before Send returns, bounded by ctx's deadline, and any
+// failure is returned: CodeClosed once closing, CodeTimeout when ctx ends,
+// CodeAuthRequired for 401/403, CodeSessionExpired for a 404 on a session,
+// CodeTransport otherwise.
+func (t *Transport) Send(ctx context.Context, msg transport.Outbound) error {
+	if len(msg.Data) == 0 {
+		return transport.Errorf(transport.CodeInvalidArgument, "message is empty")
+	}
+	if err := ctx.Err(); err != nil {
+		return ctxError("send", err)
+	}
+	if msg.Kind == transport.KindRequest {
+		return t.startRequest(msg)
+	}
+	return t.post(ctx, msg)
+}
+
+func (t *Transport) startRequest(msg transport.Outbound) error {
+	body := bytes.Clone(msg.Data) // Send must not retain msg.Data
+	t.mu.Lock()
+	if !t.enterLocked() {
+		t.mu.Unlock()
+		return errClosed()
+	}
+	p := t.trackLocked(msg.ID)
+	t.mu.Unlock()
+	go t.runRequest(p, body, msg.Method)
+	return nil
+}
+
+// post delivers a notification or a response and waits for the server to
+// accept it.
+func (t *Transport) post(ctx context.Context, msg transport.Outbound) error {
+	if !t.enter() {
+		return errClosed()
+	}
+	defer t.wg.Done()
+	what := msg.Method
+	if msg.Kind == transport.KindResponse || what == "" {
+		what = "a response"
+	}
+	if msg.Method == "notifications/cancelled" {
+		// The core has given up on that request: once the server has been
+		// told, its stream is closed too, so it cannot linger.
+		if id, ok := rpcpeek.CancelledRequestID(msg.Data); ok {
+			defer t.abort(id)
+		}
+	}
+
+	// The core's contexts may carry a deadline without a timer; this arms
+	// one, and Close cancels the POST too.
+	if d, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d)
+		defer cancel()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(t.ctx, cancel)()
+
+	session, version := t.wireState(msg.Method)
+	body := bytes.Clone(msg.Data) // the client may read the body after Do returns
+	resp, err := t.client.Do(t.newRequest(ctx, http.MethodPost, body, session, version))
+	if err != nil {
+		switch {
+		case t.ctx.Err() != nil:
+			return errClosed()
+		case errors.Is(err, context.DeadlineExceeded):
+			return transport.Errorf(transport.CodeTimeout, "sending %s timed out", what)
+		case errors.Is(err, context.Canceled):
+			return transport.Errorf(transport.CodeTimeout, "sending %s cancelled", what)
+		}
+		return transport.Errorf(transport.CodeTransport, "sending %s failed: %s", what, httpclient.Describe(err))
+	}
+	if !httpclient.OK(resp.StatusCode) {
+		if resp.StatusCode == http.StatusNotFound && session != "" {
+			// Reported, but the id is kept: only a request can carry the
+			// re-initialization, and it needs the stale id to get its 404.
+			httpclient.Discard(resp.Body)
+			return transport.Errorf(transport.CodeSessionExpired, "the server no longer knows the session (%s)", httpclient.Status(resp.StatusCode))
+		}
+		return httpclient.StatusError(resp)
+	}
+	httpclient.Discard(resp.Body)
+	if msg.Method == "notifications/initialized" {
+		t.startListener()
+	}
+	return nil
+}
+
+// ctxError converts a context error. There is no "cancelled" code: the core
+// tells cancellation from a timeout by its own context.
+func ctxError(op string, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return transport.Errorf(transport.CodeTimeout, "%s timed out", op)
+	}
+	return transport.Errorf(transport.CodeTimeout, "%s cancelled", op)
+}
+
+func errClosed() *transport.Error {
+	return transport.Errorf(transport.CodeClosed, "transport is closed")
+}
+
+// asError returns err as a *transport.Error.
+func asError(err error) *transport.Error {
+	var te *transport.Error
+	if errors.As(err, &te) {
+		return te
+	}
+	return transport.Errorf(transport.CodeTransport, "%s", err.Error())
+}

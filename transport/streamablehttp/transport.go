@@ -1,0 +1,179 @@
+package streamablehttp
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/internal/httpclient"
+)
+
+// Header names, as the 2025-11-25 specification spells them (HTTP header
+// names are case-insensitive).
+const (
+	HeaderSessionID       = "Mcp-Session-Id"
+	HeaderProtocolVersion = "MCP-Protocol-Version"
+	HeaderLastEventID     = "Last-Event-ID"
+)
+
+// Transport talks to one Streamable HTTP endpoint. Create it with New.
+type Transport struct {
+	cfg       *settings
+	client    *http.Client
+	ownClient bool // created here, so its idle connections are closed here
+
+	mu       sync.Mutex
+	state    int
+	sink     transport.Sink
+	session  string // the Mcp-Session-Id, "" when none
+	version  string // the negotiated protocol version, "" before initialize
+	inflight map[int64]*pending
+	listener *listener // the GET stream, nil when none runs
+
+	// ctx is cancelled by Close: every request, stream and wait derives
+	// from it. wg counts every goroutine and every Send in flight, so that
+	// Closed follows the last Sink call.
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	closing atomic.Bool
+	done    chan struct{} // closed once Closed has been delivered
+}
+
+const (
+	stateNew = iota
+	stateStarted
+	stateClosed
+)
+
+var (
+	_ transport.Transport  = (*Transport)(nil)
+	_ transport.Negotiator = (*Transport)(nil)
+)
+
+// New checks cfg and returns a transport ready to Start. Errors are
+// *transport.Error with CodeInvalidArgument; their messages start with the
+// field at fault ("url: ...", "headers.X-Key: ...").
+func New(cfg Config) (*Transport, error) {
+	s, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	t := &Transport{cfg: s, client: s.HTTPClient, inflight: make(map[int64]*pending), done: make(chan struct{})}
+	if t.client == nil {
+		t.client, t.ownClient = httpclient.NewClient(), true
+	}
+	return t, nil
+}
+
+// Name returns "streamable_http".
+func (t *Transport) Name() string { return "streamable_http" }
+
+// Start records the sink. Nothing goes over the network until the first
+// Send: the initialize request is what opens the session.
+func (t *Transport) Start(ctx context.Context, sink transport.Sink) error {
+	if sink == nil {
+		return transport.Errorf(transport.CodeInvalidArgument, "sink is nil")
+	}
+	if err := ctx.Err(); err != nil {
+		return transport.Errorf(transport.CodeTimeout, "start cancelled")
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch t.state {
+	case stateStarted:
+		return transport.Errorf(transport.CodeInvalidArgument, "transport already started")
+	case stateClosed:
+		return transport.Errorf(transport.CodeClosed, "transport is closed")
+	}
+	t.sink = sink
+	t.ctx, t.cancel = context.WithCancel(context.Background())
+	t.state = stateStarted
+	return nil
+}
+
+// SetProtocolVersion implements transport.Negotiator: from now on every
+// request carries MCP-Protocol-Version.
+func (t *Transport) SetProtocolVersion(version string) {
+	t.mu.Lock()
+	t.version = version
+	t.mu.Unlock()
+}
+
+// SessionID returns the current Mcp-Session-Id, for tests and diagnostics.
+// It must never be logged: it authenticates the session.
+func (t *Transport) SessionID() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.session
+}
+
+// enter admits one unit of work (a Send or a goroutine) unless the
+// transport is closing; the caller must call t.wg.Done when it ends.
+func (t *Transport) enter() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.enterLocked()
+}
+
+func (t *Transport) enterLocked() bool {
+	if t.state != stateStarted || t.closing.Load() {
+		return false
+	}
+	t.wg.Add(1)
+	return true
+}
+
+// wireState is the session id and protocol version a request of method
+// carries. initialize carries neither: it starts a new session.
+func (t *Transport) wireState(method string) (session, version string) {
+	if method == "initialize" {
+		return "", ""
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.session, t.version
+}
+
+// adoptSession takes the session id of an initialize response. A new
+// session makes the GET stream of the old one pointless, so it stops; the
+// core's notifications/initialized opens the next one.
+func (t *Transport) adoptSession(id string) {
+	if id != "" && !validSessionID(id) {
+		t.log("warning", "ignored an Mcp-Session-Id header that is not visible ASCII")
+		id = ""
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if id != t.session {
+		t.stopListenerLocked()
+	}
+	t.session = id
+}
+
+// expireSession forgets the session a request was sent with, unless a new
+// one has replaced it meanwhile.
+func (t *Transport) expireSession(sent string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if sent != "" && t.session == sent {
+		t.session = ""
+		t.stopListenerLocked()
+	}
+}
+
+// validSessionID: the specification allows visible ASCII only.
+func validSessionID(id string) bool {
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x21 || id[i] > 0x7E {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *Transport) log(level, text string) {
+	t.sink.Log(transport.LogLine{Level: level, Source: "transport", Text: text})
+}
