@@ -13,19 +13,36 @@
  * translation unit: any drift between them fails the build). */
 typedef const char cchar_t;
 
-/* The trampolines are internal: hidden, so that only the lmcp_ functions of
+/* user_data crosses into Go as an integer: it is the host's opaque value
+ * (often a small integer or an address Go does not own), which Go must never
+ * hold as a pointer. The trampolines cast it back.
+ *
+ * The trampolines are internal: hidden, so that only the lmcp_ functions of
  * the header are exported. */
 #define LMCP_INTERNAL __attribute__((visibility("hidden")))
 
-LMCP_INTERNAL void lmcp_bridge_event(lmcp_event_cb cb, void *user_data, const char *kind,
+LMCP_INTERNAL void lmcp_bridge_event(lmcp_event_cb cb, uintptr_t user_data, const char *kind,
                        const char *json, size_t len);
-LMCP_INTERNAL void lmcp_bridge_host_request(lmcp_host_request_cb cb, void *user_data,
+LMCP_INTERNAL void lmcp_bridge_host_request(lmcp_host_request_cb cb, uintptr_t user_data,
                               uint64_t id, const char *kind, const char *json,
                               size_t len);
-LMCP_INTERNAL void lmcp_bridge_done(lmcp_done_cb cb, void *user_data, uint64_t call_id,
+LMCP_INTERNAL void lmcp_bridge_done(lmcp_done_cb cb, uintptr_t user_data, uint64_t call_id,
                       int32_t status, const char *json, size_t len);
-LMCP_INTERNAL void lmcp_bridge_destroy(lmcp_destroy_cb cb, void *user_data);
+LMCP_INTERNAL void lmcp_bridge_destroy(lmcp_destroy_cb cb, uintptr_t user_data);
 LMCP_INTERNAL const char *lmcp_bridge_status_string(int32_t status);
 LMCP_INTERNAL const char *lmcp_bridge_version(void);
+
+/* The Go side of the functions whose public wrappers live in bridge.c. */
+LMCP_INTERNAL lmcp_status lmcpgo_client_set_event_handler(
+    lmcp_client *client, lmcp_event_cb cb, uintptr_t user_data,
+    lmcp_destroy_cb destroy, char **err_out);
+LMCP_INTERNAL lmcp_status lmcpgo_client_set_host_request_handler(
+    lmcp_client *client, lmcp_host_request_cb cb, uintptr_t user_data,
+    lmcp_destroy_cb destroy, char **err_out);
+LMCP_INTERNAL lmcp_status lmcpgo_client_call(
+    lmcp_client *client, cchar_t *method, cchar_t *params_json,
+    size_t params_len, cchar_t *options_json, size_t options_len,
+    lmcp_done_cb done, uintptr_t user_data, lmcp_call_id *call_id_out,
+    char **err_out);
 
 #endif

@@ -139,10 +139,16 @@ func lmcp_client_new(configJSON *C.cchar_t, n C.size_t, clientOut **C.lmcp_clien
 	return setErr(errOut, nil)
 }
 
-//export lmcp_client_set_event_handler
-func lmcp_client_set_event_handler(client *C.lmcp_client, cb C.lmcp_event_cb, userData unsafe.Pointer, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
+// The functions that take a host's user_data are exported under an lmcpgo_
+// name with user_data as an integer; their public lmcp_ names are thin C
+// wrappers in bridge.c. Go never holds user_data as a pointer: the host's
+// value may be any opaque word (a small integer, an address Go does not
+// own), which the garbage collector would reject as a bad pointer.
+
+//export lmcpgo_client_set_event_handler
+func lmcpgo_client_set_event_handler(client *C.lmcp_client, cb C.lmcp_event_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
 	defer recoverInto(&st, errOut)
-	release := destroyFunc(destroy, userData)
+	release := destroyFunc(destroy, ud)
 	h, err := lookupHandle(client)
 	if err != nil {
 		release()
@@ -155,16 +161,16 @@ func lmcp_client_set_event_handler(client *C.lmcp_client, cb C.lmcp_event_cb, us
 	}
 	c.SetEventHandler(func(kind string, payload []byte) {
 		ptr, n, keep := borrow(h.encode(payload))
-		C.lmcp_bridge_event(cb, userData, cKind(kind), ptr, n)
+		C.lmcp_bridge_event(cb, ud, cKind(kind), ptr, n)
 		_ = keep
 	}, release)
 	return setErr(errOut, nil)
 }
 
-//export lmcp_client_set_host_request_handler
-func lmcp_client_set_host_request_handler(client *C.lmcp_client, cb C.lmcp_host_request_cb, userData unsafe.Pointer, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
+//export lmcpgo_client_set_host_request_handler
+func lmcpgo_client_set_host_request_handler(client *C.lmcp_client, cb C.lmcp_host_request_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
 	defer recoverInto(&st, errOut)
-	release := destroyFunc(destroy, userData)
+	release := destroyFunc(destroy, ud)
 	h, err := lookupHandle(client)
 	if err != nil {
 		release()
@@ -176,13 +182,13 @@ func lmcp_client_set_host_request_handler(client *C.lmcp_client, cb C.lmcp_host_
 	}
 	return setErr(errOut, c.SetHostRequestHandler(func(id uint64, kind string, payload []byte) {
 		ptr, n, keep := borrow(h.encode(payload))
-		C.lmcp_bridge_host_request(cb, userData, C.uint64_t(id), cKind(kind), ptr, n)
+		C.lmcp_bridge_host_request(cb, ud, C.uint64_t(id), cKind(kind), ptr, n)
 		_ = keep
 	}, release))
 }
 
 // destroyFunc returns a function that runs the host's destroy once.
-func destroyFunc(destroy C.lmcp_destroy_cb, userData unsafe.Pointer) func() {
+func destroyFunc(destroy C.lmcp_destroy_cb, userData C.uintptr_t) func() {
 	if destroy == nil {
 		return func() {}
 	}
@@ -242,8 +248,8 @@ func callArgs(method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cc
 	return C.GoString(method), goBytes(params, plen), opts, nil
 }
 
-//export lmcp_client_call
-func lmcp_client_call(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, done C.lmcp_done_cb, userData unsafe.Pointer, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
+//export lmcpgo_client_call
+func lmcpgo_client_call(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, done C.lmcp_done_cb, ud C.uintptr_t, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
 	defer recoverInto(&st, errOut)
 	h, err := lookupHandle(client)
 	if err != nil {
@@ -259,7 +265,7 @@ func lmcp_client_call(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_
 	}
 	id, err := c.Call(m, p, opts, func(callID uint64, status core.Status, data []byte) {
 		ptr, n, keep := borrow(h.encode(data))
-		C.lmcp_bridge_done(done, userData, C.uint64_t(callID), C.int32_t(status), ptr, n)
+		C.lmcp_bridge_done(done, ud, C.uint64_t(callID), C.int32_t(status), ptr, n)
 		_ = keep
 	})
 	if err != nil {

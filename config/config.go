@@ -18,7 +18,7 @@ type Parsed struct {
 }
 
 // Transports lists the transport types this build supports.
-var Transports = []string{"stdio"}
+var Transports = []string{"stdio", "streamable_http", "sse", "http"}
 
 // knownTransports are every type the configuration language has.
 var knownTransports = []string{"stdio", "streamable_http", "sse", "http"}
@@ -43,7 +43,8 @@ func Parse(raw []byte, libraryVersion string) (*Parsed, *core.Error) {
 	steps := []func(*object, *Parsed) *core.Error{
 		parseClientInfo, parseProtocol, parseTimeouts, parseLimits, parseHandlers, parseSamplingPolicy,
 		parseCapabilities, parseResultFormat,
-		parseTransport, // last: it uses the timeouts and limits
+		// last: it uses the timeouts and limits
+		func(root *object, p *Parsed) *core.Error { return parseTransport(root, p, libraryVersion) },
 	}
 	for _, step := range steps {
 		if err := step(root, p); err != nil {
@@ -298,7 +299,7 @@ func parseResultFormat(root *object, p *Parsed) *core.Error {
 	return nil
 }
 
-func parseTransport(root *object, p *Parsed) *core.Error {
+func parseTransport(root *object, p *Parsed, libraryVersion string) *core.Error {
 	v, ok := root.get("transport")
 	if !ok {
 		return invalid("config.transport", "is required")
@@ -317,7 +318,12 @@ func parseTransport(root *object, p *Parsed) *core.Error {
 	if !slices.Contains(Transports, kind) {
 		return core.Errorf(core.StatusUnsupported, "config.transport.type: %q is not supported by this build (supported: %s)", kind, quoteAll(Transports))
 	}
-	tr, err := parseStdio(o, p)
+	var tr transport.Transport
+	if kind == "stdio" {
+		tr, err = parseStdio(o, p)
+	} else {
+		tr, err = parseHTTP(kind, o, p, libraryVersion)
+	}
 	if err != nil {
 		return err
 	}

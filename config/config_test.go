@@ -55,7 +55,6 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		{"unknown transport field", `{"transport":{"type":"stdio","command":"x","comand":"y"}}`, core.StatusInvalidArgument, "config.transport.comand: is not a known field"},
 		{"empty command", `{"transport":{"type":"stdio","command":"  "}}`, core.StatusInvalidArgument, "config.transport.command"},
 		{"bad type", `{"transport":{"type":"carrier-pigeon"}}`, core.StatusInvalidArgument, "config.transport.type: must be one of"},
-		{"http not built", `{"transport":{"type":"streamable_http","url":"http://127.0.0.1/"}}`, core.StatusUnsupported, "not supported by this build"},
 		{"args not strings", `{"transport":{"type":"stdio","command":"x","args":[1]}}`, core.StatusInvalidArgument, "config.transport.args[0]: must be a string"},
 		{"env not strings", `{"transport":{"type":"stdio","command":"x","env":{"A":1}}}`, core.StatusInvalidArgument, "config.transport.env.A: must be a string"},
 		{"bad stderr", `{"transport":{"type":"stdio","command":"x","stderr":"tee"}}`, core.StatusInvalidArgument, "config.transport.stderr: must be one of"},

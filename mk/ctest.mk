@@ -2,7 +2,9 @@
 # server over stdio; see tests/c/test_main.c for the list of tests.
 #   make test-c           smoke program, main suite, C++17 and pedantic C99
 #                         header checks, check-symbols
-#   make test-c-memcheck  the main suite under valgrind memcheck
+#   make test-c-memcheck  the main suite under valgrind memcheck (its closing
+#                         line counts the memcheck steps: errors of the smoke
+#                         program and of the suite, leaks, the two canaries)
 #   make ctest-setup      installs valgrind when missing (idempotent)
 #   make test-c CTEST_ONLY="cancel crash"   runs only tests whose name matches
 #
@@ -20,8 +22,13 @@
 # stack pointer moves up, so every reuse of a goroutine stack (and every
 # copystack) is reported as an invalid read or write in arbitrary Go code —
 # thousands of reports, none real. C memory (malloc: our strings, the host's
-# buffers, handle keys) lies outside that range and stays fully checked, leak
-# checking included.
+# buffers, handle keys) lies outside that range and stays fully checked.
+# Leaks are judged in a second pass without the exemption (see
+# CTEST_VG_LEAKS), and a canary (lmcp_smoke with LMCP_SMOKE_CANARY=1: one
+# deliberate overread, one deliberate leak) must be caught by both passes.
+# Also note: valgrind 3.19 does not implement pidfd_open (syscall 434, it
+# prints a warning); Go then reaps the server with wait4 instead, so the
+# memcheck run covers that fallback path.
 
 CTEST_SRC    := $(ROOT)/tests/c
 CTEST_OUT    := $(BUILD)/ctest
@@ -36,7 +43,11 @@ CTEST_ONLY   ?=
 # Deadlines that only bound waits are multiplied under valgrind (~20x slower);
 # the stderr flood is smaller there (still far past the 64 KiB pipe buffer).
 CTEST_VG_ENV  := LMCP_TEST_TIME_SCALE=10 LMCP_TEST_STDERR_FLOOD=1000000
-CTEST_VG_GO_HEAP := 0xc000000000-0xd000000000
+# Go's heap starts at 0xc000000000 and grows upward in 64 MiB arenas; 4 GiB
+# is far more than the suite uses (past it, reports would reappear, loudly).
+# Valgrind prints "ERROR: --ignore-ranges: suspiciously large range" for any
+# range over 64 MiB; that line is only a notice: the range is applied.
+CTEST_VG_GO_HEAP := 0xc000000000-0xc0ffffffff
 # Pass 1, memory errors: invalid reads and writes of C memory (our strings,
 # the host's buffers and callbacks), invalid and double frees, overlapping
 # copies, bad syscall buffers; any error fails the run (exit 99). Go's heap is
@@ -59,10 +70,6 @@ CTEST_VG_ERRORS := --error-exitcode=99 --leak-check=no --undef-value-errors=no -
 CTEST_VG_LEAKS  := --leak-check=full --show-leak-kinds=definite,indirect --num-callers=40 \
                    --undef-value-errors=no \
                    $(CTEST_VG_EXTRA)
-# Fails unless the log says no block was definitely or indirectly lost.
-CTEST_VG_NO_LEAKS = awk '/no leaks are possible/{ok=1} /definitely lost:/{d=$$4} \
-	/indirectly lost:/{i=$$4} END{if (ok || (d=="0" && i=="0")) exit 0; \
-	print "memcheck: definitely lost " d ", indirectly lost " i " bytes (see $(1))"; exit 1}' $(1)
 
 .PHONY: test-c test-c-memcheck ctest-setup ctest-bins
 
@@ -120,19 +127,14 @@ $(CTEST_MC)/lmcp_ctest: $(CTEST_SRC)/test_main.c $(CTEST_HARNESS) $(CTEST_MC)/li
 	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_main.c $(CTEST_SRC)/harness.c \
 		-L$(CTEST_MC) -llemonmcp -Wl,-rpath,$(CTEST_MC)
 
-# The whole suite runs under memcheck twice (errors, then leaks; about 20 s
-# each); the logs are kept in $(CTEST_MC)/*.vg.log.
+# The whole suite runs under memcheck twice (errors, then leaks; 20-40 s
+# each), then a canary proves the checks are live; tests/c/memcheck.sh runs
+# every step and keeps the logs in $(CTEST_MC)/*.vg.log.
 test-c-memcheck: lib fixtures ctest-setup $(CTEST_MC)/lmcp_smoke $(CTEST_MC)/lmcp_ctest
-	$(CTEST_VG_ENV) valgrind $(CTEST_VG_ERRORS) --log-file=$(CTEST_MC)/smoke.errors.vg.log \
-		$(CTEST_MC)/lmcp_smoke $(CTEST_MC)/baseline.txt \
-		|| { tail -n 60 $(CTEST_MC)/smoke.errors.vg.log; exit 1; }
-	$(CTEST_VG_ENV) valgrind $(CTEST_VG_ERRORS) --log-file=$(CTEST_MC)/ctest.errors.vg.log \
-		$(CTEST_MC)/lmcp_ctest $(CTEST_MC)/baseline.txt $(CTEST_ONLY) \
-		|| { tail -n 80 $(CTEST_MC)/ctest.errors.vg.log; exit 1; }
-	@grep -H 'ERROR SUMMARY' $(CTEST_MC)/smoke.errors.vg.log $(CTEST_MC)/ctest.errors.vg.log
-	$(CTEST_VG_ENV) valgrind $(CTEST_VG_LEAKS) --log-file=$(CTEST_MC)/ctest.leaks.vg.log \
-		$(CTEST_MC)/lmcp_ctest $(CTEST_MC)/baseline.txt $(CTEST_ONLY)
-	@$(call CTEST_VG_NO_LEAKS,$(CTEST_MC)/ctest.leaks.vg.log)
-	@grep -H -E 'definitely lost:|indirectly lost:|still reachable:' $(CTEST_MC)/ctest.leaks.vg.log
+	MC_DIR=$(CTEST_MC) VG_ENV="$(CTEST_VG_ENV)" VG_ERRORS="$(CTEST_VG_ERRORS)" \
+		VG_LEAKS="$(CTEST_VG_LEAKS)" CTEST_ONLY="$(CTEST_ONLY)" $(CTEST_SRC)/memcheck.sh
 
-test: test-c test-c-memcheck
+# `make test` runs every registered suite (each one even if another failed)
+# and sums their closing "N passed, N failed" lines.
+setup: ctest-setup
+TEST_SUITES += test-c test-c-memcheck

@@ -50,4 +50,4 @@ demo: lib fixtures python-dev
 	$(PY_RUN) call echo text="hello from lemonmcp"
 
 setup: python-setup
-test: test-python
+TEST_SUITES += test-python

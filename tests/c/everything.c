@@ -220,7 +220,7 @@ static void t_handshake(void) {
     CHECKE(info != NULL && strstr(info, "\"subscribe\":true") != NULL, info);
     lmcp_free(info);
     lmcp_free(err);
-    CHECK(evrec_count(&k.rec, "ready", "mcp-servers/everything") == 1);
+    CHECK(evrec_wait(&k.rec, "ready", "mcp-servers/everything", 1, 2000) == 1); /* delivered asynchronously */
     char *pong = call(k.c, "ping", NULL, NULL);
     lmcp_free(pong);
   }

@@ -96,8 +96,25 @@ static void test_smoke(void) {
   }
 }
 
+/* LMCP_SMOKE_CANARY=1: commit one heap overread and one leak of library
+ * memory on purpose, so the memcheck target can prove that its exemptions
+ * (Go heap range, suppressions) leave C memory fully checked. */
+static void canary(void) {
+  char *json = NULL;
+  size_t len = 0;
+  if (lmcp_features(&json, &len) != LMCP_OK) return;
+  volatile char past_end = json[len + 1]; /* the block is len + 1 bytes */
+  (void)past_end;
+  json = NULL; /* leaked: definitely lost */
+  printf("canary: overread and leak committed\n");
+}
+
 int main(int argc, char **argv) {
   baseline_file = argc > 1 ? argv[1] : NULL;
+  if (getenv("LMCP_SMOKE_CANARY") != NULL) {
+    canary();
+    return 0;
+  }
   RUN_TEST(test_smoke, 10);
   return h_finish();
 }

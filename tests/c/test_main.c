@@ -22,6 +22,7 @@
 
 static int g_scale = 1;              /* LMCP_TEST_TIME_SCALE */
 static long long g_baseline = -1;    /* idle goroutines */
+static long long g_smoke_baseline = -1; /* the same, measured by lmcp_smoke */
 #define T(ms) ((ms) * g_scale)       /* a bounded wait, scaled */
 
 /* --------------------------------------------------------------- helpers */
@@ -1489,9 +1490,6 @@ static void test_config_errors(void) {
       {"{\"transport\":{\"type\":\"stdio\",\"command\":\"x\",\"env_inherit\":\"some\"}}", LMCP_E_INVALID_ARGUMENT, "env_inherit"},
       {"{\"transport\":{\"type\":\"stdio\",\"command\":\"x\"},\"timeouts\":{\"ready_ms\":\"soon\"}}", LMCP_E_INVALID_ARGUMENT, "ready_ms"},
       {"{\"transport\":{\"type\":\"pigeon\",\"command\":\"x\"}}", LMCP_E_INVALID_ARGUMENT, "type"},
-      {"{\"transport\":{\"type\":\"streamable_http\",\"url\":\"http://127.0.0.1:1/mcp\"}}", LMCP_E_UNSUPPORTED, "streamable_http"},
-      {"{\"transport\":{\"type\":\"sse\",\"url\":\"http://127.0.0.1:1/sse\"}}", LMCP_E_UNSUPPORTED, NULL},
-      {"{\"transport\":{\"type\":\"http\",\"url\":\"http://127.0.0.1:1/mcp\"}}", LMCP_E_UNSUPPORTED, NULL},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     lmcp_client *c = (lmcp_client *)&cases[i];
@@ -1505,6 +1503,42 @@ static void test_config_errors(void) {
     lmcp_free(err);
     if (st == LMCP_OK) lmcp_client_free(c);
   }
+  /* HTTP transports: accepted when lmcp_features lists them, otherwise
+   * LMCP_E_UNSUPPORTED naming the type */
+  char *features = NULL;
+  CHECK_ST(lmcp_features(&features, NULL), LMCP_OK, NULL);
+  static const char *const http[] = {"streamable_http", "sse", "http"};
+  char transports[256] = "";
+  const char *tp = features ? strstr(features, "\"transports\":[") : NULL;
+  if (tp != NULL) {
+    const char *end = strchr(tp, ']');
+    size_t n = end ? (size_t)(end - tp) : 0;
+    if (n >= sizeof transports) n = sizeof transports - 1;
+    memcpy(transports, tp, n);
+    transports[n] = 0;
+  }
+  CHECKE(strstr(transports, "\"stdio\""), features);
+  for (size_t i = 0; i < 3; i++) {
+    char listed[64], cfg[256];
+    snprintf(listed, sizeof listed, "\"%s\"", http[i]);
+    int built_in = strstr(transports, listed) != NULL;
+    snprintf(cfg, sizeof cfg, "{\"transport\":{\"type\":\"%s\",\"url\":\"http://127.0.0.1:1/mcp\"}}", http[i]);
+    lmcp_client *hc = NULL;
+    char *herr = NULL;
+    lmcp_status st = lmcp_client_new(cfg, strlen(cfg), &hc, &herr);
+    if (built_in) {
+      CHECKM(st == LMCP_OK && hc != NULL, herr, "%s is listed by lmcp_features but refused", http[i]);
+    } else {
+      CHECKM(st == LMCP_E_UNSUPPORTED && hc == NULL, herr, "%s is not built in: got %d", http[i], (int)st);
+      CHECK_ERR_JSON(herr, LMCP_E_UNSUPPORTED);
+      CHECKE(herr && strstr(herr, http[i]), herr);
+    }
+    printf("  transport %s: %s\n", http[i], built_in ? "built in" : "not built in");
+    lmcp_free(herr);
+    lmcp_client_free(hc);
+  }
+  lmcp_free(features);
+
   /* absent config (NULL, 0) and NULL client_out */
   lmcp_client *c = NULL;
   char *err = NULL;
@@ -1708,7 +1742,7 @@ static void test_server_errors_and_gating(void) {
     rec.slots[0].caller = pthread_self();
     int64_t t0 = now_ms();
     CHECK_ST(call_sync(c, gated, gparams, NULL, &res, &err), LMCP_E_UNSUPPORTED, err);
-    CHECKM(now_ms() - t0 < 200, NULL, "gating took %lld ms", (long long)(now_ms() - t0));
+    CHECKM(now_ms() - t0 < T(200), NULL, "gating took %lld ms", (long long)(now_ms() - t0));
     CHECKE(err && strstr(err, strcmp(gated, "logging/setLevel") == 0 ? "logging" : "completion"), err);
     lmcp_free(res);
     lmcp_free(err);
@@ -1771,6 +1805,9 @@ static void test_zz_diagnostics_back_to_baseline(void) {
   CHECKM(h_inline_completions == 0, NULL, "%d completions ran inside the initiating lmcp_client_call",
          h_inline_completions);
   CHECKM(d.goroutines <= g_baseline, NULL, "%lld goroutines left, baseline %lld", d.goroutines, g_baseline);
+  if (g_smoke_baseline >= 0)
+    CHECKM(g_baseline == g_smoke_baseline, NULL, "idle baseline %lld here, %lld in lmcp_smoke", g_baseline,
+           g_smoke_baseline);
 }
 
 /* ------------------------------------------------------------------- main */
@@ -1829,8 +1866,7 @@ int main(int argc, char **argv) {
     if (b != NULL) {
       long long smoke = atoll(b);
       free(b);
-      if (smoke != g_baseline)
-        fprintf(stderr, "note: smoke baseline %lld, ours %lld; using ours\n", smoke, g_baseline);
+      g_smoke_baseline = smoke;
     }
   }
   for (size_t i = 0; i < sizeof k_tests / sizeof k_tests[0]; i++) {

@@ -213,13 +213,23 @@ def run_scenario(node: str, entry: str, suite: str, scenario: str, timeout_s: fl
             res.warnings += 1
     with open(log_path, errors="replace") as f:
         text = f.read()
+    # The client's own account of a failure (its stderr is saved next to
+    # checks.json; the suite also echoes it when the client exits non-zero).
+    client_err = ""
+    for root, _dirs, files in os.walk(out_dir):
+        if "stderr.txt" in files:
+            with open(os.path.join(root, "stderr.txt"), errors="replace") as f:
+                m = re.search(r"FAILED: (.*)", f.read())
+            if m:
+                client_err = m.group(1).strip()[:160]
     if rc is None:
         res.note = f"killed after {timeout_s:.0f}s"
     elif "CLIENT TIMED OUT" in text:
         res.note = "client timed out"
+    elif client_err:
+        res.note = "client error: " + client_err
     elif "CLIENT EXITED WITH ERROR" in text:
-        m = re.search(r"FAILED: (.*)", text)
-        res.note = "client error" + (f": {m.group(1).strip()[:160]}" if m else "")
+        res.note = "client error"
     elif rc != 0 and res.failed == 0 and res.warnings == 0:
         res.note = f"suite exit {rc}"
     if rc == 0 and res.failed == 0 and res.passed > 0:

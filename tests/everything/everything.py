@@ -20,8 +20,9 @@ As a program:
                                    set (bounded by --timeout seconds), stops
                                    the servers, exits with CMD's status
 
-Everything listens on loopback only (loopback.cjs is preloaded into node) and
-every wait is bounded.
+Everything listens on loopback only (loopback.cjs is preloaded into node),
+every wait is bounded, and an HTTP server exits by itself when the process
+that started it dies without stopping it (its stdin pipe reaches EOF).
 """
 
 from __future__ import annotations
@@ -123,10 +124,12 @@ class HttpServer:
         last_error = ""
         for _attempt in range(3):  # a port taken between probe and bind: try another
             self.port = free_port()
-            env = dict(os.environ, PORT=str(self.port))
+            env = dict(os.environ, PORT=str(self.port), LEMONMCP_EXIT_ON_STDIN_EOF="1")
+            # stdin is a pipe we hold open: when this process dies without a
+            # teardown, the pipe closes and the server exits (loopback.cjs).
             self.proc = subprocess.Popen(
                 [node(), "--require", LOOPBACK, entry, kind],
-                stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
+                stdin=subprocess.PIPE, stdout=self.log, stderr=subprocess.STDOUT,
                 env=env, cwd=os.path.dirname(entry), start_new_session=True,
             )
             deadline = time.monotonic() + start_timeout
@@ -158,6 +161,11 @@ class HttpServer:
 
     def stop(self) -> None:
         """SIGTERM to the whole group, SIGKILL after 3 s, then reap."""
+        if self.proc.stdin is not None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGTERM)

@@ -13,3 +13,13 @@ net.Server.prototype.listen = function (...args) {
   }
   return listen.apply(this, args);
 };
+
+// With LEMONMCP_EXIT_ON_STDIN_EOF=1 the server exits when its stdin reaches
+// end of file: the test process holds the write end of that pipe, so when it
+// dies (even by SIGKILL or a segfault, when no teardown runs) the kernel
+// closes the pipe and the server goes too — no orphaned server outlives it.
+if (process.env.LEMONMCP_EXIT_ON_STDIN_EOF === "1") {
+  process.stdin.on("end", () => process.exit(0));
+  process.stdin.on("error", () => process.exit(0));
+  process.stdin.resume();
+}

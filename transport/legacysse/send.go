@@ -54,7 +54,10 @@ func (t *Transport) Send(ctx context.Context, msg transport.Outbound) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(t.ctx, cancel)()
-	return t.post(ctx, endpoint, body, what)
+	if err := t.post(ctx, endpoint, body, what); err != nil {
+		return err // not a nil *transport.Error in an error interface
+	}
+	return nil
 }
 
 // post makes one POST and checks that the server accepted it.

@@ -16,6 +16,10 @@ func (t *Transport) runRequest(p *pending, body []byte, method string) {
 	defer p.cancel()
 	defer t.settleOwn(p) // an unanswered request is not tracked past its POST
 
+	if gone := t.sessionGone(method); gone != nil {
+		t.fail(p, gone)
+		return
+	}
 	session, version := t.wireState(method)
 	resp, err := t.client.Do(t.newRequest(p.ctx, http.MethodPost, body, session, version))
 	if err != nil {

@@ -74,6 +74,9 @@ func (t *Transport) post(ctx context.Context, msg transport.Outbound) error {
 	defer cancel()
 	defer context.AfterFunc(t.ctx, cancel)()
 
+	if gone := t.sessionGone(msg.Method); gone != nil {
+		return gone
+	}
 	session, version := t.wireState(msg.Method)
 	body := bytes.Clone(msg.Data) // the client may read the body after Do returns
 	resp, err := t.client.Do(t.newRequest(ctx, http.MethodPost, body, session, version))

@@ -24,10 +24,13 @@ type Transport struct {
 	client    *http.Client
 	ownClient bool // created here, so its idle connections are closed here
 
-	mu       sync.Mutex
-	state    int
-	sink     transport.Sink
-	session  string // the Mcp-Session-Id, "" when none
+	mu      sync.Mutex
+	state   int
+	sink    transport.Sink
+	session string // the Mcp-Session-Id, "" when none
+	// expired is set when the server forgot the session, until the next
+	// initialize response: nothing but initialize can succeed meanwhile.
+	expired  bool
 	version  string // the negotiated protocol version, "" before initialize
 	inflight map[int64]*pending
 	listener *listener // the GET stream, nil when none runs
@@ -137,6 +140,23 @@ func (t *Transport) wireState(method string) (session, version string) {
 	return t.session, t.version
 }
 
+// sessionGone is the error for a message that would go out on a session
+// the server has forgotten, or nil. Sent without the id, it would reach
+// the server as a message outside any session and fail for an obscure
+// reason (400, or "invalid during initialization"); reported as an expired
+// session, it makes the core initialize again.
+func (t *Transport) sessionGone(method string) *transport.Error {
+	if method == "initialize" {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.expired {
+		return nil
+	}
+	return transport.Errorf(transport.CodeSessionExpired, "the server no longer knows the session (it must be initialized again)")
+}
+
 // adoptSession takes the session id of an initialize response. A new
 // session makes the GET stream of the old one pointless, so it stops; the
 // core's notifications/initialized opens the next one.
@@ -150,16 +170,17 @@ func (t *Transport) adoptSession(id string) {
 	if id != t.session {
 		t.stopListenerLocked()
 	}
-	t.session = id
+	t.session, t.expired = id, false
 }
 
 // expireSession forgets the session a request was sent with, unless a new
-// one has replaced it meanwhile.
+// one has replaced it meanwhile. Until the next initialize, every other
+// message fails as expired without going out (see sessionGone).
 func (t *Transport) expireSession(sent string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if sent != "" && t.session == sent {
-		t.session = ""
+		t.session, t.expired = "", true
 		t.stopListenerLocked()
 	}
 }

@@ -113,17 +113,13 @@ def outcome(status: int, data: bytes) -> Tuple[bool, Any]:
 # ------------------------------------------------------------------ registry
 
 
-_TOKEN_BASE = 1 << 16
-
-
 class _Registry:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.changed = threading.Condition(self.lock)
-        # Tokens travel as void *user_data. They start well above the first
-        # page: the Go runtime throws "invalid pointer found on stack" when a
-        # value below 4096 sits in one of its pointer-typed stack slots.
-        self.tokens = itertools.count(_TOKEN_BASE)
+        # Tokens travel as void *user_data: any integer is fine (the
+        # library never treats user_data as a pointer). 0 is kept for NULL.
+        self.tokens = itertools.count(1)
         self.done: Dict[int, Completion] = {}
         self.targets: Dict[int, "weakref.ReferenceType[_Session]"] = {}
         self.live: Dict[int, Any] = {}  # session token -> handle not yet freed
@@ -719,6 +715,40 @@ class _Session:
             for p in early:
                 self.dispatcher.deliver(progress, p)
         return int(cid.value)
+
+    def call_sync(self, method: str, params: Optional[Mapping[str, Any]], options: Mapping[str, Any]) -> Any:
+        """lmcp_client_call_sync: the whole call on this thread, no hop to a
+        library thread and back. Not interruptible: only for threads that
+        never receive KeyboardInterrupt (every thread but the main one)."""
+        if type(method) is not str or not method:
+            raise InvalidArgument("method: expected a non-empty string")
+        pjson: Optional[bytes] = None
+        if type(params) is dict:
+            pjson = dumps(params, "params")
+        elif params is not None:
+            if not isinstance(params, Mapping):
+                raise InvalidArgument(f"params: expected an object, got {params!r}")
+            pjson = dumps(dict(params), "params")
+        ojson = dumps(dict(options), "options") if options else None
+        out = c_void_p()
+        n = c_size_t()
+        h = self.acquire()
+        try:
+            lib.lmcp_client_call_sync(
+                h,
+                method.encode("utf-8"),
+                pjson,
+                len(pjson) if pjson else 0,
+                ojson,
+                len(ojson) if ojson else 0,
+                out,
+                byref(n),
+                c_void_p(),
+            )
+        finally:
+            self.done_using()
+        data = _ffi.take_bytes(out, n.value)
+        return json.loads(data) if data else None
 
     def cancel(self, call_id: int) -> bool:
         """lmcp_client_cancel; False when the call already finished."""

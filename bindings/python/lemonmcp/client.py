@@ -136,6 +136,10 @@ class Client(ClientBase):
 
     def _run(self, req: Request) -> Any:
         method, params, opts, handler = req
+        if handler is None and threading.current_thread() is not threading.main_thread():
+            # KeyboardInterrupt only ever reaches the main thread: elsewhere
+            # the library's blocking call is cheaper (no thread hop).
+            return self._session.call_sync(method, params, opts)
         # A bare lock as a one-shot signal: held now, released by the
         # completion (cheaper than an Event on this hot path).
         done = threading.Lock()

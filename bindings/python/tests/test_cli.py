@@ -9,6 +9,8 @@ from typing import Any, List, Optional
 
 import pytest
 
+import lemonmcp
+
 from conftest import FIXTURE, PKG_ROOT, run_cli
 
 
@@ -52,9 +54,15 @@ CASES = [
     ("no-answer", srv("-no-init") + ["--timeout", "0.5", "info"], CONNECT, None, "lemonmcp:"),
     ("crash", srv() + ["call", "crash"], CONNECT, None, "exited"),
     ("init-error", srv("-init-error") + ["info"], PROTOCOL, None, "handshake"),
-    ("http-unsupported", ["--url", "http://127.0.0.1:9/mcp", "info"], UNSUPPORTED, None, "not supported"),
-    ("sse-unsupported", ["--sse", "http://127.0.0.1:9/sse", "info"], UNSUPPORTED, None, "not supported"),
 ]
+
+# Port 9 on the loopback refuses connections: a connection failure once the
+# HTTP transports are built in, "unsupported" before that.
+for _kind, _flag in (("http", "--url"), ("sse", "--sse")):
+    if _kind in lemonmcp.features()["transports"]:
+        CASES.append((f"{_kind}-refused", [_flag, "http://127.0.0.1:9/mcp", "info"], CONNECT, None, "cannot connect"))
+    else:
+        CASES.append((f"{_kind}-unsupported", [_flag, "http://127.0.0.1:9/mcp", "info"], UNSUPPORTED, None, "not supported"))
 
 
 @pytest.mark.parametrize("argv,status,out,err", [c[1:] for c in CASES], ids=[c[0] for c in CASES])

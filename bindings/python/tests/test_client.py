@@ -497,12 +497,14 @@ def test_garbage_collected_client_frees_its_server(fixture_path: str) -> None:
 
 
 def test_collecting_a_client_with_callbacks_in_a_cycle(fixture_path: str) -> None:
-    holder: Dict[str, Any] = {}
-    c = Client.stdio(fixture_path, on_log=lambda r: holder.get("c"), call_timeout=CALL_S)
-    holder["c"] = c  # callback -> holder -> client: a reference cycle
-    c.open(timeout=READY_S)
-    pid = int(c.call_tool("pid").text)
-    del c, holder
+    def start() -> int:
+        holder: Dict[str, Any] = {}
+        c = Client.stdio(fixture_path, on_log=lambda r: holder.get("c"), call_timeout=CALL_S)
+        holder["c"] = c  # callback -> holder -> client: a reference cycle
+        c.open(timeout=READY_S)
+        return int(c.call_tool("pid").text)
+
+    pid = start()  # the cycle is unreachable once start() returns
     gc.collect()
     assert wait_until(lambda: not pid_alive(pid), 15)
 

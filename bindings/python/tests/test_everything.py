@@ -325,7 +325,7 @@ def test_resource_subscription_updates(connect: Any, transport: str) -> None:
         c.call_tool("toggle-subscriber-updates", {})
         c.unsubscribe(uri)
     # The subscribe request is acknowledged with a log message.
-    assert rec.matching("notifications/message", lambda p: "Subscribe Resource request" in str(p.get("data")))
+    assert wait_until(lambda: bool(rec.matching("notifications/message", lambda p: "Subscribe Resource request" in str(p.get("data")))), 5)
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -514,9 +514,10 @@ def test_stdio_server_reaped(connect: Any, everything_js: str) -> None:
     """The stdio server is the library's child while connected and is gone
     (reaped) after close; the closed event says the close was requested."""
     c, _ = connect("stdio")
-    pids = _children_running(everything_js)
+    pids = _children_running(everything_js + " stdio")
     assert len(pids) == 1, pids
     c.close(timeout=10)
     assert wait_until(lambda: not os.path.exists(f"/proc/{pids[0]}"), 10)
+    assert wait_until(lambda: c.closed_info is not None, 5)
     info = c.closed_info
     assert info is not None and info.requested

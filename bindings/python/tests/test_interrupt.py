@@ -4,14 +4,11 @@ child sees KeyboardInterrupt, and its next call works."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import time
 from typing import Any, List
-
-import pytest
 
 from conftest import PKG_ROOT, env_for_child
 

@@ -21,8 +21,7 @@ defmodule LemonMCP.Client.Config do
     :result_format,
     :subscriber,
     :name,
-    # The seed's start timeout (HTTP/SSE): the start here never waits for
-    # the handshake, so it bounds nothing; accepted for compatibility.
+    # The seed's start timeout (HTTP/SSE: start waits for the handshake).
     :timeout
   ]
 

@@ -1,0 +1,411 @@
+defmodule LemonMCP.Client.Server do
+  @moduledoc false
+  # The client process: a thin owner of one NIF client resource. It never
+  # waits on the library: a request goes out with NIF.call/4 (which returns
+  # at once) and the caller is answered with GenServer.reply/2 when the
+  # {:lmcp_done, ...} message arrives from a library thread. Host requests
+  # (sampling, review, roots, elicitation) run in their own processes and
+  # answer the library directly. close/2 runs the blocking lmcp_client_close
+  # in a separate process (on a dirty I/O scheduler).
+
+  use GenServer
+
+  alias LemonMCP.{Error, NIF, Sampling}
+
+  @states %{0 => :disconnected, 1 => :initializing, 2 => :ready, 3 => :closing, 4 => :disconnected, 5 => :failed}
+  @default_kinds [:ready, :failed, :closed, :notification, :progress, :sampling_denied]
+
+  defstruct [
+    :res,
+    :tag,
+    :failure,
+    timeout_ms: 30_000,
+    pending: %{},
+    waiters: %{},
+    subscribers: %{},
+    callbacks: %{}
+  ]
+
+  # ------------------------------------------------------------- start
+
+  def start_link(config, callbacks, opts) do
+    gen_opts = if name = opts[:name], do: [name: name], else: []
+
+    # The client is created and connected here, in the caller, so that a
+    # bad configuration or an unknown executable is an {:error, reason}
+    # with no process exit to trap (the client process only adopts it).
+    with {:ok, res} <- new(config),
+         {:ok, pid} <- GenServer.start_link(__MODULE__, {res, callbacks, opts}, gen_opts) do
+      case NIF.connect(res) do
+        :ok ->
+          {:ok, pid}
+
+        {:error, status, info} ->
+          # Unlinked first: a caller that traps exits gets no stray EXIT.
+          Process.unlink(pid)
+          GenServer.stop(pid, :normal)
+          {:error, connect_reason(status, info, config)}
+      end
+    end
+  end
+
+  defp new(config) do
+    case NIF.client_new(config) do
+      {:ok, res} -> {:ok, res}
+      {:error, status, info} -> {:error, config_reason(status, info)}
+      {:error, reason} -> {:error, reason}
+    end
+  end
+
+  defp config_reason(-1, info) do
+    msg = Error.message(info)
+
+    if msg =~ "sampling_policy" and msg =~ ~r/unknown|not allowed|unexpected/ do
+      {:unsupported, "sampling_policy: this build of liblemonmcp has no sampling policy (#{msg})"}
+    else
+      {:invalid_option, msg}
+    end
+  end
+
+  defp config_reason(status, info), do: Error.reason(status, info)
+
+  # The seed's {:invalid_command, "Executable not found: cmd"}.
+  defp connect_reason(-1, info, config) do
+    msg = Error.message(info)
+
+    if msg =~ ~r/executable not found/i do
+      {:invalid_command, "Executable not found: " <> get_in(config, ["transport", "command"])}
+    else
+      {:invalid_command, msg}
+    end
+  end
+
+  defp connect_reason(-8, info, _config), do: {:spawn_failed, Error.message(info)}
+  defp connect_reason(status, info, _config), do: Error.reason(status, info)
+
+  @impl true
+  def init({res, callbacks, opts}) do
+    tag = make_ref()
+
+    with :ok <- NIF.adopt(res),
+         :ok <- NIF.set_handlers(res, tag) do
+      st = %__MODULE__{
+        res: res,
+        tag: tag,
+        callbacks: callbacks,
+        timeout_ms: Keyword.get(opts, :timeout_ms, 30_000)
+      }
+
+      st =
+        case opts[:subscriber] do
+          nil -> st
+          pid when is_pid(pid) -> add_subscriber(st, pid, @default_kinds)
+          {pid, kinds} when is_pid(pid) -> add_subscriber(st, pid, kinds)
+        end
+
+      {:ok, st}
+    else
+      {:error, status, info} -> {:stop, Error.reason(status, info)}
+    end
+  end
+
+  @impl true
+  def terminate(_reason, st) do
+    NIF.free(st.res)
+  end
+
+  # ------------------------------------------------------------- calls
+
+  @impl true
+  def handle_call({:call, method, params, opts}, from, st) do
+    options = call_options(opts, st)
+
+    case NIF.call(st.res, method, params, options) do
+      {:ok, id} ->
+        {:noreply, %{st | pending: Map.put(st.pending, id, from)}}
+
+      {:error, status, info} ->
+        {:reply, {:error, Error.reason(status, info, state_of(st))}, st}
+
+      {:error, reason} ->
+        {:reply, {:error, reason}, st}
+    end
+  end
+
+  def handle_call(:state, _from, st), do: {:reply, state_of(st), st}
+
+  def handle_call(:server_info, _from, st) do
+    case NIF.server_info(st.res) do
+      {:ok, info} -> {:reply, {:ok, info}, st}
+      {:error, _status, _info} -> {:reply, {:error, :not_connected}, st}
+    end
+  end
+
+  def handle_call({:await_ready, timeout}, from, st) do
+    case state_of(st) do
+      :ready ->
+        {:reply, :ok, st}
+
+      :initializing ->
+        ref = make_ref()
+        timer = if timeout == :infinity, do: nil, else: Process.send_after(self(), {:await_timeout, ref}, timeout)
+        {:noreply, %{st | waiters: Map.put(st.waiters, ref, {from, timer})}}
+
+      :failed ->
+        {:reply, {:error, st.failure || :handshake_failed}, st}
+
+      _closed ->
+        {:reply, {:error, :connection_closed}, st}
+    end
+  end
+
+  def handle_call({:notify, method, params}, _from, st) do
+    reply =
+      case NIF.notify(st.res, method, params) do
+        :ok -> :ok
+        {:error, status, info} -> {:error, Error.reason(status, info, state_of(st))}
+        {:error, reason} -> {:error, reason}
+      end
+
+    {:reply, reply, st}
+  end
+
+  def handle_call({:close, timeout}, from, st) do
+    res = st.res
+    # lmcp_client_close blocks (on a dirty I/O scheduler); not in this loop.
+    spawn(fn ->
+      _ = NIF.close(res, timeout)
+      GenServer.reply(from, :ok)
+    end)
+
+    {:noreply, st}
+  end
+
+  def handle_call({:subscribe, pid, kinds}, _from, st), do: {:reply, :ok, add_subscriber(st, pid, kinds)}
+
+  def handle_call({:unsubscribe, pid}, _from, st) do
+    case Map.pop(st.subscribers, pid) do
+      {nil, _} ->
+        {:reply, :ok, st}
+
+      {{mref, _}, subs} ->
+        Process.demonitor(mref, [:flush])
+        {:reply, :ok, %{st | subscribers: subs}}
+    end
+  end
+
+  def handle_call(:resource, _from, st), do: {:reply, st.res, st}
+
+  # ---------------------------------------------------------- messages
+
+  @impl true
+  def handle_info({:lmcp_done, id, status, payload}, st) do
+    case Map.pop(st.pending, id) do
+      {nil, _} ->
+        {:noreply, st}
+
+      {from, pending} ->
+        GenServer.reply(from, done_reply(status, payload, st))
+        {:noreply, %{st | pending: pending}}
+    end
+  end
+
+  def handle_info({:lmcp_event, tag, kind, payload}, %{tag: tag} = st) do
+    st = on_event(kind, payload, st)
+    publish(st, kind, event_payload(kind, payload))
+    {:noreply, st}
+  end
+
+  def handle_info({:lmcp_host_request, tag, id, kind, payload}, %{tag: tag} = st) do
+    serve_host_request(st, id, kind, payload)
+    {:noreply, st}
+  end
+
+  def handle_info({:await_timeout, ref}, st) do
+    case Map.pop(st.waiters, ref) do
+      {nil, _} ->
+        {:noreply, st}
+
+      {{from, _}, waiters} ->
+        GenServer.reply(from, {:error, :timeout})
+        {:noreply, %{st | waiters: waiters}}
+    end
+  end
+
+  def handle_info({:DOWN, _mref, :process, pid, _}, st) do
+    {:noreply, %{st | subscribers: Map.delete(st.subscribers, pid)}}
+  end
+
+  def handle_info(_other, st), do: {:noreply, st}
+
+  # ------------------------------------------------------------ helpers
+
+  defp state_of(st) do
+    case NIF.state(st.res) do
+      n when is_integer(n) -> Map.get(@states, n, :disconnected)
+      _ -> :disconnected
+    end
+  end
+
+  defp call_options(opts, st) do
+    timeout = effective_timeout(Keyword.get(opts, :timeout, st.timeout_ms), st.timeout_ms)
+
+    %{"timeout_ms" => timeout}
+    |> put_opt("all_pages", opts[:all_pages])
+    |> put_opt("progress", opts[:progress])
+    |> put_opt("_meta", opts[:meta])
+    |> put_opt("wait_ready", opts[:wait_ready])
+  end
+
+  # The library's deadline is the shorter of the caller's and the client's,
+  # so the caller gets {:error, :timeout} rather than an exit.
+  defp effective_timeout(:infinity, :infinity), do: 0
+  defp effective_timeout(:infinity, client), do: client
+  defp effective_timeout(caller, :infinity), do: caller
+  defp effective_timeout(caller, client), do: min(caller, client)
+
+  defp put_opt(m, _k, nil), do: m
+  defp put_opt(m, k, v), do: Map.put(m, k, v)
+
+  defp done_reply(0, {:lmcp_raw, _raw, why}, _st), do: {:error, {:decode_error, why}}
+  defp done_reply(0, payload, _st), do: {:ok, payload}
+  defp done_reply(status, info, st), do: {:error, Error.reason(status, info, state_of(st))}
+
+  defp on_event(:ready, _payload, st) do
+    Enum.each(st.waiters, fn {_, {from, timer}} ->
+      if timer, do: Process.cancel_timer(timer)
+      GenServer.reply(from, :ok)
+    end)
+
+    %{st | waiters: %{}}
+  end
+
+  defp on_event(kind, payload, st) when kind in [:failed, :closed] do
+    reason =
+      case {kind, payload} do
+        {:failed, %{"status" => status} = info} -> Error.reason(status, info)
+        {:failed, _} -> :handshake_failed
+        {:closed, _} -> :connection_closed
+      end
+
+    Enum.each(st.waiters, fn {_, {from, timer}} ->
+      if timer, do: Process.cancel_timer(timer)
+      GenServer.reply(from, {:error, reason})
+    end)
+
+    %{st | waiters: %{}, failure: if(kind == :failed, do: reason, else: st.failure)}
+  end
+
+  defp on_event(_kind, _payload, st), do: st
+
+  defp event_payload(:failed, %{"status" => status} = info), do: Map.put(info, "reason", Error.reason(status, info))
+  defp event_payload(_kind, payload), do: payload
+
+  defp add_subscriber(st, pid, kinds) do
+    kinds = if kinds == :all, do: :all, else: List.wrap(kinds)
+
+    case Map.get(st.subscribers, pid) do
+      {mref, _} ->
+        %{st | subscribers: Map.put(st.subscribers, pid, {mref, kinds})}
+
+      nil ->
+        mref = Process.monitor(pid)
+        %{st | subscribers: Map.put(st.subscribers, pid, {mref, kinds})}
+    end
+  end
+
+  defp publish(st, kind, payload) do
+    Enum.each(st.subscribers, fn {pid, {_mref, kinds}} ->
+      if kinds == :all or kind in kinds, do: send(pid, {:lemon_mcp, self(), kind, payload})
+    end)
+  end
+
+  # Each host request is answered from its own process: a sampling handler
+  # or a reviewer may take minutes, and this loop goes on meanwhile.
+  defp serve_host_request(st, id, kind, payload) do
+    res = st.res
+    answer = host_answer(kind, payload, st.callbacks)
+
+    {:ok, _} =
+      Task.start_link(fn ->
+        {status, body} =
+          try do
+            answer.()
+          rescue
+            e -> {Error.code(:internal), %{"code" => -32603, "message" => "host handler failed: " <> Exception.message(e)}}
+          catch
+            kind, reason ->
+              {Error.code(:internal), %{"code" => -32603, "message" => "host handler failed: #{inspect({kind, reason})}"}}
+          end
+
+        NIF.respond(res, id, status, body)
+      end)
+
+    :ok
+  end
+
+  defp host_answer(:sampling, payload, cbs) do
+    params = payload["params"] || %{}
+
+    cond do
+      f = cbs[:sampling_handler] ->
+        fn -> Sampling.handler_answer(f.(params)) end
+
+      f = cbs[:delegate] ->
+        summary = Sampling.summary(payload["summary"])
+
+        fn ->
+          result = if is_function(f, 2), do: f.(params, summary), else: f.(params)
+          delegate_answer(result)
+        end
+
+      true ->
+        fn -> {Error.code(:policy_denied), %{"code" => -1, "message" => "Sampling is not enabled"}} end
+    end
+  end
+
+  defp host_answer(:review, payload, cbs) do
+    case cbs[:reviewer] do
+      nil -> fn -> Sampling.review_answer({:error, :reviewer_required}) end
+      f -> fn -> Sampling.review_answer(f.(Sampling.summary(payload["summary"]))) end
+    end
+  end
+
+  defp host_answer(:roots, _payload, cbs) do
+    roots = cbs[:roots] || []
+    fn -> {0, %{"roots" => if(is_function(roots), do: roots.(), else: roots)}} end
+  end
+
+  defp host_answer(:elicitation, payload, cbs) do
+    case cbs[:elicitation_handler] do
+      nil ->
+        fn -> {Error.code(:unsupported), %{"code" => -32601, "message" => "elicitation is not handled"}} end
+
+      f ->
+        fn ->
+          case f.(payload["params"] || %{}) do
+            {:ok, result} when is_map(result) -> {0, result}
+            {:error, r} -> {Error.code(:policy_denied), %{"code" => -1, "message" => "Elicitation rejected", "data" => inspect(r)}}
+            other -> {Error.code(:internal), %{"code" => -32603, "message" => "Invalid elicitation handler response", "data" => inspect(other)}}
+          end
+        end
+    end
+  end
+
+  defp host_answer(kind, _payload, _cbs) do
+    fn -> {Error.code(:unsupported), %{"code" => -32601, "message" => "#{kind} is not handled by this client"}} end
+  end
+
+  defp delegate_answer({:ok, result}) when is_map(result), do: {0, result}
+
+  # The reason stays here: the server learns only that the delegate failed.
+  defp delegate_answer({:error, _reason}) do
+    {Error.code(:policy_denied),
+     %{"code" => -1, "message" => "Sampling request rejected", "data" => %{"reason" => "delegate_failed"}}}
+  end
+
+  defp delegate_answer(_other) do
+    {Error.code(:internal),
+     %{"code" => -32603, "message" => "Invalid sampling delegate response", "data" => %{"reason" => "invalid_delegate_result"}}}
+  end
+end

@@ -1,0 +1,121 @@
+defmodule LemonMCP.LoadTest do
+  # 1,000 concurrent calls from 100 processes on one client, and no
+  # long_schedule event attributable to the NIF meanwhile.
+  #
+  # Not async: the system monitor is one per node, and the measurement
+  # wants the VM to itself.
+  use ExUnit.Case, async: false
+
+  alias LemonMCP.{Client, NIF}
+  alias LemonMCP.Test.Fixture
+
+  @processes 100
+  @per_process 10
+
+  defp drain_monitor(acc) do
+    receive do
+      {:monitor, who, :long_schedule, info} -> drain_monitor([{who, info} | acc])
+    after
+      0 -> Enum.reverse(acc)
+    end
+  end
+
+  defp nif_mfa?({LemonMCP.NIF, _, _}), do: true
+  defp nif_mfa?(_), do: false
+
+  test "1,000 concurrent calls from 100 processes, without a long schedule in the NIF" do
+    c = Fixture.start!()
+    previous = :erlang.system_monitor(self(), [{:long_schedule, 10}])
+
+    try do
+      parent = self()
+
+      {us, results} =
+        :timer.tc(fn ->
+          callers =
+            for p <- 1..@processes do
+              spawn_link(fn ->
+                # Each process has all of its requests in flight at once.
+                reqs =
+                  for i <- 1..@per_process do
+                    text = "p#{p}-#{i}"
+                    {text, Client.async_request(c, "tools/call", %{name: "echo", arguments: %{text: text}}, 30_000)}
+                  end
+
+                got = for {text, req} <- reqs, do: {text, Client.await_response(req, 60_000)}
+                send(parent, {:done, self(), got})
+              end)
+            end
+
+          for pid <- callers, into: [] do
+            receive do
+              {:done, ^pid, got} -> got
+            after
+              90_000 -> flunk("a caller did not finish")
+            end
+          end
+          |> List.flatten()
+        end)
+
+      assert length(results) == @processes * @per_process
+
+      for {text, result} <- results do
+        assert {:ok, %{"content" => [%{"type" => "text", "text" => ^text}]}} = result
+      end
+
+      events = drain_monitor([])
+      nif_events = for {who, info} <- events, who == c or nif_mfa?(info[:in]) or nif_mfa?(info[:out]), do: {who, info}
+      assert nif_events == [], "long_schedule events attributable to the NIF: #{inspect(nif_events)}"
+
+      IO.puts(
+        "\n    load: #{length(results)} calls in #{div(us, 1000)} ms " <>
+          "(#{Float.round(length(results) / (us / 1_000_000), 0)} calls/s); " <>
+          "#{length(events)} long_schedule events elsewhere"
+      )
+    after
+      case previous do
+        :undefined -> :erlang.system_monitor(:undefined)
+        {pid, opts} -> :erlang.system_monitor(pid, opts)
+      end
+    end
+  end
+
+  test "a burst that overfills the server's pipe never holds a normal scheduler" do
+    # 500 requests of 4 KiB, all in flight: 2 MiB, far past what the pipe
+    # holds. Calls past the in-flight budget move to a dirty I/O scheduler.
+    {:ok, mine} = NIF.client_new(%{"transport" => %{"type" => "stdio", "command" => Fixture.path()}})
+    tag = make_ref()
+    :ok = NIF.set_handlers(mine, tag)
+    :ok = NIF.connect(mine)
+    assert_receive {:lmcp_event, ^tag, :ready, _}, 10_000
+    params = %{"name" => "echo", "arguments" => %{"text" => String.duplicate("x", 4_096)}}
+    previous = :erlang.system_monitor(self(), [{:long_schedule, 10}])
+
+    try do
+      ids =
+        for _ <- 1..500 do
+          {:ok, id} = NIF.call(mine, "tools/call", params, %{"timeout_ms" => 60_000})
+          id
+        end
+
+      for id <- ids, do: assert_receive({:lmcp_done, ^id, 0, %{"content" => [_]}}, 60_000)
+      events = drain_monitor([])
+      me = self()
+      nif_events = for {who, info} <- events, who == me or nif_mfa?(info[:in]) or nif_mfa?(info[:out]), do: {who, info}
+      assert nif_events == [], "long_schedule events attributable to the NIF: #{inspect(nif_events)}"
+    after
+      case previous do
+        :undefined -> :erlang.system_monitor(:undefined)
+        {pid, opts} -> :erlang.system_monitor(pid, opts)
+      end
+
+      NIF.free(mine)
+    end
+  end
+
+  test "a large argument is encoded on a dirty scheduler, not a normal one" do
+    c = Fixture.start!()
+    text = String.duplicate("y", 2_000_000)
+    assert {:ok, [%{"text" => ^text}]} = Client.call_tool(c, "echo", %{text: text})
+  end
+end

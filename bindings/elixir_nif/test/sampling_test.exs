@@ -1,0 +1,188 @@
+defmodule LemonMCP.SamplingTest do
+  # Sampling over stdio (seed items 6, 7, 19-21, 23): the fixture's `sample`
+  # tool sends sampling/createMessage with one user message (the prompt)
+  # and maxTokens, and returns the client's answer as JSON text.
+  use ExUnit.Case, async: true
+
+  alias LemonMCP.Client
+  alias LemonMCP.Test.Fixture
+
+  @answer %{"role" => "assistant", "content" => %{"type" => "text", "text" => "pong"}, "model" => "test-model"}
+
+  defp sample(c, prompt, max_tokens) do
+    Client.call_tool(c, "sample", %{prompt: prompt, max_tokens: max_tokens}, 10_000)
+  end
+
+  defp answer_of({:ok, [%{"text" => json}]}) do
+    {:ok, answer} = LemonMCP.NIF.decode_json(json)
+    answer
+  end
+
+  test "a handler gets the raw params in its own process; its reply reaches the server" do
+    me = self()
+    log = Fixture.tmp_path("stdin")
+
+    c =
+      Fixture.start!(
+        args: ["-log-file", log],
+        sampling_handler: fn params ->
+          send(me, {:handler, self(), params})
+          {:ok, @answer}
+        end
+      )
+
+    assert %{"model" => "test-model", "content" => %{"text" => "pong"}, "role" => "assistant"} = answer_of(sample(c, "ping", 16))
+    assert_received {:handler, pid, params}
+    assert pid != c
+    assert %{"maxTokens" => 16, "messages" => [%{"role" => "user", "content" => %{"type" => "text", "text" => "ping"}}]} = params
+
+    # The server saw the sampling capability in initialize.
+    [init | _] = File.read!(log) |> String.split("\n", trim: true)
+    {:ok, %{"params" => %{"capabilities" => caps}}} = LemonMCP.NIF.decode_json(init)
+    assert Map.has_key?(caps, "sampling")
+    File.rm(log)
+  end
+
+  test "a slow handler blocks nothing else" do
+    c =
+      Fixture.start!(
+        sampling_handler: fn _ ->
+          Process.sleep(1_000)
+          {:ok, @answer}
+        end
+      )
+
+    task = Task.async(fn -> sample(c, "slow", 8) end)
+    Process.sleep(100)
+    {us, {:ok, _}} = :timer.tc(fn -> Client.call_tool(c, "echo", %{text: "meanwhile"}) end)
+    assert us < 500_000
+    assert Client.state(c) == :ready
+    assert %{"model" => "test-model"} = answer_of(Task.await(task))
+  end
+
+  test "a handler's {:error, reason} and a crash become errors for the server" do
+    c = Fixture.start!(sampling_handler: fn %{"messages" => [%{"content" => %{"text" => t}}]} ->
+      case t do
+        "refuse" -> {:error, :not_today}
+        "crash" -> raise "boom"
+        "junk" -> :what
+      end
+    end)
+
+    assert {:error, {:tool_error, [%{"text" => text}]}} = sample(c, "refuse", 8)
+    assert text =~ "rejected"
+    assert {:error, {:tool_error, [%{"text" => text}]}} = sample(c, "crash", 8)
+    assert text =~ "boom" or text =~ "failed"
+    assert {:error, {:tool_error, [%{"text" => _}]}} = sample(c, "junk", 8)
+    assert {:ok, _} = Client.call_tool(c, "echo", %{text: "alive"})
+  end
+
+  test "without a handler or policy, sampling is not advertised and the server's request is refused" do
+    c = Fixture.start!()
+    assert {:error, {:tool_error, [%{"text" => text}]}} = sample(c, "ping", 8)
+    assert text != ""
+  end
+
+  test "reviewed_model: the reviewer sees a redacted summary first, the delegate the raw params and the same summary" do
+    me = self()
+
+    c =
+      Fixture.start!(
+        sampling_policy: [
+          mode: :reviewed_model,
+          max_tokens: 64,
+          reviewer: fn summary ->
+            send(me, {:reviewer, self(), summary})
+            :approve
+          end,
+          delegate: fn params, summary ->
+            send(me, {:delegate, self(), params, summary})
+            {:ok, @answer}
+          end
+        ]
+      )
+
+    assert %{"model" => "test-model"} = answer_of(sample(c, "ping", 16))
+    assert_received {:reviewer, rpid, summary}
+    assert_received {:delegate, dpid, params, dsummary}
+    assert rpid != c and dpid != c
+
+    assert %{message_count: 1, max_tokens: 16, text_char_count: 4, request_hash: hash, roles: ["user"]} = summary
+    assert is_binary(hash) and byte_size(hash) >= 16
+    assert summary.requested_model == nil
+    refute inspect(summary) =~ "ping"
+
+    assert [%{"content" => %{"text" => "ping"}}] = params["messages"]
+    assert dsummary == summary
+  end
+
+  test "model mode: the delegate of arity 1 gets the raw params" do
+    c = Fixture.start!(sampling_policy: [mode: :model, delegate: fn %{"messages" => [_]} -> {:ok, @answer} end])
+    assert %{"model" => "test-model"} = answer_of(sample(c, "hi", 8))
+  end
+
+  defp denied(c, prompt, max_tokens) do
+    :ok = Client.subscribe(c)
+    assert {:error, {:tool_error, [%{"text" => text}]}} = sample(c, prompt, max_tokens)
+    assert_receive {:lemon_mcp, ^c, :sampling_denied, %{"denial" => denial}}, 5_000
+    {text, denial}
+  end
+
+  test "max_tokens over the limit: max_tokens_exceeded with a safe summary; no reviewer, no delegate" do
+    me = self()
+
+    c =
+      Fixture.start!(
+        sampling_policy: [
+          mode: :reviewed_model,
+          max_tokens: 100,
+          reviewer: fn _ -> send(me, :reviewer_called) && :approve end,
+          delegate: fn _ -> send(me, :delegate_called) && {:ok, @answer} end
+        ]
+      )
+
+    {text, denial} = denied(c, "secret prompt", 101)
+    assert %{"reason" => "max_tokens_exceeded", "request" => %{"max_tokens" => 101, "message_count" => 1}} = denial
+    refute inspect(denial) =~ "secret"
+    refute text =~ "secret prompt"
+    refute_received :reviewer_called
+    refute_received :delegate_called
+  end
+
+  test "a reviewer rejecting with text: review_rejected with a detail hash, no text leaked, no delegate" do
+    me = self()
+
+    c =
+      Fixture.start!(
+        sampling_policy: [
+          mode: :reviewed_model,
+          reviewer: fn _ -> {:reject, "too spicy for this server"} end,
+          delegate: fn _ -> send(me, :delegate_called) && {:ok, @answer} end
+        ]
+      )
+
+    {text, denial} = denied(c, "hello", 8)
+    assert %{"reason" => "review_rejected", "detail_hash" => hash} = denial
+    assert is_binary(hash)
+    refute inspect(denial) =~ "spicy"
+    refute text =~ "spicy"
+    refute_received :delegate_called
+  end
+
+  test "deny mode refuses every request (sampling_disabled)" do
+    c = Fixture.start!(sampling_policy: [mode: :deny])
+    {_text, denial} = denied(c, "hello", 8)
+    assert denial["reason"] == "sampling_disabled"
+  end
+
+  test "a reviewer's {:error, _} is review_failed" do
+    c = Fixture.start!(sampling_policy: [mode: :reviewed_model, reviewer: fn _ -> {:error, :ops_down} end, delegate: fn _ -> {:ok, @answer} end])
+    {_text, denial} = denied(c, "hello", 8)
+    assert denial["reason"] == "review_failed"
+  end
+
+  test "a sampling handler wins over a policy" do
+    c = Fixture.start!(sampling_handler: fn _ -> {:ok, @answer} end, sampling_policy: [mode: :deny])
+    assert %{"model" => "test-model"} = answer_of(sample(c, "x", 8))
+  end
+end

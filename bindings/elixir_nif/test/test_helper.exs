@@ -1,0 +1,2 @@
+Code.require_file("support/fixture.ex", __DIR__)
+ExUnit.start(timeout: 120_000)

@@ -1,0 +1,67 @@
+package config
+
+import (
+	"strings"
+
+	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/httpdetect"
+	"github.com/lemonmcp/lemonmcp/transport/legacysse"
+	"github.com/lemonmcp/lemonmcp/transport/streamablehttp"
+)
+
+// parseHTTP builds the transport of the HTTP types: "streamable_http",
+// "sse" (legacy HTTP+SSE) and "http" (detect which of the two the server
+// speaks). Fields: url (required) and headers. Header values are never
+// echoed: they usually hold credentials.
+func parseHTTP(kind string, o *object, p *Parsed, libraryVersion string) (transport.Transport, *core.Error) {
+	url, err := o.requiredStr("url")
+	if err != nil {
+		return nil, err
+	}
+	headers, err := o.strMap("headers")
+	if err != nil {
+		return nil, err
+	}
+	userAgent := "lemonmcp/" + libraryVersion
+	streamable := streamablehttp.Config{
+		URL:             url,
+		Headers:         headers,
+		MaxMessageBytes: p.Options.MaxMessageBytes,
+		UserAgent:       userAgent,
+		DeleteTimeout:   p.Options.Timeouts.CloseGrace, // zero selects the default
+	}
+	legacy := legacysse.Config{
+		URL:             url,
+		Headers:         headers,
+		MaxMessageBytes: p.Options.MaxMessageBytes,
+		UserAgent:       userAgent,
+		EndpointTimeout: p.Options.Timeouts.Ready,
+	}
+	var tr transport.Transport
+	var terr error
+	switch kind {
+	case "streamable_http":
+		tr, terr = streamablehttp.New(streamable)
+	case "sse":
+		tr, terr = legacysse.New(legacy)
+	default: // "http"
+		tr, terr = httpdetect.New(streamable, legacy)
+	}
+	if terr != nil {
+		return nil, transportError(o, terr)
+	}
+	return tr, nil
+}
+
+// transportError places a transport's configuration error under the
+// transport's path: "url: ..." becomes "config.transport.url: ...".
+func transportError(o *object, err error) *core.Error {
+	e := core.AsError(err)
+	for _, field := range []string{"url", "headers"} {
+		if strings.HasPrefix(e.Message, field+":") || strings.HasPrefix(e.Message, field+".") {
+			return core.Errorf(e.Status, "%s.%s", o.path, e.Message)
+		}
+	}
+	return core.Errorf(e.Status, "%s: %s", o.path, e.Message)
+}

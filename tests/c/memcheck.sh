@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# memcheck.sh — runs the C host tests under valgrind memcheck (called by
+# `make test-c-memcheck`; the flags and the reasons for them are in
+# mk/ctest.mk). Every step runs even when an earlier one fails, so one run
+# reports test failures, memory errors and leaks together.
+#
+# Environment: MC_DIR (binaries and logs), VG_ERRORS, VG_LEAKS (valgrind
+# flags of the two passes), VG_ENV (test environment), CTEST_ONLY (test
+# name filters).
+set -u
+fail=0 passed=0 failed=0
+note() { printf 'memcheck: %s\n' "$*"; }
+# step OK NAME: counts one memcheck step for the closing line.
+step() {
+  if [ "$1" -eq 0 ]; then passed=$((passed + 1)); note "ok: $2"
+  else failed=$((failed + 1)); fail=1; note "FAILED: $2"; fi
+}
+
+# no_leaks LOG: true when the leak summary shows nothing definitely or
+# indirectly lost.
+no_leaks() {
+  awk '/no leaks are possible/{ok=1} /definitely lost:/{d=$4} /indirectly lost:/{i=$4}
+       END{exit !(ok || (d=="0" && i=="0"))}' "$1"
+}
+
+# run NAME FLAGS... -- PROGRAM ARGS...: one valgrind run, logged to NAME.vg.log.
+run() {
+  local name=$1; shift
+  local flags=()
+  while [ "$1" != "--" ]; do flags+=("$1"); shift; done
+  shift
+  env $VG_ENV valgrind "${flags[@]}" --log-file="$MC_DIR/$name.vg.log" "$@"
+}
+
+# Pass 1: memory errors (exit 99 means memcheck found one).
+for prog in smoke ctest; do
+  args=("$MC_DIR/baseline.txt")
+  [ "$prog" = ctest ] && args+=(${CTEST_ONLY:-})
+  run "$prog.errors" $VG_ERRORS -- "$MC_DIR/lmcp_$prog" "${args[@]}"
+  st=$?
+  grep -H 'ERROR SUMMARY' "$MC_DIR/$prog.errors.vg.log"
+  case $st in
+    0) step 0 "lmcp_$prog: no memory errors, every test passed" ;;
+    99) step 1 "lmcp_$prog: memory errors (see $MC_DIR/$prog.errors.vg.log)" ;;
+    *) step 1 "lmcp_$prog: no memory errors, but tests failed under memcheck (exit $st, see above)" ;;
+  esac
+done
+
+# Pass 2: leaks (only the leak summary counts here; see mk/ctest.mk).
+run ctest.leaks $VG_LEAKS -- "$MC_DIR/lmcp_ctest" "$MC_DIR/baseline.txt" ${CTEST_ONLY:-} \
+  >"$MC_DIR/ctest.leaks.out" 2>&1
+st=$?
+grep -H -E 'definitely lost:|indirectly lost:|still reachable:' "$MC_DIR/ctest.leaks.vg.log"
+no_leaks "$MC_DIR/ctest.leaks.vg.log"
+step $? "lmcp_ctest: nothing definitely or indirectly lost (see $MC_DIR/ctest.leaks.vg.log)"
+[ $st -eq 0 ] || note "(lmcp_ctest exited $st in the leak pass; its output: $MC_DIR/ctest.leaks.out)"
+
+# The canary: a deliberate overread and leak of library memory must be caught
+# by both passes, proving the exemptions leave C memory checked.
+LMCP_SMOKE_CANARY=1 run canary.errors $VG_ERRORS -- "$MC_DIR/lmcp_smoke" >/dev/null
+st=$?
+[ $st -eq 99 ]; step $? "canary: a deliberate overread of library memory is reported (exit $st)"
+LMCP_SMOKE_CANARY=1 run canary.leaks $VG_LEAKS -- "$MC_DIR/lmcp_smoke" >/dev/null
+! no_leaks "$MC_DIR/canary.leaks.vg.log"; step $? "canary: a deliberate leak of library memory is reported"
+printf '%d passed, %d failed\n' "$passed" "$failed"
+exit $fail
