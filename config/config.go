@@ -331,7 +331,15 @@ func parseTransport(root *object, p *Parsed, libraryVersion string) *core.Error 
 	return o.finish()
 }
 
+// stdioFields are the fields of a stdio transport object.
+var stdioFields = []string{"type", "command", "args", "env", "env_inherit", "cwd", "stderr"}
+
 func parseStdio(o *object, p *Parsed) (transport.Transport, *core.Error) {
+	// A typo ("comand") is reported as the unknown field it is, before the
+	// field it was meant to be is found missing.
+	if err := o.onlyKnown(stdioFields...); err != nil {
+		return nil, err
+	}
 	command, err := o.requiredStr("command")
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -168,6 +169,22 @@ func (o *object) sub(key string) (*object, bool, *core.Error) {
 	}
 	s, err := newObject(o.at(key), v)
 	return s, err == nil, err
+}
+
+// onlyKnown reports the first field (in name order) that is not one of
+// known, before any field is read.
+func (o *object) onlyKnown(known ...string) *core.Error {
+	var unknown []string
+	for k := range o.m {
+		if !slices.Contains(known, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	return invalid(o.at(unknown[0]), "is not a known field")
 }
 
 // finish reports the first unknown field, in name order for stable errors.

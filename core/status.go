@@ -100,8 +100,14 @@ func AsError(err error) *Error {
 	case *Error:
 		return e
 	case *transport.Error:
+		if e == nil { // a typed nil inside a non-nil error: no error
+			return nil
+		}
 		return &Error{Status: transportStatus(e.Code), Message: e.Message}
 	case *transport.ClosedError:
+		if e == nil {
+			return nil
+		}
 		return &Error{Status: StatusClosed, Message: e.Message}
 	default:
 		return &Error{Status: StatusInternal, Message: err.Error()}

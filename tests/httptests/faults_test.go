@@ -202,7 +202,10 @@ func TestStreamStopsSending(t *testing.T) {
 func TestDeadServer(t *testing.T) {
 	srv := serve(t, streamable(false, false)())
 	c := connect(t, "streamable_http", srv.URL+"/mcp", "")
-	srv.Close()
+	// The server dies: no listener, every connection dropped (Close would
+	// wait for the SDK's GET stream, which waits for us).
+	srv.Listener.Close()
+	srv.CloseClientConnections()
 	time.Sleep(50 * time.Millisecond)
 	start := time.Now()
 	_, err := c.try("tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "x"}}, core.CallOptions{})

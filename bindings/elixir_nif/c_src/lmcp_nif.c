@@ -74,7 +74,7 @@ static ErlNifResourceType *client_type;
  * when the user's pipe quota is exhausted); the budget leaves room for the
  * library's own messages. Transports other than stdio always use dirty
  * schedulers (their sends may wait on the network). */
-#define INFLIGHT_BUDGET (1L << 40)
+#define INFLIGHT_BUDGET (16 * 1024)
 /* Answers and notifications larger than this go to a dirty scheduler. */
 #define SMALL_WRITE (4 * 1024)
 

@@ -83,7 +83,10 @@ defmodule LemonMCP.ClientTest do
 
   test "ping, and completion the server did not declare", %{c: c} do
     assert :ok = Client.ping(c)
-    assert {:error, {:unsupported, msg}} = Client.complete(c, %{ref: %{type: "ref/prompt", name: "greet"}, argument: %{name: "name", value: "A"}})
+
+    assert {:error, {:unsupported, msg}} =
+             Client.complete(c, %{ref: %{type: "ref/prompt", name: "greet"}, argument: %{name: "name", value: "A"}})
+
     assert msg =~ "completions"
   end
 
@@ -135,7 +138,12 @@ defmodule LemonMCP.ClientTest do
     assert {:ok, tools} = Client.list_tools(c)
     assert Enum.any?(tools, &String.starts_with?(&1["name"], "dynamic_"))
 
-    assert {:ok, _} = Client.request(c, "tools/call", %{name: "slow", arguments: %{ms: 200, steps: 3}}, timeout: 5_000, progress: true)
+    assert {:ok, _} =
+             Client.request(c, "tools/call", %{name: "slow", arguments: %{ms: 200, steps: 3}},
+               timeout: 5_000,
+               progress: true
+             )
+
     assert_receive {:lemon_mcp, ^c, :progress, %{"call_id" => _, "progress" => _}}, 5_000
 
     :ok = Client.unsubscribe(c, self())
@@ -205,7 +213,9 @@ defmodule LemonMCP.ClientTest do
       )
 
     assert {:ok, [%{"text" => roots}]} = Client.call_tool(c, "roots", %{})
-    assert {:ok, %{"roots" => [%{"uri" => "file:///tmp/project", "name" => "project"}]}} = LemonMCP.NIF.decode_json(roots)
+
+    assert {:ok, %{"roots" => [%{"uri" => "file:///tmp/project", "name" => "project"}]}} =
+             LemonMCP.NIF.decode_json(roots)
 
     assert {:ok, [%{"text" => answer}]} = Client.call_tool(c, "elicit", %{message: "who are you?"})
     assert {:ok, %{"action" => "accept", "content" => %{"name" => "Ada"}}} = LemonMCP.NIF.decode_json(answer)

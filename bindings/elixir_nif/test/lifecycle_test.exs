@@ -142,12 +142,16 @@ defmodule LemonMCP.LifecycleTest do
     assert Fixture.eventually(fn -> live_clients() == before end)
   end
 
+  @tag capture_log: true
   test "loading the application starts no process, and features/0 answers" do
     ours = fn ->
       for p <- Process.list(),
           info = Process.info(p, [:dictionary, :initial_call, :registered_name]),
           info != nil,
-          mods = [elem(info[:initial_call], 0), elem(Keyword.get(info[:dictionary], :"$initial_call", {nil, nil, 0}), 0)],
+          mods = [
+            elem(info[:initial_call], 0),
+            elem(Keyword.get(info[:dictionary], :"$initial_call", {nil, nil, 0}), 0)
+          ],
           Enum.any?(mods, &(is_atom(&1) and String.starts_with?(Atom.to_string(&1), "Elixir.LemonMCP"))),
           do: p
     end

@@ -31,10 +31,14 @@ defmodule LemonMCP.SamplingTest do
         end
       )
 
-    assert %{"model" => "test-model", "content" => %{"text" => "pong"}, "role" => "assistant"} = answer_of(sample(c, "ping", 16))
+    assert %{"model" => "test-model", "content" => %{"text" => "pong"}, "role" => "assistant"} =
+             answer_of(sample(c, "ping", 16))
+
     assert_received {:handler, pid, params}
     assert pid != c
-    assert %{"maxTokens" => 16, "messages" => [%{"role" => "user", "content" => %{"type" => "text", "text" => "ping"}}]} = params
+
+    assert %{"maxTokens" => 16, "messages" => [%{"role" => "user", "content" => %{"type" => "text", "text" => "ping"}}]} =
+             params
 
     # The server saw the sampling capability in initialize.
     [init | _] = File.read!(log) |> String.split("\n", trim: true)
@@ -61,13 +65,16 @@ defmodule LemonMCP.SamplingTest do
   end
 
   test "a handler's {:error, reason} and a crash become errors for the server" do
-    c = Fixture.start!(sampling_handler: fn %{"messages" => [%{"content" => %{"text" => t}}]} ->
-      case t do
-        "refuse" -> {:error, :not_today}
-        "crash" -> raise "boom"
-        "junk" -> :what
-      end
-    end)
+    c =
+      Fixture.start!(
+        sampling_handler: fn %{"messages" => [%{"content" => %{"text" => t}}]} ->
+          case t do
+            "refuse" -> {:error, :not_today}
+            "crash" -> raise "boom"
+            "junk" -> :what
+          end
+        end
+      )
 
     assert {:error, {:tool_error, [%{"text" => text}]}} = sample(c, "refuse", 8)
     assert text =~ "rejected"
@@ -176,7 +183,15 @@ defmodule LemonMCP.SamplingTest do
   end
 
   test "a reviewer's {:error, _} is review_failed" do
-    c = Fixture.start!(sampling_policy: [mode: :reviewed_model, reviewer: fn _ -> {:error, :ops_down} end, delegate: fn _ -> {:ok, @answer} end])
+    c =
+      Fixture.start!(
+        sampling_policy: [
+          mode: :reviewed_model,
+          reviewer: fn _ -> {:error, :ops_down} end,
+          delegate: fn _ -> {:ok, @answer} end
+        ]
+      )
+
     {_text, denial} = denied(c, "hello", 8)
     assert denial["reason"] == "review_failed"
   end

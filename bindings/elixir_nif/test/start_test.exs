@@ -52,7 +52,10 @@ defmodule LemonMCP.StartTest do
     assert msg =~ "env"
     assert {:error, {:invalid_option, msg}} = Client.start_link(command: Fixture.path(), sampling_handler: fn -> :x end)
     assert msg =~ "sampling_handler"
-    assert {:error, {:invalid_option, msg}} = Client.start_link(command: Fixture.path(), capabilities: %{sampling: %{x: 1}})
+
+    assert {:error, {:invalid_option, msg}} =
+             Client.start_link(command: Fixture.path(), capabilities: %{sampling: %{x: 1}})
+
     assert msg =~ "sampling_handler"
     assert {:error, {:invalid_option, msg}} = Client.start_link(command: Fixture.path(), timeout_ms: -1)
     assert msg =~ "timeout_ms"
@@ -60,7 +63,9 @@ defmodule LemonMCP.StartTest do
   end
 
   test "the library's own validation comes back as {:invalid_option, msg}" do
-    assert {:error, {:invalid_option, msg}} = Client.start_link(command: Fixture.path(), protocol_versions: ["1999-01-01"])
+    assert {:error, {:invalid_option, msg}} =
+             Client.start_link(command: Fixture.path(), protocol_versions: ["1999-01-01"])
+
     assert msg =~ "protocol"
   end
 
@@ -88,10 +93,14 @@ defmodule LemonMCP.StartTest do
   end
 
   test "OAuth options give a clear unsupported error" do
-    assert {:error, {:unsupported, msg}} = Client.HTTP.start_link(url: "http://127.0.0.1:9/mcp", oauth: [client_id: "a"])
+    assert {:error, {:unsupported, msg}} =
+             Client.HTTP.start_link(url: "http://127.0.0.1:9/mcp", oauth: [client_id: "a"])
+
     assert msg =~ "OAuth"
     assert {:error, {:invalid_option, _}} = Client.HTTP.start_link(url: "")
-    assert {:error, {:invalid_option, "unknown option :command"}} = Client.HTTP.start_link(url: "http://x/", command: "y")
+
+    assert {:error, {:invalid_option, "unknown option :command"}} =
+             Client.HTTP.start_link(url: "http://x/", command: "y")
   end
 
   test "sampling_policy is validated before anything starts" do

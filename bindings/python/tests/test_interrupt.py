@@ -42,8 +42,10 @@ import lemonmcp
 
 c = lemonmcp.Client.stdio(sys.argv[1], ["-no-init"], ready_timeout=60)
 c.connect()
-print("connecting", flush=True)
 try:
+    # The marker is printed inside the try, so a SIGINT that arrives right
+    # after it is still caught here.
+    print("connecting", flush=True)
     c.wait_ready()
 except KeyboardInterrupt:
     print("caught KeyboardInterrupt", state := c.state, flush=True)

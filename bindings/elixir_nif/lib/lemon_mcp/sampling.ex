@@ -77,15 +77,16 @@ defmodule LemonMCP.Sampling do
     do: invalid("sampling_policy.mode must be :deny, :model or :reviewed_model, not #{inspect(m)}")
 
   defp unknown(opts) do
-    case Map.keys(opts) -- [
-           :mode,
-           :max_tokens,
-           :allowed_models,
-           :max_messages,
-           :max_text_chars,
-           :reviewer,
-           :delegate
-         ] do
+    case Map.keys(opts) --
+           [
+             :mode,
+             :max_tokens,
+             :allowed_models,
+             :max_messages,
+             :max_text_chars,
+             :reviewer,
+             :delegate
+           ] do
       [] -> :ok
       [k | _] -> invalid("sampling_policy.#{k} is not a policy option")
     end

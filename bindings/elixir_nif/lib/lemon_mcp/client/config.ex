@@ -142,10 +142,17 @@ defmodule LemonMCP.Client.Config do
 
   defp enum_opt(m, opts, key, field, allowed) do
     case Keyword.get(opts, key) do
-      nil -> {:ok, m}
-      v when is_atom(v) -> if v in allowed, do: {:ok, Map.put(m, field, Atom.to_string(v))}, else: bad_enum(key, allowed)
-      v when is_binary(v) -> enum_opt(m, [{key, String.to_atom(v)}], key, field, allowed)
-      _ -> bad_enum(key, allowed)
+      nil ->
+        {:ok, m}
+
+      v when is_atom(v) ->
+        if v in allowed, do: {:ok, Map.put(m, field, Atom.to_string(v))}, else: bad_enum(key, allowed)
+
+      v when is_binary(v) ->
+        enum_opt(m, [{key, String.to_atom(v)}], key, field, allowed)
+
+      _ ->
+        bad_enum(key, allowed)
     end
   end
 
@@ -269,8 +276,7 @@ defmodule LemonMCP.Client.Config do
         {:cont, {:ok, acc}}
 
       {k, _}, _ when k in ["roots", "sampling", "elicitation"] ->
-        {:halt,
-         invalid("capabilities.#{k} is advertised from a handler: use the :#{handler_option(k)} option")}
+        {:halt, invalid("capabilities.#{k} is advertised from a handler: use the :#{handler_option(k)} option")}
 
       {k, _}, _ ->
         {:halt, invalid("capabilities.#{k} is not a client capability this build declares")}

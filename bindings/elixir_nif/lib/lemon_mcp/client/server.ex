@@ -332,10 +332,12 @@ defmodule LemonMCP.Client.Server do
           try do
             answer.()
           rescue
-            e -> {Error.code(:internal), %{"code" => -32603, "message" => "host handler failed: " <> Exception.message(e)}}
+            e ->
+              {Error.code(:internal), %{"code" => -32603, "message" => "host handler failed: " <> Exception.message(e)}}
           catch
             kind, reason ->
-              {Error.code(:internal), %{"code" => -32603, "message" => "host handler failed: #{inspect({kind, reason})}"}}
+              {Error.code(:internal),
+               %{"code" => -32603, "message" => "host handler failed: #{inspect({kind, reason})}"}}
           end
 
         NIF.respond(res, id, status, body)
@@ -384,9 +386,15 @@ defmodule LemonMCP.Client.Server do
       f ->
         fn ->
           case f.(payload["params"] || %{}) do
-            {:ok, result} when is_map(result) -> {0, result}
-            {:error, r} -> {Error.code(:policy_denied), %{"code" => -1, "message" => "Elicitation rejected", "data" => inspect(r)}}
-            other -> {Error.code(:internal), %{"code" => -32603, "message" => "Invalid elicitation handler response", "data" => inspect(other)}}
+            {:ok, result} when is_map(result) ->
+              {0, result}
+
+            {:error, r} ->
+              {Error.code(:policy_denied), %{"code" => -1, "message" => "Elicitation rejected", "data" => inspect(r)}}
+
+            other ->
+              {Error.code(:internal),
+               %{"code" => -32603, "message" => "Invalid elicitation handler response", "data" => inspect(other)}}
           end
         end
     end
@@ -406,6 +414,10 @@ defmodule LemonMCP.Client.Server do
 
   defp delegate_answer(_other) do
     {Error.code(:internal),
-     %{"code" => -32603, "message" => "Invalid sampling delegate response", "data" => %{"reason" => "invalid_delegate_result"}}}
+     %{
+       "code" => -32603,
+       "message" => "Invalid sampling delegate response",
+       "data" => %{"reason" => "invalid_delegate_result"}
+     }}
   end
 end

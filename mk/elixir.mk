@@ -1,0 +1,28 @@
+# Elixir NIF binding (bindings/elixir_nif/): LemonMCP.Client on the BEAM.
+#   make elixir-setup   installs Elixir and the ERTS headers with apt-get when missing (idempotent)
+#   make elixir-nif     builds the NIF shim into bindings/elixir_nif/priv/ (with a copy of the library)
+#   make test-elixir    builds it and runs the ExUnit suite against the fixture server
+#   make elixir-bench   per-call overhead of LemonMCP.Client.call_tool/4, and JSON vs ETF decoding
+
+EX_DIR     := $(ROOT)/bindings/elixir_nif
+EX_FIXTURE := $(BUILD)/fixtures/mcpfixture
+EX_ENV     := LEMONMCP_LIB=$(BUILD)/$(SONAME) LEMONMCP_FIXTURE=$(EX_FIXTURE) MIX_ENV=test
+ERTS_HEADER = $(shell erl -noshell -eval 'io:format("~ts/erts-~ts/include/erl_nif.h", [code:root_dir(), erlang:system_info(version)]), halt().' 2>/dev/null)
+
+.PHONY: elixir-setup elixir-nif test-elixir elixir-bench
+TEST_SUITES += test-elixir
+
+elixir-setup:
+	@if ! command -v mix >/dev/null 2>&1 || ! command -v erl >/dev/null 2>&1 || [ ! -f "$(ERTS_HEADER)" ]; then \
+	  echo "installing elixir and erlang-dev"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq elixir erlang-dev >/dev/null || exit 1; \
+	fi
+
+elixir-nif: lib elixir-setup
+	cd $(EX_DIR) && $(EX_ENV) mix compile
+
+test-elixir: lib fixtures elixir-setup
+	cd $(EX_DIR) && $(EX_ENV) mix test --color=false
+
+elixir-bench: lib fixtures elixir-setup
+	cd $(EX_DIR) && $(EX_ENV) mix run bench/bench.exs
