@@ -30,7 +30,11 @@
  *  - Callbacks: user_data is always the first parameter. Every registration
  *    takes (cb, user_data, destroy); destroy(user_data), when not NULL, runs
  *    exactly once: when the registration is replaced, when the client is
- *    freed, or when the registration call itself fails.
+ *    freed, or when the registration call itself fails. It runs on the
+ *    thread of that call (inside it) when no callback of the registration is
+ *    running, else on the library thread that finishes the last one.
+ *    user_data is never dereferenced: any value, including small integers,
+ *    is passed back as given.
  *
  * THREADS
  *
@@ -409,8 +413,10 @@ lmcp_status lmcp_client_cancel(lmcp_client *client, lmcp_call_id call_id);
 
 /* lmcp_client_notify sends a notification to the server (e.g.
  * "notifications/roots/list_changed"). params_json is a JSON object or absent.
- * Returns LMCP_OK, LMCP_E_INVALID_HANDLE, LMCP_E_INVALID_ARGUMENT,
- * LMCP_E_INVALID_STATE (not ready), LMCP_E_CLOSED or LMCP_E_TRANSPORT. */
+ * Returns LMCP_OK, LMCP_E_INVALID_HANDLE, LMCP_E_INVALID_ARGUMENT (empty, or
+ * not a notifications/ method), LMCP_E_INVALID_STATE (not ready; or
+ * notifications/roots/list_changed without handlers.roots.list_changed, which
+ * the client did not declare), LMCP_E_CLOSED or LMCP_E_TRANSPORT. */
 lmcp_status lmcp_client_notify(lmcp_client *client, const char *method,
                                const char *params_json, size_t params_len,
                                char **err_out);

@@ -102,9 +102,11 @@ func (t *Transport) connect() (endpoint string, rd *sseparse.Reader, body io.Rea
 			continue
 		case errors.Is(nerr, io.EOF):
 			resp.Body.Close()
+			rd.Release()
 			return "", nil, nil, transport.Errorf(transport.CodeTransport, "the server closed the SSE stream before sending the endpoint event")
 		case nerr != nil:
 			resp.Body.Close()
+			rd.Release()
 			return "", nil, nil, transport.Errorf(transport.CodeTransport, "the SSE stream broke before the endpoint event: %s", httpclient.Describe(nerr))
 		}
 		switch ev.Type {
@@ -112,6 +114,7 @@ func (t *Transport) connect() (endpoint string, rd *sseparse.Reader, body io.Rea
 			endpoint, err := t.resolveEndpoint(string(ev.Data))
 			if err != nil {
 				resp.Body.Close()
+				rd.Release()
 				return "", nil, nil, err
 			}
 			return endpoint, rd, resp.Body, nil

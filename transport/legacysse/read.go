@@ -43,6 +43,7 @@ func (t *Transport) read(rd *sseparse.Reader, body io.ReadCloser) {
 		break
 	}
 	body.Close()
+	rd.Release()
 	t.shutdown(reason)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"math"
+	"sync"
 	"time"
 )
 
@@ -81,10 +82,29 @@ type Reader struct {
 	skipping bool // the current event went over a limit
 }
 
+// readBufs recycles read buffers: an HTTP client opens a stream per
+// request, and a fresh 32 KiB each time would be most of its garbage.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, readBufBytes); return &b }}
+
 // NewReader reads events from src. limit bounds one event's data in bytes
-// (a value below 1 means 1).
+// (a value below 1 means 1). Call Release when done with the reader.
 func NewReader(src io.Reader, limit int) *Reader {
-	return &Reader{src: src, limit: max(limit, 1), buf: make([]byte, readBufBytes)}
+	return &Reader{src: src, limit: max(limit, 1), buf: *readBufs.Get().(*[]byte)}
+}
+
+// Release returns the reader's read buffer for reuse. The reader, and any
+// Event it returned, must not be used afterwards. Calling it is optional
+// (without it the buffer is just garbage) and idempotent.
+func (r *Reader) Release() {
+	if r.buf == nil {
+		return
+	}
+	b := r.buf
+	r.buf, r.r, r.w = nil, 0, 0
+	if r.rerr == nil {
+		r.rerr = io.ErrClosedPipe
+	}
+	readBufs.Put(&b)
 }
 
 // Next returns the next event. At the end of the stream it returns io.EOF

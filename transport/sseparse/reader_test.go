@@ -239,3 +239,12 @@ func FuzzParser(f *testing.F) {
 		}
 	})
 }
+
+// Release makes the reader unusable and recycles its buffer.
+func TestRelease(t *testing.T) {
+	r := NewReader(strings.NewReader("data: a\n\n"), 16)
+	r.Release()
+	r.Release()
+	_, err := r.Next()
+	require.ErrorIs(t, err, io.ErrClosedPipe)
+}

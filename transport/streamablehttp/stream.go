@@ -27,6 +27,7 @@ type streamEnd struct {
 // its response has arrived the stream may run for responseGrace more.
 func (t *Transport) readStream(body io.Reader, owner *pending) streamEnd {
 	rd := sseparse.NewReader(body, t.cfg.MaxMessageBytes)
+	defer rd.Release()
 	var end streamEnd
 	graceStarted := false
 	for {
