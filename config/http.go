@@ -10,11 +10,19 @@ import (
 	"github.com/lemonmcp/lemonmcp/transport/streamablehttp"
 )
 
+// httpFields are the fields of an HTTP transport object.
+var httpFields = []string{"type", "url", "headers"}
+
 // parseHTTP builds the transport of the HTTP types: "streamable_http",
 // "sse" (legacy HTTP+SSE) and "http" (detect which of the two the server
 // speaks). Fields: url (required) and headers. Header values are never
 // echoed: they usually hold credentials.
 func parseHTTP(kind string, o *object, p *Parsed, libraryVersion string) (transport.Transport, *core.Error) {
+	// A typo ("ulr") is reported as the unknown field it is, before "url"
+	// is found missing.
+	if err := o.onlyKnown(httpFields...); err != nil {
+		return nil, err
+	}
 	url, err := o.requiredStr("url")
 	if err != nil {
 		return nil, err

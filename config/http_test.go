@@ -49,6 +49,7 @@ func TestParseHTTPErrorsNameTheField(t *testing.T) {
 		{"same header twice", `{"type":"streamable_http","url":"http://h/","headers":{"X-Key":"a","x-key":"b"}}`, core.StatusInvalidArgument, "is given twice"},
 		{"bad header name", `{"type":"streamable_http","url":"http://h/","headers":{"Bad Name":"v"}}`, core.StatusInvalidArgument, `config.transport.headers: "Bad Name" is not a valid header name`},
 		{"line break in value", `{"type":"streamable_http","url":"http://h/","headers":{"X-Key":"a\r\nInjected: 1"}}`, core.StatusInvalidArgument, "config.transport.headers.X-Key: the value must not contain line breaks"},
+		{"typo of url", `{"type":"streamable_http","ulr":"http://h/"}`, core.StatusInvalidArgument, "config.transport.ulr: is not a known field"},
 		{"stdio field on http", `{"type":"streamable_http","url":"http://h/","command":"x"}`, core.StatusInvalidArgument, "config.transport.command: is not a known field"},
 	}
 	for _, tc := range cases {
