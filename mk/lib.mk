@@ -42,4 +42,18 @@ install: lib
 	install -m 0755 $(BUILD)/$(SONAME) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/liblemonmcp.so
 	install -m 0644 include/lemonmcp.h $(DESTDIR)$(PREFIX)/include/lemonmcp.h
-	install -m 0644 $(BUILD)/lemonmcp.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/lemonmcp.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' mk/lemonmcp.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/lemonmcp.pc
+
+.PHONY: test-install
+TEST_SUITES += test-install
+# Installs into a scratch prefix and builds a host with pkg-config alone.
+test-install: lib
+	@command -v pkg-config >/dev/null || { apt-get update -qq && apt-get install -y -qq pkg-config >/dev/null; }
+	@set -e; prefix=$$(mktemp -d); trap 'rm -rf $$prefix' EXIT; \
+	$(MAKE) --no-print-directory install PREFIX=$$prefix >/dev/null; \
+	flags=$$(PKG_CONFIG_PATH=$$prefix/lib/pkgconfig pkg-config --cflags --libs lemonmcp); \
+	printf '#include <lemonmcp.h>\n#include <stdio.h>\nint main(void){char *j=0; if (lmcp_features(&j,0)!=LMCP_OK) return 1; puts(j); lmcp_free(j); return lmcp_abi_version()==LMCP_ABI_VERSION?0:1;}\n' > $$prefix/host.c; \
+	cc -std=c99 -Wall -Wextra -Werror $$prefix/host.c $$flags -Wl,-rpath,$$prefix/lib -o $$prefix/host; \
+	$$prefix/host >/dev/null; \
+	test "$$(readelf -d $$prefix/lib/$(SONAME) | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')" = "$(SONAME)"; \
+	echo "install: 1 passed, 0 failed"

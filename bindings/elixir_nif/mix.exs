@@ -28,6 +28,9 @@ defmodule Mix.Tasks.Compile.LemonmcpNif do
          ) do
       {out, 0} ->
         if out != "", do: Mix.shell().info(String.trim_trailing(out))
+        # Mix links priv/ into _build before the compilers run; on a clean
+        # checkout priv/ did not exist yet, so link it now.
+        Mix.Project.build_structure()
         {:ok, []}
 
       {out, status} ->
