@@ -386,7 +386,13 @@ lmcp_status lmcp_client_state(lmcp_client *client, lmcp_state *state_out);
  * method, params not a JSON object, bad options, NULL done);
  * LMCP_E_INVALID_STATE (not ready and wait_ready not set, or closed);
  * LMCP_E_UNSUPPORTED (the server did not declare the capability the method
- * needs: no request is sent). */
+ * needs: no request is sent).
+ * Blocking: over HTTP the request is handed to a library goroutine and the
+ * call returns at once. Over stdio the request is written to the server's
+ * stdin on the calling thread; this returns in microseconds unless the pipe
+ * is full because the server stopped reading, in which case the write waits
+ * (bounded by the call's deadline). Hosts that must never block a thread
+ * (BEAM schedulers) should bound the bytes they keep in flight per client. */
 lmcp_status lmcp_client_call(lmcp_client *client, const char *method,
                              const char *params_json, size_t params_len,
                              const char *options_json, size_t options_len,
