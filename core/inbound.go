@@ -11,6 +11,7 @@ import (
 // Receive implements transport.Sink: one inbound JSON text (an object, or a
 // batch array).
 func (c *Client) Receive(data []byte) {
+	defer c.recoverSink("a received message")
 	switch firstByte(data) {
 	case '{':
 		c.receiveOne(data)
@@ -61,6 +62,16 @@ func (c *Client) rejectLine(data []byte) {
 		text = text[:1024]
 	}
 	c.emitLog("warning", source, "skipped a message that is not JSON-RPC 2.0: "+string(text))
+}
+
+// recoverSink keeps a bug in handling one inbound message from taking the
+// host process down: transports call the sink from their own goroutines,
+// where a panic would otherwise be fatal. The message is dropped and the host
+// is told.
+func (c *Client) recoverSink(what string) {
+	if r := recover(); r != nil {
+		c.logf("error", "internal error while handling %s (dropped): %v", what, r)
+	}
 }
 
 // Log implements transport.Sink.
@@ -116,6 +127,7 @@ func (c *Client) Closed(cerr *transport.ClosedError) {
 // and the request re-sent with a new id; any other failure (or a second
 // expiry) fails the call.
 func (c *Client) RequestFailed(id int64, terr *transport.Error) {
+	defer c.recoverSink("a request failure")
 	c.mu.Lock()
 	cl := c.pending[id]
 	if cl == nil {
