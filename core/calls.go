@@ -241,22 +241,11 @@ func formatMS(d time.Duration) string {
 // the completing.
 func (c *Client) finish(cl *call, err *Error, data []byte) bool {
 	c.mu.Lock()
-	if cl.finished {
-		c.mu.Unlock()
+	reqID, ok := c.retireLocked(cl)
+	c.mu.Unlock()
+	if !ok {
 		return false
 	}
-	cl.finished = true
-	livePending.Add(-1)
-	reqID := cl.reqID
-	cl.reqID = 0
-	delete(c.calls, cl.id)
-	if reqID != 0 {
-		delete(c.pending, reqID)
-	}
-	if cl.timer != nil {
-		cl.timer.Stop()
-	}
-	c.mu.Unlock()
 
 	if reqID != 0 && err != nil && cl.method != "initialize" &&
 		(err.Status == StatusTimeout || err.Status == StatusCancelled) {
@@ -271,19 +260,8 @@ func (c *Client) finish(cl *call, err *Error, data []byte) bool {
 func (c *Client) withdraw(cl *call) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if cl.finished {
-		return false
-	}
-	cl.finished = true
-	livePending.Add(-1)
-	delete(c.calls, cl.id)
-	if cl.reqID != 0 {
-		delete(c.pending, cl.reqID)
-	}
-	if cl.timer != nil {
-		cl.timer.Stop()
-	}
-	return true
+	_, ok := c.retireLocked(cl)
+	return ok
 }
 
 // complete hands the outcome to the call's owner.

@@ -315,24 +315,36 @@ func (c *Client) closedErrorLocked() *Error {
 	return &Error{Status: StatusInvalidState, Message: reason}
 }
 
+// retireLocked marks a call finished and removes it from every table. It
+// returns the request id that was outstanding (0 if none), and false when
+// the call was already finished: whoever retires a call completes it.
+func (c *Client) retireLocked(cl *call) (int64, bool) {
+	if cl.finished {
+		return 0, false
+	}
+	cl.finished = true
+	livePending.Add(-1)
+	delete(c.calls, cl.id)
+	reqID := cl.reqID
+	cl.reqID = 0
+	if reqID != 0 {
+		delete(c.pending, reqID)
+	}
+	if cl.timer != nil {
+		cl.timer.Stop()
+	}
+	return reqID, true
+}
+
 // takeAllCallsLocked removes every accepted call; the caller fails them.
 func (c *Client) takeAllCallsLocked() []*call {
 	out := make([]*call, 0, len(c.calls))
-	for id, cl := range c.calls {
-		if cl.finished {
-			continue
+	for _, cl := range c.calls {
+		if _, ok := c.retireLocked(cl); ok {
+			out = append(out, cl)
 		}
-		cl.finished = true
-		livePending.Add(-1)
-		if cl.timer != nil {
-			cl.timer.Stop()
-		}
-		delete(c.calls, id)
-		out = append(out, cl)
 	}
-	for id := range c.pending {
-		delete(c.pending, id)
-	}
+	clear(c.pending)
 	c.queued = nil
 	return out
 }
@@ -341,16 +353,9 @@ func (c *Client) takeAllCallsLocked() []*call {
 func (c *Client) takeQueuedLocked() []*call {
 	out := make([]*call, 0, len(c.queued))
 	for _, cl := range c.queued {
-		if cl.finished {
-			continue
+		if _, ok := c.retireLocked(cl); ok {
+			out = append(out, cl)
 		}
-		cl.finished = true
-		livePending.Add(-1)
-		if cl.timer != nil {
-			cl.timer.Stop()
-		}
-		delete(c.calls, cl.id)
-		out = append(out, cl)
 	}
 	c.queued = nil
 	return out
