@@ -6,10 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/lemonmcp/lemonmcp/config"
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/tests/internal/hostclient"
 	mcpgoclient "github.com/mark3labs/mcp-go/client"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,6 +35,10 @@ func fixture(b *testing.B, name string) string {
 	return p
 }
 
+func stdioConfig(server string) string {
+	return `{"transport":{"type":"stdio","command":"` + server + `"}}`
+}
+
 var echoParams = []byte(`{"name":"echo","arguments":{"text":"hello"}}`)
 
 func BenchmarkStdioCallTool(b *testing.B) {
@@ -47,19 +50,7 @@ func BenchmarkStdioCallTool(b *testing.B) {
 
 func benchCallTool(b *testing.B, server string) {
 	b.Run("lemonmcp", func(b *testing.B) {
-		p, perr := config.Parse([]byte(`{"transport":{"type":"stdio","command":"`+server+`"}}`), "bench")
-		if perr != nil {
-			b.Fatal(perr)
-		}
-		c := core.New(p.Options, p.Transport)
-		defer c.Free()
-		if err := c.Connect(); err != nil {
-			b.Fatal(err)
-		}
-		if err := c.WaitReady(10 * time.Second); err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close(5 * time.Second)
+		c := hostclient.Ready(b, stdioConfig(server))
 		b.ReportAllocs()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
@@ -113,20 +104,7 @@ func benchCallTool(b *testing.B, server string) {
 
 // BenchmarkStdioParallel measures concurrent calls on one client.
 func BenchmarkStdioParallel(b *testing.B) {
-	server := fixture(b, "rawecho")
-	p, perr := config.Parse([]byte(`{"transport":{"type":"stdio","command":"`+server+`"}}`), "bench")
-	if perr != nil {
-		b.Fatal(perr)
-	}
-	c := core.New(p.Options, p.Transport)
-	defer c.Free()
-	if err := c.Connect(); err != nil {
-		b.Fatal(err)
-	}
-	if err := c.WaitReady(10 * time.Second); err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close(5 * time.Second)
+	c := hostclient.Ready(b, stdioConfig(fixture(b, "rawecho")))
 	b.ReportAllocs()
 	b.SetParallelism(4)
 	b.ResetTimer()

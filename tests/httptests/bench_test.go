@@ -4,12 +4,11 @@ import (
 	"context"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/lemonmcp/lemonmcp/config"
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/tests/internal/hostclient"
 )
 
 // BenchmarkHTTPCallTool is one tools/call round trip to an in-process go-sdk
@@ -21,19 +20,7 @@ func BenchmarkHTTPCallTool(b *testing.B) {
 		srv := httptest.NewServer(m.handler())
 		url := srv.URL + m.path
 		b.Run(m.name+"/lemonmcp", func(b *testing.B) {
-			p, perr := config.Parse([]byte(`{"transport":{"type":"`+m.transport+`","url":"`+url+`"}}`), "bench")
-			if perr != nil {
-				b.Fatal(perr)
-			}
-			c := core.New(p.Options, p.Transport)
-			defer c.Free()
-			if err := c.Connect(); err != nil {
-				b.Fatal(err)
-			}
-			if err := c.WaitReady(10 * time.Second); err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close(5 * time.Second)
+			c := hostclient.Ready(b, `{"transport":{"type":"`+m.transport+`","url":"`+url+`"}}`)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
