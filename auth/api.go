@@ -1,0 +1,195 @@
+package auth
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// Flow selects how a token is obtained once refreshing is not possible.
+type Flow string
+
+const (
+	// FlowAuto: the authorization code grant when the host can authorize
+	// (Host.CanAuthorize), else client credentials when a client secret or
+	// a private key is configured, else the request fails with an
+	// AuthRequired error carrying the discovered metadata.
+	FlowAuto Flow = "auto"
+	// FlowClientCredentials always uses the client credentials grant.
+	FlowClientCredentials Flow = "client_credentials"
+	// FlowAuthorizationCode always uses the authorization code grant with
+	// PKCE (S256) through Host.Authorize.
+	FlowAuthorizationCode Flow = "authorization_code"
+)
+
+// Client authentication methods at the token endpoint (RFC 8414
+// token_endpoint_auth_methods_supported values).
+const (
+	MethodClientSecretBasic = "client_secret_basic"
+	MethodClientSecretPost  = "client_secret_post"
+	MethodNone              = "none"
+	MethodPrivateKeyJWT     = "private_key_jwt"
+)
+
+// PrivateKeyJWT configures private_key_jwt client authentication (RFC 7523
+// §2.2) and the JWT client assertion of the client credentials grant.
+type PrivateKeyJWT struct {
+	// KeyPEM is a PKCS#8, PKCS#1 (RSA) or SEC 1 (EC) private key in PEM.
+	KeyPEM string
+	// KeyID, when set, is the JWT header "kid".
+	KeyID string
+	// Alg is the signing algorithm: ES256, ES384, ES512, RS256, RS384,
+	// RS512, PS256, PS384, PS512 or EdDSA. Empty picks from the key type
+	// (ES256 / ES384 / ES512 by curve, RS256, EdDSA).
+	Alg string
+}
+
+// Config is the host's OAuth configuration (the "auth" object of the client
+// configuration). Every field is optional: with none set, a 401 still runs
+// discovery and the request fails with AuthRequired metadata.
+type Config struct {
+	// ClientID and ClientSecret are pre-registered client credentials; they
+	// are used before Client ID Metadata Documents and dynamic registration.
+	ClientID     string
+	ClientSecret string
+	// TokenAuthMethod forces the token endpoint authentication method;
+	// empty selects it from the registration and the server's metadata.
+	TokenAuthMethod string
+	// ClientMetadataURL is the HTTPS URL of the client's Client ID Metadata
+	// Document (SEP-991), used as client_id when the authorization server
+	// advertises client_id_metadata_document_supported.
+	ClientMetadataURL string
+	// ClientName is the client_name of dynamic registration.
+	ClientName string
+	// Scopes, when set, are requested when the server's challenge names
+	// none (the challenge's scope is authoritative for its request).
+	Scopes []string
+	// RedirectURI is the registered redirect URI of the authorization code
+	// flow (a loopback http URL or https).
+	RedirectURI string
+	// Flow is FlowAuto when empty.
+	Flow Flow
+	// RefreshToken is a refresh token the host already holds.
+	RefreshToken string
+	// PrivateKey, when set, authenticates the client with private_key_jwt.
+	PrivateKey *PrivateKeyJWT
+	// HostTokenStore: tokens are loaded from and saved through the host
+	// (Host.LoadToken, Host.SaveToken); otherwise they live in memory only.
+	HostTokenStore bool
+	// AuthorizationTimeout bounds one Host.Authorize. Zero means 5 minutes.
+	AuthorizationTimeout time.Duration
+	// MaxStepUps bounds the insufficient_scope re-authorizations of one
+	// request. Zero means 2.
+	MaxStepUps int
+	// AllowInsecureHTTP permits http:// authorization servers and metadata
+	// on hosts other than loopback (development only).
+	AllowInsecureHTTP bool
+	// UserAgent is sent on metadata, registration and token requests.
+	UserAgent string
+}
+
+// AuthorizationRequest is what the host gets to run the user-facing part of
+// the authorization code flow: open AuthorizationURL (validated: https, or
+// http on loopback) and report where the authorization server redirected.
+type AuthorizationRequest struct {
+	AuthorizationURL      string `json:"authorization_url"`
+	AuthorizationEndpoint string `json:"authorization_endpoint"`
+	Issuer                string `json:"issuer"`
+	ClientID              string `json:"client_id"`
+	RedirectURI           string `json:"redirect_uri"`
+	Scope                 string `json:"scope,omitempty"`
+	Resource              string `json:"resource"`
+	State                 string `json:"state"`
+	CodeChallenge         string `json:"code_challenge"`
+	CodeChallengeMethod   string `json:"code_challenge_method"`
+	CodeVerifier          string `json:"code_verifier"`
+}
+
+// AuthorizationReply is the host's answer: either RedirectURL (the full
+// URL the browser was sent to: its query is parsed) or the parameters
+// themselves. State is always checked; Iss is checked as RFC 9207 says.
+type AuthorizationReply struct {
+	RedirectURL      string `json:"redirect_url,omitempty"`
+	Code             string `json:"code,omitempty"`
+	State            string `json:"state,omitempty"`
+	Iss              string `json:"iss,omitempty"`
+	Error            string `json:"error,omitempty"`
+	ErrorDescription string `json:"error_description,omitempty"`
+}
+
+// TokenKey names the credentials being loaded: those of one MCP server.
+type TokenKey struct {
+	Resource string `json:"resource"`
+}
+
+// StoredToken is the record a host persists. ExpiresAt is absolute (Unix
+// milliseconds; 0 when unknown). ClientID/ClientSecret are the credentials
+// dynamic registration produced (empty for pre-registered clients, whose
+// secret the host already has); Issuer binds everything to one
+// authorization server.
+type StoredToken struct {
+	AccessToken  string `json:"access_token,omitempty"`
+	TokenType    string `json:"token_type,omitempty"`
+	RefreshToken string `json:"refresh_token,omitempty"`
+	ExpiresAt    int64  `json:"expires_at,omitempty"`
+	Scope        string `json:"scope,omitempty"`
+	Issuer       string `json:"issuer,omitempty"`
+	Resource     string `json:"resource,omitempty"`
+	ClientID     string `json:"client_id,omitempty"`
+	ClientSecret string `json:"client_secret,omitempty"`
+	// Metadata is the discovered metadata (as in AuthRequired errors).
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// Host is the host boundary: the library owns no UI, listener or secret
+// store. The core implements it over host requests. Every method may block
+// (bounded by ctx) and is called from a library goroutine.
+type Host interface {
+	// CanAuthorize reports whether Authorize can be used.
+	CanAuthorize() bool
+	// Authorize runs the user-facing step of the authorization code flow.
+	Authorize(ctx context.Context, req *AuthorizationRequest) (*AuthorizationReply, error)
+	// LoadToken returns the stored record, or nil when there is none.
+	// Called only with Config.HostTokenStore.
+	LoadToken(ctx context.Context, key TokenKey) (*StoredToken, error)
+	// SaveToken persists a record after every successful grant or rotation.
+	// Called only with Config.HostTokenStore.
+	SaveToken(ctx context.Context, tok *StoredToken) error
+	// Log reports a diagnostic (never containing a token, code, verifier or
+	// secret). level is "debug", "info", "warning" or "error".
+	Log(level, message string)
+}
+
+// Error is what the wrapped round tripper returns when authorization could
+// not be obtained. Its message is safe to show (no token, secret, code or
+// URL query); Metadata is what discovery learned, for the host:
+// resource, authorization_servers, resource_metadata_url, www_authenticate,
+// scope, error, error_description, authorization_server_metadata: [{issuer,
+// metadata_url, authorization_endpoint, token_endpoint,
+// registration_endpoint, ...}].
+type Error struct {
+	Message  string
+	Metadata map[string]any
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Manager holds the OAuth state of one client (one MCP server URL): the
+// discovered metadata, the client registration and the tokens. It is safe
+// for concurrent use; grants and refreshes are single-flight.
+//
+//	m, err := auth.New(cfg, mcpURL)   // config errors name the field ("auth.redirect_uri: ...")
+//	m.Bind(host)                      // before the first request
+//	httpClient.Transport = m.Wrap(httpClient.Transport)
+//
+// The wrapped RoundTripper adds "Authorization: Bearer" to every request
+// once a token is held; on a 401 it refreshes or runs the configured flow
+// and retries once; on a 403 insufficient_scope it re-authorizes with the
+// union of scopes, at most MaxStepUps times per request. Metadata,
+// registration and token requests use a separate client with metadata-only
+// headers (never the configured MCP headers, never a bearer).
+//
+// func New(cfg Config, mcpURL string) (*Manager, error)
+// func (m *Manager) Bind(h Host)
+// func (m *Manager) Wrap(base http.RoundTripper) http.RoundTripper
+var _ = http.MethodGet
