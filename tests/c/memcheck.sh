@@ -53,7 +53,12 @@ st=$?
 grep -H -E 'definitely lost:|indirectly lost:|still reachable:' "$MC_DIR/ctest.leaks.vg.log"
 no_leaks "$MC_DIR/ctest.leaks.vg.log"
 step $? "lmcp_ctest: nothing definitely or indirectly lost (see $MC_DIR/ctest.leaks.vg.log)"
-[ $st -eq 0 ] || note "(lmcp_ctest exited $st in the leak pass; its output: $MC_DIR/ctest.leaks.out)"
+if [ $st -ne 0 ]; then
+  # The leak pass judges leaks only, but a test that failed here may have
+  # skipped its cleanup: show which, so a leak report can be read in context.
+  note "(lmcp_ctest exited $st in the leak pass; its output: $MC_DIR/ctest.leaks.out)"
+  grep -E '^\[ *FAILED|CHECK|failed' "$MC_DIR/ctest.leaks.out" | head -20 | sed 's/^/memcheck:   /'
+fi
 
 # The canary: a deliberate overread and leak of library memory must be caught
 # by both passes, proving the exemptions leave C memory checked.
