@@ -67,11 +67,11 @@ CTEST_VG_ERRORS := --error-exitcode=99 --leak-check=no --undef-value-errors=no -
 # strings) would be reported "definitely lost". This pass therefore runs
 # without it, and checks only the LEAK SUMMARY (pass 1 judged the errors;
 # here Go code floods the log with the stack false positives explained above).
-# The tombstoned handle keys are suppressed by tests/c/valgrind-leaks.supp
-# (why is written there).
+# The tombstoned handle keys are suppressed by a file tests/c/memcheck.sh
+# writes from the library's symbols (why is written there).
 CTEST_VG_LEAKS  := --leak-check=full --show-leak-kinds=definite,indirect --num-callers=40 \
                    --undef-value-errors=no \
-                   --suppressions=$(CTEST_SRC)/valgrind-leaks.supp $(CTEST_VG_EXTRA)
+                   --suppressions=$(CTEST_MC)/tombstones.supp $(CTEST_VG_EXTRA)
 
 .PHONY: test-c test-c-memcheck ctest-setup ctest-bins
 
