@@ -95,7 +95,7 @@ func lmcp_features(jsonOut **C.char, lenOut *C.size_t) (st C.lmcp_status) {
 		"protocol_versions":   core.LegacyVersions,
 		"protocol_modes":      []string{"legacy"},
 		"client_capabilities": []string{"roots", "sampling", "elicitation"},
-		"auth_flows":          []string{},
+		"auth_flows":          []string{"refresh_token", "client_credentials", "authorization_code"},
 		"result_formats":      []string{"json", "etf"},
 	})
 	*jsonOut = cBytes(doc)

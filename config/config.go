@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lemonmcp/lemonmcp/auth"
 	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 	"github.com/lemonmcp/lemonmcp/transport"
@@ -15,6 +16,8 @@ type Parsed struct {
 	Options      core.Options
 	Transport    transport.Transport // built, not started
 	ResultFormat string
+
+	auth *auth.Config // the "auth" object, for parseHTTP
 }
 
 // Transports lists the transport types this build supports.
@@ -42,7 +45,7 @@ func Parse(raw []byte, libraryVersion string) (*Parsed, *core.Error) {
 	p := &Parsed{Options: core.DefaultOptions(libraryVersion), ResultFormat: "json"}
 	steps := []func(*object, *Parsed) *core.Error{
 		parseClientInfo, parseProtocol, parseTimeouts, parseLimits, parseHandlers, parseSamplingPolicy,
-		parseCapabilities, parseResultFormat,
+		parseCapabilities, parseResultFormat, parseAuth,
 		// last: it uses the timeouts and limits
 		func(root *object, p *Parsed) *core.Error { return parseTransport(root, p, libraryVersion) },
 	}
@@ -200,6 +203,14 @@ func parseHandlers(root *object, p *Parsed) *core.Error {
 			return err
 		}
 	}
+	if a, ok, err := o.sub("authorization"); err != nil {
+		return err
+	} else if ok {
+		h.Authorization = true
+		if err := a.finish(); err != nil {
+			return err
+		}
+	}
 	if e, ok, err := o.sub("elicitation"); err != nil {
 		return err
 	} else if ok {
@@ -320,6 +331,12 @@ func parseTransport(root *object, p *Parsed, libraryVersion string) *core.Error 
 	}
 	var tr transport.Transport
 	if kind == "stdio" {
+		switch {
+		case p.auth != nil:
+			return invalid("config.auth", "applies to the HTTP transports only (a stdio server takes its credentials from its environment)")
+		case p.Options.Handlers.Authorization:
+			return invalid("config.handlers.authorization", "applies to the HTTP transports only")
+		}
 		tr, err = parseStdio(o, p)
 	} else {
 		tr, err = parseHTTP(kind, o, p, libraryVersion)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"net/http"
 	"strings"
 
 	"github.com/lemonmcp/lemonmcp/core"
@@ -32,12 +33,22 @@ func parseHTTP(kind string, o *object, p *Parsed, libraryVersion string) (transp
 		return nil, err
 	}
 	userAgent := "lemonmcp/" + libraryVersion
+	// A bad URL is reported as the transport sees it, before the OAuth
+	// layer's view of the same problem: build that layer only if the
+	// transport accepts the rest.
+	am, authErr := newAuthManager(o, p, url, userAgent)
+	var wrap func(http.RoundTripper) http.RoundTripper
+	if am != nil {
+		wrap = am.Wrap
+		p.Options.Auth = am
+	}
 	streamable := streamablehttp.Config{
 		URL:             url,
 		Headers:         headers,
 		MaxMessageBytes: p.Options.MaxMessageBytes,
 		UserAgent:       userAgent,
 		DeleteTimeout:   p.Options.Timeouts.CloseGrace, // zero selects the default
+		WrapTransport:   wrap,
 	}
 	legacy := legacysse.Config{
 		URL:             url,
@@ -45,6 +56,7 @@ func parseHTTP(kind string, o *object, p *Parsed, libraryVersion string) (transp
 		MaxMessageBytes: p.Options.MaxMessageBytes,
 		UserAgent:       userAgent,
 		EndpointTimeout: p.Options.Timeouts.Ready,
+		WrapTransport:   wrap,
 	}
 	var tr transport.Transport
 	var terr error
@@ -58,6 +70,9 @@ func parseHTTP(kind string, o *object, p *Parsed, libraryVersion string) (transp
 	}
 	if terr != nil {
 		return nil, transportError(o, terr)
+	}
+	if authErr != nil {
+		return nil, authErr
 	}
 	return tr, nil
 }

@@ -86,6 +86,9 @@ func New(opts Options, tr transport.Transport) *Client {
 		hostReqs: make(map[uint64]*hostRequest),
 	}
 	c.out.onDropped = c.reportDroppedLogs
+	if opts.Auth != nil {
+		opts.Auth.Bind(authHost{c})
+	}
 	return c
 }
 
@@ -274,6 +277,9 @@ func (c *Client) Free() {
 	c.mu.Unlock()
 	for _, h := range hosts {
 		h.timer.Stop()
+		if h.onDrop != nil {
+			h.onDrop()
+		}
 	}
 	c.failCalls(failed, Errorf(StatusCancelled, "the client was freed"))
 	c.events.Swap(nil).close()

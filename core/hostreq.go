@@ -27,6 +27,9 @@ type hostRequest struct {
 	onAnswer func(status Status, data []byte) *Error
 	// onExpire runs when the host did not answer in time.
 	onExpire func()
+	// onDrop, when set, runs when the request is dropped unanswered
+	// because the client was freed.
+	onDrop func()
 }
 
 // serverRequest is a request from the server being served.

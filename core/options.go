@@ -1,6 +1,10 @@
 package core
 
-import "time"
+import (
+	"time"
+
+	"github.com/lemonmcp/lemonmcp/auth"
+)
 
 // Protocol revisions of the legacy era (initialize handshake), newest first.
 var LegacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
@@ -35,6 +39,9 @@ type Handlers struct {
 	Elicitation     bool
 	ElicitForm      bool
 	ElicitURL       bool
+	// Authorization: the host runs the browser step of the OAuth
+	// authorization code flow ("authorize" host requests).
+	Authorization bool
 }
 
 // Any reports whether the host answers any server request.
@@ -55,12 +62,21 @@ type Options struct {
 	SamplingPolicy *SamplingPolicy
 	// Experimental is advertised as capabilities.experimental.
 	Experimental []byte
+	// Auth, when set, is the OAuth layer of an HTTP transport; New binds
+	// the client to it as its host boundary.
+	Auth *auth.Manager
+	// AuthHostTokenStore: the OAuth layer loads and saves tokens through
+	// "token_load" / "token_save" host requests.
+	AuthHostTokenStore bool
+	// AuthorizationTimeout bounds one "authorize" host request.
+	AuthorizationTimeout time.Duration
 }
 
 // needsHostHandler reports whether the configuration asks the host to answer
 // server requests.
 func (o Options) needsHostHandler() bool {
-	return o.Handlers.Any() || (o.SamplingPolicy != nil && o.SamplingPolicy.Mode != PolicyDeny)
+	return o.Handlers.Any() || o.Handlers.Authorization || o.AuthHostTokenStore ||
+		(o.SamplingPolicy != nil && o.SamplingPolicy.Mode != PolicyDeny)
 }
 
 // DefaultOptions returns the documented defaults.

@@ -103,7 +103,7 @@ func AsError(err error) *Error {
 		if e == nil { // a typed nil inside a non-nil error: no error
 			return nil
 		}
-		return &Error{Status: transportStatus(e.Code), Message: e.Message}
+		return &Error{Status: transportStatus(e.Code), Message: e.Message, Data: e.Data}
 	case *transport.ClosedError:
 		if e == nil {
 			return nil

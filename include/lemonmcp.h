@@ -87,7 +87,9 @@
  *                   advertised only for these): {"roots": {"list_changed":
  *                   bool [false]}?, "sampling": {"tools": bool [false],
  *                   "context": bool [false]}?, "elicitation": {"form": bool
- *                   [true], "url": bool [false]}?}
+ *                   [true], "url": bool [false]}?, "authorization": {}?
+ *                   (the host runs the browser step of the authorization
+ *                   code flow: "authorize" host requests; HTTP only)}
  *   sampling_policy the library's own answer to sampling requests:
  *                   {"mode": "deny"|"model"|"reviewed_model" ["deny"],
  *                    "max_tokens" [1024], "allowed_models": [..] [any],
@@ -105,6 +107,50 @@
  *                   "deny" refuses everything. Without a policy,
  *                   handlers.sampling sends every valid request straight to
  *                   the delegate.
+ *   auth           OAuth 2.1 for the HTTP transports (ignored by none: an
+ *                   "auth" object with a stdio transport is an error). Every
+ *                   field is optional; without "auth" a 401 still runs
+ *                   discovery and fails with LMCP_E_AUTH_REQUIRED whose
+ *                   "data" is the discovered metadata (resource,
+ *                   authorization_servers, resource_metadata_url,
+ *                   www_authenticate, scope?, error?, error_description?,
+ *                   authorization_server_metadata: [{issuer, metadata_url,
+ *                   authorization_endpoint, token_endpoint,
+ *                   registration_endpoint?, ..}]) and never a token.
+ *                   {"client_id", "client_secret": pre-registered
+ *                      credentials (used before a Client ID Metadata
+ *                      Document, then dynamic registration),
+ *                    "token_auth_method": "client_secret_basic" |
+ *                      "client_secret_post" | "none" | "private_key_jwt"
+ *                      [chosen from the registration and the server's
+ *                      metadata],
+ *                    "client_metadata_url": https URL of the client's
+ *                      metadata document, used as client_id where the
+ *                      authorization server supports it,
+ *                    "client_name" [client_info.name],
+ *                    "scopes": [..]: requested when the server's challenge
+ *                      names none [the server's scopes_supported],
+ *                    "redirect_uri": loopback http or https (required by
+ *                      the authorization code flow),
+ *                    "flow": "auto" | "client_credentials" |
+ *                      "authorization_code" ["auto": authorization code
+ *                      when handlers.authorization is set, else client
+ *                      credentials when a secret or key is configured],
+ *                    "refresh_token": one the host already holds,
+ *                    "private_key_jwt": {"key_pem", "kid"?, "alg"?},
+ *                    "token_store": "memory" | "host" ["memory": tokens
+ *                      live in the process only; "host": "token_load" and
+ *                      "token_save" host requests],
+ *                    "authorization_timeout_ms" [300000],
+ *                    "max_step_ups" [2]: insufficient_scope
+ *                      re-authorizations per request,
+ *                    "allow_insecure_http" [false]: allow http:// auth
+ *                      servers off loopback (development only)}
+ *                   After a 401 the library refreshes first (single-flight:
+ *                   parallel 401s cause one refresh), then runs the flow, and
+ *                   retries the request once. timeouts.ready_ms bounds the
+ *                   handshake including an interactive authorization: raise
+ *                   it for interactive flows.
  *   capabilities   {"experimental": {..}}: static capabilities; roots,
  *                   sampling and elicitation cannot be declared here.
  *   result_format  "json" ["json"] | "etf": every payload the client hands
@@ -162,7 +208,31 @@
  *                   against the requested schema; in url mode the library
  *                   never fetches the URL.
  *
- *   Every request is validated before the host sees it: malformed params,
+ *   "authorize"     {"authorization_url", "authorization_endpoint",
+ *                    "issuer", "client_id", "redirect_uri", "scope"?,
+ *                    "resource", "state", "code_challenge",
+ *                    "code_challenge_method": "S256", "code_verifier"}: the
+ *                   library's own request (handlers.authorization), not the
+ *                   server's. Open authorization_url (already checked: https,
+ *                   or http on loopback) in a browser, never through a shell.
+ *                   answer {"redirect_url": "<where the server redirected,
+ *                    query included>"} or {"code", "state", "iss"?} or
+ *                    {"error", "error_description"?, "state", "iss"?}; the
+ *                   state is always checked and iss as RFC 9207 says; an
+ *                   error status or a bad answer fails the authorization
+ *                   (LMCP_E_AUTH_REQUIRED). Bounded by
+ *                   auth.authorization_timeout_ms.
+ *   "token_load"    {"resource"} (auth.token_store "host"; once, before the
+ *                   first request) answer {} when nothing is stored, or the
+ *                   record "token_save" gave.
+ *   "token_save"    {"access_token", "token_type", "refresh_token"?,
+ *                    "expires_at"? (absolute, Unix ms), "scope"?, "issuer",
+ *                    "resource", "client_id"?, "client_secret"? (only when
+ *                    dynamic registration issued them), "metadata"}: after
+ *                   every successful grant or refresh. answer {}. Store it
+ *                   as a secret. A failed load or save is logged, not fatal.
+ *
+ *   Every server request is validated before the host sees it: malformed params,
  *   undeclared modes and tool use without handlers.sampling.tools are
  *   refused with JSON-RPC -32602 and never reach the host.
  *

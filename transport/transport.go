@@ -115,6 +115,9 @@ const (
 type Error struct {
 	Code    Code
 	Message string
+	// Data, when set, is JSON the host gets as the error's "data" (for
+	// CodeAuthRequired: what OAuth discovery learned; never a secret).
+	Data []byte
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -34,6 +34,9 @@ type Config struct {
 	// By default the transport uses a client of its own that follows
 	// redirects within the same origin only.
 	HTTPClient *http.Client
+	// WrapTransport, when set, wraps the client's RoundTripper: the OAuth
+	// layer (auth.Manager.Wrap) adds bearer tokens and answers 401s there.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 	// EndpointTimeout bounds the wait for the endpoint event. Zero means
 	// DefaultEndpointTimeout.
 	EndpointTimeout time.Duration

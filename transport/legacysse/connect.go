@@ -83,7 +83,7 @@ func (t *Transport) connect() (endpoint string, rd *sseparse.Reader, body io.Rea
 	req.Header.Set("Accept", "text/event-stream")
 	resp, derr := t.client.Do(req)
 	if derr != nil {
-		return "", nil, nil, transport.Errorf(transport.CodeTransport, "connecting to the server failed: %s", httpclient.Describe(derr))
+		return "", nil, nil, httpclient.RequestError(derr, "connecting to the server")
 	}
 	if !httpclient.OK(resp.StatusCode) {
 		return "", nil, nil, httpclient.StatusError(resp)

@@ -75,7 +75,7 @@ func (t *Transport) post(ctx context.Context, endpoint string, body []byte, what
 		case errors.Is(err, context.Canceled):
 			return transport.Errorf(transport.CodeTimeout, "sending %s cancelled", what)
 		}
-		return transport.Errorf(transport.CodeTransport, "sending %s failed: %s", what, httpclient.Describe(err))
+		return httpclient.RequestError(err, "sending "+what)
 	}
 	if !httpclient.OK(resp.StatusCode) {
 		return httpclient.StatusError(resp)

@@ -48,7 +48,9 @@ func New(cfg Config) (*Transport, error) {
 	}
 	t := &Transport{cfg: s, client: s.HTTPClient, done: make(chan struct{})}
 	if t.client == nil {
-		t.client, t.ownClient = httpclient.NewClient(), true
+		t.client, t.ownClient = httpclient.NewClient(s.WrapTransport), true
+	} else {
+		t.client = httpclient.WrapClient(t.client, s.WrapTransport)
 	}
 	return t, nil
 }

@@ -39,6 +39,9 @@ type Config struct {
 	// (streams are long-lived). By default the transport uses a client of
 	// its own that follows redirects within the same origin only.
 	HTTPClient *http.Client
+	// WrapTransport, when set, wraps the client's RoundTripper: the OAuth
+	// layer (auth.Manager.Wrap) adds bearer tokens and answers 401s there.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 	// DeleteTimeout bounds the DELETE that ends the session on Close.
 	DeleteTimeout time.Duration
 	// ReconnectDelay is the first delay before a broken stream is

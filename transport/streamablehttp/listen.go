@@ -91,6 +91,10 @@ func (t *Transport) listenOnce(ctx context.Context, lastID string, prev streamEn
 	resp, err := t.client.Do(req)
 	if err != nil {
 		end.err = err
+		if aerr, ok := httpclient.AuthError(err); ok {
+			t.log("warning", "the GET stream needs authorization the client could not obtain: "+aerr.Message)
+			return end, true
+		}
 		return end, false
 	}
 	defer resp.Body.Close()

@@ -24,7 +24,7 @@ func (t *Transport) runRequest(p *pending, body []byte, method string) {
 	resp, err := t.client.Do(t.newRequest(p.ctx, http.MethodPost, body, session, version))
 	if err != nil {
 		if p.ctx.Err() == nil {
-			t.fail(p, transport.Errorf(transport.CodeTransport, "sending %s failed: %s", method, httpclient.Describe(err)))
+			t.fail(p, httpclient.RequestError(err, "sending "+method))
 		}
 		return
 	}

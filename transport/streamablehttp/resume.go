@@ -72,6 +72,9 @@ func (t *Transport) resume(p *pending, lastID string) (streamEnd, *transport.Err
 	req, session := t.newGET(p.ctx, lastID)
 	resp, err := t.client.Do(req)
 	if err != nil {
+		if aerr, ok := httpclient.AuthError(err); ok {
+			return streamEnd{}, aerr // retrying cannot help
+		}
 		return streamEnd{err: err}, nil
 	}
 	defer resp.Body.Close()

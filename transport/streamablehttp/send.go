@@ -89,7 +89,7 @@ func (t *Transport) post(ctx context.Context, msg transport.Outbound) error {
 		case errors.Is(err, context.Canceled):
 			return transport.Errorf(transport.CodeTimeout, "sending %s cancelled", what)
 		}
-		return transport.Errorf(transport.CodeTransport, "sending %s failed: %s", what, httpclient.Describe(err))
+		return httpclient.RequestError(err, "sending "+what)
 	}
 	if !httpclient.OK(resp.StatusCode) {
 		if resp.StatusCode == http.StatusNotFound && session != "" {

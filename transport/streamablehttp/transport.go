@@ -66,7 +66,9 @@ func New(cfg Config) (*Transport, error) {
 	}
 	t := &Transport{cfg: s, client: s.HTTPClient, inflight: make(map[int64]*pending), done: make(chan struct{})}
 	if t.client == nil {
-		t.client, t.ownClient = httpclient.NewClient(), true
+		t.client, t.ownClient = httpclient.NewClient(s.WrapTransport), true
+	} else {
+		t.client = httpclient.WrapClient(t.client, s.WrapTransport)
 	}
 	return t, nil
 }

@@ -21,10 +21,47 @@ const drainBytes = 64 << 10
 // streams are long-lived; the core bounds every call), and redirects
 // followed only within the same origin, because configured headers usually
 // carry credentials that must not travel to another host.
-func NewClient() *http.Client {
+//
+// wrap, when not nil, wraps the connection pool (the OAuth layer does); the
+// client's CloseIdleConnections still reaches the pool.
+func NewClient(wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
-	return &http.Client{Transport: tr, CheckRedirect: sameOriginRedirects}
+	return &http.Client{Transport: Wrap(tr, wrap), CheckRedirect: sameOriginRedirects}
+}
+
+// WrapClient returns a copy of a host-given client whose transport is
+// wrapped (or c itself when wrap is nil).
+func WrapClient(c *http.Client, wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
+	if wrap == nil {
+		return c
+	}
+	cp := *c
+	base := cp.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	cp.Transport = Wrap(base, wrap)
+	return &cp
+}
+
+// Wrap applies wrap to base, keeping base's CloseIdleConnections reachable.
+func Wrap(base http.RoundTripper, wrap func(http.RoundTripper) http.RoundTripper) http.RoundTripper {
+	if wrap == nil {
+		return base
+	}
+	return wrappedTransport{RoundTripper: wrap(base), base: base}
+}
+
+type wrappedTransport struct {
+	http.RoundTripper
+	base http.RoundTripper
+}
+
+func (w wrappedTransport) CloseIdleConnections() {
+	if ci, ok := w.base.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
 }
 
 func sameOriginRedirects(req *http.Request, via []*http.Request) error {
