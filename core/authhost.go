@@ -34,7 +34,7 @@ func (h authHost) Authorize(ctx context.Context, req *auth.AuthorizationRequest)
 		return nil, err
 	}
 	var reply auth.AuthorizationReply
-	if jsonx.Unmarshal(data, &reply) != nil {
+	if jsonx.Unmarshal(orEmptyObject(data), &reply) != nil {
 		return nil, Errorf(StatusInvalidArgument, "the host's answer to \"authorize\" is not an authorization reply object")
 	}
 	return &reply, nil
@@ -47,7 +47,7 @@ func (h authHost) LoadToken(ctx context.Context, key auth.TokenKey) (*auth.Store
 		return nil, err
 	}
 	var tok auth.StoredToken
-	if jsonx.Unmarshal(data, &tok) != nil {
+	if jsonx.Unmarshal(orEmptyObject(data), &tok) != nil {
 		return nil, Errorf(StatusInvalidArgument, "the host's answer to \"token_load\" is not a token record")
 	}
 	if tok.AccessToken == "" && tok.RefreshToken == "" {

@@ -1,0 +1,82 @@
+package config
+
+import (
+	"testing"
+	"time"
+
+	"github.com/lemonmcp/lemonmcp/auth"
+	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/stretchr/testify/require"
+)
+
+const httpTransport = `"transport":{"type":"streamable_http","url":"http://127.0.0.1:9/mcp"}`
+
+func TestParseAuth(t *testing.T) {
+	p, err := Parse([]byte(`{`+httpTransport+`,
+		"handlers": {"authorization": {}},
+		"auth": {"client_id":"id","client_secret":"s3cret","token_auth_method":"client_secret_basic",
+		         "scopes":["tools","prompts"],"redirect_uri":"http://127.0.0.1:7777/cb","flow":"authorization_code",
+		         "refresh_token":"r","token_store":"host","authorization_timeout_ms":1500,"max_step_ups":3,
+		         "client_metadata_url":"https://client.example/meta.json","client_name":"host app",
+		         "allow_insecure_http":true,
+		         "private_key_jwt":{"key_pem":"-----BEGIN PRIVATE KEY-----","kid":"k1","alg":"ES256"}}
+	}`), "1.2.3")
+	require.Nil(t, errOrNil(err))
+	require.NotNil(t, p.Options.Auth, "an HTTP client always has an OAuth layer")
+	require.True(t, p.Options.Handlers.Authorization)
+	require.True(t, p.Options.AuthHostTokenStore)
+	require.Equal(t, 1500*time.Millisecond, p.Options.AuthorizationTimeout)
+	require.Equal(t, &auth.Config{
+		ClientID: "id", ClientSecret: "s3cret", TokenAuthMethod: auth.MethodClientSecretBasic,
+		Scopes: []string{"tools", "prompts"}, RedirectURI: "http://127.0.0.1:7777/cb", Flow: auth.FlowAuthorizationCode,
+		RefreshToken: "r", HostTokenStore: true, AuthorizationTimeout: 1500 * time.Millisecond, MaxStepUps: 3,
+		ClientMetadataURL: "https://client.example/meta.json", ClientName: "host app", AllowInsecureHTTP: true,
+		PrivateKey: &auth.PrivateKeyJWT{KeyPEM: "-----BEGIN PRIVATE KEY-----", KeyID: "k1", Alg: "ES256"},
+	}, p.auth)
+
+	p, err = Parse([]byte(`{`+httpTransport+`}`), "1.2.3")
+	require.Nil(t, errOrNil(err))
+	require.NotNil(t, p.Options.Auth, "discovery runs on a 401 even without configuration")
+	require.False(t, p.Options.Handlers.Authorization)
+
+	p, err = Parse([]byte(`{`+httpTransport+`,"auth":{"client_id":"id"}}`), "1.2.3")
+	require.Nil(t, errOrNil(err))
+	require.Equal(t, "lemonmcp", p.auth.ClientName, "client_name defaults to client_info.name")
+	require.Equal(t, auth.FlowAuto, p.auth.Flow)
+}
+
+func TestParseAuthErrors(t *testing.T) {
+	cases := []struct {
+		name, in, want string
+	}{
+		{"stdio", `"transport":{"type":"stdio","command":"x"},"auth":{"client_id":"a"}`, "config.auth: applies to the HTTP transports only"},
+		{"stdio authorization handler", `"transport":{"type":"stdio","command":"x"},"handlers":{"authorization":{}}`, "config.handlers.authorization: applies to the HTTP transports only"},
+		{"unknown field", httpTransport + `,"auth":{"client_idd":"a"}`, "config.auth.client_idd: is not a known field"},
+		{"authorization handler field", httpTransport + `,"handlers":{"authorization":{"x":1}}`, "config.handlers.authorization.x: is not a known field"},
+		{"empty id", httpTransport + `,"auth":{"client_id":""}`, "config.auth.client_id: must not be empty"},
+		{"secret not a string", httpTransport + `,"auth":{"client_id":"a","client_secret":7}`, "config.auth.client_secret: must be a string"},
+		{"secret without id", httpTransport + `,"auth":{"client_secret":"hunter2"}`, "config.auth.client_secret: needs auth.client_id"},
+		{"bad method", httpTransport + `,"auth":{"token_auth_method":"magic"}`, "config.auth.token_auth_method: must be one of"},
+		{"basic without secret", httpTransport + `,"auth":{"client_id":"a","token_auth_method":"client_secret_basic"}`, "needs auth.client_secret"},
+		{"jwt without key", httpTransport + `,"auth":{"client_id":"a","token_auth_method":"private_key_jwt"}`, "needs auth.private_key_jwt"},
+		{"key without pem", httpTransport + `,"auth":{"private_key_jwt":{}}`, "config.auth.private_key_jwt.key_pem: is required"},
+		{"bad alg", httpTransport + `,"auth":{"private_key_jwt":{"key_pem":"k","alg":"none"}}`, "config.auth.private_key_jwt.alg: must be one of"},
+		{"bad flow", httpTransport + `,"auth":{"flow":"implicit"}`, "config.auth.flow: must be one of"},
+		{"client credentials without secret", httpTransport + `,"auth":{"client_id":"a","flow":"client_credentials"}`, "needs auth.client_secret or auth.private_key_jwt"},
+		{"code flow without handler", httpTransport + `,"auth":{"flow":"authorization_code"}`, "needs handlers.authorization"},
+		{"scope with space", httpTransport + `,"auth":{"scopes":["a b"]}`, "config.auth.scopes[0]: must be one non-empty scope token"},
+		{"bad store", httpTransport + `,"auth":{"token_store":"disk"}`, "config.auth.token_store: must be one of"},
+		{"zero authorization timeout", httpTransport + `,"auth":{"authorization_timeout_ms":0}`, "config.auth.authorization_timeout_ms: must be between"},
+		{"step ups", httpTransport + `,"auth":{"max_step_ups":99}`, "config.auth.max_step_ups: must be between 0 and 10"},
+		{"bad url first", `"transport":{"type":"streamable_http","url":"ftp://h/"},"auth":{"client_id":"a"}`, "config.transport.url: must be an http:// or https:// URL"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(`{`+tc.in+`}`), "1.2.3")
+			require.NotNil(t, err)
+			require.Equal(t, core.StatusInvalidArgument, err.Status)
+			require.Contains(t, err.Message, tc.want)
+			require.NotContains(t, err.Message, "hunter2", "a secret is never echoed")
+		})
+	}
+}

@@ -1,0 +1,140 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/lemonmcp/lemonmcp/auth"
+	"github.com/stretchr/testify/require"
+)
+
+// The OAuth layer's host boundary: the library's own questions ("authorize",
+// "token_load", "token_save") go to the host-request handler and the
+// calling goroutine waits for the answer.
+func TestAuthHost(t *testing.T) {
+	rig := newHostRig(t, func(o *Options) {
+		o.Handlers.Authorization = true
+		o.AuthHostTokenStore = true
+		o.AuthorizationTimeout = 300 * time.Millisecond
+		o.Timeouts.HostRequest = 300 * time.Millisecond
+	})
+	h := authHost{rig.c}
+	require.True(t, h.CanAuthorize())
+	ctx := context.Background()
+
+	type result struct {
+		v   any
+		err error
+	}
+	async := func(f func() (any, error)) chan result {
+		ch := make(chan result, 1)
+		go func() { v, err := f(); ch <- result{v, err} }()
+		return ch
+	}
+	wait := func(ch chan result) result {
+		select {
+		case r := <-ch:
+			return r
+		case <-time.After(3 * time.Second):
+			t.Fatal("the auth host call did not return")
+			return result{}
+		}
+	}
+
+	t.Run("authorize: payload and answer", func(t *testing.T) {
+		req := &auth.AuthorizationRequest{AuthorizationURL: "https://as/authorize?x=1", State: "st", CodeChallengeMethod: "S256"}
+		ch := async(func() (any, error) { return h.Authorize(ctx, req) })
+		hc := rig.nextHost(t)
+		require.Equal(t, "authorize", hc.kind)
+		var got map[string]any
+		require.NoError(t, json.Unmarshal(hc.payload, &got))
+		require.Equal(t, "https://as/authorize?x=1", got["authorization_url"])
+		require.Equal(t, "st", got["state"])
+		require.Nil(t, errOrNil(rig.c.Respond(hc.id, StatusOK, []byte(`{"redirect_url":"http://127.0.0.1/cb?code=c&state=st"}`))))
+		r := wait(ch)
+		require.NoError(t, r.err)
+		require.Equal(t, "http://127.0.0.1/cb?code=c&state=st", r.v.(*auth.AuthorizationReply).RedirectURL)
+	})
+
+	t.Run("authorize: the host refuses", func(t *testing.T) {
+		ch := async(func() (any, error) { return h.Authorize(ctx, &auth.AuthorizationRequest{}) })
+		hc := rig.nextHost(t)
+		require.Nil(t, errOrNil(rig.c.Respond(hc.id, StatusPolicyDenied, []byte(`{"message":"user said no: hunter2"}`))))
+		r := wait(ch)
+		require.Error(t, r.err)
+		require.Equal(t, StatusPolicyDenied, AsError(r.err).Status)
+		require.NotContains(t, r.err.Error(), "hunter2", "the host's own message is not repeated")
+	})
+
+	t.Run("authorize: the host never answers", func(t *testing.T) {
+		ch := async(func() (any, error) { return h.Authorize(ctx, &auth.AuthorizationRequest{}) })
+		hc := rig.nextHost(t)
+		r := wait(ch)
+		require.Equal(t, StatusTimeout, AsError(r.err).Status)
+		require.Contains(t, r.err.Error(), `"authorize" within 300 ms`)
+		require.Equal(t, StatusNotFound, rig.c.Respond(hc.id, StatusOK, []byte(`{}`)).Status, "a late answer is refused")
+	})
+
+	t.Run("authorize: the caller gives up", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(ctx)
+		ch := async(func() (any, error) { return h.Authorize(cctx, &auth.AuthorizationRequest{}) })
+		hc := rig.nextHost(t)
+		cancel()
+		r := wait(ch)
+		require.Error(t, r.err)
+		require.Equal(t, StatusNotFound, rig.c.Respond(hc.id, StatusOK, []byte(`{}`)).Status)
+	})
+
+	t.Run("token_load: nothing stored, then a record", func(t *testing.T) {
+		ch := async(func() (any, error) { return h.LoadToken(ctx, auth.TokenKey{Resource: "http://127.0.0.1/mcp"}) })
+		hc := rig.nextHost(t)
+		require.Equal(t, "token_load", hc.kind)
+		require.JSONEq(t, `{"resource":"http://127.0.0.1/mcp"}`, string(hc.payload))
+		require.Nil(t, errOrNil(rig.c.Respond(hc.id, StatusOK, []byte(`{}`))))
+		r := wait(ch)
+		require.NoError(t, r.err)
+		require.Nil(t, r.v.(*auth.StoredToken))
+
+		ch = async(func() (any, error) { return h.LoadToken(ctx, auth.TokenKey{Resource: "r"}) })
+		hc = rig.nextHost(t)
+		require.Nil(t, errOrNil(rig.c.Respond(hc.id, StatusOK, []byte(`{"access_token":"at","refresh_token":"rt","expires_at":1700000000000,"issuer":"https://as"}`))))
+		r = wait(ch)
+		require.NoError(t, r.err)
+		require.Equal(t, &auth.StoredToken{AccessToken: "at", RefreshToken: "rt", ExpiresAt: 1700000000000, Issuer: "https://as"}, r.v.(*auth.StoredToken))
+	})
+
+	t.Run("token_save", func(t *testing.T) {
+		ch := async(func() (any, error) {
+			return nil, h.SaveToken(ctx, &auth.StoredToken{AccessToken: "at", Resource: "r"})
+		})
+		hc := rig.nextHost(t)
+		require.Equal(t, "token_save", hc.kind)
+		require.JSONEq(t, `{"access_token":"at","resource":"r"}`, string(hc.payload))
+		require.Nil(t, errOrNil(rig.c.Respond(hc.id, StatusOK, []byte(`{}`))))
+		require.NoError(t, wait(ch).err)
+	})
+
+	t.Run("the client is freed while the host thinks", func(t *testing.T) {
+		ch := async(func() (any, error) { return h.Authorize(ctx, &auth.AuthorizationRequest{}) })
+		rig.nextHost(t)
+		rig.c.Free()
+		r := wait(ch)
+		require.Equal(t, StatusCancelled, AsError(r.err).Status)
+		_, err := h.LoadToken(ctx, auth.TokenKey{})
+		require.Error(t, err, "no question is put to a freed client")
+	})
+}
+
+func TestAuthHostWithoutHandlers(t *testing.T) {
+	s := newFakeServer(t, "2025-11-25", defaultCaps())
+	c := s.client(testOptions())
+	defer c.Free()
+	h := authHost{c}
+	require.False(t, h.CanAuthorize())
+	_, err := h.Authorize(context.Background(), &auth.AuthorizationRequest{})
+	require.Contains(t, err.Error(), "handlers.authorization is not configured")
+	_, err = h.LoadToken(context.Background(), auth.TokenKey{})
+	require.Contains(t, err.Error(), "no host-request handler")
+}
