@@ -148,7 +148,7 @@ func (c *Client) Connect() *Error {
 	}
 	if reg := c.hosts.Load(); c.opts.needsHostHandler() && (reg == nil || reg.host == nil) {
 		c.mu.Unlock()
-		return Errorf(StatusInvalidArgument, "handlers or a sampling policy that delegates are configured, but no host request handler is registered")
+		return Errorf(StatusInvalidArgument, "handlers, a sampling policy that delegates, or auth.token_store \"host\" are configured, but no host request handler is registered")
 	}
 	c.state = StateConnecting
 	c.mu.Unlock()

@@ -1490,6 +1490,15 @@ static void test_config_errors(void) {
       {"{\"transport\":{\"type\":\"stdio\",\"command\":\"x\",\"env_inherit\":\"some\"}}", LMCP_E_INVALID_ARGUMENT, "env_inherit"},
       {"{\"transport\":{\"type\":\"stdio\",\"command\":\"x\"},\"timeouts\":{\"ready_ms\":\"soon\"}}", LMCP_E_INVALID_ARGUMENT, "ready_ms"},
       {"{\"transport\":{\"type\":\"pigeon\",\"command\":\"x\"}}", LMCP_E_INVALID_ARGUMENT, "type"},
+      /* OAuth: named fields, secrets never echoed (checked below) */
+      {"{\"transport\":{\"type\":\"stdio\",\"command\":\"x\"},\"auth\":{\"client_id\":\"a\"}}",
+       LMCP_E_INVALID_ARGUMENT, "config.auth"},
+      {"{\"transport\":{\"type\":\"streamable_http\",\"url\":\"http://127.0.0.1:9/mcp\"},"
+       "\"auth\":{\"client_secret\":\"hunter2-secret\"}}",
+       LMCP_E_INVALID_ARGUMENT, "config.auth.client_secret"},
+      {"{\"transport\":{\"type\":\"streamable_http\",\"url\":\"http://127.0.0.1:9/mcp\"},"
+       "\"auth\":{\"client_id\":\"a\",\"client_secret\":\"hunter2-secret\",\"flow\":\"device\"}}",
+       LMCP_E_INVALID_ARGUMENT, "config.auth.flow"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     lmcp_client *c = (lmcp_client *)&cases[i];
@@ -1500,6 +1509,7 @@ static void test_config_errors(void) {
     CHECK_ERR_JSON(err, cases[i].want);
     if (cases[i].names)
       CHECKM(err && strstr(err, cases[i].names), err, "the message does not name %s", cases[i].names);
+    CHECKM(err == NULL || strstr(err, "hunter2") == NULL, err, "a secret was echoed");
     lmcp_free(err);
     if (st == LMCP_OK) lmcp_client_free(c);
   }
