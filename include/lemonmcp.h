@@ -457,13 +457,17 @@ lmcp_status lmcp_client_state(lmcp_client *client, lmcp_state *state_out);
  * method, params not a JSON object, bad options, NULL done);
  * LMCP_E_INVALID_STATE (not ready and wait_ready not set, or closed);
  * LMCP_E_UNSUPPORTED (the server did not declare the capability the method
- * needs: no request is sent).
- * Blocking: over HTTP the request is handed to a library goroutine and the
- * call returns at once. Over stdio the request is written to the server's
- * stdin on the calling thread; this returns in microseconds unless the pipe
- * is full because the server stopped reading, in which case the write waits
- * (bounded by the call's deadline). Hosts that must never block a thread
- * (BEAM schedulers) should bound the bytes they keep in flight per client. */
+ * needs: no request is sent); LMCP_E_TIMEOUT (stdio: the queue for a server
+ * that stopped reading is full); LMCP_E_CLOSED or LMCP_E_TRANSPORT (the
+ * request could not be handed to the connection).
+ * Never blocks: over HTTP the request is handed to a library goroutine; over
+ * stdio it is written to the server's stdin with one non-blocking write, and
+ * when the pipe is full (the server stopped reading) what did not fit waits
+ * in a bounded per-client queue (64 MiB) that a library goroutine writes in
+ * order. A queued request whose deadline passes before it is written is
+ * dropped and completes with LMCP_E_TIMEOUT; a full queue makes this call
+ * fail at once with LMCP_E_TIMEOUT. So the call returns in microseconds
+ * whatever the server does, and BEAM schedulers may call it directly. */
 lmcp_status lmcp_client_call(lmcp_client *client, const char *method,
                              const char *params_json, size_t params_len,
                              const char *options_json, size_t options_len,

@@ -638,6 +638,13 @@ int donerec_count(donerec_t *r, int i) {
   return c;
 }
 
+int donerec_count_total(donerec_t *r) {
+  pthread_mutex_lock(&r->mu);
+  int c = r->total;
+  pthread_mutex_unlock(&r->mu);
+  return c;
+}
+
 void donerec_free(donerec_t *r) {
   for (int i = 0; i < r->n; i++) free(r->slots[i].json);
   free(r->slots);

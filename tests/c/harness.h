@@ -169,6 +169,8 @@ int donerec_wait_all(donerec_t *r, int timeout_ms);
 int donerec_wait_slot(donerec_t *r, int i, int timeout_ms);
 /* Snapshot of a slot's count (under the lock). */
 int donerec_count(donerec_t *r, int i);
+/* completions recorded so far, all slots */
+int donerec_count_total(donerec_t *r);
 void donerec_free(donerec_t *r);
 
 /* ------------------------------------------------------ host-request recorder */

@@ -941,6 +941,62 @@ static void test_over_long_line(void) {
   stop_client(c, &ev);
 }
 
+/* ---- a server that stops reading its stdin never blocks lmcp_client_call:
+ * the fixture's stall_stdin stops its reader (until SIGUSR1), the test
+ * issues 2 MiB of calls into a 64 KiB pipe, sees every call return before
+ * any completed, then lets the server read and gets every answer whole. */
+static void test_full_pipe_never_blocks(void) {
+  char cfg[2048];
+  evrec_t ev;
+  evrec_init(&ev);
+  lmcp_client *c = start_client(fixture_config(cfg, sizeof cfg, NULL, NULL, NULL), &ev);
+  if (c == NULL) return;
+  long long spid = tool_int(c, "pid");
+  CHECK(spid > 0);
+  char *res = NULL, *err = NULL;
+  CHECK_ST(tool_sync(c, "stall_stdin", "{\"ms\":120000}", NULL, &res, &err), LMCP_OK, err);
+  lmcp_free(res);
+  lmcp_free(err);
+  enum { N = 16, PAD = 128 << 10 };
+  donerec_t rec;
+  donerec_init(&rec, N);
+  char *params = malloc(PAD + 256);
+  int issued = 0;
+  for (int i = 0; i < N; i++) {
+    int n = snprintf(params, 64, "{\"name\":\"echo\",\"arguments\":{\"text\":\"%02d-", i);
+    memset(params + n, 'a' + i % 26, PAD);
+    strcpy(params + n + PAD, "\"}}");
+    doneslot_t *slot = &rec.slots[i];
+    slot->caller = pthread_self();
+    err = NULL;
+    lmcp_status st = lmcp_client_call(c, "tools/call", params, strlen(params), NULL, 0, done_cb, slot,
+                                      &slot->issued_call_id, &err);
+    CHECK_ST(st, LMCP_OK, err);
+    lmcp_free(err);
+    if (st == LMCP_OK) issued++;
+  }
+  free(params);
+  /* The server has read none of them: had a call waited for the pipe, it
+   * would still be waiting (the stall lasts two minutes). */
+  CHECKM(donerec_count_total(&rec) == 0, NULL, "%d calls completed while the server read nothing",
+         donerec_count_total(&rec));
+  CHECK(issued == N);
+  CHECK(kill((pid_t)spid, SIGUSR1) == 0);
+  CHECK(donerec_wait_all(&rec, T(20000)) == N);
+  pthread_mutex_lock(&rec.mu);
+  for (int i = 0; i < N; i++) {
+    doneslot_t *s = &rec.slots[i];
+    char want[16];
+    snprintf(want, sizeof want, "\"%02d-", i);
+    CHECK_ST(s->status, LMCP_OK, s->json);
+    CHECKM(s->json && strstr(s->json, want) && strlen(s->json) > PAD, s->json ? "(large)" : NULL,
+           "call %d came back wrong", i);
+  }
+  pthread_mutex_unlock(&rec.mu);
+  donerec_free(&rec);
+  stop_client(c, &ev);
+}
+
 static void test_large_result(void) {
   char cfg[2048];
   lmcp_client *c = start_client(fixture_config(cfg, sizeof cfg, NULL, NULL, NULL), NULL);
@@ -1845,6 +1901,7 @@ static const test_case k_tests[] = {
     TC(test_stderr_flood, 40),
     TC(test_banner_lines, 20),
     TC(test_over_long_line, 20),
+    TC(test_full_pipe_never_blocks, 40),
     TC(test_large_result, 20),
     TC(test_invalid_handles, 30),
     TC(test_host_requests_expire, 30),

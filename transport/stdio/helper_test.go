@@ -125,6 +125,9 @@ func runHelper(mode string) {
 	case "no-read":
 		println(`{"ready":1}`)
 		sleepForever()
+	case "late-read":
+		println(`{"ready":1}`)
+		time.Sleep(400 * time.Millisecond) // the client fills the pipe meanwhile
 	case "close-stdout":
 		println(fmt.Sprintf(`{"pid":%d}`, os.Getpid()))
 		out.Flush()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -13,41 +14,78 @@ import (
 )
 
 const (
-	// cancelPoll is how often a write blocked on a full pipe looks at its
-	// context. A pipe write can be interrupted only by a deadline, so a
-	// cancellable context is honoured by writing in deadline slices; this
-	// needs no goroutine and no allocation, unlike context.AfterFunc.
-	cancelPoll = 50 * time.Millisecond
+	// downPoll is how often the flusher, blocked on a full pipe with no
+	// deadline, looks whether the transport went down.
+	downPoll = 50 * time.Millisecond
 	// maxRetainedSendBuf caps the line buffer kept between sends, so one
 	// huge message does not pin its size in memory for the session.
 	maxRetainedSendBuf = 1 << 20
+	// DefaultMaxQueuedBytes bounds the bytes waiting for a server that
+	// stopped reading its stdin.
+	DefaultMaxQueuedBytes = 64 << 20
 )
 
-// sender writes lines to the server's stdin.
+// sender writes lines to the server's stdin without ever blocking its
+// caller: Send runs on the host's thread (a C caller's, a BEAM
+// scheduler's), which a server that stops reading must not be able to
+// stall.
+//
+// The fast path is one non-blocking write(2) on the calling thread. When
+// the pipe is full, what did not fit is queued and a flusher goroutine
+// writes the queue in order, each message bounded by the deadline its
+// sender had; while the flusher owns the pipe, later lines queue behind it
+// so lines never interleave. The queue is bounded (maxQueued bytes): past
+// it Send fails at once, as it does once the transport is down.
 type sender struct {
-	// lock admits one writer at a time, so lines never interleave. It is
-	// a channel rather than a sync.Mutex so that a sender queued behind a
-	// write stuck on a full pipe still gives up when its own context ends.
-	lock     chan struct{}
-	w        *os.File
-	buf      []byte    // reused line buffer
-	deadline time.Time // the write deadline currently set on w
+	mu sync.Mutex
+	w  *os.File
+	rc syscall.RawConn
+
+	buf []byte // reused line buffer of the fast path
 	// resync is set when a write stopped part-way through a line. The
 	// server has an unterminated fragment; the next line starts with a
 	// '\n' so the fragment becomes one bad line of its own (which the
 	// server rejects) instead of corrupting the next message too.
 	resync bool
+
+	flushing    bool // the flusher owns the pipe; new lines queue
+	queue       []queuedLine
+	queuedBytes int
+	maxQueued   int // 0 means DefaultMaxQueuedBytes
+
+	// tryWrite's arguments and results, so the RawConn callback is one
+	// method value made once (no allocation per send).
+	tryBuf  []byte
+	tryN    int
+	tryErr  error
+	tryFunc func(fd uintptr) bool
 }
 
-// send writes data plus '\n' with a single Write under the lock, so
-// concurrent senders' lines never interleave. The context's deadline is
-// the write deadline: a server that stops reading stdin cannot block a
-// sender forever.
+// queuedLine is a line (or the rest of one) waiting for the pipe.
+type queuedLine struct {
+	data     []byte
+	deadline time.Time // zero: none
+	started  bool      // part of it is already written
+}
+
+// attach sets the pipe. Without a RawConn (which an open *os.File always
+// has) every line would go through the flusher: slower, never wrong.
+func (s *sender) attach(w *os.File) {
+	s.w = w
+	if rc, err := w.SyscallConn(); err == nil {
+		s.rc = rc
+	}
+	s.tryFunc = s.writeOnce
+}
+
+// send writes data plus '\n' as one line, or queues what the pipe cannot
+// take now. It never waits for the server.
 //
 // Errors: CodeInvalidArgument for empty data or data with a raw newline
 // (the core sends compact JSON, so this is a bug upstream); CodeClosed once
 // the transport is closing or lost, or the server closed its stdin;
-// CodeTimeout when the context ends first; CodeTransport otherwise.
+// CodeTimeout when ctx has already ended, or when the queue for a server
+// that stopped reading is full; CodeTransport otherwise.
 func (s *sender) send(ctx context.Context, data []byte, down *atomic.Bool) error {
 	if down.Load() {
 		return errClosed()
@@ -61,15 +99,15 @@ func (s *sender) send(ctx context.Context, data []byte, down *atomic.Bool) error
 	if err := ctx.Err(); err != nil {
 		return ctxError("send", err)
 	}
+	deadline, _ := ctx.Deadline()
 
-	select {
-	case s.lock <- struct{}{}:
-	case <-ctx.Done():
-		return ctxError("send", ctx.Err())
-	}
-	defer func() { <-s.lock }()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if down.Load() {
 		return errClosed()
+	}
+	if s.flushing {
+		return s.enqueueLocked(lineOf(nil, data), deadline, false)
 	}
 
 	buf := s.buf[:0]
@@ -83,50 +121,184 @@ func (s *sender) send(ctx context.Context, data []byte, down *atomic.Bool) error
 	} else {
 		s.buf = nil
 	}
-
-	ctxDeadline, hasDeadline := ctx.Deadline()
-	cancellable := ctx.Done() != nil
-	off := 0
-	for {
-		dl := ctxDeadline
-		if cancellable {
-			if slice := time.Now().Add(cancelPoll); !hasDeadline || slice.Before(dl) {
-				dl = slice
-			}
-		}
-		if !dl.Equal(s.deadline) {
-			if err := s.w.SetWriteDeadline(dl); err != nil {
-				return writeError(err, down)
-			}
-			s.deadline = dl
-		}
-
-		n, err := s.w.Write(buf[off:])
-		off += n
-		if err == nil {
-			s.resync = false
-			return nil
-		}
-		if off > 0 {
+	n, err := s.tryWriteLocked(buf)
+	if err != nil {
+		if n > 0 {
 			s.resync = true
 		}
-		if !errors.Is(err, os.ErrDeadlineExceeded) {
-			return writeError(err, down)
+		return writeError(err, down)
+	}
+	s.resync = false
+	if n == len(buf) {
+		return nil
+	}
+	// The pipe is full: the rest goes to the flusher. Copied, since buf is
+	// reused by the next send.
+	if err := s.enqueueLocked(append([]byte(nil), buf[n:]...), deadline, n > 0); err != nil {
+		return err
+	}
+	return nil
+}
+
+// lineOf returns a fresh copy of data plus '\n'.
+func lineOf(dst, data []byte) []byte {
+	dst = append(dst, data...)
+	return append(dst, '\n')
+}
+
+// enqueueLocked queues a line and starts the flusher if it is not running.
+// A line is refused when others already wait and it would take the queue
+// past its bound; an empty queue takes a line of any size, so one large
+// message can always be sent.
+func (s *sender) enqueueLocked(line []byte, deadline time.Time, started bool) error {
+	limit := s.maxQueued
+	if limit == 0 {
+		limit = DefaultMaxQueuedBytes
+	}
+	if s.queuedBytes > 0 && s.queuedBytes+len(line) > limit {
+		return transport.Errorf(transport.CodeTimeout,
+			"send refused: the server is not reading its stdin (%d bytes already wait)", s.queuedBytes)
+	}
+	s.queue = append(s.queue, queuedLine{data: line, deadline: deadline, started: started})
+	s.queuedBytes += len(line)
+	if !s.flushing {
+		s.flushing = true
+		go s.flush()
+	}
+	return nil
+}
+
+// tryWriteLocked makes one non-blocking write(2) of buf (retrying EINTR)
+// and reports how much was written. A full pipe is n < len(buf) with no
+// error.
+func (s *sender) tryWriteLocked(buf []byte) (int, error) {
+	if s.rc == nil {
+		return 0, nil
+	}
+	s.tryBuf, s.tryN, s.tryErr = buf, 0, nil
+	if err := s.rc.Write(s.tryFunc); err != nil {
+		return 0, err // the file is closed
+	}
+	n, err := s.tryN, s.tryErr
+	s.tryBuf = nil
+	return n, err
+}
+
+// writeOnce is the RawConn callback: it writes what it can and never asks
+// the poller to wait (it always returns true).
+func (s *sender) writeOnce(fd uintptr) bool {
+	for s.tryN < len(s.tryBuf) {
+		n, err := syscall.Write(int(fd), s.tryBuf[s.tryN:])
+		if n > 0 {
+			s.tryN += n
 		}
-		// A deadline passed: the caller's, or only our polling slice.
-		if cerr := ctx.Err(); cerr != nil {
-			if errors.Is(cerr, context.DeadlineExceeded) {
-				return transport.Errorf(transport.CodeTimeout, "send timed out: the server is not reading its stdin")
-			}
-			return transport.Errorf(transport.CodeTimeout, "send cancelled")
-		}
-		if hasDeadline && !time.Now().Before(ctxDeadline) {
-			return transport.Errorf(transport.CodeTimeout, "send timed out: the server is not reading its stdin")
-		}
-		if down.Load() {
-			return errClosed()
+		switch {
+		case err == nil:
+			continue
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.EAGAIN):
+			return true
+		default:
+			s.tryErr = err
+			return true
 		}
 	}
+	return true
+}
+
+// flush writes the queue in order until it is empty, the transport goes
+// down, or the write fails. A line whose deadline passed before any of it
+// was written is dropped (its caller has timed out); one cut off part-way
+// leaves the stream to resync.
+func (s *sender) flush() {
+	for {
+		s.mu.Lock()
+		if len(s.queue) == 0 {
+			s.flushing = false
+			s.queue = nil // release a grown backing array
+			s.mu.Unlock()
+			return
+		}
+		line := s.queue[0]
+		s.mu.Unlock()
+
+		w, err := s.writeBlocking(line)
+
+		s.mu.Lock()
+		s.queue = s.queue[1:]
+		s.queuedBytes -= len(line.data)
+		switch {
+		case err != nil:
+			// The pipe is gone: nothing queued can be delivered. Senders
+			// learn it from the transport's state (down) or their own
+			// deadlines.
+			s.queue, s.queuedBytes, s.flushing = nil, 0, false
+			s.mu.Unlock()
+			return
+		case w.wrote == len(line.data):
+			s.resync = false
+		case w.wrote > 0 || line.started:
+			s.resync = true // cut part-way
+		case w.prefixDone:
+			s.resync = false // dropped whole, and the old fragment is ended
+		}
+		s.mu.Unlock()
+	}
+}
+
+// lineWrite is what writeBlocking managed.
+type lineWrite struct {
+	wrote      int  // bytes of the line written
+	prefixDone bool // the resync '\n' it owed was written (or none was owed)
+}
+
+// writeBlocking writes one queued line, waiting for the pipe up to the
+// line's deadline (and, without one, for as long as the pipe lives). A
+// resync '\n' goes first when the previous line was cut. The error is
+// non-nil only when the pipe is unusable.
+func (s *sender) writeBlocking(line queuedLine) (lineWrite, error) {
+	s.mu.Lock()
+	prefix := s.resync && !line.started
+	s.mu.Unlock()
+	data := line.data
+	if prefix {
+		data = append([]byte{'\n'}, data...)
+	}
+	defer s.w.SetWriteDeadline(time.Time{})
+	off := 0
+	report := func() lineWrite {
+		if prefix {
+			return lineWrite{wrote: max(off-1, 0), prefixDone: off > 0}
+		}
+		return lineWrite{wrote: off, prefixDone: true}
+	}
+	for off < len(data) {
+		now := time.Now()
+		if !line.deadline.IsZero() && !now.Before(line.deadline) {
+			return report(), nil // its caller has given up: drop the rest
+		}
+		dl := now.Add(downPoll)
+		if !line.deadline.IsZero() && line.deadline.Before(dl) {
+			dl = line.deadline
+		}
+		if err := s.w.SetWriteDeadline(dl); err != nil {
+			return report(), err
+		}
+		n, err := s.w.Write(data[off:])
+		off += n
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			return report(), err
+		}
+	}
+	return report(), nil
+}
+
+// queued reports the bytes waiting for the pipe (for tests).
+func (s *sender) queued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.queuedBytes
 }
 
 func writeError(err error, down *atomic.Bool) error {

@@ -67,7 +67,6 @@ func New(cfg Config) (*Transport, error) {
 	}
 	return &Transport{
 		cfg:        c,
-		sender:     sender{lock: make(chan struct{}, 1)},
 		closeReq:   make(chan struct{}),
 		hurry:      make(chan struct{}),
 		exited:     make(chan struct{}),
@@ -115,7 +114,7 @@ func (t *Transport) Start(ctx context.Context, sink transport.Sink) error {
 	t.proc = c.proc
 	t.pgid = c.proc.Pid // Setpgid(0) makes the group id the leader's pid
 	t.stdin, t.stdout, t.stderr = c.stdin, c.stdout, c.stderr
-	t.sender.w = c.stdin
+	t.sender.attach(c.stdin)
 	t.reader = newLineReader(c.stdout, t.cfg.MaxMessageBytes, readChunk,
 		&stdoutLines{sink: sink, limit: t.cfg.MaxMessageBytes})
 	if c.stderr != nil {
