@@ -52,6 +52,11 @@ type Config struct {
 	// are used before Client ID Metadata Documents and dynamic registration.
 	ClientID     string
 	ClientSecret string
+	// ClientIssuer, when set, is the issuer of the authorization server
+	// ClientID was registered with: credentials are bound to their server
+	// (SEP-2352), so when discovery finds another one the request fails
+	// with an AuthRequired error instead of presenting them there.
+	ClientIssuer string
 	// TokenAuthMethod forces the token endpoint authentication method;
 	// empty selects it from the registration and the server's metadata.
 	TokenAuthMethod string

@@ -1,28 +1,201 @@
 package auth
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 )
 
-// Manager: see api.go for the contract.
+const (
+	defaultAuthorizationTimeout = 5 * time.Minute
+	defaultMaxStepUps           = 2
+	// expirySkew: a token this close to its known expiry is refreshed
+	// before it is sent, so it does not expire in flight.
+	expirySkew = 30 * time.Second
+)
+
+// Manager: see the contract in api.go.
 type Manager struct {
-	cfg    Config
-	mcpURL string
-	host   Host
+	cfg         Config
+	mcpURL      *url.URL
+	canonical   string
+	signer      *signer
+	maxStepUps  int
+	authTimeout time.Duration
+
+	host     atomic.Pointer[hostBox]
+	loadOnce sync.Once
+
+	// closeCtx ends with Close: grants in progress (a Host.Authorize can
+	// block for minutes) stop when the client shuts down.
+	closeCtx context.Context
+	closeFn  context.CancelFunc
+
+	now func() time.Time // tests move the clock
+
+	mu        sync.Mutex
+	tok       tokenState
+	gen       uint64 // bumped whenever tok.access changes
+	flight    *flight
+	regs      map[string]*registration // by authorization server issuer
+	lastDisc  *discovery
+	exhausted map[string]bool // step-up scope sets that did not satisfy the server
+}
+
+type hostBox struct{ h Host }
+
+// tokenState is the current grant. issuer binds it to one authorization
+// server (SEP-2352).
+type tokenState struct {
+	access    string
+	refresh   string
+	expiresAt time.Time // zero when unknown
+	scope     string    // granted (or, when not reported, requested)
+	requested []string  // the scopes last requested, for step-up unions
+	issuer    string
+}
+
+// registration is a client identity at one authorization server.
+type registration struct {
+	clientID string
+	secret   string
+	method   string // token_endpoint_auth_method from DCR, if any
+	fromDCR  bool
+	cimd     bool
 }
 
 // New validates cfg and returns the Manager of the MCP server at mcpURL.
+// Errors name the offending configuration field.
 func New(cfg Config, mcpURL string) (*Manager, error) {
-	return &Manager{cfg: cfg, mcpURL: mcpURL}, nil
+	u, err := url.Parse(mcpURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errors.New("auth: the MCP server URL must be an absolute http or https URL")
+	}
+	canon, err := canonicalResource(mcpURL)
+	if err != nil {
+		return nil, fmt.Errorf("auth: the MCP server URL %s", err)
+	}
+	m := &Manager{cfg: cfg, mcpURL: u, canonical: canon, now: time.Now,
+		regs: map[string]*registration{}, exhausted: map[string]bool{}}
+	if err := m.validate(); err != nil {
+		return nil, err
+	}
+	m.cfg.Scopes = dedupe(cfg.Scopes)
+	m.maxStepUps = cfg.MaxStepUps
+	if m.maxStepUps == 0 {
+		m.maxStepUps = defaultMaxStepUps
+	}
+	m.authTimeout = cfg.AuthorizationTimeout
+	if m.authTimeout == 0 {
+		m.authTimeout = defaultAuthorizationTimeout
+	}
+	m.tok.refresh = cfg.RefreshToken
+	m.closeCtx, m.closeFn = context.WithCancel(context.Background())
+	return m, nil
 }
 
-// Bind sets the host boundary; call it before the first request.
-func (m *Manager) Bind(h Host) { m.host = h }
+func (m *Manager) validate() error {
+	c := &m.cfg
+	switch c.Flow {
+	case "", FlowAuto, FlowAuthorizationCode, FlowClientCredentials:
+	default:
+		return fmt.Errorf("auth.flow: %q is not auto, authorization_code or client_credentials", c.Flow)
+	}
+	switch c.TokenAuthMethod {
+	case "", MethodClientSecretBasic, MethodClientSecretPost, MethodNone, MethodPrivateKeyJWT:
+	default:
+		return fmt.Errorf("auth.token_auth_method: %q is not client_secret_basic, client_secret_post, none or private_key_jwt", c.TokenAuthMethod)
+	}
+	if c.ClientSecret != "" && c.ClientID == "" {
+		return errors.New("auth.client_secret: set auth.client_id too")
+	}
+	if (c.TokenAuthMethod == MethodClientSecretBasic || c.TokenAuthMethod == MethodClientSecretPost) && c.ClientSecret == "" {
+		return fmt.Errorf("auth.token_auth_method: %s needs auth.client_secret", c.TokenAuthMethod)
+	}
+	if c.TokenAuthMethod == MethodPrivateKeyJWT && c.PrivateKey == nil {
+		return errors.New("auth.token_auth_method: private_key_jwt needs auth.private_key")
+	}
+	if c.RedirectURI != "" {
+		u, err := url.Parse(c.RedirectURI)
+		if err != nil || u.Host == "" || u.Fragment != "" ||
+			!(u.Scheme == "https" || (u.Scheme == "http" && isLoopbackHost(u.Hostname()))) {
+			return errors.New("auth.redirect_uri: must be an https URL or an http URL on a loopback host, without fragment")
+		}
+	} else if c.Flow == FlowAuthorizationCode {
+		return errors.New("auth.redirect_uri: required by the authorization_code flow")
+	}
+	if c.ClientMetadataURL != "" {
+		u, err := url.Parse(c.ClientMetadataURL)
+		if err != nil || u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") == "" {
+			return errors.New("auth.client_metadata_url: must be an https URL with a path")
+		}
+	}
+	if c.PrivateKey != nil {
+		s, err := parseSigner(c.PrivateKey)
+		if err != nil {
+			return fmt.Errorf("auth.private_key: %s", err)
+		}
+		m.signer = s
+	}
+	if c.MaxStepUps < 0 {
+		return errors.New("auth.max_step_ups: must not be negative")
+	}
+	if c.AuthorizationTimeout < 0 {
+		return errors.New("auth.authorization_timeout: must not be negative")
+	}
+	if c.Flow == FlowClientCredentials && c.ClientID == "" {
+		return errors.New("auth.client_id: required by the client_credentials flow")
+	}
+	return nil
+}
 
-// Wrap returns a RoundTripper that authorizes requests sent through base.
+// Bind sets the host boundary; call it before the first request. Without
+// it the library behaves as a host that cannot authorize, stores nothing
+// and logs nothing.
+func (m *Manager) Bind(h Host) { m.host.Store(&hostBox{h: h}) }
+
+// Close is optional: it aborts grants in progress (including a pending
+// Host.Authorize) and makes later ones fail. Requests keep using a token
+// already held.
+func (m *Manager) Close() { m.closeFn() }
+
+// Wrap returns a RoundTripper that authorizes requests sent through base
+// (http.DefaultTransport when nil). Metadata and token requests go through
+// base too, on a separate client without the wrapper.
 func (m *Manager) Wrap(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return base
+	return &transport{m: m, base: base}
+}
+
+func (m *Manager) hostOrNil() Host {
+	if b := m.host.Load(); b != nil {
+		return b.h
+	}
+	return nil
+}
+
+func (m *Manager) logf(level, format string, args ...any) {
+	if h := m.hostOrNil(); h != nil {
+		h.Log(level, "auth: "+fmt.Sprintf(format, args...))
+	}
+}
+
+func (m *Manager) canAuthorize() bool {
+	h := m.hostOrNil()
+	return h != nil && h.CanAuthorize()
+}
+
+// current is the access token and its generation.
+func (m *Manager) current() (string, uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.tok.access, m.gen
 }
