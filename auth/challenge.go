@@ -48,7 +48,9 @@ func parseBearer(values []string) *bearerChallenge {
 		return bc
 	}
 	bc.resourceMetadata = pick.params["resource_metadata"]
-	bc.scope = strings.Fields(pick.params["scope"])
+	if sc := strings.Fields(pick.params["scope"]); len(sc) > 0 {
+		bc.scope = sc
+	}
 	bc.err = pick.params["error"]
 	bc.errorDescription = pick.params["error_description"]
 	return bc

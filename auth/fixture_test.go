@@ -50,6 +50,7 @@ type env struct {
 	rsFn     func(r *http.Request, scopes []string, ok bool) (int, string)
 	// records
 	tokens    map[string][]string // issued access token → scopes
+	codes     map[string]string   // authorization code → scope requested
 	refreshes map[string]bool     // live refresh tokens
 	seq       int
 	tokenReqs []recorded
@@ -60,7 +61,7 @@ type env struct {
 }
 
 func newEnv(t *testing.T) *env {
-	e := &env{tokens: map[string][]string{}, refreshes: map[string]bool{}, issMode: "correct"}
+	e := &env{tokens: map[string][]string{}, codes: map[string]string{}, refreshes: map[string]bool{}, issMode: "correct"}
 	e.as = httptest.NewServer(http.HandlerFunc(e.serveAS))
 	e.rs = httptest.NewServer(http.HandlerFunc(e.serveRS))
 	t.Cleanup(e.as.Close)
@@ -145,6 +146,7 @@ func (e *env) serveAS(w http.ResponseWriter, r *http.Request) {
 		ru, _ := url.Parse(q.Get("redirect_uri"))
 		rq := ru.Query()
 		rq.Set("code", "code-"+q.Get("code_challenge"))
+		e.codes["code-"+q.Get("code_challenge")] = q.Get("scope")
 		if s := q.Get("state"); s != "" {
 			rq.Set("state", s)
 		}
@@ -176,6 +178,9 @@ func (e *env) serveAS(w http.ResponseWriter, r *http.Request) {
 		tok := fmt.Sprintf("tok-%d", e.seq)
 		rt := fmt.Sprintf("rt-%d", e.seq)
 		scopes := strings.Fields(rec.form.Get("scope"))
+		if rec.form.Get("grant_type") == "authorization_code" {
+			scopes = strings.Fields(e.codes[rec.form.Get("code")])
+		}
 		e.tokens[tok] = scopes
 		e.refreshes[rt] = true
 		resp := map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600, "refresh_token": rt}
