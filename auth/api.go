@@ -197,4 +197,5 @@ func (e *Error) Error() string { return e.Message }
 // func New(cfg Config, mcpURL string) (*Manager, error)
 // func (m *Manager) Bind(h Host)
 // func (m *Manager) Wrap(base http.RoundTripper) http.RoundTripper
+// func (m *Manager) Close()   // optional: aborts a grant in progress
 var _ = http.MethodGet

@@ -74,6 +74,7 @@ func (e *env) mcpURL() string   { return e.rs.URL + "/mcp" }
 func (e *env) prmURL() string   { return e.rs.URL + "/.well-known/oauth-protected-resource/mcp" }
 func (e *env) lock() func()     { e.mu.Lock(); return e.mu.Unlock }
 func (e *env) set(f func(*env)) { defer e.lock()(); f(e) }
+
 // records is a copy of what the servers saw.
 type records struct{ tokenReqs, regReqs, authzReqs, metaReqs, mcpReqs []recorded }
 

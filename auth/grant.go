@@ -65,7 +65,7 @@ func (m *Manager) runGrant(ctx context.Context, g grantReq) error {
 		if err == nil || g.mode == modeRefresh {
 			return err
 		}
-		m.logf("info", "refreshing the token failed (%s); authorizing again", errText(err))
+		m.logf("info", "refreshing the token failed (%s); authorizing again", err.Error())
 	}
 	if g.mode == modeRefresh {
 		return errNoRefresh
@@ -99,7 +99,7 @@ func (m *Manager) runGrant(ctx context.Context, g grantReq) error {
 		if errors.As(err, &ae) {
 			return ae
 		}
-		return m.authError(d, "the token request failed: "+errText(err))
+		return m.authError(d, "the token request failed: "+err.Error())
 	}
 	m.install(tr, as.Issuer, scopes, true)
 	m.save(ctx, d)
@@ -205,9 +205,4 @@ func (m *Manager) install(tr *tokenResult, issuer string, requested []string, se
 		m.tok.scope = joinScopes(requested)
 	}
 	m.tok.issuer = issuer
-}
-
-// errText is an error's text for messages; *Error texts drop their prefix.
-func errText(err error) string {
-	return err.Error()
 }

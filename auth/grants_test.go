@@ -94,11 +94,11 @@ func TestClientIdentity(t *testing.T) {
 
 func TestTokenEndpointAuthMethod(t *testing.T) {
 	tests := []struct {
-		name     string
-		listed   []string
-		dcr      map[string]any
-		cfg      Config
-		want     string
+		name   string
+		listed []string
+		dcr    map[string]any
+		cfg    Config
+		want   string
 	}{
 		{"basic listed", []string{"client_secret_basic"}, map[string]any{"client_id": "c", "client_secret": "s", "token_endpoint_auth_method": "client_secret_basic"}, Config{}, MethodClientSecretBasic},
 		{"post listed", []string{"client_secret_post"}, map[string]any{"client_id": "c", "client_secret": "s", "token_endpoint_auth_method": "client_secret_post"}, Config{}, MethodClientSecretPost},
@@ -219,7 +219,9 @@ func TestClientCredentialsPrivateKeyJWT(t *testing.T) {
 func TestFlowAuto(t *testing.T) {
 	t.Run("client credentials with a secret", func(t *testing.T) {
 		e := newEnv(t)
-		e.set(func(e *env) { e.asMeta = map[string]any{"token_endpoint_auth_methods_supported": []string{"client_secret_basic"}} })
+		e.set(func(e *env) {
+			e.asMeta = map[string]any{"token_endpoint_auth_methods_supported": []string{"client_secret_basic"}}
+		})
 		_, c := e.client(t, Config{ClientID: "c", ClientSecret: "s"}, &fakeHost{can: false})
 		st, _, err := post(c, e.mcpURL(), `{}`)
 		require.NoError(t, err)

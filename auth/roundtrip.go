@@ -117,7 +117,7 @@ func (m *Manager) maybeRefresh(ctx context.Context, base http.RoundTripper, req 
 		return
 	}
 	if err := m.obtain(ctx, gen, grantReq{mode: modeRefresh, trigger: req, base: base}); err != nil {
-		m.logf("info", "proactive token refresh failed: %s", errText(err))
+		m.logf("info", "proactive token refresh failed: %s", err.Error())
 	}
 }
 
