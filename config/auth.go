@@ -21,6 +21,7 @@ func parseAuth(root *object, p *Parsed) *core.Error {
 		dst *string
 	}{
 		{"client_id", &cfg.ClientID},
+		{"client_issuer", &cfg.ClientIssuer},
 		{"client_secret", &cfg.ClientSecret},
 		{"client_metadata_url", &cfg.ClientMetadataURL},
 		{"client_name", &cfg.ClientName},
@@ -83,13 +84,10 @@ func parseAuth(root *object, p *Parsed) *core.Error {
 	if err := o.millis("authorization_timeout_ms", 1, &cfg.AuthorizationTimeout); err != nil {
 		return err
 	}
-	if n, ok, err := o.integer("max_step_ups", 0, 10); err != nil {
+	if n, ok, err := o.integer("max_step_ups", 1, 10); err != nil {
 		return err
 	} else if ok {
 		cfg.MaxStepUps = int(n)
-		if n == 0 {
-			cfg.MaxStepUps = -1 // explicit 0: never step up
-		}
 	}
 	if b, ok, err := o.boolean("allow_insecure_http"); err != nil {
 		return err
@@ -104,6 +102,8 @@ func parseAuth(root *object, p *Parsed) *core.Error {
 		return invalid(o.at("flow"), "\"client_credentials\" needs auth.client_secret or auth.private_key_jwt")
 	case cfg.Flow == auth.FlowAuthorizationCode && !p.Options.Handlers.Authorization:
 		return invalid(o.at("flow"), "\"authorization_code\" needs handlers.authorization (the host runs the browser step)")
+	case cfg.ClientIssuer != "" && cfg.ClientID == "":
+		return invalid(o.at("client_issuer"), "needs auth.client_id (it names the server that client is registered with)")
 	case cfg.ClientSecret != "" && cfg.ClientID == "":
 		return invalid(o.at("client_secret"), "needs auth.client_id")
 	case cfg.TokenAuthMethod == auth.MethodPrivateKeyJWT && cfg.PrivateKey == nil:
@@ -132,6 +132,9 @@ func newAuthManager(o *object, p *Parsed, url, userAgent string) (*auth.Manager,
 	m, err := auth.New(cfg, url)
 	if err != nil {
 		msg := err.Error()
+		// The OAuth layer names its own fields; the configuration's is
+		// "private_key_jwt".
+		msg = strings.Replace(msg, "auth.private_key:", "auth.private_key_jwt:", 1)
 		if strings.HasPrefix(msg, "auth.") {
 			return nil, core.Errorf(core.StatusInvalidArgument, "config.%s", msg)
 		}

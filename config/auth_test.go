@@ -1,6 +1,13 @@
 package config
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,7 +26,8 @@ func TestParseAuth(t *testing.T) {
 		         "refresh_token":"r","token_store":"host","authorization_timeout_ms":1500,"max_step_ups":3,
 		         "client_metadata_url":"https://client.example/meta.json","client_name":"host app",
 		         "allow_insecure_http":true,
-		         "private_key_jwt":{"key_pem":"-----BEGIN PRIVATE KEY-----","kid":"k1","alg":"ES256"}}
+		         "client_issuer":"https://as.example",
+		         "private_key_jwt":{"key_pem":`+jsonString(testKeyPEM(t))+`,"kid":"k1","alg":"ES256"}}
 	}`), "1.2.3")
 	require.Nil(t, errOrNil(err))
 	require.NotNil(t, p.Options.Auth, "an HTTP client always has an OAuth layer")
@@ -31,7 +39,8 @@ func TestParseAuth(t *testing.T) {
 		Scopes: []string{"tools", "prompts"}, RedirectURI: "http://127.0.0.1:7777/cb", Flow: auth.FlowAuthorizationCode,
 		RefreshToken: "r", HostTokenStore: true, AuthorizationTimeout: 1500 * time.Millisecond, MaxStepUps: 3,
 		ClientMetadataURL: "https://client.example/meta.json", ClientName: "host app", AllowInsecureHTTP: true,
-		PrivateKey: &auth.PrivateKeyJWT{KeyPEM: "-----BEGIN PRIVATE KEY-----", KeyID: "k1", Alg: "ES256"},
+		ClientIssuer: "https://as.example",
+		PrivateKey:   &auth.PrivateKeyJWT{KeyPEM: testKeyPEM(t), KeyID: "k1", Alg: "ES256"},
 	}, p.auth)
 
 	p, err = Parse([]byte(`{`+httpTransport+`}`), "1.2.3")
@@ -67,7 +76,10 @@ func TestParseAuthErrors(t *testing.T) {
 		{"scope with space", httpTransport + `,"auth":{"scopes":["a b"]}`, "config.auth.scopes[0]: must be one non-empty scope token"},
 		{"bad store", httpTransport + `,"auth":{"token_store":"disk"}`, "config.auth.token_store: must be one of"},
 		{"zero authorization timeout", httpTransport + `,"auth":{"authorization_timeout_ms":0}`, "config.auth.authorization_timeout_ms: must be between"},
-		{"step ups", httpTransport + `,"auth":{"max_step_ups":99}`, "config.auth.max_step_ups: must be between 0 and 10"},
+		{"step ups", httpTransport + `,"auth":{"max_step_ups":99}`, "config.auth.max_step_ups: must be between 1 and 10"},
+		{"key not PEM", httpTransport + `,"auth":{"client_id":"a","private_key_jwt":{"key_pem":"hunter2"}}`, "config.auth.private_key_jwt: "},
+		{"issuer without id", httpTransport + `,"auth":{"client_issuer":"https://as"}`, "config.auth.client_issuer: needs auth.client_id"},
+		{"redirect not loopback", httpTransport + `,"auth":{"client_id":"a","redirect_uri":"http://example.com/cb"}`, "config.auth.redirect_uri: must be an https URL or an http URL on a loopback host"},
 		{"bad url first", `"transport":{"type":"streamable_http","url":"ftp://h/"},"auth":{"client_id":"a"}`, "config.transport.url: must be an http:// or https:// URL"},
 	}
 	for _, tc := range cases {
@@ -79,4 +91,30 @@ func TestParseAuthErrors(t *testing.T) {
 			require.NotContains(t, err.Message, "hunter2", "a secret is never echoed")
 		})
 	}
+}
+
+var keyPEM struct {
+	once sync.Once
+	pem  string
+}
+
+// testKeyPEM is a P-256 private key in PKCS#8 PEM, made once per run.
+func testKeyPEM(t *testing.T) string {
+	keyPEM.once.Do(func() {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			panic(err)
+		}
+		der, err := x509.MarshalPKCS8PrivateKey(k)
+		if err != nil {
+			panic(err)
+		}
+		keyPEM.pem = string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+	})
+	return keyPEM.pem
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

@@ -296,7 +296,12 @@ func (c *Client) Free() {
 // closeTransport closes the transport once; concurrent callers wait for the
 // same close through trClosed.
 func (c *Client) closeTransport(ctx context.Context) {
-	c.closeOnce.Do(func() { _ = c.tr.Close(ctx) })
+	c.closeOnce.Do(func() {
+		if c.opts.Auth != nil {
+			c.opts.Auth.Close() // a grant in progress (an "authorize" the host sits on) ends now
+		}
+		_ = c.tr.Close(ctx)
+	})
 }
 
 // notReadyLocked explains why a call cannot be made now.

@@ -120,6 +120,10 @@
  *                   {"client_id", "client_secret": pre-registered
  *                      credentials (used before a Client ID Metadata
  *                      Document, then dynamic registration),
+ *                    "client_issuer": the issuer of the authorization server
+ *                      client_id is registered with; another server found by
+ *                      discovery is refused rather than shown the
+ *                      credentials [any],
  *                    "token_auth_method": "client_secret_basic" |
  *                      "client_secret_post" | "none" | "private_key_jwt"
  *                      [chosen from the registration and the server's
