@@ -26,7 +26,7 @@ except ImportError as _exc:  # no library, or the wrong one
         print(f"lemonmcp: {_exc}", file=sys.stderr)
         raise SystemExit(3) from None
     raise
-from ._config import build_config, call_options, http_transport, stdio_transport
+from ._config import auth_config, build_config, call_options, http_transport, stdio_transport
 from .aio import AsyncClient
 from .client import Client
 from .errors import (
@@ -144,5 +144,6 @@ __all__ = [
     "library_version",
     "status_string",
     "stdio_transport",
+    "auth_config",
     "__version__",
 ]

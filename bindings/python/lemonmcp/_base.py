@@ -42,6 +42,8 @@ CALLBACK_KEYWORDS = (
     "elicitation",
     "review",
     "on_sampling_denied",
+    "authorize",
+    "token_store",
 )
 
 #: logging/setLevel levels (RFC 5424 names, as MCP uses them).
@@ -68,7 +70,12 @@ class ClientBase:
     def __init__(self, config: Mapping[str, Any], **options: Any) -> None:
         cb_args = {k: options.pop(k) for k in CALLBACK_KEYWORDS if k in options}
         callbacks = Callbacks(**cb_args)
-        cfg = build_config(base=config, handler_kinds=callbacks.kinds(), **options)
+        cfg = build_config(
+            base=config,
+            handler_kinds=callbacks.kinds(),
+            host_token_store=callbacks.host_token_store,
+            **options,
+        )
         self._session = _Session(cfg, callbacks, self._make_dispatcher())
 
     def _make_dispatcher(self) -> _Dispatcher:

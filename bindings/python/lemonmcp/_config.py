@@ -22,7 +22,9 @@ __all__ = [
     "check_config",
     "call_options",
     "seconds_to_ms",
+    "auth_config",
     "CONFIG_KEYWORDS",
+    "AUTH_SECRET_FIELDS",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -80,12 +82,19 @@ _GROUPS = (
     "sampling_policy",
     "capabilities",
     "result_format",
+    "auth",
 )
 _SAMPLING_MODES = ("deny", "model", "reviewed_model")
 
 
 def _bad(field: str, expected: str, value: Any) -> InvalidArgument:
     return InvalidArgument(f"{field}: expected {expected}, got {value!r}")
+
+
+def _bad_secret(field: str, expected: str, value: Any) -> InvalidArgument:
+    """Like _bad, for a field that may hold a secret: names the value's type,
+    never the value."""
+    return InvalidArgument(f"{field}: expected {expected}, got a value of type {type(value).__name__}")
 
 
 def _is_int(value: Any) -> bool:
@@ -234,6 +243,136 @@ def _check_transport(value: Any) -> Dict[str, Any]:
     return t
 
 
+# ------------------------------------------------------------ OAuth
+
+_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none", "private_key_jwt")
+_AUTH_FLOWS = ("auto", "client_credentials", "authorization_code")
+_TOKEN_STORES = ("memory", "host")
+_JWT_ALGS = ("ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA")
+_AUTH_STR_FIELDS = ("client_id", "client_issuer", "client_metadata_url", "client_name", "redirect_uri")
+#: Fields of the "auth" object (dotted paths) whose values are secrets: an
+#: error about them names the field and the value's type, never the value.
+AUTH_SECRET_FIELDS = ("auth.client_secret", "auth.refresh_token", "auth.private_key_jwt.key_pem")
+
+
+def _check_auth_str(field: str, value: Any, secret: bool) -> str:
+    if not isinstance(value, str):
+        raise (_bad_secret if secret else _bad)(field, "a non-empty string", value)
+    if not value.strip():
+        raise InvalidArgument(f"{field}: must not be empty (leave the field out instead)")
+    return value
+
+
+def _check_auth(value: Any) -> Dict[str, Any]:
+    """The "auth" object: types and enumerations, secrets never echoed.
+    Unknown fields and the rules that tie fields together (a flow that needs
+    a secret, a method that needs a key) are the library's to report."""
+    if not isinstance(value, Mapping):
+        raise _bad_secret("auth", "an object", value)
+    a = dict(value)
+    for k in _AUTH_STR_FIELDS:
+        if k in a:
+            _check_auth_str(f"auth.{k}", a[k], secret=False)
+    for k in ("client_secret", "refresh_token"):
+        if k in a:
+            _check_auth_str(f"auth.{k}", a[k], secret=True)
+    if "token_auth_method" in a:
+        _check_choice("auth.token_auth_method", a["token_auth_method"], _AUTH_METHODS)
+    if "flow" in a:
+        _check_choice("auth.flow", a["flow"], _AUTH_FLOWS)
+    if "token_store" in a:
+        _check_choice("auth.token_store", a["token_store"], _TOKEN_STORES)
+    if "scopes" in a:
+        scopes = a["scopes"]
+        if isinstance(scopes, (str, bytes)) or not isinstance(scopes, (list, tuple)):
+            raise _bad("auth.scopes", "a list of scope strings", scopes)
+        for i, sc in enumerate(scopes):
+            if not isinstance(sc, str) or not sc or any(c in sc for c in " \t\r\n\"\\"):
+                raise _bad(f"auth.scopes[{i}]", "one non-empty scope token (no spaces or quotes)", sc)
+        a["scopes"] = list(scopes)
+    if "private_key_jwt" in a:
+        pk = a["private_key_jwt"]
+        if not isinstance(pk, Mapping):
+            raise _bad_secret("auth.private_key_jwt", 'an object {"key_pem", "kid"?, "alg"?}', pk)
+        pk = dict(pk)
+        if "key_pem" not in pk:
+            raise InvalidArgument("auth.private_key_jwt.key_pem: required")
+        _check_auth_str("auth.private_key_jwt.key_pem", pk["key_pem"], secret=True)
+        if "kid" in pk:
+            _check_str("auth.private_key_jwt.kid", pk["kid"])
+        if "alg" in pk:
+            _check_choice("auth.private_key_jwt.alg", pk["alg"], _JWT_ALGS)
+        a["private_key_jwt"] = pk
+    if "authorization_timeout_ms" in a:
+        _check_pos_int("auth.authorization_timeout_ms", a["authorization_timeout_ms"])
+    if "max_step_ups" in a:
+        n = a["max_step_ups"]
+        if not _is_int(n) or not 0 <= n <= 10:
+            raise _bad("auth.max_step_ups", "an integer from 0 to 10", n)
+    if "allow_insecure_http" in a:
+        _check_bool("auth.allow_insecure_http", a["allow_insecure_http"])
+    return a
+
+
+def auth_config(
+    *,
+    client_id: Optional[str] = None,
+    client_secret: Optional[str] = None,
+    client_issuer: Optional[str] = None,
+    token_auth_method: Optional[str] = None,
+    client_metadata_url: Optional[str] = None,
+    client_name: Optional[str] = None,
+    scopes: Optional[Iterable[str]] = None,
+    redirect_uri: Optional[str] = None,
+    flow: Optional[str] = None,
+    refresh_token: Optional[str] = None,
+    private_key_pem: Optional[str] = None,
+    private_key_id: Optional[str] = None,
+    private_key_alg: Optional[str] = None,
+    token_store: Optional[str] = None,
+    authorization_timeout: Optional[float] = None,
+    max_step_ups: Optional[int] = None,
+    allow_insecure_http: Optional[bool] = None,
+) -> Dict[str, Any]:
+    """The ``auth`` object (OAuth 2.1 for the HTTP transports) from keyword
+    arguments; None leaves a field out. ``authorization_timeout`` is in
+    seconds; ``private_key_*`` become ``private_key_jwt``. Checked like
+    :func:`check_config` checks it (secrets are never echoed in errors)."""
+    a: Dict[str, Any] = {}
+    for key, value in (
+        ("client_id", client_id),
+        ("client_secret", client_secret),
+        ("client_issuer", client_issuer),
+        ("token_auth_method", token_auth_method),
+        ("client_metadata_url", client_metadata_url),
+        ("client_name", client_name),
+        ("redirect_uri", redirect_uri),
+        ("flow", flow),
+        ("refresh_token", refresh_token),
+        ("token_store", token_store),
+        ("max_step_ups", max_step_ups),
+        ("allow_insecure_http", allow_insecure_http),
+    ):
+        if value is not None:
+            a[key] = value
+    if scopes is not None:
+        if isinstance(scopes, (str, bytes)):
+            raise _bad("auth.scopes", "a list of scope strings (not one string)", scopes)
+        a["scopes"] = list(scopes)
+    if private_key_pem is not None:
+        pk: Dict[str, Any] = {"key_pem": private_key_pem}
+        if private_key_id is not None:
+            pk["kid"] = private_key_id
+        if private_key_alg is not None:
+            pk["alg"] = private_key_alg
+        a["private_key_jwt"] = pk
+    elif private_key_id is not None or private_key_alg is not None:
+        raise InvalidArgument("auth.private_key_jwt.key_pem: required with private_key_id / private_key_alg")
+    if authorization_timeout is not None:
+        a["authorization_timeout_ms"] = max(1, seconds_to_ms("authorization_timeout", authorization_timeout))
+    return _check_auth(a)
+
+
 # ------------------------------------------------------------ whole config
 
 
@@ -294,6 +433,10 @@ def check_config(config: Mapping[str, Any]) -> Dict[str, Any]:
             for k in ("form", "url"):
                 if k in e:
                     _check_bool(f"handlers.elicitation.{k}", e[k])
+        if "authorization" in h:
+            _check_obj("handlers.authorization", h["authorization"])
+            if out["transport"]["type"] == "stdio":
+                raise InvalidArgument("handlers.authorization: applies to the HTTP transports only")
         out["handlers"] = h
     if "sampling_policy" in out:
         sp = _check_obj("sampling_policy", out["sampling_policy"])
@@ -317,6 +460,12 @@ def check_config(config: Mapping[str, Any]) -> Dict[str, Any]:
         if "experimental" in caps:
             _check_obj("capabilities.experimental", caps["experimental"])
         out["capabilities"] = caps
+    if "auth" in out:
+        out["auth"] = _check_auth(out["auth"])
+        if out["transport"]["type"] == "stdio":
+            raise InvalidArgument(
+                "auth: applies to the HTTP transports only (a stdio server takes its credentials from its environment)"
+            )
     if "result_format" in out:
         rf = out["result_format"]
         if rf != "json":
@@ -332,6 +481,7 @@ def build_config(
     base: Optional[Mapping[str, Any]] = None,
     handler_kinds: Iterable[str] = (),
     roots_list_changed: bool = True,
+    host_token_store: bool = False,
     **options: Any,
 ) -> Dict[str, Any]:
     """Assemble a configuration from a base object, a transport object and
@@ -343,8 +493,11 @@ def build_config(
     ``result_format``), whose fields are merged over the base's, and/or the
     flat keywords of :data:`CONFIG_KEYWORDS`, which win over both.
     ``handler_kinds`` lists the host requests the caller answers ("roots",
-    "sampling", "elicitation"); each is added to ``handlers`` unless that
-    object already mentions it.
+    "sampling", "elicitation", "authorization"); each is added to
+    ``handlers`` unless that object already mentions it. With
+    ``host_token_store`` the caller answers "token_load"/"token_save":
+    ``auth.token_store`` becomes "host" (an explicit "memory" is an error).
+    The ``auth`` group is the OAuth object (see :func:`auth_config`).
     """
     if base is not None and not isinstance(base, Mapping):
         raise _bad("config", "an object", base)
@@ -362,6 +515,8 @@ def build_config(
         if group == "result_format":
             config[group] = value
             continue
+        if group == "auth" and not isinstance(value, Mapping):
+            raise _bad_secret("auth", "an object", value)
         merged = dict(config[group]) if isinstance(config.get(group), Mapping) else {}
         merged.update(_check_obj(group, value))
         config[group] = merged
@@ -396,8 +551,23 @@ def build_config(
                 handlers["sampling"] = {}
             elif kind == "elicitation":
                 handlers["elicitation"] = {"form": True}
+            elif kind == "authorization":
+                handlers["authorization"] = {}
             else:  # pragma: no cover - internal
                 raise ValueError(kind)
+    if host_token_store:
+        auth = config.get("auth")
+        if auth is None:
+            auth = config["auth"] = {}
+        if not isinstance(auth, dict):
+            raise _bad_secret("auth", "an object", auth)
+        store = auth.get("token_store", "host")
+        if store != "host":
+            raise InvalidArgument(
+                f"auth.token_store: {store!r} conflicts with token_store= (the host's store answers "
+                "token_load/token_save; leave auth.token_store out or set it to 'host')"
+            )
+        auth["token_store"] = "host"
     return check_config(config)
 
 

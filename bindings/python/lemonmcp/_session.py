@@ -76,7 +76,15 @@ Completion = Callable[[int, int, bytes], None]
 ProgressHandler = Callable[[Progress], Any]
 HostHandler = Callable[[JSONObject], Any]
 
-HOST_KINDS = ("roots", "sampling", "elicitation", "review")
+HOST_KINDS = ("roots", "sampling", "elicitation", "review", "authorize", "token_load", "token_save")
+
+#: The library's own questions about OAuth (not the server's requests): their
+#: payload is the whole request object, and what their handlers raise is
+#: never repeated anywhere (it may hold a token, a code or a secret).
+AUTH_KINDS = ("authorize", "token_load", "token_save")
+
+TokenLoad = Callable[[JSONObject], Any]
+TokenSave = Callable[[JSONObject], Any]
 
 
 # One encoder for every input: json.dumps with non-default arguments would
@@ -385,6 +393,8 @@ class Callbacks:
         elicitation: Optional[HostHandler] = None,
         review: Optional[HostHandler] = None,
         on_sampling_denied: Optional[Callable[[JSONObject], Any]] = None,
+        authorize: Optional[HostHandler] = None,
+        token_store: Any = None,
     ) -> None:
         for name, value in (
             ("on_notification", on_notification),
@@ -396,6 +406,7 @@ class Callbacks:
             ("elicitation", elicitation),
             ("review", review),
             ("on_sampling_denied", on_sampling_denied),
+            ("authorize", authorize),
         ):
             if value is not None and not callable(value):
                 raise InvalidArgument(f"{name}: expected a callable, got {value!r}")
@@ -415,6 +426,11 @@ class Callbacks:
         self.elicitation = elicitation
         self.review = review
         self.on_sampling_denied = on_sampling_denied
+        self.authorize = authorize
+        self.token_load: Optional[TokenLoad] = None
+        self.token_save: Optional[TokenSave] = None
+        if token_store is not None:
+            self.token_load, self.token_save = token_store_pair(token_store)
 
     def kinds(self) -> List[str]:
         out = []
@@ -424,7 +440,29 @@ class Callbacks:
             out.append("sampling")
         if self.elicitation is not None:
             out.append("elicitation")
+        if self.authorize is not None:
+            out.append("authorization")
         return out
+
+    @property
+    def host_token_store(self) -> bool:
+        return self.token_load is not None
+
+
+def token_store_pair(store: Any) -> Tuple[TokenLoad, TokenSave]:
+    """``token_store=``: an object with ``load(key) -> record | None`` and
+    ``save(record) -> None`` methods, or a ``(load, save)`` pair."""
+    if isinstance(store, tuple) and len(store) == 2:
+        load, save = store
+    else:
+        load = getattr(store, "load", None)
+        save = getattr(store, "save", None)
+    if not callable(load) or not callable(save):
+        raise InvalidArgument(
+            "token_store: expected an object with load(key) and save(record) methods, or a (load, save) pair, "
+            f"got {type(store).__name__}"
+        )
+    return load, save
 
 
 def normalize_roots(roots: Any, field: str) -> List[JSONObject]:
@@ -831,9 +869,10 @@ class _Session:
         payload: Any = json.loads(data) if data else {}
         if not isinstance(payload, dict):
             payload = {}
-        if kind == "review":
-            # No params: the handler sees {"summary", "server"}, never the
-            # request's text.
+        if kind == "review" or kind in AUTH_KINDS:
+            # No params: the review handler sees {"summary", "server"},
+            # never the request's text; the OAuth questions are the
+            # library's own, their payload is the request itself.
             params: Any = payload
         else:
             params = payload.get("params")
@@ -848,6 +887,9 @@ class _Session:
             "sampling": cb.sampling,
             "elicitation": cb.elicitation,
             "review": cb.review,
+            "authorize": cb.authorize,
+            "token_load": cb.token_load,
+            "token_save": cb.token_save,
         }.get(kind)
         if handler is None:
             self.respond(
@@ -907,6 +949,12 @@ class _Session:
                 result = {"approved": bool(approved)}
                 if reason:
                     result["reason"] = str(reason)
+            elif kind == "authorize" and isinstance(result, str):
+                result = {"redirect_url": result}  # where the browser ended up
+            elif kind == "token_load" and result is None:
+                result = {}  # nothing stored
+            elif kind == "token_save":
+                result = {}  # whatever save() returned: the answer is {}
             if not isinstance(result, Mapping):
                 raise InvalidArgument(f"the {kind} handler returned {type(result).__name__}, expected a dict")
             self.respond(request_id, OK, result)
@@ -916,9 +964,22 @@ class _Session:
     def _reply_error(self, request_id: int, kind: str, exc: BaseException) -> None:
         """An exception in a host handler becomes an error reply. The text of
         a LemonMCPError is sent (the host chose it); any other exception is
-        logged here and the server only learns that the handler failed."""
+        logged here and the server only learns that the handler failed.
+
+        The OAuth questions (AUTH_KINDS) are stricter: their handlers see
+        tokens, codes and secrets, and an exception's text may repeat one,
+        so it is neither sent nor logged (only its type is), and no
+        traceback is logged. A LemonMCPError still chooses the status."""
         body: JSONObject
-        if isinstance(exc, LemonMCPError):
+        if kind in AUTH_KINDS:
+            status = exc.status if isinstance(exc, LemonMCPError) and exc.status != OK else E_INTERNAL
+            if not isinstance(exc, Exception):
+                log.warning("lemonmcp: the %s handler was interrupted (%s)", kind, type(exc).__name__)
+            else:
+                log.error("lemonmcp: the %s handler raised %s (its message is not shown: it may hold a secret)",
+                          kind, type(exc).__name__)
+            body = {"message": f"the client's {kind} handler failed"}
+        elif isinstance(exc, LemonMCPError):
             status = exc.status if exc.status != OK else E_INTERNAL
             body = {"message": exc.message or f"the {kind} handler failed"}
             if exc.code is not None:

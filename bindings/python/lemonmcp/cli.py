@@ -5,9 +5,19 @@
     lemonmcp --config mcp.json --server files read file:///etc/hostname
     lemonmcp --url https://example.com/mcp --json info
 
+    lemonmcp --url https://example.com/mcp --client-id me --client-secret-env MY_SECRET tools
+    lemonmcp --url https://example.com/mcp --authorize --redirect-uri http://127.0.0.1:8976/callback tools
+
+OAuth (HTTP servers): --client-id, --client-secret-env VAR (the secret is
+read from the environment, never from the command line), --scope,
+--redirect-uri, --oauth-flow, and --authorize for the authorization code
+flow: the URL to open is printed on stderr and the URL the browser was
+redirected to is read from stdin.
+
 Exit status: 0 success, 1 the tool returned an error result, 2 usage error,
 3 connection failure, 4 protocol error (a JSON-RPC error from the server),
-5 unsupported (by the server or by this build), 130 interrupted.
+5 unsupported (by the server or by this build), 6 authorization required
+(the server wants OAuth the client could not complete), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ from . import __version__
 from ._config import http_transport, stdio_transport
 from .client import Client
 from .errors import (
+    AuthRequired,
     Cancelled,
     ClosedError,
     InvalidArgument,
@@ -55,6 +66,7 @@ EXIT_USAGE = 2
 EXIT_CONNECT = 3
 EXIT_PROTOCOL = 4
 EXIT_UNSUPPORTED = 5
+EXIT_AUTH = 6
 EXIT_INTERRUPTED = 130
 EXIT = {
     "ok": EXIT_OK,
@@ -63,6 +75,7 @@ EXIT = {
     "connect": EXIT_CONNECT,
     "protocol": EXIT_PROTOCOL,
     "unsupported": EXIT_UNSUPPORTED,
+    "auth": EXIT_AUTH,
     "interrupted": EXIT_INTERRUPTED,
 }
 
@@ -105,6 +118,25 @@ def _common(p: argparse.ArgumentParser, sub: bool) -> None:
     g.add_argument("--env", dest="env" + sfx, metavar="KEY=VALUE", action="append", default=d, help="environment variable for a stdio server (repeatable)")
     g.add_argument("--cwd", metavar="DIR", default=d, help="working directory of a stdio server")
     g.add_argument("--inherit-env", action="store_true", default=d, help="give a stdio server the whole environment, not a minimal one")
+    a = p.add_argument_group("OAuth (HTTP servers)")
+    a.add_argument("--client-id", metavar="ID", default=d, help="pre-registered OAuth client id")
+    a.add_argument(
+        "--client-secret-env",
+        metavar="VAR",
+        default=d,
+        help="read the client secret from environment variable VAR (never pass a secret as an argument)",
+    )
+    # A secret on the command line ends up in shell history and `ps`: the
+    # option exists only to refuse it (without echoing the value).
+    a.add_argument("--client-secret", dest="client_secret_arg", metavar="SECRET", nargs="?", const="", default=d,
+                   help=argparse.SUPPRESS)
+    a.add_argument("--scope", dest="scope" + sfx, metavar="SCOPE", action="append", default=d,
+                   help="scope to request when the server names none (repeatable, or space-separated)")
+    a.add_argument("--redirect-uri", metavar="URI", default=d, help="redirect URI of the authorization code flow (loopback http or https)")
+    a.add_argument("--oauth-flow", metavar="FLOW", choices=("auto", "client_credentials", "authorization_code"), default=d,
+                   help="auto (default), client_credentials or authorization_code")
+    a.add_argument("--authorize", action="store_true", default=d,
+                   help="run the authorization code flow interactively: print the URL to open, read the redirected URL from stdin")
     o = p.add_argument_group("behaviour")
     o.add_argument("--timeout", metavar="SECONDS", type=float, default=d, help="bound the connection and each request")
     o.add_argument("-v", "--verbose", action="store_true", default=d, help="show the server's log lines on stderr")
@@ -115,7 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="A Model Context Protocol client: ask an MCP server for its tools, resources and prompts, and use them.",
-        epilog="exit status: 0 ok, 1 tool error result, 2 usage, 3 connection failure, 4 protocol error, 5 unsupported",
+        epilog="exit status: 0 ok, 1 tool error result, 2 usage, 3 connection failure, 4 protocol error, 5 unsupported, "
+        "6 authorization required",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     _common(parser, sub=False)
@@ -161,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _merge_sub(ns: argparse.Namespace) -> argparse.Namespace:
-    for name in ("header", "env"):
+    for name in ("header", "env", "scope"):
         extra = getattr(ns, name + "_sub", None)
         if extra:
             setattr(ns, name, (getattr(ns, name) or []) + list(extra))
@@ -330,6 +363,79 @@ def _transport(ns: argparse.Namespace) -> Tuple[str, Dict[str, Any]]:
     return name, t
 
 
+# ------------------------------------------------------------------ OAuth
+
+#: How long the interactive authorization waits for the pasted URL (seconds).
+AUTHORIZE_TIMEOUT_S = 300.0
+
+
+def _auth_options(ns: argparse.Namespace, transport: Mapping[str, Any], stdin: IO[str], err: IO[str]) -> Dict[str, Any]:
+    """The client options for the OAuth flags: ``auth`` and, with
+    --authorize, the interactive ``authorize`` handler. {} without them."""
+    auth: Dict[str, Any] = {}
+    if getattr(ns, "client_secret_arg", None) is not None:
+        raise UsageError("--client-secret is not accepted (a secret in argv is visible to other users): "
+                         "put it in an environment variable and pass --client-secret-env VAR")
+    if ns.client_id:
+        auth["client_id"] = ns.client_id
+    if ns.client_secret_env:
+        secret = os.environ.get(ns.client_secret_env)
+        if not secret:
+            raise UsageError(f"--client-secret-env: the environment variable {ns.client_secret_env} is not set or empty")
+        auth["client_secret"] = secret
+    if ns.scope:
+        scopes = [w for item in ns.scope for w in item.split()]
+        if scopes:
+            auth["scopes"] = scopes
+    if ns.redirect_uri:
+        auth["redirect_uri"] = ns.redirect_uri
+    if ns.oauth_flow:
+        auth["flow"] = ns.oauth_flow
+    options: Dict[str, Any] = {}
+    if ns.authorize:
+        if not ns.redirect_uri:
+            raise UsageError("--authorize needs --redirect-uri (where the authorization server sends the browser back)")
+        auth.setdefault("authorization_timeout_ms", int(AUTHORIZE_TIMEOUT_S * 1000))
+        options["authorize"] = interactive_authorize(stdin, err)
+    if auth:
+        if transport.get("type") == "stdio":
+            raise UsageError("the OAuth options apply to HTTP servers (--url, --sse), not to --stdio")
+        options["auth"] = auth
+    return options
+
+
+def interactive_authorize(stdin: IO[str], err: IO[str]) -> Callable[[Dict[str, Any]], Dict[str, str]]:
+    """An ``authorize`` handler for a terminal: print the authorization URL,
+    read back the URL the browser was redirected to (query included). The
+    library checks the state (and iss) of what is pasted."""
+
+    def authorize(request: Dict[str, Any]) -> Dict[str, str]:
+        url = request.get("authorization_url")
+        if not isinstance(url, str) or not url:
+            raise InvalidArgument("the authorize request has no authorization_url")
+        issuer = request.get("issuer") or "the authorization server"
+        err.write(
+            f"{PROG}: authorization needed by {issuer}. Open this URL in a browser:\n\n    {url}\n\n"
+            f"then paste the URL the browser was redirected to ({request.get('redirect_uri') or 'the redirect URI'}...):\n"
+        )
+        err.flush()
+        line = stdin.readline()
+        answer = line.strip()
+        if not answer:
+            raise InvalidArgument("no redirect URL was given")
+        return {"redirect_url": answer}
+
+    return authorize
+
+
+def _auth_required_text(exc: AuthRequired) -> str:
+    msg = _error_text(exc)
+    servers = exc.authorization_servers
+    if servers:
+        msg += f" (authorization server: {', '.join(servers)}; see --client-id, --client-secret-env, --authorize)"
+    return msg
+
+
 # ------------------------------------------------------------------ output
 
 
@@ -458,6 +564,8 @@ def _dump(value: Any, out: IO[str]) -> None:
 
 
 def _exit_for(exc: LemonMCPError) -> int:
+    if isinstance(exc, AuthRequired):
+        return EXIT_AUTH
     if isinstance(exc, UnsupportedError):
         return EXIT_UNSUPPORTED
     if isinstance(exc, (ClosedError, TransportError, TimeoutError)):
@@ -659,9 +767,16 @@ def _call(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str], as
     return EXIT_OK
 
 
-def main(argv: Optional[Sequence[str]] = None, *, stdout: Optional[IO[str]] = None, stderr: Optional[IO[str]] = None) -> int:
+def main(
+    argv: Optional[Sequence[str]] = None,
+    *,
+    stdout: Optional[IO[str]] = None,
+    stderr: Optional[IO[str]] = None,
+    stdin: Optional[IO[str]] = None,
+) -> int:
     out = stdout or sys.stdout
     err = stderr or sys.stderr
+    inp = stdin or sys.stdin
     parser = build_parser()
     try:
         ns = _merge_sub(parser.parse_args(argv))
@@ -675,11 +790,15 @@ def main(argv: Optional[Sequence[str]] = None, *, stdout: Optional[IO[str]] = No
 
     try:
         target, transport = _transport(ns)
+        auth_options = _auth_options(ns, transport, inp, err)
     except UsageError as exc:
         parser.print_usage(err)
         return fail(EXIT_USAGE, str(exc))
 
-    options: Dict[str, Any] = {"roots": [os.getcwd()]}
+    options: Dict[str, Any] = {"roots": [os.getcwd()], **auth_options}
+    if "authorize" in auth_options and ns.timeout is None:
+        # The handshake includes the person in front of the browser.
+        options["ready_timeout"] = AUTHORIZE_TIMEOUT_S + 30.0
     if ns.timeout is not None:
         if ns.timeout < 0:
             parser.print_usage(err)
@@ -703,6 +822,8 @@ def main(argv: Optional[Sequence[str]] = None, *, stdout: Optional[IO[str]] = No
             return fail(EXIT_CONNECT, f"cannot set up a client for {target}: {_error_text(exc)}")
         try:
             client.open()
+        except AuthRequired as exc:
+            return fail(EXIT_AUTH, f"{target} requires authorization: {_auth_required_text(exc)}")
         except (ProtocolError, UnsupportedError) as exc:
             code = EXIT_PROTOCOL if isinstance(exc, ProtocolError) else EXIT_UNSUPPORTED
             return fail(code, f"the server {target} failed the handshake: {_error_text(exc)}")

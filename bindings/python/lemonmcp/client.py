@@ -69,6 +69,19 @@ class Client(ClientBase):
     an exception becomes an error reply to the server (raise
     ``PolicyDenied``/``ProtocolError(code=...)`` to choose the error).
 
+    OAuth (HTTP transports): ``auth`` (a dict, see
+    :func:`lemonmcp.auth_config`) configures the library's OAuth 2.1 client;
+    ``authorize(request) -> {"redirect_url": ...} | {"code", "state",
+    "iss"?} | redirect URL string`` runs the browser step of the
+    authorization code flow (it adds ``handlers.authorization``; open
+    ``request["authorization_url"]`` and report where the authorization
+    server redirected); ``token_store`` (an object with ``load(key) ->
+    record | None`` and ``save(record)``, or a ``(load, save)`` pair) keeps
+    tokens in the host's store (``auth.token_store`` "host"). What these
+    raise is never shown or logged (only the exception's type): it may hold
+    a secret. A server that needs authorization the library could not get
+    fails with ``AuthRequired``, whose ``metadata`` is what discovery found.
+
     Per-call options (every method): ``timeout`` (seconds) or
     ``timeout_ms``, ``reset_timeout_on_progress``, ``max_total``/
     ``max_total_ms``, ``progress`` (a callable receiving this call's

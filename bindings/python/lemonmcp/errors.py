@@ -12,7 +12,7 @@ exception a Python programmer would reach for first (``ValueError``,
 from __future__ import annotations
 
 import builtins
-from typing import Any, Dict, Mapping, Optional, Type
+from typing import Any, Dict, List, Mapping, Optional, Type
 
 __all__ = [
     "OK",
@@ -195,9 +195,39 @@ class UnsupportedError(LemonMCPError):
 
 
 class AuthRequired(LemonMCPError):
-    """The server requires authorization that could not be obtained."""
+    """The server requires authorization that could not be obtained.
+
+    ``data`` (also :attr:`metadata`) is what OAuth discovery learned — never
+    a token: ``resource``, ``authorization_servers``,
+    ``resource_metadata_url``, ``www_authenticate``, ``scope``?, ``error``?,
+    ``error_description``?, ``authorization_server_metadata``: [{``issuer``,
+    ``metadata_url``, ``authorization_endpoint``, ``token_endpoint``,
+    ``registration_endpoint``?, ...}]."""
 
     status = E_AUTH_REQUIRED
+
+    @property
+    def metadata(self) -> Dict[str, Any]:
+        """The discovered metadata (``data``), or {} when there is none."""
+        return dict(self.data) if isinstance(self.data, Mapping) else {}
+
+    @property
+    def resource_metadata_url(self) -> Optional[str]:
+        """Where the server's protected resource metadata was found."""
+        v = self.metadata.get("resource_metadata_url")
+        return v if isinstance(v, str) else None
+
+    @property
+    def authorization_servers(self) -> List[str]:
+        """The authorization servers the resource names."""
+        v = self.metadata.get("authorization_servers")
+        return [x for x in v if isinstance(x, str)] if isinstance(v, list) else []
+
+    @property
+    def scope(self) -> Optional[str]:
+        """The scope the server's challenge asked for, if any."""
+        v = self.metadata.get("scope")
+        return v if isinstance(v, str) else None
 
 
 class PolicyDenied(LemonMCPError):
