@@ -196,6 +196,34 @@ defmodule LemonMCP.SamplingTest do
     assert denial["reason"] == "review_failed"
   end
 
+  test "an allowlist miss is model_not_allowed (seed 22); a listed model reaches the delegate" do
+    me = self()
+
+    c =
+      Fixture.start!(
+        sampling_policy: [
+          mode: :model,
+          allowed_models: ["good-model"],
+          delegate: fn _ -> send(me, :delegate_called) && {:ok, @answer} end
+        ]
+      )
+
+    :ok = Client.subscribe(c)
+
+    assert {:error, {:tool_error, [%{"text" => _}]}} =
+             Client.call_tool(c, "sample", %{prompt: "hi", max_tokens: 8, model: "other-model"}, 10_000)
+
+    assert_receive {:lemon_mcp, ^c, :sampling_denied, %{"denial" => denial}}, 5_000
+    assert %{"reason" => "model_not_allowed", "request" => %{"requested_models" => ["other-model"]}} = denial
+    refute_received :delegate_called
+
+    assert {:ok, [%{"text" => json}]} =
+             Client.call_tool(c, "sample", %{prompt: "hi", max_tokens: 8, model: "good-model"}, 10_000)
+
+    assert {:ok, %{"model" => "test-model"}} = LemonMCP.NIF.decode_json(json)
+    assert_received :delegate_called
+  end
+
   test "a sampling handler wins over a policy" do
     c = Fixture.start!(sampling_handler: fn _ -> {:ok, @answer} end, sampling_policy: [mode: :deny])
     assert %{"model" => "test-model"} = answer_of(sample(c, "x", 8))

@@ -92,11 +92,39 @@ defmodule LemonMCP.StartTest do
     refute_exit()
   end
 
-  test "OAuth options give a clear unsupported error" do
-    assert {:error, {:unsupported, msg}} =
-             Client.HTTP.start_link(url: "http://127.0.0.1:9/mcp", oauth: [client_id: "a"])
+  test "OAuth options are validated before anything starts" do
+    # (Until the library had OAuth these were {:unsupported, _}; a build
+    # without it still answers that: see LemonMCP.Client.Config.)
+    url = "http://127.0.0.1:9/mcp"
 
-    assert msg =~ "OAuth"
+    bad = [
+      [oauth: [client_id: "a", token_auth_method: :kerberos]],
+      [oauth: [client_id: "a", flow: :implicit]],
+      [oauth: [client_id: "a", colour: :blue]],
+      [oauth: %{"client_id" => "a", "nope" => 1}],
+      [oauth: [client_id: "a", authorization_code_provider: fn _, _ -> :ok end]],
+      [oauth: [client_id: "a", scope: 7]],
+      [oauth: [client_id: "a", scopes: ["a", 1]]],
+      [oauth: [client_id: 5]],
+      [oauth: [client_id: "a", authorization_timeout_ms: 0]],
+      [oauth: :yes],
+      [oauth: [client_id: "a"], oauth_token_cache: [load: fn _ -> nil end]],
+      [oauth: [client_id: "a"], oauth_token_cache: [save: fn -> nil end]],
+      [oauth: [client_id: "a"], oauth_token_cache: :disk]
+    ]
+
+    for opts <- bad do
+      assert {:error, {:invalid_option, msg}} = Client.HTTP.start_link([url: url] ++ opts), inspect(opts)
+      assert msg =~ "oauth" or msg =~ "token cache", inspect(opts)
+    end
+
+    # The library's own checks surface as invalid options too.
+    assert {:error, {:invalid_option, msg}} =
+             Client.HTTP.start_link(url: url, oauth: [client_secret: "s"], timeout: 2_000)
+
+    assert msg =~ "client_id"
+    assert {:error, {:invalid_option, _}} = Client.start_link(command: Fixture.path(), oauth: [client_id: "a"])
+    assert {:error, {:unsupported, _}} = Client.SSE.start_link(url: url, oauth: [client_id: "a"])
     assert {:error, {:invalid_option, _}} = Client.HTTP.start_link(url: "")
 
     assert {:error, {:invalid_option, "unknown option :command"}} =

@@ -1,2 +1,3 @@
 Code.require_file("support/fixture.ex", __DIR__)
+Code.require_file("support/oauth_fixture.ex", __DIR__)
 ExUnit.start(timeout: 120_000)

@@ -37,17 +37,21 @@ defmodule LemonMCP.Client.Config do
   def build(kind, opts) when is_list(opts) do
     with :ok <- check_keys(kind, opts),
          {:ok, transport} <- transport(kind, opts),
+         {:ok, auth, auth_handlers, auth_callbacks, ready_hint} <- oauth(kind, opts),
          {:ok, policy, policy_callbacks} <- Sampling.validate_policy(opts[:sampling_policy]),
          {:ok, callbacks} <- callbacks(opts, policy_callbacks),
          {:ok, client_info} <- client_info(opts),
-         {:ok, timeouts} <- timeouts(opts),
+         {:ok, timeouts} <- timeouts(opts, kind, ready_hint),
          {:ok, caps} <- capabilities(opts[:capabilities]),
          {:ok, format} <- result_format(opts[:result_format]) do
+      callbacks = Map.merge(callbacks, auth_callbacks)
+
       handlers =
         %{}
         |> put_if(Map.has_key?(callbacks, :sampling_handler), "sampling", %{})
         |> put_if(Map.has_key?(callbacks, :elicitation_handler), "elicitation", %{"form" => true})
         |> put_if(Map.has_key?(callbacks, :roots), "roots", %{})
+        |> Map.merge(auth_handlers)
 
       # The seed: a handler wins over a policy.
       policy = if Map.has_key?(callbacks, :sampling_handler), do: nil, else: policy
@@ -60,6 +64,7 @@ defmodule LemonMCP.Client.Config do
         |> put_unless_nil("sampling_policy", policy)
         |> put_unless_nil("limits", limits(opts))
         |> put_unless_nil("protocol", protocol(opts))
+        |> put_unless_nil("auth", auth)
 
       {:ok, config, callbacks}
     end
@@ -91,8 +96,7 @@ defmodule LemonMCP.Client.Config do
 
   defp transport(type, opts) when type in [:streamable_http, :sse] do
     with {:ok, url} <- url(Keyword.get(opts, :url)),
-         {:ok, headers} <- headers(Keyword.get(opts, :headers, [])),
-         :ok <- no_oauth(opts) do
+         {:ok, headers} <- headers(Keyword.get(opts, :headers, [])) do
       {:ok, %{"type" => Atom.to_string(type), "url" => url, "headers" => headers}}
     end
   end
@@ -173,22 +177,34 @@ defmodule LemonMCP.Client.Config do
 
   defp headers(_), do: invalid("headers must be a list of {name, value} pairs")
 
-  defp no_oauth(opts) do
-    given =
-      Enum.filter([:oauth, :oauth_token_cache, :oauth_token_loader, :oauth_token_persister], fn k ->
-        Keyword.get(opts, k) not in [nil, [], %{}]
-      end)
+  # OAuth (HTTP transports only): see LemonMCP.Client.OAuth.
+  defp oauth(:stdio, _opts), do: {:ok, nil, %{}, %{}, nil}
 
-    case given do
-      [] ->
-        :ok
+  # The seed's legacy SSE client had no OAuth; neither has this one (a 401
+  # there is still {:auth_required, metadata}).
+  defp oauth(:sse, opts) do
+    if oauth_given?(opts),
+      do: {:error, {:unsupported, "the legacy SSE client takes no OAuth options; use LemonMCP.Client.HTTP"}},
+      else: {:ok, nil, %{}, %{}, nil}
+  end
 
-      [k | _] ->
-        {:error,
-         {:unsupported,
-          "#{inspect(k)}: this build of liblemonmcp has no OAuth support yet (auth_flows: #{inspect(LemonMCP.features()["auth_flows"])})"}}
+  defp oauth(_http, opts) do
+    if auth_supported?() or not oauth_given?(opts) do
+      LemonMCP.Client.OAuth.build(opts)
+    else
+      {:error,
+       {:unsupported,
+        "oauth: this build of liblemonmcp has no OAuth support (auth_flows: #{inspect(LemonMCP.features()["auth_flows"])})"}}
     end
   end
+
+  defp oauth_given?(opts) do
+    Enum.any?([:oauth, :oauth_token_cache, :oauth_token_loader, :oauth_token_persister], fn k ->
+      Keyword.get(opts, k) not in [nil, [], %{}]
+    end)
+  end
+
+  defp auth_supported?, do: (LemonMCP.features()["auth_flows"] || []) != []
 
   # ---------------------------------------------------------- the rest
 
@@ -233,7 +249,7 @@ defmodule LemonMCP.Client.Config do
     end
   end
 
-  defp timeouts(opts) do
+  defp timeouts(opts, kind, ready_hint) do
     [timeout_ms: "call_ms", ready_timeout_ms: "ready_ms", close_grace_ms: "close_grace_ms"]
     |> Enum.reduce_while({:ok, %{}}, fn {key, field}, {:ok, acc} ->
       case Keyword.get(opts, key) do
@@ -243,7 +259,25 @@ defmodule LemonMCP.Client.Config do
         _ -> {:halt, invalid("#{key} must be a non-negative integer")}
       end
     end)
+    |> case do
+      {:ok, t} -> {:ok, ready_default(t, kind, Keyword.get(opts, :timeout), ready_hint)}
+      error -> error
+    end
   end
+
+  # HTTP and SSE start waits for the handshake, bounded by the seed's
+  # :timeout start option; the library's own bound (ready_ms) follows it
+  # unless :ready_timeout_ms is given. With an authorization code provider
+  # and neither given, the handshake may last the whole interactive
+  # authorization (auth.authorization_timeout_ms, plus a margin).
+  defp ready_default(%{"ready_ms" => _} = t, _kind, _timeout, _hint), do: t
+  defp ready_default(t, :stdio, _timeout, _hint), do: t
+
+  defp ready_default(t, _http, timeout, _hint) when is_integer(timeout) and timeout > 0,
+    do: Map.put(t, "ready_ms", timeout)
+
+  defp ready_default(t, _http, _timeout, hint) when is_integer(hint), do: Map.put(t, "ready_ms", hint)
+  defp ready_default(t, _http, _timeout, _hint), do: t
 
   defp limits(opts) do
     case Keyword.get(opts, :max_message_bytes) do

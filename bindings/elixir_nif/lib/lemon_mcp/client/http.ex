@@ -6,15 +6,88 @@ defmodule LemonMCP.Client.HTTP do
                                                  headers: [{"x-api-key", "..."}])
 
   Options: `:url` (required), `:headers` (a list of `{name, value}` or a
-  map), and the options every client has (`:client_name`,
-  `:client_version`, `:capabilities`, `:timeout_ms`, `:ready_timeout_ms`,
-  `:subscriber`, `:name`, ...). As in the seed, `start_link/1` returns once the handshake is done (bounded by `:timeout`), and fails with its error.
+  map), `:oauth`, `:oauth_token_cache` (below), and the options every client
+  has (`:client_name`, `:client_version`, `:capabilities`, `:timeout_ms`,
+  `:ready_timeout_ms`, `:subscriber`, `:name`, ...). As in the seed,
+  `start_link/1` returns once the handshake is done, bounded by `:timeout`
+  (which also becomes the library's handshake bound unless
+  `:ready_timeout_ms` is given), and fails with its error — a server that
+  wants authorization that could not be obtained gives
+  `{:error, {:auth_required, metadata}}`, `metadata` being what discovery
+  learned, with string keys: `"resource"`, `"authorization_servers"`,
+  `"resource_metadata_url"`, `"www_authenticate"`, `"scope"`, `"error"`,
+  and `"authorization_server_metadata"` (a list of the servers' RFC 8414
+  documents, each with `"issuer"` and `"metadata_url"`). Never a token. A
+  request that meets a 401 the library cannot answer returns the same
+  error.
 
   It needs a library built with the Streamable HTTP transport
   (`"streamable_http"` in `LemonMCP.features()["transports"]`); otherwise
-  `start_link/1` returns `{:error, {:unsupported, message}}`. OAuth options
-  (`:oauth`, `:oauth_token_cache`) give `{:error, {:unsupported, message}}`
-  until the library has OAuth.
+  `start_link/1` returns `{:error, {:unsupported, message}}`.
+
+  ## OAuth (`:oauth`, a keyword list or a string-keyed map)
+
+  The library runs discovery (RFC 9728, RFC 8414), refreshes first after a
+  401, then runs the flow, and retries the request once.
+
+    * `:client_id`, `:client_secret` — pre-registered credentials (without
+      them the library may use dynamic registration)
+    * `:client_issuer` — the issuer `client_id` is registered with
+    * `:token_auth_method` — `:client_secret_post` (`:post`, `"post"`; the
+      seed's default whenever a secret is given), `:client_secret_basic`
+      (`:basic`, `"basic"`), `:none`, `:private_key_jwt`, or `:auto` (the
+      library chooses from the server's metadata)
+    * `:scope` (a space-separated string) or `:scopes` (a list) — requested
+      when the server's challenge names none
+    * `:redirect_uri` — loopback http or https; required by the
+      authorization code flow
+    * `:flow` — `:auto` (the default: the authorization code flow when a
+      provider is given, else client credentials when a secret is),
+      `:client_credentials`, `:authorization_code` (`:pkce`,
+      `"authorization_code_pkce"`)
+    * `:refresh_token` — one the host already holds
+    * `:authorization_code_provider` (alias `:auth_code_provider`) — a
+      function of arity 1 (or 0) that runs the browser step. It gets
+      `%{authorization_url:, authorization_endpoint:, issuer:, client_id:,
+      redirect_uri:, scope:, resource:, state:, code_challenge:,
+      code_challenge_method: "S256", code_verifier:}`, opens
+      `authorization_url` and returns where the browser was sent:
+      `{:ok, %{code: code, state: state}}` (string keys too; `:iss` when
+      the server sent one), `{:ok, %{redirect_url: url}}` (the whole
+      redirect URL, query included), or `{:ok, %{error: e, state: state}}`.
+      **Unlike the seed, every answer must carry the state** (which the
+      library then checks against the request's): the seed accepted
+      `{:ok, "code"}` and a bare `"code"` without any state check; here
+      they, a map without `:state`, `{:error, _}`, anything else, and a
+      raise or throw fail the authorization, so the start (or the call)
+      returns `{:error, {:auth_required, metadata}}`.
+    * `:private_key_jwt` — `[key_pem:, kid:, alg:]`
+    * `:authorization_timeout_ms` (300 000), `:max_step_ups` (2),
+      `:allow_insecure_http` (false), `:client_name`,
+      `:client_metadata_url`
+
+  With a provider and neither `:timeout` nor `:ready_timeout_ms`, the
+  handshake may last the whole authorization timeout (plus 30 s).
+
+  ## Token cache (`:oauth_token_cache`)
+
+  `[load: fun/0, save: fun/1]` (or a bare loader; or the seed's
+  `:oauth_token_loader` / `:oauth_token_persister`): tokens go through the
+  host instead of living in the library only.
+
+    * `load` is called once, before the first request. It returns a map or
+      `{:ok, map}` (atom or string keys) with `access_token` and/or
+      `refresh_token`, and what `save` was given (`metadata`, `issuer`,
+      `resource`, `expires_at`, ...); anything else (nil, an error, a
+      raise) means "nothing stored".
+    * `save` is called after every grant or refresh with
+      `%{access_token:, refresh_token:, metadata:, token_type:, expires_at:,
+      scope:, issuer:, resource:, client_id:, client_secret:}` (the keys the
+      library gave; `metadata` keeps the server's string keys). Its result
+      is ignored and its failures are swallowed. Store it as a secret.
+
+  The provider, `load` and `save` run in their own processes, never inside
+  the client's loop: `state/1` and other requests answer meanwhile.
 
   Every other function is `LemonMCP.Client`'s, on the pid this returns.
   """

@@ -11,6 +11,7 @@ defmodule LemonMCP.Client.Server do
   use GenServer
 
   alias LemonMCP.{Error, NIF, Sampling}
+  alias LemonMCP.Client.OAuth
 
   @states %{0 => :disconnected, 1 => :initializing, 2 => :ready, 3 => :closing, 4 => :disconnected, 5 => :failed}
   @default_kinds [:ready, :failed, :closed, :notification, :progress, :sampling_denied]
@@ -400,8 +401,63 @@ defmodule LemonMCP.Client.Server do
     end
   end
 
+  # OAuth: the library's own questions. The provider's failures fail the
+  # authorization (an error status: the start or call gets
+  # {:auth_required, metadata}); the token cache's are swallowed, as in
+  # the seed (a failed load is "nothing stored", a failed save is ignored).
+  defp host_answer(:authorize, payload, cbs) do
+    case cbs[:authorization_code_provider] do
+      nil ->
+        fn -> {Error.code(:unsupported), %{"message" => "no authorization_code_provider"}} end
+
+      f ->
+        fn ->
+          result =
+            try do
+              if is_function(f, 1), do: f.(OAuth.authorization_request(payload)), else: f.()
+            rescue
+              _ -> {:error, :provider_failed}
+            catch
+              _, _ -> {:error, :provider_failed}
+            end
+
+          OAuth.authorize_answer(result)
+        end
+    end
+  end
+
+  defp host_answer(:token_load, _payload, cbs) do
+    case cbs[:token_load] do
+      nil -> fn -> {0, %{}} end
+      f -> fn -> {0, OAuth.load_answer(swallow(f))} end
+    end
+  end
+
+  defp host_answer(:token_save, payload, cbs) do
+    case cbs[:token_save] do
+      nil ->
+        fn -> {0, %{}} end
+
+      f ->
+        fn ->
+          _ = swallow(fn -> f.(OAuth.save_record(payload)) end)
+          {0, %{}}
+        end
+    end
+  end
+
   defp host_answer(kind, _payload, _cbs) do
     fn -> {Error.code(:unsupported), %{"code" => -32601, "message" => "#{kind} is not handled by this client"}} end
+  end
+
+  defp swallow(f) do
+    try do
+      f.()
+    rescue
+      _ -> nil
+    catch
+      _, _ -> nil
+    end
   end
 
   defp delegate_answer({:ok, result}) when is_map(result), do: {0, result}

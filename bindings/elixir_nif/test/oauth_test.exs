@@ -1,0 +1,394 @@
+defmodule LemonMCP.OAuthTest do
+  # The seed's OAuth items (10-17) against tests/fixtures/oauthfixture, plus
+  # what the seed did not check: every provider answer carries its state,
+  # the redirect_url answer, callbacks in their own processes, swallowed
+  # token cache failures. Assertions are on the fixture's request log.
+  use ExUnit.Case, async: true
+
+  alias LemonMCP.Client
+  alias LemonMCP.Test.OAuthFixture, as: OF
+
+  @redirect "http://127.0.0.1:8765/callback"
+  @start [timeout: 15_000]
+
+  defp start(base, opts), do: Client.HTTP.start_link([url: base <> "/mcp"] ++ @start ++ opts)
+
+  defp trap(fun) do
+    Process.flag(:trap_exit, true)
+    result = fun.()
+    refute_receive {:EXIT, _, _}, 50
+    result
+  end
+
+  defp token_requests(base), do: OF.log(base, "/oauth/token")
+  defp issued(entry), do: entry["issued"]["access_token"]
+  defp bearer(entry), do: OF.header(entry, "authorization")
+
+  # A provider that plays the browser and answers with code and state.
+  defp browser(me) do
+    fn req ->
+      answer = OF.code_and_state(OF.browse(req.authorization_url))
+      send(me, {:provider, self(), req, answer})
+      {:ok, answer}
+    end
+  end
+
+  test "10: a 401 without OAuth options fails the start with {:auth_required, metadata}" do
+    base = OF.start!()
+    assert {:error, {:auth_required, md}} = trap(fn -> start(base, []) end)
+
+    assert md["resource"] == base <> "/mcp"
+    assert md["authorization_servers"] == [base <> "/oauth"]
+    assert md["resource_metadata_url"] == base <> "/.well-known/oauth-protected-resource/mcp"
+    assert md["www_authenticate"] =~ ~s(resource_metadata="#{base}/.well-known/oauth-protected-resource/mcp")
+    assert [as | _] = md["authorization_server_metadata"]
+    assert as["issuer"] == base <> "/oauth"
+    assert as["authorization_endpoint"] == base <> "/oauth/authorize"
+    assert as["token_endpoint"] == base <> "/oauth/token"
+    assert as["registration_endpoint"] == base <> "/oauth/register"
+    assert as["metadata_url"] == base <> "/.well-known/oauth-authorization-server/oauth"
+    refute inspect(md) =~ "at-"
+    assert token_requests(base) == []
+  end
+
+  test "11: client credentials: metadata GETs carry no authorization; the token form; the bearer is used" do
+    base = OF.start!()
+
+    assert {:ok, c} =
+             start(base,
+               oauth: [client_id: "lemon", client_secret: "secret", scope: "tools prompts"],
+               headers: [{"x-extra", "1"}]
+             )
+
+    assert {:ok, _} = Client.HTTP.list_tools(c)
+
+    prm = OF.log(base, "/.well-known/oauth-protected-resource/mcp")
+    asm = OF.log(base, "/.well-known/oauth-authorization-server/oauth")
+    assert [_ | _] = prm
+    assert [_ | _] = asm
+    for e <- prm ++ asm, do: assert(bearer(e) == nil)
+
+    assert [tok] = token_requests(base)
+
+    assert %{
+             "grant_type" => "client_credentials",
+             "client_id" => "lemon",
+             "client_secret" => "secret",
+             "resource" => resource,
+             "scope" => "tools prompts"
+           } = tok["form"]
+
+    assert resource == base <> "/mcp"
+    with_bearer = Enum.filter(OF.log(base, "/mcp"), &(bearer(&1) == "Bearer " <> issued(tok)))
+    assert length(with_bearer) >= 2
+    assert "tools/list" in Enum.map(with_bearer, & &1["rpc_method"])
+  end
+
+  test "12: expiry without a refresh token: exactly one more client-credentials grant, and the retry succeeds" do
+    base = OF.start!(["-no-refresh", "-expire-method", "tools/list"])
+    {:ok, c} = start(base, oauth: [client_id: "lemon", client_secret: "secret"])
+    assert {:ok, [_ | _]} = Client.HTTP.list_tools(c)
+
+    assert [t1, t2] = token_requests(base)
+    assert t1["form"]["grant_type"] == "client_credentials"
+    assert t2["form"]["grant_type"] == "client_credentials"
+    assert [first, retry] = OF.rpc(base, "tools/list")
+    assert {first["status"], bearer(first)} == {401, "Bearer " <> issued(t1)}
+    assert {retry["status"], bearer(retry)} == {200, "Bearer " <> issued(t2)}
+  end
+
+  test "13: refresh preferred: client_credentials, then refresh_token (refresh-one, with resource)" do
+    base = OF.start!(["-refresh-token", "refresh-one", "-expire-method", "tools/list"])
+    {:ok, c} = start(base, oauth: [client_id: "lemon", client_secret: "secret"])
+    assert {:ok, [_ | _]} = Client.HTTP.list_tools(c)
+
+    assert [t1, t2] = token_requests(base)
+    assert t1["form"]["grant_type"] == "client_credentials"
+    assert %{"grant_type" => "refresh_token", "refresh_token" => "refresh-one", "resource" => res} = t2["form"]
+    assert res == base <> "/mcp"
+    bearers = OF.rpc(base, "tools/list") |> Enum.map(&bearer/1)
+    assert bearers == ["Bearer " <> issued(t1), "Bearer " <> issued(t2)]
+    # Not rotating: the next expiry refreshes with the same refresh token.
+  end
+
+  test "14: client_secret_basic: the Basic header, no client_id or client_secret in the form" do
+    base = OF.start!()
+
+    {:ok, c} =
+      start(base, oauth: %{"client_id" => "lemon", "client_secret" => "secret", "token_auth_method" => "basic"})
+
+    assert {:ok, _} = Client.HTTP.list_tools(c)
+    assert [tok] = token_requests(base)
+    assert OF.header(tok, "authorization") == "Basic " <> Base.encode64("lemon:secret")
+    refute Map.has_key?(tok["form"], "client_id")
+    refute Map.has_key?(tok["form"], "client_secret")
+    assert tok["status"] == 200
+  end
+
+  test "15: PKCE with a provider: every request field, S256, the token form, the new bearer" do
+    base = OF.start!(["-client-secret", ""])
+    me = self()
+
+    {:ok, c} =
+      start(base,
+        oauth: [
+          client_id: "lemon",
+          redirect_uri: @redirect,
+          scope: "tools prompts",
+          authorization_code_provider: browser(me)
+        ]
+      )
+
+    assert {:ok, _} = Client.HTTP.list_tools(c)
+    assert_received {:provider, ppid, req, %{code: code}}
+    assert ppid != c
+
+    assert req.authorization_endpoint == base <> "/oauth/authorize"
+    assert req.client_id == "lemon"
+    assert req.redirect_uri == @redirect
+    assert req.scope == "tools prompts"
+    assert req.resource == base <> "/mcp"
+    assert req.code_challenge_method == "S256"
+    assert is_binary(req.state) and byte_size(req.state) >= 16
+    assert is_binary(req.code_verifier) and byte_size(req.code_verifier) >= 43
+    assert req.code_challenge == OF.s256(req.code_verifier)
+
+    q = URI.decode_query(URI.parse(req.authorization_url).query)
+
+    assert %{
+             "response_type" => "code",
+             "client_id" => "lemon",
+             "redirect_uri" => @redirect,
+             "state" => state,
+             "code_challenge" => challenge,
+             "code_challenge_method" => "S256",
+             "scope" => "tools prompts",
+             "resource" => resource
+           } = q
+
+    assert {state, challenge, resource} == {req.state, req.code_challenge, req.resource}
+
+    assert [_] = OF.log(base, "/oauth/authorize")
+    assert [tok] = token_requests(base)
+
+    assert %{
+             "grant_type" => "authorization_code",
+             "code" => ^code,
+             "code_verifier" => verifier,
+             "redirect_uri" => @redirect,
+             "resource" => ^resource
+           } = tok["form"]
+
+    assert verifier == req.code_verifier
+    # The seed also sent scope with the code exchange; RFC 6749 §4.1.3 has
+    # no scope there, so it may be absent, but never another value.
+    assert tok["form"]["scope"] in [nil, "tools prompts"]
+    assert tok["status"] == 200
+    assert [%{"status" => 200} = list] = OF.rpc(base, "tools/list")
+    assert bearer(list) == "Bearer " <> issued(tok)
+  end
+
+  test "15b: the provider may answer with the redirect URL; arity 0 works (and fails without the state)" do
+    base = OF.start!(["-client-secret", ""])
+
+    provider = fn req -> {:ok, %{redirect_url: OF.browse(req.authorization_url)}} end
+    {:ok, c} = start(base, oauth: [client_id: "lemon", redirect_uri: @redirect, auth_code_provider: provider])
+    assert {:ok, _} = Client.HTTP.list_tools(c)
+    assert [%{"status" => 200, "form" => %{"grant_type" => "authorization_code"}}] = token_requests(base)
+
+    # An arity-0 provider knows no state: it can only refuse or guess.
+    assert {:error, {:auth_required, _}} =
+             trap(fn ->
+               start(base,
+                 oauth: [
+                   client_id: "lemon",
+                   redirect_uri: @redirect,
+                   authorization_code_provider: fn -> {:ok, %{code: "c"}} end
+                 ]
+               )
+             end)
+  end
+
+  test "16: token cache: save gets the tokens and metadata; a second client resumes without a token request" do
+    base = OF.start!()
+    me = self()
+    save = fn record -> send(me, {:saved, self(), record}) end
+
+    {:ok, c1} =
+      start(base,
+        oauth: [client_id: "lemon", client_secret: "secret"],
+        oauth_token_cache: [load: fn -> nil end, save: save]
+      )
+
+    assert_receive {:saved, spid, rec}, 5_000
+    assert spid != c1
+    [tok] = token_requests(base)
+    assert rec.access_token == issued(tok)
+    assert rec.refresh_token == tok["issued"]["refresh_token"]
+    assert rec.metadata["resource"] == base <> "/mcp"
+    assert rec[:resource] == base <> "/mcp"
+    Client.HTTP.stop(c1)
+
+    # As a host persisting JSON would hand it back: string keys, {:ok, _}.
+    stored = Map.new(rec, fn {k, v} -> {to_string(k), v} end)
+
+    for load <- [fn -> {:ok, stored} end, fn -> rec end] do
+      OF.reset(base)
+
+      {:ok, c2} =
+        start(base,
+          oauth: [
+            client_id: "lemon",
+            client_secret: "secret",
+            redirect_uri: @redirect,
+            authorization_code_provider: fn _ -> send(me, :provider_called) && {:error, :no} end
+          ],
+          oauth_token_cache: [load: load, save: save]
+        )
+
+      assert {:ok, _} = Client.HTTP.list_tools(c2)
+      assert token_requests(base) == []
+      assert [init] = OF.rpc(base, "initialize")
+      assert bearer(init) == "Bearer " <> rec.access_token
+      assert [list] = OF.rpc(base, "tools/list")
+      assert bearer(list) == "Bearer " <> rec.access_token
+      refute_received :provider_called
+      refute_received {:saved, _, _}
+      Client.HTTP.stop(c2)
+    end
+  end
+
+  test "16b: a failing load or save is swallowed" do
+    base = OF.start!()
+
+    {:ok, c} =
+      start(base,
+        oauth: [client_id: "lemon", client_secret: "secret"],
+        oauth_token_cache: [load: fn -> raise "disk on fire" end, save: fn _ -> throw(:nope) end]
+      )
+
+    assert {:ok, _} = Client.HTTP.list_tools(c)
+    assert Process.alive?(c)
+
+    {:ok, c} =
+      start(base, oauth: [client_id: "lemon", client_secret: "secret"], oauth_token_cache: [load: fn -> :garbage end])
+
+    assert {:ok, _} = Client.HTTP.list_tools(c)
+  end
+
+  test "17: a provider answering a mismatched state fails the start with {:auth_required, metadata}" do
+    base = OF.start!(["-client-secret", ""])
+
+    provider = fn req ->
+      %{code: code} = OF.code_and_state(OF.browse(req.authorization_url))
+      {:ok, %{"code" => code, "state" => req.state <> "x"}}
+    end
+
+    assert {:error, {:auth_required, md}} =
+             trap(fn ->
+               start(base, oauth: [client_id: "lemon", redirect_uri: @redirect, authorization_code_provider: provider])
+             end)
+
+    assert md["resource"] == base <> "/mcp"
+    assert token_requests(base) == []
+  end
+
+  test "a provider answer without its state is refused in every form (the seed accepted a bare code)" do
+    base = OF.start!(["-client-secret", ""])
+
+    forms = [
+      fn code, _state -> {:ok, code} end,
+      fn code, _state -> code end,
+      fn code, _state -> {:ok, %{code: code}} end,
+      fn code, _state -> %{"code" => code, "state" => ""} end,
+      fn _code, _state -> {:error, :user_cancelled} end,
+      fn _code, _state -> raise "provider crashed" end,
+      fn _code, _state -> :what end
+    ]
+
+    for form <- forms do
+      OF.reset(base)
+
+      provider = fn req ->
+        %{code: code, state: state} = OF.code_and_state(OF.browse(req.authorization_url))
+        form.(code, state)
+      end
+
+      assert {:error, {:auth_required, %{"resource" => _}}} =
+               trap(fn ->
+                 start(base, oauth: [client_id: "lemon", redirect_uri: @redirect, authorization_code_provider: provider])
+               end)
+
+      assert token_requests(base) == [], "no code was exchanged"
+    end
+
+    # The same code with its state is accepted (the forms above fail only for the state).
+    OF.reset(base)
+
+    {:ok, _} =
+      start(base,
+        oauth: [
+          client_id: "lemon",
+          redirect_uri: @redirect,
+          authorization_code_provider: fn req -> {:ok, OF.code_and_state(OF.browse(req.authorization_url))} end
+        ]
+      )
+  end
+
+  test "the provider runs in its own process: a slow provider does not block state/1" do
+    base = OF.start!(["-client-secret", ""])
+    me = self()
+    name = :"oauth_slow_#{System.unique_integer([:positive])}"
+
+    provider = fn req ->
+      send(me, {:waiting, self()})
+
+      receive do
+        :go -> {:ok, OF.code_and_state(OF.browse(req.authorization_url))}
+      after
+        10_000 -> {:error, :not_released}
+      end
+    end
+
+    starter =
+      Task.async(fn ->
+        start(base,
+          name: name,
+          oauth: [client_id: "lemon", redirect_uri: @redirect, authorization_code_provider: provider]
+        )
+      end)
+
+    assert_receive {:waiting, ppid}, 10_000
+    {us, state} = :timer.tc(fn -> Client.HTTP.state(name, 1_000) end)
+    assert state == :initializing
+    assert us < 500_000
+    assert ppid != Process.whereis(name)
+    send(ppid, :go)
+    assert {:ok, c} = Task.await(starter, 15_000)
+    assert Client.HTTP.state(c) == :ready
+    # It was linked to the task, which exited normally: stop it here.
+    Client.HTTP.stop(c)
+  end
+
+  test "a 401 mid-session with no way to re-authorize is {:auth_required, metadata} for that call" do
+    base = OF.start!(["-no-refresh", "-expire-method", "tools/list"])
+    me = self()
+
+    {:ok, c1} =
+      start(base,
+        oauth: [client_id: "lemon", client_secret: "secret"],
+        oauth_token_cache: [save: fn r -> send(me, {:saved, r}) end]
+      )
+
+    assert_receive {:saved, rec}, 5_000
+    Client.HTTP.stop(c1)
+
+    # A public client holding only the cached access token: no refresh
+    # token, no secret, no provider.
+    {:ok, c} = start(base, oauth: [client_id: "lemon"], oauth_token_cache: [load: fn -> rec end])
+    assert {:error, {:auth_required, md}} = Client.HTTP.list_tools(c)
+    assert md["resource"] == base <> "/mcp"
+    assert Client.HTTP.state(c) == :ready
+    assert length(token_requests(base)) == 1
+  end
+end
