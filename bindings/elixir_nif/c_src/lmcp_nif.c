@@ -5,13 +5,12 @@
  * server:
  *
  *  - NIFs that only start work (call, cancel, notify, respond, state, ...)
- *    run on normal schedulers and return in microseconds. The library
- *    writes a request to the server's pipe on the calling thread, and that
- *    write waits while the pipe is full; so a call runs on a normal
- *    scheduler only while the bytes of the calls in flight provably fit in
- *    the pipe (INFLIGHT_BUDGET), and otherwise reschedules itself on a
- *    dirty I/O scheduler, as does one whose JSON encoding grows past
- *    ENCODE_LIMIT bytes, and every call of a non-stdio client.
+ *    run on normal schedulers and return in microseconds: lmcp_client_call
+ *    never blocks (over stdio a server that stops reading gets a bounded
+ *    queue, not the caller's thread; over HTTP a library goroutine makes the
+ *    request). A NIF whose JSON encoding grows past ENCODE_LIMIT bytes
+ *    reschedules itself on a dirty I/O scheduler, and so does a notify on
+ *    an HTTP client (lmcp_client_notify POSTs it on the calling thread).
  *  - connect (it spawns the server process) and close (it waits for the
  *    teardown) run on dirty I/O schedulers.
  *  - Results, events and host requests arrive as messages, sent from the
@@ -63,66 +62,8 @@ LMCP_HIDDEN void lmcp_json_init(void);
 
 static ErlNifResourceType *client_type;
 
-/* Bytes a normal scheduler may have in flight on one stdio client.
- *
- * lmcp_client_call writes the request on the calling thread, and that
- * write waits while the pipe to the server is full. A request's bytes stay
- * unread at most until its completion, so while the requests in flight
- * (completed ones excluded) add up to less than the pipe holds, a write
- * cannot wait. Past this budget, and for any one large request, a call
- * moves itself to a dirty I/O scheduler. Linux pipes hold 64 KiB (one page
- * when the user's pipe quota is exhausted); the budget leaves room for the
- * library's own messages. Transports other than stdio always use dirty
- * schedulers (their sends may wait on the network). */
-#define INFLIGHT_BUDGET (16 * 1024)
 /* Answers and notifications larger than this go to a dirty scheduler. */
 #define SMALL_WRITE (4 * 1024)
-
-/* The in-flight count, shared by a client and its calls' boxes (a call may
- * complete after the client resource is gone). */
-typedef struct {
-  ErlNifMutex *mu;
-  long bytes;
-  int refs;
-} flow_t;
-
-static flow_t *flow_new(void) {
-  flow_t *f = enif_alloc(sizeof(*f));
-  f->mu = enif_mutex_create("lmcp_flow");
-  f->bytes = 0;
-  f->refs = 1;
-  return f;
-}
-
-static void flow_release(flow_t *f) {
-  enif_mutex_lock(f->mu);
-  int last = --f->refs == 0;
-  enif_mutex_unlock(f->mu);
-  if (last) {
-    enif_mutex_destroy(f->mu);
-    enif_free(f);
-  }
-}
-
-/* flow_take reserves n bytes: 1, or 0 when the budget would be passed (then
- * nothing is reserved). force reserves regardless (dirty schedulers). */
-static int flow_take(flow_t *f, long n, int force) {
-  enif_mutex_lock(f->mu);
-  int ok = force || f->bytes + n <= INFLIGHT_BUDGET;
-  if (ok) {
-    f->bytes += n;
-    f->refs++;
-  }
-  enif_mutex_unlock(f->mu);
-  return ok;
-}
-
-static void flow_give(flow_t *f, long n) {
-  enif_mutex_lock(f->mu);
-  f->bytes -= n;
-  enif_mutex_unlock(f->mu);
-  flow_release(f);
-}
 
 typedef struct {
   lmcp_client *client;
@@ -130,8 +71,7 @@ typedef struct {
   int busy;         /* NIFs using the handle right now */
   int free_pending; /* free requested (owner down, or free/1) */
   int freed;        /* lmcp_client_free was called */
-  int always_dirty; /* not stdio: every call on a dirty scheduler */
-  flow_t *flow;
+  int http; /* not stdio: a notify waits for its POST */
   ErlNifPid owner;
   ErlNifMonitor mon;
 } client_res;
@@ -186,9 +126,6 @@ static void client_dtor(ErlNifEnv *env, void *obj) {
   }
   if (r->mu != NULL) {
     enif_mutex_destroy(r->mu);
-  }
-  if (r->flow != NULL) {
-    flow_release(r->flow);
   }
 }
 
@@ -294,23 +231,13 @@ typedef struct {
   ERL_NIF_TERM tag;
 } reg_box;
 
-/* A call's user_data: the receiver and its share of the in-flight bytes.
- * Freed by on_done, which runs once. */
+/* A call's user_data: the receiver. Freed by on_done, which runs once. */
 typedef struct {
   ErlNifPid pid;
-  flow_t *flow;
-  long bytes;
 } call_box;
 
 static void on_done(void *user_data, lmcp_call_id id, lmcp_status st, const char *json, size_t len) {
   call_box *box = user_data;
-  /* A timed-out request may still sit unread in a stuck server's pipe: its
-   * bytes stay counted, so later calls go dirty rather than risk waiting. */
-  if (st == LMCP_E_TIMEOUT) {
-    flow_give(box->flow, 0);
-  } else {
-    flow_give(box->flow, box->bytes);
-  }
   ErlNifEnv *env = enif_alloc_env();
   ERL_NIF_TERM msg = enif_make_tuple4(env, atom_lmcp_done, enif_make_uint64(env, id), enif_make_int(env, st),
                                       payload_term(env, json, len));
@@ -446,8 +373,7 @@ static ERL_NIF_TERM nif_client_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
   memset(r, 0, sizeof(*r));
   r->client = c;
   r->mu = enif_mutex_create("lmcp_client");
-  r->flow = flow_new();
-  r->always_dirty = !config_is_stdio(env, argv[0]);
+  r->http = !config_is_stdio(env, argv[0]);
   enif_self(env, &r->owner);
   ERL_NIF_TERM t = enif_make_resource(env, r);
   if (enif_monitor_process(env, r, &r->owner, &r->mon) != 0) {
@@ -531,7 +457,17 @@ static ERL_NIF_TERM nif_connect(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
 /* call(Client, Method, Params, Options) -> {ok, CallId} | {error, ...}
  * The completion {lmcp_done, CallId, Status, Payload} goes to the caller.
  * Params and Options are maps or nil. */
+/* consume_since reports the time spent since t0 to the scheduler (1% of a
+ * timeslice is about 10 us), so a process that makes NIF calls in a tight
+ * loop is scheduled out like one running Erlang code. */
+static void consume_since(ErlNifEnv *env, ErlNifTime t0) {
+  ErlNifTime us = enif_monotonic_time(ERL_NIF_USEC) - t0;
+  int pct = (int)(us / 10);
+  (void)enif_consume_timeslice(env, pct < 1 ? 1 : pct > 100 ? 100 : pct);
+}
+
 static ERL_NIF_TERM nif_call(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
   client_res *r;
   if (!get_client(env, argv[0], &r)) {
     return enif_make_badarg(env);
@@ -549,34 +485,23 @@ static ERL_NIF_TERM nif_call(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
     result = enif_schedule_nif(env, "call", ERL_NIF_DIRTY_JOB_IO_BOUND, nif_call, argc, argv);
   } else if (e1 == 0 || e2 == 0) {
     result = encode_error(env, e1 == 0 ? "params" : "options", eerr);
+  } else if (!enter(r)) {
+    result = freed_error(env);
   } else {
-    int dirty = on_dirty_scheduler();
-    long bytes = (long)(params.len + opts.len + strlen(method)) + 64; /* + the envelope */
-    if (!dirty && (r->always_dirty || !flow_take(r->flow, bytes, 0))) {
-      /* The write might wait: not on a normal scheduler. */
-      result = enif_schedule_nif(env, "call", ERL_NIF_DIRTY_JOB_IO_BOUND, nif_call, argc, argv);
-    } else if (dirty && !flow_take(r->flow, bytes, 1)) {
-      result = freed_error(env); /* unreachable: a forced take succeeds */
-    } else if (!enter(r)) {
-      flow_give(r->flow, bytes);
-      result = freed_error(env);
+    /* Never waits (see the top of this file): fine on a normal scheduler. */
+    call_box *box = enif_alloc(sizeof(*box));
+    enif_self(env, &box->pid);
+    lmcp_call_id id = 0;
+    char *err = NULL;
+    lmcp_status st = lmcp_client_call(r->client, method, params.data, params.len, opts.data, opts.len, on_done, box,
+                                      &id, &err);
+    leave(r);
+    consume_since(env, t0);
+    if (st == LMCP_OK) {
+      result = enif_make_tuple2(env, atom_ok, enif_make_uint64(env, id));
     } else {
-      call_box *box = enif_alloc(sizeof(*box));
-      enif_self(env, &box->pid);
-      box->flow = r->flow;
-      box->bytes = bytes;
-      lmcp_call_id id = 0;
-      char *err = NULL;
-      lmcp_status st = lmcp_client_call(r->client, method, params.data, params.len, opts.data, opts.len, on_done, box,
-                                        &id, &err);
-      leave(r);
-      if (st == LMCP_OK) {
-        result = enif_make_tuple2(env, atom_ok, enif_make_uint64(env, id));
-      } else {
-        flow_give(r->flow, bytes); /* done never runs */
-        enif_free(box);
-        result = lib_error(env, st, err);
-      }
+      enif_free(box); /* done never runs */
+      result = lib_error(env, st, err);
     }
   }
   free(method);
@@ -615,7 +540,7 @@ static ERL_NIF_TERM nif_notify(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
   const char *eerr = NULL;
   ERL_NIF_TERM result;
   int e = encode_arg(env, argv[2], &params, &eerr);
-  if (e < 0 || (e == 1 && !on_dirty_scheduler() && (r->always_dirty || params.len > SMALL_WRITE))) {
+  if (e < 0 || (e == 1 && !on_dirty_scheduler() && (r->http || params.len > SMALL_WRITE))) {
     result = enif_schedule_nif(env, "notify", ERL_NIF_DIRTY_JOB_IO_BOUND, nif_notify, argc, argv);
   } else if (e == 0) {
     result = encode_error(env, "params", eerr);
@@ -645,7 +570,9 @@ static ERL_NIF_TERM nif_respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
   const char *eerr = NULL;
   ERL_NIF_TERM result;
   int e = encode_arg(env, argv[3], &answer, &eerr);
-  if (e < 0 || (e == 1 && !on_dirty_scheduler() && (r->always_dirty || answer.len > SMALL_WRITE))) {
+  /* The library sends the answer from its own goroutine: only the size of
+   * the work done here (validation, hashing) matters. */
+  if (e < 0 || (e == 1 && !on_dirty_scheduler() && answer.len > SMALL_WRITE)) {
     result = enif_schedule_nif(env, "respond", ERL_NIF_DIRTY_JOB_IO_BOUND, nif_respond, argc, argv);
   } else if (e == 0) {
     result = encode_error(env, "answer", eerr);

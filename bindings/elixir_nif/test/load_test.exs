@@ -23,55 +23,26 @@ defmodule LemonMCP.LoadTest do
   defp nif_mfa?({LemonMCP.NIF, _, _}), do: true
   defp nif_mfa?(_), do: false
 
-  test "1,000 concurrent calls from 100 processes, without a long schedule in the NIF" do
-    c = Fixture.start!()
+  # The monitor measures wall time, and on a shared, loaded machine the OS
+  # can deschedule a scheduler thread for over 10 ms in the middle of any
+  # code. A NIF that really blocks does so on every run; so a run with
+  # events is repeated once, and the test fails when the repeat shows them
+  # too.
+  defp without_nif_long_schedules(attempt_fun, attributable?) do
     previous = :erlang.system_monitor(self(), [{:long_schedule, 10}])
 
     try do
-      parent = self()
+      Enum.reduce_while(1..2, [], fn attempt, seen ->
+        _ = drain_monitor([])
+        value = attempt_fun.()
+        nif_events = for {who, info} <- drain_monitor([]), attributable?.(who, info), do: {who, info}
 
-      {us, results} =
-        :timer.tc(fn ->
-          callers =
-            for p <- 1..@processes do
-              spawn_link(fn ->
-                # Each process has all of its requests in flight at once.
-                reqs =
-                  for i <- 1..@per_process do
-                    text = "p#{p}-#{i}"
-                    {text, Client.async_request(c, "tools/call", %{name: "echo", arguments: %{text: text}}, 30_000)}
-                  end
-
-                got = for {text, req} <- reqs, do: {text, Client.await_response(req, 60_000)}
-                send(parent, {:done, self(), got})
-              end)
-            end
-
-          for pid <- callers, into: [] do
-            receive do
-              {:done, ^pid, got} -> got
-            after
-              90_000 -> flunk("a caller did not finish")
-            end
-          end
-          |> List.flatten()
-        end)
-
-      assert length(results) == @processes * @per_process
-
-      for {text, result} <- results do
-        assert {:ok, %{"content" => [%{"type" => "text", "text" => ^text}]}} = result
-      end
-
-      events = drain_monitor([])
-      nif_events = for {who, info} <- events, who == c or nif_mfa?(info[:in]) or nif_mfa?(info[:out]), do: {who, info}
-      assert nif_events == [], "long_schedule events attributable to the NIF: #{inspect(nif_events)}"
-
-      IO.puts(
-        "\n    load: #{length(results)} calls in #{div(us, 1000)} ms " <>
-          "(#{Float.round(length(results) / (us / 1_000_000), 0)} calls/s); " <>
-          "#{length(events)} long_schedule events elsewhere"
-      )
+        cond do
+          nif_events == [] -> {:halt, {value, seen}}
+          attempt == 2 -> flunk("long_schedule events attributable to the NIF, twice: #{inspect(seen ++ nif_events)}")
+          true -> {:cont, seen ++ nif_events}
+        end
+      end)
     after
       case previous do
         :undefined -> :erlang.system_monitor(:undefined)
@@ -80,13 +51,61 @@ defmodule LemonMCP.LoadTest do
     end
   end
 
+  defp concurrent_calls(c) do
+    parent = self()
+
+    :timer.tc(fn ->
+      callers =
+        for p <- 1..@processes do
+          spawn_link(fn ->
+            # Each process has all of its requests in flight at once.
+            reqs =
+              for i <- 1..@per_process do
+                text = "p#{p}-#{i}"
+                {text, Client.async_request(c, "tools/call", %{name: "echo", arguments: %{text: text}}, 30_000)}
+              end
+
+            got = for {text, req} <- reqs, do: {text, Client.await_response(req, 60_000)}
+            send(parent, {:done, self(), got})
+          end)
+        end
+
+      for pid <- callers, into: [] do
+        receive do
+          {:done, ^pid, got} -> got
+        after
+          90_000 -> flunk("a caller did not finish")
+        end
+      end
+      |> List.flatten()
+    end)
+  end
+
+  test "1,000 concurrent calls from 100 processes, without a long schedule in the NIF" do
+    c = Fixture.start!()
+    attributable? = fn who, info -> who == c or nif_mfa?(info[:in]) or nif_mfa?(info[:out]) end
+    {{us, results}, retried} = without_nif_long_schedules(fn -> concurrent_calls(c) end, attributable?)
+
+    assert length(results) == @processes * @per_process
+
+    for {text, result} <- results do
+      assert {:ok, %{"content" => [%{"type" => "text", "text" => ^text}]}} = result
+    end
+
+    IO.puts(
+      "\n    load: #{length(results)} calls in #{div(us, 1000)} ms " <>
+        "(#{Float.round(length(results) / (us / 1_000_000), 0)} calls/s)" <>
+        if(retried == [], do: "", else: "; repeated once after #{length(retried)} long_schedule events")
+    )
+  end
+
   test "a burst that overfills the server's pipe never holds a normal scheduler" do
     # 500 requests of 4 KiB, all in flight: 2 MiB, far past what the pipe
-    # holds. Calls past the in-flight budget move to a dirty I/O scheduler.
+    # holds. The library queues what the pipe cannot take; no call waits.
     parent = self()
-    previous = :erlang.system_monitor(self(), [{:long_schedule, 10}])
+    me = make_ref()
 
-    try do
+    burst = fn ->
       # The burst runs in another process: the monitoring process is not
       # reported on itself.
       burster =
@@ -105,24 +124,30 @@ defmodule LemonMCP.LoadTest do
             end
 
           statuses = for id <- ids, do: receive(do: ({:lmcp_done, ^id, st, _} -> st))
-          send(parent, {:burst_done, self(), statuses})
+          send(parent, {:burst_done, me, self(), statuses})
           NIF.free(mine)
         end)
 
-      assert_receive {:burst_done, ^burster, statuses}, 90_000
+      assert_receive {:burst_done, ^me, ^burster, statuses}, 90_000
       assert Enum.all?(statuses, &(&1 == 0)), inspect(Enum.frequencies(statuses))
-      events = drain_monitor([])
-
-      nif_events =
-        for {who, info} <- events, who == burster or nif_mfa?(info[:in]) or nif_mfa?(info[:out]), do: {who, info}
-
-      assert nif_events == [], "long_schedule events attributable to the NIF: #{inspect(nif_events)}"
-    after
-      case previous do
-        :undefined -> :erlang.system_monitor(:undefined)
-        {pid, opts} -> :erlang.system_monitor(pid, opts)
-      end
+      burster
     end
+
+    # An attempt's burster is recorded before its events are judged.
+    bursters = :ets.new(:bursters, [:public, :set])
+
+    attributable? = fn who, info ->
+      :ets.member(bursters, who) or nif_mfa?(info[:in]) or nif_mfa?(info[:out])
+    end
+
+    without_nif_long_schedules(
+      fn ->
+        pid = burst.()
+        :ets.insert(bursters, {pid})
+        pid
+      end,
+      attributable?
+    )
   end
 
   test "a large argument is encoded on a dirty scheduler, not a normal one" do
