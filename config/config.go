@@ -81,18 +81,19 @@ func parseClientInfo(root *object, p *Parsed) *core.Error {
 	return o.finish()
 }
 
+// parseProtocol reads {"mode","versions"}. versions may mix both eras;
+// each era keeps the library's newest-first order, and the mode decides
+// which are used.
 func parseProtocol(root *object, p *Parsed) *core.Error {
 	o, ok, err := root.sub("protocol")
 	if err != nil || !ok {
 		return err
 	}
-	mode, err := o.enum("mode", "legacy", "legacy", "auto", "modern")
+	mode, err := o.enum("mode", core.ModeLegacy, core.ModeLegacy, core.ModeAuto, core.ModeModern)
 	if err != nil {
 		return err
 	}
-	if mode != "legacy" {
-		return core.Errorf(core.StatusUnsupported, "config.protocol.mode: %q is not supported by this build (supported: \"legacy\")", mode)
-	}
+	p.Options.Mode = mode
 	versions, ok, err := o.strList("versions")
 	if err != nil {
 		return err
@@ -101,21 +102,36 @@ func parseProtocol(root *object, p *Parsed) *core.Error {
 		if len(versions) == 0 {
 			return invalid(o.at("versions"), "must list at least one protocol version")
 		}
+		all := append(append([]string(nil), core.ModernVersions...), core.LegacyVersions...)
 		for i, v := range versions {
-			if !slices.Contains(core.LegacyVersions, v) {
-				return invalid(o.at("versions")+"["+itoa(i)+"]", "is not a protocol version this build supports (supported: "+quoteAll(core.LegacyVersions)+")")
+			if !slices.Contains(all, v) {
+				return invalid(o.at("versions")+"["+itoa(i)+"]", "is not a protocol version this build supports (supported: "+quoteAll(all)+")")
 			}
 		}
-		// Offer the newest listed: keep the library's newest-first order.
-		var ordered []string
-		for _, v := range core.LegacyVersions {
-			if slices.Contains(versions, v) {
-				ordered = append(ordered, v)
-			}
-		}
-		p.Options.Versions = ordered
+		p.Options.Versions = ordered(core.LegacyVersions, versions)
+		p.Options.Modern = ordered(core.ModernVersions, versions)
+	}
+	switch {
+	case mode == core.ModeLegacy && len(p.Options.Versions) == 0:
+		return invalid(o.at("versions"), "lists no legacy-era version, which protocol.mode \"legacy\" needs (supported: "+quoteAll(core.LegacyVersions)+")")
+	case mode == core.ModeModern && len(p.Options.Modern) == 0:
+		return invalid(o.at("versions"), "lists no 2026-07-28-era version, which protocol.mode \"modern\" needs (supported: "+quoteAll(core.ModernVersions)+")")
+	case mode == core.ModeModern:
+		p.Options.Versions = nil
 	}
 	return o.finish()
+}
+
+// ordered keeps the versions of era that are listed, in era's order
+// (newest first: the first is the one offered).
+func ordered(era, listed []string) []string {
+	var out []string
+	for _, v := range era {
+		if slices.Contains(listed, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func parseTimeouts(root *object, p *Parsed) *core.Error {

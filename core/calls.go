@@ -56,6 +56,16 @@ type call struct {
 	retried      bool // already re-sent once after the session expired
 
 	pages *pageWalk
+
+	// The 2026-07-28 era: modern is the version the request carries ("" in
+	// the legacy era) and meta the _meta members it adds; both are set when
+	// the call is admitted. round is the MRTR round being answered, retry
+	// the inputs the next send carries, rounds how many there were.
+	modern string
+	meta   []byte
+	round  *inputRound
+	retry  *retryInput
+	rounds int
 }
 
 // Call sends method with params (a JSON object or nil) and arranges for done
@@ -95,6 +105,7 @@ func (c *Client) Call(method string, params []byte, opts CallOptions, done DoneF
 			c.mu.Unlock()
 			return 0, err
 		}
+		cl.modern, cl.meta = c.server.modern, c.server.meta
 	case opts.WaitReady && (c.state == StateNew || c.state == StateConnecting):
 		c.calls[cl.id] = cl
 		livePending.Add(1)
@@ -247,9 +258,19 @@ func (c *Client) finish(cl *call, err *Error, data []byte) bool {
 		return false
 	}
 
-	if reqID != 0 && err != nil && cl.method != "initialize" &&
-		(err.Status == StatusTimeout || err.Status == StatusCancelled) {
-		go c.sendCancelled(reqID, err.Message)
+	if reqID != 0 && err != nil && (err.Status == StatusTimeout || err.Status == StatusCancelled) {
+		switch {
+		case cl.modern != "" && c.aborter != nil:
+			// 2026-07-28 over HTTP: closing the stream is the cancellation.
+			c.aborter.Abort(reqID)
+		case cl.internal == nil:
+			// Handshake requests are not cancelled: the server may not be
+			// ready for notifications yet.
+			go c.sendCancelled(reqID, err.Message)
+		}
+	}
+	if cl.round != nil {
+		c.dropInputRequests(cl)
 	}
 	c.complete(cl, err, data)
 	return true
@@ -307,6 +328,9 @@ func (c *Client) sendCtxFor(cl *call) context.Context {
 }
 
 func (c *Client) sendRequest(cl *call, reqID int64, params []byte) *Error {
+	if cl.modern != "" {
+		return c.sendModernRequest(cl, reqID, params)
+	}
 	bp := bufPool.Get().(*[]byte)
 	buf := appendRequest((*bp)[:0], reqID, cl.method, params)
 	err := c.tr.Send(c.sendCtxFor(cl), transport.Outbound{Data: buf, Kind: transport.KindRequest, Method: cl.method, ID: reqID})
@@ -367,6 +391,9 @@ func (c *Client) Notify(method string, params []byte) *Error {
 	}
 	if !strings.HasPrefix(method, "notifications/") {
 		return Errorf(StatusInvalidArgument, "method %q is not a notification (notifications/...)", method)
+	}
+	if c.modernEra() && (method == "notifications/roots/list_changed" || method == "notifications/initialized") {
+		return Errorf(StatusUnsupported, "%s does not exist in the 2026-07-28 protocol the server speaks", method)
 	}
 	if method == "notifications/roots/list_changed" && !(c.opts.Handlers.Roots && c.opts.Handlers.RootsListChange) {
 		return Errorf(StatusInvalidState, "notifications/roots/list_changed needs handlers.roots.list_changed, which this client did not declare")

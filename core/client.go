@@ -69,6 +69,15 @@ type Client struct {
 	nextCallID atomic.Uint64
 	nextHostID atomic.Uint64
 
+	// headers: the transport carries per-message headers (HTTP), so modern
+	// requests get them; aborter cancels a modern HTTP request.
+	headers bool
+	aborter transport.Aborter
+	// toolHeaders are the x-mcp-header bindings of each listed tool, for
+	// the Mcp-Param-* headers of tools/call.
+	thMu        sync.Mutex
+	toolHeaders map[string][]headerBinding
+
 	events atomic.Pointer[registration]
 	hosts  atomic.Pointer[registration]
 	out    deliverer
@@ -86,6 +95,10 @@ func New(opts Options, tr transport.Transport) *Client {
 		hostReqs: make(map[uint64]*hostRequest),
 	}
 	c.out.onDropped = c.reportDroppedLogs
+	if hc, ok := tr.(transport.HeaderCarrier); ok && hc.CarriesHeaders() {
+		c.headers = true
+	}
+	c.aborter, _ = tr.(transport.Aborter)
 	if opts.Auth != nil {
 		opts.Auth.Bind(authHost{c})
 	}
@@ -168,7 +181,7 @@ func (c *Client) Connect() *Error {
 	c.mu.Lock()
 	c.started = true
 	c.mu.Unlock()
-	c.startHandshake(c.opts.Versions[0], nil)
+	c.startEra()
 	return nil
 }
 

@@ -13,6 +13,12 @@ import (
 // serverState is what the handshake learned.
 type serverState struct {
 	version  string
+	// modern is the 2026-07-28-era version every request carries in _meta
+	// (and HTTP in MCP-Protocol-Version); "" in the legacy era.
+	modern string
+	// meta is the members the client adds to every modern request's _meta:
+	// version, capabilities and client info, encoded once.
+	meta     []byte
 	caps     serverCaps
 	infoJSON []byte
 	identity []byte // the server's serverInfo object
@@ -76,10 +82,25 @@ func (c *Client) handshakingLocked() bool {
 // initializeParams builds initialize's params: the offered version, the
 // capabilities the host can answer for, and the client's identity.
 func (c *Client) initializeParams(version string) []byte {
+	return jsonx.MustMarshal(map[string]any{
+		"protocolVersion": version,
+		"capabilities":    c.clientCapabilities(version),
+		"clientInfo":      c.clientInfo(),
+	})
+}
+
+// clientCapabilities are the capabilities the host can answer for, in the
+// shape of version: 2026-07-28 has no roots.listChanged (the notification
+// is gone).
+func (c *Client) clientCapabilities(version string) map[string]any {
 	h := c.opts.Handlers
 	caps := map[string]any{}
 	if h.Roots {
-		caps["roots"] = map[string]any{"listChanged": h.RootsListChange}
+		if isModern(version) {
+			caps["roots"] = map[string]any{}
+		} else {
+			caps["roots"] = map[string]any{"listChanged": h.RootsListChange}
+		}
 	}
 	if c.samplingEnabled() {
 		sampling := map[string]any{}
@@ -106,6 +127,11 @@ func (c *Client) initializeParams(version string) []byte {
 		}
 		caps["elicitation"] = modes
 	}
+	return caps
+}
+
+// clientInfo is the client's Implementation object.
+func (c *Client) clientInfo() map[string]any {
 	ci := c.opts.ClientInfo
 	info := map[string]any{"name": ci.Name, "version": ci.Version}
 	if ci.Title != "" {
@@ -117,11 +143,7 @@ func (c *Client) initializeParams(version string) []byte {
 	if ci.WebsiteURL != "" {
 		info["websiteUrl"] = ci.WebsiteURL
 	}
-	return jsonx.MustMarshal(map[string]any{
-		"protocolVersion": version,
-		"capabilities":    caps,
-		"clientInfo":      info,
-	})
+	return info
 }
 
 // onInitialize takes initialize's response.
@@ -151,22 +173,13 @@ func (c *Client) onInitialize(offered string, tried []string, result []byte, err
 		return
 	}
 	st := &serverState{version: res.ProtocolVersion}
-	var flags capabilityFlags
-	if len(res.Capabilities) > 0 {
-		if uerr := jsonx.Unmarshal(res.Capabilities, &flags); uerr != nil {
-			c.failHandshake(Errorf(StatusProtocol, "the server's capabilities are malformed"))
-			return
-		}
+	caps, cerr := parseServerCaps(res.Capabilities, res.ProtocolVersion)
+	if cerr != nil {
+		c.failHandshake(cerr)
+		return
 	}
-	st.caps = serverCaps{
-		tools:       flags.Tools != nil,
-		resources:   flags.Resources != nil,
-		subscribe:   flags.Resources != nil && flags.Resources.Subscribe,
-		prompts:     flags.Prompts != nil,
-		logging:     flags.Logging != nil,
-		completions: flags.Completions != nil || res.ProtocolVersion == "2024-11-05",
-	}
-	st.infoJSON = c.serverInfoJSON(&res)
+	st.caps = caps
+	st.infoJSON = c.serverInfoJSON(&res, "legacy")
 	st.identity = orEmptyObject(res.ServerInfo)
 	if n, ok := c.tr.(transport.Negotiator); ok {
 		n.SetProtocolVersion(res.ProtocolVersion)
@@ -186,6 +199,14 @@ func (c *Client) onInitialize(offered string, tried []string, result []byte, err
 		c.sendQueued(queued)
 		return
 	}
+	c.mu.Unlock()
+	c.becomeReady(st)
+}
+
+// becomeReady ends the first handshake (initialize or server/discover):
+// the client is ready, the host hears so, and the calls that waited go out.
+func (c *Client) becomeReady(st *serverState) {
+	c.mu.Lock()
 	if c.state != StateConnecting {
 		c.mu.Unlock()
 		return
@@ -224,12 +245,33 @@ func (c *Client) retryVersion(err *Error, tried []string) (string, bool) {
 	return "", false
 }
 
-func (c *Client) serverInfoJSON(res *initializeResult) []byte {
+// parseServerCaps reads the capabilities calls are gated on.
+func parseServerCaps(raw []byte, version string) (serverCaps, *Error) {
+	var flags capabilityFlags
+	if len(raw) > 0 {
+		if uerr := jsonx.Unmarshal(raw, &flags); uerr != nil {
+			return serverCaps{}, Errorf(StatusProtocol, "the server's capabilities are malformed")
+		}
+	}
+	return serverCaps{
+		tools:       flags.Tools != nil,
+		resources:   flags.Resources != nil,
+		subscribe:   flags.Resources != nil && flags.Resources.Subscribe,
+		prompts:     flags.Prompts != nil,
+		logging:     flags.Logging != nil,
+		completions: flags.Completions != nil || version == "2024-11-05",
+	}, nil
+}
+
+// serverInfoJSON is what ServerInfo and the ready event report; era is
+// "legacy" or "modern".
+func (c *Client) serverInfoJSON(res *initializeResult, era string) []byte {
 	info := map[string]any{
 		"protocolVersion": res.ProtocolVersion,
 		"capabilities":    jsonx.RawMessage(orEmptyObject(res.Capabilities)),
 		"serverInfo":      jsonx.RawMessage(orEmptyObject(res.ServerInfo)),
 		"transport":       c.tr.Name(),
+		"era":             era,
 	}
 	if res.Instructions != nil {
 		info["instructions"] = *res.Instructions
@@ -287,6 +329,7 @@ func (c *Client) sendQueued(queued []*call) {
 			c.finish(cl, err, nil)
 			continue
 		}
+		cl.modern, cl.meta = c.server.modern, c.server.meta
 		cl.reqID = c.nextReqID.Add(1)
 		c.pending[cl.reqID] = cl
 		reqID := cl.reqID
@@ -300,6 +343,11 @@ func (c *Client) sendQueued(queued []*call) {
 // gate checks that the server declared the capability method needs, so an
 // undeclared feature fails locally without a round trip.
 func (s *serverState) gate(method string) *Error {
+	if s.modern != "" {
+		if err := modernGate(method, s.modern); err != nil {
+			return err
+		}
+	}
 	var need string
 	var ok bool
 	switch method {

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
@@ -32,16 +33,29 @@ type hostRequest struct {
 	onDrop func()
 }
 
-// serverRequest is a request from the server being served.
+// serverRequest is a request from the server being served: a legacy
+// server request, or one input request of a 2026-07-28 input_required
+// result, which the same validation, policy and host requests serve.
 type serverRequest struct {
 	id     []byte // as the server sent it, echoed in the response
 	method string
 	params []byte
+	// answer, when set, takes the outcome instead of the wire: the request
+	// came inside an input_required result of call callID, under inputKey.
+	answer   func(result []byte, err *Error)
+	callID   uint64
+	inputKey string
 }
 
 // onServerRequest answers ping itself, serves the requests the client
 // declared a capability for, and refuses the rest with -32601.
 func (c *Client) onServerRequest(env *envelope) {
+	if c.modernEra() {
+		// 2026-07-28 servers never send requests and clients never send
+		// responses: input comes through input_required results.
+		c.logf("warning", "ignored a %s request from the server: the 2026-07-28 protocol has no server requests", env.method)
+		return
+	}
 	req := &serverRequest{id: env.idRaw, method: env.method, params: env.params}
 	h := c.opts.Handlers
 	switch {
@@ -87,9 +101,13 @@ func (c *Client) askHost(kind string, req *serverRequest, payload []byte, onAnsw
 	}()
 }
 
-// hostPayload builds {"method","params",...extra} for the host.
+// hostPayload builds {"method","params",...extra} for the host; an input
+// request also names its call and key ("call_id", "input_key").
 func hostPayload(req *serverRequest, extra ...any) []byte {
 	m := map[string]any{"method": req.method, "params": jsonx.RawMessage(orEmptyObject(req.params))}
+	if req.answer != nil {
+		m["call_id"], m["input_key"] = req.callID, req.inputKey
+	}
 	for i := 0; i+1 < len(extra); i += 2 {
 		m[extra[i].(string)] = extra[i+1]
 	}
@@ -121,6 +139,10 @@ func (c *Client) expireHostRequest(hr *hostRequest) {
 // answer.
 func (c *Client) expireWithError(req *serverRequest) func() {
 	return func() {
+		if req.answer != nil {
+			req.answer(nil, Errorf(StatusTimeout, "the host did not answer input %q (%s) within %s", req.inputKey, req.method, formatMS(c.opts.Timeouts.HostRequest)))
+			return
+		}
 		c.replyError(req, codeInternal, "the host did not answer "+req.method+" within "+formatMS(c.opts.Timeouts.HostRequest), nil)
 	}
 }
@@ -173,6 +195,12 @@ func hostErrorToServer(status Status, data []byte) (int64, string, []byte) {
 // forwards it, or forwards the host's error.
 func (c *Client) answerWith(req *serverRequest, check func([]byte) ([]byte, *Error)) func(Status, []byte) *Error {
 	return func(status Status, data []byte) *Error {
+		if status != StatusOK && req.answer != nil {
+			// The host declined: the call ends with the host's own status.
+			_, msg, edata := hostErrorToServer(status, data)
+			req.answer(nil, &Error{Status: status, Message: "the host refused input " + strconv.Quote(req.inputKey) + " (" + req.method + "): " + msg, Data: edata})
+			return nil
+		}
 		if status != StatusOK {
 			code, msg, edata := hostErrorToServer(status, data)
 			c.replyError(req, code, msg, edata)
@@ -192,15 +220,35 @@ func (c *Client) answerWith(req *serverRequest, check func([]byte) ([]byte, *Err
 // host why.
 func (c *Client) rejectHostAnswer(req *serverRequest, err *Error) {
 	c.logf("warning", "invalid host answer to %s: %s", req.method, err.Message)
+	if req.answer != nil {
+		req.answer(nil, &Error{Status: StatusInvalidArgument, Message: "the host's answer to input " + strconv.Quote(req.inputKey) + " (" + req.method + ") is invalid: " + err.Message})
+		return
+	}
 	c.replyError(req, codeInternal, "the client produced an invalid "+req.method+" result", nil)
 }
 
 func (c *Client) replyResult(req *serverRequest, result []byte) {
+	if req.answer != nil {
+		req.answer(orEmptyObject(result), nil)
+		return
+	}
 	go c.sendResponse(appendResult(nil, req.id, orEmptyObject(result)))
 }
 
 func (c *Client) replyError(req *serverRequest, code int64, message string, data []byte) {
+	if req.answer != nil {
+		req.answer(nil, inputError(req, code, message, data))
+		return
+	}
 	go c.sendResponse(appendErrorResponse(nil, req.id, code, message, data))
+}
+
+// modernEra reports whether the client speaks the 2026-07-28 era with its
+// server.
+func (c *Client) modernEra() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.server != nil && c.server.modern != ""
 }
 
 type cancelledParams struct {
@@ -228,3 +276,4 @@ func (c *Client) onServerCancelled(raw []byte) {
 		c.logf("info", "the server cancelled host request %d (%s)", hr.id, hr.kind)
 	}
 }
+

@@ -149,7 +149,14 @@ func (c *Client) RequestFailed(id int64, terr *transport.Error) {
 		}
 		return
 	}
+	modern := cl.modern != ""
 	c.mu.Unlock()
+	if modern && terr.RPCError != nil {
+		// A 2026-07-28 server explained its HTTP error status with a
+		// JSON-RPC error: that is the request's answer.
+		c.finish(cl, decodeRPCError(terr.RPCError), nil)
+		return
+	}
 	err := AsError(terr)
 	if terr.Code == transport.CodeSessionExpired {
 		err = Errorf(StatusClosed, "the server no longer knows the session (%s)", terr.Message)
@@ -173,11 +180,19 @@ func (c *Client) onResponse(env *envelope) {
 	}
 	delete(c.pending, env.id)
 	cl.reqID = 0
-	cl.lastActivity = time.Now()
+	modern := cl.modern != "" && cl.internal == nil
+	if !modern {
+		// In the modern era the call's timeout covers every MRTR round.
+		cl.lastActivity = time.Now()
+	}
 	c.mu.Unlock()
 
 	if env.hasError {
 		c.finish(cl, decodeRPCError(env.errRaw), nil)
+		return
+	}
+	if modern {
+		c.onModernResult(cl, env.result)
 		return
 	}
 	if cl.pages != nil {

@@ -9,6 +9,17 @@ import (
 // Protocol revisions of the legacy era (initialize handshake), newest first.
 var LegacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
+// Protocol revisions of the modern era (stateless, per-request _meta,
+// server/discover), newest first.
+var ModernVersions = []string{"2026-07-28"}
+
+// Protocol modes: which era the client speaks.
+const (
+	ModeLegacy = "legacy" // the initialize handshake only
+	ModeModern = "modern" // 2026-07-28 and later only
+	ModeAuto   = "auto"   // probe with server/discover, fall back to initialize
+)
+
 // ClientInfo is the Implementation the client reports in initialize.
 type ClientInfo struct {
 	Name        string
@@ -50,9 +61,16 @@ func (h Handlers) Any() bool { return h.Roots || h.Sampling || h.Elicitation }
 // Options configure a Client.
 type Options struct {
 	ClientInfo ClientInfo
-	// Versions are the protocol revisions the client accepts, newest first;
-	// the first is offered.
-	Versions        []string
+	// Mode is ModeLegacy (the zero value means it too), ModeModern or
+	// ModeAuto.
+	Mode string
+	// Versions are the legacy-era revisions the client accepts, newest
+	// first; the first is offered to initialize. Empty in ModeModern.
+	Versions []string
+	// Modern are the modern-era revisions the client accepts, newest first;
+	// the first is offered to server/discover. Used in ModeModern and
+	// ModeAuto.
+	Modern          []string
 	Timeouts        Timeouts
 	MaxMessageBytes int
 	MaxPages        int
@@ -83,7 +101,9 @@ func (o Options) needsHostHandler() bool {
 func DefaultOptions(libraryVersion string) Options {
 	return Options{
 		ClientInfo: ClientInfo{Name: "lemonmcp", Version: libraryVersion},
+		Mode:       ModeLegacy,
 		Versions:   append([]string(nil), LegacyVersions...),
+		Modern:     append([]string(nil), ModernVersions...),
 		Timeouts: Timeouts{
 			Ready:       30 * time.Second,
 			Call:        120 * time.Second,

@@ -129,7 +129,11 @@ func (p *SamplingPolicy) bounds(s *samplingSummary) string {
 
 // reviewSampling asks the host's reviewer, with the summary only.
 func (c *Client) reviewSampling(req *serverRequest, summary *samplingSummary) {
-	payload := jsonx.MustMarshal(map[string]any{"summary": summary, "server": c.serverIdentity()})
+	review := map[string]any{"summary": summary, "server": c.serverIdentity()}
+	if req.answer != nil {
+		review["call_id"], review["input_key"] = req.callID, req.inputKey
+	}
+	payload := jsonx.MustMarshal(review)
 	c.askHost("review", req, payload, func(status Status, data []byte) *Error {
 		if status != StatusOK {
 			_, msg, _ := hostErrorToServer(status, data)

@@ -30,6 +30,34 @@ type Outbound struct {
 	// ID is the request id for KindRequest and KindResponse when it is an
 	// integer; transports use it only for diagnostics and stream routing.
 	ID int64
+	// Headers are per-message HTTP headers the core computed (2026-07-28:
+	// MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-*). They are
+	// set only for transports that implement HeaderCarrier, and only in the
+	// modern era; legacy messages leave them nil, so that path allocates
+	// nothing. Transports without headers ignore them.
+	Headers []Header
+}
+
+// Header is one HTTP header of a message. Value is already encoded for the
+// wire (visible ASCII).
+type Header struct {
+	Name  string
+	Value string
+}
+
+// HeaderCarrier is implemented by transports that put Outbound.Headers on
+// the wire (HTTP). The core computes them only for such transports.
+type HeaderCarrier interface {
+	CarriesHeaders() bool
+}
+
+// Aborter is implemented by transports that can cancel one request by
+// closing its response stream (HTTP). In the 2026-07-28 era that is how an
+// HTTP client cancels: no notifications/cancelled is sent there.
+type Aborter interface {
+	// Abort closes the stream of the request with this id; nothing more is
+	// reported for it. Unknown ids are ignored.
+	Abort(id int64)
 }
 
 // LogLine is a diagnostic line a transport reports: a stderr line, a stdout
@@ -118,6 +146,12 @@ type Error struct {
 	// Data, when set, is JSON the host gets as the error's "data" (for
 	// CodeAuthRequired: what OAuth discovery learned; never a secret).
 	Data []byte
+	// RPCError, when set, is the JSON-RPC error object ({"code","message",
+	// "data"?}) the server sent as the body of an HTTP error status in
+	// answer to a 2026-07-28 request (400 for -32022, 404 for -32601, ...).
+	// The core decides what it means: on a probe, whether the server is
+	// modern; otherwise, the call's protocol error.
+	RPCError []byte
 }
 
 func (e *Error) Error() string { return e.Message }

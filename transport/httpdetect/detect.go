@@ -162,3 +162,15 @@ func (d *Transport) deliverClosed(err *transport.ClosedError) {
 		d.sink.Closed(err)
 	})
 }
+
+// CarriesHeaders implements transport.HeaderCarrier: 2026-07-28 requests
+// go over Streamable HTTP, which puts their headers on the POST (legacy
+// SSE is never used in that era).
+func (d *Transport) CarriesHeaders() bool { return true }
+
+// Abort implements transport.Aborter for Streamable HTTP.
+func (d *Transport) Abort(id int64) {
+	if d.Name() == "streamable_http" {
+		d.streamable.Abort(id)
+	}
+}

@@ -52,7 +52,7 @@ func (t *Transport) Close(ctx context.Context) error {
 func (t *Transport) deleteSession(ctx context.Context, session, version string) {
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.DeleteTimeout)
 	defer cancel()
-	resp, err := t.client.Do(t.newRequest(ctx, http.MethodDelete, nil, session, version))
+	resp, err := t.client.Do(t.newRequest(ctx, http.MethodDelete, nil, session, version, nil))
 	if err != nil {
 		t.log("debug", "ending the session failed: "+httpclient.Describe(err))
 		return

@@ -11,7 +11,7 @@ import (
 
 // runRequest is the goroutine that owns one request: it POSTs it and
 // follows the reply until the request is settled.
-func (t *Transport) runRequest(p *pending, body []byte, method string) {
+func (t *Transport) runRequest(p *pending, body []byte, method string, headers []transport.Header) {
 	defer t.wg.Done()
 	defer p.cancel()
 	defer t.settleOwn(p) // an unanswered request is not tracked past its POST
@@ -21,7 +21,7 @@ func (t *Transport) runRequest(p *pending, body []byte, method string) {
 		return
 	}
 	session, version := t.wireState(method)
-	resp, err := t.client.Do(t.newRequest(p.ctx, http.MethodPost, body, session, version))
+	resp, err := t.client.Do(t.newRequest(p.ctx, http.MethodPost, body, session, version, headers))
 	if err != nil {
 		if p.ctx.Err() == nil {
 			t.fail(p, httpclient.RequestError(err, "sending "+method))
@@ -34,6 +34,12 @@ func (t *Transport) runRequest(p *pending, body []byte, method string) {
 		if method == "initialize" && t.cfg.InitializeRefused != nil && t.cfg.InitializeRefused(resp.StatusCode) {
 			httpclient.Discard(resp.Body)
 			t.settleOwn(p)
+			return
+		}
+		if headers != nil {
+			// A 2026-07-28 request: the body may be the server's JSON-RPC
+			// error, which the core must see.
+			t.fail(p, modernStatusError(resp, t.cfg.MaxMessageBytes))
 			return
 		}
 		t.fail(p, t.requestStatusError(resp, session))

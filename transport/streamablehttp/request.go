@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+
+	"github.com/lemonmcp/lemonmcp/transport"
 )
 
 // Media types of the Streamable HTTP wire.
@@ -15,8 +17,10 @@ const (
 )
 
 // newRequest builds a request to the endpoint: the configured headers, then
-// the transport's own, which therefore always win.
-func (t *Transport) newRequest(ctx context.Context, method string, body []byte, session, version string) *http.Request {
+// the transport's own, which therefore always win, then the message's own
+// (2026-07-28: the core's MCP-Protocol-Version, Mcp-Method, Mcp-Name and
+// Mcp-Param-*; nil in the legacy era).
+func (t *Transport) newRequest(ctx context.Context, method string, body []byte, session, version string, extra []transport.Header) *http.Request {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -41,6 +45,9 @@ func (t *Transport) newRequest(ctx context.Context, method string, body []byte, 
 	case http.MethodGet:
 		req.Header.Set("Accept", mediaStream)
 	}
+	for _, h := range extra {
+		req.Header.Set(h.Name, h.Value)
+	}
 	return req
 }
 
@@ -48,7 +55,7 @@ func (t *Transport) newRequest(ctx context.Context, method string, body []byte, 
 // is set.
 func (t *Transport) newGET(ctx context.Context, lastID string) (req *http.Request, session string) {
 	session, version := t.wireState("")
-	req = t.newRequest(ctx, http.MethodGet, nil, session, version)
+	req = t.newRequest(ctx, http.MethodGet, nil, session, version, nil)
 	if lastID != "" {
 		req.Header.Set(HeaderLastEventID, lastID)
 	}

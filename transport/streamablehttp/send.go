@@ -40,9 +40,18 @@ func (t *Transport) startRequest(msg transport.Outbound) error {
 	}
 	p := t.trackLocked(msg.ID)
 	t.mu.Unlock()
-	go t.runRequest(p, body, msg.Method)
+	go t.runRequest(p, body, msg.Method, msg.Headers)
 	return nil
 }
+
+// CarriesHeaders implements transport.HeaderCarrier: Outbound.Headers go on
+// the POST.
+func (t *Transport) CarriesHeaders() bool { return true }
+
+// Abort implements transport.Aborter: the request's stream is closed, which
+// is how a 2026-07-28 client cancels over HTTP, and nothing more is
+// reported for it.
+func (t *Transport) Abort(id int64) { t.abort(id) }
 
 // post delivers a notification or a response and waits for the server to
 // accept it.
@@ -79,7 +88,7 @@ func (t *Transport) post(ctx context.Context, msg transport.Outbound) error {
 	}
 	session, version := t.wireState(msg.Method)
 	body := bytes.Clone(msg.Data) // the client may read the body after Do returns
-	resp, err := t.client.Do(t.newRequest(ctx, http.MethodPost, body, session, version))
+	resp, err := t.client.Do(t.newRequest(ctx, http.MethodPost, body, session, version, msg.Headers))
 	if err != nil {
 		switch {
 		case t.ctx.Err() != nil:

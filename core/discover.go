@@ -1,0 +1,237 @@
+package core
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+)
+
+// JSON-RPC error codes of the 2026-07-28 era that only a modern server
+// sends: a probe refused with one of them still proves the server modern.
+const (
+	codeHeaderMismatch          = -32020
+	codeMissingClientCapability = -32021
+	codeUnsupportedVersion      = -32022
+)
+
+// maxProbe bounds the server/discover probe in ModeAuto: a legacy server
+// may never answer an unknown method, and the fallback must not wait for
+// the whole ready timeout.
+const maxProbe = 5 * time.Second
+
+func isModern(version string) bool { return version >= "2026-07-28" }
+
+func isModernErrorCode(code int64) bool {
+	return code == codeUnsupportedVersion || code == codeMissingClientCapability || code == codeHeaderMismatch
+}
+
+// startEra begins the first handshake the configured mode asks for.
+func (c *Client) startEra() {
+	if c.opts.Mode == ModeLegacy || c.opts.Mode == "" || len(c.opts.Modern) == 0 {
+		c.startHandshake(c.opts.Versions[0], nil)
+		return
+	}
+	c.startDiscover(c.opts.Modern[0], nil)
+}
+
+type discoverResult struct {
+	SupportedVersions []string         `json:"supportedVersions"`
+	Capabilities      jsonx.RawMessage `json:"capabilities"`
+	Instructions      *string          `json:"instructions,omitempty"`
+	Meta              struct {
+		ServerInfo jsonx.RawMessage `json:"io.modelcontextprotocol/serverInfo"`
+	} `json:"_meta"`
+}
+
+// startDiscover probes with server/discover carrying version in _meta.
+// tried holds versions already refused, so a retry never loops.
+func (c *Client) startDiscover(version string, tried []string) {
+	cl := &call{id: c.nextCallID.Add(1), method: "server/discover", modern: version}
+	cl.opts.TimeoutSet, cl.opts.Timeout = true, c.probeTimeout()
+	cl.internal = func(result []byte, err *Error) { c.onDiscover(version, append(tried, version), result, err) }
+	c.armTimeouts(cl)
+	c.mu.Lock()
+	if c.state != StateConnecting {
+		c.mu.Unlock()
+		return
+	}
+	cl.reqID = c.nextReqID.Add(1)
+	c.calls[cl.id] = cl
+	livePending.Add(1)
+	c.pending[cl.reqID] = cl
+	c.startTimerLocked(cl)
+	reqID := cl.reqID
+	c.mu.Unlock()
+	if err := c.sendRequest(cl, reqID, nil); err != nil {
+		c.finish(cl, err, nil)
+	}
+}
+
+// probeTimeout: in ModeAuto the probe is bounded by min(ready, maxProbe),
+// so a legacy server that ignores it still gets its initialize in time; a
+// modern-only client waits the whole ready timeout.
+func (c *Client) probeTimeout() time.Duration {
+	if c.opts.Mode == ModeAuto {
+		return min(c.opts.Timeouts.Ready, maxProbe)
+	}
+	return c.opts.Timeouts.Ready
+}
+
+// onDiscover takes the probe's outcome (spec 2026-07-28, versioning,
+// backward compatibility): a DiscoverResult means a modern server; a
+// modern error (-32022 with the supported list) means a modern server
+// that wants another version; anything else, or silence, means a legacy
+// server, which ModeAuto then initializes.
+func (c *Client) onDiscover(offered string, tried []string, result []byte, err *Error) {
+	if err != nil {
+		c.onDiscoverError(offered, tried, err)
+		return
+	}
+	var res discoverResult
+	if uerr := jsonx.Unmarshal(result, &res); uerr != nil || res.SupportedVersions == nil {
+		c.legacyOrFail(Errorf(StatusProtocol, "the server's server/discover result is malformed (no supportedVersions)"))
+		return
+	}
+	version := ""
+	if slices.Contains(res.SupportedVersions, offered) {
+		version = offered
+	} else {
+		for _, v := range c.opts.Modern {
+			if slices.Contains(res.SupportedVersions, v) {
+				version = v
+				break
+			}
+		}
+	}
+	if version == "" {
+		// A server that discovers but offers only legacy revisions (a
+		// stateful dual-era server, for one) is spoken to through
+		// initialize, when the client may.
+		if c.opts.Mode == ModeAuto && c.commonLegacy(res.SupportedVersions) {
+			c.logf("info", "the server supports only legacy protocol versions (%s); using initialize", strings.Join(res.SupportedVersions, ", "))
+			c.startHandshake(c.opts.Versions[0], nil)
+			return
+		}
+		c.failHandshake(Errorf(StatusUnsupported,
+			"the server supports protocol versions %s, none of which this client accepts (%s)",
+			strings.Join(res.SupportedVersions, ", "), strings.Join(c.acceptedVersions(), ", ")))
+		return
+	}
+	caps, cerr := parseServerCaps(res.Capabilities, version)
+	if cerr != nil {
+		c.failHandshake(cerr)
+		return
+	}
+	st := &serverState{version: version, modern: version, caps: caps}
+	st.meta = c.modernMeta(version)
+	st.identity = orEmptyObject(res.Meta.ServerInfo)
+	st.infoJSON = c.serverInfoJSON(&initializeResult{
+		ProtocolVersion: version,
+		Capabilities:    res.Capabilities,
+		ServerInfo:      res.Meta.ServerInfo,
+		Instructions:    res.Instructions,
+	}, "modern")
+	c.becomeReady(st)
+}
+
+func (c *Client) onDiscoverError(offered string, tried []string, err *Error) {
+	if err.Status == StatusProtocol && err.Code != nil && isModernErrorCode(*err.Code) {
+		if *err.Code == codeUnsupportedVersion {
+			supported := supportedList(err.Data)
+			for _, v := range c.opts.Modern {
+				if slices.Contains(supported, v) && !slices.Contains(tried, v) {
+					c.startDiscover(v, tried)
+					return
+				}
+			}
+			// The server named only legacy revisions it shares with us:
+			// that is a version choice, and initialize is how it is spoken.
+			if c.opts.Mode == ModeAuto && c.commonLegacy(supported) {
+				c.startHandshake(c.opts.Versions[0], nil)
+				return
+			}
+			c.failHandshake(&Error{Status: StatusUnsupported, Code: err.Code, Data: err.Data, Message: "the server supports none of the protocol versions this client accepts (offered " +
+				offered + "; the server supports " + strings.Join(supported, ", ") + "): " + err.Message})
+			return
+		}
+		c.failHandshake(&Error{Status: StatusProtocol, Code: err.Code, Data: err.Data, Message: "the server refused server/discover: " + err.Message})
+		return
+	}
+	switch err.Status {
+	case StatusProtocol, StatusTimeout, StatusTransport:
+		if err.Status == StatusTimeout {
+			err = Errorf(StatusTimeout, "the server did not answer server/discover within %s", formatMS(c.probeTimeout()))
+		}
+		c.legacyOrFail(err)
+	default:
+		// Closed, authorization and the like are no sign of the era.
+		c.failHandshake(err)
+	}
+}
+
+// legacyOrFail falls back to initialize in ModeAuto; a modern-only client
+// fails, saying the server does not speak the modern era.
+func (c *Client) legacyOrFail(err *Error) {
+	if c.opts.Mode == ModeAuto && len(c.opts.Versions) > 0 {
+		c.logf("info", "server/discover failed (%s); falling back to the initialize handshake", err.Message)
+		c.startHandshake(c.opts.Versions[0], nil)
+		return
+	}
+	c.failHandshake(&Error{Status: err.Status, Code: err.Code, Data: err.Data,
+		Message: "the server does not speak protocol " + strings.Join(c.opts.Modern, "/") + " (protocol.mode \"modern\"): " + err.Message})
+}
+
+func (c *Client) commonLegacy(supported []string) bool {
+	for _, v := range c.opts.Versions {
+		if slices.Contains(supported, v) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Client) acceptedVersions() []string {
+	out := append([]string(nil), c.opts.Modern...)
+	if c.opts.Mode == ModeAuto {
+		out = append(out, c.opts.Versions...)
+	}
+	return out
+}
+
+func supportedList(data []byte) []string {
+	var d struct {
+		Supported []string `json:"supported"`
+	}
+	if len(data) == 0 || jsonx.Unmarshal(data, &d) != nil {
+		return nil
+	}
+	return d.Supported
+}
+
+// modernMeta encodes the members every modern request's _meta carries:
+// the protocol version, the capabilities the host can answer for, and
+// the client's identity. They do not change for the life of the client,
+// so they are encoded once.
+func (c *Client) modernMeta(version string) []byte {
+	buf := make([]byte, 0, 256)
+	buf = append(buf, `"io.modelcontextprotocol/protocolVersion":`...)
+	buf = jsonx.AppendString(buf, version)
+	buf = append(buf, `,"io.modelcontextprotocol/clientCapabilities":`...)
+	buf = append(buf, jsonx.MustMarshal(c.clientCapabilities(version))...)
+	buf = append(buf, `,"io.modelcontextprotocol/clientInfo":`...)
+	buf = append(buf, jsonx.MustMarshal(c.clientInfo())...)
+	return buf
+}
+
+// modernGate refuses, locally, what the modern era removed.
+func modernGate(method, version string) *Error {
+	switch method {
+	case "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
+		return Errorf(StatusUnsupported, "%s does not exist in protocol %s (the modern era, which the server speaks)", method, version)
+	case "subscriptions/listen":
+		return Errorf(StatusUnsupported, "subscriptions/listen is not supported by this build")
+	}
+	return nil
+}
