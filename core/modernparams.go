@@ -37,8 +37,8 @@ func modernParams(params, meta []byte, retry *retryInput) ([]byte, *Error) {
 	// server wrote is decoded and re-encoded.
 	var hostMeta []byte
 	var rest [][2][]byte
-	if err := eachMember(params, func(key, raw []byte) {
-		switch string(key) {
+	if err := eachMember(params, func(name string, key, raw []byte) {
+		switch name {
 		case "_meta":
 			hostMeta = raw
 		case "inputResponses", "requestState":
@@ -51,8 +51,8 @@ func modernParams(params, meta []byte, retry *retryInput) ([]byte, *Error) {
 	buf := make([]byte, 0, len(params)+len(meta)+64)
 	buf = append(buf, `{"_meta":{`...)
 	if hostMeta != nil {
-		if err := eachMember(hostMeta, func(key, raw []byte) {
-			if ownMetaKey(string(key)) {
+		if err := eachMember(hostMeta, func(name string, key, raw []byte) {
+			if ownMetaKey(name) {
 				return
 			}
 			buf = append(buf, key...)
@@ -90,10 +90,10 @@ func ownMetaKey(k string) bool {
 	return false
 }
 
-// eachMember calls fn with each member of the JSON object obj: the key as
-// a JSON string token and the value's raw bytes (both valid only during
-// the call). An empty obj has no members.
-func eachMember(obj []byte, fn func(key, raw []byte)) error {
+// eachMember calls fn with each member of the JSON object obj: its name,
+// the name as a JSON string token, and the value's raw bytes (valid only
+// during the call). An empty obj has no members.
+func eachMember(obj []byte, fn func(name string, key, raw []byte)) error {
 	if len(obj) == 0 {
 		return nil
 	}
@@ -107,7 +107,7 @@ func eachMember(obj []byte, fn func(key, raw []byte)) error {
 		if it.Error != nil {
 			break
 		}
-		fn(jsonx.AppendString(nil, field), raw)
+		fn(field, jsonx.AppendString(nil, field), raw)
 	}
 	if it.Error != nil && it.Error.Error() != "EOF" {
 		return it.Error

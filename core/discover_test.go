@@ -1,0 +1,93 @@
+package core
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The probe's outcome decides the era (spec 2026-07-28, versioning,
+// backward compatibility): a DiscoverResult is modern, a modern error
+// picks another version and never falls back, anything else (or silence)
+// is legacy — in auto mode only.
+func TestDiscoveryOutcomes(t *testing.T) {
+	unsupported := func(supported ...string) handlerFunc {
+		return func(s *fakeServer, m wireMsg) reply {
+			if meta(s.t, m)["io.modelcontextprotocol/protocolVersion"] != nil && string(meta(s.t, m)["io.modelcontextprotocol/protocolVersion"]) == `"`+modernVersion+`"` {
+				return discoverOK(defaultCaps())(s, m)
+			}
+			data, _ := json.Marshal(map[string]any{"supported": supported, "requested": "2027-01-01"})
+			s.write(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32022, "message": "unsupported version", "data": json.RawMessage(data)}})
+			return reply{none: true}
+		}
+	}
+	cases := []struct {
+		name     string
+		mode     string
+		modern   []string // the client's modern versions (default: 2026-07-28)
+		ready    time.Duration
+		discover handlerFunc // nil: method not found
+		status   Status      // of WaitReady
+		era      string      // of the server info when ready
+		methods  []string    // handshake requests the server saw, in order
+	}{
+		{name: "discover result is modern", mode: ModeAuto, discover: discoverOK(defaultCaps()), era: "modern", methods: []string{"server/discover"}},
+		{name: "modern mode", mode: ModeModern, discover: discoverOK(defaultCaps()), era: "modern", methods: []string{"server/discover"}},
+		{name: "method not found is legacy", mode: ModeAuto, era: "legacy", methods: []string{"server/discover", "initialize", "notifications/initialized"}},
+		{name: "silence is legacy", mode: ModeAuto, ready: 300 * time.Millisecond, discover: func(*fakeServer, wireMsg) reply { return reply{none: true} }, era: "legacy", methods: []string{"server/discover", "initialize", "notifications/initialized"}},
+		{name: "other error is legacy", mode: ModeAuto, discover: func(*fakeServer, wireMsg) reply { return reply{err: &rpcError{Code: -32600, Message: "not initialized"}} }, era: "legacy", methods: []string{"server/discover", "initialize", "notifications/initialized"}},
+		{name: "unsupported version retries a common one", mode: ModeAuto, modern: []string{"2027-01-01", modernVersion}, discover: unsupported(modernVersion), era: "modern", methods: []string{"server/discover", "server/discover"}},
+		{name: "unsupported version without a common one fails, no initialize", mode: ModeAuto, modern: []string{"2027-01-01"}, discover: unsupported("2028-01-01"), status: StatusUnsupported, methods: []string{"server/discover"}},
+		{name: "modern mode refuses a legacy server", mode: ModeModern, status: StatusProtocol, methods: []string{"server/discover"}},
+		{name: "discover listing only legacy versions uses initialize", mode: ModeAuto, discover: func(*fakeServer, wireMsg) reply {
+			return reply{result: map[string]any{"supportedVersions": []string{"2025-11-25"}, "capabilities": map[string]any{}}}
+		}, era: "legacy", methods: []string{"server/discover", "initialize", "notifications/initialized"}},
+		{name: "legacy mode never probes", mode: ModeLegacy, discover: discoverOK(defaultCaps()), era: "legacy", methods: []string{"initialize", "notifications/initialized"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newFakeServer(t, "2025-11-25", defaultCaps())
+			if tc.discover != nil {
+				s.handle("server/discover", tc.discover)
+			}
+			opts := modernOptions(tc.mode)
+			if tc.modern != nil {
+				opts.Modern = tc.modern
+			}
+			if tc.ready > 0 {
+				opts.Timeouts.Ready = tc.ready
+			}
+			c, err := connectWith(t, s, opts, nil)
+			last := tc.methods[len(tc.methods)-1]
+			_, seen := s.waitFor(func(m wireMsg) bool { return m.Method == last })
+			require.True(t, seen)
+			require.Equal(t, tc.methods, s.methods())
+			if tc.status != StatusOK {
+				require.NotNil(t, err)
+				require.Equal(t, tc.status, err.Status, err.Message)
+				require.Equal(t, StateFailed, c.State())
+				return
+			}
+			require.Nil(t, errOrNil(err))
+			info, ierr := c.ServerInfo()
+			require.Nil(t, errOrNil(ierr))
+			var si struct {
+				Era             string          `json:"era"`
+				ProtocolVersion string          `json:"protocolVersion"`
+				ServerInfo      json.RawMessage `json:"serverInfo"`
+				Instructions    string          `json:"instructions"`
+			}
+			require.NoError(t, json.Unmarshal(info, &si))
+			require.Equal(t, tc.era, si.Era)
+			if tc.era == "modern" {
+				require.Equal(t, modernVersion, si.ProtocolVersion)
+				require.JSONEq(t, `{"name":"modern-fake","version":"2.0"}`, string(si.ServerInfo))
+				require.Equal(t, "modern and stateless", si.Instructions)
+			} else {
+				require.Equal(t, "2025-11-25", si.ProtocolVersion)
+			}
+		})
+	}
+}
