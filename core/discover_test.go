@@ -37,7 +37,9 @@ func TestDiscoveryOutcomes(t *testing.T) {
 		{name: "modern mode", mode: ModeModern, discover: discoverOK(defaultCaps()), era: "modern", methods: []string{"server/discover"}},
 		{name: "method not found is legacy", mode: ModeAuto, era: "legacy", methods: []string{"server/discover", "initialize", "notifications/initialized"}},
 		{name: "silence is legacy", mode: ModeAuto, ready: 300 * time.Millisecond, discover: func(*fakeServer, wireMsg) reply { return reply{none: true} }, era: "legacy", methods: []string{"server/discover", "initialize", "notifications/initialized"}},
-		{name: "other error is legacy", mode: ModeAuto, discover: func(*fakeServer, wireMsg) reply { return reply{err: &rpcError{Code: -32600, Message: "not initialized"}} }, era: "legacy", methods: []string{"server/discover", "initialize", "notifications/initialized"}},
+		{name: "other error is legacy", mode: ModeAuto, discover: func(*fakeServer, wireMsg) reply {
+			return reply{err: &rpcError{Code: -32600, Message: "not initialized"}}
+		}, era: "legacy", methods: []string{"server/discover", "initialize", "notifications/initialized"}},
 		{name: "unsupported version retries a common one", mode: ModeAuto, modern: []string{"2027-01-01", modernVersion}, discover: unsupported(modernVersion), era: "modern", methods: []string{"server/discover", "server/discover"}},
 		{name: "unsupported version without a common one fails, no initialize", mode: ModeAuto, modern: []string{"2027-01-01"}, discover: unsupported("2028-01-01"), status: StatusUnsupported, methods: []string{"server/discover"}},
 		{name: "modern mode refuses a legacy server", mode: ModeModern, status: StatusProtocol, methods: []string{"server/discover"}},

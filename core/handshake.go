@@ -12,7 +12,7 @@ import (
 
 // serverState is what the handshake learned.
 type serverState struct {
-	version  string
+	version string
 	// modern is the 2026-07-28-era version every request carries in _meta
 	// (and HTTP in MCP-Protocol-Version); "" in the legacy era.
 	modern string

@@ -276,4 +276,3 @@ func (c *Client) onServerCancelled(raw []byte) {
 		c.logf("info", "the server cancelled host request %d (%s)", hr.id, hr.kind)
 	}
 }
-
