@@ -42,8 +42,12 @@ func connect(t *testing.T, kind, url, extra string) *client {
 		c.mu.Unlock()
 	}, nil)
 	require.Nil(t, errOrNil(c.SetHostRequestHandler(func(id uint64, kind string, _ []byte) {
-		if kind == "roots" {
+		switch kind {
+		case "roots":
 			c.Respond(id, core.StatusOK, []byte(`{"roots":[{"uri":"file:///work","name":"work"}]}`))
+			return
+		case "elicitation":
+			c.Respond(id, core.StatusOK, []byte(`{"action":"accept","content":{}}`))
 			return
 		}
 		c.Respond(id, core.StatusUnsupported, nil)
