@@ -73,10 +73,60 @@
  *         LMCP_E_UNSUPPORTED)
  *   client_info    {"name" ["lemonmcp"], "version" [library version],
  *                   "title"?, "description"?, "website_url"?}
- *   protocol       {"mode": "legacy" ["legacy"], "versions": [..] [all
- *                   supported legacy revisions]}: the newest listed version is
- *                   offered; an older supported one the server answers with is
- *                   accepted; any other answer fails the handshake.
+ *   protocol       {"mode": "legacy"|"auto"|"modern" ["legacy"], "versions":
+ *                   [..] [every supported revision, both eras]}.
+ *                   "legacy": the initialize handshake (2025-11-25 and
+ *                   earlier); the newest listed legacy version is offered, an
+ *                   older supported one the server answers with is accepted,
+ *                   any other answer fails the handshake.
+ *                   "modern": 2026-07-28 only: no initialize, no session;
+ *                   connect probes with server/discover (bounded by
+ *                   ready_ms) and a server that does not answer it fails the
+ *                   handshake.
+ *                   "auto" (dual-era): the server/discover probe, bounded by
+ *                   min(ready_ms, 5000); a DiscoverResult means 2026-07-28;
+ *                   error -32022 with data.supported picks a common version
+ *                   and probes again (no fallback; a common legacy version
+ *                   only is spoken through initialize); any other error, an
+ *                   HTTP status without a modern JSON-RPC error body, or no
+ *                   answer means a legacy server: initialize follows (and for
+ *                   "http" the legacy HTTP+SSE fallback after it). The era
+ *                   found is kept for the life of the client.
+ *                   versions may list both eras; each era's newest listed is
+ *                   offered; "legacy" needs a legacy one, "modern" a modern
+ *                   one.
+ *                   In the 2026-07-28 era every request's params._meta
+ *                   carries io.modelcontextprotocol/protocolVersion,
+ *                   /clientCapabilities (from handlers and sampling_policy)
+ *                   and /clientInfo (these win over the host's _meta, which
+ *                   is merged in); over HTTP every POST carries
+ *                   MCP-Protocol-Version, Mcp-Method, Mcp-Name (tools/call,
+ *                   prompts/get, resources/read) and the Mcp-Param-* headers
+ *                   of the tool's x-mcp-header parameters (values that are
+ *                   not plain visible ASCII are sent =?base64?..?=); tools
+ *                   whose x-mcp-header annotations are invalid are dropped
+ *                   from tools/list results, with a "log" warning. ping,
+ *                   logging/setLevel, resources/subscribe and unsubscribe,
+ *                   initialize and notifications/roots/list_changed are
+ *                   refused locally with LMCP_E_UNSUPPORTED;
+ *                   subscriptions/listen is not supported by this build
+ *                   (LMCP_E_UNSUPPORTED). Results with resultType
+ *                   "input_required" (tools/call, resources/read,
+ *                   prompts/get) are answered by the library: every input
+ *                   request becomes the same host request a legacy server
+ *                   request would ("elicitation", "roots", "review",
+ *                   "sampling"; validated and policed the same way), then
+ *                   the call is retried with a new id, its original params,
+ *                   inputResponses and the requestState echoed exactly; at
+ *                   most 10 rounds (then LMCP_E_PROTOCOL), all within the
+ *                   call's timeout. A refused input ends the call: the
+ *                   sampling policy's denial with LMCP_E_POLICY_DENIED (data:
+ *                   the denial), a host error with the host's status, an
+ *                   invalid host answer with LMCP_E_INVALID_ARGUMENT, a
+ *                   malformed or undeclared input request with
+ *                   LMCP_E_PROTOCOL. Any other resultType but "complete" is
+ *                   LMCP_E_PROTOCOL. ttlMs and cacheScope are passed through
+ *                   untouched (no caching).
  *   timeouts       {"ready_ms" [30000], "call_ms" [120000] (per call,
  *                   0 = no limit), "max_total_ms" [0: none, or 10 x call_ms
  *                   when reset_timeout_on_progress is on],
@@ -193,6 +243,11 @@
  *
  * HOST REQUESTS (lmcp_host_request_cb kinds; the server asks, the host
  * answers with lmcp_client_respond)
+ *
+ *   In the 2026-07-28 era these requests come from input_required results
+ *   (see "protocol"), and their payloads add "call_id" (the call waiting
+ *   for the input) and "input_key" (the server's key for it); an open one
+ *   is withdrawn when its call ends (a late answer gets LMCP_E_NOT_FOUND).
  *
  *   "roots"         {"method":"roots/list", "params": {..}}
  *                   answer {"roots": [{"uri": "file://..", "name"?}]}
@@ -324,7 +379,8 @@ void lmcp_free(void *ptr);
 
 /* lmcp_features describes this build as JSON:
  *   {"version", "abi_version", "transports": [..], "protocol_versions": [..],
- *    "protocol_modes": [..], "client_capabilities": [..], "auth_flows": [..],
+ *    "protocol_modes": ["legacy","auto","modern"], "client_capabilities": [..],
+ *    "auth_flows": [..],
  *    "result_formats": [..]}
  * *json_out is library-allocated (free with lmcp_free); *len_out (may be NULL)
  * receives its length. Starts nothing.
@@ -449,7 +505,8 @@ lmcp_status lmcp_client_state(lmcp_client *client, lmcp_state *state_out);
  *    "wait_ready": <bool> [false]: queue the call until the client is ready
  *        instead of failing with LMCP_E_INVALID_STATE,
  *    "_meta": {..}: merged into params._meta}
- * A timeout sends notifications/cancelled to the server. */
+ * A timeout sends notifications/cancelled to the server (2026-07-28 over
+ * HTTP: the request's response stream is closed instead). */
 
 /* lmcp_client_call sends a request asynchronously. method is NUL-terminated;
  * params_json (params_len bytes) is a JSON object or absent. On LMCP_OK,
@@ -491,7 +548,8 @@ lmcp_status lmcp_client_call_sync(lmcp_client *client, const char *method,
                                   char **err_out);
 
 /* lmcp_client_cancel cancels an accepted call: its done callback runs with
- * LMCP_E_CANCELLED and the server receives notifications/cancelled. Safe from
+ * LMCP_E_CANCELLED and the server receives notifications/cancelled (in the
+ * 2026-07-28 era over HTTP, the request's stream is closed instead). Safe from
  * any thread, including from callbacks. Returns LMCP_OK, LMCP_E_NOT_FOUND
  * (already completed, or unknown), or LMCP_E_INVALID_HANDLE. */
 lmcp_status lmcp_client_cancel(lmcp_client *client, lmcp_call_id call_id);
@@ -523,7 +581,9 @@ lmcp_status lmcp_client_respond(lmcp_client *client, lmcp_request_id request_id,
 
 /* lmcp_client_server_info returns what the handshake learned:
  *   {"protocolVersion", "capabilities", "serverInfo", "instructions"?,
- *    "transport": "stdio"|..}
+ *    "transport": "stdio"|.., "era": "legacy"|"modern"}
+ * In the modern era it comes from server/discover (serverInfo from its
+ * _meta io.modelcontextprotocol/serverInfo).
  * *json_out is library-allocated (free with lmcp_free).
  * Returns LMCP_OK, LMCP_E_INVALID_STATE (not ready), LMCP_E_INVALID_HANDLE, or
  * LMCP_E_INVALID_ARGUMENT. */
