@@ -62,7 +62,8 @@ static void test_smoke(void) {
   CHECKE(strstr(json, "\"version\":\"" LMCP_VERSION_STRING "\"") != NULL, json);
   long long abi = 0;
   CHECKE(json_get_int(json, "abi_version", &abi) && abi == LMCP_ABI_VERSION, json);
-  CHECKE(strstr(json, "\"protocol_versions\":[") != NULL, json);
+  CHECKE(strstr(json, "\"protocol_versions\":[") != NULL && strstr(json, "\"2026-07-28\"") != NULL, json);
+  CHECKE(strstr(json, "\"protocol_modes\":[\"legacy\",\"auto\",\"modern\"]") != NULL, json);
   printf("  features: %s\n", json);
   lmcp_free(json);
 

@@ -369,6 +369,38 @@ static void *conc_thread(void *p) {
   return NULL;
 }
 
+/* The 2026-07-28 era: protocol.mode "auto" probes with server/discover and
+ * the fixture (go-sdk, dual-era) answers it, so no initialize happens; calls
+ * work as before and a removed method is refused locally. */
+static void test_modern_era_happy_path(void) {
+  char cfg[2048];
+  fixture_config(cfg, sizeof cfg, NULL, NULL, "\"protocol\":{\"mode\":\"auto\"}");
+  lmcp_client *c = start_client(cfg, NULL);
+  if (c == NULL) return;
+  char *info = NULL, *err = NULL;
+  size_t ilen = 0;
+  CHECK_ST(lmcp_client_server_info(c, &info, &ilen, &err), LMCP_OK, err);
+  lmcp_free(err);
+  CHECKE(info && strstr(info, "\"era\":\"modern\"") && strstr(info, "\"protocolVersion\":\"2026-07-28\""), info);
+  CHECKE(info && strstr(info, "\"name\":\"lemon-fixture\""), info);
+  lmcp_free(info);
+
+  char *res, *e;
+  CHECK_ST(tool_sync(c, "echo", "{\"text\":\"modern lemon\"}", NULL, &res, &e), LMCP_OK, e);
+  CHECKE(res && strstr(res, "\"text\":\"modern lemon\""), res);
+  lmcp_free(res);
+  lmcp_free(e);
+  CHECK_ST(call_sync(c, "tools/list", NULL, "{\"all_pages\":true}", &res, &e), LMCP_OK, e);
+  CHECKE(res && strstr(res, "\"name\":\"echo\"") && strstr(res, "\"nextCursor\"") == NULL, res);
+  lmcp_free(res);
+  lmcp_free(e);
+  CHECK_ST(call_sync(c, "ping", NULL, NULL, &res, &e), LMCP_E_UNSUPPORTED, e);
+  CHECKE(e && strstr(e, "2026-07-28"), e);
+  lmcp_free(res);
+  lmcp_free(e);
+  stop_client(c, NULL);
+}
+
 static void test_concurrent_calls(void) {
   char cfg[2048];
   evrec_t ev;
@@ -1888,6 +1920,7 @@ typedef struct {
 static const test_case k_tests[] = {
     TC(test_status_strings_and_versions, 5),
     TC(test_happy_path, 20),
+    TC(test_modern_era_happy_path, 20),
     TC(test_concurrent_calls, 20),
     TC(test_call_before_ready, 20),
     TC(test_wait_ready_timeout, 20),
