@@ -57,15 +57,27 @@ type call struct {
 
 	pages *pageWalk
 
-	// The 2026-07-28 era: modern is the version the request carries ("" in
-	// the legacy era) and meta the _meta members it adds; both are set when
-	// the call is admitted. round is the MRTR round being answered, retry
-	// the inputs the next send carries, rounds how many there were.
-	modern string
-	meta   []byte
-	round  *inputRound
-	retry  *retryInput
-	rounds int
+	// mod is set, when the call is admitted, for a call of the 2026-07-28
+	// era; legacy calls carry only this nil pointer.
+	mod *modernCall
+}
+
+// modernCall is what a 2026-07-28 call needs beyond a legacy one.
+type modernCall struct {
+	version string      // carried in _meta (and HTTP's MCP-Protocol-Version)
+	meta    []byte      // the _meta members the client adds (see modernMeta)
+	round   *inputRound // the MRTR round being answered
+	retry   *retryInput // the inputs the next send carries
+	rounds  int         // input_required rounds so far
+}
+
+// modernCallFor is the modern part of a call admitted while st is the
+// server state (nil in the legacy era).
+func modernCallFor(st *serverState) *modernCall {
+	if st.modern == "" {
+		return nil
+	}
+	return &modernCall{version: st.modern, meta: st.meta}
 }
 
 // Call sends method with params (a JSON object or nil) and arranges for done
@@ -105,7 +117,7 @@ func (c *Client) Call(method string, params []byte, opts CallOptions, done DoneF
 			c.mu.Unlock()
 			return 0, err
 		}
-		cl.modern, cl.meta = c.server.modern, c.server.meta
+		cl.mod = modernCallFor(c.server)
 	case opts.WaitReady && (c.state == StateNew || c.state == StateConnecting):
 		c.calls[cl.id] = cl
 		livePending.Add(1)
@@ -260,7 +272,7 @@ func (c *Client) finish(cl *call, err *Error, data []byte) bool {
 
 	if reqID != 0 && err != nil && (err.Status == StatusTimeout || err.Status == StatusCancelled) {
 		switch {
-		case cl.modern != "" && c.aborter != nil:
+		case cl.mod != nil && c.aborter != nil:
 			// 2026-07-28 over HTTP: closing the stream is the cancellation.
 			c.aborter.Abort(reqID)
 		case cl.internal == nil:
@@ -269,7 +281,7 @@ func (c *Client) finish(cl *call, err *Error, data []byte) bool {
 			go c.sendCancelled(reqID, err.Message)
 		}
 	}
-	if cl.round != nil {
+	if cl.mod != nil && cl.mod.round != nil {
 		c.dropInputRequests(cl)
 	}
 	c.complete(cl, err, data)
@@ -328,7 +340,7 @@ func (c *Client) sendCtxFor(cl *call) context.Context {
 }
 
 func (c *Client) sendRequest(cl *call, reqID int64, params []byte) *Error {
-	if cl.modern != "" {
+	if cl.mod != nil {
 		return c.sendModernRequest(cl, reqID, params)
 	}
 	bp := bufPool.Get().(*[]byte)

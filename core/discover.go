@@ -48,7 +48,7 @@ type discoverResult struct {
 // startDiscover probes with server/discover carrying version in _meta.
 // tried holds versions already refused, so a retry never loops.
 func (c *Client) startDiscover(version string, tried []string) {
-	cl := &call{id: c.nextCallID.Add(1), method: "server/discover", modern: version, meta: c.modernMeta(version)}
+	cl := &call{id: c.nextCallID.Add(1), method: "server/discover", mod: &modernCall{version: version, meta: c.modernMeta(version)}}
 	cl.opts.TimeoutSet, cl.opts.Timeout = true, c.probeTimeout()
 	cl.internal = func(result []byte, err *Error) { c.onDiscover(version, append(tried, version), result, err) }
 	c.armTimeouts(cl)

@@ -329,7 +329,7 @@ func (c *Client) sendQueued(queued []*call) {
 			c.finish(cl, err, nil)
 			continue
 		}
-		cl.modern, cl.meta = c.server.modern, c.server.meta
+		cl.mod = modernCallFor(c.server)
 		cl.reqID = c.nextReqID.Add(1)
 		c.pending[cl.reqID] = cl
 		reqID := cl.reqID

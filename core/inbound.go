@@ -149,7 +149,7 @@ func (c *Client) RequestFailed(id int64, terr *transport.Error) {
 		}
 		return
 	}
-	modern := cl.modern != ""
+	modern := cl.mod != nil
 	c.mu.Unlock()
 	if modern && terr.RPCError != nil {
 		// A 2026-07-28 server explained its HTTP error status with a
@@ -180,7 +180,7 @@ func (c *Client) onResponse(env *envelope) {
 	}
 	delete(c.pending, env.id)
 	cl.reqID = 0
-	modern := cl.modern != "" && cl.internal == nil
+	modern := cl.mod != nil && cl.internal == nil
 	if !modern {
 		// In the modern era the call's timeout covers every MRTR round.
 		cl.lastActivity = time.Now()

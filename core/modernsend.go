@@ -21,7 +21,7 @@ const (
 // transport gets the standard headers computed here, where the tool
 // schemas are known.
 func (c *Client) sendModernRequest(cl *call, reqID int64, params []byte) *Error {
-	full, err := modernParams(params, cl.meta, cl.retry)
+	full, err := modernParams(params, cl.mod.meta, cl.mod.retry)
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (c *Client) sendModernRequest(cl *call, reqID int64, params []byte) *Error 
 // Mcp-Param-* for the tool parameters annotated with x-mcp-header.
 func (c *Client) modernHeaders(cl *call) []transport.Header {
 	h := make([]transport.Header, 0, 4)
-	h = append(h, transport.Header{Name: headerProtocolVersion, Value: cl.modern}, transport.Header{Name: headerMethod, Value: cl.method})
+	h = append(h, transport.Header{Name: headerProtocolVersion, Value: cl.mod.version}, transport.Header{Name: headerMethod, Value: cl.method})
 	var nameKey string
 	switch cl.method {
 	case "tools/call", "prompts/get":

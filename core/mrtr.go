@@ -118,13 +118,13 @@ func (c *Client) onInputRequired(cl *call, result []byte) {
 		c.mu.Unlock()
 		return
 	}
-	cl.rounds++
-	if cl.rounds > maxInputRounds {
+	cl.mod.rounds++
+	if cl.mod.rounds > maxInputRounds {
 		c.mu.Unlock()
 		c.finish(cl, Errorf(StatusProtocol, "the server asked for input more than %d times for one %s", maxInputRounds, cl.method), nil)
 		return
 	}
-	cl.round = round
+	cl.mod.round = round
 	c.mu.Unlock()
 
 	if len(keys) == 0 {
@@ -171,7 +171,7 @@ func (cl *call) inputOwner() []byte {
 // lets a client decline to take part, and the server expects nothing back.
 func (c *Client) onInput(cl *call, round *inputRound, key string, result []byte, err *Error) {
 	c.mu.Lock()
-	if round.done || cl.finished || cl.round != round {
+	if round.done || cl.finished || cl.mod.round != round {
 		c.mu.Unlock()
 		return
 	}
@@ -218,7 +218,7 @@ func (c *Client) retryInputs(cl *call, round *inputRound) {
 		c.mu.Unlock()
 		return
 	}
-	cl.retry = retry
+	cl.mod.retry = retry
 	cl.reqID = c.nextReqID.Add(1)
 	c.pending[cl.reqID] = cl
 	reqID := cl.reqID
