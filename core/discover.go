@@ -139,11 +139,17 @@ func (c *Client) onDiscover(offered string, tried []string, result []byte, err *
 func (c *Client) onDiscoverError(offered string, tried []string, err *Error) {
 	if err.Status == StatusProtocol && err.Code != nil && isModernErrorCode(*err.Code) {
 		if *err.Code == codeUnsupportedVersion {
+			// The best version both sides support, even the one just
+			// offered: a server may refuse a first request for reasons of
+			// its own and list it anyway. The attempts are bounded, so a
+			// server that keeps refusing cannot loop the client.
 			supported := supportedList(err.Data)
-			for _, v := range c.opts.Modern {
-				if slices.Contains(supported, v) && !slices.Contains(tried, v) {
-					c.startDiscover(v, tried)
-					return
+			if len(tried) <= len(c.opts.Modern) {
+				for _, v := range c.opts.Modern {
+					if slices.Contains(supported, v) {
+						c.startDiscover(v, tried)
+						return
+					}
 				}
 			}
 			// The server named only legacy revisions it shares with us:

@@ -23,6 +23,18 @@ func TestDiscoveryOutcomes(t *testing.T) {
 			return reply{none: true}
 		}
 	}
+	// refuseFirst rejects the first probe with -32022 although it lists the
+	// offered version (as the conformance suite's request-metadata does).
+	refuseFirst := func() handlerFunc {
+		n := 0
+		return func(s *fakeServer, m wireMsg) reply {
+			if n++; n == 1 {
+				s.write(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32022, "message": "unsupported", "data": map[string]any{"supported": []string{modernVersion}}}})
+				return reply{none: true}
+			}
+			return discoverOK(defaultCaps())(s, m)
+		}
+	}
 	cases := []struct {
 		name     string
 		mode     string
@@ -41,6 +53,8 @@ func TestDiscoveryOutcomes(t *testing.T) {
 			return reply{err: &rpcError{Code: -32600, Message: "not initialized"}}
 		}, era: "legacy", methods: []string{"server/discover", "initialize", "notifications/initialized"}},
 		{name: "unsupported version retries a common one", mode: ModeAuto, modern: []string{"2027-01-01", modernVersion}, discover: unsupported(modernVersion), era: "modern", methods: []string{"server/discover", "server/discover"}},
+		{name: "unsupported version naming the offered one retries it once", mode: ModeAuto, discover: refuseFirst(), era: "modern", methods: []string{"server/discover", "server/discover"}},
+		{name: "a server that keeps refusing is not retried forever", mode: ModeAuto, discover: unsupported("2026-07-28-never"), modern: []string{"2026-07-28-never"}, status: StatusUnsupported, methods: []string{"server/discover", "server/discover"}},
 		{name: "unsupported version without a common one fails, no initialize", mode: ModeAuto, modern: []string{"2027-01-01"}, discover: unsupported("2028-01-01"), status: StatusUnsupported, methods: []string{"server/discover"}},
 		{name: "modern mode refuses a legacy server", mode: ModeModern, status: StatusProtocol, methods: []string{"server/discover"}},
 		{name: "discover listing only legacy versions uses initialize", mode: ModeAuto, discover: func(*fakeServer, wireMsg) reply {
