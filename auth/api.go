@@ -10,17 +10,90 @@ import (
 type Flow string
 
 const (
-	// FlowAuto: the authorization code grant when the host can authorize
-	// (Host.CanAuthorize), else client credentials when a client secret or
-	// a private key is configured, else the request fails with an
-	// AuthRequired error carrying the discovered metadata.
+	// FlowAuto picks, in this order, the first flow the configuration can
+	// run and the authorization server's grant_types_supported (when
+	// published) lists: the jwt-bearer grant when an assertion or a token
+	// exchange is configured, the authorization code grant when the host
+	// can authorize (Host.CanAuthorize), client credentials when a client
+	// secret or a private key is configured. With none, the request fails
+	// with an AuthRequired error carrying the discovered metadata.
 	FlowAuto Flow = "auto"
 	// FlowClientCredentials always uses the client credentials grant.
 	FlowClientCredentials Flow = "client_credentials"
 	// FlowAuthorizationCode always uses the authorization code grant with
 	// PKCE (S256) through Host.Authorize.
 	FlowAuthorizationCode Flow = "authorization_code"
+	// FlowJWTBearer always uses the RFC 7523 jwt-bearer grant: workload
+	// identity federation (SEP-1933) with Config.Assertion, or
+	// enterprise-managed authorization (SEP-990) with the ID-JAG that
+	// Config.TokenExchange obtains from the enterprise IdP. No browser.
+	FlowJWTBearer Flow = "jwt_bearer"
 )
+
+// Grant type identifiers (token requests and grant_types_supported).
+const (
+	GrantAuthorizationCode = "authorization_code"
+	GrantClientCredentials = "client_credentials"
+	GrantRefreshToken      = "refresh_token"
+	GrantJWTBearer         = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+	GrantTokenExchange     = "urn:ietf:params:oauth:grant-type:token-exchange"
+)
+
+// Token type identifiers of RFC 8693 token exchange.
+const (
+	TokenTypeIDToken     = "urn:ietf:params:oauth:token-type:id_token"
+	TokenTypeAccessToken = "urn:ietf:params:oauth:token-type:access_token"
+	TokenTypeSAML2       = "urn:ietf:params:oauth:token-type:saml2"
+	TokenTypeJWT         = "urn:ietf:params:oauth:token-type:jwt"
+	// TokenTypeIDJAG is the Identity Assertion JWT Authorization Grant of
+	// SEP-990 (draft-ietf-oauth-identity-assertion-authz-grant).
+	TokenTypeIDJAG = "urn:ietf:params:oauth:token-type:id-jag"
+)
+
+// TokenExchange configures SEP-990 enterprise-managed authorization: an
+// RFC 8693 token exchange at the enterprise IdP turns SubjectToken (the
+// user's ID token, usually) into an ID-JAG, which the jwt-bearer grant then
+// presents at the MCP server's authorization server. It runs on every
+// grant (ID-JAGs are short-lived); refresh tokens are used first.
+type TokenExchange struct {
+	// TokenEndpoint is the IdP's token endpoint (required).
+	TokenEndpoint string
+	// SubjectToken is the token exchanged (required; a secret).
+	SubjectToken string
+	// SubjectTokenType is TokenTypeIDToken when empty.
+	SubjectTokenType string
+	// RequestedTokenType is TokenTypeIDJAG when empty.
+	RequestedTokenType string
+	// Audience is the discovered authorization server's issuer when empty.
+	Audience string
+	// Resource is the MCP server's resource identifier when empty.
+	Resource string
+	// Scopes are the grant's scopes when empty.
+	Scopes []string
+	// ClientID and ClientSecret are the client's credentials at the IdP
+	// (client_secret_basic with a secret, client_id in the form without).
+	ClientID     string
+	ClientSecret string
+	// TokenAuthMethod forces client_secret_basic, client_secret_post or
+	// none at the IdP.
+	TokenAuthMethod string
+}
+
+// DPoPConfig turns on DPoP (RFC 9449, SEP-1932): sender-constrained
+// tokens. Every token request carries a proof; a token issued with
+// token_type DPoP is sent as "Authorization: DPoP" with a fresh proof on
+// every request, and the servers' use_dpop_nonce challenges are answered
+// (one retry each). An authorization server that ignores DPoP issues a
+// Bearer token, which is used as such.
+type DPoPConfig struct {
+	// Alg is the proof algorithm (ES256 when empty, or the key's).
+	Alg string
+	// KeyPEM, when set, is the proof key (PKCS#8, PKCS#1 or SEC 1), so
+	// stored DPoP-bound tokens stay usable across restarts. Empty means an
+	// ephemeral key generated per client; stored DPoP tokens are then not
+	// reused.
+	KeyPEM string
+}
 
 // Client authentication methods at the token endpoint (RFC 8414
 // token_endpoint_auth_methods_supported values).
@@ -78,6 +151,15 @@ type Config struct {
 	RefreshToken string
 	// PrivateKey, when set, authenticates the client with private_key_jwt.
 	PrivateKey *PrivateKeyJWT
+	// Assertion is the JWT the jwt-bearer grant presents (RFC 7523 §2.1):
+	// a workload identity token whose audience is the authorization server
+	// (a secret).
+	Assertion string
+	// TokenExchange, when set, obtains the jwt-bearer assertion from an
+	// enterprise IdP (SEP-990) instead of Assertion.
+	TokenExchange *TokenExchange
+	// DPoP, when set, sender-constrains tokens with DPoP.
+	DPoP *DPoPConfig
 	// HostTokenStore: tokens are loaded from and saved through the host
 	// (Host.LoadToken, Host.SaveToken); otherwise they live in memory only.
 	HostTokenStore bool

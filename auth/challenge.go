@@ -18,6 +18,7 @@ type bearerChallenge struct {
 	scope            []string
 	err              string
 	errorDescription string
+	dpopErr          string // the DPoP challenge's error (use_dpop_nonce), when there is one
 }
 
 // parseBearer picks the Bearer challenge from the WWW-Authenticate header
@@ -31,11 +32,25 @@ func parseBearer(values []string) *bearerChallenge {
 	for _, v := range values {
 		all = append(all, parseChallenges(v)...)
 	}
-	var pick *challenge
+	var pick, dpop *challenge
 	for i := range all {
-		if all[i].scheme == "bearer" {
-			pick = &all[i]
-			break
+		switch all[i].scheme {
+		case "bearer":
+			if pick == nil {
+				pick = &all[i]
+			}
+		case "dpop":
+			if dpop == nil {
+				dpop = &all[i]
+			}
+		}
+	}
+	if dpop != nil {
+		bc.dpopErr = dpop.params["error"]
+		if pick == nil {
+			// A DPoP-only server (RFC 9449 §7.1): its challenge carries
+			// the same parameters.
+			pick = dpop
 		}
 	}
 	if pick == nil {

@@ -28,6 +28,11 @@ func (m *Manager) clientFor(ctx context.Context, f *fetcher, d *discovery, flow 
 	if reg != nil {
 		return reg, nil
 	}
+	if flow == FlowJWTBearer {
+		// RFC 7523 §3.1: client authentication is optional with the
+		// jwt-bearer grant; the assertion identifies the workload.
+		return &registration{method: MethodNone}, nil
+	}
 	if m.cfg.ClientMetadataURL != "" && as.ClientIDMetadataDocumentSupported && (flow == FlowAuthorizationCode || m.signer != nil) {
 		reg := &registration{clientID: m.cfg.ClientMetadataURL, cimd: true, method: MethodNone}
 		if m.signer != nil {

@@ -78,7 +78,9 @@ func (m *Manager) applyClientAuth(method string, as *asMeta, reg *registration, 
 		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
 		form.Set("client_assertion", a)
 	default:
-		form.Set("client_id", reg.clientID)
+		if reg.clientID != "" {
+			form.Set("client_id", reg.clientID)
+		}
 	}
 	return nil
 }

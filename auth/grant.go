@@ -3,8 +3,10 @@ package auth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 )
 
 type grantMode int
@@ -89,9 +91,12 @@ func (m *Manager) runGrant(ctx context.Context, g grantReq) error {
 		return err
 	}
 	var tr *tokenResult
-	if flow == FlowAuthorizationCode {
+	switch flow {
+	case FlowAuthorizationCode:
 		tr, err = m.authorizationCode(ctx, f, d, reg, scopes)
-	} else {
+	case FlowJWTBearer:
+		tr, err = m.jwtBearer(ctx, f, d, reg, scopes)
+	default:
 		tr, err = m.clientCredentials(ctx, f, d, reg, scopes)
 	}
 	if err != nil {
@@ -106,27 +111,91 @@ func (m *Manager) runGrant(ctx context.Context, g grantReq) error {
 	return nil
 }
 
-// pickFlow resolves FlowAuto and checks a fixed flow can run.
+// grantOf is the grant_type a flow sends.
+func grantOf(f Flow) string {
+	switch f {
+	case FlowAuthorizationCode:
+		return GrantAuthorizationCode
+	case FlowJWTBearer:
+		return GrantJWTBearer
+	}
+	return GrantClientCredentials
+}
+
+// asSupports reports whether the authorization server accepts a flow's
+// grant: yes when it publishes no grant_types_supported (the document may
+// simply not say; its answer will).
+func asSupports(as *asMeta, f Flow) bool {
+	return len(as.GrantTypesSupported) == 0 || contains(as.GrantTypesSupported, grantOf(f))
+}
+
+// pickFlow resolves FlowAuto and checks a flow can run, before anything is
+// sent: a grant the server's grant_types_supported does not list is not
+// tried (no user is sent to authorize a grant the server refuses).
 func (m *Manager) pickFlow(d *discovery) (Flow, error) {
+	as := d.as
+	unsupported := func(f Flow) error {
+		e := m.authError(d, fmt.Sprintf("the authorization server %s does not support the %s grant (its grant_types_supported lists %s)",
+			safeURL(as.Issuer), grantOf(f), strings.Join(sanitizeAll(as.GrantTypesSupported), ", ")))
+		e.Metadata["unsupported_grant_type"] = grantOf(f)
+		return e
+	}
 	switch m.cfg.Flow {
-	case FlowClientCredentials:
-		return FlowClientCredentials, nil
+	case FlowClientCredentials, FlowJWTBearer:
+		if !asSupports(as, m.cfg.Flow) {
+			return "", unsupported(m.cfg.Flow)
+		}
+		return m.cfg.Flow, nil
 	case FlowAuthorizationCode:
 		if !m.canAuthorize() {
 			return "", m.authError(d, "the authorization code flow is configured but the host cannot authorize (Host.CanAuthorize is false)")
 		}
+		if !asSupports(as, FlowAuthorizationCode) {
+			return "", unsupported(FlowAuthorizationCode)
+		}
 		return FlowAuthorizationCode, nil
+	}
+	// auto: the flows the configuration can run, in order of preference.
+	var can []Flow
+	if m.cfg.Assertion != "" || m.cfg.TokenExchange != nil {
+		can = append(can, FlowJWTBearer)
 	}
 	if m.canAuthorize() {
 		if m.cfg.RedirectURI == "" {
 			return "", m.authError(d, "the host can authorize but auth.redirect_uri is not configured")
 		}
-		return FlowAuthorizationCode, nil
+		can = append(can, FlowAuthorizationCode)
 	}
 	if m.cfg.ClientSecret != "" || m.signer != nil {
-		return FlowClientCredentials, nil
+		can = append(can, FlowClientCredentials)
 	}
-	return "", m.authError(d, "the server requires OAuth authorization; let the host authorize users (authorization code flow with auth.redirect_uri), or configure auth.client_id with auth.client_secret or auth.private_key for client credentials, or supply a token in the Authorization header")
+	if len(can) == 0 {
+		return "", m.authError(d, "the server requires OAuth authorization; let the host authorize users (authorization code flow with auth.redirect_uri), or configure auth.client_id with auth.client_secret or auth.private_key for client credentials, auth.assertion or auth.token_exchange for the jwt-bearer grant, or supply a token in the Authorization header")
+	}
+	for _, f := range can {
+		if asSupports(as, f) {
+			return f, nil
+		}
+	}
+	if len(can) == 1 {
+		return "", unsupported(can[0])
+	}
+	grants := make([]string, len(can))
+	for i, f := range can {
+		grants[i] = grantOf(f)
+	}
+	e := m.authError(d, fmt.Sprintf("the authorization server %s supports none of the configured grants (%s; its grant_types_supported lists %s)",
+		safeURL(as.Issuer), strings.Join(grants, ", "), strings.Join(sanitizeAll(as.GrantTypesSupported), ", ")))
+	e.Metadata["unsupported_grant_type"] = grants[0]
+	return "", e
+}
+
+func sanitizeAll(in []string) []string {
+	out := make([]string, 0, len(in))
+	for _, s := range in {
+		out = append(out, sanitize(s, 80, nil))
+	}
+	return out
 }
 
 // refresh runs the refresh_token grant. A rotated refresh token replaces
@@ -191,6 +260,7 @@ func (m *Manager) install(tr *tokenResult, issuer string, requested []string, se
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.tok.access = tr.access
+	m.tok.dpop = tr.dpop
 	m.gen++
 	if tr.refresh != "" {
 		m.tok.refresh = tr.refresh

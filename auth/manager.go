@@ -26,6 +26,7 @@ type Manager struct {
 	mcpURL      *url.URL
 	canonical   string
 	signer      *signer
+	dpop        *dpopKey // nil without DPoP: requests then go out untouched
 	maxStepUps  int
 	authTimeout time.Duration
 
@@ -54,6 +55,7 @@ type hostBox struct{ h Host }
 // server (SEP-2352).
 type tokenState struct {
 	access    string
+	dpop      bool // token_type DPoP: sent with the DPoP scheme and a proof
 	refresh   string
 	expiresAt time.Time // zero when unknown
 	scope     string    // granted (or, when not reported, requested)
@@ -103,9 +105,12 @@ func New(cfg Config, mcpURL string) (*Manager, error) {
 func (m *Manager) validate() error {
 	c := &m.cfg
 	switch c.Flow {
-	case "", FlowAuto, FlowAuthorizationCode, FlowClientCredentials:
+	case "", FlowAuto, FlowAuthorizationCode, FlowClientCredentials, FlowJWTBearer:
 	default:
-		return fmt.Errorf("auth.flow: %q is not auto, authorization_code or client_credentials", c.Flow)
+		return fmt.Errorf("auth.flow: %q is not auto, authorization_code, client_credentials or jwt_bearer", c.Flow)
+	}
+	if err := m.validateExtensions(); err != nil {
+		return err
 	}
 	switch c.TokenAuthMethod {
 	case "", MethodClientSecretBasic, MethodClientSecretPost, MethodNone, MethodPrivateKeyJWT:
@@ -193,9 +198,56 @@ func (m *Manager) canAuthorize() bool {
 	return h != nil && h.CanAuthorize()
 }
 
-// current is the access token and its generation.
-func (m *Manager) current() (string, uint64) {
+// current is the access token, whether it is DPoP-bound, and its
+// generation.
+func (m *Manager) current() (string, bool, uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.tok.access, m.gen
+	return m.tok.access, m.tok.dpop, m.gen
+}
+
+// validateExtensions checks the jwt-bearer, token exchange and DPoP
+// settings.
+func (m *Manager) validateExtensions() error {
+	c := &m.cfg
+	if c.Assertion != "" && c.TokenExchange != nil {
+		return errors.New("auth.assertion: set either auth.assertion or auth.token_exchange, not both")
+	}
+	if c.Assertion != "" && strings.Count(c.Assertion, ".") != 2 {
+		return errors.New("auth.assertion: must be a JWT (three dot-separated parts)")
+	}
+	if te := c.TokenExchange; te != nil {
+		if te.TokenEndpoint == "" {
+			return errors.New("auth.token_exchange.token_endpoint: required")
+		}
+		if _, err := checkAuthURL(te.TokenEndpoint, c.AllowInsecureHTTP); err != nil {
+			return fmt.Errorf("auth.token_exchange.token_endpoint: %s", err)
+		}
+		if te.SubjectToken == "" {
+			return errors.New("auth.token_exchange.subject_token: required")
+		}
+		switch te.TokenAuthMethod {
+		case "", MethodNone:
+		case MethodClientSecretBasic, MethodClientSecretPost:
+			if te.ClientSecret == "" {
+				return fmt.Errorf("auth.token_exchange.token_auth_method: %s needs auth.token_exchange.client_secret", te.TokenAuthMethod)
+			}
+		default:
+			return fmt.Errorf("auth.token_exchange.token_auth_method: %q is not client_secret_basic, client_secret_post or none", te.TokenAuthMethod)
+		}
+		if te.ClientSecret != "" && te.ClientID == "" {
+			return errors.New("auth.token_exchange.client_secret: set auth.token_exchange.client_id too")
+		}
+	}
+	if c.Flow == FlowJWTBearer && c.Assertion == "" && c.TokenExchange == nil {
+		return errors.New("auth.flow: jwt_bearer needs auth.assertion or auth.token_exchange")
+	}
+	if c.DPoP != nil {
+		k, err := newDPoP(c.DPoP)
+		if err != nil {
+			return fmt.Errorf("auth.dpop: %s", err)
+		}
+		m.dpop = k
+	}
+	return nil
 }

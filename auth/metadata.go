@@ -11,6 +11,7 @@ var publicASFields = []string{
 	"authorization_response_iss_parameter_supported",
 	"revocation_endpoint", "introspection_endpoint", "jwks_uri",
 	"service_documentation", "response_modes_supported",
+	"dpop_signing_alg_values_supported",
 }
 
 // metadataOf is the host-facing summary of a discovery run (the contract of

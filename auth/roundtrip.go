@@ -28,23 +28,37 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	m.maybeRefresh(ctx, t.base, req)
 
 	stepUps := 0
-	retried401 := false
+	retried401, nonceRetried := false, false
 	first := true
 	for {
-		tok, gen := m.current()
+		tok, bound, gen := m.current()
 		out, err := outgoing(req, tok, first)
 		if err != nil {
 			return nil, err
+		}
+		if bound {
+			if err := m.addProof(out, tok); err != nil {
+				return nil, err
+			}
 		}
 		first = false
 		resp, err := t.base.RoundTrip(out)
 		if err != nil {
 			return nil, err
 		}
+		if bound {
+			m.dpop.learnNonce(out.URL, resp.Header)
+		}
 		switch resp.StatusCode {
 		case http.StatusUnauthorized:
 			ch := parseBearer(resp.Header.Values("WWW-Authenticate"))
 			drain(resp)
+			if bound && ch.dpopErr == "use_dpop_nonce" && !nonceRetried && resp.Header.Get("DPoP-Nonce") != "" {
+				// RFC 9449 §9: the resource server wants its nonce in
+				// the proof; once per request, the token is fine.
+				nonceRetried = true
+				break
+			}
 			if retried401 {
 				return nil, m.challengeError(ch, "the server rejected the newly obtained token")
 			}
@@ -93,6 +107,18 @@ func outgoing(req *http.Request, tok string, first bool) (*http.Request, error) 
 		out.Header.Set("Authorization", "Bearer "+tok)
 	}
 	return out, nil
+}
+
+// addProof presents a DPoP-bound token: the DPoP scheme and a fresh proof
+// for this method and URL, with ath and the server's nonce.
+func (m *Manager) addProof(out *http.Request, tok string) error {
+	p, err := m.dpop.proof(out.Method, out.URL, tok, m.now())
+	if err != nil {
+		return &Error{Message: "authorization required: signing the DPoP proof failed: " + err.Error(), Metadata: map[string]any{"resource": m.canonical}}
+	}
+	out.Header.Set("Authorization", "DPoP "+tok)
+	out.Header.Set("DPoP", p)
+	return nil
 }
 
 func replayable(req *http.Request) bool {

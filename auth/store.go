@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -34,8 +35,16 @@ func (m *Manager) ensureLoaded(ctx context.Context) {
 func (m *Manager) adopt(rec *StoredToken) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if rec.AccessToken != "" {
+	dpop := strings.EqualFold(rec.TokenType, "dpop")
+	switch {
+	case rec.AccessToken == "":
+	case dpop && (m.dpop == nil || m.dpop.ephemeral):
+		// Bound to a key this client does not hold (an ephemeral key
+		// dies with its process): unusable, a refresh or the flow
+		// replaces it.
+	default:
 		m.tok.access = rec.AccessToken
+		m.tok.dpop = dpop
 		m.gen++
 	}
 	if rec.RefreshToken != "" {
@@ -65,7 +74,7 @@ func (m *Manager) save(ctx context.Context, d *discovery) {
 	m.mu.Lock()
 	rec := &StoredToken{
 		AccessToken:  m.tok.access,
-		TokenType:    "Bearer",
+		TokenType:    tokenTypeName(m.tok.dpop),
 		RefreshToken: m.tok.refresh,
 		Scope:        m.tok.scope,
 		Issuer:       m.tok.issuer,
@@ -82,4 +91,11 @@ func (m *Manager) save(ctx context.Context, d *discovery) {
 	if err := h.SaveToken(ctx, rec); err != nil {
 		m.logf("warning", "saving the token failed: %s", err)
 	}
+}
+
+func tokenTypeName(dpop bool) string {
+	if dpop {
+		return "DPoP"
+	}
+	return "Bearer"
 }

@@ -9,7 +9,8 @@ import (
 
 // parseAuth reads the "auth" object (OAuth for the HTTP transports) into
 // p.auth; parseHTTP builds the OAuth layer from it once the URL is known.
-// Secret values (client_secret, refresh_token, key_pem) are never echoed.
+// Secret values (client_secret, refresh_token, key_pem, assertion,
+// subject_token) are never echoed.
 func parseAuth(root *object, p *Parsed) *core.Error {
 	o, ok, err := root.sub("auth")
 	if err != nil || !ok {
@@ -27,6 +28,7 @@ func parseAuth(root *object, p *Parsed) *core.Error {
 		{"client_name", &cfg.ClientName},
 		{"redirect_uri", &cfg.RedirectURI},
 		{"refresh_token", &cfg.RefreshToken},
+		{"assertion", &cfg.Assertion},
 	}
 	for _, f := range strs {
 		s, ok, err := o.str(f.key)
@@ -43,7 +45,7 @@ func parseAuth(root *object, p *Parsed) *core.Error {
 		return err
 	}
 	flow, err := o.enum("flow", string(auth.FlowAuto),
-		string(auth.FlowAuto), string(auth.FlowClientCredentials), string(auth.FlowAuthorizationCode))
+		string(auth.FlowAuto), string(auth.FlowClientCredentials), string(auth.FlowAuthorizationCode), string(auth.FlowJWTBearer))
 	if err != nil {
 		return err
 	}
@@ -68,13 +70,19 @@ func parseAuth(root *object, p *Parsed) *core.Error {
 		if key.KeyID, _, err = k.str("kid"); err != nil {
 			return err
 		}
-		if key.Alg, err = k.enum("alg", "", "ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"); err != nil {
+		if key.Alg, err = k.enum("alg", "", jwtAlgs...); err != nil {
 			return err
 		}
 		if err := k.finish(); err != nil {
 			return err
 		}
 		cfg.PrivateKey = key
+	}
+	if cfg.TokenExchange, err = parseTokenExchange(o); err != nil {
+		return err
+	}
+	if cfg.DPoP, err = parseDPoP(o); err != nil {
+		return err
 	}
 	store, err := o.enum("token_store", "memory", "memory", "host")
 	if err != nil {
@@ -102,6 +110,12 @@ func parseAuth(root *object, p *Parsed) *core.Error {
 		return invalid(o.at("flow"), "\"client_credentials\" needs auth.client_secret or auth.private_key_jwt")
 	case cfg.Flow == auth.FlowAuthorizationCode && !p.Options.Handlers.Authorization:
 		return invalid(o.at("flow"), "\"authorization_code\" needs handlers.authorization (the host runs the browser step)")
+	case cfg.Flow == auth.FlowJWTBearer && cfg.Assertion == "" && cfg.TokenExchange == nil:
+		return invalid(o.at("flow"), "\"jwt_bearer\" needs auth.assertion or auth.token_exchange")
+	case cfg.Assertion != "" && cfg.TokenExchange != nil:
+		return invalid(o.at("assertion"), "set either auth.assertion or auth.token_exchange, not both")
+	case cfg.Assertion != "" && strings.Count(cfg.Assertion, ".") != 2:
+		return invalid(o.at("assertion"), "must be a JWT (three dot-separated parts)")
 	case cfg.ClientIssuer != "" && cfg.ClientID == "":
 		return invalid(o.at("client_issuer"), "needs auth.client_id (it names the server that client is registered with)")
 	case cfg.ClientSecret != "" && cfg.ClientID == "":
@@ -118,6 +132,115 @@ func parseAuth(root *object, p *Parsed) *core.Error {
 	p.Options.AuthorizationTimeout = cfg.AuthorizationTimeout
 	p.auth = cfg
 	return nil
+}
+
+// jwtAlgs are the JWS algorithms of private_key_jwt and DPoP proofs.
+var jwtAlgs = []string{"ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"}
+
+// parseTokenExchange reads auth.token_exchange (SEP-990).
+func parseTokenExchange(o *object) (*auth.TokenExchange, *core.Error) {
+	t, ok, err := o.sub("token_exchange")
+	if err != nil || !ok {
+		return nil, err
+	}
+	te := &auth.TokenExchange{}
+	if te.TokenEndpoint, err = t.requiredStr("token_endpoint"); err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(te.TokenEndpoint, "https://") && !strings.HasPrefix(te.TokenEndpoint, "http://") {
+		return nil, invalid(t.at("token_endpoint"), "must be an https:// URL (http:// on loopback)")
+	}
+	if te.SubjectToken, err = t.requiredStr("subject_token"); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{
+		{"subject_token_type", &te.SubjectTokenType},
+		{"requested_token_type", &te.RequestedTokenType},
+		{"audience", &te.Audience},
+		{"resource", &te.Resource},
+		{"client_id", &te.ClientID},
+		{"client_secret", &te.ClientSecret},
+	} {
+		s, ok, err := t.str(f.key)
+		if err != nil {
+			return nil, err
+		}
+		if ok && strings.TrimSpace(s) == "" {
+			return nil, invalid(t.at(f.key), "must not be empty (leave the field out instead)")
+		}
+		*f.dst = s
+	}
+	if te.SubjectTokenType != "" && !strings.HasPrefix(te.SubjectTokenType, "urn:") {
+		return nil, invalid(t.at("subject_token_type"), "must be a token type URN (urn:ietf:params:oauth:token-type:id_token, ...)")
+	}
+	if te.RequestedTokenType != "" && !strings.HasPrefix(te.RequestedTokenType, "urn:") {
+		return nil, invalid(t.at("requested_token_type"), "must be a token type URN")
+	}
+	if scopes, ok, err := t.strList("scopes"); err != nil {
+		return nil, err
+	} else if ok {
+		for i, s := range scopes {
+			if s == "" || strings.ContainsAny(s, " \t\r\n\"\\") {
+				return nil, invalid(t.at("scopes")+"["+itoa(i)+"]", "must be one non-empty scope token (no spaces or quotes)")
+			}
+		}
+		te.Scopes = scopes
+	}
+	if te.TokenAuthMethod, err = t.enum("token_auth_method", "",
+		auth.MethodClientSecretBasic, auth.MethodClientSecretPost, auth.MethodNone); err != nil {
+		return nil, err
+	}
+	if err := t.finish(); err != nil {
+		return nil, err
+	}
+	switch {
+	case te.ClientSecret != "" && te.ClientID == "":
+		return nil, invalid(t.at("client_secret"), "needs auth.token_exchange.client_id")
+	case (te.TokenAuthMethod == auth.MethodClientSecretBasic || te.TokenAuthMethod == auth.MethodClientSecretPost) && te.ClientSecret == "":
+		return nil, invalid(t.at("token_auth_method"), "\""+te.TokenAuthMethod+"\" needs auth.token_exchange.client_secret")
+	}
+	return te, nil
+}
+
+// parseDPoP reads auth.dpop: false/absent (off), true (an ephemeral ES256
+// key), or {"alg"?, "key_pem"?}.
+func parseDPoP(o *object) (*auth.DPoPConfig, *core.Error) {
+	v, ok := o.get("dpop")
+	if !ok {
+		return nil, nil
+	}
+	if b, isBool := v.(bool); isBool {
+		if !b {
+			return nil, nil
+		}
+		return &auth.DPoPConfig{}, nil
+	}
+	if _, isObj := v.(map[string]any); !isObj {
+		return nil, invalid(o.at("dpop"), "must be true, false or an object {\"alg\"?, \"key_pem\"?}")
+	}
+	d, _, err := o.sub("dpop")
+	if err != nil {
+		return nil, err
+	}
+	c := &auth.DPoPConfig{}
+	if c.Alg, err = d.enum("alg", "", jwtAlgs...); err != nil {
+		return nil, err
+	}
+	if s, ok, err := d.str("key_pem"); err != nil {
+		return nil, err
+	} else if ok {
+		if strings.TrimSpace(s) == "" {
+			return nil, invalid(d.at("key_pem"), "must not be empty (leave the field out for an ephemeral key)")
+		}
+		c.KeyPEM = s
+	}
+	if err := d.finish(); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // newAuthManager builds the OAuth layer of an HTTP transport. Every HTTP
