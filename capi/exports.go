@@ -95,7 +95,8 @@ func lmcp_features(jsonOut **C.char, lenOut *C.size_t) (st C.lmcp_status) {
 		"protocol_versions":   append(append([]string(nil), core.ModernVersions...), core.LegacyVersions...),
 		"protocol_modes":      []string{core.ModeLegacy, core.ModeAuto, core.ModeModern},
 		"client_capabilities": []string{"roots", "sampling", "elicitation"},
-		"auth_flows":          []string{"refresh_token", "client_credentials", "authorization_code"},
+		"auth_flows":          []string{"refresh_token", "client_credentials", "authorization_code", "jwt_bearer", "token_exchange"},
+		"auth_token_binding":  []string{"dpop"},
 		"result_formats":      []string{"json", "etf"},
 	})
 	*jsonOut = cBytes(doc)

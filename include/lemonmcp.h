@@ -187,14 +187,63 @@
  *                    "redirect_uri": loopback http or https (required by
  *                      the authorization code flow),
  *                    "flow": "auto" | "client_credentials" |
- *                      "authorization_code" ["auto": authorization code
- *                      when handlers.authorization is set, else client
- *                      credentials when a secret or key is configured],
+ *                      "authorization_code" | "jwt_bearer" ["auto": the
+ *                      first of jwt_bearer (when "assertion" or
+ *                      "token_exchange" is set), authorization code (when
+ *                      handlers.authorization is set), client credentials
+ *                      (when a secret or key is configured) that the
+ *                      authorization server's grant_types_supported lists
+ *                      (when it publishes one)]; a flow whose grant the
+ *                      server does not list fails before anything is sent
+ *                      (LMCP_E_AUTH_REQUIRED, data.unsupported_grant_type),
+ *                      and a refused jwt-bearer grant is not retried with
+ *                      another grant,
+ *                    "assertion": a JWT for the RFC 7523 jwt-bearer grant
+ *                      (workload identity federation, SEP-1933: a token
+ *                      from the platform's identity provider whose audience
+ *                      is the authorization server; a secret, never
+ *                      echoed),
+ *                    "token_exchange": enterprise-managed authorization
+ *                      (SEP-990): on every grant the library exchanges
+ *                      subject_token at the enterprise IdP (RFC 8693) for
+ *                      an ID-JAG and presents it with the jwt-bearer grant,
+ *                      with the client credentials above, at the MCP
+ *                      server's authorization server. Not with
+ *                      "assertion". {"token_endpoint": the IdP's token
+ *                      endpoint (https, or http on loopback),
+ *                      "subject_token": the user's ID token (a secret),
+ *                      "subject_token_type"
+ *                      ["urn:ietf:params:oauth:token-type:id_token"],
+ *                      "requested_token_type"
+ *                      ["urn:ietf:params:oauth:token-type:id-jag"],
+ *                      "audience" [the discovered authorization server's
+ *                      issuer], "resource" [the MCP server's resource],
+ *                      "scopes": [..] [the grant's scopes], "client_id",
+ *                      "client_secret": the client at the IdP,
+ *                      "token_auth_method": "client_secret_basic" |
+ *                      "client_secret_post" | "none" [basic with a secret,
+ *                      else none]},
+ *                    "dpop": false | true | {"alg"?, "key_pem"?} [false]:
+ *                      DPoP (RFC 9449, SEP-1932). Every token request
+ *                      carries a proof; a token issued with token_type DPoP
+ *                      is sent as "Authorization: DPoP" with a fresh proof
+ *                      (htm, htu, iat, jti, ath, nonce) on every request;
+ *                      a use_dpop_nonce answer of the authorization server
+ *                      or the MCP server is retried once with its
+ *                      DPoP-Nonce, which is then remembered. true: an
+ *                      ephemeral ES256 key per client (stored DPoP tokens
+ *                      are not reused after a restart); "alg": ES256 |
+ *                      ES384 | ES512 | RS256 | RS384 | RS512 | PS256 |
+ *                      PS384 | PS512 | EdDSA [ES256, or the key's];
+ *                      "key_pem": a PKCS#8, PKCS#1 or SEC 1 key to keep
+ *                      (a secret). A server that ignores DPoP issues a
+ *                      Bearer token, used as such.
  *                    "refresh_token": one the host already holds,
  *                    "private_key_jwt": {"key_pem", "kid"?, "alg"?},
  *                    "token_store": "memory" | "host" ["memory": tokens
  *                      live in the process only; "host": "token_load" and
- *                      "token_save" host requests],
+ *                      "token_save" host requests; a DPoP-bound token is
+ *                      saved with token_type "DPoP"],
  *                    "authorization_timeout_ms" [300000],
  *                    "max_step_ups" [2]: insufficient_scope
  *                      re-authorizations per request,
@@ -380,7 +429,9 @@ void lmcp_free(void *ptr);
 /* lmcp_features describes this build as JSON:
  *   {"version", "abi_version", "transports": [..], "protocol_versions": [..],
  *    "protocol_modes": ["legacy","auto","modern"], "client_capabilities": [..],
- *    "auth_flows": [..],
+ *    "auth_flows": [..] ("refresh_token", "client_credentials",
+ *      "authorization_code", "jwt_bearer", "token_exchange"),
+ *    "auth_token_binding": [..] ("dpop"),
  *    "result_formats": [..]}
  * *json_out is library-allocated (free with lmcp_free); *len_out (may be NULL)
  * receives its length. Starts nothing.

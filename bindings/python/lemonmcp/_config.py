@@ -246,13 +246,25 @@ def _check_transport(value: Any) -> Dict[str, Any]:
 # ------------------------------------------------------------ OAuth
 
 _AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none", "private_key_jwt")
-_AUTH_FLOWS = ("auto", "client_credentials", "authorization_code")
+_AUTH_FLOWS = ("auto", "client_credentials", "authorization_code", "jwt_bearer")
 _TOKEN_STORES = ("memory", "host")
 _JWT_ALGS = ("ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA")
 _AUTH_STR_FIELDS = ("client_id", "client_issuer", "client_metadata_url", "client_name", "redirect_uri")
 #: Fields of the "auth" object (dotted paths) whose values are secrets: an
 #: error about them names the field and the value's type, never the value.
-AUTH_SECRET_FIELDS = ("auth.client_secret", "auth.refresh_token", "auth.private_key_jwt.key_pem")
+AUTH_SECRET_FIELDS = (
+    "auth.client_secret",
+    "auth.refresh_token",
+    "auth.private_key_jwt.key_pem",
+    "auth.assertion",
+    "auth.token_exchange.subject_token",
+    "auth.token_exchange.client_secret",
+    "auth.dpop.key_pem",
+)
+_TOKEN_EXCHANGE_STR_FIELDS = (
+    "subject_token_type", "requested_token_type", "audience", "resource", "client_id",
+)
+_TOKEN_EXCHANGE_METHODS = ("client_secret_basic", "client_secret_post", "none")
 
 
 def _check_auth_str(field: str, value: Any, secret: bool) -> str:
@@ -273,9 +285,13 @@ def _check_auth(value: Any) -> Dict[str, Any]:
     for k in _AUTH_STR_FIELDS:
         if k in a:
             _check_auth_str(f"auth.{k}", a[k], secret=False)
-    for k in ("client_secret", "refresh_token"):
+    for k in ("client_secret", "refresh_token", "assertion"):
         if k in a:
             _check_auth_str(f"auth.{k}", a[k], secret=True)
+    if "token_exchange" in a:
+        a["token_exchange"] = _check_token_exchange(a["token_exchange"])
+    if "dpop" in a:
+        a["dpop"] = _check_dpop(a["dpop"])
     if "token_auth_method" in a:
         _check_choice("auth.token_auth_method", a["token_auth_method"], _AUTH_METHODS)
     if "flow" in a:
@@ -314,6 +330,48 @@ def _check_auth(value: Any) -> Dict[str, Any]:
     return a
 
 
+def _check_token_exchange(value: Any) -> Dict[str, Any]:
+    """auth.token_exchange (SEP-990): the IdP's token endpoint and the
+    subject token are required; the library checks the rest again."""
+    if not isinstance(value, Mapping):
+        raise _bad_secret(
+            "auth.token_exchange", 'an object {"token_endpoint", "subject_token", ...}', value
+        )
+    te = dict(value)
+    for k in ("token_endpoint", "subject_token"):
+        if k not in te:
+            raise InvalidArgument(f"auth.token_exchange.{k}: required")
+    _check_auth_str("auth.token_exchange.token_endpoint", te["token_endpoint"], secret=False)
+    for k in ("subject_token", "client_secret"):
+        if k in te:
+            _check_auth_str(f"auth.token_exchange.{k}", te[k], secret=True)
+    for k in _TOKEN_EXCHANGE_STR_FIELDS:
+        if k in te:
+            _check_auth_str(f"auth.token_exchange.{k}", te[k], secret=False)
+    if "token_auth_method" in te:
+        _check_choice("auth.token_exchange.token_auth_method", te["token_auth_method"], _TOKEN_EXCHANGE_METHODS)
+    if "scopes" in te:
+        scopes = te["scopes"]
+        if isinstance(scopes, (str, bytes)) or not isinstance(scopes, (list, tuple)):
+            raise _bad("auth.token_exchange.scopes", "a list of scope strings", scopes)
+        te["scopes"] = list(scopes)
+    return te
+
+
+def _check_dpop(value: Any) -> Any:
+    """auth.dpop: true/false, or {"alg"?, "key_pem"?}."""
+    if isinstance(value, bool):
+        return value
+    if not isinstance(value, Mapping):
+        raise _bad_secret("auth.dpop", 'true, false or an object {"alg"?, "key_pem"?}', value)
+    d = dict(value)
+    if "alg" in d:
+        _check_choice("auth.dpop.alg", d["alg"], _JWT_ALGS)
+    if "key_pem" in d:
+        _check_auth_str("auth.dpop.key_pem", d["key_pem"], secret=True)
+    return d
+
+
 def auth_config(
     *,
     client_id: Optional[str] = None,
@@ -333,10 +391,16 @@ def auth_config(
     authorization_timeout: Optional[float] = None,
     max_step_ups: Optional[int] = None,
     allow_insecure_http: Optional[bool] = None,
+    assertion: Optional[str] = None,
+    token_exchange: Optional[Mapping[str, Any]] = None,
+    dpop: Union[bool, Mapping[str, Any], None] = None,
 ) -> Dict[str, Any]:
     """The ``auth`` object (OAuth 2.1 for the HTTP transports) from keyword
     arguments; None leaves a field out. ``authorization_timeout`` is in
-    seconds; ``private_key_*`` become ``private_key_jwt``. Checked like
+    seconds; ``private_key_*`` become ``private_key_jwt``. ``assertion``
+    (a JWT for the jwt-bearer grant), ``token_exchange`` (SEP-990: the
+    enterprise IdP exchange) and ``dpop`` (True or {"alg"?, "key_pem"?})
+    are passed as they are. Checked like
     :func:`check_config` checks it (secrets are never echoed in errors)."""
     a: Dict[str, Any] = {}
     for key, value in (
@@ -352,6 +416,9 @@ def auth_config(
         ("token_store", token_store),
         ("max_step_ups", max_step_ups),
         ("allow_insecure_http", allow_insecure_http),
+        ("assertion", assertion),
+        ("token_exchange", token_exchange),
+        ("dpop", dpop),
     ):
         if value is not None:
             a[key] = value
