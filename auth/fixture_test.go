@@ -41,6 +41,7 @@ type env struct {
 	issMode    string         // "correct" (default), "wrong", "omit", "normalized"
 	noDCR      bool
 	tokenFn    func(form url.Values, h http.Header) (int, map[string]any)
+	tokenHdr   http.Header // headers of the next token answer (set by tokenFn)
 	regFn      func(body map[string]any) (int, map[string]any)
 	// MCP server knobs
 	prmPath  string // "" = path-aware; "-" = no PRM at all
@@ -48,6 +49,7 @@ type env struct {
 	wwwAuth  func() string
 	required []string // scopes every MCP request needs
 	rsFn     func(r *http.Request, scopes []string, ok bool) (int, string)
+	rsHdr    http.Header // headers of the next MCP answer (set by rsFn)
 	// records
 	tokens    map[string][]string // issued access token → scopes
 	codes     map[string]string   // authorization code → scope requested
@@ -165,6 +167,10 @@ func (e *env) serveAS(w http.ResponseWriter, r *http.Request) {
 		e.tokenReqs = append(e.tokenReqs, rec)
 		if e.tokenFn != nil {
 			st, body := e.tokenFn(rec.form, rec.header)
+			for k, v := range e.tokenHdr {
+				w.Header()[k] = v
+			}
+			e.tokenHdr = nil
 			if tok, ok := body["access_token"].(string); ok && st == 200 {
 				e.tokens[tok] = strings.Fields(fmt.Sprint(body["scope"]))
 			}
@@ -233,6 +239,10 @@ func (e *env) serveRS(w http.ResponseWriter, r *http.Request) {
 	st, wa := 200, ""
 	if e.rsFn != nil {
 		st, wa = e.rsFn(r, scopes, ok)
+		for k, v := range e.rsHdr {
+			w.Header()[k] = v
+		}
+		e.rsHdr = nil
 	} else if !ok {
 		st = 401
 	} else {

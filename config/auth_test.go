@@ -54,6 +54,38 @@ func TestParseAuth(t *testing.T) {
 	require.Equal(t, auth.FlowAuto, p.auth.Flow)
 }
 
+func TestParseAuthExtensions(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want auth.Config
+	}{
+		{"workload identity", `"flow":"jwt_bearer","client_id":"w","assertion":"h.p.s"`,
+			auth.Config{Flow: auth.FlowJWTBearer, ClientID: "w", Assertion: "h.p.s"}},
+		{"enterprise-managed", `"client_id":"c","client_secret":"s","token_exchange":{"token_endpoint":"https://idp.example/token",
+			"subject_token":"id.tok.en","subject_token_type":"urn:ietf:params:oauth:token-type:saml2",
+			"requested_token_type":"urn:ietf:params:oauth:token-type:id-jag","audience":"https://as.example",
+			"resource":"https://mcp.example/mcp","scopes":["a"],"client_id":"idp","client_secret":"idps","token_auth_method":"client_secret_post"}`,
+			auth.Config{Flow: auth.FlowAuto, ClientID: "c", ClientSecret: "s", TokenExchange: &auth.TokenExchange{
+				TokenEndpoint: "https://idp.example/token", SubjectToken: "id.tok.en", SubjectTokenType: auth.TokenTypeSAML2,
+				RequestedTokenType: auth.TokenTypeIDJAG, Audience: "https://as.example", Resource: "https://mcp.example/mcp",
+				Scopes: []string{"a"}, ClientID: "idp", ClientSecret: "idps", TokenAuthMethod: auth.MethodClientSecretPost}}},
+		{"dpop true", `"dpop":true`, auth.Config{Flow: auth.FlowAuto, DPoP: &auth.DPoPConfig{}}},
+		{"dpop false", `"dpop":false`, auth.Config{Flow: auth.FlowAuto}},
+		{"dpop object", `"dpop":{"alg":"ES384"}`, auth.Config{Flow: auth.FlowAuto, DPoP: &auth.DPoPConfig{Alg: "ES384"}}},
+		{"dpop key", `"dpop":{"key_pem":` + jsonString(testKeyPEM(t)) + `}`, auth.Config{Flow: auth.FlowAuto, DPoP: &auth.DPoPConfig{KeyPEM: testKeyPEM(t)}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Parse([]byte(`{`+httpTransport+`,"auth":{`+tc.in+`}}`), "1.2.3")
+			require.Nil(t, errOrNil(err))
+			want := tc.want
+			want.ClientName = "lemonmcp"
+			require.Equal(t, &want, p.auth)
+		})
+	}
+}
+
 func TestParseAuthErrors(t *testing.T) {
 	cases := []struct {
 		name, in, want string
@@ -80,6 +112,22 @@ func TestParseAuthErrors(t *testing.T) {
 		{"key not PEM", httpTransport + `,"auth":{"client_id":"a","private_key_jwt":{"key_pem":"hunter2"}}`, "config.auth.private_key_jwt: "},
 		{"issuer without id", httpTransport + `,"auth":{"client_issuer":"https://as"}`, "config.auth.client_issuer: needs auth.client_id"},
 		{"redirect not loopback", httpTransport + `,"auth":{"client_id":"a","redirect_uri":"http://example.com/cb"}`, "config.auth.redirect_uri: must be an https URL or an http URL on a loopback host"},
+		{"bad flow jwt", httpTransport + `,"auth":{"flow":"jwt_bearer"}`, "config.auth.flow: \"jwt_bearer\" needs auth.assertion or auth.token_exchange"},
+		{"assertion not a JWT", httpTransport + `,"auth":{"assertion":"hunter2"}`, "config.auth.assertion: must be a JWT"},
+		{"assertion not a string", httpTransport + `,"auth":{"assertion":7}`, "config.auth.assertion: must be a string"},
+		{"assertion and exchange", httpTransport + `,"auth":{"assertion":"a.b.hunter2","token_exchange":{"token_endpoint":"https://idp/t","subject_token":"x.y.z"}}`, "config.auth.assertion: set either"},
+		{"exchange without endpoint", httpTransport + `,"auth":{"token_exchange":{"subject_token":"hunter2"}}`, "config.auth.token_exchange.token_endpoint: is required"},
+		{"exchange without subject", httpTransport + `,"auth":{"token_exchange":{"token_endpoint":"https://idp/t"}}`, "config.auth.token_exchange.subject_token: is required"},
+		{"exchange endpoint scheme", httpTransport + `,"auth":{"token_exchange":{"token_endpoint":"ftp://idp/t","subject_token":"hunter2"}}`, "config.auth.token_exchange.token_endpoint: must be an https:// URL"},
+		{"exchange endpoint insecure", httpTransport + `,"auth":{"token_exchange":{"token_endpoint":"http://idp.example/t","subject_token":"hunter2"}}`, "config.auth.token_exchange.token_endpoint: "},
+		{"exchange unknown field", httpTransport + `,"auth":{"token_exchange":{"token_endpoint":"https://idp/t","subject_token":"hunter2","issuer":"x"}}`, "config.auth.token_exchange.issuer: is not a known field"},
+		{"exchange secret without id", httpTransport + `,"auth":{"token_exchange":{"token_endpoint":"https://idp/t","subject_token":"x","client_secret":"hunter2"}}`, "config.auth.token_exchange.client_secret: needs auth.token_exchange.client_id"},
+		{"exchange bad method", httpTransport + `,"auth":{"token_exchange":{"token_endpoint":"https://idp/t","subject_token":"hunter2","token_auth_method":"private_key_jwt"}}`, "config.auth.token_exchange.token_auth_method: must be one of"},
+		{"exchange token type", httpTransport + `,"auth":{"token_exchange":{"token_endpoint":"https://idp/t","subject_token":"hunter2","subject_token_type":"id_token"}}`, "config.auth.token_exchange.subject_token_type: must be a token type URN"},
+		{"dpop string", httpTransport + `,"auth":{"dpop":"yes"}`, "config.auth.dpop: must be true, false or an object"},
+		{"dpop bad alg", httpTransport + `,"auth":{"dpop":{"alg":"HS256"}}`, "config.auth.dpop.alg: must be one of"},
+		{"dpop unknown field", httpTransport + `,"auth":{"dpop":{"kid":"x"}}`, "config.auth.dpop.kid: is not a known field"},
+		{"dpop bad key", httpTransport + `,"auth":{"dpop":{"key_pem":"hunter2"}}`, "config.auth.dpop: key_pem is not PEM"},
 		{"bad url first", `"transport":{"type":"streamable_http","url":"ftp://h/"},"auth":{"client_id":"a"}`, "config.transport.url: must be an http:// or https:// URL"},
 	}
 	for _, tc := range cases {
