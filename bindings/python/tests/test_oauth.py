@@ -199,6 +199,12 @@ def test_auth_config_builds_the_object() -> None:
         ({"authorization_timeout_ms": 0}, "auth.authorization_timeout_ms"),
         ({"max_step_ups": 11}, "auth.max_step_ups"),
         ({"allow_insecure_http": "yes"}, "auth.allow_insecure_http"),
+        ({"flow": "jwt-bearer"}, "auth.flow"),
+        ({"token_exchange": {"subject_token": "x"}}, "auth.token_exchange.token_endpoint"),
+        ({"token_exchange": {"token_endpoint": "https://idp/t"}}, "auth.token_exchange.subject_token"),
+        ({"token_exchange": {"token_endpoint": "https://idp/t", "subject_token": "x", "token_auth_method": "private_key_jwt"}},
+         "auth.token_exchange.token_auth_method"),
+        ({"dpop": {"alg": "HS256"}}, "auth.dpop.alg"),
     ],
 )
 def test_check_config_names_the_auth_field(auth: Dict[str, Any], field: str) -> None:
@@ -215,6 +221,11 @@ def test_check_config_names_the_auth_field(auth: Dict[str, Any], field: str) -> 
         ({"refresh_token": {"rt": "s3cret-rt"}}, "auth.refresh_token"),
         ({"private_key_jwt": {"key_pem": b"s3cret-bytes"}}, "auth.private_key_jwt.key_pem"),
         ({"private_key_jwt": "s3cret-pem-as-string"}, "auth.private_key_jwt"),
+        ({"assertion": 12345678}, "auth.assertion"),
+        ({"token_exchange": "s3cret-te"}, "auth.token_exchange"),
+        ({"token_exchange": {"token_endpoint": "https://idp/t", "subject_token": ["s3cret-id-token"]}}, "auth.token_exchange.subject_token"),
+        ({"dpop": "s3cret-dpop"}, "auth.dpop"),
+        ({"dpop": {"key_pem": b"s3cret-key"}}, "auth.dpop.key_pem"),
     ],
 )
 def test_secret_values_are_never_echoed(auth: Dict[str, Any], field: str) -> None:
@@ -230,6 +241,17 @@ def test_secret_values_are_never_echoed(auth: Dict[str, Any], field: str) -> Non
     with pytest.raises(InvalidArgument) as ei3:
         lemonmcp.build_config(_http()["transport"], auth="s3cret-kw")
     assert "s3cret" not in str(ei3.value) and str(ei3.value).startswith("auth:")
+
+
+def test_auth_extensions_pass_through() -> None:
+    te = {"token_endpoint": "https://idp.example/token", "subject_token": "h.p.s", "client_id": "idp"}
+    a = lemonmcp.auth_config(client_id="c", assertion="h.p.s", dpop=True)
+    assert a == {"client_id": "c", "assertion": "h.p.s", "dpop": True}
+    a = lemonmcp.auth_config(client_id="c", token_exchange=te, dpop={"alg": "ES384"})
+    assert a["token_exchange"] == te and a["dpop"] == {"alg": "ES384"}
+    # and the library takes them
+    c = lemonmcp.Client(_http(auth={"flow": "jwt_bearer", "assertion": "h.p.s", "dpop": True}))
+    c.close()
 
 
 def test_auth_and_authorization_are_http_only() -> None:
