@@ -12,11 +12,20 @@
 //     2025-11-25 order, issuer checked exactly), or, when the server
 //     publishes no PRM at all, the 2025-03-26 fallback at the MCP origin;
 //  2. the refresh_token grant, when a refresh token is held;
-//  3. the configured flow: authorization code with PKCE (S256) through
-//     Host.Authorize, or client credentials (client secret or
-//     private_key_jwt), with a client identity that is pre-registered, a
-//     Client ID Metadata Document URL, or dynamically registered (RFC 7591)
-//     and bound to the issuing authorization server.
+//  3. the configured flow, checked first against the authorization
+//     server's grant_types_supported: authorization code with PKCE (S256)
+//     through Host.Authorize, client credentials (client secret or
+//     private_key_jwt), or the RFC 7523 jwt-bearer grant with a
+//     host-supplied assertion (SEP-1933) or the ID-JAG an RFC 8693 token
+//     exchange at the enterprise IdP returns (SEP-990), with a client
+//     identity that is pre-registered, a Client ID Metadata Document URL,
+//     or dynamically registered (RFC 7591) and bound to the issuing
+//     authorization server.
+//
+// With Config.DPoP (RFC 9449, SEP-1932) token requests carry a DPoP proof,
+// and a DPoP-bound token goes out as "Authorization: DPoP" with a fresh
+// proof per request; use_dpop_nonce answers are retried once. Without it
+// the per-request path is unchanged.
 //
 // Everything the library learns that a host may need (discovered URLs,
 // issuers, the challenge) travels as Error.Metadata and StoredToken.Metadata;
@@ -32,5 +41,7 @@
 // metadata), metadata.go (what hosts see), client.go (client identity),
 // clientauth.go (token endpoint authentication), jwt.go (private_key_jwt),
 // authcode.go (authorization code + PKCE), token.go (token requests),
+// jwtbearer.go (jwt-bearer grant, token exchange), dpop.go (DPoP keys,
+// proofs, nonces),
 // scope.go (scope selection), store.go (host token store).
 package auth
