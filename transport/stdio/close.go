@@ -128,7 +128,8 @@ func (t *Transport) lost() {
 // SIGKILL was sent.
 func (t *Transport) terminate() (killed bool) {
 	// EOF on stdin is how MCP asks a stdio server to exit. Closing also
-	// releases any Send blocked on a full pipe.
+	// ends a flusher waiting on a full pipe: lines still queued for a server
+	// that stopped reading are dropped with it.
 	t.stdin.Close()
 	if exited, k := t.awaitExit(t.cfg.CloseGrace); exited {
 		return k
