@@ -8,7 +8,7 @@ import (
 
 // ParseCallOptions reads the ABI's call options object:
 // {"timeout_ms","reset_timeout_on_progress","max_total_ms","all_pages",
-// "progress","wait_ready","_meta"}. Empty input means defaults. Unknown
+// "progress","wait_ready","_meta","verify"}. Empty input means defaults. Unknown
 // fields are an error that names them.
 func ParseCallOptions(raw []byte) (CallOptions, *Error) {
 	var o CallOptions
@@ -52,6 +52,15 @@ func ParseCallOptions(raw []byte) (CallOptions, *Error) {
 				return o, Errorf(StatusInvalidArgument, "options._meta must be a JSON object")
 			}
 			o.Meta = it.SkipAndReturnBytes()
+		case "verify":
+			if it.WhatIsNext() != jsonx.KindObject {
+				return o, Errorf(StatusInvalidArgument, "options.verify must be a JSON object")
+			}
+			v, err := parseVerify(it.SkipAndReturnBytes())
+			if err != nil {
+				return o, err
+			}
+			o.Verify = v
 		default:
 			return o, Errorf(StatusInvalidArgument, "options.%s is not a known call option", field)
 		}

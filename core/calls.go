@@ -22,6 +22,9 @@ type CallOptions struct {
 	Progress        bool
 	WaitReady       bool
 	Meta            []byte // a JSON object merged into params._meta
+	// Verify (resources/read only) checks the content before it is
+	// returned; see ResourceVerify.
+	Verify *ResourceVerify
 	// Inline runs the completion on whichever goroutine completes the call
 	// (possibly the caller's, inside Call). Only for completions that never
 	// block, such as handing the result to a waiting goroutine.
@@ -89,6 +92,9 @@ func (c *Client) Call(method string, params []byte, opts CallOptions, done DoneF
 	}
 	if done == nil {
 		return 0, Errorf(StatusInvalidArgument, "a completion callback is required")
+	}
+	if opts.Verify != nil && method != "resources/read" {
+		return 0, Errorf(StatusInvalidArgument, "options.verify applies only to resources/read, not %s", method)
 	}
 	cl := &call{id: c.nextCallID.Add(1), method: method, opts: opts, done: done}
 	var err *Error

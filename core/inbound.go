@@ -199,7 +199,7 @@ func (c *Client) onResponse(env *envelope) {
 		c.onPage(cl, env.result)
 		return
 	}
-	c.finish(cl, nil, env.result)
+	c.finishResult(cl, env.result)
 }
 
 // onNotification handles a server notification.

@@ -38,7 +38,7 @@ func (c *Client) onModernResult(cl *call, result []byte) {
 			c.onPage(cl, result)
 			return
 		}
-		c.finish(cl, nil, result)
+		c.finishResult(cl, result)
 	case "input_required":
 		if !slices.Contains(mrtrMethods, cl.method) {
 			c.finish(cl, Errorf(StatusProtocol, "the server answered %s with input_required, which only tools/call, resources/read and prompts/get may return", cl.method), nil)
