@@ -52,21 +52,7 @@ func (c *Client) startDiscover(version string, tried []string) {
 	cl.opts.TimeoutSet, cl.opts.Timeout = true, c.probeTimeout()
 	cl.internal = func(result []byte, err *Error) { c.onDiscover(version, append(tried, version), result, err) }
 	c.armTimeouts(cl)
-	c.mu.Lock()
-	if c.state != StateConnecting {
-		c.mu.Unlock()
-		return
-	}
-	cl.reqID = c.nextReqID.Add(1)
-	c.calls[cl.id] = cl
-	livePending.Add(1)
-	c.pending[cl.reqID] = cl
-	c.startTimerLocked(cl)
-	reqID := cl.reqID
-	c.mu.Unlock()
-	if err := c.sendRequest(cl, reqID, nil); err != nil {
-		c.finish(cl, err, nil)
-	}
+	c.sendHandshakeCall(cl, nil, func() bool { return c.state == StateConnecting })
 }
 
 // probeTimeout: in ModeAuto the probe is bounded by min(ready, maxProbe),

@@ -54,9 +54,15 @@ func (c *Client) startHandshake(version string, tried []string) {
 	cl.opts.TimeoutSet, cl.opts.Timeout = true, c.opts.Timeouts.Ready
 	cl.internal = func(result []byte, err *Error) { c.onInitialize(version, append(tried, version), result, err) }
 	c.armTimeouts(cl)
+	c.sendHandshakeCall(cl, params, c.handshakingLocked)
+}
 
+// sendHandshakeCall registers one of the handshake's own requests
+// (initialize, the server/discover probe) as pending and sends it, unless
+// still (called under c.mu) says the handshake has moved on meanwhile.
+func (c *Client) sendHandshakeCall(cl *call, params []byte, still func() bool) {
 	c.mu.Lock()
-	if !c.handshakingLocked() {
+	if !still() {
 		c.mu.Unlock()
 		return
 	}
@@ -67,7 +73,6 @@ func (c *Client) startHandshake(version string, tried []string) {
 	c.startTimerLocked(cl)
 	reqID := cl.reqID
 	c.mu.Unlock()
-
 	if err := c.sendRequest(cl, reqID, params); err != nil {
 		c.finish(cl, err, nil)
 	}

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/lemonmcp/lemonmcp/config"
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/tests/internal/fixturebin"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,18 +32,8 @@ var oauthFixture struct {
 func oauthFixtureBin(t *testing.T) string {
 	t.Helper()
 	oauthFixture.once.Do(func() {
-		dir, err := os.MkdirTemp("", "oauthfixture")
-		if err != nil {
-			oauthFixture.err = err
-			return
-		}
-		bin := filepath.Join(dir, "oauthfixture")
-		out, err := exec.Command("go", "build", "-o", bin, "../fixtures/oauthfixture").CombinedOutput()
-		if err != nil {
-			oauthFixture.err = fmt.Errorf("building oauthfixture: %v\n%s", err, out)
-			return
-		}
-		oauthFixture.bin = bin
+		// Left in the temporary directory: the test binary ends soon after.
+		oauthFixture.bin, _, oauthFixture.err = fixturebin.Build("../fixtures/oauthfixture")
 	})
 	require.NoError(t, oauthFixture.err)
 	return oauthFixture.bin

@@ -3,28 +3,22 @@ package stdiotests
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/lemonmcp/lemonmcp/tests/internal/fixturebin"
 )
 
 // fixtureBin is the mcpfixture binary, built once for the run.
 var fixtureBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "stdiotests-")
+	bin, remove, err := fixturebin.Build("../fixtures/mcpfixture")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fixtureBin = filepath.Join(dir, "mcpfixture")
-	build := exec.Command("go", "build", "-o", fixtureBin, "../fixtures/mcpfixture")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building mcpfixture:", err)
-		os.Exit(1)
-	}
+	fixtureBin = bin
 	code := m.Run()
-	_ = os.RemoveAll(dir)
+	remove()
 	os.Exit(code)
 }

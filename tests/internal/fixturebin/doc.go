@@ -1,0 +1,2 @@
+// Package fixturebin: see fixturebin.go.
+package fixturebin
