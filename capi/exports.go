@@ -97,6 +97,7 @@ func lmcp_features(jsonOut **C.char, lenOut *C.size_t) (st C.lmcp_status) {
 		"client_capabilities": []string{"roots", "sampling", "elicitation"},
 		"auth_flows":          []string{"refresh_token", "client_credentials", "authorization_code", "jwt_bearer", "token_exchange"},
 		"auth_token_binding":  []string{"dpop"},
+		"resource_verify":     []string{"size", "sha256", "frontmatter"},
 		"result_formats":      []string{"json", "etf"},
 	})
 	*jsonOut = cBytes(doc)

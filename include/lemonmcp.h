@@ -432,6 +432,8 @@ void lmcp_free(void *ptr);
  *    "auth_flows": [..] ("refresh_token", "client_credentials",
  *      "authorization_code", "jwt_bearer", "token_exchange"),
  *    "auth_token_binding": [..] ("dpop"),
+ *    "resource_verify": [..] (the checks of the "verify" call option:
+ *      "size", "sha256", "frontmatter"),
  *    "result_formats": [..]}
  * *json_out is library-allocated (free with lmcp_free); *len_out (may be NULL)
  * receives its length. Starts nothing.
@@ -555,7 +557,29 @@ lmcp_status lmcp_client_state(lmcp_client *client, lmcp_state *state_out);
  *        "progress" events carrying this call's id,
  *    "wait_ready": <bool> [false]: queue the call until the client is ready
  *        instead of failing with LMCP_E_INVALID_STATE,
- *    "_meta": {..}: merged into params._meta}
+ *    "_meta": {..}: merged into params._meta,
+ *    "verify": {"digest": "sha256:<64 lowercase hex>"?, "size": <bytes>?,
+ *               "frontmatter": {..}?} [none]: resources/read only (any other
+ *        method: LMCP_E_INVALID_ARGUMENT); at least one member. What the host
+ *        holds about the resource, typically a skill file's entry from
+ *        skills/list or skills/get (io.modelcontextprotocol/skills,
+ *        SEP-2640: "size" and "digest" from resources[], "frontmatter" from
+ *        the entry when reading its SKILL.md). The result must carry exactly
+ *        one content item; its bytes (text as UTF-8, blob base64-decoded)
+ *        must have that size and SHA-256, and for "frontmatter" its text
+ *        must open with a YAML frontmatter block (--- ... ---) equal field
+ *        by field to the object: the same fields, the same values and JSON
+ *        types (YAML 1.2 core schema: 2.1 is a number, "2.1" a string).
+ *        The frontmatter parser takes block mappings and sequences, plain,
+ *        quoted and | > scalars and one-line flow sequences of scalars; it
+ *        refuses anchors, aliases, tags, complex keys, flow mappings and
+ *        multi-line quoted scalars, which fail the check. On any failure
+ *        the call completes with LMCP_E_PROTOCOL, "resources/read
+ *        verification failed: ..." naming what differed (size, digest,
+ *        field name, parse error; never the content), and the content is
+ *        not returned. The host then must not use the resource; for a
+ *        stale listing it refreshes the entry (skills/get) and reads
+ *        again.}
  * A timeout sends notifications/cancelled to the server (2026-07-28 over
  * HTTP: the request's response stream is closed instead). */
 
