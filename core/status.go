@@ -124,6 +124,8 @@ func transportStatus(code transport.Code) Status {
 		return StatusTimeout
 	case transport.CodeAuthRequired:
 		return StatusAuthRequired
+	case transport.CodeInternal:
+		return StatusInternal
 	default:
 		return StatusTransport
 	}

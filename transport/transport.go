@@ -136,6 +136,8 @@ const (
 	CodeSessionExpired
 	// CodeAuthRequired: the server demands authorization (HTTP 401/403).
 	CodeAuthRequired
+	// CodeInternal: a bug in the library, recovered (see Recover).
+	CodeInternal
 )
 
 // Error is a transport failure. Message never contains raw subprocess output,

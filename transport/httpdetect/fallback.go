@@ -38,6 +38,7 @@ func (d *Transport) refused(status int) bool {
 // fallback starts legacy SSE and re-sends the initialize request there.
 func (d *Transport) fallback(status int) {
 	defer d.wg.Done()
+	defer transport.Recover(d.sink, "the legacy fallback", nil)
 	d.sink.Log(transport.LogLine{Level: "info", Source: "transport",
 		Text: "the server refused Streamable HTTP (" + httpclient.Status(status) + "); trying the legacy HTTP+SSE transport"})
 

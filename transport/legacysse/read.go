@@ -15,6 +15,12 @@ import (
 // transport: the session does not outlive its stream.
 func (t *Transport) read(rd *sseparse.Reader, body io.ReadCloser) {
 	var reason string
+	// A bug while reading costs the connection, not the host process: the
+	// transport shuts down as if the stream had broken.
+	defer transport.Recover(t.sink, "the SSE reader", func() {
+		body.Close()
+		t.shutdown("internal error in the SSE reader (a bug: see the log)")
+	})
 	for {
 		ev, err := rd.Next()
 		if err == nil {

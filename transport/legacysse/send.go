@@ -39,6 +39,9 @@ func (t *Transport) Send(ctx context.Context, msg transport.Outbound) error {
 	if msg.Kind == transport.KindRequest {
 		go func() {
 			defer t.posts.Done()
+			defer transport.Recover(t.sink, "the goroutine posting "+what, func() {
+				t.sink.RequestFailed(msg.ID, transport.Errorf(transport.CodeInternal, "internal error while sending %s (a bug: see the log)", what))
+			})
 			if err := t.post(t.ctx, endpoint, body, what); err != nil && t.ctx.Err() == nil {
 				t.sink.RequestFailed(msg.ID, err)
 			}

@@ -212,6 +212,14 @@ func (s *sender) writeOnce(fd uintptr) bool {
 // was written is dropped (its caller has timed out); one cut off part-way
 // leaves the stream to resync.
 func (s *sender) flush() {
+	// A bug here must not kill the host: drop the queue as a broken pipe
+	// would (the calls time out; the reader sees the server's fate).
+	defer transport.Recover(nil, "the stdin flusher", func() {
+		if s.mu.TryLock() { // not if the panic came from under the lock
+			s.queue, s.queuedBytes, s.flushing = nil, 0, false
+			s.mu.Unlock()
+		}
+	})
 	for {
 		s.mu.Lock()
 		if len(s.queue) == 0 {

@@ -145,14 +145,20 @@ func (t *Transport) wait() {
 }
 
 func (t *Transport) readStdout() {
+	defer close(t.readerDone)
+	// A bug while reading ends the reader as a read error would: supervise
+	// then tears the connection down, and the host process lives on.
+	defer transport.Recover(t.sink, "the stdout reader", func() { t.readErr = errReaderPanicked })
 	t.readErr = t.reader.run()
-	close(t.readerDone)
 }
 
 func (t *Transport) readStderr() {
+	defer close(t.stderrDone)
+	defer transport.Recover(t.sink, "the stderr reader", nil)
 	_ = newLineReader(t.stderr, maxStderrLineBytes, 4<<10, t.errs).run()
-	close(t.stderrDone)
 }
+
+var errReaderPanicked = errors.New("internal error in the stdout reader")
 
 // Send writes msg.Data as one line. See sender.send for the error cases.
 func (t *Transport) Send(ctx context.Context, msg transport.Outbound) error {

@@ -376,3 +376,32 @@ func requireNoLeak(t *testing.T, before int) {
 		require.FailNow(t, fmt.Sprintf("%d goroutines leaked", n-before), "%s", buf)
 	}
 }
+
+// panickyTransport is a host-supplied RoundTripper with a bug.
+type panickyTransport struct{}
+
+func (p *panickyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	panic("host round tripper bug")
+}
+
+// A panic in a request's goroutine (here: in a host-given RoundTripper)
+// fails that request with CodeInternal and a log line; it does not take
+// the host process down.
+func TestPanicInRequestGoroutineIsRecovered(t *testing.T) {
+	srv := newServer(t, mcp("s", echo))
+	tr, sink := open(t, srv.URL, func(c *Config) {
+		c.HTTPClient = &http.Client{Transport: &panickyTransport{}}
+	})
+	send(t, tr, request(1, "initialize"))
+	f := sink.Failure(t)
+	require.Equal(t, int64(1), f.ID)
+	require.Equal(t, transport.CodeInternal, f.Err.Code)
+	require.Contains(t, f.Err.Message, "internal error while sending initialize")
+	var logged bool
+	for _, l := range sink.Logs() {
+		if l.Level == "error" && strings.Contains(l.Text, "internal error in the goroutine sending initialize: host round tripper bug") {
+			logged = true
+		}
+	}
+	require.True(t, logged, "the panic was not reported: %v", sink.Logs())
+}

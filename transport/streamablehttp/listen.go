@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/lemonmcp/lemonmcp/transport"
 	"github.com/lemonmcp/lemonmcp/transport/internal/httpclient"
 )
 
@@ -52,6 +53,7 @@ func (t *Transport) listen(ctx context.Context, l *listener) {
 		t.mu.Unlock()
 		l.cancel()
 	}()
+	defer transport.Recover(t.sink, "the GET stream", nil) // the stream ends; requests go on
 	var lastID string
 	b := t.newBackoff()
 	end := streamEnd{}

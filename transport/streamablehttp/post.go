@@ -15,6 +15,9 @@ func (t *Transport) runRequest(p *pending, body []byte, method string, headers [
 	defer t.wg.Done()
 	defer p.cancel()
 	defer t.settleOwn(p) // an unanswered request is not tracked past its POST
+	defer transport.Recover(t.sink, "the goroutine sending "+method, func() {
+		t.fail(p, transport.Errorf(transport.CodeInternal, "internal error while sending %s (a bug: see the log)", method))
+	})
 
 	if gone := t.sessionGone(method); gone != nil {
 		t.fail(p, gone)
