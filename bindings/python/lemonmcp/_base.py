@@ -59,6 +59,7 @@ _CALL_OPTION_KEYS = (
     "progress",
     "wait_ready",
     "meta",
+    "verify",
 )
 
 Request = Tuple[str, Optional[Mapping[str, Any]], Dict[str, Any], Optional[ProgressHandler]]

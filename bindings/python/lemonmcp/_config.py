@@ -652,12 +652,17 @@ def call_options(
     progress: Optional[bool] = None,
     wait_ready: Optional[bool] = None,
     meta: Optional[Mapping[str, Any]] = None,
+    verify: Optional[Mapping[str, Any]] = None,
 ) -> Dict[str, Any]:
     """The ``options_json`` object of ``lmcp_client_call``.
 
     ``timeout``/``max_total`` are seconds (float), ``timeout_ms``/
     ``max_total_ms`` milliseconds; 0 means no limit. ``meta`` becomes
-    ``_meta``.
+    ``_meta``. ``verify`` (``resources/read`` only) is what the host holds
+    about the resource, ``{"digest": "sha256:<hex>", "size": <bytes>,
+    "frontmatter": {...}}`` (any of them; a skill file's entry from
+    ``skills/list``): the library checks the content and raises
+    ``ProtocolError`` instead of returning content that does not match.
     """
     opts: Dict[str, Any] = {}
     if timeout is not None and timeout_ms is not None:
@@ -684,4 +689,27 @@ def call_options(
         opts["wait_ready"] = _check_bool("wait_ready", wait_ready)
     if meta is not None:
         opts["_meta"] = _check_obj("meta", meta)
+    if verify is not None:
+        opts["verify"] = _check_verify(verify)
     return opts
+
+
+_VERIFY_KEYS = ("digest", "size", "frontmatter")
+
+
+def _check_verify(value: Any) -> Dict[str, Any]:
+    """The ``verify`` call option, its shape checked here so a mistake names
+    the field; the digest's form and the comparison are the library's."""
+    if not isinstance(value, Mapping) or not value:
+        raise _bad("verify", "a dict with digest, size and/or frontmatter", value)
+    out: Dict[str, Any] = {}
+    for k, v in value.items():
+        if k not in _VERIFY_KEYS:
+            raise InvalidArgument(f"verify.{k}: not a known member (digest, size, frontmatter)")
+        if k == "digest":
+            out[k] = _check_str("verify.digest", v, empty=False)
+        elif k == "size":
+            out[k] = _check_nonneg_int("verify.size", v)
+        else:
+            out[k] = _check_obj("verify.frontmatter", v)
+    return out

@@ -198,6 +198,7 @@ class AsyncClient(ClientBase):
         )
 
     async def read_resource(self, uri: str, **options: Any) -> ReadResourceResult:
+        """resources/read; ``verify`` as for :meth:`lemonmcp.Client.read_resource`."""
         return read_resource_result(await self._run(self._uri_req("resources/read", uri, options)))
 
     async def subscribe(self, uri: str, **options: Any) -> None:

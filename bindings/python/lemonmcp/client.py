@@ -196,6 +196,9 @@ class Client(ClientBase):
         return self._templates(self._run(self._list_req("resources/templates/list", cursor, all_pages, options)))
 
     def read_resource(self, uri: str, **options: Any) -> ReadResourceResult:
+        """resources/read. ``verify={"digest": ..., "size": ..., "frontmatter":
+        {...}}`` has the library check the content first (see
+        :func:`lemonmcp.call_options`): a mismatch raises ``ProtocolError``."""
         return read_resource_result(self._run(self._uri_req("resources/read", uri, options)))
 
     def subscribe(self, uri: str, **options: Any) -> None:

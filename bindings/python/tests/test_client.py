@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import concurrent.futures
 import gc
+import hashlib
 import json
 import threading
 import time
@@ -91,6 +92,24 @@ def test_read_resource_text_and_blob(client: Client) -> None:
     b = client.read_resource("fixture://blob")
     assert b.contents[0].blob is not None and b.contents[0].size == 16
     assert len(b.contents[0].bytes() or b"") == 16
+
+
+def test_read_resource_verify(client: Client) -> None:
+    text = b"item 07"
+    digest = "sha256:" + hashlib.sha256(text).hexdigest()
+    r = client.read_resource("fixture://item/07", verify={"digest": digest, "size": len(text)})
+    assert r.text == "item 07"
+    blob = bytes(range(16))
+    b = client.read_resource("fixture://blob", verify={"digest": "sha256:" + hashlib.sha256(blob).hexdigest()})
+    assert b.contents[0].bytes() == blob
+    with pytest.raises(lemonmcp.ProtocolError, match="verification failed: the content is 7 bytes, the expected size is 8"):
+        client.read_resource("fixture://item/07", verify={"digest": digest, "size": 8})
+    with pytest.raises(lemonmcp.ProtocolError, match="digest sha256:[0-9a-f]{64} is not the expected"):
+        client.read_resource("fixture://item/08", verify={"digest": digest})
+    with pytest.raises(lemonmcp.ProtocolError, match="does not begin with a YAML frontmatter block"):
+        client.read_resource("fixture://item/07", verify={"frontmatter": {"name": "x"}})
+    with pytest.raises(lemonmcp.InvalidArgument, match="only to resources/read"):
+        client.call("tools/call", {"name": "echo", "arguments": {"text": "x"}}, verify={"size": 1})
 
 
 def test_templates(client: Client) -> None:

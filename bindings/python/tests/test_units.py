@@ -257,6 +257,8 @@ def test_callbacks_must_be_callable() -> None:
         ({"reset_timeout_on_progress": True, "all_pages": False, "progress": True, "wait_ready": True},
          {"reset_timeout_on_progress": True, "all_pages": False, "progress": True, "wait_ready": True}),
         ({"meta": {"k": 1}}, {"_meta": {"k": 1}}),
+        ({"verify": {"digest": "sha256:ab", "size": 3, "frontmatter": {"name": "x"}}},
+         {"verify": {"digest": "sha256:ab", "size": 3, "frontmatter": {"name": "x"}}}),
     ],
 )
 def test_call_options(kwargs: Dict[str, Any], expected: Dict[str, Any]) -> None:
@@ -271,6 +273,12 @@ def test_call_options(kwargs: Dict[str, Any], expected: Dict[str, Any]) -> None:
         ({"timeout_ms": "1"}, "timeout_ms"),
         ({"all_pages": 1}, "all_pages"),
         ({"meta": []}, "meta"),
+        ({"verify": {}}, "verify"),
+        ({"verify": {"sha": "x"}}, "verify.sha"),
+        ({"verify": {"size": -1}}, "verify.size"),
+        ({"verify": {"size": True}}, "verify.size"),
+        ({"verify": {"digest": ""}}, "verify.digest"),
+        ({"verify": {"frontmatter": "name: x"}}, "verify.frontmatter"),
     ],
 )
 def test_bad_call_options(kwargs: Dict[str, Any], field: str) -> None:
