@@ -114,3 +114,14 @@ func TestCompareFrontmatter(t *testing.T) {
 		})
 	}
 }
+
+// The parser reads server-supplied text: whatever it is, it answers or
+// refuses, and never panics.
+func FuzzParseFrontmatter(f *testing.F) {
+	for _, s := range []string{skillMD, "---\na: |+2\n   x\n\nb:\n- c: 1\n  d: [e, 'f']\n---\n", "---\nd: >-\n\n  a\n   b\n---\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		_, _ = parseFrontmatter(s)
+	})
+}
