@@ -563,4 +563,3 @@ func TestSendCloseWithQueue(t *testing.T) {
 	}
 	require.Zero(t, tr.sender.queued(), "the queue outlived the pipe")
 }
-
