@@ -11,12 +11,10 @@ import (
 
 // Defaults applied to zero Config fields.
 const (
-	DefaultMaxMessageBytes = 16 << 20
-	DefaultUserAgent       = "lemonmcp"
+	DefaultMaxMessageBytes = httpclient.DefaultMaxMessageBytes
+	DefaultUserAgent       = httpclient.DefaultUserAgent
 	DefaultEndpointTimeout = 30 * time.Second
 )
-
-const maxMaxMessageBytes = 1 << 30
 
 // Config describes the server's SSE endpoint.
 type Config struct {
@@ -49,33 +47,18 @@ type settings struct {
 }
 
 func (c Config) normalize() (*settings, *transport.Error) {
-	u, err := httpclient.CheckURL(c.URL)
+	common, err := httpclient.Common{URL: c.URL, Headers: c.Headers, MaxMessageBytes: c.MaxMessageBytes,
+		UserAgent: c.UserAgent, HTTPClient: c.HTTPClient}.Check()
 	if err != nil {
 		return nil, err
 	}
-	h, err := httpclient.CheckHeaders(c.Headers)
-	if err != nil {
-		return nil, err
-	}
-	c.Headers = nil
-	switch {
-	case c.MaxMessageBytes == 0:
-		c.MaxMessageBytes = DefaultMaxMessageBytes
-	case c.MaxMessageBytes < 0 || c.MaxMessageBytes > maxMaxMessageBytes:
-		return nil, transport.Errorf(transport.CodeInvalidArgument,
-			"MaxMessageBytes must be between 1 and %d, not %d", maxMaxMessageBytes, c.MaxMessageBytes)
-	}
-	if c.UserAgent == "" {
-		c.UserAgent = DefaultUserAgent
-	}
-	if c.HTTPClient != nil && c.HTTPClient.Timeout != 0 {
-		return nil, transport.Errorf(transport.CodeInvalidArgument, "HTTPClient.Timeout must be zero: the SSE stream outlives any fixed timeout")
-	}
+	c.Headers = nil // the canonical copy in settings is what is used
+	c.MaxMessageBytes, c.UserAgent = common.MaxMessageBytes, common.UserAgent
 	switch {
 	case c.EndpointTimeout == 0:
 		c.EndpointTimeout = DefaultEndpointTimeout
 	case c.EndpointTimeout < 0:
 		return nil, transport.Errorf(transport.CodeInvalidArgument, "EndpointTimeout must not be negative")
 	}
-	return &settings{Config: c, url: u, headers: h}, nil
+	return &settings{Config: c, url: common.URL, headers: common.Headers}, nil
 }

@@ -11,15 +11,13 @@ import (
 
 // Defaults applied to zero Config fields.
 const (
-	DefaultMaxMessageBytes      = 16 << 20
-	DefaultUserAgent            = "lemonmcp"
+	DefaultMaxMessageBytes      = httpclient.DefaultMaxMessageBytes
+	DefaultUserAgent            = httpclient.DefaultUserAgent
 	DefaultDeleteTimeout        = 2 * time.Second
 	DefaultReconnectDelay       = time.Second
 	DefaultMaxReconnectDelay    = 30 * time.Second
 	DefaultMaxReconnectAttempts = 10
 )
-
-const maxMaxMessageBytes = 1 << 30
 
 // Config describes the server endpoint.
 type Config struct {
@@ -68,28 +66,13 @@ type settings struct {
 }
 
 func (c Config) normalize() (*settings, *transport.Error) {
-	u, err := httpclient.CheckURL(c.URL)
-	if err != nil {
-		return nil, err
-	}
-	h, err := httpclient.CheckHeaders(c.Headers)
+	common, err := httpclient.Common{URL: c.URL, Headers: c.Headers, MaxMessageBytes: c.MaxMessageBytes,
+		UserAgent: c.UserAgent, HTTPClient: c.HTTPClient}.Check()
 	if err != nil {
 		return nil, err
 	}
 	c.Headers = nil // the canonical copy in settings is what is used
-	switch {
-	case c.MaxMessageBytes == 0:
-		c.MaxMessageBytes = DefaultMaxMessageBytes
-	case c.MaxMessageBytes < 0 || c.MaxMessageBytes > maxMaxMessageBytes:
-		return nil, transport.Errorf(transport.CodeInvalidArgument,
-			"MaxMessageBytes must be between 1 and %d, not %d", maxMaxMessageBytes, c.MaxMessageBytes)
-	}
-	if c.UserAgent == "" {
-		c.UserAgent = DefaultUserAgent
-	}
-	if c.HTTPClient != nil && c.HTTPClient.Timeout != 0 {
-		return nil, transport.Errorf(transport.CodeInvalidArgument, "HTTPClient.Timeout must be zero: SSE streams outlive any fixed timeout")
-	}
+	c.MaxMessageBytes, c.UserAgent = common.MaxMessageBytes, common.UserAgent
 	durations := []struct {
 		name string
 		d    *time.Duration
@@ -113,5 +96,5 @@ func (c Config) normalize() (*settings, *transport.Error) {
 	case c.MaxReconnectAttempts < 0:
 		return nil, transport.Errorf(transport.CodeInvalidArgument, "MaxReconnectAttempts must not be negative")
 	}
-	return &settings{Config: c, url: u, rawURL: u.String(), headers: h}, nil
+	return &settings{Config: c, url: common.URL, rawURL: common.URL.String(), headers: common.Headers}, nil
 }
