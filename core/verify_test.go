@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lemonmcp/lemonmcp/internal/frontmatter"
 	"github.com/stretchr/testify/require"
 )
 
@@ -133,4 +134,27 @@ func TestVerifyModern(t *testing.T) {
 	require.NotNil(t, err)
 	require.Equal(t, StatusProtocol, err.Status)
 	require.Contains(t, err.Message, "is not the expected "+sha(skillMD))
+}
+
+func TestCompareFrontmatter(t *testing.T) {
+	fm, err := frontmatter.Parse("---\nname: x\ndescription: d\nversion: 2.10\nmetadata:\n  tags: [a, b]\n  ok: true\n---\n")
+	require.NoError(t, err)
+	cases := []struct {
+		name, want, msg string
+	}{
+		{"equal", `{"name":"x","description":"d","version":2.1,"metadata":{"tags":["a","b"],"ok":true}}`, ""},
+		{"string is not number", `{"name":"x","description":"d","version":"2.10","metadata":{"tags":["a","b"],"ok":true}}`, `field "version" differs`},
+		{"differs", `{"name":"x","description":"other","version":2.1,"metadata":{"tags":["a","b"],"ok":true}}`, `field "description" differs`},
+		{"nested differs", `{"name":"x","description":"d","version":2.1,"metadata":{"tags":["a"],"ok":true}}`, `field "metadata" differs`},
+		{"missing", `{"name":"x","description":"d","version":2.1,"metadata":{"tags":["a","b"],"ok":true},"license":"MIT"}`, `field "license" is missing`},
+		{"extra", `{"name":"x","description":"d","version":2.1}`, "1 field(s)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v, perr := parseVerify([]byte(`{"frontmatter":` + tc.want + `}`))
+			require.Nil(t, errOrNil(perr))
+			require.Equal(t, tc.msg == "", compareFrontmatter(v.Frontmatter, fm) == "")
+			require.Contains(t, compareFrontmatter(v.Frontmatter, fm), tc.msg)
+		})
+	}
 }
