@@ -29,9 +29,11 @@ type ResourceVerify struct {
 	Frontmatter map[string]any // the expected frontmatter, nil when not checked
 }
 
-// parseVerify reads options.verify: {"digest":"sha256:<hex>", "size":<n>,
-// "frontmatter":{..}}, at least one member.
-func parseVerify(raw []byte) (*ResourceVerify, *Error) {
+// ParseResourceVerify reads the verify call option (options.verify):
+// {"digest":"sha256:<hex>", "size":<n>, "frontmatter":{..}}, at least one
+// member. The call-option parser (config.ParseCallOptions) hands it the
+// member; it lives here, next to the check that reads what it builds.
+func ParseResourceVerify(raw []byte) (*ResourceVerify, *Error) {
 	it := jsonx.BorrowIterator(raw)
 	defer jsonx.ReturnIterator(it)
 	v := &ResourceVerify{}
