@@ -851,8 +851,8 @@ void stop_client(lmcp_client *c, evrec_t *rec) {
   if (rec != NULL) finish_recorder(rec);
 }
 
-lmcp_status call_sync(lmcp_client *c, const char *method, const char *params,
-                      const char *opts, char **result, char **err) {
+lmcp_status call_sync(lmcp_client *c, const char *method, const char *params, const char *opts, char **result,
+                      char **err) {
   size_t rlen = 0;
   *result = NULL;
   *err = NULL;
@@ -869,22 +869,22 @@ lmcp_status call_sync(lmcp_client *c, const char *method, const char *params,
   return st;
 }
 
-lmcp_status tool_sync(lmcp_client *c, const char *tool, const char *args, const char *opts,
-                             char **result, char **err) {
+lmcp_status tool_sync(lmcp_client *c, const char *tool, const char *args, const char *opts, char **result,
+                      char **err) {
   char params[1024];
   snprintf(params, sizeof params, "{\"name\":\"%s\",\"arguments\":%s}", tool, args ? args : "{}");
   return call_sync(c, "tools/call", params, opts, result, err);
 }
 
-lmcp_status tool_async(lmcp_client *c, const char *tool, const char *args, const char *opts,
-                              doneslot_t *slot, lmcp_call_id *id_out) {
+lmcp_status tool_async(lmcp_client *c, const char *tool, const char *args, const char *opts, doneslot_t *slot,
+                       lmcp_call_id *id_out) {
   char params[1024];
   char *err = NULL;
   snprintf(params, sizeof params, "{\"name\":\"%s\",\"arguments\":%s}", tool, args ? args : "{}");
   slot->caller = pthread_self();
   h_in_call = 1;
-  lmcp_status st = lmcp_client_call(c, "tools/call", params, strlen(params), opts,
-                                    opts ? strlen(opts) : 0, done_cb, slot, id_out, &err);
+  lmcp_status st = lmcp_client_call(c, "tools/call", params, strlen(params), opts, opts ? strlen(opts) : 0,
+                                    done_cb, slot, id_out, &err);
   h_in_call = 0;
   if (st != LMCP_OK) {
     CHECK_ERR_JSON(err, st);

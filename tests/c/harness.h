@@ -228,7 +228,7 @@ int get_diag(h_diag *d);
 /* LMCP_TEST_TIME_SCALE (at least 1, set by the runner): deadlines that only
  * bound waits are multiplied by it, for slow runs such as valgrind. */
 extern int h_time_scale;
-#define T(ms) ((ms) * h_time_scale) /* a bounded wait, scaled */
+#define T(ms) (h_time_scale * (ms)) /* a bounded wait, scaled */
 
 /* lmcp_client_new (must succeed), with rec as the event handler when not
  * NULL. Returns NULL after a failed check. */
@@ -245,14 +245,14 @@ void stop_client(lmcp_client *c, evrec_t *rec);
 /* lmcp_client_call_sync, checking the out-parameter contract: a valid
  * result and no error on LMCP_OK, an error JSON and no result otherwise.
  * The caller frees *result and *err. */
-lmcp_status call_sync(lmcp_client *c, const char *method, const char *params,
-                      const char *opts, char **result, char **err);
+lmcp_status call_sync(lmcp_client *c, const char *method, const char *params, const char *opts, char **result,
+                      char **err);
 /* tools/call of tool with args (a JSON object, NULL for {}), synchronously. */
-lmcp_status tool_sync(lmcp_client *c, const char *tool, const char *args, const char *opts,
-                      char **result, char **err);
+lmcp_status tool_sync(lmcp_client *c, const char *tool, const char *args, const char *opts, char **result,
+                      char **err);
 /* tools/call with lmcp_client_call, completing into slot (done_cb). */
-lmcp_status tool_async(lmcp_client *c, const char *tool, const char *args, const char *opts,
-                       doneslot_t *slot, lmcp_call_id *id_out);
+lmcp_status tool_async(lmcp_client *c, const char *tool, const char *args, const char *opts, doneslot_t *slot,
+                       lmcp_call_id *id_out);
 lmcp_state state_of(lmcp_client *c);
 /* Expects a successful echo of text. */
 void expect_echo(lmcp_client *c, const char *text);

@@ -24,14 +24,15 @@ static void every_function_rejects(lmcp_client *h, const char *what) {
   donerec_t rec;
   donerec_init(&rec, 1);
   printf("  %s handle\n", what);
-#define ERR_IS_HANDLE()                                \
-  do {                                                 \
-    CHECK_ERR_JSON(err, LMCP_E_INVALID_HANDLE);        \
-    lmcp_free(err);                                    \
-    err = NULL;                                        \
+#define ERR_IS_HANDLE()                         \
+  do {                                          \
+    CHECK_ERR_JSON(err, LMCP_E_INVALID_HANDLE); \
+    lmcp_free(err);                             \
+    err = NULL;                                 \
   } while (0)
   destroy_count = 0;
-  CHECK_ST(lmcp_client_set_event_handler(h, never_event, NULL, count_destroy, &err), LMCP_E_INVALID_HANDLE, err);
+  CHECK_ST(lmcp_client_set_event_handler(h, never_event, NULL, count_destroy, &err), LMCP_E_INVALID_HANDLE,
+           err);
   ERR_IS_HANDLE();
   CHECKM(destroy_count == 1, NULL, "destroy ran %d times", destroy_count);
   destroy_count = 0;
@@ -39,7 +40,8 @@ static void every_function_rejects(lmcp_client *h, const char *what) {
   ERR_IS_HANDLE();
   CHECK(destroy_count == 1);
   destroy_count = 0;
-  CHECK_ST(lmcp_client_set_host_request_handler(h, never_host, NULL, count_destroy, &err), LMCP_E_INVALID_HANDLE, err);
+  CHECK_ST(lmcp_client_set_host_request_handler(h, never_host, NULL, count_destroy, &err),
+           LMCP_E_INVALID_HANDLE, err);
   ERR_IS_HANDLE();
   CHECKM(destroy_count == 1, NULL, "destroy ran %d times", destroy_count);
   CHECK_ST(lmcp_client_connect(h, &err), LMCP_E_INVALID_HANDLE, err);
@@ -50,13 +52,16 @@ static void every_function_rejects(lmcp_client *h, const char *what) {
   CHECK(s == 77);
   lmcp_call_id id = 0;
   rec.slots[0].caller = pthread_self();
-  CHECK_ST(lmcp_client_call(h, "tools/list", NULL, 0, NULL, 0, done_cb, &rec.slots[0], &id, &err), LMCP_E_INVALID_HANDLE, err);
+  CHECK_ST(lmcp_client_call(h, "tools/list", NULL, 0, NULL, 0, done_cb, &rec.slots[0], &id, &err),
+           LMCP_E_INVALID_HANDLE, err);
   ERR_IS_HANDLE();
-  CHECK_ST(lmcp_client_call_sync(h, "tools/list", NULL, 0, NULL, 0, &out, &len, &err), LMCP_E_INVALID_HANDLE, err);
+  CHECK_ST(lmcp_client_call_sync(h, "tools/list", NULL, 0, NULL, 0, &out, &len, &err), LMCP_E_INVALID_HANDLE,
+           err);
   ERR_IS_HANDLE();
   CHECK(out == NULL);
   CHECK_ST(lmcp_client_cancel(h, 1), LMCP_E_INVALID_HANDLE, NULL);
-  CHECK_ST(lmcp_client_notify(h, "notifications/roots/list_changed", NULL, 0, &err), LMCP_E_INVALID_HANDLE, err);
+  CHECK_ST(lmcp_client_notify(h, "notifications/roots/list_changed", NULL, 0, &err), LMCP_E_INVALID_HANDLE,
+           err);
   ERR_IS_HANDLE();
   CHECK_ST(lmcp_client_respond(h, 1, LMCP_OK, "{}", 2, &err), LMCP_E_INVALID_HANDLE, err);
   ERR_IS_HANDLE();
@@ -143,16 +148,24 @@ void test_config_errors(void) {
       {"not json", LMCP_E_INVALID_ARGUMENT, NULL},
       {"[]", LMCP_E_INVALID_ARGUMENT, NULL},
       {"{}", LMCP_E_INVALID_ARGUMENT, "transport"},
-      {"{\"transport\":{\"type\":\"stdio\",\"comand\":\"x\"}}", LMCP_E_INVALID_ARGUMENT, "config.transport.comand"},
-      {"{\"transport\":{\"type\":\"stdio\",\"command\":\"x\",\"comand\":\"x\"}}", LMCP_E_INVALID_ARGUMENT, "config.transport.comand"},
-      {"{\"transport\":{\"type\":\"stdio\",\"command\":\"x\"},\"timeouts\":{\"ready\":5}}", LMCP_E_INVALID_ARGUMENT, "config.timeouts.ready"},
-      {"{\"transport\":{\"type\":\"stdio\",\"command\":\"x\"},\"bogus\":1}", LMCP_E_INVALID_ARGUMENT, "bogus"},
+      {"{\"transport\":{\"type\":\"stdio\",\"comand\":\"x\"}}", LMCP_E_INVALID_ARGUMENT,
+       "config.transport.comand"},
+      {"{\"transport\":{\"type\":\"stdio\",\"command\":\"x\",\"comand\":\"x\"}}", LMCP_E_INVALID_ARGUMENT,
+       "config.transport.comand"},
+      {"{\"transport\":{\"type\":\"stdio\",\"command\":\"x\"},\"timeouts\":{\"ready\":5}}",
+       LMCP_E_INVALID_ARGUMENT, "config.timeouts.ready"},
+      {"{\"transport\":{\"type\":\"stdio\",\"command\":\"x\"},\"bogus\":1}", LMCP_E_INVALID_ARGUMENT,
+       "bogus"},
       {"{\"transport\":{\"type\":\"stdio\",\"command\":\"\"}}", LMCP_E_INVALID_ARGUMENT, "command"},
       {"{\"transport\":{\"type\":\"stdio\"}}", LMCP_E_INVALID_ARGUMENT, "command"},
-      {"{\"transport\":{\"type\":\"stdio\",\"command\":\"x\",\"args\":\"-v\"}}", LMCP_E_INVALID_ARGUMENT, "args"},
-      {"{\"transport\":{\"type\":\"stdio\",\"command\":\"x\",\"stderr\":\"loud\"}}", LMCP_E_INVALID_ARGUMENT, "stderr"},
-      {"{\"transport\":{\"type\":\"stdio\",\"command\":\"x\",\"env_inherit\":\"some\"}}", LMCP_E_INVALID_ARGUMENT, "env_inherit"},
-      {"{\"transport\":{\"type\":\"stdio\",\"command\":\"x\"},\"timeouts\":{\"ready_ms\":\"soon\"}}", LMCP_E_INVALID_ARGUMENT, "ready_ms"},
+      {"{\"transport\":{\"type\":\"stdio\",\"command\":\"x\",\"args\":\"-v\"}}", LMCP_E_INVALID_ARGUMENT,
+       "args"},
+      {"{\"transport\":{\"type\":\"stdio\",\"command\":\"x\",\"stderr\":\"loud\"}}", LMCP_E_INVALID_ARGUMENT,
+       "stderr"},
+      {"{\"transport\":{\"type\":\"stdio\",\"command\":\"x\",\"env_inherit\":\"some\"}}",
+       LMCP_E_INVALID_ARGUMENT, "env_inherit"},
+      {"{\"transport\":{\"type\":\"stdio\",\"command\":\"x\"},\"timeouts\":{\"ready_ms\":\"soon\"}}",
+       LMCP_E_INVALID_ARGUMENT, "ready_ms"},
       {"{\"transport\":{\"type\":\"pigeon\",\"command\":\"x\"}}", LMCP_E_INVALID_ARGUMENT, "type"},
       /* OAuth: named fields, secrets never echoed (checked below) */
       {"{\"transport\":{\"type\":\"stdio\",\"command\":\"x\"},\"auth\":{\"client_id\":\"a\"}}",
@@ -168,7 +181,8 @@ void test_config_errors(void) {
     lmcp_client *c = (lmcp_client *)&cases[i];
     char *err = NULL;
     lmcp_status st = lmcp_client_new(cases[i].json, strlen(cases[i].json), &c, &err);
-    CHECKM(st == cases[i].want, err, "config %s: got %d, want %d", cases[i].json, (int)st, (int)cases[i].want);
+    CHECKM(st == cases[i].want, err, "config %s: got %d, want %d", cases[i].json, (int)st,
+           (int)cases[i].want);
     CHECK(c == NULL);
     CHECK_ERR_JSON(err, cases[i].want);
     if (cases[i].names)
@@ -196,7 +210,8 @@ void test_config_errors(void) {
     char listed[64], cfg[256];
     snprintf(listed, sizeof listed, "\"%s\"", http[i]);
     int built_in = strstr(transports, listed) != NULL;
-    snprintf(cfg, sizeof cfg, "{\"transport\":{\"type\":\"%s\",\"url\":\"http://127.0.0.1:1/mcp\"}}", http[i]);
+    snprintf(cfg, sizeof cfg, "{\"transport\":{\"type\":\"%s\",\"url\":\"http://127.0.0.1:1/mcp\"}}",
+             http[i]);
     lmcp_client *hc = NULL;
     char *herr = NULL;
     lmcp_status st = lmcp_client_new(cfg, strlen(cfg), &hc, &herr);
@@ -235,8 +250,10 @@ void test_config_errors(void) {
 
   /* executable not found: at connect, naming it, without the environment */
   const char *nf[] = {
-      "{\"transport\":{\"type\":\"stdio\",\"command\":\"lmcp-no-such-server-7f3a\",\"env\":{\"LMCP_SECRET\":\"hunter2-token\"}}}",
-      "{\"transport\":{\"type\":\"stdio\",\"command\":\"/nonexistent/dir/lmcp-no-such-server-7f3a\",\"env\":{\"LMCP_SECRET\":\"hunter2-token\"}}}",
+      "{\"transport\":{\"type\":\"stdio\",\"command\":\"lmcp-no-such-server-7f3a\",\"env\":{\"LMCP_SECRET\":"
+      "\"hunter2-token\"}}}",
+      "{\"transport\":{\"type\":\"stdio\",\"command\":\"/nonexistent/dir/"
+      "lmcp-no-such-server-7f3a\",\"env\":{\"LMCP_SECRET\":\"hunter2-token\"}}}",
   };
   for (int i = 0; i < 2; i++) {
     c = NULL;
@@ -248,7 +265,8 @@ void test_config_errors(void) {
     CHECK_ERR_JSON(err, LMCP_E_INVALID_ARGUMENT);
     CHECKE(err && strstr(err, "lmcp-no-such-server-7f3a"), err);
     CHECKE(err && !strstr(err, "hunter2") && !strstr(err, "LMCP_SECRET") && !strstr(err, "PATH=") &&
-               !strstr(err, "HOME="), err);
+               !strstr(err, "HOME="),
+           err);
     lmcp_free(err);
     err = NULL;
     lmcp_state s = state_of(c);
@@ -267,7 +285,8 @@ void test_config_errors(void) {
     lmcp_client_free(c);
   }
   /* env, env_inherit and cwd that do work */
-  fixture_config(cfg, sizeof cfg, NULL, "\"cwd\":\"/tmp\",\"env\":{\"LMCP_X\":\"1\"},\"env_inherit\":\"all\"", NULL);
+  fixture_config(cfg, sizeof cfg, NULL, "\"cwd\":\"/tmp\",\"env\":{\"LMCP_X\":\"1\"},\"env_inherit\":\"all\"",
+                 NULL);
   c = start_client(cfg, NULL);
   if (c) expect_echo(c, "env ok");
   stop_client(c, NULL);
@@ -284,18 +303,15 @@ void test_call_argument_errors(void) {
   struct {
     const char *method, *params, *opts;
   } bad[] = {
-      {"", NULL, NULL},
-      {"tools/list", "[1,2]", NULL},
-      {"tools/list", "{", NULL},
-      {"tools/list", "\"str\"", NULL},
-      {"tools/list", NULL, "{"},
-      {"tools/list", NULL, "{\"timeout_ms\":\"x\"}"},
+      {"", NULL, NULL},           {"tools/list", "[1,2]", NULL},
+      {"tools/list", "{", NULL},  {"tools/list", "\"str\"", NULL},
+      {"tools/list", NULL, "{"},  {"tools/list", NULL, "{\"timeout_ms\":\"x\"}"},
       {"tools/list", NULL, "[]"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    lmcp_status st = lmcp_client_call(c, bad[i].method, bad[i].params, bad[i].params ? strlen(bad[i].params) : 0,
-                                      bad[i].opts, bad[i].opts ? strlen(bad[i].opts) : 0, done_cb,
-                                      &rec.slots[0], NULL, &err);
+    lmcp_status st = lmcp_client_call(
+        c, bad[i].method, bad[i].params, bad[i].params ? strlen(bad[i].params) : 0, bad[i].opts,
+        bad[i].opts ? strlen(bad[i].opts) : 0, done_cb, &rec.slots[0], NULL, &err);
     CHECKM(st == LMCP_E_INVALID_ARGUMENT, err, "call(%s, %s, %s) gave %d", bad[i].method,
            bad[i].params ? bad[i].params : "NULL", bad[i].opts ? bad[i].opts : "NULL", (int)st);
     CHECK_ERR_JSON(err, LMCP_E_INVALID_ARGUMENT);
@@ -308,14 +324,17 @@ void test_call_argument_errors(void) {
     lmcp_free(err);
     err = NULL;
   }
-  CHECK_ST(lmcp_client_call(c, NULL, NULL, 0, NULL, 0, done_cb, &rec.slots[0], NULL, &err), LMCP_E_INVALID_ARGUMENT, err);
+  CHECK_ST(lmcp_client_call(c, NULL, NULL, 0, NULL, 0, done_cb, &rec.slots[0], NULL, &err),
+           LMCP_E_INVALID_ARGUMENT, err);
   lmcp_free(err);
   err = NULL;
-  CHECK_ST(lmcp_client_call(c, "tools/list", NULL, 0, NULL, 0, NULL, NULL, NULL, &err), LMCP_E_INVALID_ARGUMENT, err);
+  CHECK_ST(lmcp_client_call(c, "tools/list", NULL, 0, NULL, 0, NULL, NULL, NULL, &err),
+           LMCP_E_INVALID_ARGUMENT, err);
   CHECK_ERR_JSON(err, LMCP_E_INVALID_ARGUMENT);
   lmcp_free(err);
   err = NULL;
-  CHECK_ST(lmcp_client_call_sync(c, "tools/list", NULL, 0, NULL, 0, NULL, NULL, &err), LMCP_E_INVALID_ARGUMENT, err);
+  CHECK_ST(lmcp_client_call_sync(c, "tools/list", NULL, 0, NULL, 0, NULL, NULL, &err),
+           LMCP_E_INVALID_ARGUMENT, err);
   lmcp_free(err);
   err = NULL;
   CHECK_ST(lmcp_client_server_info(c, NULL, NULL, &err), LMCP_E_INVALID_ARGUMENT, err);
@@ -354,7 +373,8 @@ void test_call_argument_errors(void) {
   lmcp_free(err);
   err = NULL;
   /* _meta is passed through */
-  CHECK_ST(tool_sync(c, "echo", "{\"text\":\"meta\"}", "{\"_meta\":{\"lemon/trace\":\"abc\"}}", &out, &err), LMCP_OK, err);
+  CHECK_ST(tool_sync(c, "echo", "{\"text\":\"meta\"}", "{\"_meta\":{\"lemon/trace\":\"abc\"}}", &out, &err),
+           LMCP_OK, err);
   lmcp_free(out);
   lmcp_free(err);
   sleep_ms(50);

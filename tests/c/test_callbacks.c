@@ -27,8 +27,10 @@ void test_host_requests_expire(void) {
   /* never answered: expires after host_request_ms */
   hostrec_t hr;
   hostrec_init(&hr, NULL);
-  lmcp_client *c = new_client(fixture_config(cfg, sizeof cfg, args, NULL,
-                                             "\"handlers\":{\"roots\":{}},\"timeouts\":{\"host_request_ms\":300}"), NULL);
+  lmcp_client *c =
+      new_client(fixture_config(cfg, sizeof cfg, args, NULL,
+                                "\"handlers\":{\"roots\":{}},\"timeouts\":{\"host_request_ms\":300}"),
+                 NULL);
   if (c == NULL) return;
   hr.client = c;
   CHECK_ST(lmcp_client_set_host_request_handler(c, hostrec_cb, &hr, hostrec_destroy, &err), LMCP_OK, err);
@@ -49,7 +51,8 @@ void test_host_requests_expire(void) {
     if (nl) *nl = 0;
   }
   CHECKE(init_id >= 0 && line && strstr(line, "\"roots\"") && !strstr(line, "\"sampling\"") &&
-             !strstr(line, "\"elicitation\""), line);
+             !strstr(line, "\"elicitation\""),
+         line);
   free(text);
 
   int64_t t0 = now_ms();
@@ -63,7 +66,8 @@ void test_host_requests_expire(void) {
   CHECK(hostrec_wait(&hr, 1, 0) == 1);
   CHECK(strcmp(hr.kinds[0], "roots") == 0);
   CHECKE(hr.payloads[0] && strstr(hr.payloads[0], "\"method\":\"roots/list\"") &&
-             json_valid(hr.payloads[0], strlen(hr.payloads[0])), hr.payloads[0]);
+             json_valid(hr.payloads[0], strlen(hr.payloads[0])),
+         hr.payloads[0]);
   CHECK(hr.ids[0] != 0);
   const char *ans = "{\"roots\":[]}";
   CHECK_ST(lmcp_client_respond(c, hr.ids[0], LMCP_OK, ans, strlen(ans), &err), LMCP_E_NOT_FOUND, err);
@@ -80,7 +84,8 @@ void test_host_requests_expire(void) {
   /* answered inside the callback */
   const char *roots = "{\"roots\":[{\"uri\":\"file:///tmp\",\"name\":\"tmp\"}]}";
   hostrec_init(&hr, roots);
-  c = new_client(fixture_config(cfg, sizeof cfg, NULL, NULL, "\"handlers\":{\"roots\":{\"list_changed\":true}}"), NULL);
+  c = new_client(
+      fixture_config(cfg, sizeof cfg, NULL, NULL, "\"handlers\":{\"roots\":{\"list_changed\":true}}"), NULL);
   if (c == NULL) return;
   hr.client = c;
   CHECK_ST(lmcp_client_set_host_request_handler(c, hostrec_cb, &hr, hostrec_destroy, &err), LMCP_OK, err);
@@ -139,7 +144,8 @@ void test_host_requests_expire(void) {
   CHECK(donerec_wait_slot(&rec, 0, T(3000)) == 1);
   CHECK_ST(rec.slots[0].status, LMCP_OK, rec.slots[0].json);
   CHECKE(rec.slots[0].json && strstr(rec.slots[0].json, "\"isError\":true") &&
-             strstr(rec.slots[0].json, "host says no"), rec.slots[0].json);
+             strstr(rec.slots[0].json, "host says no"),
+         rec.slots[0].json);
   stop_client(c, NULL);
   donerec_free(&rec);
   CHECK(hr.destroys == 1);
@@ -226,7 +232,8 @@ void test_callbacks_exactly_once(void) {
   lmcp_free(err);
   err = NULL;
   destroy_count = 0;
-  CHECK_ST(lmcp_client_set_host_request_handler(c, never_host, NULL, count_destroy, &err), LMCP_E_INVALID_STATE, err);
+  CHECK_ST(lmcp_client_set_host_request_handler(c, never_host, NULL, count_destroy, &err),
+           LMCP_E_INVALID_STATE, err);
   CHECK_ERR_JSON(err, LMCP_E_INVALID_STATE);
   lmcp_free(err);
   err = NULL;
@@ -239,7 +246,8 @@ void test_callbacks_exactly_once(void) {
   /* pending async calls at free complete with CANCELLED exactly once */
   donerec_t rec;
   donerec_init(&rec, 4);
-  for (int i = 0; i < 4; i++) CHECK_ST(tool_async(c, "slow", "{\"ms\":3000}", NULL, &rec.slots[i], NULL), LMCP_OK, NULL);
+  for (int i = 0; i < 4; i++)
+    CHECK_ST(tool_async(c, "slow", "{\"ms\":3000}", NULL, &rec.slots[i], NULL), LMCP_OK, NULL);
   sleep_ms(50);
   lmcp_client_free(c);
   CHECK(donerec_wait_all(&rec, T(3000)) == 4);
@@ -272,7 +280,8 @@ void test_callbacks_exactly_once(void) {
   CHECK(evrec_wait_destroys(&f, 1, 100) == 1);
   hostrec_t hf;
   hostrec_init(&hf, NULL);
-  CHECK_ST(lmcp_client_set_host_request_handler(c, hostrec_cb, &hf, hostrec_destroy, NULL), LMCP_E_INVALID_HANDLE, NULL);
+  CHECK_ST(lmcp_client_set_host_request_handler(c, hostrec_cb, &hf, hostrec_destroy, NULL),
+           LMCP_E_INVALID_HANDLE, NULL);
   CHECK(hf.destroys == 1);
   sleep_ms(50);
   CHECK(f.destroys == 1 && hf.destroys == 1 && f.n == 0);
@@ -322,7 +331,7 @@ void test_callbacks_exactly_once(void) {
 
 typedef struct {
   lmcp_client *c;
-  doneslot_t *next;       /* the call made from inside the callback */
+  doneslot_t *next; /* the call made from inside the callback */
   lmcp_status chained_st;
   lmcp_status sync_st;
   char *sync_res;
@@ -344,7 +353,8 @@ static void reent_done(void *ud, lmcp_call_id id, lmcp_status st, const char *js
   h_in_call = 0;
   const char *q = "{\"name\":\"echo\",\"arguments\":{\"text\":\"sync-in-callback\"}}";
   size_t n;
-  r->sync_st = lmcp_client_call_sync(r->c, "tools/call", q, strlen(q), "{\"timeout_ms\":3000}", 19, &r->sync_res, &n, NULL);
+  r->sync_st = lmcp_client_call_sync(r->c, "tools/call", q, strlen(q), "{\"timeout_ms\":3000}", 19,
+                                     &r->sync_res, &n, NULL);
   /* signal completion through the recorder's slot 0 */
   done_cb(&reent_rec.slots[0], 1, LMCP_OK, "{}", 2);
 }
@@ -357,7 +367,8 @@ void test_callbacks_reenter_library(void) {
   reent_t r = {c, &reent_rec.slots[1], -100, -100, NULL, -1, pthread_self()};
   pthread_t me = pthread_self();
   const char *p = "{\"name\":\"echo\",\"arguments\":{\"text\":\"first\"}}";
-  CHECK_ST(lmcp_client_call(c, "tools/call", p, strlen(p), NULL, 0, reent_done, &r, NULL, NULL), LMCP_OK, NULL);
+  CHECK_ST(lmcp_client_call(c, "tools/call", p, strlen(p), NULL, 0, reent_done, &r, NULL, NULL), LMCP_OK,
+           NULL);
   CHECK(donerec_wait_slot(&reent_rec, 0, T(5000)) == 1);
   CHECK(donerec_wait_slot(&reent_rec, 1, T(3000)) == 1);
   CHECK(!pthread_equal(r.cb_thread, me));

@@ -164,7 +164,8 @@ void test_progress(void) {
   donerec_t rec;
   donerec_init(&rec, 2);
   lmcp_call_id id = 0, id2 = 0;
-  CHECK_ST(tool_async(c, "slow", "{\"ms\":300,\"steps\":3}", "{\"progress\":true}", &rec.slots[0], &id), LMCP_OK, NULL);
+  CHECK_ST(tool_async(c, "slow", "{\"ms\":300,\"steps\":3}", "{\"progress\":true}", &rec.slots[0], &id),
+           LMCP_OK, NULL);
   CHECK(donerec_wait_slot(&rec, 0, T(3000)) == 1);
   CHECK_ST(rec.slots[0].status, LMCP_OK, rec.slots[0].json);
   char needle[64];
@@ -195,7 +196,8 @@ void test_reset_timeout_on_progress(void) {
   if (c == NULL) return;
   char *res, *err;
   CHECK_ST(tool_sync(c, "slow", "{\"ms\":1500,\"steps\":10}",
-                     "{\"timeout_ms\":400,\"reset_timeout_on_progress\":true}", &res, &err), LMCP_OK, err);
+                     "{\"timeout_ms\":400,\"reset_timeout_on_progress\":true}", &res, &err),
+           LMCP_OK, err);
   CHECKE(res && strstr(res, "\"text\":\"done\""), res);
   lmcp_free(res);
   lmcp_free(err);
@@ -206,7 +208,8 @@ void test_reset_timeout_on_progress(void) {
   /* max_total_ms bounds a call that keeps reporting progress */
   int64_t t0 = now_ms();
   CHECK_ST(tool_sync(c, "slow", "{\"ms\":3000,\"steps\":30}",
-                     "{\"timeout_ms\":400,\"reset_timeout_on_progress\":true,\"max_total_ms\":700}", &res, &err),
+                     "{\"timeout_ms\":400,\"reset_timeout_on_progress\":true,\"max_total_ms\":700}", &res,
+                     &err),
            LMCP_E_TIMEOUT, err);
   int64_t dt = now_ms() - t0;
   CHECKM(dt >= 600 && dt < T(2000), err, "max_total_ms 700 returned after %lld ms", (long long)dt);
@@ -242,7 +245,8 @@ void test_server_errors_and_gating(void) {
   printf("  unknown tool → %s\n", err ? err : "(null)");
   lmcp_free(res);
   lmcp_free(err);
-  CHECK_ST(call_sync(c, "resources/read", "{\"uri\":\"fixture://nope\"}", NULL, &res, &err), LMCP_E_PROTOCOL, err);
+  CHECK_ST(call_sync(c, "resources/read", "{\"uri\":\"fixture://nope\"}", NULL, &res, &err), LMCP_E_PROTOCOL,
+           err);
   CHECKE(err && json_get_int(err, "code", &code), err);
   lmcp_free(res);
   lmcp_free(err);
@@ -269,7 +273,8 @@ void test_server_errors_and_gating(void) {
   const char *gated = NULL, *gparams = NULL;
   if (info && !strstr(info, "\"completions\":")) {
     gated = "completion/complete";
-    gparams = "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"greet\"},\"argument\":{\"name\":\"name\",\"value\":\"L\"}}";
+    gparams = "{\"ref\":{\"type\":\"ref/"
+              "prompt\",\"name\":\"greet\"},\"argument\":{\"name\":\"name\",\"value\":\"L\"}}";
   } else if (info && !strstr(info, "\"logging\":")) {
     gated = "logging/setLevel";
     gparams = "{\"level\":\"info\"}";
@@ -286,8 +291,9 @@ void test_server_errors_and_gating(void) {
     CHECKE(err && strstr(err, strcmp(gated, "logging/setLevel") == 0 ? "logging" : "completion"), err);
     lmcp_free(res);
     lmcp_free(err);
-    CHECK_ST(lmcp_client_call(c, gated, gparams, strlen(gparams), NULL, 0, done_cb, &rec.slots[0], NULL, NULL),
-             LMCP_E_UNSUPPORTED, NULL);
+    CHECK_ST(
+        lmcp_client_call(c, gated, gparams, strlen(gparams), NULL, 0, done_cb, &rec.slots[0], NULL, NULL),
+        LMCP_E_UNSUPPORTED, NULL);
     expect_echo(c, "barrier"); /* everything sent before this echo is in the log */
     char *text = read_file(log, NULL);
     CHECKM(text && !strstr(text, gated), NULL, "%s reached the server", gated);

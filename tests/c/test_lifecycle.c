@@ -16,9 +16,9 @@
 #include "harness.h"
 #include "suite.h"
 
-static const char *const k_tools[] = {"echo", "add", "slow", "large", "fail", "roots", "sample",
-                                      "elicit", "crash", "huge_line", "stderr", "grandchild",
-                                      "notify", "pid", "touch"};
+static const char *const k_tools[] = {"echo",   "add",        "slow",   "large", "fail",
+                                      "roots",  "sample",     "elicit", "crash", "huge_line",
+                                      "stderr", "grandchild", "notify", "pid",   "touch"};
 
 /* ------------------------------------------------------------------ tests */
 
@@ -110,8 +110,9 @@ void test_happy_path(void) {
   CHECKE(res && strstr(res, "\"name\":\"greet\"") && strstr(res, "\"name\":\"plain\""), res);
   lmcp_free(res);
   lmcp_free(e);
-  CHECK_ST(call_sync(c, "prompts/get", "{\"name\":\"greet\",\"arguments\":{\"name\":\"Lemon\"}}", NULL,
-                     &res, &e), LMCP_OK, e);
+  CHECK_ST(
+      call_sync(c, "prompts/get", "{\"name\":\"greet\",\"arguments\":{\"name\":\"Lemon\"}}", NULL, &res, &e),
+      LMCP_OK, e);
   CHECKE(res && strstr(res, "\"messages\":[") && strstr(res, "Lemon"), res);
   lmcp_free(res);
   lmcp_free(e);
@@ -154,7 +155,8 @@ void test_modern_era_happy_path(void) {
   size_t ilen = 0;
   CHECK_ST(lmcp_client_server_info(c, &info, &ilen, &err), LMCP_OK, err);
   lmcp_free(err);
-  CHECKE(info && strstr(info, "\"era\":\"modern\"") && strstr(info, "\"protocolVersion\":\"2026-07-28\""), info);
+  CHECKE(info && strstr(info, "\"era\":\"modern\"") && strstr(info, "\"protocolVersion\":\"2026-07-28\""),
+         info);
   CHECKE(info && strstr(info, "\"name\":\"lemon-fixture\""), info);
   lmcp_free(info);
 
@@ -190,7 +192,8 @@ void test_call_before_ready(void) {
   CHECK_ERR_JSON(err, LMCP_E_INVALID_STATE);
   lmcp_free(err);
   err = NULL;
-  CHECK_ST(lmcp_client_notify(c, "notifications/roots/list_changed", NULL, 0, &err), LMCP_E_INVALID_STATE, err);
+  CHECK_ST(lmcp_client_notify(c, "notifications/roots/list_changed", NULL, 0, &err), LMCP_E_INVALID_STATE,
+           err);
   lmcp_free(err);
   err = NULL;
   CHECK_ST(lmcp_client_wait_ready(c, 100, &err), LMCP_E_INVALID_STATE, err);
@@ -224,12 +227,14 @@ void test_call_before_ready(void) {
   if (c == NULL) goto out;
   lmcp_call_id id2 = 0, id3 = 0;
   CHECK_ST(tool_async(c, "echo", "{\"text\":\"queued-before-connect\"}", "{\"wait_ready\":true}",
-                      &rec.slots[2], &id2), LMCP_OK, NULL);
+                      &rec.slots[2], &id2),
+           LMCP_OK, NULL);
   CHECK_ST(lmcp_client_connect(c, &err), LMCP_OK, err);
   lmcp_free(err);
   err = NULL;
-  CHECK_ST(tool_async(c, "echo", "{\"text\":\"queued-connecting\"}", "{\"wait_ready\":true}",
-                      &rec.slots[3], &id3), LMCP_OK, NULL);
+  CHECK_ST(
+      tool_async(c, "echo", "{\"text\":\"queued-connecting\"}", "{\"wait_ready\":true}", &rec.slots[3], &id3),
+      LMCP_OK, NULL);
   CHECK(id2 != 0 && id3 != 0 && id2 != id3);
   CHECK_ST(tool_sync(c, "echo", "{\"text\":\"sync-queued\"}", "{\"wait_ready\":true}", &res, &e), LMCP_OK, e);
   CHECKE(res && strstr(res, "sync-queued"), res);
@@ -288,7 +293,8 @@ void test_wait_ready_timeout(void) {
   evrec_init(&ev);
   donerec_t rec;
   donerec_init(&rec, 1);
-  c = new_client(fixture_config(cfg, sizeof cfg, "\"-no-init\"", NULL, "\"timeouts\":{\"ready_ms\":300}"), &ev);
+  c = new_client(fixture_config(cfg, sizeof cfg, "\"-no-init\"", NULL, "\"timeouts\":{\"ready_ms\":300}"),
+                 &ev);
   if (c == NULL) {
     donerec_free(&rec);
     return;
@@ -296,7 +302,8 @@ void test_wait_ready_timeout(void) {
   CHECK_ST(lmcp_client_connect(c, &err), LMCP_OK, err);
   lmcp_free(err);
   err = NULL;
-  CHECK_ST(tool_async(c, "echo", "{\"text\":\"q\"}", "{\"wait_ready\":true}", &rec.slots[0], NULL), LMCP_OK, NULL);
+  CHECK_ST(tool_async(c, "echo", "{\"text\":\"q\"}", "{\"wait_ready\":true}", &rec.slots[0], NULL), LMCP_OK,
+           NULL);
   t0 = now_ms();
   CHECK_ST(lmcp_client_wait_ready(c, T(3000), &err), LMCP_E_TIMEOUT, err);
   dt = now_ms() - t0;
@@ -383,18 +390,29 @@ void test_status_strings_and_versions(void) {
     lmcp_status st;
     const char *name;
   } names[] = {
-      {LMCP_OK, "ok"}, {LMCP_E_INVALID_ARGUMENT, "invalid argument"}, {LMCP_E_INVALID_HANDLE, "invalid handle"},
-      {LMCP_E_INVALID_STATE, "invalid state"}, {LMCP_E_NOT_FOUND, "not found"}, {LMCP_E_TIMEOUT, "timeout"},
-      {LMCP_E_CANCELLED, "cancelled"}, {LMCP_E_CLOSED, "closed"}, {LMCP_E_TRANSPORT, NULL},
-      {LMCP_E_PROTOCOL, NULL}, {LMCP_E_UNSUPPORTED, "unsupported"}, {LMCP_E_AUTH_REQUIRED, NULL},
-      {LMCP_E_POLICY_DENIED, NULL}, {LMCP_E_ABI_MISMATCH, NULL}, {LMCP_E_INTERNAL, NULL},
+      {LMCP_OK, "ok"},
+      {LMCP_E_INVALID_ARGUMENT, "invalid argument"},
+      {LMCP_E_INVALID_HANDLE, "invalid handle"},
+      {LMCP_E_INVALID_STATE, "invalid state"},
+      {LMCP_E_NOT_FOUND, "not found"},
+      {LMCP_E_TIMEOUT, "timeout"},
+      {LMCP_E_CANCELLED, "cancelled"},
+      {LMCP_E_CLOSED, "closed"},
+      {LMCP_E_TRANSPORT, NULL},
+      {LMCP_E_PROTOCOL, NULL},
+      {LMCP_E_UNSUPPORTED, "unsupported"},
+      {LMCP_E_AUTH_REQUIRED, NULL},
+      {LMCP_E_POLICY_DENIED, NULL},
+      {LMCP_E_ABI_MISMATCH, NULL},
+      {LMCP_E_INTERNAL, NULL},
   };
   CHECK(sizeof names / sizeof names[0] == 15);
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     CHECK(names[i].st == -(lmcp_status)i); /* never renumbered: 0, -1, ... -14 */
     const char *s = lmcp_status_string(names[i].st);
     CHECKM(s && *s && strcmp(s, "unknown status") != 0, NULL, "status %d", (int)names[i].st);
-    if (names[i].name) CHECKM(s && strcmp(s, names[i].name) == 0, NULL, "status %d is \"%s\"", (int)names[i].st, s);
+    if (names[i].name)
+      CHECKM(s && strcmp(s, names[i].name) == 0, NULL, "status %d is \"%s\"", (int)names[i].st, s);
     for (size_t j = 0; j < i; j++) CHECK(strcmp(s, lmcp_status_string(names[j].st)) != 0);
     CHECK(lmcp_status_string(names[i].st) == s); /* static text */
   }

@@ -18,7 +18,7 @@
 #include "harness.h"
 #include "suite.h"
 
-static long long g_baseline = -1;    /* idle goroutines */
+static long long g_baseline = -1;       /* idle goroutines */
 static long long g_smoke_baseline = -1; /* the same, measured by lmcp_smoke */
 
 /* Runs last: every client, call and goroutine the suite started is gone. */
@@ -51,7 +51,8 @@ typedef struct {
   int deadline_s;
 } test_case;
 
-#define TC(fn, s) {#fn, fn, s}
+#define TC(fn, s) \
+  { #fn, fn, s }
 static const test_case k_tests[] = {
     TC(test_status_strings_and_versions, 5),
     TC(test_happy_path, 20),

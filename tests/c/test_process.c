@@ -21,7 +21,8 @@ void test_server_crash_mid_call(void) {
   evrec_t ev;
   evrec_init(&ev);
   /* banner and stderr text must never reach error messages */
-  lmcp_client *c = start_client(fixture_config(cfg, sizeof cfg, "\"-banner\",\"2\",\"-stderr-flood\",\"1000\"", NULL, NULL), &ev);
+  lmcp_client *c = start_client(
+      fixture_config(cfg, sizeof cfg, "\"-banner\",\"2\",\"-stderr-flood\",\"1000\"", NULL, NULL), &ev);
   if (c == NULL) return;
   donerec_t rec;
   donerec_init(&rec, 2);
@@ -38,7 +39,8 @@ void test_server_crash_mid_call(void) {
     char msg[512] = "";
     json_get_str(j, "message", msg, sizeof msg);
     CHECKM(strstr(msg, "exit") && strstr(msg, "3"), j, "the message does not give the exit status");
-    CHECKM(!strstr(msg, "banner line") && !strstr(msg, "flood line"), j, "raw subprocess output in a message");
+    CHECKM(!strstr(msg, "banner line") && !strstr(msg, "flood line"), j,
+           "raw subprocess output in a message");
   }
   CHECK(evrec_wait(&ev, "closed", "\"exit_code\":3", 1, T(2000)) == 1);
   char *closed = evrec_first(&ev, "closed", NULL);
@@ -84,7 +86,8 @@ void test_close_kills_grandchild(void) {
   /* a server that ignores SIGTERM and stdin EOF: close escalates to SIGKILL */
   evrec_init(&ev);
   c = start_client(fixture_config(cfg, sizeof cfg, "\"-ignore-sigterm\",\"-ignore-stdin-eof\"", NULL,
-                                  "\"timeouts\":{\"close_grace_ms\":200}"), &ev);
+                                  "\"timeouts\":{\"close_grace_ms\":200}"),
+                   &ev);
   if (c == NULL) return;
   spid = tool_int(c, "pid");
   int64_t t0 = now_ms();
@@ -105,12 +108,14 @@ void test_close_kills_grandchild(void) {
   /* free without close reaps the server (and its group) in the background */
   temp_path(pidfile, sizeof pidfile, "grandchild.pid");
   snprintf(args, sizeof args, "\"-grandchild\",\"-pidfile\",\"%s\"", pidfile);
-  c = start_client(fixture_config(cfg, sizeof cfg, args, NULL, "\"timeouts\":{\"close_grace_ms\":200}"), NULL);
+  c = start_client(fixture_config(cfg, sizeof cfg, args, NULL, "\"timeouts\":{\"close_grace_ms\":200}"),
+                   NULL);
   if (c == NULL) return;
   gpid = tool_int(c, "grandchild");
   spid = tool_int(c, "pid");
   lmcp_client_free(c);
-  if (spid > 0) CHECKM(wait_pid_reaped((pid_t)spid, T(3000)), NULL, "server %lld not reaped after free", spid);
+  if (spid > 0)
+    CHECKM(wait_pid_reaped((pid_t)spid, T(3000)), NULL, "server %lld not reaped after free", spid);
   if (gpid > 0) CHECKM(wait_pid_gone((pid_t)gpid, T(3000)), NULL, "grandchild %lld survives free", gpid);
   if (gpid > 0 && !pid_gone((pid_t)gpid)) kill((pid_t)gpid, SIGKILL);
 }
@@ -146,12 +151,14 @@ void test_stderr_flood(void) {
 
   /* stderr "discard" and "merge" modes also come up */
   evrec_init(&ev);
-  c = start_client(fixture_config(cfg, sizeof cfg, "\"-stderr-flood\",\"200000\"", "\"stderr\":\"discard\"", NULL), &ev);
+  c = start_client(
+      fixture_config(cfg, sizeof cfg, "\"-stderr-flood\",\"200000\"", "\"stderr\":\"discard\"", NULL), &ev);
   if (c) expect_echo(c, "discard");
   CHECK(evrec_count(&ev, "log", "\"source\":\"stderr\"") == 0);
   stop_client(c, &ev);
   evrec_init(&ev);
-  c = start_client(fixture_config(cfg, sizeof cfg, "\"-stderr-flood\",\"20000\"", "\"stderr\":\"merge\"", NULL), &ev);
+  c = start_client(
+      fixture_config(cfg, sizeof cfg, "\"-stderr-flood\",\"20000\"", "\"stderr\":\"merge\"", NULL), &ev);
   if (c) expect_echo(c, "merge");
   stop_client(c, &ev);
 }
@@ -173,7 +180,8 @@ void test_over_long_line(void) {
   char cfg[2048];
   evrec_t ev;
   evrec_init(&ev);
-  lmcp_client *c = start_client(fixture_config(cfg, sizeof cfg, NULL, NULL, "\"limits\":{\"max_message_bytes\":65536}"), &ev);
+  lmcp_client *c = start_client(
+      fixture_config(cfg, sizeof cfg, NULL, NULL, "\"limits\":{\"max_message_bytes\":65536}"), &ev);
   if (c == NULL) return;
   char *res, *err;
   CHECK_ST(tool_sync(c, "huge_line", "{\"bytes\":200000}", NULL, &res, &err), LMCP_OK, err);
@@ -189,7 +197,8 @@ void test_over_long_line(void) {
   free(w);
   expect_echo(c, "after huge line");
   /* a result larger than the limit is skipped too: the call then times out */
-  CHECK_ST(tool_sync(c, "large", "{\"bytes\":100000}", "{\"timeout_ms\":500}", &res, &err), LMCP_E_TIMEOUT, err);
+  CHECK_ST(tool_sync(c, "large", "{\"bytes\":100000}", "{\"timeout_ms\":500}", &res, &err), LMCP_E_TIMEOUT,
+           err);
   lmcp_free(res);
   lmcp_free(err);
   expect_echo(c, "still going");
@@ -198,7 +207,8 @@ void test_over_long_line(void) {
   /* an over-long line at startup, before the handshake */
   evrec_init(&ev);
   c = start_client(fixture_config(cfg, sizeof cfg, "\"-huge-line\",\"300000\"", NULL,
-                                  "\"limits\":{\"max_message_bytes\":65536}"), &ev);
+                                  "\"limits\":{\"max_message_bytes\":65536}"),
+                   &ev);
   if (c) expect_echo(c, "after startup huge line");
   CHECK(evrec_count(&ev, "log", "300000") + evrec_count(&ev, "log", "300001") >= 1);
   stop_client(c, &ev);
