@@ -1,7 +1,10 @@
 /*
- * test_main.c — the C host tests: a host written in C links liblemonmcp.so,
- * drives the fixture MCP server (build/fixtures/mcpfixture) over stdio and
- * checks every promise of include/lemonmcp.h it can observe.
+ * test_main.c — the runner of the C host tests: a host written in C links
+ * liblemonmcp.so, drives the fixture MCP server (build/fixtures/mcpfixture)
+ * over stdio and checks every promise of include/lemonmcp.h it can observe.
+ * The tests live by area in test_*.c (declared in suite.h); this file holds
+ * their registry, in the order they run, and the last check (everything the
+ * suite started is gone).
  *
  * Usage: lmcp_ctest [BASELINE_FILE] [TEST_NAME_SUBSTRING...]
  *   BASELINE_FILE — the idle goroutine count written by lmcp_smoke ("-" for none)
@@ -51,8 +54,9 @@ typedef struct {
   int deadline_s;
 } test_case;
 
-#define TC(fn, s) \
-  { #fn, fn, s }
+/* clang-format off */
+#define TC(fn, s) {#fn, fn, s}
+/* clang-format on */
 static const test_case k_tests[] = {
     TC(test_status_strings_and_versions, 5),
     TC(test_happy_path, 20),
