@@ -44,6 +44,56 @@ def test_header_constants_match_binding() -> None:
         assert getattr(_ffi, name) == int(value), name
 
 
+def _header_statuses() -> Dict[str, int]:
+    with open(HEADER) as f:
+        text = f.read()
+    found = {name: int(v) for name, v in re.findall(r"^#define LMCP_(E_[A-Z_]+) \((-\d+)\)$", text, re.M)}
+    assert len(found) >= 14, found  # the header's spelling changed: fix the pattern, not the check
+    return found
+
+
+def test_every_header_status_has_its_exception_and_library_name() -> None:
+    """One source of truth: every LMCP_E_* of the header has the constant of
+    the same name here, its own exception class (exported by the package),
+    and the name lmcp_status_string gives it; and nothing here names a
+    status the header does not have."""
+    statuses = _header_statuses()
+    classes = set()
+    for name, value in statuses.items():
+        assert getattr(errors, name) == value, name
+        cls = errors.error_class_for(value)
+        assert cls is not errors.LemonMCPError and cls.status == value, name
+        assert getattr(lemonmcp, cls.__name__) is cls, f"{cls.__name__} is not exported"
+        classes.add(cls)
+        exc = errors.error_from_status(value)
+        assert exc.status_name == lemonmcp.status_string(value) != "unknown status", name
+        assert str(exc) == lemonmcp.status_string(value), name  # no message: the library's name
+    assert len(classes) == len(statuses)
+    ours = {n for n in vars(errors) if re.fullmatch(r"E_[A-Z_]+", n)}
+    assert ours == set(statuses), ours ^ set(statuses)
+    subclasses = {c for c in vars(errors).values() if isinstance(c, type) and issubclass(c, errors.LemonMCPError)}
+    assert subclasses - {errors.LemonMCPError} == classes
+
+
+def test_status_names_come_from_the_library() -> None:
+    assert errors.PolicyDenied("x").status_name == lemonmcp.status_string(errors.E_POLICY_DENIED) == "denied by policy"
+    assert errors.LemonMCPError("x", status=12345).status_name == "unknown status"
+    assert errors.status_name(errors.E_ABI_MISMATCH) == lemonmcp.status_string(errors.E_ABI_MISMATCH)
+
+
+def test_version_is_the_headers() -> None:
+    """LMCP_VERSION_STRING is the one version: the library reports it, the
+    package's __version__ is it, and pyproject takes __version__."""
+    with open(HEADER) as f:
+        m = re.search(r'^#define LMCP_VERSION_STRING "([^"]+)"$', f.read(), re.M)
+    assert m is not None
+    assert lemonmcp.__version__ == m.group(1) == lemonmcp.library_version()
+    with open(os.path.join(PKG_ROOT, "pyproject.toml")) as f:
+        pyproject = f.read()
+    assert re.search(r'^dynamic = \["version"\]$', pyproject, re.M)
+    assert re.findall(r"^version = .*$", pyproject, re.M) == ['version = { attr = "lemonmcp.__version__" }']
+
+
 def test_library_answers_without_starting_anything() -> None:
     assert lemonmcp.library_version() == lemonmcp.__version__
     feats = lemonmcp.features()
