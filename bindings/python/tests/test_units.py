@@ -257,10 +257,56 @@ BAD_CONFIGS = [
 
 @pytest.mark.parametrize("config,field", BAD_CONFIGS)
 def test_bad_config_names_the_field(config: Dict[str, Any], field: str) -> None:
+    """The library judges the configuration, and its message is the one the
+    user sees: it names the field by its path."""
     with pytest.raises(lemonmcp.InvalidArgument) as ei:
-        _config.check_config(config)
-    assert str(ei.value).startswith(field + ":") or str(ei.value).startswith(field), str(ei.value)
+        lemonmcp.Client(config)
+    assert str(ei.value).startswith("config." + field + ":"), str(ei.value)
     assert isinstance(ei.value, ValueError)
+
+
+def test_python_values_become_json() -> None:
+    """What Python must do itself: paths, tuples and mappings become JSON."""
+    import pathlib
+    from types import MappingProxyType
+
+    t = _config.stdio_transport(pathlib.Path("/bin/srv"), (pathlib.Path("a"), "b"), env=MappingProxyType({"K": "V"}), cwd=pathlib.Path("/tmp"))
+    assert t == {"type": "stdio", "command": "/bin/srv", "args": ["a", "b"], "env": {"K": "V"}, "cwd": "/tmp"}
+    cfg = _config.check_config({"transport": t, "protocol": {"versions": ("2025-06-18",)}})
+    assert cfg["protocol"] == {"versions": ["2025-06-18"]}
+
+
+class _Secretive:
+    def __repr__(self) -> str:
+        return "s3cret-repr"
+
+    __str__ = __repr__
+
+
+SECRET_VALUES = [b"Bearer s3cret-bytes", 12345678901234, ["s3cret-list"], {"v": "s3cret-dict"}, _Secretive(), float("nan")]
+
+
+@pytest.mark.parametrize("value", SECRET_VALUES, ids=lambda v: type(v).__name__)
+def test_a_wrong_value_is_named_never_shown(value: Any) -> None:
+    """Issue 10 item 5: a header, env or auth value of the wrong type is
+    named by its field, and its value never appears (it may be a secret),
+    whether Python or the library refuses it."""
+    cases = [
+        (lambda: lemonmcp.Client.http("http://127.0.0.1:1/mcp", {"Authorization": value}), "transport.headers.Authorization"),
+        (lambda: lemonmcp.Client.stdio("srv", env={"API_KEY": value}), "transport.env.API_KEY"),
+        (lambda: lemonmcp.Client.http("http://127.0.0.1:1/mcp", auth={"client_secret": value}), "auth.client_secret"),
+        (lambda: lemonmcp.Client.http("http://127.0.0.1:1/mcp", auth=lemonmcp.auth_config(refresh_token=value)), "auth.refresh_token"),
+        (lambda: lemonmcp.Client.http("http://127.0.0.1:1/mcp", auth={"token_exchange": {"token_endpoint": "https://idp/t", "subject_token": value}}),
+         "auth.token_exchange.subject_token"),
+    ]
+    for make, field in cases:
+        with pytest.raises(lemonmcp.InvalidArgument) as ei:
+            make().close()
+        msg = str(ei.value)
+        assert field in msg, msg
+        for secret in ("s3cret", "12345678901234", "nan"):
+            assert secret not in msg.lower(), msg
+        assert "s3cret" not in repr(ei.value)
 
 
 @pytest.mark.parametrize(
@@ -322,7 +368,7 @@ def test_call_options(kwargs: Dict[str, Any], expected: Dict[str, Any]) -> None:
         ({"timeout": float("nan")}, "timeout"),
         ({"timeout_ms": "1"}, "timeout_ms"),
         ({"all_pages": 1}, "all_pages"),
-        ({"meta": []}, "meta"),
+        ({"meta": []}, "options._meta"),
         ({"verify": {}}, "verify"),
         ({"verify": {"sha": "x"}}, "verify.sha"),
         ({"verify": {"size": -1}}, "verify.size"),
@@ -332,8 +378,14 @@ def test_call_options(kwargs: Dict[str, Any], expected: Dict[str, Any]) -> None:
     ],
 )
 def test_bad_call_options(kwargs: Dict[str, Any], field: str) -> None:
-    with pytest.raises(lemonmcp.InvalidArgument, match=field):
-        _config.call_options(**kwargs)
+    """Python refuses what it converts (seconds, one of two spellings); the
+    library checks the options before the call goes anywhere."""
+    c = lemonmcp.Client.stdio("true")
+    try:
+        with pytest.raises(lemonmcp.InvalidArgument, match=re.escape(field)):
+            c.call("resources/read", {"uri": "file:///x"}, **kwargs)
+    finally:
+        c.close()
 
 
 # ------------------------------------------------------------------ types
@@ -499,8 +551,9 @@ def test_usage_errors_exit_2_without_a_server(argv: Any, capsys: Any) -> None:
     ],
 )
 def test_bad_sampling_config_names_the_field(extra: Dict[str, Any], field: str) -> None:
-    with pytest.raises(lemonmcp.InvalidArgument, match=re.escape(field)):
-        _config.check_config({"transport": {"type": "stdio", "command": "x"}, **extra})
+    with pytest.raises(lemonmcp.InvalidArgument) as ei:
+        lemonmcp.Client({"transport": {"type": "stdio", "command": "x"}, **extra})
+    assert str(ei.value).startswith("config." + field + ":"), str(ei.value)
 
 
 def test_library_refuses_declaring_host_capabilities() -> None:
