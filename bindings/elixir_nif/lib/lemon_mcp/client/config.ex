@@ -124,20 +124,8 @@ defmodule LemonMCP.Client.Config do
   defp command(nil), do: {:error, {:invalid_command, "command cannot be empty"}}
   defp command(_), do: {:error, {:invalid_command, "command must be a string"}}
 
-  defp strings(list, what) when is_list(list) do
-    list
-    |> Enum.with_index()
-    |> Enum.reduce_while({:ok, []}, fn {v, i}, {:ok, acc} ->
-      case string_like(v, "#{what}[#{i}]") do
-        {:ok, s} -> {:cont, {:ok, [s | acc]}}
-        error -> {:halt, error}
-      end
-    end)
-    |> case do
-      {:ok, l} -> {:ok, Enum.reverse(l)}
-      error -> error
-    end
-  end
+  defp strings(list, what) when is_list(list),
+    do: collect(Enum.with_index(list), fn {v, i} -> string_like(v, "#{what}[#{i}]") end)
 
   defp strings(other, what), do: invalid("#{what} must be a list of strings, not a value of type #{type_name(other)}")
 
@@ -148,50 +136,36 @@ defmodule LemonMCP.Client.Config do
   defp string_like(v, _field) when is_number(v), do: {:ok, to_string(v)}
   defp string_like(v, field), do: json(v, field)
 
+  # {name, value} pairs (a keyword list or a map) -> a map of strings.
+  # Numbers become strings only where the seed allowed it (env).
   defp env(env), do: string_map(env, "env", true)
   defp headers(h), do: string_map(h, "headers", false)
 
-  # {name, value} pairs (a keyword list or a map) -> a map of strings.
-  # Numbers become strings only where the seed allowed it (env).
   defp string_map(pairs, what, numbers?) when is_list(pairs) or is_map(pairs) do
-    Enum.reduce_while(pairs, {:ok, %{}}, fn
-      {k, v}, {:ok, acc} when is_binary(k) or is_atom(k) ->
-        field = "#{what}.#{k}"
-
+    collect(pairs, fn
+      {k, v} when is_binary(k) or is_atom(k) ->
         value =
           cond do
             is_binary(v) -> {:ok, v}
             numbers? and is_number(v) -> {:ok, to_string(v)}
-            true -> json(v, field)
+            true -> json(v, "#{what}.#{k}")
           end
 
-        case value do
-          {:ok, s} -> {:cont, {:ok, Map.put(acc, to_string(k), s)}}
-          error -> {:halt, error}
-        end
+        with {:ok, s} <- value, do: {:ok, {to_string(k), s}}
 
-      other, _ ->
-        {:halt, invalid("#{what} entries must be {name, value} pairs, found an element of type #{type_name(other)}")}
+      other ->
+        invalid("#{what} entries must be {name, value} pairs, found an element of type #{type_name(other)}")
     end)
+    |> to_map()
   end
 
   defp string_map(other, what, _numbers?),
     do: invalid("#{what} must be a keyword list or a map, not a value of type #{type_name(other)}")
 
   defp stdio_extra(opts) do
-    [env_inherit: "env_inherit", stderr: "stderr", cwd: "cwd"]
-    |> Enum.reduce_while({:ok, %{}}, fn {key, field}, {:ok, m} ->
-      case Keyword.get(opts, key) do
-        nil ->
-          {:cont, {:ok, m}}
-
-        v ->
-          case string_like(v, Atom.to_string(key)) do
-            {:ok, s} -> {:cont, {:ok, Map.put(m, field, s)}}
-            error -> {:halt, error}
-          end
-      end
-    end)
+    for(key <- [:env_inherit, :stderr, :cwd], (v = Keyword.get(opts, key)) != nil, do: {key, v})
+    |> collect(fn {key, v} -> with {:ok, s} <- string_like(v, Atom.to_string(key)), do: {:ok, {Atom.to_string(key), s}} end)
+    |> to_map()
   end
 
   defp url(nil), do: {:ok, ""}
@@ -205,38 +179,41 @@ defmodule LemonMCP.Client.Config do
   def json(v, _field) when is_atom(v), do: {:ok, Atom.to_string(v)}
 
   def json(v, field) when is_map(v) and not is_struct(v) do
-    Enum.reduce_while(v, {:ok, %{}}, fn {k, item}, {:ok, acc} ->
-      if is_binary(k) or is_atom(k) do
-        case json(item, "#{field}.#{k}") do
-          {:ok, j} -> {:cont, {:ok, Map.put(acc, to_string(k), j)}}
-          error -> {:halt, error}
-        end
-      else
-        {:halt, invalid("#{field}: keys must be strings or atoms, found a key of type #{type_name(k)}")}
-      end
+    collect(v, fn
+      {k, item} when is_binary(k) or is_atom(k) ->
+        with {:ok, j} <- json(item, "#{field}.#{k}"), do: {:ok, {to_string(k), j}}
+
+      {k, _} ->
+        invalid("#{field}: keys must be strings or atoms, found a key of type #{type_name(k)}")
     end)
+    |> to_map()
   end
 
   def json(v, field) when is_list(v) do
-    if v != [] and Keyword.keyword?(v) do
-      json(Map.new(v), field)
-    else
-      v
-      |> Enum.with_index()
-      |> Enum.reduce_while({:ok, []}, fn {item, i}, {:ok, acc} ->
-        case json(item, "#{field}[#{i}]") do
-          {:ok, j} -> {:cont, {:ok, [j | acc]}}
-          error -> {:halt, error}
-        end
-      end)
-      |> case do
-        {:ok, l} -> {:ok, Enum.reverse(l)}
-        error -> error
-      end
-    end
+    if v != [] and Keyword.keyword?(v),
+      do: json(Map.new(v), field),
+      else: collect(Enum.with_index(v), fn {item, i} -> json(item, "#{field}[#{i}]") end)
   end
 
   def json(v, field), do: invalid("#{field}: a value of type #{type_name(v)} cannot be sent to the library")
+
+  # f returns {:ok, x} or an error for each element: {:ok, [x]} in order, or
+  # the first error.
+  defp collect(enum, f) do
+    Enum.reduce_while(enum, {:ok, []}, fn item, {:ok, acc} ->
+      case f.(item) do
+        {:ok, x} -> {:cont, {:ok, [x | acc]}}
+        error -> {:halt, error}
+      end
+    end)
+    |> case do
+      {:ok, l} -> {:ok, Enum.reverse(l)}
+      error -> error
+    end
+  end
+
+  defp to_map({:ok, pairs}), do: {:ok, Map.new(pairs)}
+  defp to_map(error), do: error
 
   @doc false
   # The kind of a term, for messages that must not show the term itself.
@@ -324,22 +301,15 @@ defmodule LemonMCP.Client.Config do
   end
 
   defp timeouts(opts, kind, ready_hint) do
-    [timeout_ms: "call_ms", ready_timeout_ms: "ready_ms", close_grace_ms: "close_grace_ms"]
-    |> Enum.reduce_while({:ok, %{}}, fn {key, field}, {:ok, acc} ->
-      case Keyword.get(opts, key) do
-        nil ->
-          {:cont, {:ok, acc}}
-
-        :infinity when key == :timeout_ms ->
-          {:cont, {:ok, Map.put(acc, field, 0)}}
-
-        v ->
-          case json(v, Atom.to_string(key)) do
-            {:ok, j} -> {:cont, {:ok, Map.put(acc, field, j)}}
-            error -> {:halt, error}
-          end
-      end
+    for({key, field} <- [timeout_ms: "call_ms", ready_timeout_ms: "ready_ms", close_grace_ms: "close_grace_ms"],
+        (v = Keyword.get(opts, key)) != nil,
+        do: {key, field, v}
+    )
+    |> collect(fn
+      {:timeout_ms, field, :infinity} -> {:ok, {field, 0}}
+      {key, field, v} -> with {:ok, j} <- json(v, Atom.to_string(key)), do: {:ok, {field, j}}
     end)
+    |> to_map()
     |> case do
       {:ok, t} -> {:ok, ready_default(t, kind, Keyword.get(opts, :timeout), ready_hint)}
       error -> error
