@@ -27,9 +27,11 @@ TEST_SUITES :=
 all: lib
 
 include mk/lib.mk
+include mk/install.mk
 include mk/gotest.mk
 include $(wildcard mk/fixtures.mk)
 include $(wildcard mk/ctest.mk)
+include mk/cxx.mk
 include $(wildcard mk/python.mk)
 include $(wildcard mk/conformance.mk)
 include $(wildcard mk/everything.mk)
