@@ -33,6 +33,7 @@ include $(wildcard mk/fixtures.mk)
 include $(wildcard mk/ctest.mk)
 include mk/cxx.mk
 include $(wildcard mk/python.mk)
+include mk/pypackage.mk
 include $(wildcard mk/conformance.mk)
 include $(wildcard mk/everything.mk)
 include $(wildcard mk/elixir.mk)

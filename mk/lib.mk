@@ -6,15 +6,15 @@
 # includes the preamble), so a signature drift fails the build; check-symbols
 # also compares the exported symbols with the header's declarations.
 
-GO_SOURCES := $(shell find core config transport internal capi -name '*.go' -not -name '*_test.go') $(wildcard capi/*.c capi/*.h) go.mod go.sum
+# Every Go package of the runtime module (tests/ is its own module).
+GO_SOURCES := $(shell find . \( -path ./tests -o -path ./bindings -o -path ./build -o -path ./.cache -o -path ./.git \) -prune \
+                -o -name '*.go' -not -name '*_test.go' -print) $(wildcard capi/*.c capi/*.h) go.mod go.sum mk/build-lib.sh
 
 lib: $(LIB) $(HEADER) $(BUILD)/lemonmcp.pc
 
 $(BUILD)/$(SONAME): $(GO_SOURCES) include/lemonmcp.h
 	@mkdir -p $(BUILD)/gen
-	$(GO) build -buildmode=c-shared -trimpath \
-		-ldflags "-s -w -extldflags '-Wl,-soname,$(SONAME) -Wl,-z,nodelete'" \
-		-o $(BUILD)/gen/liblemonmcp.so ./capi
+	GO=$(GO) sh mk/build-lib.sh $(ROOT) $(BUILD)/gen/liblemonmcp.so
 	mv $(BUILD)/gen/liblemonmcp.so $@
 
 $(LIB): $(BUILD)/$(SONAME)
