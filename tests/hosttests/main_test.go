@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -35,22 +36,25 @@ func errOrNil(e *core.Error) error {
 
 // fixtureProcesses counts the live processes running the fixture binary
 // (zombies included: an unreaped child is an orphan too).
-func fixtureProcesses() int {
-	n := 0
+func fixtureProcesses() int { return len(fixturePIDs()) }
+
+func fixturePIDs() []int {
+	var pids []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
-		if _, err := fmt.Sscanf(e.Name(), "%d", new(int)); err != nil {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
 			continue
 		}
 		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
 		if err == nil && strings.HasPrefix(exe, fixtureBin) {
-			n++
+			pids = append(pids, pid)
 			continue
 		}
 		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		if err == nil && strings.HasPrefix(string(cmd), fixtureBin+"\x00") {
-			n++
+			pids = append(pids, pid)
 		}
 	}
-	return n
+	return pids
 }
