@@ -100,22 +100,25 @@ func (s *server) onEvent(kind string, payload []byte) {
 	switch kind {
 	case "ready":
 		var ev struct {
-			Server struct {
-				ProtocolVersion string `json:"protocolVersion"`
-				Era             string `json:"era"`
-				Transport       string `json:"transport"`
-			} `json:"server"`
+			Server jsonx.RawMessage `json:"server"`
+		}
+		var info struct {
+			ProtocolVersion string `json:"protocolVersion"`
+			Era             string `json:"era"`
+			Transport       string `json:"transport"`
 		}
 		_ = jsonx.Unmarshal(payload, &ev)
+		_ = jsonx.Unmarshal(ev.Server, &info)
 		s.mu.Lock()
 		s.everReady = true
-		s.era, s.version, s.transport = ev.Server.Era, ev.Server.ProtocolVersion, ev.Server.Transport
+		s.era, s.version, s.transport = info.Era, info.ProtocolVersion, info.Transport
 		s.mu.Unlock()
 		for _, l := range s.lists {
 			l.invalidate()
 		}
 		s.settle()
-		s.h.emit(kind, withServer(s.name, payload))
+		// The client's {"server": info} becomes {"server": name, "info": info}.
+		s.h.emit(kind, withServer(s.name, jsonx.MustMarshal(map[string]jsonx.RawMessage{"info": orEmpty(ev.Server)})))
 		// A server that comes (back) changes the aggregated tools.
 		go s.refresh(listTools)
 		return
@@ -249,4 +252,11 @@ func exposedName(name string) string {
 		}
 	}
 	return b.String()
+}
+
+func orEmpty(raw []byte) []byte {
+	if len(raw) == 0 {
+		return []byte("{}")
+	}
+	return raw
 }

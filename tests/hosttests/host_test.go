@@ -127,9 +127,10 @@ func textOf(t *testing.T, raw []byte) string {
 
 func TestHostTwoServersWithTheSameTools(t *testing.T) {
 	cfg := fmt.Sprintf(`{"mcpServers":{"alpha":%s,"beta":%s}}`, stdioServer(""), stdioServer(`"protocol":{"mode":"modern"}`))
-	h, _ := newHost(t, cfg)
+	h, ev := newHost(t, cfg)
 	require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
 
+	require.Eventually(t, func() bool { return ev.has("ready", `{"server":"beta","info":{`, `"era":"modern"`) }, 5*time.Second, 10*time.Millisecond)
 	rep := servers(t, h)
 	require.Equal(t, "ready", rep["alpha"].State)
 	require.Equal(t, "legacy", rep["alpha"].Era)
