@@ -150,6 +150,19 @@ func (s *server) onEvent(kind string, payload []byte) {
 		s.mu.Unlock()
 		s.h.dropRequestsOf(s)
 		s.settle()
+	case "progress":
+		// The client's call id becomes the host's.
+		var p map[string]any
+		if jsonx.Unmarshal(payload, &p) == nil {
+			if n, ok := p["call_id"].(jsonx.Number); ok {
+				if cid, err := n.Int64(); err == nil {
+					if hid, ok := s.h.hostCallID(s, uint64(cid)); ok {
+						p["call_id"] = hid
+						payload = jsonx.MustMarshal(p)
+					}
+				}
+			}
+		}
 	case "notification":
 		var n struct {
 			Method string `json:"method"`
@@ -259,4 +272,16 @@ func orEmpty(raw []byte) []byte {
 		return []byte("{}")
 	}
 	return raw
+}
+
+// hostCallID finds the host's id of one of s's calls.
+func (h *Host) hostCallID(s *server, clientID uint64) (uint64, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for id, hc := range h.calls {
+		if hc.srv == s && hc.clientID == clientID {
+			return id, true
+		}
+	}
+	return 0, false
 }

@@ -394,3 +394,19 @@ func procStatusOf(pid int, field string) int {
 	}
 	return 0
 }
+
+func TestHostProgressCarriesTheHostCallID(t *testing.T) {
+	cfg := fmt.Sprintf(`{"mcpServers":{"a":%s,"b":%s}}`, stdioServer(""), stdioServer(""))
+	h, ev := newHost(t, cfg)
+	require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
+	// A few calls first, so host and client call ids differ.
+	for i := 0; i < 3; i++ {
+		_, err := h.CallToolSync("a__echo", []byte(`{"text":"x"}`), core.CallOptions{})
+		require.Nil(t, errOrNil(err))
+	}
+	done := make(chan uint64, 1)
+	id, err := h.CallTool("b__slow", []byte(`{"ms":60,"steps":3}`), core.CallOptions{Progress: true}, func(id uint64, _ core.Status, _ []byte) { done <- id })
+	require.Nil(t, errOrNil(err))
+	require.Equal(t, id, <-done)
+	require.Eventually(t, func() bool { return ev.has("progress", `"server":"b"`, fmt.Sprintf(`"call_id":%d`, id)) }, 5*time.Second, 10*time.Millisecond)
+}
