@@ -464,7 +464,7 @@ typedef uint64_t lmcp_request_id;
 /* Client states, as reported by lmcp_client_state. */
 typedef int32_t lmcp_state;
 #define LMCP_STATE_NEW 0        /* created, connect not yet called */
-#define LMCP_STATE_CONNECTING 1 /* handshake in progress */
+#define LMCP_STATE_CONNECTING 1 /* handshake in progress (also while a supervised client restarts its server: see "restart" in docs/host.md) */
 #define LMCP_STATE_READY 2      /* calls allowed */
 #define LMCP_STATE_CLOSING 3    /* lmcp_client_close in progress */
 #define LMCP_STATE_CLOSED 4     /* closed or connection lost */
@@ -557,6 +557,10 @@ lmcp_status lmcp_client_state(lmcp_client *client, lmcp_state *state_out);
  *        "progress" events carrying this call's id,
  *    "wait_ready": <bool> [false]: queue the call until the client is ready
  *        instead of failing with LMCP_E_INVALID_STATE,
+ *    "fail_if_restarting": <bool> [false]: a supervised client ("restart",
+ *        see docs/host.md) that is restarting its server fails the call at
+ *        once with LMCP_E_INVALID_STATE instead of queueing it until the
+ *        server is ready again (bounded by timeouts.ready_ms),
  *    "_meta": {..}: merged into params._meta,
  *    "verify": {"digest": "sha256:<64 lowercase hex>"?, "size": <bytes>?,
  *               "frontmatter": {..}?} [none]: resources/read only (any other
