@@ -169,7 +169,7 @@ func parseServer(name string, v any, defaults map[string]any) (*ServerConfig, *c
 				return nil, err
 			}
 		case contains(clientKeys, k):
-			client[k] = fv
+			client[k] = mergeObjects(client[k], fv)
 		case contains(transportKeys, k):
 			tr[k] = fv
 		default:
@@ -239,6 +239,25 @@ func transportOf(at string, tr map[string]any) (map[string]any, *core.Error) {
 		}
 	}
 	return out, nil
+}
+
+// mergeObjects lays a server's object field over the defaults' one, member
+// by member ("timeouts": {"call_ms"} keeps the default ready_ms); any other
+// value replaces the default.
+func mergeObjects(def, v any) any {
+	d, ok1 := def.(map[string]any)
+	o, ok2 := v.(map[string]any)
+	if !ok1 || !ok2 {
+		return v
+	}
+	out := make(map[string]any, len(d)+len(o))
+	for k, x := range d {
+		out[k] = x
+	}
+	for k, x := range o {
+		out[k] = x
+	}
+	return out
 }
 
 func parseToolFilter(at string, v any, sc *ServerConfig) *core.Error {

@@ -43,6 +43,11 @@ func TestParseConfig(t *testing.T) {
 				require.False(t, s.Permits("read_secret"))
 				require.False(t, s.Permits("write_file"))
 			}},
+		{name: "a server's object field lies over the default's", config: `{"defaults":{"timeouts":{"ready_ms":5,"call_ms":6},"restart":{"max_restarts":1}},
+			"mcpServers":{"a":{"command":"x","timeouts":{"call_ms":7},"restart":false}}}`,
+			check: func(t *testing.T, c *Config) {
+				require.JSONEq(t, `{"timeouts":{"ready_ms":5,"call_ms":7},"restart":false,"transport":{"type":"stdio","command":"x"}}`, string(c.Servers[0].Client))
+			}},
 		{name: "default fallback for an empty variable", config: `{"mcpServers":{"a":{"command":"${LMCP_HOST_TEST_EMPTY:-fallback}"}}}`,
 			check: func(t *testing.T, c *Config) {
 				require.Contains(t, string(c.Servers[0].Client), `"command":"fallback"`)

@@ -255,6 +255,10 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 	id := h.nextCall.Add(1)
 	hc := &hostCall{srv: s}
 	h.mu.Lock()
+	if h.freed {
+		h.mu.Unlock()
+		return 0, core.Errorf(core.StatusInvalidState, "the host was freed")
+	}
 	h.calls[id] = hc
 	h.mu.Unlock()
 	clientID, err := s.client.Call(method, params, opts, func(_ uint64, st core.Status, data []byte) {

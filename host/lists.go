@@ -185,6 +185,12 @@ func (s *server) isModern() bool {
 
 // readyServers are the servers a list covers.
 func (h *Host) readyServers() []*server {
+	h.mu.Lock()
+	freed := h.freed
+	h.mu.Unlock()
+	if freed {
+		return nil
+	}
 	var out []*server
 	for _, s := range h.servers {
 		if s.client != nil && s.client.State() == core.StateReady {

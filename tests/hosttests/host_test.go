@@ -410,3 +410,18 @@ func TestHostProgressCarriesTheHostCallID(t *testing.T) {
 	require.Equal(t, id, <-done)
 	require.Eventually(t, func() bool { return ev.has("progress", `"server":"b"`, fmt.Sprintf(`"call_id":%d`, id)) }, 5*time.Second, 10*time.Millisecond)
 }
+
+func TestHostFreeReapsEveryServer(t *testing.T) {
+	before := fixtureProcesses()
+	h, err := host.Parse([]byte(fmt.Sprintf(`{"mcpServers":{"a":%s,"b":%s}}`, stdioServer(""), stdioServer(""))), "test")
+	require.Nil(t, errOrNil(err))
+	require.Nil(t, errOrNil(h.Connect()))
+	require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
+	require.Equal(t, before+2, fixtureProcesses())
+	h.Free() // without Close: never blocks, reaps in the background
+	h.Free()
+	require.Eventually(t, func() bool { return fixtureProcesses() == before }, 10*time.Second, 20*time.Millisecond)
+	_, cerr := h.CallToolSync("a__echo", []byte(`{"text":"x"}`), core.CallOptions{})
+	require.NotNil(t, cerr)
+	require.Equal(t, core.StatusInvalidState, cerr.Status, cerr.Message)
+}
