@@ -233,3 +233,27 @@ func TestBareClientIsNotSupervised(t *testing.T) {
 	require.Equal(t, core.StateClosed, c.State())
 	require.Equal(t, 0, c.Restarts())
 }
+
+func TestCallsWhileRestartingWaitAtMostReadyMS(t *testing.T) {
+	argv, _ := json.Marshal([]string{})
+	cfg := fmt.Sprintf(`{"transport":{"type":"stdio","command":%q,"args":%s},"restart":{"backoff_ms":3000,"max_backoff_ms":3000},
+		"timeouts":{"ready_ms":200,"call_ms":10000,"close_grace_ms":300}}`, fixtureBin, argv)
+	p, perr := config.Parse([]byte(cfg), "test")
+	require.Nil(t, errOrNil(perr))
+	c := core.New(p.Options, p.Transport)
+	rec := newRecorder()
+	c.SetEventHandler(rec.handle, nil)
+	require.Nil(t, errOrNil(c.Connect()))
+	t.Cleanup(func() {
+		c.Close(5 * time.Second)
+		c.Free()
+	})
+	require.Nil(t, errOrNil(c.WaitReady(5*time.Second)))
+	_, err := c.CallSync("tools/call", []byte(`{"name":"crash","arguments":{}}`), core.CallOptions{})
+	require.NotNil(t, err)
+	rec.waitFor(t, "restarting", 5*time.Second)
+	_, err = echo(c, "late")
+	require.NotNil(t, err)
+	require.Equal(t, core.StatusTimeout, err.Status)
+	require.Contains(t, err.Message, "not ready again within 200 ms")
+}
