@@ -249,7 +249,7 @@ func (s *server) hasTool(name string) bool {
 	return false
 }
 
-// exposedChars keeps a name within the characters MCP allows in tool
+// exposedName keeps a name within the characters MCP allows in tool
 // names.
 func exposedName(name string) string {
 	if name == "" {

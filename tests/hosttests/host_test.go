@@ -340,9 +340,6 @@ func TestHostPromptsAndResources(t *testing.T) {
 // TestHostOfFiftyServers measures a host of fifty stdio servers (figures
 // are logged, never asserted).
 func TestHostOfFiftyServers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: the fifty-server measurement is skipped (it is not counted as a pass)")
-	}
 	before := fixtureProcesses()
 	var entries []string
 	for i := 0; i < 50; i++ {
