@@ -2,6 +2,7 @@ package host
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -95,4 +96,20 @@ func TestExposedName(t *testing.T) {
 	for in, want := range tests {
 		t.Run(in, func(t *testing.T) { require.Equal(t, want, exposedName(in)) })
 	}
+}
+
+func TestBoundedName(t *testing.T) {
+	long := strings.Repeat("a", 150)
+	tests := []struct {
+		in   string
+		want int
+	}{{"short", 5}, {strings.Repeat("b", 128), 128}, {long, 128}}
+	for _, tc := range tests {
+		t.Run(tc.in[:5], func(t *testing.T) {
+			out := boundedName(tc.in)
+			require.Len(t, out, tc.want)
+			require.Equal(t, exposedName(out), out, "still MCP tool-name characters")
+		})
+	}
+	require.NotEqual(t, boundedName(long+"x"), boundedName(long+"y"), "long names stay distinct")
 }

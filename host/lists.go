@@ -254,6 +254,7 @@ func (h *Host) ListTools() ([]byte, *core.Error) {
 			if h.cfg.ToolPrefix == PrefixAlways || (h.cfg.ToolPrefix == PrefixOnCollision && len(offeredBy[it.name]) > 1) {
 				exposed = s.name + Separator + exposed
 			}
+			exposed = boundedName(exposed)
 			var obj map[string]any
 			if jsonx.Unmarshal(it.raw, &obj) != nil {
 				continue

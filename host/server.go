@@ -1,6 +1,8 @@
 package host
 
 import (
+	"hash/fnv"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -284,4 +286,20 @@ func (h *Host) hostCallID(s *server, clientID uint64) (uint64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// maxToolName is the longest tool name MCP allows (2025-11-25: 1 to 128
+// characters).
+const maxToolName = 128
+
+// boundedName shortens a name past maxToolName to a prefix of it and a hash
+// of the whole, so two long names stay distinct.
+func boundedName(name string) string {
+	if len(name) <= maxToolName {
+		return name
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(name))
+	sum := strconv.FormatUint(uint64(h.Sum32()), 16)
+	return name[:maxToolName-len(sum)-1] + "_" + sum
 }

@@ -769,7 +769,8 @@ lmcp_status lmcp_host_servers(lmcp_host *host, char **json_out,
  * server's tool object with "name" set to the host's name for it (tool_prefix
  * "always": <server>__<tool>; "on_collision": prefixed only when two servers
  * offer the name; "never": as given), "server", and "original_name"; names
- * keep to the characters MCP allows (others become '_'); tools.allow and
+ * keep to the characters MCP allows (others become '_') and to 128
+ * characters (longer ones end with a hash); tools.allow and
  * tools.deny apply. Lists are cached per server and fetched again after
  * notifications/tools/list_changed, a restart, or (2026-07-28 era) when their
  * ttlMs ran out; this call blocks the calling thread while a stale list is
