@@ -232,7 +232,9 @@ func (h *Host) ListTools() ([]byte, *core.Error) {
 	for i, s := range servers {
 		for _, it := range lists[i] {
 			if s.cfg.Permits(it.name) {
-				offeredBy[it.name] = append(offeredBy[it.name], s.name)
+				// Collisions are of the names the application sees.
+				n := exposedName(it.name)
+				offeredBy[n] = append(offeredBy[n], s.name)
 			}
 		}
 	}
@@ -251,7 +253,7 @@ func (h *Host) ListTools() ([]byte, *core.Error) {
 				continue
 			}
 			exposed := exposedName(it.name)
-			if h.cfg.ToolPrefix == PrefixAlways || (h.cfg.ToolPrefix == PrefixOnCollision && len(offeredBy[it.name]) > 1) {
+			if h.cfg.ToolPrefix == PrefixAlways || (h.cfg.ToolPrefix == PrefixOnCollision && len(offeredBy[exposed]) > 1) {
 				exposed = s.name + Separator + exposed
 			}
 			exposed = boundedName(exposed)
