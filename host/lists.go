@@ -257,6 +257,14 @@ func (h *Host) ListTools() ([]byte, *core.Error) {
 				exposed = s.name + Separator + exposed
 			}
 			exposed = boundedName(exposed)
+			// Two names of one server that differ only in characters MCP
+			// does not allow ("a b", "a_b") would meet: number the later.
+			for n, base := 2, exposed; ; n++ {
+				if _, taken := routes[exposed]; !taken {
+					break
+				}
+				exposed = boundedName(base + "_" + itoa(n))
+			}
 			var obj map[string]any
 			if jsonx.Unmarshal(it.raw, &obj) != nil {
 				continue
