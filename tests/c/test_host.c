@@ -95,7 +95,17 @@ static void test_host_config_errors(void) {
   lmcp_free(err);
 }
 
+/* The library's goroutines now (lmcp_diagnostics), or -1. */
+static long long goroutines(void) {
+  char *js = NULL;
+  long long n = -1;
+  if (lmcp_diagnostics(&js, NULL) == LMCP_OK && js != NULL) json_get_int(js, "goroutines", &n);
+  lmcp_free(js);
+  return n;
+}
+
 static void test_host_lifecycle(void) {
+  long long g0 = goroutines();
   char cfg[2048];
   host_config(cfg, sizeof cfg);
   lmcp_host *h = NULL;
@@ -251,6 +261,13 @@ static void test_host_lifecycle(void) {
   }
   CHECK(ans.destroys == 1);
   CHECK(ev.after_destroy == 0 && ev.max_inflight <= 1 && ev.bad_payloads == 0);
+  /* Nothing of the host keeps running once it is closed and freed. */
+  long long g = goroutines();
+  for (int i = 0; i < 250 && g > g0 + 2; i++) {
+    sleep_ms(20);
+    g = goroutines();
+  }
+  CHECKM(g0 >= 0 && g <= g0 + 2, NULL, "goroutines: %lld before the host, %lld after it was freed", g0, g);
   evrec_free(&ev);
   pthread_mutex_destroy(&ans.mu);
 }
