@@ -54,6 +54,15 @@ func fixturePIDs() []int {
 		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		if err == nil && strings.HasPrefix(string(cmd), fixtureBin+"\x00") {
 			pids = append(pids, pid)
+			continue
+		}
+		// A zombie has neither exe nor cmdline: an unreaped child of ours
+		// that ran the fixture still shows its name and parent in stat.
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err == nil && strings.Contains(string(stat), "("+filepath.Base(fixtureBin)+")") {
+			if f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:])); len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) {
+				pids = append(pids, pid)
+			}
 		}
 	}
 	return pids
