@@ -17,7 +17,8 @@ type Parsed struct {
 	Transport    transport.Transport // built, not started
 	ResultFormat string
 
-	auth *auth.Config // the "auth" object, for parseHTTP
+	auth           *auth.Config // the "auth" object, for parseHTTP
+	restartDefault bool         // supervise unless "restart" says otherwise
 }
 
 // Transports lists the transport types this build supports.
@@ -28,6 +29,10 @@ var knownTransports = []string{"stdio", "streamable_http", "sse", "http"}
 
 // Parse validates raw and builds the client's options and transport.
 func Parse(raw []byte, libraryVersion string) (*Parsed, *core.Error) {
+	return parse(raw, libraryVersion, false)
+}
+
+func parse(raw []byte, libraryVersion string, restartDefault bool) (*Parsed, *core.Error) {
 	if len(raw) == 0 {
 		return nil, core.Errorf(core.StatusInvalidArgument, "config: is empty (a JSON object with at least \"transport\" is required)")
 	}
@@ -42,10 +47,10 @@ func Parse(raw []byte, libraryVersion string) (*Parsed, *core.Error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Parsed{Options: core.DefaultOptions(libraryVersion), ResultFormat: "json"}
+	p := &Parsed{Options: core.DefaultOptions(libraryVersion), ResultFormat: "json", restartDefault: restartDefault}
 	steps := []func(*object, *Parsed) *core.Error{
 		parseClientInfo, parseProtocol, parseTimeouts, parseLimits, parseHandlers, parseSamplingPolicy,
-		parseCapabilities, parseResultFormat, parseAuth,
+		parseCapabilities, parseResultFormat, parseAuth, parseRestart,
 		// last: it uses the timeouts and limits
 		func(root *object, p *Parsed) *core.Error { return parseTransport(root, p, libraryVersion) },
 	}
@@ -397,7 +402,7 @@ func parseStdio(o *object, p *Parsed) (transport.Transport, *core.Error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, terr := stdio.New(stdio.Config{
+	cfg := stdio.Config{
 		Command:         command,
 		Args:            args,
 		Env:             env,
@@ -406,7 +411,11 @@ func parseStdio(o *object, p *Parsed) (transport.Transport, *core.Error) {
 		Stderr:          stderr,
 		MaxMessageBytes: p.Options.MaxMessageBytes,
 		CloseGrace:      p.Options.Timeouts.CloseGrace,
-	})
+	}
+	tr, terr := stdio.New(cfg)
+	if p.Options.Restart != nil {
+		p.Options.NewTransport = func() (transport.Transport, error) { return stdio.New(cfg) }
+	}
 	if terr != nil {
 		e := core.AsError(terr)
 		return nil, core.Errorf(e.Status, "config.transport: %s", e.Message)

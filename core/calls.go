@@ -21,7 +21,11 @@ type CallOptions struct {
 	AllPages        bool
 	Progress        bool
 	WaitReady       bool
-	Meta            []byte // a JSON object merged into params._meta
+	// FailIfRestarting: a call made while a supervised client restarts its
+	// server fails at once instead of waiting for the server (up to the
+	// ready timeout).
+	FailIfRestarting bool
+	Meta             []byte // a JSON object merged into params._meta
 	// Verify (resources/read only) checks the content before it is
 	// returned; see ResourceVerify.
 	Verify *ResourceVerify
@@ -124,6 +128,14 @@ func (c *Client) Call(method string, params []byte, opts CallOptions, done DoneF
 			return 0, err
 		}
 		cl.mod = modernCallFor(c.server)
+	case c.sup != nil && c.waitsForRestartLocked():
+		if opts.FailIfRestarting {
+			c.mu.Unlock()
+			return 0, Errorf(StatusInvalidState, "the server is restarting (options.fail_if_restarting)")
+		}
+		c.queueForRestartLocked(cl)
+		c.mu.Unlock()
+		return cl.id, nil
 	case opts.WaitReady && (c.state == StateNew || c.state == StateConnecting):
 		c.calls[cl.id] = cl
 		livePending.Add(1)

@@ -78,6 +78,9 @@ type Client struct {
 	thMu        sync.Mutex
 	toolHeaders map[string][]headerBinding
 
+	// sup is set for a supervised client (Options.Restart).
+	sup *supervisor
+
 	events atomic.Pointer[registration]
 	hosts  atomic.Pointer[registration]
 	out    deliverer
@@ -99,6 +102,13 @@ func New(opts Options, tr transport.Transport) *Client {
 		c.headers = true
 	}
 	c.aborter, _ = tr.(transport.Aborter)
+	if opts.Restart != nil && opts.NewTransport != nil {
+		live := newLiveTransport(tr, opts.NewTransport)
+		c.tr, c.sup = live, &supervisor{policy: *opts.Restart, live: live}
+		if c.aborter != nil {
+			c.aborter = live
+		}
+	}
 	if opts.Auth != nil {
 		opts.Auth.Bind(authHost{c})
 	}
@@ -169,6 +179,12 @@ func (c *Client) Connect() *Error {
 	if err := c.tr.Start(context.Background(), c); err != nil {
 		e := AsError(err)
 		c.mu.Lock()
+		if c.supervisedLocked() {
+			// The first start failed: the restart policy retries it.
+			c.started = true
+			c.restartLocked(e, nil)
+			return nil
+		}
 		c.state, c.stateErr = StateFailed, e
 		close(c.ready)
 		close(c.trClosed)
@@ -193,13 +209,14 @@ func (c *Client) WaitReady(timeout time.Duration) *Error {
 		c.mu.Unlock()
 		return Errorf(StatusInvalidState, "connect was not called")
 	}
+	ready := c.ready // a restart replaces it
 	c.mu.Unlock()
 	if timeout < 0 {
-		<-c.ready
+		<-ready
 	} else {
 		t := time.NewTimer(timeout)
 		select {
-		case <-c.ready:
+		case <-ready:
 			t.Stop()
 		case <-t.C:
 		}

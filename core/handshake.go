@@ -217,6 +217,9 @@ func (c *Client) becomeReady(st *serverState) {
 		return
 	}
 	c.state, c.server = StateReady, st
+	if c.sup != nil {
+		c.sup.restarting = false
+	}
 	queued := c.queued
 	c.queued = nil
 	close(c.ready)
@@ -304,6 +307,15 @@ func (c *Client) failHandshake(err *Error) {
 		c.failCalls(failed, &Error{Status: StatusClosed, Message: "the session expired and re-initializing failed: " + err.Message, Code: err.Code, Data: err.Data})
 		return
 	}
+	if c.state != StateConnecting {
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	if c.sup != nil && c.retireGeneration(err) {
+		return
+	}
+	c.mu.Lock()
 	if c.state != StateConnecting {
 		c.mu.Unlock()
 		return

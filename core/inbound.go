@@ -85,6 +85,9 @@ func (c *Client) Log(line transport.LogLine) {
 // Closed implements transport.Sink: the connection is gone. Every waiting
 // call fails at once with the reason.
 func (c *Client) Closed(cerr *transport.ClosedError) {
+	if c.sup != nil && c.restartOnClose(cerr) {
+		return
+	}
 	reason := cerr.Message
 	c.mu.Lock()
 	var handshakeErr *Error

@@ -692,6 +692,21 @@ static ERL_NIF_TERM nif_encode_json(ErlNifEnv *env, int argc, const ERL_NIF_TERM
   return enif_make_tuple2(env, atom_ok, t);
 }
 
+/* The host NIFs (defined at the end of this file). */
+static ERL_NIF_TERM nif_host_new(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_set_handlers(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_connect(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_wait_ready(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_servers(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_list(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_call_tool(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_call(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_cancel(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_respond(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_close(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_free(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static int host_type_init(ErlNifEnv *env);
+
 static ErlNifFunc nif_funcs[] = {
     {"version", 0, nif_version, 0},
     {"abi_version", 0, nif_abi_version, 0},
@@ -711,6 +726,18 @@ static ErlNifFunc nif_funcs[] = {
     {"free", 1, nif_free, 0},
     {"decode_json", 1, nif_decode_json, 0},
     {"encode_json", 1, nif_encode_json, 0},
+    {"host_new", 1, nif_host_new, 0},
+    {"host_set_handlers", 2, nif_host_set_handlers, 0},
+    {"host_connect", 1, nif_host_connect, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"host_wait_ready", 2, nif_host_wait_ready, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"host_servers", 1, nif_host_servers, 0},
+    {"host_list", 2, nif_host_list, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"host_call_tool", 4, nif_host_call_tool, 0},
+    {"host_call", 5, nif_host_call, 0},
+    {"host_cancel", 2, nif_host_cancel, 0},
+    {"host_respond", 4, nif_host_respond, 0},
+    {"host_close", 2, nif_host_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"host_free", 1, nif_host_free, 0},
 };
 
 static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info) {
@@ -733,7 +760,396 @@ static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info) {
   atom_encode_failed = enif_make_atom(env, "encode_failed");
   ErlNifResourceTypeInit init = {.dtor = client_dtor, .down = client_down, .members = 3};
   client_type = enif_init_resource_type(env, "lmcp_client", &init, ERL_NIF_RT_CREATE, NULL);
-  return client_type == NULL ? 1 : 0;
+  if (client_type == NULL || host_type_init(env) != 0) {
+    return 1;
+  }
+  return 0;
 }
 
 ERL_NIF_INIT(Elixir.LemonMCP.NIF, nif_funcs, load, NULL, NULL, NULL)
+
+/* ------------------------------------------------------------------ host */
+
+/* One resource per lmcp_host, owned (monitored) by the process that created
+ * it, with the same busy/free discipline as a client. Host NIFs that wait
+ * (connect spawns every server, wait_ready, the lists that may fetch, close)
+ * run on dirty I/O schedulers; the calls never block. Messages are the
+ * client's: {lmcp_done, CallId, Status, Payload} to the caller,
+ * {lmcp_event, Tag, Kind, Payload} and {lmcp_host_request, Tag, RequestId,
+ * Kind, Payload} to the process that set the handlers; every event and
+ * request payload has a "server" member. */
+
+static ErlNifResourceType *host_type;
+
+typedef struct {
+  lmcp_host *host;
+  ErlNifMutex *mu;
+  int busy, free_pending, freed;
+  ErlNifPid owner;
+  ErlNifMonitor mon;
+} host_res;
+
+static int host_enter(host_res *r) {
+  enif_mutex_lock(r->mu);
+  int ok = !r->free_pending && !r->freed;
+  if (ok) {
+    r->busy++;
+  }
+  enif_mutex_unlock(r->mu);
+  return ok;
+}
+
+static void host_leave(host_res *r) {
+  enif_mutex_lock(r->mu);
+  r->busy--;
+  int do_free = r->free_pending && r->busy == 0 && !r->freed;
+  if (do_free) {
+    r->freed = 1;
+  }
+  enif_mutex_unlock(r->mu);
+  if (do_free) {
+    lmcp_host_free(r->host);
+  }
+}
+
+static void host_request_free(host_res *r) {
+  enif_mutex_lock(r->mu);
+  r->free_pending = 1;
+  int do_free = r->busy == 0 && !r->freed;
+  if (do_free) {
+    r->freed = 1;
+  }
+  enif_mutex_unlock(r->mu);
+  if (do_free) {
+    lmcp_host_free(r->host);
+  }
+}
+
+static void host_dtor(ErlNifEnv *env, void *obj) {
+  (void)env;
+  host_res *r = obj;
+  if (!r->freed && r->host != NULL) {
+    r->freed = 1;
+    lmcp_host_free(r->host);
+  }
+  if (r->mu != NULL) {
+    enif_mutex_destroy(r->mu);
+  }
+}
+
+static void host_down(ErlNifEnv *env, void *obj, ErlNifPid *pid, ErlNifMonitor *mon) {
+  (void)env;
+  (void)pid;
+  (void)mon;
+  host_request_free(obj);
+}
+
+static int host_type_init(ErlNifEnv *env) {
+  ErlNifResourceTypeInit init = {.dtor = host_dtor, .down = host_down, .members = 3};
+  host_type = enif_init_resource_type(env, "lmcp_host", &init, ERL_NIF_RT_CREATE, NULL);
+  return host_type == NULL ? 1 : 0;
+}
+
+static ERL_NIF_TERM host_freed_error(ErlNifEnv *env) {
+  ERL_NIF_TERM m = enif_make_new_map(env);
+  enif_make_map_put(env, m, make_str(env, "status"), enif_make_int(env, LMCP_E_INVALID_HANDLE), &m);
+  enif_make_map_put(env, m, make_str(env, "message"), make_str(env, "the host was freed (its owner exited or host_free/1 was called)"), &m);
+  return enif_make_tuple3(env, atom_error, enif_make_int(env, LMCP_E_INVALID_HANDLE), m);
+}
+
+/* host_new(Config) -> {ok, Host} | {error, Status, Info}; the caller owns it. */
+static ERL_NIF_TERM nif_host_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  if (!enif_is_map(env, argv[0])) {
+    return enif_make_badarg(env);
+  }
+  lmcp_buf buf = {0};
+  const char *eerr = NULL;
+  if (!lmcp_term_to_json(env, argv[0], &buf, &eerr)) {
+    lmcp_buf_free(&buf);
+    return encode_error(env, "config", eerr);
+  }
+  lmcp_host *h = NULL;
+  char *err = NULL;
+  lmcp_status st = lmcp_host_new(buf.data, buf.len, &h, &err);
+  lmcp_buf_free(&buf);
+  if (st != LMCP_OK) {
+    return lib_error(env, st, err);
+  }
+  host_res *r = enif_alloc_resource(host_type, sizeof(*r));
+  memset(r, 0, sizeof(*r));
+  r->host = h;
+  r->mu = enif_mutex_create("lmcp_host");
+  enif_self(env, &r->owner);
+  ERL_NIF_TERM t = enif_make_resource(env, r);
+  if (enif_monitor_process(env, r, &r->owner, &r->mon) != 0) {
+    host_request_free(r);
+  }
+  enif_release_resource(r);
+  return enif_make_tuple2(env, atom_ok, t);
+}
+
+/* get_host + host_enter in one: 1 on success, else *out holds the reply. */
+static int host_use(ErlNifEnv *env, ERL_NIF_TERM t, host_res **r, ERL_NIF_TERM *out) {
+  if (!enif_get_resource(env, t, host_type, (void **)r)) {
+    *out = enif_make_badarg(env);
+    return 0;
+  }
+  if (!host_enter(*r)) {
+    *out = host_freed_error(env);
+    return 0;
+  }
+  return 1;
+}
+
+/* host_set_handlers(Host, Tag) -> ok | {error, ...} */
+static ERL_NIF_TERM nif_host_set_handlers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  host_res *r;
+  ERL_NIF_TERM result;
+  if (!host_use(env, argv[0], &r, &result)) {
+    return result;
+  }
+  result = atom_ok;
+  char *err = NULL;
+  reg_box *ev = new_reg(env, argv[1]);
+  reg_box *hr = new_reg(env, argv[1]);
+  lmcp_status st = lmcp_host_set_event_handler(r->host, on_event, ev, destroy_reg, &err);
+  if (st != LMCP_OK) {
+    result = lib_error(env, st, err);
+    destroy_reg(hr);
+  } else {
+    st = lmcp_host_set_host_request_handler(r->host, on_host_request, hr, destroy_reg, &err);
+    if (st != LMCP_OK) {
+      result = lib_error(env, st, err);
+    }
+  }
+  host_leave(r);
+  return result;
+}
+
+/* host_connect(Host) -> ok | {error, ...}   (dirty I/O) */
+static ERL_NIF_TERM nif_host_connect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  host_res *r;
+  ERL_NIF_TERM result;
+  if (!host_use(env, argv[0], &r, &result)) {
+    return result;
+  }
+  char *err = NULL;
+  lmcp_status st = lmcp_host_connect(r->host, &err);
+  host_leave(r);
+  return st == LMCP_OK ? atom_ok : lib_error(env, st, err);
+}
+
+/* host_wait_ready(Host, TimeoutMs) -> ok | {error, ...}   (dirty I/O) */
+static ERL_NIF_TERM nif_host_wait_ready(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  host_res *r;
+  ErlNifSInt64 timeout;
+  ERL_NIF_TERM result;
+  if (!enif_get_int64(env, argv[1], &timeout)) {
+    return enif_make_badarg(env);
+  }
+  if (!host_use(env, argv[0], &r, &result)) {
+    return result;
+  }
+  char *err = NULL;
+  lmcp_status st = lmcp_host_wait_ready(r->host, timeout, &err);
+  host_leave(r);
+  return st == LMCP_OK ? atom_ok : lib_error(env, st, err);
+}
+
+static ERL_NIF_TERM host_json(ErlNifEnv *env, ERL_NIF_TERM t,
+                              lmcp_status (*fn)(lmcp_host *, char **, size_t *, char **)) {
+  host_res *r;
+  ERL_NIF_TERM result;
+  if (!host_use(env, t, &r, &result)) {
+    return result;
+  }
+  char *json = NULL, *err = NULL;
+  size_t len = 0;
+  lmcp_status st = fn(r->host, &json, &len, &err);
+  host_leave(r);
+  if (st != LMCP_OK) {
+    return lib_error(env, st, err);
+  }
+  result = enif_make_tuple2(env, atom_ok, payload_term(env, json, len));
+  lmcp_free(json);
+  return result;
+}
+
+/* host_servers(Host) -> {ok, Map} | {error, ...}   (never waits) */
+static ERL_NIF_TERM nif_host_servers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  return host_json(env, argv[0], lmcp_host_servers);
+}
+
+/* host_list(Host, Kind) -> {ok, Map} | {error, ...}; Kind is tools, prompts
+ * or resources.   (dirty I/O: a stale list is fetched) */
+static ERL_NIF_TERM nif_host_list(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  char kind[16];
+  if (!enif_get_atom(env, argv[1], kind, sizeof kind, ERL_NIF_LATIN1)) {
+    return enif_make_badarg(env);
+  }
+  if (strcmp(kind, "tools") == 0) {
+    return host_json(env, argv[0], lmcp_host_list_tools);
+  }
+  if (strcmp(kind, "prompts") == 0) {
+    return host_json(env, argv[0], lmcp_host_list_prompts);
+  }
+  if (strcmp(kind, "resources") == 0) {
+    return host_json(env, argv[0], lmcp_host_list_resources);
+  }
+  return enif_make_badarg(env);
+}
+
+/* host_call_tool(Host, Name, Args, Options) -> {ok, CallId} | {error, ...};
+ * {lmcp_done, CallId, Status, Payload} goes to the caller. */
+static ERL_NIF_TERM nif_host_call_tool(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  char *name = copy_cstr(env, argv[1]);
+  if (name == NULL) {
+    return enif_make_badarg(env);
+  }
+  lmcp_buf args = {0}, opts = {0};
+  const char *eerr = NULL;
+  ERL_NIF_TERM result;
+  host_res *r;
+  int e1 = encode_arg(env, argv[2], &args, &eerr);
+  int e2 = e1 == 1 ? encode_arg(env, argv[3], &opts, &eerr) : 1;
+  if (e1 < 0 || e2 < 0) {
+    result = enif_schedule_nif(env, "host_call_tool", ERL_NIF_DIRTY_JOB_IO_BOUND, nif_host_call_tool, argc, argv);
+  } else if (e1 == 0 || e2 == 0) {
+    result = encode_error(env, e1 == 0 ? "arguments" : "options", eerr);
+  } else if (host_use(env, argv[0], &r, &result)) {
+    call_box *box = enif_alloc(sizeof(*box));
+    enif_self(env, &box->pid);
+    lmcp_call_id id = 0;
+    char *err = NULL;
+    lmcp_status st = lmcp_host_call_tool(r->host, name, args.data, args.len, opts.data, opts.len, on_done, box, &id, &err);
+    host_leave(r);
+    if (st == LMCP_OK) {
+      result = enif_make_tuple2(env, atom_ok, enif_make_uint64(env, id));
+    } else {
+      enif_free(box);
+      result = lib_error(env, st, err);
+    }
+  }
+  free(name);
+  lmcp_buf_free(&args);
+  lmcp_buf_free(&opts);
+  return result;
+}
+
+/* host_call(Host, Server, Method, Params, Options) -> {ok, CallId} | {error, ...} */
+static ERL_NIF_TERM nif_host_call(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  char *server = copy_cstr(env, argv[1]);
+  char *method = copy_cstr(env, argv[2]);
+  if (server == NULL || method == NULL) {
+    free(server);
+    free(method);
+    return enif_make_badarg(env);
+  }
+  lmcp_buf params = {0}, opts = {0};
+  const char *eerr = NULL;
+  ERL_NIF_TERM result;
+  host_res *r;
+  int e1 = encode_arg(env, argv[3], &params, &eerr);
+  int e2 = e1 == 1 ? encode_arg(env, argv[4], &opts, &eerr) : 1;
+  if (e1 < 0 || e2 < 0) {
+    result = enif_schedule_nif(env, "host_call", ERL_NIF_DIRTY_JOB_IO_BOUND, nif_host_call, argc, argv);
+  } else if (e1 == 0 || e2 == 0) {
+    result = encode_error(env, e1 == 0 ? "params" : "options", eerr);
+  } else if (host_use(env, argv[0], &r, &result)) {
+    call_box *box = enif_alloc(sizeof(*box));
+    enif_self(env, &box->pid);
+    lmcp_call_id id = 0;
+    char *err = NULL;
+    lmcp_status st = lmcp_host_call(r->host, server, method, params.data, params.len, opts.data, opts.len, on_done,
+                                    box, &id, &err);
+    host_leave(r);
+    if (st == LMCP_OK) {
+      result = enif_make_tuple2(env, atom_ok, enif_make_uint64(env, id));
+    } else {
+      enif_free(box);
+      result = lib_error(env, st, err);
+    }
+  }
+  free(server);
+  free(method);
+  lmcp_buf_free(&params);
+  lmcp_buf_free(&opts);
+  return result;
+}
+
+/* host_cancel(Host, CallId) -> ok | {error, ...} */
+static ERL_NIF_TERM nif_host_cancel(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  host_res *r;
+  ErlNifUInt64 id;
+  ERL_NIF_TERM result;
+  if (!enif_get_uint64(env, argv[1], &id)) {
+    return enif_make_badarg(env);
+  }
+  if (!host_use(env, argv[0], &r, &result)) {
+    return result;
+  }
+  lmcp_status st = lmcp_host_cancel(r->host, id);
+  host_leave(r);
+  return st == LMCP_OK ? atom_ok : lib_error(env, st, NULL);
+}
+
+/* host_respond(Host, RequestId, Status, Answer) -> ok | {error, ...} */
+static ERL_NIF_TERM nif_host_respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  host_res *r;
+  ErlNifUInt64 id;
+  int status;
+  if (!enif_get_uint64(env, argv[1], &id) || !enif_get_int(env, argv[2], &status)) {
+    return enif_make_badarg(env);
+  }
+  lmcp_buf answer = {0};
+  const char *eerr = NULL;
+  ERL_NIF_TERM result;
+  int e = encode_arg(env, argv[3], &answer, &eerr);
+  if (e < 0 || (e == 1 && !on_dirty_scheduler() && answer.len > SMALL_WRITE)) {
+    result = enif_schedule_nif(env, "host_respond", ERL_NIF_DIRTY_JOB_IO_BOUND, nif_host_respond, argc, argv);
+  } else if (e == 0) {
+    result = encode_error(env, "answer", eerr);
+  } else if (host_use(env, argv[0], &r, &result)) {
+    char *err = NULL;
+    lmcp_status st = lmcp_host_respond(r->host, id, status, answer.data, answer.len, &err);
+    host_leave(r);
+    result = st == LMCP_OK ? atom_ok : lib_error(env, st, err);
+  }
+  lmcp_buf_free(&answer);
+  return result;
+}
+
+/* host_close(Host, TimeoutMs) -> ok | {error, ...}   (dirty I/O) */
+static ERL_NIF_TERM nif_host_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  host_res *r;
+  ErlNifSInt64 timeout;
+  if (!enif_get_resource(env, argv[0], host_type, (void **)&r) || !enif_get_int64(env, argv[1], &timeout)) {
+    return enif_make_badarg(env);
+  }
+  if (!host_enter(r)) {
+    return atom_ok; /* freed: already torn down */
+  }
+  char *err = NULL;
+  lmcp_status st = lmcp_host_close(r->host, timeout, &err);
+  host_leave(r);
+  return st == LMCP_OK ? atom_ok : lib_error(env, st, err);
+}
+
+/* host_free(Host) -> ok (never blocks) */
+static ERL_NIF_TERM nif_host_free(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  host_res *r;
+  if (!enif_get_resource(env, argv[0], host_type, (void **)&r)) {
+    return enif_make_badarg(env);
+  }
+  host_request_free(r);
+  return atom_ok;
+}

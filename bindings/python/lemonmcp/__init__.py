@@ -29,6 +29,7 @@ except ImportError as _exc:  # no library, or the wrong one
 from ._config import auth_config, build_config, call_options, http_transport, stdio_transport
 from .aio import AsyncClient
 from .client import Client
+from .host import Host, HostTool
 from .errors import (
     AbiMismatch,
     AuthRequired,
@@ -108,6 +109,8 @@ __all__ = [
     "CallToolResult",
     "Cancelled",
     "Client",
+    "Host",
+    "HostTool",
     "Closed",
     "ClosedError",
     "CompleteResult",

@@ -43,6 +43,7 @@ __all__ = [
     "LIBRARY_ENV",
     "LIBRARY_NAME",
     "ClientHandle",
+    "HostHandle",
     "EVENT_CB",
     "HOST_REQUEST_CB",
     "DONE_CB",
@@ -298,6 +299,87 @@ FUNCTIONS: List[_Entry] = [
     ("lmcp_client_close", [ClientHandle, c_int64, _charpp], c_int32, _check_err_out),
     ("lmcp_client_free", [ClientHandle], None, None),
 ]
+
+
+# ------------------------------------------------------------ the host (HOST)
+
+
+class _Host(ctypes.Structure):
+    """The opaque ``lmcp_host``; only pointers to it exist."""
+
+
+#: ``lmcp_host *``.
+HostHandle = POINTER(_Host)
+
+#: The lmcp_host_* functions of include/lemonmcp.h (the HOST section).
+FUNCTIONS.extend(
+    [
+        ("lmcp_host_new", [c_char_p, c_size_t, POINTER(HostHandle), _charpp], c_int32, _check_err_out),
+        (
+            "lmcp_host_set_event_handler",
+            [HostHandle, EVENT_CB, c_void_p, DESTROY_CB, _charpp],
+            c_int32,
+            _check_err_out,
+        ),
+        (
+            "lmcp_host_set_host_request_handler",
+            [HostHandle, HOST_REQUEST_CB, c_void_p, DESTROY_CB, _charpp],
+            c_int32,
+            _check_err_out,
+        ),
+        ("lmcp_host_connect", [HostHandle, _charpp], c_int32, _check_err_out),
+        ("lmcp_host_wait_ready", [HostHandle, c_int64, _charpp], c_int32, _check_err_out),
+        ("lmcp_host_servers", [HostHandle, _charpp, _sizep, _charpp], c_int32, _check_err_out),
+        ("lmcp_host_list_tools", [HostHandle, _charpp, _sizep, _charpp], c_int32, _check_err_out),
+        ("lmcp_host_list_prompts", [HostHandle, _charpp, _sizep, _charpp], c_int32, _check_err_out),
+        ("lmcp_host_list_resources", [HostHandle, _charpp, _sizep, _charpp], c_int32, _check_err_out),
+        (
+            "lmcp_host_call_tool",
+            [HostHandle, c_char_p, c_char_p, c_size_t, c_char_p, c_size_t, DONE_CB, c_void_p, POINTER(c_uint64), _charpp],
+            c_int32,
+            _check_err_out,
+        ),
+        (
+            "lmcp_host_call",
+            [
+                HostHandle,
+                c_char_p,
+                c_char_p,
+                c_char_p,
+                c_size_t,
+                c_char_p,
+                c_size_t,
+                DONE_CB,
+                c_void_p,
+                POINTER(c_uint64),
+                _charpp,
+            ],
+            c_int32,
+            _check_err_out,
+        ),
+        (
+            "lmcp_host_call_tool_sync",
+            [HostHandle, c_char_p, c_char_p, c_size_t, c_char_p, c_size_t, _charpp, _sizep, _charpp],
+            c_int32,
+            _check_err_out,
+        ),
+        (
+            "lmcp_host_call_sync",
+            [HostHandle, c_char_p, c_char_p, c_char_p, c_size_t, c_char_p, c_size_t, _charpp, _sizep, _charpp],
+            c_int32,
+            _check_err_out,
+        ),
+        ("lmcp_host_cancel", [HostHandle, c_uint64], c_int32, _check_status),
+        (
+            "lmcp_host_respond",
+            [HostHandle, c_uint64, c_int32, c_char_p, c_size_t, _charpp],
+            c_int32,
+            _check_err_out,
+        ),
+        ("lmcp_host_close", [HostHandle, c_int64, _charpp], c_int32, _check_err_out),
+        ("lmcp_host_free", [HostHandle], None, None),
+    ]
+)
 
 
 def _load() -> Tuple[ctypes.CDLL, str]:

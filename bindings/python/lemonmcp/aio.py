@@ -233,3 +233,4 @@ class AsyncClient(ClientBase):
 
     async def ping(self, **options: Any) -> None:
         await self._run(self._req("ping", None, options))
+from .aio_host import AsyncHost as AsyncHost  # noqa: E402  (the multi-server host)

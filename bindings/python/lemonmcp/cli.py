@@ -3,6 +3,9 @@
     lemonmcp --stdio 'my-server --flag' tools
     lemonmcp --stdio ./server call echo text="hello there"
     lemonmcp --config mcp.json --server files read file:///etc/hostname
+    lemonmcp --config mcp.json tools                  (every server: files__read, ...)
+    lemonmcp --config mcp.json call files__read path=/etc/hostname
+    lemonmcp --config mcp.json servers
     lemonmcp --url https://example.com/mcp --json info
 
     lemonmcp --url https://example.com/mcp --client-id me --client-secret-env MY_SECRET tools
@@ -190,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("args", metavar="KEY=VALUE", nargs="*", help="prompt arguments (strings)")
     json_flag(pr)
     json_flag(sub("ping", "check that the server answers"))
+    json_flag(sub("servers", "with --config FILE and no --server: each server's state"))
     return parser
 
 
@@ -731,6 +735,19 @@ def _run_command(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[s
 
 
 def _call(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str], as_json: bool, width: int) -> int:
+    arguments, as_json = _tool_arguments(ns, as_json)
+    progress = None if ns.quiet else _ProgressLine(err)
+    try:
+        result: CallToolResult = client.call_tool(ns.tool, arguments, progress=progress if progress else None)
+    finally:
+        if progress is not None:
+            progress.finish()
+    return _show_tool_result(result, ns.tool, out, err, as_json, width)
+
+
+def _tool_arguments(ns: argparse.Namespace, as_json: bool) -> Tuple[Dict[str, Any], bool]:
+    """The arguments of `call` (KEY=VALUE words, --json ARGS, --args JSON),
+    and whether the output is JSON."""
     words = list(ns.args)
     arguments: Dict[str, Any] = {}
     call_json = getattr(ns, "call_json", None)
@@ -746,12 +763,10 @@ def _call(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str], as
     if ns.call_args is not None:
         arguments.update(_json_object(ns.call_args, "--args"))
     arguments.update(parse_kv(words))
-    progress = None if ns.quiet else _ProgressLine(err)
-    try:
-        result: CallToolResult = client.call_tool(ns.tool, arguments, progress=progress if progress else None)
-    finally:
-        if progress is not None:
-            progress.finish()
+    return arguments, as_json
+
+
+def _show_tool_result(result: CallToolResult, tool: str, out: IO[str], err: IO[str], as_json: bool, width: int) -> int:
     if as_json:
         _dump(result.raw, out)
     else:
@@ -762,9 +777,67 @@ def _call(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str], as
             _dump(result.structured_content, out)
     if result.is_error:
         first = _one_line(result.text.splitlines()[0] if result.text else "")
-        err.write(f"{PROG}: tool {ns.tool} reported an error" + (f": {first}" if first else "") + "\n")
+        err.write(f"{PROG}: tool {tool} reported an error" + (f": {first}" if first else "") + "\n")
         return EXIT_TOOL_ERROR
     return EXIT_OK
+
+
+# The commands that, with --config and no --server, run every server of the
+# file through one host (lemonmcp.Host): tools are listed as server__tool,
+# `call server__tool` routes, `servers` shows each server's state.
+HOST_COMMANDS = ("tools", "call", "servers")
+
+
+def _host_main(ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    from .host import Host  # the host is only loaded when used
+
+    as_json = bool(getattr(ns, "json_output", False))
+    width = _width()
+    try:
+        with open(ns.config, encoding="utf-8") as f:
+            config = json.load(f)
+    except OSError as exc:
+        raise UsageError(f"--config: cannot read {ns.config}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise UsageError(f"--config: {ns.config} is not valid JSON: {exc}") from None
+    if not isinstance(config, dict):
+        raise UsageError(f"--config: {ns.config} is not a JSON object")
+    if ns.timeout is not None and ns.timeout < 0:
+        raise UsageError("--timeout: expected a non-negative number of seconds")
+    ready = ns.timeout if ns.timeout else 30.0
+    try:
+        host = Host(config, ready_timeout=ready)
+    except InvalidArgument as exc:
+        raise UsageError(_error_text(exc)) from None
+    with host:
+        servers = host.servers()
+        if ns.command == "servers":
+            if as_json:
+                _dump(servers, out)
+            else:
+                rows: List[Tuple[str, ...]] = [
+                    (name, s.get("state", ""), s.get("era", ""), str(s.get("restarts", 0)), _one_line(s.get("last_error", "")))
+                    for name, s in sorted(servers.items())
+                ]
+                out.write(format_table(("SERVER", "STATE", "ERA", "RESTARTS", "LAST ERROR"), rows, width) + "\n")
+            return EXIT_OK
+        if not ns.quiet:
+            for name, s in sorted(servers.items()):
+                if s.get("state") not in ("ready", "disabled"):
+                    err.write(f"{PROG}: server {name} is {s.get('state')}: {_one_line(s.get('last_error', ''))}\n")
+        if ns.command == "tools":
+            tools = host.list_tools()
+            if as_json:
+                _dump({"tools": [t.raw for t in tools]}, out)
+            elif not tools:
+                err.write(f"{PROG}: no server has tools\n")
+            else:
+                rows = [(t.name, t.server, _schema_args(t.input_schema), _one_line(t.description or t.title or "")) for t in tools]
+                out.write(format_table(("NAME", "SERVER", "ARGUMENTS", "DESCRIPTION"), rows, width) + "\n")
+            return EXIT_OK
+        arguments, as_json = _tool_arguments(ns, as_json)
+        result = host.call_tool(ns.tool, arguments, timeout=ns.timeout or None)
+        return _show_tool_result(result, ns.tool, out, err, as_json, width)
 
 
 def main(
@@ -787,6 +860,20 @@ def main(
         err.write(f"{PROG}: {message}\n")
         err.flush()
         return status
+
+    if ns.command in HOST_COMMANDS and getattr(ns, "config", None) and not getattr(ns, "server", None):
+        try:
+            return _host_main(ns, out, err)
+        except UsageError as exc:
+            parser.print_usage(err)
+            return fail(EXIT_USAGE, str(exc))
+        except LemonMCPError as exc:
+            return fail(_exit_for(exc), _error_text(exc))
+        except KeyboardInterrupt:
+            return fail(EXIT_INTERRUPTED, "interrupted")
+    if ns.command == "servers":
+        parser.print_usage(err)
+        return fail(EXIT_USAGE, "servers needs --config FILE (without --server)")
 
     try:
         target, transport = _transport(ns)

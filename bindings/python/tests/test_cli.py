@@ -131,7 +131,7 @@ def test_cli_config_file(fixture_path: str, tmp_path: Any) -> None:
     )
     r = run_cli(["--config", str(cfg), "--server", "fx", "call", "echo", "text=from config"])
     assert r.returncode == 0 and "from config" in r.stdout, r.stderr
-    r = run_cli(["--config", str(cfg), "tools"])
+    r = run_cli(["--config", str(cfg), "info"])
     assert r.returncode == 2 and "several servers" in r.stderr
     r = run_cli(["--config", str(cfg), "--server", "nope", "tools"])
     assert r.returncode == 2 and "no server 'nope'" in r.stderr
@@ -156,3 +156,32 @@ def test_cli_version_and_help() -> None:
     assert r.returncode == 0 and "lemonmcp 0.1.0" in r.stdout
     r = run_cli(["--help"])
     assert r.returncode == 0 and "call" in r.stdout and "exit status" in r.stdout
+
+
+def test_cli_config_runs_every_server_as_a_host(fixture_path: str, tmp_path: Any) -> None:
+    cfg = tmp_path / "mcp.json"
+    cfg.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "fx": {"command": FIXTURE},
+                    "fy": {"command": FIXTURE, "protocol": {"mode": "modern"}},
+                    "dead": {"command": "/nonexistent/lmcp-cli-server", "restart": False},
+                }
+            }
+        )
+    )
+    r = run_cli(["--config", str(cfg), "tools"])
+    assert r.returncode == 0, r.stderr
+    assert "fx__echo" in r.stdout and "fy__echo" in r.stdout
+    assert "server dead is failed" in r.stderr
+    r = run_cli(["--config", str(cfg), "call", "fy__echo", "text=routed"])
+    assert r.returncode == 0 and "routed" in r.stdout, r.stderr
+    r = run_cli(["--config", str(cfg), "--json", "servers"])
+    assert r.returncode == 0, r.stderr
+    states = {name: s["state"] for name, s in json.loads(r.stdout).items()}
+    assert states == {"fx": "ready", "fy": "ready", "dead": "failed"}
+    r = run_cli(["--config", str(cfg), "call", "nope__echo"])
+    assert r.returncode != 0 and "nope__echo" in r.stderr
+    r = run_cli(srv() + ["servers"])
+    assert r.returncode == 2 and "servers needs --config" in r.stderr
