@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/lemonmcp/lemonmcp/config"
 	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/lemonmcp/lemonmcp/host"
 	"github.com/lemonmcp/lemonmcp/internal/handles"
@@ -183,7 +184,7 @@ func lmcpgo_host_call_tool(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_t, al
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	opts, err := core.ParseCallOptions(goBytes(options, olen))
+	opts, err := config.ParseCallOptions(goBytes(options, olen))
 	if err != nil {
 		return setErr(errOut, err)
 	}
@@ -212,7 +213,7 @@ func lmcp_host_call_tool_sync(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_t,
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	opts, err := core.ParseCallOptions(goBytes(options, olen))
+	opts, err := config.ParseCallOptions(goBytes(options, olen))
 	if err != nil {
 		return setErr(errOut, err)
 	}
