@@ -85,6 +85,12 @@ $(CTEST_OUT)/lmcp_ctest: $(CTEST_SRC)/test_main.c $(CTEST_HARNESS) $(LIB) $(HEAD
 	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_main.c $(CTEST_SRC)/harness.c \
 		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
 
+# lmcp_client_free racing every other call, and no callback after free.
+$(CTEST_OUT)/lmcp_free_race: $(CTEST_SRC)/test_free_race.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_free_race.c $(CTEST_SRC)/harness.c \
+		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
 # The header is C++-clean: compiled, linked and run as C++17.
 $(CTEST_OUT)/header_cxx: $(CTEST_SRC)/header_cxx.cpp $(LIB) $(HEADER)
 	@mkdir -p $(dir $@)
@@ -96,13 +102,15 @@ $(CTEST_OUT)/header_pedantic.o: $(CTEST_SRC)/header_pedantic.c $(HEADER)
 	@mkdir -p $(dir $@)
 	$(CTEST_CC) -std=c99 -pedantic -Wall -Wextra -Werror -I$(BUILD)/include -c -o $@ $<
 
-ctest-bins: $(CTEST_OUT)/lmcp_smoke $(CTEST_OUT)/lmcp_ctest $(CTEST_OUT)/header_cxx $(CTEST_OUT)/header_pedantic.o
+ctest-bins: $(CTEST_OUT)/lmcp_smoke $(CTEST_OUT)/lmcp_ctest $(CTEST_OUT)/lmcp_free_race $(CTEST_OUT)/header_cxx \
+	$(CTEST_OUT)/header_pedantic.o
 
 # The smoke program runs first and records the idle goroutine baseline.
 test-c: lib fixtures check-symbols ctest-bins
 	$(CTEST_OUT)/lmcp_smoke $(CTEST_OUT)/baseline.txt
 	$(CTEST_OUT)/header_cxx
 	$(CTEST_OUT)/lmcp_ctest $(CTEST_OUT)/baseline.txt $(CTEST_ONLY)
+	$(CTEST_OUT)/lmcp_free_race
 
 # ---------------------------------------------------------------- memcheck
 
