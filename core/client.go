@@ -185,8 +185,10 @@ func (c *Client) Connect() *Error {
 	if err := c.tr.Start(context.Background(), c); err != nil {
 		e := AsError(err)
 		c.mu.Lock()
-		c.state, c.stateErr = StateFailed, e
-		close(c.ready)
+		if c.state == StateConnecting { // not closed or freed meanwhile (they closed ready)
+			c.state, c.stateErr = StateFailed, e
+			close(c.ready)
+		}
 		close(c.trClosed)
 		failed := c.takeQueuedLocked()
 		c.mu.Unlock()
@@ -196,7 +198,22 @@ func (c *Client) Connect() *Error {
 	}
 	c.mu.Lock()
 	c.started = true
+	// Close or Free ran while the transport was starting: they found
+	// nothing started, so the transport is closed here.
+	abandoned, freed := c.state != StateConnecting, c.freed
 	c.mu.Unlock()
+	if abandoned {
+		go func() {
+			defer c.recoverPanic("the teardown of a connection started during close")
+			ctx, cancel := context.WithTimeout(context.Background(), 3*c.opts.Timeouts.CloseGrace+time.Second)
+			defer cancel()
+			c.closeTransport(ctx)
+		}()
+		if freed {
+			return errFreed()
+		}
+		return Errorf(StatusInvalidState, "the client was closed while connecting")
+	}
 	c.startEra()
 	return nil
 }

@@ -283,3 +283,38 @@ func TestPanicPoisonsClient(t *testing.T) {
 		})
 	}
 }
+
+// TestFreeRacesConnect frees a client while Connect is starting its
+// transport: whichever wins, a transport that was started is closed, and
+// Connect reports the free.
+func TestFreeRacesConnect(t *testing.T) {
+	for it := 0; it < 50; it++ {
+		s := newFakeServer(t, "2025-11-25", defaultCaps())
+		tr, peer := s.pairForTest()
+		s.peer = peer
+		c := New(testOptions(), tr)
+		go s.serve()
+		done := make(chan *Error, 1)
+		go func() { done <- c.Connect() }()
+		time.Sleep(time.Duration(it%5) * 20 * time.Microsecond)
+		c.Free()
+		if err := <-done; err != nil {
+			require.Contains(t, []Status{StatusInvalidHandle, StatusInvalidState}, err.Status, "iteration %d: %s", it, err.Message)
+		}
+		require.Eventually(t, func() bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if !c.started {
+				return true
+			}
+			select {
+			case <-c.trClosed:
+				return true
+			default:
+				return false
+			}
+		}, 3*time.Second, time.Millisecond, "iteration %d: a transport started during Free was left open", it)
+		close(s.stop)
+		<-s.done
+	}
+}
