@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lemonmcp/lemonmcp/transport"
 	"github.com/stretchr/testify/require"
 )
 
@@ -284,37 +286,57 @@ func TestPanicPoisonsClient(t *testing.T) {
 	}
 }
 
-// TestFreeRacesConnect frees a client while Connect is starting its
-// transport: whichever wins, a transport that was started is closed, and
-// Connect reports the free.
-func TestFreeRacesConnect(t *testing.T) {
-	for it := 0; it < 50; it++ {
-		s := newFakeServer(t, "2025-11-25", defaultCaps())
-		tr, peer := s.pairForTest()
-		s.peer = peer
-		c := New(testOptions(), tr)
-		go s.serve()
-		done := make(chan *Error, 1)
-		go func() { done <- c.Connect() }()
-		time.Sleep(time.Duration(it%5) * 20 * time.Microsecond)
-		c.Free()
-		if err := <-done; err != nil {
-			require.Contains(t, []Status{StatusInvalidHandle, StatusInvalidState}, err.Status, "iteration %d: %s", it, err.Message)
-		}
-		require.Eventually(t, func() bool {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			if !c.started {
-				return true
+// startGate holds a transport's Start until released, so that a test can
+// free or close the client while Connect is starting it.
+type startGate struct {
+	transport.Transport
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *startGate) Start(ctx context.Context, sink transport.Sink) error {
+	close(g.entered)
+	<-g.release
+	return g.Transport.Start(ctx, sink)
+}
+
+// TestStopWhileConnecting frees or closes a client while Connect is starting
+// its transport: the transport Connect then starts is closed, not left
+// running, and Connect says why.
+func TestStopWhileConnecting(t *testing.T) {
+	cases := []struct {
+		name string
+		stop func(c *Client)
+		want Status
+	}{
+		{"free", func(c *Client) { c.Free() }, StatusInvalidHandle},
+		{"close", func(c *Client) { go c.Close(2 * time.Second) }, StatusInvalidState},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newFakeServer(t, "2025-11-25", defaultCaps())
+			tr, peer := s.pairForTest()
+			s.peer = peer
+			g := &startGate{Transport: tr, entered: make(chan struct{}), release: make(chan struct{})}
+			c := New(testOptions(), g)
+			go s.serve()
+			t.Cleanup(func() { c.Free(); close(s.stop); <-s.done })
+			done := make(chan *Error, 1)
+			go func() { done <- c.Connect() }()
+			<-g.entered
+			tc.stop(c)
+			if tc.name == "close" {
+				require.Eventually(t, func() bool { return c.State() == StateClosing }, 3*time.Second, time.Millisecond)
 			}
+			close(g.release)
+			err := <-done
+			require.NotNil(t, err)
+			require.Equal(t, tc.want, err.Status, err.Message)
 			select {
 			case <-c.trClosed:
-				return true
-			default:
-				return false
+			case <-time.After(3 * time.Second):
+				t.Fatal("the transport started during " + tc.name + " was left open")
 			}
-		}, 3*time.Second, time.Millisecond, "iteration %d: a transport started during Free was left open", it)
-		close(s.stop)
-		<-s.done
+		})
 	}
 }
