@@ -27,10 +27,13 @@ TEST_SUITES :=
 all: lib
 
 include mk/lib.mk
+include mk/install.mk
 include mk/gotest.mk
 include $(wildcard mk/fixtures.mk)
 include $(wildcard mk/ctest.mk)
+include mk/cxx.mk
 include $(wildcard mk/python.mk)
+include mk/pypackage.mk
 include $(wildcard mk/conformance.mk)
 include $(wildcard mk/everything.mk)
 include $(wildcard mk/elixir.mk)

@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"net/http"
 	"time"
 )
 
@@ -260,24 +259,3 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Message }
-
-// Manager holds the OAuth state of one client (one MCP server URL): the
-// discovered metadata, the client registration and the tokens. It is safe
-// for concurrent use; grants and refreshes are single-flight.
-//
-//	m, err := auth.New(cfg, mcpURL)   // config errors name the field ("auth.redirect_uri: ...")
-//	m.Bind(host)                      // before the first request
-//	httpClient.Transport = m.Wrap(httpClient.Transport)
-//
-// The wrapped RoundTripper adds "Authorization: Bearer" to every request
-// once a token is held; on a 401 it refreshes or runs the configured flow
-// and retries once; on a 403 insufficient_scope it re-authorizes with the
-// union of scopes, at most MaxStepUps times per request. Metadata,
-// registration and token requests use a separate client with metadata-only
-// headers (never the configured MCP headers, never a bearer).
-//
-// func New(cfg Config, mcpURL string) (*Manager, error)
-// func (m *Manager) Bind(h Host)
-// func (m *Manager) Wrap(base http.RoundTripper) http.RoundTripper
-// func (m *Manager) Close()   // optional: aborts a grant in progress
-var _ = http.MethodGet

@@ -20,7 +20,20 @@ const (
 	expirySkew = 30 * time.Second
 )
 
-// Manager: see the contract in api.go.
+// Manager holds the OAuth state of one client (one MCP server URL): the
+// discovered metadata, the client registration and the tokens. It is safe
+// for concurrent use; grants and refreshes are single-flight.
+//
+//	m, err := auth.New(cfg, mcpURL)   // config errors name the field ("auth.redirect_uri: ...")
+//	m.Bind(host)                      // before the first request
+//	httpClient.Transport = m.Wrap(httpClient.Transport)
+//
+// The wrapped RoundTripper adds "Authorization: Bearer" to every request
+// once a token is held; on a 401 it refreshes or runs the configured flow
+// and retries once; on a 403 insufficient_scope it re-authorizes with the
+// union of scopes, at most Config.MaxStepUps times per request. Metadata,
+// registration and token requests use a separate client with metadata-only
+// headers (never the configured MCP headers, never a bearer).
 type Manager struct {
 	cfg         Config
 	mcpURL      *url.URL

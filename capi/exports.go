@@ -222,7 +222,7 @@ func callArgs(method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cc
 	if method == nil {
 		return "", nil, core.CallOptions{}, core.Errorf(core.StatusInvalidArgument, "method is NULL")
 	}
-	opts, err := core.ParseCallOptions(goBytes(options, olen))
+	opts, err := config.ParseCallOptions(goBytes(options, olen))
 	if err != nil {
 		return "", nil, opts, err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lemonmcp/lemonmcp/internal/hostvalidate"
 	"github.com/stretchr/testify/require"
 )
 
@@ -111,32 +112,6 @@ func errorData(t *testing.T, m wireMsg) (code int64, data map[string]any) {
 	require.NoError(t, json.Unmarshal(m.Error, &e), string(m.Error))
 	return e.Code, e.Data
 }
-
-func TestSamplingSummaryRedacts(t *testing.T) {
-	raw := []byte(`{"messages":[{"role":"user","content":{"type":"text","text":"ping"}}],"maxTokens":16,"modelPreferences":{"hints":[{"name":"claude"}]}}`)
-	params, ok := decodeObject(raw)
-	require.True(t, ok)
-	s, err := summarize(raw, params)
-	require.NoError(t, err)
-	require.Equal(t, 1, s.MessageCount)
-	require.EqualValues(t, 16, s.MaxTokens)
-	require.Equal(t, 4, s.TextCharCount)
-	require.Equal(t, []string{"user"}, s.Roles)
-	require.Equal(t, map[string]int{"text": 1}, s.ContentKinds)
-	require.Equal(t, []string{"claude"}, s.RequestedModels)
-	require.Len(t, s.RequestHash, 64)
-	require.Equal(t, s.RequestHash[:16], s.RequestHashShort)
-	require.NotContains(t, string(jsonMust(s)), "ping")
-
-	// The hash is over canonical JSON: key order and spacing do not matter.
-	reordered := []byte(`{ "maxTokens": 16, "modelPreferences": {"hints":[{"name":"claude"}]}, "messages": [{"content": {"text":"ping","type":"text"}, "role":"user"}] }`)
-	p2, _ := decodeObject(reordered)
-	s2, err := summarize(reordered, p2)
-	require.NoError(t, err)
-	require.Equal(t, s.RequestHash, s2.RequestHash)
-}
-
-func jsonMust(v any) []byte { b, _ := json.Marshal(v); return b }
 
 func TestSamplingWithoutPolicyDelegates(t *testing.T) {
 	r := newHostRig(t, func(o *Options) { o.Handlers.Sampling = true })
@@ -318,8 +293,8 @@ func TestSamplingPolicy(t *testing.T) {
 		require.NotContains(t, string(review.payload), secretPrompt)
 		require.NotContains(t, string(review.payload), "be brief")
 		var rv struct {
-			Summary samplingSummary `json:"summary"`
-			Server  map[string]any  `json:"server"`
+			Summary hostvalidate.SamplingSummary `json:"summary"`
+			Server  map[string]any               `json:"server"`
 		}
 		require.NoError(t, json.Unmarshal(review.payload, &rv))
 		require.Equal(t, 1, rv.Summary.MessageCount)
@@ -331,7 +306,7 @@ func TestSamplingPolicy(t *testing.T) {
 		require.Equal(t, "sampling", delegate.kind)
 		require.Contains(t, string(delegate.payload), secretPrompt)
 		var dv struct {
-			Summary samplingSummary `json:"summary"`
+			Summary hostvalidate.SamplingSummary `json:"summary"`
 		}
 		require.NoError(t, json.Unmarshal(delegate.payload, &dv))
 		require.Equal(t, rv.Summary, dv.Summary, "reviewer and delegate see the same summary")

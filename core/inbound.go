@@ -48,14 +48,15 @@ func (c *Client) receiveOne(data []byte) {
 }
 
 // rejectLine reports a text that is not a JSON-RPC message. It never counts
-// as protocol success or failure.
+// as protocol success or failure. The log line names the server's stream
+// when the transport reads one (transport.LineStreamer).
 func (c *Client) rejectLine(data []byte) {
 	if !c.hasEvents() {
 		return
 	}
 	source := "transport"
-	if c.tr.Name() == "stdio" {
-		source = "stdout"
+	if ls, ok := c.tr.(transport.LineStreamer); ok {
+		source = ls.InboundStream()
 	}
 	text := data
 	if len(text) > 1024 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 	"github.com/lemonmcp/lemonmcp/transport"
 	"github.com/lemonmcp/lemonmcp/transport/memory"
 	"github.com/stretchr/testify/require"
@@ -52,8 +53,8 @@ func TestHeaderBindings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			schema, ok := decodeObject([]byte(tc.schema))
-			require.True(t, ok)
+			var schema map[string]any
+			require.NoError(t, jsonx.Unmarshal([]byte(tc.schema), &schema))
 			got, why := headerBindings(schema)
 			if tc.bad != "" {
 				require.Contains(t, why, tc.bad)

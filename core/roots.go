@@ -1,34 +1,32 @@
 package core
 
-import (
-	"strings"
-
-	"github.com/lemonmcp/lemonmcp/internal/jsonx"
-)
+import "github.com/lemonmcp/lemonmcp/internal/hostvalidate"
 
 // serveRoots asks the host for its roots and checks the answer before the
 // server sees it: {"roots":[{"uri":"file://…","name"?}]}.
 func (c *Client) serveRoots(req *serverRequest) {
-	c.askHost("roots", req, hostPayload(req), c.answerWith(req, checkRootsResult), c.expireWithError(req))
+	c.askHost("roots", req, hostPayload(req), c.answerWith(req, passedAnswer(hostvalidate.RootsAnswer)), c.expireWithError(req))
 }
 
-func checkRootsResult(data []byte) ([]byte, *Error) {
-	var res struct {
-		Roots *[]map[string]any `json:"roots"`
-	}
-	if err := jsonx.Unmarshal(orEmptyObject(data), &res); err != nil || res.Roots == nil {
-		return nil, Errorf(StatusInvalidArgument, "a roots answer must be {\"roots\": [{\"uri\": \"file://...\"}]}")
-	}
-	for i, r := range *res.Roots {
-		uri, ok := r["uri"].(string)
-		if !ok || !strings.HasPrefix(uri, "file://") {
-			return nil, Errorf(StatusInvalidArgument, "roots[%d].uri must be a file:// URI", i)
+// checkedAnswer adapts a hostvalidate check that rewrites the answer to
+// answerWith: a refused answer is the host's invalid argument.
+func checkedAnswer(check func([]byte) ([]byte, string)) func([]byte) ([]byte, *Error) {
+	return func(data []byte) ([]byte, *Error) {
+		out, msg := check(data)
+		if msg != "" {
+			return nil, Errorf(StatusInvalidArgument, "%s", msg)
 		}
-		if name, has := r["name"]; has {
-			if _, ok := name.(string); !ok {
-				return nil, Errorf(StatusInvalidArgument, "roots[%d].name must be a string", i)
-			}
-		}
+		return out, nil
 	}
-	return data, nil
+}
+
+// passedAnswer adapts a hostvalidate check that passes a valid answer on
+// unchanged.
+func passedAnswer(check func([]byte) string) func([]byte) ([]byte, *Error) {
+	return func(data []byte) ([]byte, *Error) {
+		if msg := check(data); msg != "" {
+			return nil, Errorf(StatusInvalidArgument, "%s", msg)
+		}
+		return data, nil
+	}
 }

@@ -9,8 +9,10 @@ import (
 	"math/big"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
+	"github.com/lemonmcp/lemonmcp/internal/frontmatter"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 )
 
@@ -27,9 +29,11 @@ type ResourceVerify struct {
 	Frontmatter map[string]any // the expected frontmatter, nil when not checked
 }
 
-// parseVerify reads options.verify: {"digest":"sha256:<hex>", "size":<n>,
-// "frontmatter":{..}}, at least one member.
-func parseVerify(raw []byte) (*ResourceVerify, *Error) {
+// ParseResourceVerify reads the verify call option (options.verify):
+// {"digest":"sha256:<hex>", "size":<n>, "frontmatter":{..}}, at least one
+// member. The call-option parser (config.ParseCallOptions) hands it the
+// member; it lives here, next to the check that reads what it builds.
+func ParseResourceVerify(raw []byte) (*ResourceVerify, *Error) {
 	it := jsonx.BorrowIterator(raw)
 	defer jsonx.ReturnIterator(it)
 	v := &ResourceVerify{}
@@ -152,7 +156,7 @@ func (v *ResourceVerify) check(result []byte) *Error {
 		if !utf8.Valid(data) {
 			return verifyFailed("the content is not UTF-8 text, so it has no frontmatter")
 		}
-		fm, err := parseFrontmatter(string(data))
+		fm, err := frontmatter.Parse(string(data))
 		if err != nil {
 			return verifyFailed("%s", err.Error())
 		}
@@ -201,12 +205,12 @@ func sameValue(want, got any) bool {
 		g, ok := got.(string)
 		return ok && g == w
 	case jsonx.Number:
-		g, ok := got.(yamlNumber)
-		if !ok || g.rat == nil {
+		g, ok := got.(frontmatter.Number)
+		if !ok || g.Rat == nil {
 			return false
 		}
 		r, ok := new(big.Rat).SetString(string(w))
-		return ok && r.Cmp(g.rat) == 0
+		return ok && r.Cmp(g.Rat) == 0
 	case []any:
 		g, ok := got.([]any)
 		if !ok || len(g) != len(w) {
@@ -232,4 +236,22 @@ func sameValue(want, got any) bool {
 		return true
 	}
 	return false
+}
+
+// quoteShort quotes a key for an error message, cut to a sane length.
+func quoteShort(s string) string {
+	if len(s) > 64 {
+		s = s[:64] + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// allIn reports whether every byte of s is in set.
+func allIn(s, set string) bool {
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(set, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -5,9 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/lemonmcp/lemonmcp/internal/frontmatter"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,9 +33,9 @@ func textContent(text string) map[string]any {
 
 func readVerified(t *testing.T, s *fakeServer, verify string) ([]byte, *Error) {
 	c := readyClient(t, s, testOptions())
-	opts, err := ParseCallOptions([]byte(`{"verify":` + verify + `}`))
+	v, err := ParseResourceVerify([]byte(verify))
 	require.Nil(t, errOrNil(err))
-	return c.CallSync("resources/read", []byte(`{"uri":"skill://pdf-processing/SKILL.md"}`), opts)
+	return c.CallSync("resources/read", []byte(`{"uri":"skill://pdf-processing/SKILL.md"}`), CallOptions{Verify: v})
 }
 
 func TestVerifyResourceRead(t *testing.T) {
@@ -86,33 +86,16 @@ func TestVerifyResourceRead(t *testing.T) {
 	}
 }
 
-func TestVerifyOptionParsing(t *testing.T) {
-	cases := []struct{ name, opts, msg string }{
-		{"not an object", `{"verify":true}`, "must be a JSON object"},
-		{"empty", `{"verify":{}}`, "needs digest, size or frontmatter"},
-		{"unknown member", `{"verify":{"sha":"x"}}`, "verify.sha is not a known member"},
-		{"other algorithm", `{"verify":{"digest":"md5:00"}}`, "sha256"},
-		{"uppercase hex", `{"verify":{"digest":"` + "sha256:" + strings.ToUpper(sha("x")[7:]) + `"}}`, "sha256"},
-		{"short hex", `{"verify":{"digest":"sha256:abcd"}}`, "sha256"},
-		{"negative size", `{"verify":{"size":-1}}`, "size must be"},
-		{"fractional size", `{"verify":{"size":1.5}}`, "size must be"},
-		{"string size", `{"verify":{"size":"4"}}`, "size must be"},
-		{"frontmatter not object", `{"verify":{"frontmatter":[1]}}`, "frontmatter must be"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseCallOptions([]byte(tc.opts))
-			require.NotNil(t, err)
-			require.Equal(t, StatusInvalidArgument, err.Status)
-			require.Contains(t, err.Message, tc.msg)
-		})
-	}
+// The verify option's parsing is tested with the other call options in
+// config (callopts_test.go); a verify option is refused outside
+// resources/read.
+func TestVerifyOnlyResourcesRead(t *testing.T) {
 	t.Run("only resources/read", func(t *testing.T) {
 		s := readServer(t, textContent(skillMD))
 		c := readyClient(t, s, testOptions())
-		opts, err := ParseCallOptions([]byte(`{"verify":{"size":1}}`))
+		v, err := ParseResourceVerify([]byte(`{"size":1}`))
 		require.Nil(t, errOrNil(err))
-		_, err = c.CallSync("tools/call", []byte(`{"name":"x"}`), opts)
+		_, err = c.CallSync("tools/call", []byte(`{"name":"x"}`), CallOptions{Verify: v})
 		require.NotNil(t, err)
 		require.Equal(t, StatusInvalidArgument, err.Status)
 		require.Contains(t, err.Message, "only to resources/read")
@@ -127,10 +110,33 @@ func TestVerifyModern(t *testing.T) {
 	})
 	c, err := connectWith(t, s, modernOptions(ModeModern), nil)
 	require.Nil(t, errOrNil(err))
-	opts, err := ParseCallOptions([]byte(`{"verify":{"digest":"` + sha(skillMD) + `"}}`))
+	v, err := ParseResourceVerify([]byte(`{"digest":"` + sha(skillMD) + `"}`))
 	require.Nil(t, errOrNil(err))
-	_, err = c.CallSync("resources/read", []byte(`{"uri":"skill://pdf-processing/SKILL.md"}`), opts)
+	_, err = c.CallSync("resources/read", []byte(`{"uri":"skill://pdf-processing/SKILL.md"}`), CallOptions{Verify: v})
 	require.NotNil(t, err)
 	require.Equal(t, StatusProtocol, err.Status)
 	require.Contains(t, err.Message, "is not the expected "+sha(skillMD))
+}
+
+func TestCompareFrontmatter(t *testing.T) {
+	fm, err := frontmatter.Parse("---\nname: x\ndescription: d\nversion: 2.10\nmetadata:\n  tags: [a, b]\n  ok: true\n---\n")
+	require.NoError(t, err)
+	cases := []struct {
+		name, want, msg string
+	}{
+		{"equal", `{"name":"x","description":"d","version":2.1,"metadata":{"tags":["a","b"],"ok":true}}`, ""},
+		{"string is not number", `{"name":"x","description":"d","version":"2.10","metadata":{"tags":["a","b"],"ok":true}}`, `field "version" differs`},
+		{"differs", `{"name":"x","description":"other","version":2.1,"metadata":{"tags":["a","b"],"ok":true}}`, `field "description" differs`},
+		{"nested differs", `{"name":"x","description":"d","version":2.1,"metadata":{"tags":["a"],"ok":true}}`, `field "metadata" differs`},
+		{"missing", `{"name":"x","description":"d","version":2.1,"metadata":{"tags":["a","b"],"ok":true},"license":"MIT"}`, `field "license" is missing`},
+		{"extra", `{"name":"x","description":"d","version":2.1}`, "1 field(s)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v, perr := ParseResourceVerify([]byte(`{"frontmatter":` + tc.want + `}`))
+			require.Nil(t, errOrNil(perr))
+			require.Equal(t, tc.msg == "", compareFrontmatter(v.Frontmatter, fm) == "")
+			require.Contains(t, compareFrontmatter(v.Frontmatter, fm), tc.msg)
+		})
+	}
 }

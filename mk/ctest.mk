@@ -1,5 +1,8 @@
 # C host tests (tests/c/): a C program links $(LIB) and drives the fixture
-# server over stdio; see tests/c/test_main.c for the list of tests.
+# server over stdio. The suite (lmcp_ctest) is split by area into
+# tests/c/test_*.c (CTEST_SUITE_SRC); tests/c/test_main.c is its runner and
+# registry, tests/c/suite.h declares every test, tests/c/harness.{c,h} hold
+# the shared set-up.
 #   make test-c           smoke program, main suite, C++17 and pedantic C99
 #                         header checks, check-symbols
 #   make test-c-memcheck  the main suite under valgrind memcheck (its closing
@@ -38,6 +41,10 @@ CTEST_CXX    ?= g++
 CTEST_CFLAGS := -std=c99 -Wall -Wextra -Werror -pthread -g -I$(BUILD)/include \
                 -DLMCP_FIXTURE_PATH='"$(BUILD)/fixtures/mcpfixture"'
 CTEST_HARNESS := $(CTEST_SRC)/harness.c $(CTEST_SRC)/harness.h
+# The main suite, one file per area; test_main.c runs them in its order.
+CTEST_SUITE_SRC := $(addprefix $(CTEST_SRC)/,test_main.c test_lifecycle.c test_calls.c \
+                   test_process.c test_callbacks.c test_bad_input.c)
+CTEST_SUITE_DEPS := $(CTEST_SUITE_SRC) $(CTEST_SRC)/suite.h $(CTEST_HARNESS)
 CTEST_ONLY   ?=
 
 # Deadlines that only bound waits are multiplied under valgrind (~20x slower);
@@ -80,9 +87,9 @@ $(CTEST_OUT)/lmcp_smoke: $(CTEST_SRC)/smoke.c $(CTEST_HARNESS) $(LIB) $(HEADER)
 	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/smoke.c $(CTEST_SRC)/harness.c \
 		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
 
-$(CTEST_OUT)/lmcp_ctest: $(CTEST_SRC)/test_main.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+$(CTEST_OUT)/lmcp_ctest: $(CTEST_SUITE_DEPS) $(LIB) $(HEADER)
 	@mkdir -p $(dir $@)
-	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_main.c $(CTEST_SRC)/harness.c \
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SUITE_SRC) $(CTEST_SRC)/harness.c \
 		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
 
 # lmcp_client_free racing every other call, and no callback after free.
@@ -133,8 +140,8 @@ $(CTEST_MC)/lmcp_smoke: $(CTEST_SRC)/smoke.c $(CTEST_HARNESS) $(CTEST_MC)/liblem
 	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/smoke.c $(CTEST_SRC)/harness.c \
 		-L$(CTEST_MC) -llemonmcp -Wl,-rpath,$(CTEST_MC)
 
-$(CTEST_MC)/lmcp_ctest: $(CTEST_SRC)/test_main.c $(CTEST_HARNESS) $(CTEST_MC)/liblemonmcp.so.1 $(HEADER)
-	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_main.c $(CTEST_SRC)/harness.c \
+$(CTEST_MC)/lmcp_ctest: $(CTEST_SUITE_DEPS) $(CTEST_MC)/liblemonmcp.so.1 $(HEADER)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SUITE_SRC) $(CTEST_SRC)/harness.c \
 		-L$(CTEST_MC) -llemonmcp -Wl,-rpath,$(CTEST_MC)
 
 $(CTEST_MC)/lmcp_free_race: $(CTEST_SRC)/test_free_race.c $(CTEST_HARNESS) $(CTEST_MC)/liblemonmcp.so.1 $(HEADER)

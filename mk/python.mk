@@ -2,7 +2,7 @@
 #   make python-setup   installs pytest, mypy and wheel when missing (quiet, idempotent)
 #   make python-dev     copies $(LIB) into the package so `import lemonmcp` works in-tree
 #   make test-python    mypy --strict on the package, then pytest against the fixture server
-#   make python-wheel   builds a wheel (with the .so inside) into $(BUILD)/dist
+#   make python-wheel   (mk/pypackage.mk) a manylinux wheel with the .so inside, and an sdist
 #   make python-bench   µs per call_tool through the binding, against the fixture
 #   make demo           the command line against the fixture: info, tools, one call
 
@@ -13,7 +13,7 @@ PY_FIXTURE := $(BUILD)/fixtures/mcpfixture
 PY_ENV     := PYTHONPATH=$(PY_DIR) PYTHONDONTWRITEBYTECODE=1
 PY_RUN     := $(PY_ENV) $(PYTHON) -m lemonmcp --stdio $(PY_FIXTURE)
 
-.PHONY: python-setup python-dev test-python python-wheel python-bench demo
+.PHONY: python-setup python-dev test-python python-bench demo
 
 python-setup:
 	@for mod in pytest mypy wheel; do \
@@ -33,13 +33,6 @@ test-python: lib fixtures python-dev python-setup
 	cd $(PY_DIR) && $(PY_ENV) $(PYTHON) -m mypy --strict --cache-dir $(CACHE)/mypy lemonmcp
 	cd $(PY_DIR) && $(PY_ENV) LEMONMCP_FIXTURE=$(PY_FIXTURE) \
 	  $(PYTHON) -m pytest -q -p no:cacheprovider tests
-
-python-wheel: lib python-dev python-setup
-	mkdir -p $(BUILD)/dist
-	cd $(PY_DIR) && LEMONMCP_LIBRARY=$(LIB) $(PYTHON) -m pip wheel --quiet --disable-pip-version-check \
-	  --no-deps --no-build-isolation -w $(BUILD)/dist .
-	rm -rf $(PY_DIR)/build $(PY_DIR)/lemonmcp.egg-info
-	@ls -1 $(BUILD)/dist/lemonmcp-*.whl
 
 python-bench: lib fixtures python-dev
 	cd $(PY_DIR) && $(PY_ENV) LEMONMCP_FIXTURE=$(PY_FIXTURE) $(PYTHON) bench/bench_call.py

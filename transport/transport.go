@@ -60,6 +60,16 @@ type Aborter interface {
 	Abort(id int64)
 }
 
+// LineStreamer is implemented by transports that read messages as the lines
+// of a byte stream the server writes (stdio reads the server's stdout). When
+// the core skips a line that is not JSON-RPC, it reports it with the
+// stream's name as LogLine.Source, so that the host can tell what the server
+// printed from a transport's own warnings ("transport").
+type LineStreamer interface {
+	// InboundStream names the stream messages are read from ("stdout").
+	InboundStream() string
+}
+
 // LogLine is a diagnostic line a transport reports: a stderr line, a stdout
 // line that is not a JSON-RPC message, or a warning of the transport's own.
 type LogLine struct {

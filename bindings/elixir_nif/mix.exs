@@ -49,10 +49,18 @@ end
 defmodule LemonMCP.MixProject do
   use Mix.Project
 
+  # The version is written once, as LMCP_VERSION_STRING in the C header.
+  @header Path.expand("../../include/lemonmcp.h", __DIR__)
+  @external_resource @header
+  @version (case Regex.run(~r/^#define LMCP_VERSION_STRING "([^"]+)"$/m, File.read!(@header)) do
+              [_, v] -> v
+              _ -> Mix.raise("LMCP_VERSION_STRING not found in #{@header}")
+            end)
+
   def project do
     [
       app: :lemon_mcp,
-      version: "0.1.0",
+      version: @version,
       elixir: "~> 1.14",
       compilers: [:lemonmcp_nif] ++ Mix.compilers(),
       start_permanent: false,

@@ -765,3 +765,215 @@ int get_diag(h_diag *d) {
   lmcp_free(json);
   return ok;
 }
+
+/* --------------------------------------------------------- fixture clients */
+
+int h_time_scale = 1;
+
+int destroy_count;
+void count_destroy(void *ud) {
+  (void)ud;
+  destroy_count++;
+}
+void never_event(void *ud, const char *k, const char *j, size_t n) {
+  (void)ud, (void)k, (void)j, (void)n;
+}
+void never_host(void *ud, lmcp_request_id id, const char *k, const char *j, size_t n) {
+  (void)ud, (void)id, (void)k, (void)j, (void)n;
+}
+
+lmcp_client *new_client(const char *cfg, evrec_t *rec) {
+  lmcp_client *c = NULL;
+  char *err = NULL;
+  lmcp_status st = lmcp_client_new(cfg, strlen(cfg), &c, &err);
+  CHECK_ST(st, LMCP_OK, err);
+  CHECK(err == NULL);
+  lmcp_free(err);
+  if (st != LMCP_OK) return NULL;
+  if (rec != NULL) {
+    err = NULL;
+    st = lmcp_client_set_event_handler(c, evrec_cb, rec, evrec_destroy, &err);
+    CHECK_ST(st, LMCP_OK, err);
+    lmcp_free(err);
+  }
+  return c;
+}
+
+/* new + event handler + connect + wait_ready */
+lmcp_client *start_client(const char *cfg, evrec_t *rec) {
+  lmcp_client *c = new_client(cfg, rec);
+  if (c == NULL) return NULL;
+  char *err = NULL;
+  lmcp_status st = lmcp_client_connect(c, &err);
+  CHECK_ST(st, LMCP_OK, err);
+  lmcp_free(err);
+  err = NULL;
+  if (st == LMCP_OK) {
+    st = lmcp_client_wait_ready(c, T(5000), &err);
+    CHECK_ST(st, LMCP_OK, err);
+    lmcp_free(err);
+  }
+  if (st != LMCP_OK) {
+    lmcp_client_free(c);
+    if (rec != NULL) finish_recorder(rec); /* callers just return */
+    return NULL;
+  }
+  return c;
+}
+
+/* Checks the recorder's invariants (one delivery at a time, valid payloads,
+ * nothing after destroy, destroy exactly once) and releases it. Call after
+ * the client was freed. */
+void finish_recorder(evrec_t *rec) {
+  if (!rec->live) return; /* already finished (start_client failed) */
+  int d = evrec_wait_destroys(rec, 1, T(2000));
+  sleep_ms(20);
+  pthread_mutex_lock(&rec->mu);
+  d = rec->destroys;
+  int maxin = rec->max_inflight, after = rec->after_destroy, bad = rec->bad_payloads;
+  pthread_mutex_unlock(&rec->mu);
+  CHECKM(d == 1, NULL, "event handler destroy ran %d times", d);
+  CHECKM(maxin <= 1, NULL, "%d event callbacks of one client ran at once", maxin);
+  CHECKM(after == 0, NULL, "%d events delivered after destroy", after);
+  CHECKM(bad == 0, NULL, "%d event payloads invalid or not NUL-terminated", bad);
+  evrec_free(rec);
+}
+
+/* close (must succeed) + free + recorder checks */
+void stop_client(lmcp_client *c, evrec_t *rec) {
+  if (c != NULL) {
+    char *err = NULL;
+    lmcp_status st = lmcp_client_close(c, T(5000), &err);
+    CHECK_ST(st, LMCP_OK, err);
+    lmcp_free(err);
+    lmcp_client_free(c);
+  }
+  if (rec != NULL) finish_recorder(rec);
+}
+
+lmcp_status call_sync(lmcp_client *c, const char *method, const char *params, const char *opts, char **result,
+                      char **err) {
+  size_t rlen = 0;
+  *result = NULL;
+  *err = NULL;
+  lmcp_status st = lmcp_client_call_sync(c, method, params, params ? strlen(params) : 0, opts,
+                                         opts ? strlen(opts) : 0, result, &rlen, err);
+  if (st == LMCP_OK) {
+    CHECK(*result != NULL && rlen == strlen(*result));
+    CHECKE(json_valid(*result, rlen), *result);
+    CHECK(*err == NULL);
+  } else {
+    CHECK(*result == NULL);
+    CHECK_ERR_JSON(*err, st);
+  }
+  return st;
+}
+
+lmcp_status tool_sync(lmcp_client *c, const char *tool, const char *args, const char *opts, char **result,
+                      char **err) {
+  char params[1024];
+  snprintf(params, sizeof params, "{\"name\":\"%s\",\"arguments\":%s}", tool, args ? args : "{}");
+  return call_sync(c, "tools/call", params, opts, result, err);
+}
+
+lmcp_status tool_async(lmcp_client *c, const char *tool, const char *args, const char *opts, doneslot_t *slot,
+                       lmcp_call_id *id_out) {
+  char params[1024];
+  char *err = NULL;
+  snprintf(params, sizeof params, "{\"name\":\"%s\",\"arguments\":%s}", tool, args ? args : "{}");
+  slot->caller = pthread_self();
+  h_in_call = 1;
+  lmcp_status st = lmcp_client_call(c, "tools/call", params, strlen(params), opts, opts ? strlen(opts) : 0,
+                                    done_cb, slot, id_out, &err);
+  h_in_call = 0;
+  if (st != LMCP_OK) {
+    CHECK_ERR_JSON(err, st);
+  } else {
+    CHECK(err == NULL);
+    CHECK(id_out == NULL || *id_out != 0);
+  }
+  lmcp_free(err);
+  return st;
+}
+
+lmcp_state state_of(lmcp_client *c) {
+  lmcp_state s = -1;
+  CHECK_ST(lmcp_client_state(c, &s), LMCP_OK, NULL);
+  return s;
+}
+
+/* Expects a successful echo of text. */
+void expect_echo(lmcp_client *c, const char *text) {
+  char *res, *err;
+  char args[256], want[300];
+  snprintf(args, sizeof args, "{\"text\":\"%s\"}", text);
+  snprintf(want, sizeof want, "\"text\":\"%s\"", text);
+  lmcp_status st = tool_sync(c, "echo", args, NULL, &res, &err);
+  CHECK_ST(st, LMCP_OK, err);
+  CHECKE(res != NULL && strstr(res, want) != NULL, res);
+  lmcp_free(res);
+  lmcp_free(err);
+}
+
+/* Reads the integer text of a tool result ({"content":[{"type":"text","text":"123"}]}). */
+long long tool_int(lmcp_client *c, const char *tool) {
+  char *res, *err;
+  long long v = -1;
+  char text[64];
+  lmcp_status st = tool_sync(c, tool, NULL, NULL, &res, &err);
+  CHECK_ST(st, LMCP_OK, err);
+  if (st == LMCP_OK && json_get_str(res, "text", text, sizeof text)) v = atoll(text);
+  CHECKE(v > 0, res);
+  lmcp_free(res);
+  lmcp_free(err);
+  return v;
+}
+
+/* The JSON-RPC id of the first line of the log file containing both needles. */
+long long request_id_in_log(const char *log, const char *n1, const char *n2) {
+  char *text = read_file(log, NULL);
+  long long id = -1;
+  if (text == NULL) return -1;
+  for (char *line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+    if (strstr(line, n1) && (n2 == NULL || strstr(line, n2)) && json_get_int(line, "id", &id)) break;
+    id = -1;
+  }
+  free(text);
+  return id;
+}
+
+/* Waits until the log file has a notifications/cancelled line for request id. */
+int wait_cancelled_in_log(const char *log, long long id, int timeout_ms) {
+  int64_t end = now_ms() + timeout_ms;
+  for (;;) {
+    char *text = read_file(log, NULL);
+    int found = 0;
+    if (text != NULL) {
+      for (char *line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        long long rid;
+        if (strstr(line, "\"notifications/cancelled\"") && json_get_int(line, "requestId", &rid) &&
+            rid == id) {
+          found = 1;
+          break;
+        }
+      }
+      free(text);
+    }
+    if (found) return 1;
+    if (now_ms() > end) return 0;
+    sleep_ms(20);
+  }
+}
+
+/* Waits until the log file contains needle. */
+int wait_in_file(const char *path, const char *needle, int timeout_ms) {
+  int64_t end = now_ms() + timeout_ms;
+  for (;;) {
+    char *text = read_file(path, NULL);
+    int found = text != NULL && strstr(text, needle) != NULL;
+    free(text);
+    if (found) return 1;
+    if (now_ms() > end) return 0;
+    sleep_ms(20);
+  }
+}

@@ -16,6 +16,9 @@
  *               and the JSON.
  *   hostrec_t — host-request recorder: records every request, optionally
  *               answers it inside the callback.
+ *
+ * Fixture clients: the set-up the host tests share (start a client on the
+ * fixture with a recorder, call a tool, stop it and check the recorder).
  */
 #ifndef LMCP_TEST_HARNESS_H
 #define LMCP_TEST_HARNESS_H
@@ -194,6 +197,14 @@ void hostrec_destroy(void *ud);
 int hostrec_wait(hostrec_t *r, int n, int timeout_ms);
 void hostrec_free(hostrec_t *r);
 
+/* Callbacks that only count or ignore: count_destroy adds one to
+ * destroy_count (reset it first); never_event and never_host must not be
+ * called (they are installed where the library has to refuse them). */
+extern int destroy_count;
+void count_destroy(void *ud);
+void never_event(void *ud, const char *k, const char *j, size_t n);
+void never_host(void *ud, lmcp_request_id id, const char *k, const char *j, size_t n);
+
 /* -------------------------------------------------------------- processes */
 
 /* 1 when pid no longer exists, or is a zombie that is not our child. */
@@ -211,5 +222,47 @@ typedef struct {
 } h_diag;
 
 int get_diag(h_diag *d);
+
+/* --------------------------------------------------------- fixture clients */
+
+/* LMCP_TEST_TIME_SCALE (at least 1, set by the runner): deadlines that only
+ * bound waits are multiplied by it, for slow runs such as valgrind. */
+extern int h_time_scale;
+#define T(ms) (h_time_scale * (ms)) /* a bounded wait, scaled */
+
+/* lmcp_client_new (must succeed), with rec as the event handler when not
+ * NULL. Returns NULL after a failed check. */
+lmcp_client *new_client(const char *cfg, evrec_t *rec);
+/* new + event handler + connect + wait_ready. On failure the client is freed,
+ * rec finished, and NULL returned: callers just return. */
+lmcp_client *start_client(const char *cfg, evrec_t *rec);
+/* Checks the recorder's invariants (one delivery at a time, valid payloads,
+ * nothing after destroy, destroy exactly once) and releases it. Call after
+ * the client was freed. */
+void finish_recorder(evrec_t *rec);
+/* close (must succeed) + free + recorder checks; either may be NULL. */
+void stop_client(lmcp_client *c, evrec_t *rec);
+/* lmcp_client_call_sync, checking the out-parameter contract: a valid
+ * result and no error on LMCP_OK, an error JSON and no result otherwise.
+ * The caller frees *result and *err. */
+lmcp_status call_sync(lmcp_client *c, const char *method, const char *params, const char *opts, char **result,
+                      char **err);
+/* tools/call of tool with args (a JSON object, NULL for {}), synchronously. */
+lmcp_status tool_sync(lmcp_client *c, const char *tool, const char *args, const char *opts, char **result,
+                      char **err);
+/* tools/call with lmcp_client_call, completing into slot (done_cb). */
+lmcp_status tool_async(lmcp_client *c, const char *tool, const char *args, const char *opts, doneslot_t *slot,
+                       lmcp_call_id *id_out);
+lmcp_state state_of(lmcp_client *c);
+/* Expects a successful echo of text. */
+void expect_echo(lmcp_client *c, const char *text);
+/* Reads the integer text of a tool result ({"content":[{"type":"text","text":"123"}]}). */
+long long tool_int(lmcp_client *c, const char *tool);
+/* The JSON-RPC id of the first line of the log file containing both needles. */
+long long request_id_in_log(const char *log, const char *n1, const char *n2);
+/* Waits until the log file has a notifications/cancelled line for request id. */
+int wait_cancelled_in_log(const char *log, long long id, int timeout_ms);
+/* Waits until the file contains needle. */
+int wait_in_file(const char *path, const char *needle, int timeout_ms);
 
 #endif

@@ -79,6 +79,10 @@ func New(cfg Config) (*Transport, error) {
 // Name returns "stdio".
 func (t *Transport) Name() string { return "stdio" }
 
+// InboundStream implements transport.LineStreamer: messages are the lines
+// of the server's stdout.
+func (t *Transport) InboundStream() string { return "stdout" }
+
 // PID is the server's process id (also its process group id), or 0 before
 // a successful Start. It is meant for diagnostics.
 func (t *Transport) PID() int {

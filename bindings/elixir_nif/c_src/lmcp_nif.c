@@ -457,9 +457,6 @@ static ERL_NIF_TERM nif_connect(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
   return st == LMCP_OK ? atom_ok : lib_error(env, st, err);
 }
 
-/* call(Client, Method, Params, Options) -> {ok, CallId} | {error, ...}
- * The completion {lmcp_done, CallId, Status, Payload} goes to the caller.
- * Params and Options are maps or nil. */
 /* consume_since reports the time spent since t0 to the scheduler (1% of a
  * timeslice is about 10 us), so a process that makes NIF calls in a tight
  * loop is scheduled out like one running Erlang code. */
@@ -469,6 +466,9 @@ static void consume_since(ErlNifEnv *env, ErlNifTime t0) {
   (void)enif_consume_timeslice(env, pct < 1 ? 1 : pct > 100 ? 100 : pct);
 }
 
+/* call(Client, Method, Params, Options) -> {ok, CallId} | {error, ...}
+ * The completion {lmcp_done, CallId, Status, Payload} goes to the caller.
+ * Params and Options are maps or nil. */
 static ERL_NIF_TERM nif_call(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
   client_res *r;

@@ -58,7 +58,7 @@ defmodule LemonMCP.StartTest do
 
     assert msg =~ "sampling_handler"
     assert {:error, {:invalid_option, msg}} = Client.start_link(command: Fixture.path(), timeout_ms: -1)
-    assert msg =~ "timeout_ms"
+    assert msg =~ "config.timeouts.call_ms"
     refute_exit()
   end
 
@@ -129,6 +129,37 @@ defmodule LemonMCP.StartTest do
 
     assert {:error, {:invalid_option, "unknown option :command"}} =
              Client.HTTP.start_link(url: "http://x/", command: "y")
+  end
+
+  test "a value of the wrong type is named, never shown (it may be a secret)" do
+    # Issue 10 item 5: headers, env values and OAuth secrets of the wrong
+    # type; whether the binding or the library refuses them, the reason
+    # names the option and never carries the value.
+    url = "http://127.0.0.1:9/mcp"
+    secrets = [{:bearer, "s3cret-tuple"}, ["s3cret-list"], %{"v" => "s3cret-map"}, fn -> "s3cret-fun" end, self(), 12_345_678_901_234]
+
+    for v <- secrets do
+      cases =
+        [
+          {fn -> Client.HTTP.start_link(url: url, headers: [{"authorization", v}], timeout: 2_000) end, "headers.authorization"},
+          {fn -> Client.HTTP.start_link(url: url, oauth: [client_id: "a", client_secret: v], timeout: 2_000) end, "client_secret"},
+          {fn -> Client.HTTP.start_link(url: url, oauth: [client_id: "a", refresh_token: v], timeout: 2_000) end, "refresh_token"}
+        ] ++
+          if is_number(v),
+            do: [],
+            else: [{fn -> Client.start_link(command: Fixture.path(), env: [{"API_KEY", v}]) end, "env.API_KEY"}]
+
+      for {start, field} <- cases do
+        assert {:error, reason} = start.()
+        text = inspect(reason)
+        assert text =~ field, text
+        refute text =~ "s3cret", text
+        refute text =~ "12345678901234", text
+        refute text =~ "#PID", text
+      end
+    end
+
+    refute_exit()
   end
 
   test "sampling_policy is validated before anything starts" do

@@ -67,6 +67,8 @@ from .types import (
     Tool,
 )
 
+# LMCP_VERSION_STRING of include/lemonmcp.h (tests/test_units.py checks it);
+# a literal, so that pyproject.toml can read it without loading the library.
 __version__ = "0.1.0"
 ABI_VERSION = _ffi.ABI_VERSION
 

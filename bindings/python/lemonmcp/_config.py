@@ -1,17 +1,21 @@
-"""Building and checking the configuration JSON given to ``lmcp_client_new``.
+"""Building the configuration JSON given to ``lmcp_client_new``.
 
-Pure Python, no library calls. The checks here only catch the mistakes that
-are easy to name from Python (a wrong type, a bad enum value) with an error
-that names the field as a dotted path (``timeouts.call_ms``). The library
-stays the authority: whatever passes here is checked again there, including
-unknown fields, which are passed through so the library can name them.
+Pure Python, no library calls. The library is the one judge of a
+configuration: it rejects unknown fields, wrong types and unknown enum values
+with a message that names the field (``config.transport.comand: is not a
+known field``), and that message is the one users see. This module does only
+what Python must do itself: it turns keyword arguments, seconds and Python
+values (paths, tuples, mappings) into the JSON object, and refuses a value
+JSON cannot carry (bytes, a callable, NaN, ...) by naming its field and its
+type. No error here shows a configuration value: any of them may be a secret
+(a header, an environment variable, a client secret).
 """
 
 from __future__ import annotations
 
 import math
 import os
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, Mapping, Optional, Union
 
 from .errors import InvalidArgument
 
@@ -24,25 +28,9 @@ __all__ = [
     "seconds_to_ms",
     "auth_config",
     "CONFIG_KEYWORDS",
-    "AUTH_SECRET_FIELDS",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-_STDERR_MODES = ("capture", "merge", "discard")
-_ENV_INHERIT = ("minimal", "all")
-_HTTP_TYPES = ("streamable_http", "sse", "http")
-_TRANSPORT_TYPES = ("stdio",) + _HTTP_TYPES
-
-_TIMEOUT_MS_FIELDS = (
-    "ready_ms",
-    "call_ms",
-    "max_total_ms",
-    "host_request_ms",
-    "close_grace_ms",
-)
-_LIMIT_FIELDS = ("max_message_bytes", "max_pages")
-_CLIENT_INFO_FIELDS = ("name", "version", "title", "description", "website_url")
 
 #: Flat keyword arguments accepted besides the group dicts, and where they go.
 CONFIG_KEYWORDS: Dict[str, str] = {
@@ -84,79 +72,63 @@ _GROUPS = (
     "result_format",
     "auth",
 )
-_SAMPLING_MODES = ("deny", "model", "reviewed_model")
 
 
-def _bad(field: str, expected: str, value: Any) -> InvalidArgument:
-    return InvalidArgument(f"{field}: expected {expected}, got {value!r}")
-
-
-def _bad_secret(field: str, expected: str, value: Any) -> InvalidArgument:
-    """Like _bad, for a field that may hold a secret: names the value's type,
-    never the value."""
+def _bad_type(field: str, expected: str, value: Any) -> InvalidArgument:
+    """An error naming the field and the type of its value, never the value."""
     return InvalidArgument(f"{field}: expected {expected}, got a value of type {type(value).__name__}")
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+def _json(field: str, value: Any) -> Any:
+    """``value`` as JSON data: mappings become dicts, lists and tuples lists,
+    paths strings. Anything JSON cannot carry is an error naming the field
+    (a dotted path) and the value's type."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise InvalidArgument(f"{field}: expected a finite number")
+        return value
+    if isinstance(value, Mapping):
+        out: Dict[str, Any] = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise InvalidArgument(f"{field}: expected string keys, got a key of type {type(k).__name__}")
+            out[k] = _json(f"{field}.{k}", v)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_json(f"{field}[{i}]", v) for i, v in enumerate(value)]
+    if isinstance(value, os.PathLike):
+        path = os.fspath(value)
+        if isinstance(path, str):
+            return path
+    raise _bad_type(field, "a JSON value (string, number, boolean, list or dict)", value)
 
 
-def _check_str(field: str, value: Any, *, empty: bool = True) -> str:
-    if not isinstance(value, str) or (not empty and not value):
-        raise _bad(field, "a non-empty string" if not empty else "a string", value)
-    return value
-
-
-def _check_bool(field: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise _bad(field, "true or false", value)
-    return value
-
-
-def _check_nonneg_int(field: str, value: Any) -> int:
-    if not _is_int(value) or value < 0:
-        raise _bad(field, "a non-negative integer", value)
-    return int(value)
-
-
-def _check_pos_int(field: str, value: Any) -> int:
-    if not _is_int(value) or value <= 0:
-        raise _bad(field, "a positive integer", value)
-    return int(value)
-
-
-def _check_choice(field: str, value: Any, choices: Sequence[str]) -> str:
-    if value not in choices:
-        raise _bad(field, " or ".join(repr(c) for c in choices), value)
-    return str(value)
-
-
-def _check_str_map(field: str, value: Any) -> Dict[str, str]:
+def _object(field: str, value: Any) -> Dict[str, Any]:
     if not isinstance(value, Mapping):
-        raise _bad(field, "an object of strings", value)
-    out: Dict[str, str] = {}
-    for k, v in value.items():
-        if not isinstance(k, str) or not k:
-            raise _bad(f"{field}", "non-empty string keys", k)
-        if not isinstance(v, str):
-            raise _bad(f"{field}.{k}", "a string", v)
-        out[k] = v
-    return out
-
-
-def _check_obj(field: str, value: Any) -> Dict[str, Any]:
-    if not isinstance(value, Mapping):
-        raise _bad(field, "an object", value)
+        raise _bad_type(field, "a dict", value)
     return dict(value)
+
+
+def _list(field: str, value: Any) -> Any:
+    """An iterable of strings given as one argument: a single string is a
+    mistake Python would silently turn into a list of characters."""
+    if isinstance(value, (str, bytes)):
+        raise _bad_type(field, "a list of strings (not one string)", value)
+    try:
+        return list(value)
+    except TypeError:
+        raise _bad_type(field, "a list of strings", value) from None
 
 
 def seconds_to_ms(field: str, seconds: Any) -> int:
     """Seconds (int or float, >= 0) to whole milliseconds, rounding up so that
     a small positive timeout never becomes 0 ("no limit")."""
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise _bad(field, "a number of seconds", seconds)
+        raise _bad_type(field, "a number of seconds", seconds)
     if math.isnan(seconds) or seconds < 0 or math.isinf(seconds):
-        raise _bad(field, "a finite, non-negative number of seconds", seconds)
+        raise InvalidArgument(f"{field}: expected a finite, non-negative number of seconds")
     return int(math.ceil(seconds * 1000.0))
 
 
@@ -172,31 +144,15 @@ def stdio_transport(
     cwd: Optional[PathLike] = None,
     stderr: Optional[str] = None,
 ) -> Dict[str, Any]:
-    """The ``transport`` object for a stdio server (spawned without a shell)."""
-    if isinstance(command, os.PathLike):
-        command = os.fspath(command)
-    t: Dict[str, Any] = {"type": "stdio", "command": _check_str("transport.command", command, empty=False)}
-    if isinstance(args, (str, bytes)):
-        raise _bad("transport.args", "a list of strings (not one string)", args)
-    arg_list = []
-    for i, a in enumerate(args):
-        if isinstance(a, os.PathLike):
-            a = os.fspath(a)
-        if not isinstance(a, str):
-            raise _bad(f"transport.args[{i}]", "a string", a)
-        arg_list.append(a)
+    """The ``transport`` object for a stdio server (spawned without a shell).
+    Paths may be ``os.PathLike``; the library checks the rest."""
+    t: Dict[str, Any] = {"type": "stdio", "command": _json("transport.command", command)}
+    arg_list = _json("transport.args", _list("transport.args", args))
     if arg_list:
         t["args"] = arg_list
-    if env is not None:
-        t["env"] = _check_str_map("transport.env", env)
-    if env_inherit is not None:
-        t["env_inherit"] = _check_choice("transport.env_inherit", env_inherit, _ENV_INHERIT)
-    if cwd is not None:
-        if isinstance(cwd, os.PathLike):
-            cwd = os.fspath(cwd)
-        t["cwd"] = _check_str("transport.cwd", cwd, empty=False)
-    if stderr is not None:
-        t["stderr"] = _check_choice("transport.stderr", stderr, _STDERR_MODES)
+    for key, value in (("env", env), ("env_inherit", env_inherit), ("cwd", cwd), ("stderr", stderr)):
+        if value is not None:
+            t[key] = _json(f"transport.{key}", value)
     return t
 
 
@@ -206,170 +162,13 @@ def http_transport(
     """The ``transport`` object for an HTTP server: ``type`` is
     "streamable_http", "sse" (legacy HTTP+SSE) or "http" (Streamable HTTP,
     falling back to legacy SSE)."""
-    t: Dict[str, Any] = {
-        "type": _check_choice("transport.type", type, _HTTP_TYPES),
-        "url": _check_str("transport.url", url, empty=False),
-    }
+    t: Dict[str, Any] = {"type": _json("transport.type", type), "url": _json("transport.url", url)}
     if headers is not None:
-        t["headers"] = _check_str_map("transport.headers", headers)
-    return t
-
-
-def _check_transport(value: Any) -> Dict[str, Any]:
-    t = _check_obj("transport", value)
-    kind = t.get("type")
-    _check_choice("transport.type", kind, _TRANSPORT_TYPES)
-    if kind == "stdio":
-        _check_str("transport.command", t.get("command"), empty=False)
-        if "args" in t:
-            args = t["args"]
-            if not isinstance(args, (list, tuple)):
-                raise _bad("transport.args", "a list of strings", args)
-            for i, a in enumerate(args):
-                _check_str(f"transport.args[{i}]", a)
-            t["args"] = list(args)
-        if "env" in t:
-            t["env"] = _check_str_map("transport.env", t["env"])
-        if "env_inherit" in t:
-            _check_choice("transport.env_inherit", t["env_inherit"], _ENV_INHERIT)
-        if "cwd" in t:
-            _check_str("transport.cwd", t["cwd"], empty=False)
-        if "stderr" in t:
-            _check_choice("transport.stderr", t["stderr"], _STDERR_MODES)
-    else:
-        _check_str("transport.url", t.get("url"), empty=False)
-        if "headers" in t:
-            t["headers"] = _check_str_map("transport.headers", t["headers"])
+        t["headers"] = _json("transport.headers", headers)
     return t
 
 
 # ------------------------------------------------------------ OAuth
-
-_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none", "private_key_jwt")
-_AUTH_FLOWS = ("auto", "client_credentials", "authorization_code", "jwt_bearer")
-_TOKEN_STORES = ("memory", "host")
-_JWT_ALGS = ("ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA")
-_AUTH_STR_FIELDS = ("client_id", "client_issuer", "client_metadata_url", "client_name", "redirect_uri")
-#: Fields of the "auth" object (dotted paths) whose values are secrets: an
-#: error about them names the field and the value's type, never the value.
-AUTH_SECRET_FIELDS = (
-    "auth.client_secret",
-    "auth.refresh_token",
-    "auth.private_key_jwt.key_pem",
-    "auth.assertion",
-    "auth.token_exchange.subject_token",
-    "auth.token_exchange.client_secret",
-    "auth.dpop.key_pem",
-)
-_TOKEN_EXCHANGE_STR_FIELDS = (
-    "subject_token_type", "requested_token_type", "audience", "resource", "client_id",
-)
-_TOKEN_EXCHANGE_METHODS = ("client_secret_basic", "client_secret_post", "none")
-
-
-def _check_auth_str(field: str, value: Any, secret: bool) -> str:
-    if not isinstance(value, str):
-        raise (_bad_secret if secret else _bad)(field, "a non-empty string", value)
-    if not value.strip():
-        raise InvalidArgument(f"{field}: must not be empty (leave the field out instead)")
-    return value
-
-
-def _check_auth(value: Any) -> Dict[str, Any]:
-    """The "auth" object: types and enumerations, secrets never echoed.
-    Unknown fields and the rules that tie fields together (a flow that needs
-    a secret, a method that needs a key) are the library's to report."""
-    if not isinstance(value, Mapping):
-        raise _bad_secret("auth", "an object", value)
-    a = dict(value)
-    for k in _AUTH_STR_FIELDS:
-        if k in a:
-            _check_auth_str(f"auth.{k}", a[k], secret=False)
-    for k in ("client_secret", "refresh_token", "assertion"):
-        if k in a:
-            _check_auth_str(f"auth.{k}", a[k], secret=True)
-    if "token_exchange" in a:
-        a["token_exchange"] = _check_token_exchange(a["token_exchange"])
-    if "dpop" in a:
-        a["dpop"] = _check_dpop(a["dpop"])
-    if "token_auth_method" in a:
-        _check_choice("auth.token_auth_method", a["token_auth_method"], _AUTH_METHODS)
-    if "flow" in a:
-        _check_choice("auth.flow", a["flow"], _AUTH_FLOWS)
-    if "token_store" in a:
-        _check_choice("auth.token_store", a["token_store"], _TOKEN_STORES)
-    if "scopes" in a:
-        scopes = a["scopes"]
-        if isinstance(scopes, (str, bytes)) or not isinstance(scopes, (list, tuple)):
-            raise _bad("auth.scopes", "a list of scope strings", scopes)
-        for i, sc in enumerate(scopes):
-            if not isinstance(sc, str) or not sc or any(c in sc for c in " \t\r\n\"\\"):
-                raise _bad(f"auth.scopes[{i}]", "one non-empty scope token (no spaces or quotes)", sc)
-        a["scopes"] = list(scopes)
-    if "private_key_jwt" in a:
-        pk = a["private_key_jwt"]
-        if not isinstance(pk, Mapping):
-            raise _bad_secret("auth.private_key_jwt", 'an object {"key_pem", "kid"?, "alg"?}', pk)
-        pk = dict(pk)
-        if "key_pem" not in pk:
-            raise InvalidArgument("auth.private_key_jwt.key_pem: required")
-        _check_auth_str("auth.private_key_jwt.key_pem", pk["key_pem"], secret=True)
-        if "kid" in pk:
-            _check_str("auth.private_key_jwt.kid", pk["kid"])
-        if "alg" in pk:
-            _check_choice("auth.private_key_jwt.alg", pk["alg"], _JWT_ALGS)
-        a["private_key_jwt"] = pk
-    if "authorization_timeout_ms" in a:
-        _check_pos_int("auth.authorization_timeout_ms", a["authorization_timeout_ms"])
-    if "max_step_ups" in a:
-        n = a["max_step_ups"]
-        if not _is_int(n) or not 0 <= n <= 10:
-            raise _bad("auth.max_step_ups", "an integer from 0 to 10", n)
-    if "allow_insecure_http" in a:
-        _check_bool("auth.allow_insecure_http", a["allow_insecure_http"])
-    return a
-
-
-def _check_token_exchange(value: Any) -> Dict[str, Any]:
-    """auth.token_exchange (SEP-990): the IdP's token endpoint and the
-    subject token are required; the library checks the rest again."""
-    if not isinstance(value, Mapping):
-        raise _bad_secret(
-            "auth.token_exchange", 'an object {"token_endpoint", "subject_token", ...}', value
-        )
-    te = dict(value)
-    for k in ("token_endpoint", "subject_token"):
-        if k not in te:
-            raise InvalidArgument(f"auth.token_exchange.{k}: required")
-    _check_auth_str("auth.token_exchange.token_endpoint", te["token_endpoint"], secret=False)
-    for k in ("subject_token", "client_secret"):
-        if k in te:
-            _check_auth_str(f"auth.token_exchange.{k}", te[k], secret=True)
-    for k in _TOKEN_EXCHANGE_STR_FIELDS:
-        if k in te:
-            _check_auth_str(f"auth.token_exchange.{k}", te[k], secret=False)
-    if "token_auth_method" in te:
-        _check_choice("auth.token_exchange.token_auth_method", te["token_auth_method"], _TOKEN_EXCHANGE_METHODS)
-    if "scopes" in te:
-        scopes = te["scopes"]
-        if isinstance(scopes, (str, bytes)) or not isinstance(scopes, (list, tuple)):
-            raise _bad("auth.token_exchange.scopes", "a list of scope strings", scopes)
-        te["scopes"] = list(scopes)
-    return te
-
-
-def _check_dpop(value: Any) -> Any:
-    """auth.dpop: true/false, or {"alg"?, "key_pem"?}."""
-    if isinstance(value, bool):
-        return value
-    if not isinstance(value, Mapping):
-        raise _bad_secret("auth.dpop", 'true, false or an object {"alg"?, "key_pem"?}', value)
-    d = dict(value)
-    if "alg" in d:
-        _check_choice("auth.dpop.alg", d["alg"], _JWT_ALGS)
-    if "key_pem" in d:
-        _check_auth_str("auth.dpop.key_pem", d["key_pem"], secret=True)
-    return d
 
 
 def auth_config(
@@ -400,8 +199,8 @@ def auth_config(
     seconds; ``private_key_*`` become ``private_key_jwt``. ``assertion``
     (a JWT for the jwt-bearer grant), ``token_exchange`` (SEP-990: the
     enterprise IdP exchange) and ``dpop`` (True or {"alg"?, "key_pem"?})
-    are passed as they are. Checked like
-    :func:`check_config` checks it (secrets are never echoed in errors)."""
+    are passed as they are. The library checks the object when the client
+    is created (docs/configuration.md, "auth"); no error shows a value."""
     a: Dict[str, Any] = {}
     for key, value in (
         ("client_id", client_id),
@@ -423,9 +222,7 @@ def auth_config(
         if value is not None:
             a[key] = value
     if scopes is not None:
-        if isinstance(scopes, (str, bytes)):
-            raise _bad("auth.scopes", "a list of scope strings (not one string)", scopes)
-        a["scopes"] = list(scopes)
+        a["scopes"] = _list("auth.scopes", scopes)
     if private_key_pem is not None:
         pk: Dict[str, Any] = {"key_pem": private_key_pem}
         if private_key_id is not None:
@@ -437,108 +234,22 @@ def auth_config(
         raise InvalidArgument("auth.private_key_jwt.key_pem: required with private_key_id / private_key_alg")
     if authorization_timeout is not None:
         a["authorization_timeout_ms"] = max(1, seconds_to_ms("authorization_timeout", authorization_timeout))
-    return _check_auth(a)
+    out: Dict[str, Any] = _json("auth", a)
+    return out
 
 
 # ------------------------------------------------------------ whole config
 
 
 def check_config(config: Mapping[str, Any]) -> Dict[str, Any]:
-    """Check the known fields of a whole configuration object and return a
-    copy. Unknown fields are kept: the library rejects them by name."""
-    if not isinstance(config, Mapping):
-        raise _bad("config", "an object", config)
-    out = dict(config)
-    if "transport" not in out:
-        raise InvalidArgument("transport: required")
-    out["transport"] = _check_transport(out["transport"])
-    if "client_info" in out:
-        ci = _check_obj("client_info", out["client_info"])
-        for k in _CLIENT_INFO_FIELDS:
-            if k in ci:
-                _check_str(f"client_info.{k}", ci[k], empty=k not in ("name", "version"))
-        out["client_info"] = ci
-    if "protocol" in out:
-        p = _check_obj("protocol", out["protocol"])
-        if "mode" in p:
-            _check_str("protocol.mode", p["mode"], empty=False)
-        if "versions" in p:
-            vs = p["versions"]
-            if not isinstance(vs, (list, tuple)) or not vs:
-                raise _bad("protocol.versions", "a non-empty list of version strings", vs)
-            for i, v in enumerate(vs):
-                _check_str(f"protocol.versions[{i}]", v, empty=False)
-            p["versions"] = list(vs)
-        out["protocol"] = p
-    if "timeouts" in out:
-        tm = _check_obj("timeouts", out["timeouts"])
-        for k in _TIMEOUT_MS_FIELDS:
-            if k in tm:
-                _check_nonneg_int(f"timeouts.{k}", tm[k])
-        if "reset_timeout_on_progress" in tm:
-            _check_bool("timeouts.reset_timeout_on_progress", tm["reset_timeout_on_progress"])
-        out["timeouts"] = tm
-    if "limits" in out:
-        lm = _check_obj("limits", out["limits"])
-        for k in _LIMIT_FIELDS:
-            if k in lm:
-                _check_pos_int(f"limits.{k}", lm[k])
-        out["limits"] = lm
-    if "handlers" in out:
-        h = _check_obj("handlers", out["handlers"])
-        if "roots" in h:
-            r = _check_obj("handlers.roots", h["roots"])
-            if "list_changed" in r:
-                _check_bool("handlers.roots.list_changed", r["list_changed"])
-        if "sampling" in h:
-            sm = _check_obj("handlers.sampling", h["sampling"])
-            for k in ("tools", "context"):
-                if k in sm:
-                    _check_bool(f"handlers.sampling.{k}", sm[k])
-        if "elicitation" in h:
-            e = _check_obj("handlers.elicitation", h["elicitation"])
-            for k in ("form", "url"):
-                if k in e:
-                    _check_bool(f"handlers.elicitation.{k}", e[k])
-        if "authorization" in h:
-            _check_obj("handlers.authorization", h["authorization"])
-            if out["transport"]["type"] == "stdio":
-                raise InvalidArgument("handlers.authorization: applies to the HTTP transports only")
-        out["handlers"] = h
-    if "sampling_policy" in out:
-        sp = _check_obj("sampling_policy", out["sampling_policy"])
-        if "mode" in sp:
-            _check_choice("sampling_policy.mode", sp["mode"], _SAMPLING_MODES)
-        if "max_tokens" in sp:
-            _check_pos_int("sampling_policy.max_tokens", sp["max_tokens"])
-        for k in ("max_messages", "max_text_chars"):
-            if k in sp:
-                _check_nonneg_int(f"sampling_policy.{k}", sp[k])
-        if "allowed_models" in sp:
-            ms = sp["allowed_models"]
-            if not isinstance(ms, (list, tuple)):
-                raise _bad("sampling_policy.allowed_models", "a list of model names", ms)
-            for i, m in enumerate(ms):
-                _check_str(f"sampling_policy.allowed_models[{i}]", m, empty=False)
-            sp["allowed_models"] = list(ms)
-        out["sampling_policy"] = sp
-    if "capabilities" in out:
-        caps = _check_obj("capabilities", out["capabilities"])
-        if "experimental" in caps:
-            _check_obj("capabilities.experimental", caps["experimental"])
-        out["capabilities"] = caps
-    if "auth" in out:
-        out["auth"] = _check_auth(out["auth"])
-        if out["transport"]["type"] == "stdio":
-            raise InvalidArgument(
-                "auth: applies to the HTTP transports only (a stdio server takes its credentials from its environment)"
-            )
-    if "result_format" in out:
-        rf = out["result_format"]
-        if rf != "json":
-            raise _bad(
-                "result_format", "'json' (the Python binding reads JSON results)", rf
-            )
+    """The configuration as JSON data (a copy), with the one rule the Python
+    binding adds: results must be JSON. Unknown fields are kept, and every
+    other check is the library's, when the client is created."""
+    out: Dict[str, Any] = _json("config", _object("config", config))
+    if out.get("result_format", "json") != "json":
+        raise InvalidArgument(
+            "config.result_format: the Python binding reads JSON results; leave it out or set it to \"json\""
+        )
     return out
 
 
@@ -552,13 +263,14 @@ def build_config(
     **options: Any,
 ) -> Dict[str, Any]:
     """Assemble a configuration from a base object, a transport object and
-    keyword options, then check it.
+    keyword options, as JSON data (see :func:`check_config`).
 
     ``base`` is a whole configuration (every field kept, unknown ones too, for
     the library to judge). ``options`` holds the group objects
     (``client_info``, ``protocol``, ``timeouts``, ``limits``, ``handlers``,
-    ``result_format``), whose fields are merged over the base's, and/or the
-    flat keywords of :data:`CONFIG_KEYWORDS`, which win over both.
+    ``sampling_policy``, ``capabilities``, ``result_format``, ``auth``), whose
+    fields are merged over the base's, and/or the flat keywords of
+    :data:`CONFIG_KEYWORDS`, which win over both.
     ``handler_kinds`` lists the host requests the caller answers ("roots",
     "sampling", "elicitation", "authorization"); each is added to
     ``handlers`` unless that object already mentions it. With
@@ -566,13 +278,12 @@ def build_config(
     ``auth.token_store`` becomes "host" (an explicit "memory" is an error).
     The ``auth`` group is the OAuth object (see :func:`auth_config`).
     """
-    if base is not None and not isinstance(base, Mapping):
-        raise _bad("config", "an object", base)
     config: Dict[str, Any] = {}
-    for key, value in (base or {}).items():
-        config[key] = dict(value) if isinstance(value, Mapping) else value
+    if base is not None:
+        for key, value in _object("config", base).items():
+            config[key] = dict(value) if isinstance(value, Mapping) else value
     if transport is not None:
-        config["transport"] = dict(transport)
+        config["transport"] = _object("transport", transport)
     for group in _GROUPS:
         if group not in options:
             continue
@@ -582,10 +293,8 @@ def build_config(
         if group == "result_format":
             config[group] = value
             continue
-        if group == "auth" and not isinstance(value, Mapping):
-            raise _bad_secret("auth", "an object", value)
         merged = dict(config[group]) if isinstance(config.get(group), Mapping) else {}
-        merged.update(_check_obj(group, value))
+        merged.update(_object(group, value))
         config[group] = merged
     for key in list(options):
         if key not in CONFIG_KEYWORDS:
@@ -596,19 +305,15 @@ def build_config(
         group, field = CONFIG_KEYWORDS[key].split(".", 1)
         if key in _SECONDS_KEYWORDS:
             value = seconds_to_ms(key, value)
-        current = config.get(group)
-        if current is None:
-            current = config[group] = {}
+        current = config.setdefault(group, {})
         if not isinstance(current, dict):
-            raise _bad(group, "an object", current)
+            raise _bad_type(group, "a dict", current)
         current[field] = value
     kinds = list(handler_kinds)
     if kinds:
-        handlers = config.get("handlers")
-        if handlers is None:
-            handlers = config["handlers"] = {}
+        handlers = config.setdefault("handlers", {})
         if not isinstance(handlers, dict):
-            raise _bad("handlers", "an object", handlers)
+            raise _bad_type("handlers", "a dict", handlers)
         for kind in kinds:
             if kind in handlers:
                 continue
@@ -623,16 +328,13 @@ def build_config(
             else:  # pragma: no cover - internal
                 raise ValueError(kind)
     if host_token_store:
-        auth = config.get("auth")
-        if auth is None:
-            auth = config["auth"] = {}
+        auth = config.setdefault("auth", {})
         if not isinstance(auth, dict):
-            raise _bad_secret("auth", "an object", auth)
-        store = auth.get("token_store", "host")
-        if store != "host":
+            raise _bad_type("auth", "a dict", auth)
+        if auth.get("token_store", "host") != "host":
             raise InvalidArgument(
-                f"auth.token_store: {store!r} conflicts with token_store= (the host's store answers "
-                "token_load/token_save; leave auth.token_store out or set it to 'host')"
+                "config.auth.token_store: conflicts with token_store= (the host's store answers "
+                "token_load/token_save; leave auth.token_store out or set it to \"host\")"
             )
         auth["token_store"] = "host"
     return check_config(config)
@@ -654,7 +356,8 @@ def call_options(
     meta: Optional[Mapping[str, Any]] = None,
     verify: Optional[Mapping[str, Any]] = None,
 ) -> Dict[str, Any]:
-    """The ``options_json`` object of ``lmcp_client_call``.
+    """The ``options_json`` object of ``lmcp_client_call``
+    (docs/call-options.md); the library checks it when the call is made.
 
     ``timeout``/``max_total`` are seconds (float), ``timeout_ms``/
     ``max_total_ms`` milliseconds; 0 means no limit. ``meta`` becomes
@@ -667,49 +370,22 @@ def call_options(
     opts: Dict[str, Any] = {}
     if timeout is not None and timeout_ms is not None:
         raise InvalidArgument("timeout: give timeout (seconds) or timeout_ms, not both")
-    if timeout is not None:
-        opts["timeout_ms"] = seconds_to_ms("timeout", timeout)
-    if timeout_ms is not None:
-        opts["timeout_ms"] = _check_nonneg_int("timeout_ms", timeout_ms)
     if max_total is not None and max_total_ms is not None:
         raise InvalidArgument("max_total: give max_total (seconds) or max_total_ms, not both")
+    if timeout is not None:
+        opts["timeout_ms"] = seconds_to_ms("timeout", timeout)
     if max_total is not None:
         opts["max_total_ms"] = seconds_to_ms("max_total", max_total)
-    if max_total_ms is not None:
-        opts["max_total_ms"] = _check_nonneg_int("max_total_ms", max_total_ms)
-    if reset_timeout_on_progress is not None:
-        opts["reset_timeout_on_progress"] = _check_bool(
-            "reset_timeout_on_progress", reset_timeout_on_progress
-        )
-    if all_pages is not None:
-        opts["all_pages"] = _check_bool("all_pages", all_pages)
-    if progress is not None:
-        opts["progress"] = _check_bool("progress", progress)
-    if wait_ready is not None:
-        opts["wait_ready"] = _check_bool("wait_ready", wait_ready)
-    if meta is not None:
-        opts["_meta"] = _check_obj("meta", meta)
-    if verify is not None:
-        opts["verify"] = _check_verify(verify)
+    for key, value in (
+        ("timeout_ms", timeout_ms),
+        ("max_total_ms", max_total_ms),
+        ("reset_timeout_on_progress", reset_timeout_on_progress),
+        ("all_pages", all_pages),
+        ("progress", progress),
+        ("wait_ready", wait_ready),
+        ("_meta", meta),
+        ("verify", verify),
+    ):
+        if value is not None:
+            opts[key] = _json("options." + key, value)
     return opts
-
-
-_VERIFY_KEYS = ("digest", "size", "frontmatter")
-
-
-def _check_verify(value: Any) -> Dict[str, Any]:
-    """The ``verify`` call option, its shape checked here so a mistake names
-    the field; the digest's form and the comparison are the library's."""
-    if not isinstance(value, Mapping) or not value:
-        raise _bad("verify", "a dict with digest, size and/or frontmatter", value)
-    out: Dict[str, Any] = {}
-    for k, v in value.items():
-        if k not in _VERIFY_KEYS:
-            raise InvalidArgument(f"verify.{k}: not a known member (digest, size, frontmatter)")
-        if k == "digest":
-            out[k] = _check_str("verify.digest", v, empty=False)
-        elif k == "size":
-            out[k] = _check_nonneg_int("verify.size", v)
-        else:
-            out[k] = _check_obj("verify.frontmatter", v)
-    return out

@@ -30,7 +30,7 @@ __all__ = [
     "E_POLICY_DENIED",
     "E_ABI_MISMATCH",
     "E_INTERNAL",
-    "STATUS_NAMES",
+    "status_name",
     "LemonMCPError",
     "InvalidArgument",
     "InvalidHandle",
@@ -67,24 +67,18 @@ E_POLICY_DENIED = -12
 E_ABI_MISMATCH = -13
 E_INTERNAL = -14
 
-# Used when the library is not at hand (lmcp_status_string is authoritative).
-STATUS_NAMES: Dict[int, str] = {
-    OK: "ok",
-    E_INVALID_ARGUMENT: "invalid argument",
-    E_INVALID_HANDLE: "invalid handle",
-    E_INVALID_STATE: "invalid state",
-    E_NOT_FOUND: "not found",
-    E_TIMEOUT: "timeout",
-    E_CANCELLED: "cancelled",
-    E_CLOSED: "closed",
-    E_TRANSPORT: "transport error",
-    E_PROTOCOL: "protocol error",
-    E_UNSUPPORTED: "unsupported",
-    E_AUTH_REQUIRED: "authorization required",
-    E_POLICY_DENIED: "policy denied",
-    E_ABI_MISMATCH: "ABI mismatch",
-    E_INTERNAL: "internal error",
-}
+
+
+def status_name(status: int) -> str:
+    """The library's name for a status (``lmcp_status_string``: "timeout",
+    "denied by policy", ...). The library is the only source of these names;
+    before it is loaded (it always is once ``lemonmcp`` is imported) the
+    status is named by its number."""
+    try:
+        from . import _ffi  # _ffi imports this module: import on use
+    except ImportError:
+        return f"status {status}"
+    return _ffi.status_string(status)
 
 
 class LemonMCPError(Exception):
@@ -128,8 +122,9 @@ class LemonMCPError(Exception):
 
     @property
     def status_name(self) -> str:
-        """The status as text ("timeout", "protocol error", ...)."""
-        return STATUS_NAMES.get(self.status, "unknown status")
+        """The status as text, from the library ("timeout", "protocol error",
+        ...; "unknown status" for a number the library does not know)."""
+        return status_name(self.status)
 
 
 class InvalidArgument(LemonMCPError, ValueError):
@@ -285,7 +280,7 @@ def error_from_status(status: int, payload: Any = None) -> LemonMCPError:
         st = obj["status"]
     message = obj.get("message")
     if not isinstance(message, str) or not message:
-        message = STATUS_NAMES.get(st, f"status {st}")
+        message = status_name(st)
     code = obj.get("code")
     if not isinstance(code, int) or isinstance(code, bool):
         code = None

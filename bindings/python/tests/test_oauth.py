@@ -149,7 +149,7 @@ def open_client(url: str, **options: Any) -> lemonmcp.Client:
     return c
 
 
-# ---------------------------------------------------------------- config checks (pure Python)
+# ---------------------------------------------------------------- config checks (the library judges)
 
 
 def _http(**extra: Any) -> Dict[str, Any]:
@@ -209,8 +209,8 @@ def test_auth_config_builds_the_object() -> None:
 )
 def test_check_config_names_the_auth_field(auth: Dict[str, Any], field: str) -> None:
     with pytest.raises(InvalidArgument) as ei:
-        lemonmcp.build_config(base=_http(auth=auth))
-    assert str(ei.value).startswith(field + ":"), str(ei.value)
+        lemonmcp.Client(lemonmcp.build_config(base=_http(auth=auth)))
+    assert str(ei.value).startswith("config." + field + ":"), str(ei.value)
 
 
 @pytest.mark.parametrize(
@@ -230,13 +230,13 @@ def test_check_config_names_the_auth_field(auth: Dict[str, Any], field: str) -> 
 )
 def test_secret_values_are_never_echoed(auth: Dict[str, Any], field: str) -> None:
     with pytest.raises(InvalidArgument) as ei:
-        _config.check_config(_http(auth=auth))
+        lemonmcp.Client(_http(auth=auth))
     msg = str(ei.value)
-    assert msg.startswith(field + ":"), msg
+    assert msg.startswith("config." + field + ":"), msg
     assert "s3cret" not in msg and "12345678" not in msg, msg
     # the whole object given as something else: its repr is not echoed either
     with pytest.raises(InvalidArgument) as ei2:
-        _config.check_config(_http(auth="s3cret-string"))
+        lemonmcp.Client(_http(auth="s3cret-string"))
     assert "s3cret" not in str(ei2.value)
     with pytest.raises(InvalidArgument) as ei3:
         lemonmcp.build_config(_http()["transport"], auth="s3cret-kw")
@@ -256,12 +256,12 @@ def test_auth_extensions_pass_through() -> None:
 
 def test_auth_and_authorization_are_http_only() -> None:
     stdio = {"transport": {"type": "stdio", "command": "x"}}
-    with pytest.raises(InvalidArgument, match=r"^auth: applies to the HTTP transports only"):
-        _config.check_config({**stdio, "auth": {"client_id": "id"}})
-    with pytest.raises(InvalidArgument, match=r"^handlers.authorization: applies to the HTTP transports only"):
-        _config.check_config({**stdio, "handlers": {"authorization": {}}})
-    with pytest.raises(InvalidArgument, match=r"^handlers.authorization: expected an object"):
-        _config.check_config(_http(handlers={"authorization": True}))
+    with pytest.raises(InvalidArgument, match=r"^config\.auth: applies to the HTTP transports only"):
+        lemonmcp.Client({**stdio, "auth": {"client_id": "id"}})
+    with pytest.raises(InvalidArgument, match=r"^config\.handlers\.authorization: applies to the HTTP transports only"):
+        lemonmcp.Client({**stdio, "handlers": {"authorization": {}}})
+    with pytest.raises(InvalidArgument, match=r"^config\.handlers\.authorization: must be a JSON object"):
+        lemonmcp.Client(_http(handlers={"authorization": True}))
 
 
 def test_build_config_wires_the_callback_kinds() -> None:
@@ -274,7 +274,7 @@ def test_build_config_wires_the_callback_kinds() -> None:
     assert cfg["handlers"] == {"authorization": {}}
     assert cfg["auth"] == {"client_id": "id", "scopes": ["read"], "token_store": "host"}
     # an explicit "memory" store contradicts token_store=
-    with pytest.raises(InvalidArgument, match=r"^auth.token_store: 'memory' conflicts"):
+    with pytest.raises(InvalidArgument, match=r"^config\.auth\.token_store: conflicts"):
         _config.build_config(base=_http(auth={"token_store": "memory"}), host_token_store=True)
 
 

@@ -44,6 +44,56 @@ def test_header_constants_match_binding() -> None:
         assert getattr(_ffi, name) == int(value), name
 
 
+def _header_statuses() -> Dict[str, int]:
+    with open(HEADER) as f:
+        text = f.read()
+    found = {name: int(v) for name, v in re.findall(r"^#define LMCP_(E_[A-Z_]+) \((-\d+)\)$", text, re.M)}
+    assert len(found) >= 14, found  # the header's spelling changed: fix the pattern, not the check
+    return found
+
+
+def test_every_header_status_has_its_exception_and_library_name() -> None:
+    """One source of truth: every LMCP_E_* of the header has the constant of
+    the same name here, its own exception class (exported by the package),
+    and the name lmcp_status_string gives it; and nothing here names a
+    status the header does not have."""
+    statuses = _header_statuses()
+    classes = set()
+    for name, value in statuses.items():
+        assert getattr(errors, name) == value, name
+        cls = errors.error_class_for(value)
+        assert cls is not errors.LemonMCPError and cls.status == value, name
+        assert getattr(lemonmcp, cls.__name__) is cls, f"{cls.__name__} is not exported"
+        classes.add(cls)
+        exc = errors.error_from_status(value)
+        assert exc.status_name == lemonmcp.status_string(value) != "unknown status", name
+        assert str(exc) == lemonmcp.status_string(value), name  # no message: the library's name
+    assert len(classes) == len(statuses)
+    ours = {n for n in vars(errors) if re.fullmatch(r"E_[A-Z_]+", n)}
+    assert ours == set(statuses), ours ^ set(statuses)
+    subclasses = {c for c in vars(errors).values() if isinstance(c, type) and issubclass(c, errors.LemonMCPError)}
+    assert subclasses - {errors.LemonMCPError} == classes
+
+
+def test_status_names_come_from_the_library() -> None:
+    assert errors.PolicyDenied("x").status_name == lemonmcp.status_string(errors.E_POLICY_DENIED) == "denied by policy"
+    assert errors.LemonMCPError("x", status=12345).status_name == "unknown status"
+    assert errors.status_name(errors.E_ABI_MISMATCH) == lemonmcp.status_string(errors.E_ABI_MISMATCH)
+
+
+def test_version_is_the_headers() -> None:
+    """LMCP_VERSION_STRING is the one version: the library reports it, the
+    package's __version__ is it, and pyproject takes __version__."""
+    with open(HEADER) as f:
+        m = re.search(r'^#define LMCP_VERSION_STRING "([^"]+)"$', f.read(), re.M)
+    assert m is not None
+    assert lemonmcp.__version__ == m.group(1) == lemonmcp.library_version()
+    with open(os.path.join(PKG_ROOT, "pyproject.toml")) as f:
+        pyproject = f.read()
+    assert re.search(r'^dynamic = \["version"\]$', pyproject, re.M)
+    assert re.findall(r"^version = .*$", pyproject, re.M) == ['version = { attr = "lemonmcp.__version__" }']
+
+
 def test_library_answers_without_starting_anything() -> None:
     assert lemonmcp.library_version() == lemonmcp.__version__
     feats = lemonmcp.features()
@@ -207,10 +257,56 @@ BAD_CONFIGS = [
 
 @pytest.mark.parametrize("config,field", BAD_CONFIGS)
 def test_bad_config_names_the_field(config: Dict[str, Any], field: str) -> None:
+    """The library judges the configuration, and its message is the one the
+    user sees: it names the field by its path."""
     with pytest.raises(lemonmcp.InvalidArgument) as ei:
-        _config.check_config(config)
-    assert str(ei.value).startswith(field + ":") or str(ei.value).startswith(field), str(ei.value)
+        lemonmcp.Client(config)
+    assert str(ei.value).startswith("config." + field + ":"), str(ei.value)
     assert isinstance(ei.value, ValueError)
+
+
+def test_python_values_become_json() -> None:
+    """What Python must do itself: paths, tuples and mappings become JSON."""
+    import pathlib
+    from types import MappingProxyType
+
+    t = _config.stdio_transport(pathlib.Path("/bin/srv"), (pathlib.Path("a"), "b"), env=MappingProxyType({"K": "V"}), cwd=pathlib.Path("/tmp"))
+    assert t == {"type": "stdio", "command": "/bin/srv", "args": ["a", "b"], "env": {"K": "V"}, "cwd": "/tmp"}
+    cfg = _config.check_config({"transport": t, "protocol": {"versions": ("2025-06-18",)}})
+    assert cfg["protocol"] == {"versions": ["2025-06-18"]}
+
+
+class _Secretive:
+    def __repr__(self) -> str:
+        return "s3cret-repr"
+
+    __str__ = __repr__
+
+
+SECRET_VALUES = [b"Bearer s3cret-bytes", 12345678901234, ["s3cret-list"], {"v": "s3cret-dict"}, _Secretive(), float("nan")]
+
+
+@pytest.mark.parametrize("value", SECRET_VALUES, ids=lambda v: type(v).__name__)
+def test_a_wrong_value_is_named_never_shown(value: Any) -> None:
+    """Issue 10 item 5: a header, env or auth value of the wrong type is
+    named by its field, and its value never appears (it may be a secret),
+    whether Python or the library refuses it."""
+    cases = [
+        (lambda: lemonmcp.Client.http("http://127.0.0.1:1/mcp", {"Authorization": value}), "transport.headers.Authorization"),
+        (lambda: lemonmcp.Client.stdio("srv", env={"API_KEY": value}), "transport.env.API_KEY"),
+        (lambda: lemonmcp.Client.http("http://127.0.0.1:1/mcp", auth={"client_secret": value}), "auth.client_secret"),
+        (lambda: lemonmcp.Client.http("http://127.0.0.1:1/mcp", auth=lemonmcp.auth_config(refresh_token=value)), "auth.refresh_token"),
+        (lambda: lemonmcp.Client.http("http://127.0.0.1:1/mcp", auth={"token_exchange": {"token_endpoint": "https://idp/t", "subject_token": value}}),
+         "auth.token_exchange.subject_token"),
+    ]
+    for make, field in cases:
+        with pytest.raises(lemonmcp.InvalidArgument) as ei:
+            make().close()
+        msg = str(ei.value)
+        assert field in msg, msg
+        for secret in ("s3cret", "12345678901234", "nan"):
+            assert secret not in msg.lower(), msg
+        assert "s3cret" not in repr(ei.value)
 
 
 @pytest.mark.parametrize(
@@ -272,7 +368,7 @@ def test_call_options(kwargs: Dict[str, Any], expected: Dict[str, Any]) -> None:
         ({"timeout": float("nan")}, "timeout"),
         ({"timeout_ms": "1"}, "timeout_ms"),
         ({"all_pages": 1}, "all_pages"),
-        ({"meta": []}, "meta"),
+        ({"meta": []}, "options._meta"),
         ({"verify": {}}, "verify"),
         ({"verify": {"sha": "x"}}, "verify.sha"),
         ({"verify": {"size": -1}}, "verify.size"),
@@ -282,8 +378,14 @@ def test_call_options(kwargs: Dict[str, Any], expected: Dict[str, Any]) -> None:
     ],
 )
 def test_bad_call_options(kwargs: Dict[str, Any], field: str) -> None:
-    with pytest.raises(lemonmcp.InvalidArgument, match=field):
-        _config.call_options(**kwargs)
+    """Python refuses what it converts (seconds, one of two spellings); the
+    library checks the options before the call goes anywhere."""
+    c = lemonmcp.Client.stdio("true")
+    try:
+        with pytest.raises(lemonmcp.InvalidArgument, match=re.escape(field)):
+            c.call("resources/read", {"uri": "file:///x"}, **kwargs)
+    finally:
+        c.close()
 
 
 # ------------------------------------------------------------------ types
@@ -449,8 +551,9 @@ def test_usage_errors_exit_2_without_a_server(argv: Any, capsys: Any) -> None:
     ],
 )
 def test_bad_sampling_config_names_the_field(extra: Dict[str, Any], field: str) -> None:
-    with pytest.raises(lemonmcp.InvalidArgument, match=re.escape(field)):
-        _config.check_config({"transport": {"type": "stdio", "command": "x"}, **extra})
+    with pytest.raises(lemonmcp.InvalidArgument) as ei:
+        lemonmcp.Client({"transport": {"type": "stdio", "command": "x"}, **extra})
+    assert str(ei.value).startswith("config." + field + ":"), str(ei.value)
 
 
 def test_library_refuses_declaring_host_capabilities() -> None:

@@ -30,7 +30,7 @@ defmodule LemonMCP.Client do
       seed library did)
     * `:cwd`, `:stderr` (`:capture` | `:merge` | `:discard`)
     * `:client_name`, `:client_version` — `clientInfo` (`"lemon-mcp"`,
-      `"0.1.0"`)
+      the library's version)
     * `:capabilities` — static capabilities; only `"experimental"` is sent
       as given. Roots, sampling and elicitation are advertised exactly when
       a handler can answer them: `:roots`, `:sampling_handler` /

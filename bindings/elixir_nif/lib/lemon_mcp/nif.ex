@@ -49,6 +49,13 @@ defmodule LemonMCP.NIF do
   @spec connect(client()) :: :ok | lib_error()
   def connect(_client), do: :erlang.nif_error(:not_loaded)
 
+  # Starts a request and returns {:ok, call_id} at once (never waits for the
+  # server); the completion {:lmcp_done, call_id, status, payload} is sent to
+  # the calling process exactly once, unless the call was refused (then
+  # nothing is sent). params and options are maps or nil (options: the
+  # library's call options, e.g. %{"timeout_ms" => 5000}); a term that cannot
+  # be encoded is {:error, {:encode_failed, message}}, the message naming
+  # the argument.
   @spec call(client(), binary(), map() | nil, map() | nil) ::
           {:ok, non_neg_integer()} | lib_error() | {:error, term()}
   def call(_client, _method, _params, _options), do: :erlang.nif_error(:not_loaded)

@@ -73,8 +73,8 @@ defmodule LemonMCP.Sampling do
   defp mode(m) when is_binary(m), do: mode(String.to_atom(m))
   defp mode(m) when is_map_key(@modes, m), do: {:ok, m}
 
-  defp mode(m),
-    do: invalid("sampling_policy.mode must be :deny, :model or :reviewed_model, not #{inspect(m)}")
+  defp mode(_m),
+    do: invalid("sampling_policy.mode must be :deny, :model or :reviewed_model")
 
   defp unknown(opts) do
     case Map.keys(opts) --

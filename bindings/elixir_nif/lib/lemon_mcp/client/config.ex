@@ -1,7 +1,18 @@
 defmodule LemonMCP.Client.Config do
   @moduledoc false
-  # Start options -> the library's configuration (include/lemonmcp.h,
-  # CONFIGURATION) plus the callbacks the client process keeps.
+  # Start options -> the library's configuration (docs/configuration.md) plus
+  # the callbacks the client process keeps.
+  #
+  # The library judges the configuration: a wrong type, an unknown enum value
+  # or an out-of-range number comes back from LemonMCP.NIF.client_new as
+  # {:invalid_option, message}, and that message, which names the field by its
+  # path (config.timeouts.call_ms for :timeout_ms), is the one users see. This
+  # module only does what Elixir must do itself: it maps the seed's options to
+  # the configuration's fields (atoms to strings, keyword lists to maps,
+  # :infinity to 0), keeps the callbacks, and refuses a term JSON cannot carry
+  # (a tuple, a pid, a function) by naming its option and its type. No message
+  # shows an option's value: headers, env values and OAuth secrets are
+  # secrets.
 
   alias LemonMCP.Sampling
 
@@ -41,7 +52,9 @@ defmodule LemonMCP.Client.Config do
          {:ok, callbacks} <- callbacks(opts, policy_callbacks),
          {:ok, client_info} <- client_info(opts),
          {:ok, timeouts} <- timeouts(opts, kind, ready_hint),
-         {:ok, caps} <- capabilities(opts[:capabilities]) do
+         {:ok, caps} <- capabilities(opts[:capabilities]),
+         {:ok, limits} <- limits(opts),
+         {:ok, protocol} <- protocol(opts) do
       callbacks = Map.merge(callbacks, auth_callbacks)
 
       handlers =
@@ -60,8 +73,8 @@ defmodule LemonMCP.Client.Config do
         |> put_unless_empty("handlers", handlers)
         |> put_unless_empty("capabilities", caps)
         |> put_unless_nil("sampling_policy", policy)
-        |> put_unless_nil("limits", limits(opts))
-        |> put_unless_nil("protocol", protocol(opts))
+        |> put_unless_nil("limits", limits)
+        |> put_unless_nil("protocol", protocol)
         |> put_unless_nil("auth", auth)
 
       {:ok, config, callbacks}
@@ -77,7 +90,7 @@ defmodule LemonMCP.Client.Config do
          end) do
       nil -> :ok
       {k, _} -> invalid("unknown option #{inspect(k)}")
-      other -> invalid("options must be a keyword list, found #{inspect(other)}")
+      other -> invalid("options must be a keyword list, found an element of type #{type_name(other)}")
     end
   end
 
@@ -109,71 +122,112 @@ defmodule LemonMCP.Client.Config do
   defp command(nil), do: {:error, {:invalid_command, "command cannot be empty"}}
   defp command(_), do: {:error, {:invalid_command, "command must be a string"}}
 
-  defp strings(list, what) when is_list(list) do
-    if Enum.all?(list, &(is_binary(&1) or is_atom(&1) or is_number(&1))) do
-      {:ok, Enum.map(list, &to_string/1)}
-    else
-      invalid("#{what} must be a list of strings")
-    end
-  end
+  defp strings(list, what) when is_list(list),
+    do: collect(Enum.with_index(list), fn {v, i} -> string_like(v, "#{what}[#{i}]") end)
 
-  defp strings(_, what), do: invalid("#{what} must be a list of strings")
+  defp strings(other, what), do: invalid("#{what} must be a list of strings, not a value of type #{type_name(other)}")
 
-  defp env(env) when is_list(env) or is_map(env) do
-    Enum.reduce_while(env, {:ok, %{}}, fn
-      {k, v}, {:ok, acc} when (is_binary(k) or is_atom(k)) and (is_binary(v) or is_number(v)) ->
-        {:cont, {:ok, Map.put(acc, to_string(k), to_string(v))}}
+  # Strings, atoms and numbers become strings (the seed's leniency); anything
+  # else that JSON can carry goes to the library, which names the field.
+  defp string_like(v, _field) when is_binary(v), do: {:ok, v}
+  defp string_like(v, _field) when is_atom(v) and v not in [nil, true, false], do: {:ok, Atom.to_string(v)}
+  defp string_like(v, _field) when is_number(v), do: {:ok, to_string(v)}
+  defp string_like(v, field), do: json(v, field)
 
-      other, _ ->
-        {:halt, invalid("env entries must be {name, value} strings, found #{inspect(other)}")}
+  # {name, value} pairs (a keyword list or a map) -> a map of strings.
+  # Numbers become strings only where the seed allowed it (env).
+  defp env(env), do: string_map(env, "env", true)
+  defp headers(h), do: string_map(h, "headers", false)
+
+  defp string_map(pairs, what, numbers?) when is_list(pairs) or is_map(pairs) do
+    collect(pairs, fn
+      {k, v} when is_binary(k) or is_atom(k) ->
+        value =
+          cond do
+            is_binary(v) -> {:ok, v}
+            numbers? and is_number(v) -> {:ok, to_string(v)}
+            true -> json(v, "#{what}.#{k}")
+          end
+
+        with {:ok, s} <- value, do: {:ok, {to_string(k), s}}
+
+      other ->
+        invalid("#{what} entries must be {name, value} pairs, found an element of type #{type_name(other)}")
     end)
+    |> to_map()
   end
 
-  defp env(_), do: invalid("env must be a keyword list or a map")
+  defp string_map(other, what, _numbers?),
+    do: invalid("#{what} must be a keyword list or a map, not a value of type #{type_name(other)}")
 
   defp stdio_extra(opts) do
-    with {:ok, m} <- enum_opt(%{}, opts, :env_inherit, "env_inherit", [:minimal, :all]),
-         {:ok, m} <- enum_opt(m, opts, :stderr, "stderr", [:capture, :merge, :discard]) do
-      case Keyword.get(opts, :cwd) do
-        nil -> {:ok, m}
-        cwd when is_binary(cwd) -> {:ok, Map.put(m, "cwd", cwd)}
-        _ -> invalid("cwd must be a string")
-      end
-    end
+    for(key <- [:env_inherit, :stderr, :cwd], (v = Keyword.get(opts, key)) != nil, do: {key, v})
+    |> collect(fn {key, v} -> with {:ok, s} <- string_like(v, Atom.to_string(key)), do: {:ok, {Atom.to_string(key), s}} end)
+    |> to_map()
   end
 
-  defp enum_opt(m, opts, key, field, allowed) do
-    case Keyword.get(opts, key) do
-      nil ->
-        {:ok, m}
+  defp url(nil), do: {:ok, ""}
+  defp url(u), do: string_like(u, "url")
 
-      v when is_atom(v) ->
-        if v in allowed, do: {:ok, Map.put(m, field, Atom.to_string(v))}, else: bad_enum(key, allowed)
+  @doc false
+  # term as JSON data: maps with string keys, lists, strings, numbers,
+  # booleans and nil; other atoms become strings. A term JSON cannot carry
+  # is an error that names the option and the term's type, never its value.
+  def json(v, _field) when is_binary(v) or is_number(v) or is_boolean(v) or is_nil(v), do: {:ok, v}
+  def json(v, _field) when is_atom(v), do: {:ok, Atom.to_string(v)}
 
-      v when is_binary(v) ->
-        enum_opt(m, [{key, String.to_atom(v)}], key, field, allowed)
+  def json(v, field) when is_map(v) and not is_struct(v) do
+    collect(v, fn
+      {k, item} when is_binary(k) or is_atom(k) ->
+        with {:ok, j} <- json(item, "#{field}.#{k}"), do: {:ok, {to_string(k), j}}
 
-      _ ->
-        bad_enum(key, allowed)
-    end
-  end
-
-  defp bad_enum(key, allowed), do: invalid("#{key} must be one of #{inspect(allowed)}")
-
-  defp url(u) when is_binary(u) and u != "", do: {:ok, u}
-  defp url(_), do: invalid("url must be a non-empty string")
-
-  defp headers(h) when is_list(h) or is_map(h) do
-    Enum.reduce_while(h, {:ok, %{}}, fn
-      {k, v}, {:ok, acc} when (is_binary(k) or is_atom(k)) and is_binary(v) ->
-        {:cont, {:ok, Map.put(acc, to_string(k), v)}}
-
-      other, _ ->
-        {:halt, invalid("headers must be {name, value} strings, found #{inspect(other)}")}
+      {k, _} ->
+        invalid("#{field}: keys must be strings or atoms, found a key of type #{type_name(k)}")
     end)
+    |> to_map()
   end
 
-  defp headers(_), do: invalid("headers must be a list of {name, value} pairs")
+  def json(v, field) when is_list(v) do
+    if v != [] and Keyword.keyword?(v),
+      do: json(Map.new(v), field),
+      else: collect(Enum.with_index(v), fn {item, i} -> json(item, "#{field}[#{i}]") end)
+  end
+
+  def json(v, field), do: invalid("#{field}: a value of type #{type_name(v)} cannot be sent to the library")
+
+  # f returns {:ok, x} or an error for each element: {:ok, [x]} in order, or
+  # the first error.
+  defp collect(enum, f) do
+    Enum.reduce_while(enum, {:ok, []}, fn item, {:ok, acc} ->
+      case f.(item) do
+        {:ok, x} -> {:cont, {:ok, [x | acc]}}
+        error -> {:halt, error}
+      end
+    end)
+    |> case do
+      {:ok, l} -> {:ok, Enum.reverse(l)}
+      error -> error
+    end
+  end
+
+  defp to_map({:ok, pairs}), do: {:ok, Map.new(pairs)}
+  defp to_map(error), do: error
+
+  @doc false
+  # The kind of a term, for messages that must not show the term itself.
+  def type_name(v) when is_binary(v), do: "string"
+  def type_name(v) when is_boolean(v) or is_nil(v) or is_atom(v), do: "atom"
+  def type_name(v) when is_integer(v), do: "integer"
+  def type_name(v) when is_float(v), do: "float"
+  def type_name(v) when is_struct(v), do: "struct"
+  def type_name(v) when is_map(v), do: "map"
+  def type_name(v) when is_list(v), do: "list"
+  def type_name(v) when is_tuple(v), do: "tuple"
+  def type_name(v) when is_function(v), do: "function"
+  def type_name(v) when is_pid(v), do: "pid"
+  def type_name(v) when is_reference(v), do: "reference"
+  def type_name(v) when is_port(v), do: "port"
+  def type_name(_), do: "term"
 
   # OAuth (HTTP transports only): see LemonMCP.Client.OAuth.
   defp oauth(:stdio, _opts), do: {:ok, nil, %{}, %{}, nil}
@@ -236,27 +290,24 @@ defmodule LemonMCP.Client.Config do
   defp roots_opt(_), do: bad_roots()
   defp bad_roots, do: invalid("roots must be a list of %{uri:, name:} maps or a function returning one")
 
+  # The seed's default name; the version defaults to the library's own
+  # (LMCP_VERSION_STRING), so it is not repeated here.
   defp client_info(opts) do
-    name = Keyword.get(opts, :client_name, "lemon-mcp")
-    version = Keyword.get(opts, :client_version, "0.1.0")
-
-    if is_binary(name) and name != "" and is_binary(version) and version != "" do
-      {:ok, %{"name" => name, "version" => version}}
-    else
-      invalid("client_name and client_version must be non-empty strings")
-    end
+    %{"name" => Keyword.get(opts, :client_name, "lemon-mcp")}
+    |> put_unless_nil("version", Keyword.get(opts, :client_version))
+    |> json("client_name")
   end
 
   defp timeouts(opts, kind, ready_hint) do
-    [timeout_ms: "call_ms", ready_timeout_ms: "ready_ms", close_grace_ms: "close_grace_ms"]
-    |> Enum.reduce_while({:ok, %{}}, fn {key, field}, {:ok, acc} ->
-      case Keyword.get(opts, key) do
-        nil -> {:cont, {:ok, acc}}
-        :infinity when key == :timeout_ms -> {:cont, {:ok, Map.put(acc, field, 0)}}
-        n when is_integer(n) and n >= 0 -> {:cont, {:ok, Map.put(acc, field, n)}}
-        _ -> {:halt, invalid("#{key} must be a non-negative integer")}
-      end
+    for({key, field} <- [timeout_ms: "call_ms", ready_timeout_ms: "ready_ms", close_grace_ms: "close_grace_ms"],
+        (v = Keyword.get(opts, key)) != nil,
+        do: {key, field, v}
+    )
+    |> collect(fn
+      {:timeout_ms, field, :infinity} -> {:ok, {field, 0}}
+      {key, field, v} -> with {:ok, j} <- json(v, Atom.to_string(key)), do: {:ok, {field, j}}
     end)
+    |> to_map()
     |> case do
       {:ok, t} -> {:ok, ready_default(t, kind, Keyword.get(opts, :timeout), ready_hint)}
       error -> error
@@ -279,15 +330,15 @@ defmodule LemonMCP.Client.Config do
 
   defp limits(opts) do
     case Keyword.get(opts, :max_message_bytes) do
-      nil -> nil
-      n -> %{"max_message_bytes" => n}
+      nil -> {:ok, nil}
+      n -> json(%{"max_message_bytes" => n}, "max_message_bytes")
     end
   end
 
   defp protocol(opts) do
     case Keyword.get(opts, :protocol_versions) do
-      nil -> nil
-      vs -> %{"versions" => vs}
+      nil -> {:ok, nil}
+      vs -> json(%{"versions" => vs}, "protocol_versions")
     end
   end
 
@@ -301,8 +352,11 @@ defmodule LemonMCP.Client.Config do
     caps = Enum.into(caps, %{}, fn {k, v} -> {to_string(k), v} end)
 
     Enum.reduce_while(caps, {:ok, %{}}, fn
-      {"experimental", v}, {:ok, acc} when is_map(v) ->
-        {:cont, {:ok, Map.put(acc, "experimental", v)}}
+      {"experimental", v}, {:ok, acc} ->
+        case json(v, "capabilities.experimental") do
+          {:ok, j} -> {:cont, {:ok, Map.put(acc, "experimental", j)}}
+          error -> {:halt, error}
+        end
 
       {k, v}, {:ok, acc} when k in ["roots", "sampling", "elicitation"] and v in [%{}, [], nil] ->
         {:cont, {:ok, acc}}
@@ -310,12 +364,16 @@ defmodule LemonMCP.Client.Config do
       {k, _}, _ when k in ["roots", "sampling", "elicitation"] ->
         {:halt, invalid("capabilities.#{k} is advertised from a handler: use the :#{handler_option(k)} option")}
 
-      {k, _}, _ ->
-        {:halt, invalid("capabilities.#{k} is not a client capability this build declares")}
+      {k, v}, {:ok, acc} ->
+        # the library refuses what it does not declare, naming it
+        case json(v, "capabilities.#{k}") do
+          {:ok, j} -> {:cont, {:ok, Map.put(acc, k, j)}}
+          error -> {:halt, error}
+        end
     end)
   end
 
-  defp capabilities(_), do: invalid("capabilities must be a map")
+  defp capabilities(other), do: invalid("capabilities must be a map, not a value of type #{type_name(other)}")
 
   defp handler_option("roots"), do: "roots"
   defp handler_option("sampling"), do: "sampling_handler or :sampling_policy"

@@ -2,7 +2,7 @@ defmodule LemonMCP.Client.OAuth do
   @moduledoc false
   # The seed's `:oauth` and `:oauth_token_cache` start options -> the
   # library's "auth" configuration object, handlers.authorization and
-  # auth.token_store "host" (include/lemonmcp.h, CONFIGURATION "auth"), and
+  # auth.token_store "host" (docs/configuration.md, "auth"), and
   # the host side of the "authorize", "token_load" and "token_save" host
   # requests. The callbacks themselves run in the client's host-request
   # processes (LemonMCP.Client.Server.serve_host_request/4), never in its
@@ -77,8 +77,8 @@ defmodule LemonMCP.Client.OAuth do
           key -> {:cont, {:ok, Map.put(acc, key, v)}}
         end
 
-      other, _ ->
-        {:halt, invalid("oauth must be a keyword list or a map, found #{inspect(other)}")}
+      _other, _ ->
+        {:halt, invalid("oauth must be a keyword list or a map of options")}
     end)
   end
 
@@ -196,9 +196,9 @@ defmodule LemonMCP.Client.OAuth do
     end
   end
 
-  defp bad_method(m) do
+  defp bad_method(_m) do
     invalid(
-      "oauth.token_auth_method must be :client_secret_post (:post), :client_secret_basic (:basic), :none, :private_key_jwt or :auto, not #{inspect(m)}"
+      "oauth.token_auth_method must be :client_secret_post (:post), :client_secret_basic (:basic), :none, :private_key_jwt or :auto"
     )
   end
 
@@ -220,8 +220,8 @@ defmodule LemonMCP.Client.OAuth do
     end
   end
 
-  defp bad_flow(f),
-    do: invalid("oauth.flow must be :auto, :client_credentials or :authorization_code (:pkce), not #{inspect(f)}")
+  defp bad_flow(_f),
+    do: invalid("oauth.flow must be :auto, :client_credentials or :authorization_code (:pkce)")
 
   defp key(auth, nil), do: {:ok, auth}
 

@@ -1,22 +1,25 @@
-package core
+package config
 
 import (
 	"time"
 
+	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 )
 
 // ParseCallOptions reads the ABI's call options object:
 // {"timeout_ms","reset_timeout_on_progress","max_total_ms","all_pages",
 // "progress","wait_ready","_meta","verify"}. Empty input means defaults. Unknown
-// fields are an error that names them.
-func ParseCallOptions(raw []byte) (CallOptions, *Error) {
-	var o CallOptions
+// fields are an error that names them. It runs on every call, so it reads
+// the object in one pass with a pooled iterator and builds nothing the
+// options do not hold.
+func ParseCallOptions(raw []byte) (core.CallOptions, *core.Error) {
+	var o core.CallOptions
 	if len(raw) == 0 {
 		return o, nil
 	}
-	if _, err := compactParams(raw); err != nil {
-		return o, Errorf(StatusInvalidArgument, "options must be a JSON object")
+	if kind, err := jsonx.CheckValue(raw); err != nil || kind != jsonx.KindObject {
+		return o, core.Errorf(core.StatusInvalidArgument, "options must be a JSON object")
 	}
 	it := jsonx.BorrowIterator(raw)
 	defer jsonx.ReturnIterator(it)
@@ -34,7 +37,7 @@ func ParseCallOptions(raw []byte) (CallOptions, *Error) {
 			}
 		case "reset_timeout_on_progress", "all_pages", "progress", "wait_ready":
 			if it.WhatIsNext() != jsonx.KindBool {
-				return o, Errorf(StatusInvalidArgument, "options.%s must be true or false", field)
+				return o, core.Errorf(core.StatusInvalidArgument, "options.%s must be true or false", field)
 			}
 			v := it.ReadBool()
 			switch field {
@@ -49,20 +52,20 @@ func ParseCallOptions(raw []byte) (CallOptions, *Error) {
 			}
 		case "_meta":
 			if it.WhatIsNext() != jsonx.KindObject {
-				return o, Errorf(StatusInvalidArgument, "options._meta must be a JSON object")
+				return o, core.Errorf(core.StatusInvalidArgument, "options._meta must be a JSON object")
 			}
 			o.Meta = it.SkipAndReturnBytes()
 		case "verify":
 			if it.WhatIsNext() != jsonx.KindObject {
-				return o, Errorf(StatusInvalidArgument, "options.verify must be a JSON object")
+				return o, core.Errorf(core.StatusInvalidArgument, "options.verify must be a JSON object")
 			}
-			v, err := parseVerify(it.SkipAndReturnBytes())
+			v, err := core.ParseResourceVerify(it.SkipAndReturnBytes())
 			if err != nil {
 				return o, err
 			}
 			o.Verify = v
 		default:
-			return o, Errorf(StatusInvalidArgument, "options.%s is not a known call option", field)
+			return o, core.Errorf(core.StatusInvalidArgument, "options.%s is not a known call option", field)
 		}
 	}
 	return o, nil
@@ -72,13 +75,13 @@ func ParseCallOptions(raw []byte) (CallOptions, *Error) {
 func readMillis(it interface {
 	WhatIsNext() jsonx.Kind
 	ReadNumber() jsonx.Number
-}, field string) (time.Duration, *Error) {
+}, field string) (time.Duration, *core.Error) {
 	if it.WhatIsNext() != jsonx.KindNumber {
-		return 0, Errorf(StatusInvalidArgument, "options.%s must be a whole number of milliseconds", field)
+		return 0, core.Errorf(core.StatusInvalidArgument, "options.%s must be a whole number of milliseconds", field)
 	}
 	n, err := it.ReadNumber().Int64()
 	if err != nil || n < 0 {
-		return 0, Errorf(StatusInvalidArgument, "options.%s must be a whole number of milliseconds, 0 or more", field)
+		return 0, core.Errorf(core.StatusInvalidArgument, "options.%s must be a whole number of milliseconds, 0 or more", field)
 	}
 	return time.Duration(n) * time.Millisecond, nil
 }

@@ -1,4 +1,4 @@
-package core
+package frontmatter
 
 import (
 	"errors"
@@ -9,20 +9,10 @@ import (
 	"unicode/utf8"
 )
 
-// The YAML frontmatter of a skill's SKILL.md (SEP-2640, Agent Skills) is
-// parsed here by a deliberately small parser: block mappings and sequences,
-// plain, quoted and block (| >) scalars, one-line flow sequences of scalars,
-// and the empty flow collections. Anything else (anchors, aliases, tags,
-// complex keys, multi-line quoted scalars, flow mappings) is refused with an
-// error rather than guessed at: the parse feeds an integrity check, and a
-// value the parser might read differently from the server's YAML library is
-// a value it must not vouch for. Plain scalars are typed by the YAML 1.2
-// core schema (null, booleans, integers, floats; everything else a string),
-// which is what the entry's JSON rendering of the frontmatter is compared to.
-
-// yamlNumber is a plain scalar the core schema resolves to a number. rat is
-// nil for .inf and .nan, which no JSON number equals.
-type yamlNumber struct{ rat *big.Rat }
+// Number is a plain scalar the core schema resolves to a number, kept
+// exact so that it compares with a JSON number without rounding. Rat is nil
+// for .inf and .nan, which no JSON number equals.
+type Number struct{ Rat *big.Rat }
 
 type fmLine struct {
 	n      int    // 1-based line number within the file
@@ -39,17 +29,17 @@ type fmParser struct {
 	pos   int
 }
 
-// errNoFrontmatter: the text does not open with a "---" line.
-var errNoFrontmatter = errors.New("the file does not begin with a YAML frontmatter block (a --- line)")
+// ErrNoFrontmatter: the text does not open with a "---" line.
+var ErrNoFrontmatter = errors.New("the file does not begin with a YAML frontmatter block (a --- line)")
 
-// parseFrontmatter parses the frontmatter block that opens text: a "---"
-// line, YAML, and a closing "---" (or "...") line. The block must be a
-// mapping.
-func parseFrontmatter(text string) (map[string]any, error) {
+// Parse parses the frontmatter block that opens text: a "---" line, YAML,
+// and a closing "---" (or "...") line. The block must be a mapping. Values
+// are nil, bool, Number, string, []any and map[string]any.
+func Parse(text string) (map[string]any, error) {
 	text = strings.TrimPrefix(text, "\ufeff")
 	rows := strings.Split(text, "\n")
 	if len(rows) == 0 || strings.TrimRight(rows[0], " \t\r") != "---" {
-		return nil, errNoFrontmatter
+		return nil, ErrNoFrontmatter
 	}
 	p := &fmParser{}
 	closed := false
@@ -311,7 +301,7 @@ func resolvePlain(s string) any {
 	case "false", "False", "FALSE":
 		return false
 	case ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", ".nan", ".NaN", ".NAN":
-		return yamlNumber{}
+		return Number{}
 	}
 	if isCoreInt(s) || isCoreFloat(s) {
 		r := new(big.Rat)
@@ -320,10 +310,10 @@ func resolvePlain(s string) any {
 			if !ok {
 				return s
 			}
-			return yamlNumber{r.SetInt(n)}
+			return Number{r.SetInt(n)}
 		}
 		if _, ok := r.SetString(strings.TrimPrefix(s, "+")); ok {
-			return yamlNumber{r}
+			return Number{r}
 		}
 	}
 	return s

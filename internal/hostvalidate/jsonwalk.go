@@ -1,10 +1,11 @@
-package core
+package hostvalidate
 
 import "github.com/lemonmcp/lemonmcp/internal/jsonx"
 
 // Small helpers for validating decoded JSON (maps, slices, strings,
 // jsonx.Number, bools) without a schema library.
 
+// decodeObject decodes a JSON object; empty input and null read as {}.
 func decodeObject(data []byte) (map[string]any, bool) {
 	var m map[string]any
 	if err := jsonx.Unmarshal(orEmptyObject(data), &m); err != nil || m == nil {
@@ -36,4 +37,12 @@ func asInteger(v any) (int64, bool) {
 		return 0, false
 	}
 	return int64(f), true
+}
+
+// orEmptyObject reads empty input and null as {}.
+func orEmptyObject(raw []byte) []byte {
+	if len(raw) == 0 || string(raw) == "null" {
+		return []byte("{}")
+	}
+	return raw
 }

@@ -1,4 +1,4 @@
-package core
+package frontmatter
 
 import (
 	"math/big"
@@ -7,15 +7,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func num(s string) yamlNumber {
+const skillMD = "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n---\n\nSkill body.\n"
+
+func num(s string) Number {
 	r, ok := new(big.Rat).SetString(s)
 	if !ok {
 		panic(s)
 	}
-	return yamlNumber{r}
+	return Number{r}
 }
 
-func TestParseFrontmatter(t *testing.T) {
+func TestParse(t *testing.T) {
 	cases := []struct {
 		name string
 		text string
@@ -31,7 +33,7 @@ func TestParseFrontmatter(t *testing.T) {
 			map[string]any{"a": "tab\there é \"q\"", "b": "it's # not a comment", "c d": "x"}},
 		{"core schema", "---\nn: ~\ne:\nt: true\nf: False\ni: 42\nneg: -7\nhex: 0x1F\noct: 0o17\nfl: 2.50\nexp: 1e3\nver: 2.1.0\nyes: yes\ninf: .inf\n---\n",
 			map[string]any{"n": nil, "e": nil, "t": true, "f": false, "i": num("42"), "neg": num("-7"), "hex": num("31"), "oct": num("15"),
-				"fl": num("2.5"), "exp": num("1000"), "ver": "2.1.0", "yes": "yes", "inf": yamlNumber{}}},
+				"fl": num("2.5"), "exp": num("1000"), "ver": "2.1.0", "yes": "yes", "inf": Number{}}},
 		{"nested mapping", "---\nname: x\nmetadata:\n  version: \"2.1.0\"\n  author: me\n---\n",
 			map[string]any{"name": "x", "metadata": map[string]any{"version": "2.1.0", "author": "me"}}},
 		{"sequences", "---\ntools:\n  - Read\n  - \"Grep\"\nsame:\n- a\n- b\nflow: [Read, 'Bash(git:*)', 3]\nempty: []\nnone: {}\n---\n",
@@ -52,14 +54,14 @@ func TestParseFrontmatter(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseFrontmatter(tc.text)
+			got, err := Parse(tc.text)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, got)
 		})
 	}
 }
 
-func TestParseFrontmatterRefuses(t *testing.T) {
+func TestParseRefuses(t *testing.T) {
 	cases := []struct {
 		name, text, msg string
 	}{
@@ -85,43 +87,20 @@ func TestParseFrontmatterRefuses(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := parseFrontmatter(tc.text)
+			_, err := Parse(tc.text)
 			require.Error(t, err)
 			require.Contains(t, err.Error(), tc.msg)
 		})
 	}
 }
 
-func TestCompareFrontmatter(t *testing.T) {
-	fm, err := parseFrontmatter("---\nname: x\ndescription: d\nversion: 2.10\nmetadata:\n  tags: [a, b]\n  ok: true\n---\n")
-	require.NoError(t, err)
-	cases := []struct {
-		name, want, msg string
-	}{
-		{"equal", `{"name":"x","description":"d","version":2.1,"metadata":{"tags":["a","b"],"ok":true}}`, ""},
-		{"string is not number", `{"name":"x","description":"d","version":"2.10","metadata":{"tags":["a","b"],"ok":true}}`, `field "version" differs`},
-		{"differs", `{"name":"x","description":"other","version":2.1,"metadata":{"tags":["a","b"],"ok":true}}`, `field "description" differs`},
-		{"nested differs", `{"name":"x","description":"d","version":2.1,"metadata":{"tags":["a"],"ok":true}}`, `field "metadata" differs`},
-		{"missing", `{"name":"x","description":"d","version":2.1,"metadata":{"tags":["a","b"],"ok":true},"license":"MIT"}`, `field "license" is missing`},
-		{"extra", `{"name":"x","description":"d","version":2.1}`, "1 field(s)"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			v, perr := parseVerify([]byte(`{"frontmatter":` + tc.want + `}`))
-			require.Nil(t, errOrNil(perr))
-			require.Equal(t, tc.msg == "", compareFrontmatter(v.Frontmatter, fm) == "")
-			require.Contains(t, compareFrontmatter(v.Frontmatter, fm), tc.msg)
-		})
-	}
-}
-
 // The parser reads server-supplied text: whatever it is, it answers or
 // refuses, and never panics.
-func FuzzParseFrontmatter(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, s := range []string{skillMD, "---\na: |+2\n   x\n\nb:\n- c: 1\n  d: [e, 'f']\n---\n", "---\nd: >-\n\n  a\n   b\n---\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		_, _ = parseFrontmatter(s)
+		_, _ = Parse(s)
 	})
 }

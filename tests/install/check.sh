@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# test-install: `make install` gives C and C++ hosts a library they build with
+# `pkg-config --cflags --libs lemonmcp` alone and run without LD_LIBRARY_PATH:
+#   1. a scratch prefix: the .pc file's Libs carry an rpath to its lib/;
+#   2. the system prefix /usr/local: no rpath, install runs ldconfig, and
+#      uninstall removes every file again (run as root only, and only when no
+#      lemonmcp is installed there already: the test must not replace a
+#      user's install).
+# Called by mk/install.mk with MAKE and SONAME set; prints "install: N passed,
+# N failed".
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+unset LD_LIBRARY_PATH
+passed=0 failed=0
+pass() { passed=$((passed + 1)); echo "ok   install: $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL install: $1"; }
+
+write_hosts() { # dir
+  cat > "$1/host.c" <<'C'
+#include <lemonmcp.h>
+#include <stdio.h>
+int main(void) {
+  char *j = 0;
+  if (lmcp_features(&j, 0) != LMCP_OK) return 1;
+  lmcp_free(j);
+  return lmcp_abi_version() == LMCP_ABI_VERSION ? 0 : 1;
+}
+C
+  cat > "$1/host.cpp" <<'CPP'
+#include <lemonmcp.hpp>
+int main() {
+  try {
+    lemonmcp::Client c("{\"transport\":{\"type\":\"stdio\",\"comand\":\"x\"}}");
+    return 1;
+  } catch (const lemonmcp::Error &e) {
+    return e.status() == LMCP_E_INVALID_ARGUMENT && lemonmcp::version() == LMCP_VERSION_STRING ? 0 : 1;
+  }
+}
+CPP
+}
+
+# build_and_run NAME DIR: compiles both hosts with pkg-config's flags and runs them.
+build_and_run() {
+  local name=$1 dir=$2 flags
+  if ! flags=$(pkg-config --cflags --libs lemonmcp); then fail "$name: pkg-config does not find lemonmcp"; return 1; fi
+  write_hosts "$dir"
+  if ! cc -std=c99 -Wall -Wextra -Werror "$dir/host.c" $flags -o "$dir/host"; then fail "$name: C host does not build"; return 1; fi
+  if ! c++ -std=c++17 -Wall -Wextra -Werror "$dir/host.cpp" $flags -o "$dir/hostxx"; then fail "$name: C++ host does not build"; return 1; fi
+  if ! "$dir/host"; then fail "$name: C host does not run without LD_LIBRARY_PATH"; return 1; fi
+  if ! "$dir/hostxx"; then fail "$name: C++ host does not run without LD_LIBRARY_PATH"; return 1; fi
+  return 0
+}
+
+# 1. Scratch prefix.
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+if $MAKE --no-print-directory install PREFIX="$prefix" >/dev/null; then
+  if PKG_CONFIG_PATH=$prefix/lib/pkgconfig build_and_run scratch "$prefix"; then
+    soname=$(readelf -d "$prefix/lib/$SONAME" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+    runpath=$(readelf -d "$prefix/host" | sed -n 's/.*R\(UN\)\?PATH.*\[\(.*\)\]/\2/p')
+    if [ "$soname" != "$SONAME" ]; then fail "scratch: SONAME is '$soname', want $SONAME"
+    elif [ "$runpath" != "$prefix/lib" ]; then fail "scratch: host's runpath is '$runpath', want $prefix/lib"
+    else pass "scratch prefix (rpath from lemonmcp.pc)"; fi
+  fi
+else
+  fail "scratch: make install failed"
+fi
+
+# 2. System prefix.
+sys=/usr/local
+if [ "$(id -u)" != 0 ]; then
+  echo "note install: not root, the $sys install (ldconfig) was not tried"
+elif [ -e "$sys/lib/$SONAME" ] || [ -e "$sys/lib/pkgconfig/lemonmcp.pc" ]; then
+  echo "note install: a lemonmcp is already installed in $sys; the system install was not tried"
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$prefix" "$work"; $MAKE --no-print-directory uninstall PREFIX=$sys >/dev/null 2>&1' EXIT
+  if $MAKE --no-print-directory install PREFIX=$sys >/dev/null && build_and_run system "$work"; then
+    runpath=$(readelf -d "$work/host" | grep -c 'R\(UN\)\?PATH')
+    if [ "$runpath" != 0 ]; then fail "system: host has an rpath; want none under $sys"
+    elif ! ldconfig -p | grep -q "$SONAME"; then fail "system: ldconfig does not list $SONAME"
+    else
+      $MAKE --no-print-directory uninstall PREFIX=$sys >/dev/null
+      if ls "$sys/lib/$SONAME" "$sys/include/lemonmcp.h" "$sys/include/lemonmcp.hpp" "$sys/lib/pkgconfig/lemonmcp.pc" 2>/dev/null | grep -q .; then
+        fail "system: uninstall left files behind"
+      elif ldconfig -p | grep -q "$SONAME"; then fail "system: ldconfig still lists $SONAME after uninstall"
+      else pass "system prefix $sys (ldconfig, no rpath; uninstall removes it)"; fi
+    fi
+  fi
+fi
+echo "install: $passed passed, $failed failed"
+[ "$failed" = 0 ]
