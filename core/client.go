@@ -114,6 +114,8 @@ func New(opts Options, tr transport.Transport) *Client {
 // destroy runs once none of its callbacks is running. On a freed client it
 // fails with StatusInvalidHandle, and destroy runs at once.
 func (c *Client) SetEventHandler(h EventHandler, destroy func()) *Error {
+	c.out.hold() // a Free meanwhile waits until the replaced handler's destroy ran
+	defer c.out.exit()
 	var reg *registration
 	if h != nil || destroy != nil {
 		reg = &registration{event: h, destroy: destroy, gate: &c.out}
@@ -134,6 +136,8 @@ func (c *Client) SetEventHandler(h EventHandler, destroy func()) *Error {
 // before Connect; afterwards it fails with StatusInvalidState (and destroy
 // runs at once).
 func (c *Client) SetHostRequestHandler(h HostRequestHandler, destroy func()) *Error {
+	c.out.hold() // as in SetEventHandler
+	defer c.out.exit()
 	var reg *registration
 	if h != nil || destroy != nil {
 		reg = &registration{host: h, destroy: destroy, gate: &c.out}

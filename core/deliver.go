@@ -272,7 +272,8 @@ func (r *registration) exit() {
 }
 
 // close stops new callbacks and runs destroy now, or when the last running
-// callback returns.
+// callback returns. The caller counts itself in the gate (hold) when Free
+// may be waiting, so that Free waits for a destroy run here.
 func (r *registration) close() {
 	if r == nil {
 		return
@@ -285,8 +286,6 @@ func (r *registration) close() {
 	}
 	r.mu.Unlock()
 	if run && r.destroy != nil {
-		r.gate.hold()
-		defer r.gate.exit()
 		defer r.gate.recover("a destroy callback")
 		r.destroy()
 	}
