@@ -59,8 +59,8 @@ typedef struct {
   int statuses[16];    /* -status: how often each status came back */
   unsigned long long last_call;
   /* for the free-from-a-callback tests */
-  int free_in_cb;      /* which callback frees: 0 none, 1 event, 2 done, 3 host */
-  int freeing;         /* the callback that frees has been chosen */
+  int free_in_cb; /* which callback frees: 0 none, 1 event, 2 done, 3 host */
+  int freeing;    /* the callback that frees has been chosen */
   int dones_when_freed, accepted_when_freed, destroys_when_freed;
   int free_done_in_cb; /* free returned inside the callback */
   lmcp_client *other;  /* a client to free from this one's callbacks */
@@ -74,7 +74,9 @@ static void cb_enter(life_t *l) {
   AADD(l->running, 1);
 }
 
-static void cb_exit(life_t *l) { AADD(l->running, -1); }
+static void cb_exit(life_t *l) {
+  AADD(l->running, -1);
+}
 
 static void note_status(life_t *l, lmcp_status st) {
   int i = -st;
@@ -104,11 +106,13 @@ static void on_event(void *ud, const char *kind, const char *json, size_t len) {
   }
   lmcp_state s;
   (void)lmcp_client_state(l->c, &s); /* a callback may call the library */
-  if (l->free_in_cb == 1 && AL(l->progress) >= 3 && __atomic_exchange_n(&l->freeing, 1, __ATOMIC_SEQ_CST) == 0) {
+  if (l->free_in_cb == 1 && AL(l->progress) >= 3 &&
+      __atomic_exchange_n(&l->freeing, 1, __ATOMIC_SEQ_CST) == 0) {
     AST(l->accepted_when_freed, AL(l->accepted));
     free_from_callback(l);
   }
-  if (l->other != NULL && AL(l->progress) >= 2 && __atomic_exchange_n(&l->other_freed, 1, __ATOMIC_SEQ_CST) == 0) {
+  if (l->other != NULL && AL(l->progress) >= 2 &&
+      __atomic_exchange_n(&l->other_freed, 1, __ATOMIC_SEQ_CST) == 0) {
     lmcp_client_free(l->other);
   }
   cb_exit(l);
@@ -194,40 +198,20 @@ static lmcp_status one_op(life_t *l, int i) {
   static const char echo[] = "{\"name\":\"echo\",\"arguments\":{\"text\":\"x\"}}";
   static const char notif[] = "notifications/roots/list_changed";
   switch (i % 12) {
-  case 0:
-    st = call_async(l, "slow", "{\"ms\":60,\"steps\":12}", "{\"progress\":true}");
-    break;
-  case 1:
-    st = call_async(l, "echo", "{\"text\":\"hi\"}", NULL);
-    break;
+  case 0: st = call_async(l, "slow", "{\"ms\":60,\"steps\":12}", "{\"progress\":true}"); break;
+  case 1: st = call_async(l, "echo", "{\"text\":\"hi\"}", NULL); break;
   case 2:
     st = lmcp_client_call_sync(l->c, "tools/call", echo, strlen(echo), "{\"timeout_ms\":3000}",
                                strlen("{\"timeout_ms\":3000}"), &out, &n, &err);
     break;
-  case 3:
-    st = lmcp_client_notify(l->c, notif, NULL, 0, &err);
-    break;
-  case 4:
-    st = lmcp_client_state(l->c, &s);
-    break;
-  case 5:
-    st = lmcp_client_server_info(l->c, &out, &n, &err);
-    break;
-  case 6:
-    st = lmcp_client_cancel(l->c, AL(l->last_call));
-    break;
-  case 7:
-    st = lmcp_client_respond(l->c, 999999, LMCP_OK, "{}", 2, &err);
-    break;
-  case 8:
-    st = call_async(l, "roots", "{}", NULL);
-    break;
-  case 9:
-    st = call_async(l, "stderr", "{\"bytes\":1500}", NULL);
-    break;
-  case 10:
-    st = lmcp_client_wait_ready(l->c, 0, &err);
-    break;
+  case 3: st = lmcp_client_notify(l->c, notif, NULL, 0, &err); break;
+  case 4: st = lmcp_client_state(l->c, &s); break;
+  case 5: st = lmcp_client_server_info(l->c, &out, &n, &err); break;
+  case 6: st = lmcp_client_cancel(l->c, AL(l->last_call)); break;
+  case 7: st = lmcp_client_respond(l->c, 999999, LMCP_OK, "{}", 2, &err); break;
+  case 8: st = call_async(l, "roots", "{}", NULL); break;
+  case 9: st = call_async(l, "stderr", "{\"bytes\":1500}", NULL); break;
+  case 10: st = lmcp_client_wait_ready(l->c, 0, &err); break;
   default:
     st = lmcp_client_connect(l->c, &err); /* already connected: INVALID_STATE */
     break;
@@ -312,8 +296,10 @@ static void test_free_races_every_call(void) {
       pthread_join(th[i], NULL);
     }
     int ok = 1;
-    ok &= CHECKM(running == 0, NULL, "iteration %d: %d callbacks still running when free returned", it, running);
-    ok &= CHECKM(AL(l->late) == 0, NULL, "iteration %d: %d callbacks started after free returned", it, AL(l->late));
+    ok &= CHECKM(running == 0, NULL, "iteration %d: %d callbacks still running when free returned", it,
+                 running);
+    ok &= CHECKM(AL(l->late) == 0, NULL, "iteration %d: %d callbacks started after free returned", it,
+                 AL(l->late));
     ok &= CHECKM(destroys_at_free == 2 && AL(l->late_destroys) == 0, NULL,
                  "iteration %d: %d destroys when free returned (want 2), %d after", it, destroys_at_free,
                  AL(l->late_destroys));
@@ -338,9 +324,10 @@ static void test_free_races_every_call(void) {
     late_calls += l->statuses[2];
     free(l);
   }
-  printf("  %d iterations: %lld events (%lld progress, %lld log), %lld completions (%lld cancelled), %lld host "
-         "requests, %lld calls answered LMCP_E_INVALID_HANDLE\n",
-         iterations, events, progress, logs, dones, cancelled, hostreqs, late_calls);
+  printf(
+      "  %d iterations: %lld events (%lld progress, %lld log), %lld completions (%lld cancelled), %lld host "
+      "requests, %lld calls answered LMCP_E_INVALID_HANDLE\n",
+      iterations, events, progress, logs, dones, cancelled, hostreqs, late_calls);
   CHECKM(progress > 0 && logs > 0 && hostreqs > 0, NULL, "events and host requests must have flowed");
   CHECKM(cancelled > 0, NULL, "some calls must have been pending when free ran");
 }
@@ -377,8 +364,8 @@ static void free_in_callback(int which) {
     sleep_ms(5);
   }
   sleep_ms(15 * time_scale());
-  CHECKM(AL(l->dones_when_freed) == AL(l->accepted), NULL, "%d calls accepted, %d completed when free returned",
-         AL(l->accepted), AL(l->dones_when_freed));
+  CHECKM(AL(l->dones_when_freed) == AL(l->accepted), NULL,
+         "%d calls accepted, %d completed when free returned", AL(l->accepted), AL(l->dones_when_freed));
   CHECKM(AL(l->cancelled) >= 3, NULL, "the pending calls complete cancelled (%d)", AL(l->cancelled));
   /* A done callback belongs to no registration: both destroys ran. */
   int want = which == 2 ? 2 : 1;
@@ -392,9 +379,15 @@ static void free_in_callback(int which) {
   free(l);
 }
 
-static void test_free_inside_own_event_callback(void) { free_in_callback(1); }
-static void test_free_inside_own_done_callback(void) { free_in_callback(2); }
-static void test_free_inside_own_host_request_callback(void) { free_in_callback(3); }
+static void test_free_inside_own_event_callback(void) {
+  free_in_callback(1);
+}
+static void test_free_inside_own_done_callback(void) {
+  free_in_callback(2);
+}
+static void test_free_inside_own_host_request_callback(void) {
+  free_in_callback(3);
+}
 
 static void test_free_other_client_inside_callback(void) {
   life_t *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
@@ -420,13 +413,15 @@ static void test_free_other_client_inside_callback(void) {
   }
   CHECKM(AL(b->other_freed), NULL, "b's callback freed a");
   CHECKM(AL(a->destroys) == 2, NULL, "a's destroys: %d", AL(a->destroys));
-  CHECKM(AL(a->dones) == AL(a->accepted), NULL, "a: %d accepted, %d completed", AL(a->accepted), AL(a->dones));
+  CHECKM(AL(a->dones) == AL(a->accepted), NULL, "a: %d accepted, %d completed", AL(a->accepted),
+         AL(a->dones));
   CHECKM(AL(a->running) == 0, NULL, "a: callbacks still running");
   lmcp_state s;
   CHECK_ST(lmcp_client_state(a->c, &s), LMCP_E_INVALID_HANDLE, NULL);
   CHECK_ST(lmcp_client_state(b->c, &s), LMCP_OK, NULL);
   lmcp_client_free(b->c);
-  CHECKM(AL(b->dones) == AL(b->accepted), NULL, "b: %d accepted, %d completed", AL(b->accepted), AL(b->dones));
+  CHECKM(AL(b->dones) == AL(b->accepted), NULL, "b: %d accepted, %d completed", AL(b->accepted),
+         AL(b->dones));
   free(a);
   free(b);
 }
@@ -442,8 +437,8 @@ static void test_zz_nothing_left(void) {
     }
     sleep_ms(20);
   } while (now_ms() < deadline);
-  CHECKM(d.live_clients == 0 && d.pending_calls == 0, NULL, "live_clients=%lld pending_calls=%lld", d.live_clients,
-         d.pending_calls);
+  CHECKM(d.live_clients == 0 && d.pending_calls == 0, NULL, "live_clients=%lld pending_calls=%lld",
+         d.live_clients, d.pending_calls);
 }
 
 int main(int argc, char **argv) {
