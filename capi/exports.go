@@ -40,6 +40,9 @@ func lookup(p *C.lmcp_client) (*core.Client, *core.Error) {
 	return c, nil
 }
 
+// clientPtr is a registry key as the host's handle type.
+func clientPtr(key unsafe.Pointer) *C.lmcp_client { return (*C.lmcp_client)(key) }
+
 // handleKey is the handle as the integer the trampolines record in their
 // callback frames (see bridge.c).
 func handleKey(p *C.lmcp_client) C.uintptr_t { return C.uintptr_t(uintptr(unsafe.Pointer(p))) }
@@ -112,7 +115,7 @@ func lmcp_client_new(configJSON *C.cchar_t, n C.size_t, clientOut **C.lmcp_clien
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	*clientOut = (*C.lmcp_client)(clients.Save(core.New(parsed.Options, parsed.Transport)))
+	*clientOut = clientPtr(clients.Save(core.New(parsed.Options, parsed.Transport)))
 	return setErr(errOut, nil)
 }
 
