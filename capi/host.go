@@ -37,7 +37,7 @@ func jsonOut(data []byte, out **C.char, lenOut *C.size_t) {
 
 //export lmcp_host_new
 func lmcp_host_new(configJSON *C.cchar_t, n C.size_t, hostOut **C.lmcp_host, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, nil, "lmcp_host_new")
 	if hostOut == nil {
 		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "host_out is NULL"))
 	}
@@ -52,8 +52,8 @@ func lmcp_host_new(configJSON *C.cchar_t, n C.size_t, hostOut **C.lmcp_host, err
 
 //export lmcpgo_host_set_event_handler
 func lmcpgo_host_set_event_handler(hp *C.lmcp_host, cb C.lmcp_event_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
-	release := destroyFunc(destroy, ud)
+	defer recoverInto(&st, errOut, nil, "lmcp_host_set_event_handler")
+	release := destroyFunc(destroy, ud, 0)
 	h, err := lookupHost(hp)
 	if err != nil {
 		release()
@@ -65,7 +65,7 @@ func lmcpgo_host_set_event_handler(hp *C.lmcp_host, cb C.lmcp_event_cb, ud C.uin
 	}
 	h.SetEventHandler(func(kind string, payload []byte) {
 		ptr, n, keep := borrow(payload)
-		C.lmcp_bridge_event(cb, ud, cKind(kind), ptr, n)
+		C.lmcp_bridge_event(cb, ud, 0, cKind(kind), ptr, n)
 		_ = keep
 	}, release)
 	return setErr(errOut, nil)
@@ -73,8 +73,8 @@ func lmcpgo_host_set_event_handler(hp *C.lmcp_host, cb C.lmcp_event_cb, ud C.uin
 
 //export lmcpgo_host_set_host_request_handler
 func lmcpgo_host_set_host_request_handler(hp *C.lmcp_host, cb C.lmcp_host_request_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
-	release := destroyFunc(destroy, ud)
+	defer recoverInto(&st, errOut, nil, "lmcp_host_set_host_request_handler")
+	release := destroyFunc(destroy, ud, 0)
 	h, err := lookupHost(hp)
 	if err != nil {
 		release()
@@ -86,7 +86,7 @@ func lmcpgo_host_set_host_request_handler(hp *C.lmcp_host, cb C.lmcp_host_reques
 	}
 	h.SetHostRequestHandler(func(id uint64, kind string, payload []byte) {
 		ptr, n, keep := borrow(payload)
-		C.lmcp_bridge_host_request(cb, ud, C.uint64_t(id), cKind(kind), ptr, n)
+		C.lmcp_bridge_host_request(cb, ud, 0, C.uint64_t(id), cKind(kind), ptr, n)
 		_ = keep
 	}, release)
 	return setErr(errOut, nil)
@@ -94,7 +94,7 @@ func lmcpgo_host_set_host_request_handler(hp *C.lmcp_host, cb C.lmcp_host_reques
 
 //export lmcp_host_connect
 func lmcp_host_connect(hp *C.lmcp_host, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, nil, "lmcp_host_connect")
 	h, err := lookupHost(hp)
 	if err != nil {
 		return setErr(errOut, err)
@@ -104,7 +104,7 @@ func lmcp_host_connect(hp *C.lmcp_host, errOut **C.char) (st C.lmcp_status) {
 
 //export lmcp_host_wait_ready
 func lmcp_host_wait_ready(hp *C.lmcp_host, timeoutMS C.int64_t, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, nil, "lmcp_host_wait_ready")
 	h, err := lookupHost(hp)
 	if err != nil {
 		return setErr(errOut, err)
@@ -132,25 +132,25 @@ func hostJSON(hp *C.lmcp_host, out **C.char, lenOut *C.size_t, errOut **C.char, 
 
 //export lmcp_host_servers
 func lmcp_host_servers(hp *C.lmcp_host, out **C.char, lenOut *C.size_t, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, nil, "lmcp_host_servers")
 	return hostJSON(hp, out, lenOut, errOut, func(h *host.Host) ([]byte, *core.Error) { return h.Servers(), nil })
 }
 
 //export lmcp_host_list_tools
 func lmcp_host_list_tools(hp *C.lmcp_host, out **C.char, lenOut *C.size_t, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, nil, "lmcp_host_list_tools")
 	return hostJSON(hp, out, lenOut, errOut, (*host.Host).ListTools)
 }
 
 //export lmcp_host_list_prompts
 func lmcp_host_list_prompts(hp *C.lmcp_host, out **C.char, lenOut *C.size_t, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, nil, "lmcp_host_list_prompts")
 	return hostJSON(hp, out, lenOut, errOut, (*host.Host).ListPrompts)
 }
 
 //export lmcp_host_list_resources
 func lmcp_host_list_resources(hp *C.lmcp_host, out **C.char, lenOut *C.size_t, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, nil, "lmcp_host_list_resources")
 	return hostJSON(hp, out, lenOut, errOut, (*host.Host).ListResources)
 }
 
@@ -158,7 +158,7 @@ func lmcp_host_list_resources(hp *C.lmcp_host, out **C.char, lenOut *C.size_t, e
 func hostDone(done C.lmcp_done_cb, ud C.uintptr_t) core.DoneFunc {
 	return func(callID uint64, status core.Status, data []byte) {
 		ptr, n, keep := borrow(data)
-		C.lmcp_bridge_done(done, ud, C.uint64_t(callID), C.int32_t(status), ptr, n)
+		C.lmcp_bridge_done(done, ud, 0, C.uint64_t(callID), C.int32_t(status), ptr, n)
 		_ = keep
 	}
 }
@@ -172,7 +172,7 @@ func cString(p *C.cchar_t, what string) (string, *core.Error) {
 
 //export lmcpgo_host_call_tool
 func lmcpgo_host_call_tool(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_t, alen C.size_t, options *C.cchar_t, olen C.size_t, done C.lmcp_done_cb, ud C.uintptr_t, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, nil, "lmcp_host_call_tool")
 	h, err := lookupHost(hp)
 	if err != nil {
 		return setErr(errOut, err)
@@ -200,7 +200,7 @@ func lmcpgo_host_call_tool(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_t, al
 
 //export lmcp_host_call_tool_sync
 func lmcp_host_call_tool_sync(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_t, alen C.size_t, options *C.cchar_t, olen C.size_t, resultOut **C.char, resultLenOut *C.size_t, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, nil, "lmcp_host_call_tool_sync")
 	if resultOut == nil {
 		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "result_out is NULL"))
 	}
@@ -227,7 +227,7 @@ func lmcp_host_call_tool_sync(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_t,
 
 //export lmcpgo_host_call
 func lmcpgo_host_call(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, done C.lmcp_done_cb, ud C.uintptr_t, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, nil, "lmcp_host_call")
 	h, err := lookupHost(hp)
 	if err != nil {
 		return setErr(errOut, err)
@@ -255,7 +255,7 @@ func lmcpgo_host_call(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t, par
 
 //export lmcp_host_call_sync
 func lmcp_host_call_sync(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, resultOut **C.char, resultLenOut *C.size_t, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, nil, "lmcp_host_call_sync")
 	if resultOut == nil {
 		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "result_out is NULL"))
 	}
@@ -282,7 +282,7 @@ func lmcp_host_call_sync(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t, 
 
 //export lmcp_host_cancel
 func lmcp_host_cancel(hp *C.lmcp_host, callID C.lmcp_call_id) (st C.lmcp_status) {
-	defer recoverInto(&st, nil)
+	defer recoverInto(&st, nil, nil, "lmcp_host_cancel")
 	h, err := lookupHost(hp)
 	if err != nil {
 		return C.lmcp_status(err.Status)
@@ -295,7 +295,7 @@ func lmcp_host_cancel(hp *C.lmcp_host, callID C.lmcp_call_id) (st C.lmcp_status)
 
 //export lmcp_host_respond
 func lmcp_host_respond(hp *C.lmcp_host, requestID C.lmcp_request_id, status C.lmcp_status, json *C.cchar_t, n C.size_t, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, nil, "lmcp_host_respond")
 	h, err := lookupHost(hp)
 	if err != nil {
 		return setErr(errOut, err)
@@ -305,7 +305,7 @@ func lmcp_host_respond(hp *C.lmcp_host, requestID C.lmcp_request_id, status C.lm
 
 //export lmcp_host_close
 func lmcp_host_close(hp *C.lmcp_host, timeoutMS C.int64_t, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, nil, "lmcp_host_close")
 	h, err := lookupHost(hp)
 	if err != nil {
 		return setErr(errOut, err)

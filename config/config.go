@@ -13,9 +13,8 @@ import (
 
 // Parsed is a validated configuration.
 type Parsed struct {
-	Options      core.Options
-	Transport    transport.Transport // built, not started
-	ResultFormat string
+	Options   core.Options
+	Transport transport.Transport // built, not started
 
 	auth           *auth.Config // the "auth" object, for parseHTTP
 	restartDefault bool         // supervise unless "restart" says otherwise
@@ -47,7 +46,7 @@ func parse(raw []byte, libraryVersion string, restartDefault bool) (*Parsed, *co
 	if err != nil {
 		return nil, err
 	}
-	p := &Parsed{Options: core.DefaultOptions(libraryVersion), ResultFormat: "json", restartDefault: restartDefault}
+	p := &Parsed{Options: core.DefaultOptions(libraryVersion), restartDefault: restartDefault}
 	steps := []func(*object, *Parsed) *core.Error{
 		parseClientInfo, parseProtocol, parseTimeouts, parseLimits, parseHandlers, parseSamplingPolicy,
 		parseCapabilities, parseResultFormat, parseAuth, parseRestart,
@@ -322,13 +321,18 @@ func parseCapabilities(root *object, p *Parsed) *core.Error {
 	return o.finish()
 }
 
-func parseResultFormat(root *object, p *Parsed) *core.Error {
-	f, err := root.enum("result_format", "json", "json", "etf")
-	if err != nil {
+// parseResultFormat accepts the one result format, "json", so that a
+// configuration naming it stays valid. ("etf", the Erlang term format, was
+// removed: the Elixir binding decodes JSON faster than it decoded terms.)
+func parseResultFormat(root *object, _ *Parsed) *core.Error {
+	f, err := root.enum("result_format", "json", "json")
+	if err == nil || f != "" {
 		return err
 	}
-	p.ResultFormat = f
-	return nil
+	if s, _, _ := root.str("result_format"); s == "etf" {
+		return invalid(root.at("result_format"), `must be "json" (the "etf" format was removed; payloads are always JSON)`)
+	}
+	return err
 }
 
 func parseTransport(root *object, p *Parsed, libraryVersion string) *core.Error {

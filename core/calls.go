@@ -114,6 +114,9 @@ func (c *Client) Call(method string, params []byte, opts CallOptions, done DoneF
 
 	c.mu.Lock()
 	switch {
+	case c.freed:
+		c.mu.Unlock()
+		return 0, errFreed()
 	case c.state == StateReady && c.reinit:
 		// The session expired: the call goes out once the new session is up.
 		c.calls[cl.id] = cl
@@ -252,6 +255,7 @@ func (cl *call) nextDeadline() (time.Time, bool) {
 // onTimer fires at a call's deadline; progress may have moved the deadline,
 // in which case the timer is re-armed instead.
 func (c *Client) onTimer(cl *call) {
+	defer c.recoverPanic("a call timer")
 	c.mu.Lock()
 	if cl.finished {
 		c.mu.Unlock()
@@ -312,6 +316,9 @@ func (c *Client) withdraw(cl *call) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	_, ok := c.retireLocked(cl)
+	if ok && cl.owesDelivery() {
+		c.out.forgive()
+	}
 	return ok
 }
 
@@ -330,8 +337,12 @@ func (c *Client) complete(cl *call, err *Error, data []byte) {
 		return
 	}
 	done, id := cl.done, cl.id
-	c.out.push(func() { done(id, st, data) }, false)
+	c.out.push(func() { done(id, st, data) }, deliverDone)
 }
+
+// owesDelivery reports whether the call's completion goes through the
+// delivery queue (a host's done callback).
+func (cl *call) owesDelivery() bool { return cl.internal == nil && !cl.opts.Inline }
 
 // failCalls completes calls already taken out of the tables.
 func (c *Client) failCalls(calls []*call, err *Error) {
@@ -388,6 +399,7 @@ func (c *Client) sendNotification(method string, params []byte) *Error {
 
 // sendResponse sends a response to a server request.
 func (c *Client) sendResponse(data []byte) {
+	defer c.recoverPanic("sending a response to the server")
 	ctx := sendCtx{Context: context.Background(), deadline: time.Now().Add(c.sendBound())}
 	if err := c.tr.Send(ctx, transport.Outbound{Data: data, Kind: transport.KindResponse}); err != nil {
 		c.logf("warning", "could not send a response to the server: %s", err.Error())
@@ -403,6 +415,7 @@ func (c *Client) sendBound() time.Duration {
 
 // sendCancelled tells the server a request is abandoned.
 func (c *Client) sendCancelled(reqID int64, reason string) {
+	defer c.recoverPanic("sending a cancellation notice")
 	params := make([]byte, 0, 64+len(reason))
 	params = append(params, `{"requestId":`...)
 	params = appendInt(params, reqID)

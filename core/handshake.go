@@ -327,6 +327,7 @@ func (c *Client) failHandshake(err *Error) {
 	c.failCalls(failed, &Error{Status: err.Status, Message: "the handshake failed: " + err.Message, Code: err.Code, Data: err.Data})
 	c.emitError("failed", err)
 	go func() {
+		defer c.recoverPanic("the teardown after a failed handshake")
 		ctx, cancel := context.WithTimeout(context.Background(), 3*c.opts.Timeouts.CloseGrace+time.Second)
 		defer cancel()
 		c.closeTransport(ctx)

@@ -67,11 +67,11 @@ func (c *Client) rejectLine(data []byte) {
 
 // recoverSink keeps a bug in handling one inbound message from taking the
 // host process down: transports call the sink from their own goroutines,
-// where a panic would otherwise be fatal. The message is dropped and the host
-// is told.
+// where a panic would otherwise be fatal. The message is dropped, the client
+// poisoned and the host told.
 func (c *Client) recoverSink(what string) {
 	if r := recover(); r != nil {
-		c.logf("error", "internal error while handling %s (dropped): %v", what, r)
+		c.poison(r, "handling "+what)
 	}
 }
 
@@ -285,6 +285,10 @@ func (c *Client) hasEvents() bool {
 
 // emit queues an event for the handler installed when it is delivered.
 func (c *Client) emit(kind string, payload []byte, isLog bool) {
+	dk := deliverEvent
+	if isLog {
+		dk = deliverLog
+	}
 	c.out.push(func() {
 		reg := c.events.Load()
 		if reg == nil || reg.event == nil || !reg.enter() {
@@ -292,7 +296,7 @@ func (c *Client) emit(kind string, payload []byte, isLog bool) {
 		}
 		defer reg.exit()
 		reg.event(kind, payload)
-	}, isLog)
+	}, dk)
 }
 
 func (c *Client) emitLog(level, source, message string) {

@@ -39,15 +39,20 @@
  * THREADS
  *
  *  - Every function may be called from any thread, concurrently, on the same
- *    client, except lmcp_client_free(), which must not race with other calls
- *    on the same handle.
+ *    client, lmcp_client_free() included. A call that starts after free (or
+ *    loses the race with it) returns LMCP_E_INVALID_HANDLE; a call already
+ *    under way when free runs returns normally or with the status the free
+ *    caused (a pending lmcp_client_call_sync: LMCP_E_CANCELLED). Handle
+ *    values are never reused, so a stale handle never reaches another
+ *    client, and no call ever touches freed memory.
  *  - Callbacks run on threads owned by the library, never on the caller's
  *    thread inside the call that started the operation, and never while a
  *    library lock is held. Completion (lmcp_done_cb) and event callbacks of
  *    one client are delivered one at a time, in order; host-request callbacks
  *    may run concurrently with them. Callbacks should return promptly.
- *  - A callback may call any lmcp_ function, except lmcp_client_free() on the
- *    client that invoked it.
+ *  - A callback may call any lmcp_ function, lmcp_client_free() on its own
+ *    client or another included (see lmcp_client_free for what free waits
+ *    for; a callback must not wait for a thread that is freeing its client).
  *
  * PROCESS RULES FOR HOSTS
  *
@@ -80,18 +85,6 @@
  *    whose "isError" is true completes with LMCP_OK and that result, like any
  *    other. An error status means the call itself failed (the server's
  *    JSON-RPC error, a broken protocol, a timeout, a lost connection, ...).
- *
- * CONFIGURATION: result_format (with every other field in
- * docs/configuration.md)
- *
- *   result_format  "json" ["json"] | "etf": every payload the client hands
- *                   the host — call results and error objects (callbacks and
- *                   lmcp_client_call_sync), events, host requests,
- *                   lmcp_client_server_info — is Erlang external term format
- *                   (version 131: objects as maps with binary keys, arrays
- *                   as lists, strings as binaries, null as the atom nil)
- *                   instead of JSON. err_out of lmcp_client_new and the
- *                   answers a host gives stay JSON.
  */
 #ifndef LEMONMCP_H
 #define LEMONMCP_H
@@ -156,7 +149,11 @@ typedef int32_t lmcp_status;
 #define LMCP_E_POLICY_DENIED (-12)
 /* A binding was written for another ABI version. */
 #define LMCP_E_ABI_MISMATCH (-13)
-/* A bug in the library (including a recovered Go panic). */
+/* A bug in the library. A recovered Go panic while serving a client poisons
+ * it: every later call on it returns LMCP_E_INTERNAL with a message saying
+ * an earlier internal error poisoned it (lmcp_client_free still releases
+ * it), and the panic is reported as an "error" "log" event with the panic
+ * value and a short stack summary. */
 #define LMCP_E_INTERNAL (-14)
 
 /* lmcp_status_string returns a static, human-readable name for a status
@@ -429,14 +426,30 @@ lmcp_status lmcp_client_server_info(lmcp_client *client, char **json_out,
 lmcp_status lmcp_client_close(lmcp_client *client, int64_t timeout_ms,
                               char **err_out);
 
-/* lmcp_client_free releases the handle. It never blocks: pending calls
- * complete with LMCP_E_CANCELLED (on library threads, possibly after free
- * returns), no new event or host-request callback starts after it returns,
- * each registration's destroy runs once no callback of it can run, and the
- * connection is torn down (subprocess reaped) in the background. Safe from
- * finalizers and BEAM resource destructors. NULL is a no-op; freeing a freed
- * or unknown handle is harmless. Later calls with the freed handle return
- * LMCP_E_INVALID_HANDLE: handle values are never reused. */
+/* lmcp_client_free releases the handle. It never waits for the server: the
+ * connection is torn down (subprocess reaped) in the background. It may race
+ * any other call on the handle (see THREADS); calls after it return
+ * LMCP_E_INVALID_HANDLE.
+ *
+ * When it returns, no callback of the client is running or will start:
+ * every pending call's done has run, with LMCP_E_CANCELLED (on a library
+ * thread, or on this thread when it is the client's delivery thread); every
+ * event and host-request callback that had started has returned, and no
+ * other will start; every registration's destroy has run. The host may
+ * release everything its callbacks use. So free waits for host code only:
+ * the client's callbacks already running on other threads, and the
+ * cancelled completions it delivers. A callback that blocks therefore
+ * delays free, and two callbacks that free each other's clients at the same
+ * time deadlock.
+ *
+ * Called from inside one of the client's own callbacks (detected per
+ * thread), free does not wait for those callbacks: they finish after it
+ * returns, and the destroy of a registration whose callback is among them
+ * runs when that callback returns.
+ *
+ * Safe from finalizers and BEAM resource destructors (they wait only as
+ * described above). NULL is a no-op; freeing a freed or unknown handle is
+ * harmless and returns at once. */
 void lmcp_client_free(lmcp_client *client);
 
 /* -------------------------------------------------------------------- host */
