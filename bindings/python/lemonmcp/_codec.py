@@ -6,7 +6,8 @@ encoded by :func:`encode_object`, and every completion is decoded by
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Mapping, Optional, Tuple
+import json.scanner
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from . import _ffi
 from .errors import E_INTERNAL, OK, InvalidArgument, error_from_status
@@ -17,7 +18,24 @@ JSONObject = Dict[str, Any]
 # build a new encoder per call, which costs more than the C call itself.
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 _encode = _ENCODER.encode
-_loads = json.loads
+
+# Decoding: json.loads(bytes) sniffs the encoding and goes through two Python
+# frames before the C scanner runs; the library's JSON is UTF-8 and one value,
+# so results go straight to the scanner (json.loads only to word an error).
+# (make_scanner is the C scanner when _json is built; typeshed types it as a class)
+_scan: Callable[[str, int], Tuple[Any, int]] = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+
+
+def loads(data: bytes) -> Any:
+    """Decode one JSON value from the library (UTF-8 bytes)."""
+    text = data.decode("utf-8")
+    try:
+        value, end = _scan(text, 0)
+        if end == len(text):
+            return value
+    except (StopIteration, ValueError):
+        pass
+    return json.loads(text)  # the general path: whitespace, or the error's words
 
 
 def dumps(value: Any, field: str) -> bytes:
@@ -45,12 +63,12 @@ def outcome(status: int, data: bytes) -> Tuple[bool, Any]:
     """Decode a completion: (True, result) or (False, exception)."""
     if status == OK:
         try:
-            return True, (_loads(data) if data else None)
+            return True, (loads(data) if data else None)
         except ValueError as exc:  # the library promises JSON
             return False, error_from_status(E_INTERNAL, {"message": f"undecodable result: {exc}"})
     payload: Any
     try:
-        payload = _loads(data) if data else {}
+        payload = loads(data) if data else {}
     except ValueError:
         payload = {"message": data.decode("utf-8", "replace")}
     if not isinstance(payload, dict) or not payload.get("message"):

@@ -24,7 +24,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._callbacks import report
-from ._codec import JSONObject, _loads
+from ._codec import JSONObject, loads
 from .errors import E_INTERNAL, E_UNSUPPORTED, OK, InvalidArgument, LemonMCPError
 from .types import LogRecord, Notification, Progress, Closed
 
@@ -284,7 +284,7 @@ def handle_host_request(sess: "Session", request_id: int, kind: str, data: bytes
     """A host request from the library (on a library thread): answer roots
     from the list at once, refuse a kind without a handler, else run the
     handler through the dispatcher."""
-    payload: Any = _loads(data) if data else {}
+    payload: Any = loads(data) if data else {}
     if not isinstance(payload, dict):
         payload = {}
     if kind == "review" or kind in AUTH_KINDS:

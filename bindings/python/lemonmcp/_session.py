@@ -38,9 +38,9 @@ from ._callbacks import (
     track_handle,
     untrack_handle,
 )
-from ._codec import JSONObject, _loads, dumps, encode_object
+from ._codec import JSONObject, loads, dumps, encode_object
 from ._dispatch import Callbacks, Dispatcher, ProgressHandler, handle_host_request
-from ._ffi import lib
+from ._ffi import lib, lib_held
 from .errors import (
     E_CLOSED,
     ClosedError,
@@ -277,7 +277,7 @@ class Session:
         token = registry.add_done(complete)
         cid = c_uint64()
         try:
-            lib.lmcp_client_call(
+            lib_held.lmcp_client_call(
                 self.handle(),
                 mb,
                 pjson,
@@ -320,7 +320,7 @@ class Session:
             self._registering += 1
         ok = False
         try:
-            lib.lmcp_client_call(
+            lib_held.lmcp_client_call(
                 self.handle(),
                 mb,
                 pjson,
@@ -376,7 +376,7 @@ class Session:
         except (InvalidHandle, InvalidState) as exc:
             self._lost_race(exc)
         data = _ffi.take_bytes(out, n.value)
-        return _loads(data) if data else None
+        return loads(data) if data else None
 
     def cancel(self, call_id: int) -> bool:
         """lmcp_client_cancel; False when the call already finished."""
@@ -410,7 +410,7 @@ class Session:
         handle_host_request(self, request_id, kind, data)
 
     def on_event(self, kind: str, data: bytes) -> None:
-        payload: Any = _loads(data) if data else {}
+        payload: Any = loads(data) if data else {}
         cb = self.callbacks
         if cb.on_event is not None:
             self.dispatcher.deliver(cb.on_event, kind, payload)
