@@ -13,6 +13,9 @@ Conventions (see include/lemonmcp.h):
   ``string_at`` and released with ``lmcp_free``; never a ``c_char_p`` restype,
   which would copy the text and lose the pointer. Only the two static strings
   (``lmcp_version``, ``lmcp_status_string``) are ``c_char_p``.
+- ctypes releases the GIL around a call; the functions in ``HOLDS_GIL``
+  (never blocking, per the header) are called through ``lib_held``, which
+  keeps it.
 - Every function returning an ``lmcp_status`` has an errcheck that raises the
   matching :class:`~lemonmcp.errors.LemonMCPError`, built from the ``err_out``
   JSON when the function has one (the errcheck always frees it).
