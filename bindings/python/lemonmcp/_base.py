@@ -238,7 +238,9 @@ class ClientBase:
         if not isinstance(name, str) or not name:
             raise InvalidArgument("name: expected a tool name")
         params: Dict[str, Any] = {"name": name}
-        if arguments is not None:
+        if type(arguments) is dict:  # the common case: encoded before this returns, no copy needed
+            params["arguments"] = arguments
+        elif arguments is not None:
             if not isinstance(arguments, Mapping):
                 raise InvalidArgument(f"arguments: expected a dict, got {arguments!r}")
             params["arguments"] = dict(arguments)
