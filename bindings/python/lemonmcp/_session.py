@@ -274,6 +274,11 @@ class Session:
         ojson = dumps(options, "options") if options else None
         if progress is not None:
             return self._start_with_progress(mb, pjson, ojson, complete, progress)
+        return self._call(mb, pjson, ojson, complete)
+
+    def _call(self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], complete: Completion) -> int:
+        """The lmcp_client_call itself: the call id, or raises (and complete
+        never runs)."""
         token = registry.add_done(complete)
         cid = c_uint64()
         try:
@@ -314,43 +319,25 @@ class Session:
                 self._progress.pop(call_id, None)
             complete(call_id, status, data)
 
-        token = registry.add_done(done)
-        cid = c_uint64()
         with self._cond:
             self._registering += 1
-        ok = False
+        cid: Optional[int] = None
         try:
-            lib_held.lmcp_client_call(
-                self.handle(),
-                mb,
-                pjson,
-                len(pjson) if pjson else 0,
-                ojson,
-                len(ojson) if ojson else 0,
-                DONE_THUNK,
-                token,
-                byref(cid),
-                c_void_p(),
-            )
-            ok = True
-        except (InvalidHandle, InvalidState) as exc:
-            self._lost_race(exc)
+            cid = self._call(mb, pjson, ojson, done)
         finally:
-            if not ok:
-                registry.pop_done(token)
             early: List[Progress] = []
             with self._cond:
                 self._registering -= 1
-                if ok:
-                    call.call_id = cid.value
-                    early = self._early.pop(cid.value, [])
+                if cid is not None:
+                    call.call_id = cid
+                    early = self._early.pop(cid, [])
                     if not call.finished:
-                        self._progress[cid.value] = call
+                        self._progress[cid] = call
                 if self._registering == 0:
                     self._early.clear()
         for p in early:
             self.dispatcher.deliver(progress, p)
-        return cid.value
+        return cid
 
     def call_sync(self, method: str, params: Optional[Mapping[str, Any]], options: Mapping[str, Any]) -> Any:
         """lmcp_client_call_sync: the whole call on this thread, no hop to a
