@@ -88,8 +88,8 @@ class LoopDispatcher(Dispatcher):
         self.loop: Optional[asyncio.AbstractEventLoop] = None
         self._tasks: "set[asyncio.Future[Any]]" = set()
         self._lock = threading.Lock()
-        self._settled: "List[Tuple[asyncio.Future[Settled], int, bytes]]" = []
-        self._wake_pending = False
+        # loop -> completions waiting for that loop's one scheduled _drain
+        self._settled: "Dict[asyncio.AbstractEventLoop, List[Tuple[asyncio.Future[Settled], int, bytes]]]" = {}
 
     def _run(self, fn: Callable[..., Any], args: Sequence[Any]) -> None:
         try:
@@ -125,25 +125,25 @@ class LoopDispatcher(Dispatcher):
             super().answer(run)
 
     def settle(self, fut: "asyncio.Future[Settled]", status: int, data: bytes) -> None:
-        """From a library thread: resolve fut with (status, data) on the loop."""
-        with self._lock:
-            self._settled.append((fut, status, data))
-            if self._wake_pending:
-                return
-            self._wake_pending = True
+        """From a library thread: resolve fut with (status, data) on its loop.
+        Completions queue per loop (a client may be awaited from more than one
+        loop), and only the first of a batch wakes that loop."""
         loop = fut.get_loop()
+        with self._lock:
+            batch = self._settled.get(loop)
+            if batch is not None:  # a wake-up is already on its way
+                batch.append((fut, status, data))
+                return
+            self._settled[loop] = [(fut, status, data)]
         try:
-            loop.call_soon_threadsafe(self._drain)
+            loop.call_soon_threadsafe(self._drain, loop)
         except RuntimeError:  # the loop is closed: nobody is waiting any more
             with self._lock:
-                self._settled.clear()
-                self._wake_pending = False
+                self._settled.pop(loop, None)
 
-    def _drain(self) -> None:
+    def _drain(self, loop: asyncio.AbstractEventLoop) -> None:
         with self._lock:
-            batch = self._settled
-            self._settled = []
-            self._wake_pending = False
+            batch = self._settled.pop(loop, ())
         for fut, status, data in batch:
             if not fut.done():
                 fut.set_result((status, data))

@@ -101,6 +101,29 @@ def test_close_racing_async_calls_in_flight(fixture_path: str) -> None:
         assert isinstance(exc, CLOSED), f"a racing call ended with {exc!r}"
 
 
+def test_one_async_client_awaited_from_two_loops_at_once(fixture_path: str) -> None:
+    """Completions are queued per event loop: each call's future is resolved
+    on the loop that awaits it, while both loops have calls in flight."""
+    ac = AsyncClient.stdio(fixture_path, call_timeout=CALL_S)
+    asyncio.run(ac.open(timeout=READY_S))
+    texts: List[List[str]] = [[], []]
+
+    async def calls(k: int) -> None:
+        async def one(i: int) -> None:
+            texts[k].append((await ac.call_tool("echo", {"text": f"{k}.{i}"})).text)
+
+        await asyncio.gather(*(one(i) for i in range(40)))
+
+    threads = [threading.Thread(target=asyncio.run, args=(calls(k),), daemon=True) for k in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(CALL_S)
+    asyncio.run(ac.close())
+    for k in (0, 1):
+        assert sorted(texts[k]) == sorted(f"{k}.{i}" for i in range(40))
+
+
 def test_many_completions_from_library_threads_reach_their_callers(fixture_path: str) -> None:
     """Library threads keep their Python thread state between callbacks;
     thousands of completions and progress events across threads all land."""
