@@ -274,21 +274,23 @@ static char *copy_cstr(ErlNifEnv *env, ERL_NIF_TERM t) {
 static int get_args(ErlNifEnv *env, const ERL_NIF_TERM argv[], const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  char **copied = NULL;
+  char **copied[8]; /* every string copied so far, freed again on failure */
+  int ncopied = 0;
   int ok = 1;
   for (int i = 0; ok && fmt[i] != 0; i++) {
     switch (fmt[i]) {
     case 'r':
       ok = enif_get_resource(env, argv[i], client_type, (void **)va_arg(ap, client_res **));
       break;
-    case 's':
-      copied = va_arg(ap, char **);
-      *copied = copy_cstr(env, argv[i]);
-      ok = *copied != NULL;
-      if (!ok) {
-        copied = NULL;
+    case 's': {
+      char **out = va_arg(ap, char **);
+      *out = ncopied < (int)(sizeof copied / sizeof copied[0]) ? copy_cstr(env, argv[i]) : NULL;
+      ok = *out != NULL;
+      if (ok) {
+        copied[ncopied++] = out;
       }
       break;
+    }
     case 'u':
       ok = enif_get_uint64(env, argv[i], va_arg(ap, ErlNifUInt64 *));
       break;
@@ -303,9 +305,11 @@ static int get_args(ErlNifEnv *env, const ERL_NIF_TERM argv[], const char *fmt, 
     }
   }
   va_end(ap);
-  if (!ok && copied != NULL) {
-    free(*copied);
-    *copied = NULL;
+  if (!ok) {
+    for (int k = 0; k < ncopied; k++) {
+      free(*copied[k]);
+      *copied[k] = NULL;
+    }
   }
   return ok;
 }
