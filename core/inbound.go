@@ -32,19 +32,69 @@ func (c *Client) Receive(data []byte) {
 func (c *Client) receiveOne(data []byte) {
 	var env envelope
 	if err := decodeEnvelope(data, &env); err != nil {
+		// Text cut or broken after it showed which of our requests it
+		// answers fails that call now rather than at its timeout.
+		if !env.hasMethod && env.idIsInt && (env.hasResult || env.hasError) {
+			c.failResponse(env.id, "is not valid JSON")
+			return
+		}
 		c.rejectLine(data)
 		return
 	}
 	switch {
-	case env.method != "" && env.hasID:
-		c.onServerRequest(&env)
-	case env.method != "":
-		c.onNotification(&env)
+	case env.hasMethod:
+		if !env.versionOK || env.badMethod || env.badID {
+			c.rejectLine(data)
+			return
+		}
+		if env.hasID {
+			c.onServerRequest(&env)
+		} else {
+			c.onNotification(&env)
+		}
 	case env.hasID && (env.hasResult || env.hasError):
+		if problem := responseProblem(&env); problem != "" {
+			if env.idIsInt {
+				c.failResponse(env.id, problem)
+			} else {
+				c.rejectLine(data)
+			}
+			return
+		}
 		c.onResponse(&env)
 	default:
 		c.rejectLine(data)
 	}
+}
+
+// responseProblem names what makes a response unusable, or is "".
+func responseProblem(env *envelope) string {
+	switch {
+	case !env.hasVersion:
+		return `has no "jsonrpc" member`
+	case !env.versionOK:
+		return `has a "jsonrpc" member that is not "2.0"`
+	case env.hasResult && env.hasError:
+		return `has both "result" and "error"`
+	}
+	return ""
+}
+
+// failResponse fails the call waiting for request id because its response
+// is unusable (problem completes "the response to M (id N) ..."). An id
+// that is not pending is only logged.
+func (c *Client) failResponse(id int64, problem string) {
+	c.mu.Lock()
+	cl := c.pending[id]
+	if cl == nil {
+		c.mu.Unlock()
+		c.logf("warning", "ignored a malformed response (id %d) that answers no pending request: it %s", id, problem)
+		return
+	}
+	delete(c.pending, id)
+	cl.reqID = 0
+	c.mu.Unlock()
+	c.finish(cl, Errorf(StatusProtocol, "the response to %s (id %d) %s", cl.method, id, problem), nil)
 }
 
 // rejectLine reports a text that is not a JSON-RPC message. It never counts
