@@ -241,6 +241,12 @@ func (c *Client) onResponse(env *envelope) {
 		c.finish(cl, decodeRPCError(env.errRaw), nil)
 		return
 	}
+	if cl.internal == nil && (!modern || isCompleteResult(env.result)) {
+		if problem := resultShapeProblem(cl.method, env.result); problem != "" {
+			c.finish(cl, Errorf(StatusProtocol, "the response to %s (id %d) %s", cl.method, env.id, problem), nil)
+			return
+		}
+	}
 	if modern {
 		c.onModernResult(cl, env.result)
 		return
@@ -250,6 +256,13 @@ func (c *Client) onResponse(env *envelope) {
 		return
 	}
 	c.finishResult(cl, env.result)
+}
+
+// isCompleteResult reports whether a 2026-07-28 result is a final one (not
+// input_required), whose shape is then the method's.
+func isCompleteResult(result []byte) bool {
+	rt := resultTypeOf(result)
+	return rt == "" || rt == "complete"
 }
 
 // onNotification handles a server notification.
