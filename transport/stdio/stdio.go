@@ -155,7 +155,7 @@ func (t *Transport) readStdout() {
 func (t *Transport) readStderr() {
 	defer close(t.stderrDone)
 	defer transport.Recover(t.sink, "the stderr reader", nil)
-	_ = newLineReader(t.stderr, maxStderrLineBytes, 4<<10, t.errs).run()
+	_ = newLineReader(t.stderr, maxStderrLineBytes, maxStderrLineBytes, t.errs).run()
 }
 
 var errReaderPanicked = errors.New("internal error in the stdout reader")

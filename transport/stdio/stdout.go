@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/internal/rpcpeek"
 )
 
 // maxStdoutLogBytes bounds the text of a non-JSON stdout line passed on as
@@ -45,9 +46,15 @@ func (s *stdoutLines) line(b []byte) {
 	s.sink.Log(transport.LogLine{Level: "warning", Source: "stdout", Text: logText(b, maxStdoutLogBytes)})
 }
 
-func (s *stdoutLines) longHead([]byte) {
-	// The content of an over-long line is never reported: it is most
-	// likely a real message, and may carry anything.
+// longHead fails the request an over-long response answers, when its
+// head names it: the call learns at once why no answer will come, instead
+// of waiting for its timeout. The content itself is never reported: it
+// may carry anything.
+func (s *stdoutLines) longHead(head []byte) {
+	if id, ok := rpcpeek.ResponseID(head); ok {
+		s.sink.RequestFailed(id, transport.Errorf(transport.CodeProtocol,
+			"the server's response is larger than the limit of %d bytes (limits.max_message_bytes)", s.limit))
+	}
 }
 
 func (s *stdoutLines) longEnd(total int64) {
