@@ -1,8 +1,11 @@
 package core
 
 import (
+	"bytes"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 	"github.com/lemonmcp/lemonmcp/transport"
@@ -12,6 +15,7 @@ import (
 // batch array).
 func (c *Client) Receive(data []byte) {
 	defer c.recoverSink("a received message")
+	data = c.validUTF8(data)
 	switch firstByte(data) {
 	case '{':
 		c.receiveOne(data)
@@ -95,6 +99,20 @@ func (c *Client) failResponse(id int64, problem string) {
 	cl.reqID = 0
 	c.mu.Unlock()
 	c.finish(cl, Errorf(StatusProtocol, "the response to %s (id %d) %s", cl.method, id, problem), nil)
+}
+
+// validUTF8 returns data with every byte sequence that is not UTF-8
+// replaced by U+FFFD, so that only valid UTF-8 ever reaches a host (a JSON
+// text must be UTF-8; a host's decoder would otherwise fail on the whole
+// payload). A bad byte can only be inside a string (elsewhere the text is
+// not JSON anyway), so the message keeps its meaning. Valid data, the
+// usual case, is returned as is after one scan.
+func (c *Client) validUTF8(data []byte) []byte {
+	if utf8.Valid(data) {
+		return data
+	}
+	c.logf("warning", "the server sent text that is not valid UTF-8; the bad bytes were replaced by U+FFFD")
+	return bytes.ToValidUTF8(data, []byte("\uFFFD"))
 }
 
 // rejectLine reports a text that is not a JSON-RPC message. It never counts
@@ -204,7 +222,7 @@ func (c *Client) RequestFailed(id int64, terr *transport.Error) {
 	if modern && terr.RPCError != nil {
 		// A 2026-07-28 server explained its HTTP error status with a
 		// JSON-RPC error: that is the request's answer.
-		c.finish(cl, decodeRPCError(terr.RPCError), nil)
+		c.finish(cl, decodeRPCError(c.validUTF8(terr.RPCError)), nil)
 		return
 	}
 	err := AsError(terr)
@@ -355,6 +373,10 @@ func (c *Client) emit(kind string, payload []byte, isLog bool) {
 }
 
 func (c *Client) emitLog(level, source, message string) {
+	if !utf8.ValidString(message) {
+		// Text cut from server output may end inside a character.
+		message = strings.ToValidUTF8(message, "\uFFFD")
+	}
 	payload := jsonx.MustMarshal(struct {
 		Level   string `json:"level"`
 		Source  string `json:"source"`

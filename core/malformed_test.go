@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -61,4 +62,49 @@ func TestMalformedResponseWithUnknownIDIsLogged(t *testing.T) {
 	defer c.Close(time.Second)
 	s.peer.Write([]byte(`{"id":4242,"result":{}}`))
 	require.True(t, ev.logContains("answers no pending request"))
+}
+
+// TestInvalidUTF8BecomesReplacement: each run of bytes that are not UTF-8
+// in a server message becomes one U+FFFD in what the host gets: results,
+// notifications and server error messages alike; a log says so.
+func TestInvalidUTF8BecomesReplacement(t *testing.T) {
+	s := newFakeServer(t, "2025-11-25", defaultCaps())
+	s.handle("tools/call", func(s *fakeServer, m wireMsg) reply {
+		s.peer.Write([]byte(fmt.Sprintf("{\"jsonrpc\": \"2.0\", \"id\": %s, \"result\": {\"content\": [{\"type\": \"text\", \"text\": \"bad \xff\xfe byte, cut \xe2\x82\"}]}}", m.ID)))
+		return reply{none: true}
+	})
+	s.handle("prompts/get", func(s *fakeServer, m wireMsg) reply {
+		s.peer.Write([]byte(fmt.Sprintf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32000,\"message\":\"no \xc3(\"}}", m.ID)))
+		return reply{none: true}
+	})
+	c := s.client(testOptions())
+	ev := recordEvents(c)
+	require.Nil(t, errOrNil(c.Connect()))
+	require.Nil(t, errOrNil(c.WaitReady(3*time.Second)))
+	defer c.Close(time.Second)
+
+	out, err := c.CallSync("tools/call", []byte(`{"name":"x"}`), CallOptions{})
+	require.Nil(t, errOrNil(err))
+	require.True(t, utf8.Valid(out))
+	var r struct {
+		Content []struct{ Text string }
+	}
+	require.NoError(t, json.Unmarshal(out, &r))
+	require.Equal(t, "bad \uFFFD byte, cut \uFFFD", r.Content[0].Text)
+
+	_, err = c.CallSync("prompts/get", []byte(`{"name":"x"}`), CallOptions{})
+	require.NotNil(t, err)
+	require.Equal(t, StatusProtocol, err.Status)
+	require.Equal(t, "no \uFFFD(", err.Message)
+	require.True(t, utf8.Valid(err.JSON()))
+
+	s.peer.Write([]byte("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"\xc0\xaf\"}}"))
+	got, ok := ev.wait("notification")
+	require.True(t, ok)
+	require.True(t, utf8.Valid(got))
+	require.Contains(t, string(got), "\uFFFD")
+	require.True(t, ev.logContains("not valid UTF-8"))
+	for _, l := range ev.all("log") {
+		require.True(t, utf8.Valid(l))
+	}
 }

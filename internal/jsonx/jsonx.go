@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/big"
+	"strings"
 	"unicode/utf8"
 
 	jsoniter "github.com/json-iterator/go"
@@ -112,11 +113,16 @@ func CompactObject(data []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// AppendString appends s as a JSON string literal.
+// AppendString appends s as a JSON string literal. Bytes of s that are
+// not UTF-8 become U+FFFD: the output is always valid UTF-8 (the encoder
+// alone would pass them through).
 func AppendString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			if !utf8.ValidString(s) {
+				s = strings.ToValidUTF8(s, "\uFFFD")
+			}
 			b, _ := API.Marshal(s)
 			return append(dst, b...)
 		}
