@@ -115,10 +115,12 @@ func (t *Transport) Start(ctx context.Context, sink transport.Sink) error {
 	t.pgid = c.proc.Pid // Setpgid(0) makes the group id the leader's pid
 	t.stdin, t.stdout, t.stderr = c.stdin, c.stdout, c.stderr
 	t.sender.attach(c.stdin)
+	secrets := envSecrets(t.cfg.Env)
 	t.reader = newLineReader(c.stdout, t.cfg.MaxMessageBytes, readChunk,
-		&stdoutLines{sink: sink, limit: t.cfg.MaxMessageBytes})
+		&stdoutLines{sink: sink, limit: t.cfg.MaxMessageBytes, secrets: secrets})
 	if c.stderr != nil {
 		t.errs = newStderrLines(sink, t.cfg.StderrTailLines)
+		t.errs.secrets = secrets
 	}
 	t.state = stateStarted
 	t.started.Store(true)

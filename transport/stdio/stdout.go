@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/lemonmcp/lemonmcp/internal/redact"
 	"github.com/lemonmcp/lemonmcp/transport"
 	"github.com/lemonmcp/lemonmcp/transport/internal/rpcpeek"
 )
@@ -23,8 +24,9 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // stdoutLines sorts stdout lines into messages for the core and log lines.
 // It is the hot path: a message line costs no allocation.
 type stdoutLines struct {
-	sink  transport.Sink
-	limit int
+	sink    transport.Sink
+	limit   int
+	secrets redact.Set // configured env values, cut out of log lines
 }
 
 func (s *stdoutLines) line(b []byte) {
@@ -43,7 +45,7 @@ func (s *stdoutLines) line(b []byte) {
 		s.sink.Receive(b)
 		return
 	}
-	s.sink.Log(transport.LogLine{Level: "warning", Source: "stdout", Text: logText(b, maxStdoutLogBytes)})
+	s.sink.Log(transport.LogLine{Level: "warning", Source: "stdout", Text: logText(scrubbed(b, s.secrets), maxStdoutLogBytes)})
 }
 
 // longHead fails the request an over-long response answers, when its
@@ -67,6 +69,27 @@ func (s *stdoutLines) longEnd(total int64) {
 
 func isBlank(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// envSecrets are the values of the configured environment variables: a
+// server that prints its environment (or the API key it was given) must not
+// get them into a log line. Inherited variables are the host's own and
+// are not listed.
+func envSecrets(env map[string]string) redact.Set {
+	values := make([]string, 0, len(env))
+	for _, v := range env {
+		values = append(values, v)
+	}
+	return redact.NewSet(values...)
+}
+
+// scrubbed is b with the secrets cut out, before any cut to length (which
+// could leave part of a secret behind).
+func scrubbed(b []byte, secrets redact.Set) []byte {
+	if len(secrets) == 0 {
+		return b
+	}
+	return []byte(secrets.Scrub(string(b)))
 }
 
 // logText makes a log line's text from raw bytes: at most max bytes, cut

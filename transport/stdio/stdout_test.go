@@ -53,3 +53,23 @@ func TestCRLFLines(t *testing.T) {
 	require.Equal(t, `{"jsonrpc": "2.0", "id": 1, "result": {}}`, string(<-sink.recv))
 	require.Equal(t, `{"a":1}`, string(<-sink.recv))
 }
+
+// A server that prints the environment values it was configured with
+// (an API key) gets them into no log line, on stdout or stderr.
+func TestEchoedEnvValuesScrubbed(t *testing.T) {
+	secrets := envSecrets(map[string]string{"API_KEY": "sk-env-0123456789", "MODE": "on"})
+	sink := newTestSink()
+	out := &stdoutLines{sink: sink, limit: 1000, secrets: secrets}
+	errs := newStderrLines(sink, 4)
+	errs.secrets = secrets
+	out.line([]byte("starting with API_KEY=sk-env-0123456789 MODE=on"))
+	errs.line([]byte("debug: key sk-env-0123456789"))
+	logs := sink.logLines()
+	require.Len(t, logs, 2)
+	for _, l := range logs {
+		require.NotContains(t, l.Text, "sk-env")
+		require.Contains(t, l.Text, "[redacted]")
+	}
+	require.Contains(t, logs[0].Text, "MODE=on", "values too short to be secrets are left alone")
+	require.NotContains(t, errs.tail()[0], "sk-env")
+}
