@@ -326,8 +326,9 @@ func (c *Client) onProgress(raw []byte) {
 	if !ok {
 		return
 	}
-	id, err := n.Int64()
-	if err != nil || id <= 0 {
+	// The token we sent is an integer; the server may spell it 7.0 or 7e0.
+	id, isInt := jsonx.Integer([]byte(n))
+	if !isInt || id <= 0 {
 		return
 	}
 	c.mu.Lock()

@@ -206,3 +206,26 @@ func firstByte(data []byte) byte {
 	}
 	return trimmed[0]
 }
+
+// sameID reports whether two JSON-RPC ids, as JSON texts, are the same
+// value: numbers by value (7, 7.0 and 7e0 alike), strings by their decoded
+// text ("a" and "\u0061" alike). A number never equals a string.
+func sameID(a, b []byte) bool {
+	a, b = bytes.TrimSpace(a), bytes.TrimSpace(b)
+	if bytes.Equal(a, b) {
+		return len(a) > 0
+	}
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	switch {
+	case a[0] == '"' && b[0] == '"':
+		var sa, sb string
+		return jsonx.Unmarshal(a, &sa) == nil && jsonx.Unmarshal(b, &sb) == nil && sa == sb
+	case a[0] != '"' && b[0] != '"':
+		na, oka := jsonx.Integer(a)
+		nb, okb := jsonx.Integer(b)
+		return oka && okb && na == nb
+	}
+	return false
+}

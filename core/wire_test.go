@@ -219,3 +219,20 @@ func FuzzRestyledMessages(f *testing.F) {
 		checkRestyled(t, msg, randomStyle(rand.New(rand.NewSource(seed))))
 	})
 }
+
+func TestSameID(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{`5`, ` 5`, true},
+		{`5`, `5.0e0`, true},
+		{`"a"`, `"\u0061"`, true},
+		{`"5"`, `5`, false},
+		{`5`, `6`, false},
+		{``, ``, false},
+		{`null`, `null`, true},
+	} {
+		require.Equal(t, tc.same, sameID([]byte(tc.a), []byte(tc.b)), "%s %s", tc.a, tc.b)
+	}
+}
