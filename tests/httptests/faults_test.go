@@ -59,6 +59,9 @@ func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// A careless server that shows the request's headers in its
 			// error, as plain text or as a JSON-RPC error.
 			var dump strings.Builder
+			for _, k := range []string{"Authorization", "X-Api-Key", "Mcp-Session-Id"} {
+				dump.WriteString(k + ": " + r.Header.Get(k) + "; ")
+			}
 			for k, v := range r.Header {
 				dump.WriteString(k + ": " + strings.Join(v, ",") + "; ")
 			}
