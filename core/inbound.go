@@ -22,14 +22,14 @@ func (c *Client) Receive(data []byte) {
 	case '[':
 		items, err := splitBatch(data)
 		if err != nil {
-			c.rejectLine(data)
+			c.rejectLine(data, "is not valid JSON")
 			return
 		}
 		for _, item := range items {
 			c.receiveOne(item)
 		}
 	default:
-		c.rejectLine(data)
+		c.rejectLine(data, "is not a JSON object or array")
 	}
 }
 
@@ -42,13 +42,20 @@ func (c *Client) receiveOne(data []byte) {
 			c.failResponse(env.id, "is not valid JSON")
 			return
 		}
-		c.rejectLine(data)
+		c.rejectLine(data, "is not valid JSON")
 		return
 	}
 	switch {
 	case env.hasMethod:
-		if !env.versionOK || env.badMethod || env.badID {
-			c.rejectLine(data)
+		switch {
+		case !env.versionOK:
+			c.rejectLine(data, `has no "jsonrpc":"2.0" member`)
+			return
+		case env.badMethod:
+			c.rejectLine(data, "has a method that is not a string")
+			return
+		case env.badID:
+			c.rejectLine(data, "has an id that is not a string, number or null")
 			return
 		}
 		if env.hasID {
@@ -61,13 +68,13 @@ func (c *Client) receiveOne(data []byte) {
 			if env.idIsInt {
 				c.failResponse(env.id, problem)
 			} else {
-				c.rejectLine(data)
+				c.rejectLine(data, problem)
 			}
 			return
 		}
 		c.onResponse(&env)
 	default:
-		c.rejectLine(data)
+		c.rejectLine(data, "has neither a method nor an id with a result or error")
 	}
 }
 
@@ -115,9 +122,11 @@ func (c *Client) validUTF8(data []byte) []byte {
 	return bytes.ToValidUTF8(data, []byte("\uFFFD"))
 }
 
-// rejectLine reports a text that is not a JSON-RPC message. It never counts
-// as protocol success or failure.
-func (c *Client) rejectLine(data []byte) {
+// rejectLine reports a text that is not a JSON-RPC message, saying why
+// but never quoting it: a server's output may reflect anything it was
+// given (an API key in its environment, a header), and no log line may
+// carry that. It never counts as protocol success or failure.
+func (c *Client) rejectLine(data []byte, why string) {
 	if !c.hasEvents() {
 		return
 	}
@@ -125,11 +134,7 @@ func (c *Client) rejectLine(data []byte) {
 	if c.tr.Name() == "stdio" {
 		source = "stdout"
 	}
-	text := data
-	if len(text) > 1024 {
-		text = text[:1024]
-	}
-	c.emitLog("warning", source, "skipped a message that is not JSON-RPC 2.0: "+string(text))
+	c.emitLog("warning", source, fmt.Sprintf("skipped a %d-byte message that is not JSON-RPC 2.0: it %s", len(data), why))
 }
 
 // recoverSink keeps a bug in handling one inbound message from taking the

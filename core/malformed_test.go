@@ -108,3 +108,21 @@ func TestInvalidUTF8BecomesReplacement(t *testing.T) {
 		require.True(t, utf8.Valid(l))
 	}
 }
+
+// A message that is not JSON-RPC is reported with why, never quoted: a
+// server may reflect a secret it was given.
+func TestRejectedMessagesAreNotQuoted(t *testing.T) {
+	s := newFakeServer(t, "2025-11-25", defaultCaps())
+	c := s.client(testOptions())
+	ev := recordEvents(c)
+	require.Nil(t, errOrNil(c.Connect()))
+	require.Nil(t, errOrNil(c.WaitReady(3*time.Second)))
+	defer c.Close(time.Second)
+	s.peer.Write([]byte(`{"env":{"API_KEY":"sk-env-0123456789"}}`))
+	s.peer.Write([]byte(`{"jsonrpc":"1.0","method":"x","params":{"k":"sk-env-0123456789"}}`))
+	require.True(t, ev.logContains("has neither a method nor an id with a result or error"))
+	require.True(t, ev.logContains(`it has no \"jsonrpc\":\"2.0\" member`))
+	for _, l := range ev.all("log") {
+		require.NotContains(t, string(l), "sk-env")
+	}
+}
