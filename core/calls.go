@@ -2,11 +2,13 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 	"github.com/lemonmcp/lemonmcp/transport"
 )
 
@@ -453,4 +455,71 @@ func (c *Client) Notify(method string, params []byte) *Error {
 	}
 	c.mu.Unlock()
 	return c.sendNotification(method, compact)
+}
+
+// resultShapes names, for the methods whose results MCP defines, the member
+// each result must carry and its JSON kind (KindInvalid: only the result
+// itself must be an object).
+var resultShapes = map[string]struct {
+	member   string
+	kind     jsonx.Kind
+	required bool // absent is an error (lists); otherwise only a wrong kind is
+}{
+	"ping":                     {"", jsonx.KindInvalid, false},
+	"logging/setLevel":         {"", jsonx.KindInvalid, false},
+	"resources/subscribe":      {"", jsonx.KindInvalid, false},
+	"resources/unsubscribe":    {"", jsonx.KindInvalid, false},
+	"tools/list":               {"tools", jsonx.KindArray, true},
+	"resources/list":           {"resources", jsonx.KindArray, true},
+	"resources/templates/list": {"resourceTemplates", jsonx.KindArray, true},
+	"prompts/list":             {"prompts", jsonx.KindArray, true},
+	"tools/call":               {"content", jsonx.KindArray, false},
+	"resources/read":           {"contents", jsonx.KindArray, false},
+	"prompts/get":              {"messages", jsonx.KindArray, false},
+	"completion/complete":      {"completion", jsonx.KindObject, false},
+}
+
+var kindNames = map[jsonx.Kind]string{
+	jsonx.KindArray: "an array", jsonx.KindObject: "an object", jsonx.KindString: "a string",
+	jsonx.KindNumber: "a number", jsonx.KindBool: "a boolean", jsonx.KindNil: "null",
+}
+
+// resultShapeProblem names what makes a result of method unusable, or is
+// "": a result that is not an object, or lacks the member that carries
+// its list (a tools/list without "tools" is never an empty list), or has
+// the member that carries its content in the wrong kind. Only
+// the top level is read; methods MCP does not define pass as they are.
+func resultShapeProblem(method string, result []byte) string {
+	shape, known := resultShapes[method]
+	if !known {
+		return ""
+	}
+	it := jsonx.BorrowIterator(result)
+	defer jsonx.ReturnIterator(it)
+	if kind := it.WhatIsNext(); kind != jsonx.KindObject {
+		return "has a result that is " + kindName(kind) + ", not an object"
+	}
+	if shape.member == "" {
+		return ""
+	}
+	for name, ok := jsonx.NextMember(it); ok; name, ok = jsonx.NextMember(it) {
+		if name == shape.member {
+			if kind := it.WhatIsNext(); kind != shape.kind {
+				return fmt.Sprintf("has a %q member that is %s, not %s", name, kindName(kind), kindName(shape.kind))
+			}
+			return ""
+		}
+		it.Skip()
+	}
+	if !shape.required {
+		return ""
+	}
+	return fmt.Sprintf("has a result without its %q member", shape.member)
+}
+
+func kindName(k jsonx.Kind) string {
+	if n, ok := kindNames[k]; ok {
+		return n
+	}
+	return "not valid JSON"
 }

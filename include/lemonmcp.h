@@ -35,6 +35,11 @@
  *    running, else on the library thread that finishes the last one.
  *    user_data is never dereferenced: any value, including small integers,
  *    is passed back as given.
+ *  - Encoding: every JSON buffer and string the library hands a host is valid
+ *    UTF-8. Each run of bytes in a server message that is not UTF-8 becomes
+ *    one U+FFFD (the call does not fail for it), and a "log" event with level
+ *    "warning" says so. Server JSON in any valid spelling is accepted (white
+ *    space, member order, \u escapes); payloads keep the server's spelling.
  *
  * THREADS
  *

@@ -110,6 +110,13 @@ $(CTEST_OUT)/lmcp_free_race: $(CTEST_SRC)/test_free_race.c $(CTEST_HARNESS) $(LI
 	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_free_race.c $(CTEST_SRC)/harness.c \
 		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
 
+# The interoperability corpus through the C ABI (tests/c/interop.c): servers
+# writing JSON in other styles, and bytes that are not UTF-8.
+$(CTEST_OUT)/lmcp_interop: $(CTEST_SRC)/interop.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -DLMCP_PYSERVER_PATH='"$(ROOT)/tests/fixtures/pyserver/server.py"' \
+		-o $@ $(CTEST_SRC)/interop.c $(CTEST_SRC)/harness.c -L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
 # The header is C++-clean: compiled, linked and run as C++17.
 $(CTEST_OUT)/header_cxx: $(CTEST_SRC)/header_cxx.cpp $(LIB) $(HEADER)
 	@mkdir -p $(dir $@)
@@ -121,14 +128,20 @@ $(CTEST_OUT)/header_pedantic.o: $(CTEST_SRC)/header_pedantic.c $(HEADER)
 	@mkdir -p $(dir $@)
 	$(CTEST_CC) -std=c99 -pedantic -Wall -Wextra -Werror -I$(BUILD)/include -c -o $@ $<
 
-ctest-bins: $(CTEST_OUT)/lmcp_smoke $(CTEST_OUT)/lmcp_ctest $(CTEST_OUT)/lmcp_free_race $(CTEST_OUT)/header_cxx \
-	$(CTEST_OUT)/header_pedantic.o
+ctest-bins: $(CTEST_OUT)/lmcp_smoke $(CTEST_OUT)/lmcp_ctest $(CTEST_OUT)/lmcp_free_race $(CTEST_OUT)/lmcp_interop \
+	$(CTEST_OUT)/header_cxx $(CTEST_OUT)/header_pedantic.o
 
 # The smoke program runs first and records the idle goroutine baseline.
 test-c: lib fixtures check-symbols ctest-bins
 	$(CTEST_OUT)/lmcp_smoke $(CTEST_OUT)/baseline.txt
 	$(CTEST_OUT)/header_cxx
 	$(CTEST_OUT)/lmcp_ctest $(CTEST_OUT)/baseline.txt $(CTEST_ONLY)
+
+# Its own suite, so that make test sums its count line with the others.
+.PHONY: test-c-interop
+TEST_SUITES += test-c-interop
+test-c-interop: lib fixtures $(CTEST_OUT)/lmcp_interop
+	$(CTEST_OUT)/lmcp_interop $(CTEST_ONLY)
 
 # Its own suite, so that make test sums its count line with the others.
 .PHONY: test-c-free-race
