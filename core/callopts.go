@@ -8,7 +8,7 @@ import (
 
 // ParseCallOptions reads the ABI's call options object:
 // {"timeout_ms","reset_timeout_on_progress","max_total_ms","all_pages",
-// "progress","wait_ready","_meta","verify"}. Empty input means defaults. Unknown
+// "progress","wait_ready","no_cache","_meta","verify"}. Empty input means defaults. Unknown
 // fields are an error that names them.
 func ParseCallOptions(raw []byte) (CallOptions, *Error) {
 	var o CallOptions
@@ -32,7 +32,7 @@ func ParseCallOptions(raw []byte) (CallOptions, *Error) {
 			} else {
 				o.MaxTotal, o.MaxTotalSet = ms, true
 			}
-		case "reset_timeout_on_progress", "all_pages", "progress", "wait_ready":
+		case "reset_timeout_on_progress", "all_pages", "progress", "wait_ready", "no_cache":
 			if it.WhatIsNext() != jsonx.KindBool {
 				return o, Errorf(StatusInvalidArgument, "options.%s must be true or false", field)
 			}
@@ -46,6 +46,8 @@ func ParseCallOptions(raw []byte) (CallOptions, *Error) {
 				o.Progress = v
 			case "wait_ready":
 				o.WaitReady = v
+			case "no_cache":
+				o.NoCache = v
 			}
 		case "_meta":
 			if it.WhatIsNext() != jsonx.KindObject {

@@ -25,6 +25,9 @@ type CallOptions struct {
 	// Verify (resources/read only) checks the content before it is
 	// returned; see ResourceVerify.
 	Verify *ResourceVerify
+	// NoCache: the call goes to the server even when a fresh cached result
+	// exists (the new result is cached).
+	NoCache bool
 	// Inline runs the completion on whichever goroutine completes the call
 	// (possibly the caller's, inside Call). Only for completions that never
 	// block, such as handing the result to a waiting goroutine.
@@ -67,11 +70,12 @@ type call struct {
 
 // modernCall is what a 2026-07-28 call needs beyond a legacy one.
 type modernCall struct {
-	version string      // carried in _meta (and HTTP's MCP-Protocol-Version)
-	meta    []byte      // the _meta members the client adds (see modernMeta)
-	round   *inputRound // the MRTR round being answered
-	retry   *retryInput // the inputs the next send carries
-	rounds  int         // input_required rounds so far
+	version string       // carried in _meta (and HTTP's MCP-Protocol-Version)
+	meta    []byte       // the _meta members the client adds (see modernMeta)
+	round   *inputRound  // the MRTR round being answered
+	retry   *retryInput  // the inputs the next send carries
+	rounds  int          // input_required rounds so far
+	cached  *cacheLookup // the cache miss the outstanding request may fill
 }
 
 // modernCallFor is the modern part of a call admitted while st is the

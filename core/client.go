@@ -77,6 +77,8 @@ type Client struct {
 	// the Mcp-Param-* headers of tools/call.
 	thMu        sync.Mutex
 	toolHeaders map[string][]headerBinding
+	// cache holds fresh 2026-07-28 results (see resultcache.go).
+	cache resultCache
 
 	events atomic.Pointer[registration]
 	hosts  atomic.Pointer[registration]

@@ -110,6 +110,9 @@ func (c *Client) onDiscover(offered string, tried []string, result []byte, err *
 		c.failHandshake(cerr)
 		return
 	}
+	if version == offered {
+		c.cacheDiscover(result)
+	}
 	st := &serverState{version: version, modern: version, caps: caps}
 	st.meta = c.modernMeta(version)
 	st.identity = orEmptyObject(res.Meta.ServerInfo)

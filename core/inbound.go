@@ -204,6 +204,7 @@ func (c *Client) onResponse(env *envelope) {
 
 // onNotification handles a server notification.
 func (c *Client) onNotification(env *envelope) {
+	c.cacheInvalidate(env.method, env.params)
 	switch env.method {
 	case "notifications/progress":
 		c.onProgress(env.params)

@@ -28,6 +28,10 @@ type inputRound struct {
 func (c *Client) onModernResult(cl *call, result []byte) {
 	switch rt := resultTypeOf(result); rt {
 	case "", "complete":
+		if lk := cl.mod.cached; lk != nil {
+			cl.mod.cached = nil
+			c.cacheStore(lk, cl.method, result)
+		}
 		if cl.method == "tools/list" && c.headers {
 			result = c.filterToolsList(result)
 		}

@@ -88,6 +88,19 @@ type Options struct {
 	AuthHostTokenStore bool
 	// AuthorizationTimeout bounds one "authorize" host request.
 	AuthorizationTimeout time.Duration
+	// NoResultCache turns the 2026-07-28 result cache off.
+	NoResultCache bool
+	// AuthContext names the current authorization context (a digest, never
+	// a credential): private cached results are kept per context. Nil
+	// means one context (stdio).
+	AuthContext func() string
+	// NoListen: no subscriptions/listen stream is opened for list changes
+	// (resources/subscribe still opens one).
+	NoListen bool
+	// Tasks declares the io.modelcontextprotocol/tasks extension on every
+	// modern request; a task-augmented call then completes once, with the
+	// task's final result.
+	Tasks bool
 }
 
 // needsHostHandler reports whether the configuration asks the host to answer
