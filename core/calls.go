@@ -128,6 +128,14 @@ func (c *Client) Call(method string, params []byte, opts CallOptions, done DoneF
 			return 0, err
 		}
 		cl.mod = modernCallFor(c.server)
+		if cl.mod != nil && isListenMethod(method) {
+			c.calls[cl.id] = cl
+			livePending.Add(1)
+			c.startTimerLocked(cl)
+			c.mu.Unlock()
+			c.serveSubscribe(cl)
+			return cl.id, nil
+		}
 	case opts.WaitReady && (c.state == StateNew || c.state == StateConnecting):
 		c.calls[cl.id] = cl
 		livePending.Add(1)

@@ -79,6 +79,8 @@ type Client struct {
 	toolHeaders map[string][]headerBinding
 	// cache holds fresh 2026-07-28 results (see resultcache.go).
 	cache resultCache
+	// listen is the subscriptions/listen side (see listen.go).
+	listen listenState
 
 	events atomic.Pointer[registration]
 	hosts  atomic.Pointer[registration]

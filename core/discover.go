@@ -113,6 +113,7 @@ func (c *Client) onDiscover(offered string, tried []string, result []byte, err *
 	if version == offered {
 		c.cacheDiscover(result)
 	}
+	c.configureListen(res.Capabilities)
 	st := &serverState{version: version, modern: version, caps: caps}
 	st.meta = c.modernMeta(version)
 	st.identity = orEmptyObject(res.Meta.ServerInfo)
@@ -123,6 +124,7 @@ func (c *Client) onDiscover(offered string, tried []string, result []byte, err *
 		Instructions:    res.Instructions,
 	}, "modern")
 	c.becomeReady(st)
+	c.relisten()
 }
 
 func (c *Client) onDiscoverError(offered string, tried []string, err *Error) {
@@ -223,10 +225,10 @@ func (c *Client) modernMeta(version string) []byte {
 // modernGate refuses, locally, what the modern era removed.
 func modernGate(method, version string) *Error {
 	switch method {
-	case "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
+	case "initialize", "ping", "logging/setLevel":
 		return Errorf(StatusUnsupported, "%s does not exist in protocol %s (the modern era, which the server speaks)", method, version)
 	case "subscriptions/listen":
-		return Errorf(StatusUnsupported, "subscriptions/listen is not supported by this build")
+		return Errorf(StatusUnsupported, "subscriptions/listen is managed by the client: list changes are listened for when the server advertises them, and resources/subscribe adds a resource")
 	}
 	return nil
 }

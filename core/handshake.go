@@ -335,6 +335,11 @@ func (c *Client) sendQueued(queued []*call) {
 			continue
 		}
 		cl.mod = modernCallFor(c.server)
+		if cl.mod != nil && isListenMethod(cl.method) {
+			c.mu.Unlock()
+			c.serveSubscribe(cl)
+			continue
+		}
 		cl.reqID = c.nextReqID.Add(1)
 		c.pending[cl.reqID] = cl
 		reqID := cl.reqID

@@ -204,6 +204,9 @@ func (c *Client) onResponse(env *envelope) {
 
 // onNotification handles a server notification.
 func (c *Client) onNotification(env *envelope) {
+	if c.onListenNotification(env.method, env.params) {
+		return
+	}
 	c.cacheInvalidate(env.method, env.params)
 	switch env.method {
 	case "notifications/progress":
