@@ -76,6 +76,7 @@ type modernCall struct {
 	retry   *retryInput  // the inputs the next send carries
 	rounds  int          // input_required rounds so far
 	cached  *cacheLookup // the cache miss the outstanding request may fill
+	task    *taskState   // the task a task-augmented call follows (tasks.go)
 }
 
 // modernCallFor is the modern part of a call admitted while st is the
@@ -290,6 +291,12 @@ func (c *Client) finish(cl *call, err *Error, data []byte) bool {
 
 	if reqID != 0 && err != nil && (err.Status == StatusTimeout || err.Status == StatusCancelled) {
 		switch {
+		case cl.mod != nil && cl.mod.task != nil:
+			// A task is cancelled with tasks/cancel (endTask), never with
+			// notifications/cancelled; an open tasks/* stream is closed.
+			if c.aborter != nil {
+				c.aborter.Abort(reqID)
+			}
 		case cl.mod != nil && c.aborter != nil:
 			// 2026-07-28 over HTTP: closing the stream is the cancellation.
 			c.aborter.Abort(reqID)
@@ -301,6 +308,9 @@ func (c *Client) finish(cl *call, err *Error, data []byte) bool {
 	}
 	if cl.mod != nil && cl.mod.round != nil {
 		c.dropInputRequests(cl)
+	}
+	if cl.mod != nil && cl.mod.task != nil {
+		c.endTask(cl, err)
 	}
 	c.complete(cl, err, data)
 	return true

@@ -216,7 +216,9 @@ func (c *Client) modernMeta(version string) []byte {
 	buf = append(buf, `"io.modelcontextprotocol/protocolVersion":`...)
 	buf = jsonx.AppendString(buf, version)
 	buf = append(buf, `,"io.modelcontextprotocol/clientCapabilities":`...)
-	buf = append(buf, jsonx.MustMarshal(c.clientCapabilities(version))...)
+	caps := c.clientCapabilities(version)
+	c.tasksCapability(caps)
+	buf = append(buf, jsonx.MustMarshal(caps)...)
 	buf = append(buf, `,"io.modelcontextprotocol/clientInfo":`...)
 	buf = append(buf, jsonx.MustMarshal(c.clientInfo())...)
 	return buf

@@ -154,7 +154,7 @@ func (c *Client) RequestFailed(id int64, terr *transport.Error) {
 	if modern && terr.RPCError != nil {
 		// A 2026-07-28 server explained its HTTP error status with a
 		// JSON-RPC error: that is the request's answer.
-		c.finish(cl, decodeRPCError(terr.RPCError), nil)
+		c.finish(cl, c.explainTaskError(cl, decodeRPCError(terr.RPCError)), nil)
 		return
 	}
 	err := AsError(terr)
@@ -188,7 +188,7 @@ func (c *Client) onResponse(env *envelope) {
 	c.mu.Unlock()
 
 	if env.hasError {
-		c.finish(cl, decodeRPCError(env.errRaw), nil)
+		c.finish(cl, c.explainTaskError(cl, decodeRPCError(env.errRaw)), nil)
 		return
 	}
 	if modern {
@@ -208,6 +208,9 @@ func (c *Client) onNotification(env *envelope) {
 		return
 	}
 	c.cacheInvalidate(env.method, env.params)
+	if env.method == "notifications/tasks" {
+		c.onTaskNotification(env.params)
+	}
 	switch env.method {
 	case "notifications/progress":
 		c.onProgress(env.params)

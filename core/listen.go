@@ -49,6 +49,7 @@ type listenState struct {
 	lists    listenFilter           // the list changes asked for (from the server's capabilities)
 	uris     []string               // resources the host subscribed to
 	tasks    []string               // tasks awaited (tasks.go)
+	awaiting map[string]*call       // the call following each awaited task
 	live     map[int64]*call        // open listens by request id (= subscription id)
 	current  int64                  // the newest listen's id, 0 when none
 	asked    map[int64]listenFilter // what each open listen asked for
