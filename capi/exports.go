@@ -99,6 +99,7 @@ func lmcp_features(jsonOut **C.char, lenOut *C.size_t) (st C.lmcp_status) {
 		"auth_token_binding":  []string{"dpop"},
 		"resource_verify":     []string{"size", "sha256", "frontmatter"},
 		"result_formats":      []string{"json", "etf"},
+		"modern":              core.ModernFeatures,
 	})
 	*jsonOut = cBytes(doc)
 	if lenOut != nil {

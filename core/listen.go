@@ -28,6 +28,9 @@ const (
 	maxRelisten = 5
 	// relistenDelay is the first re-listen's delay; each failure doubles it.
 	relistenDelay = 100 * time.Millisecond
+	// switchWait bounds how long a stdio listen switch waits for the old
+	// listens to answer their cancellation.
+	switchWait = time.Second
 )
 
 // listenFilter is the notifications member of subscriptions/listen and of
@@ -56,6 +59,9 @@ type listenState struct {
 	waiters  []*call                // resources/subscribe calls awaiting an acknowledgement
 	failures int                    // re-listens since the last acknowledgement
 	timer    *time.Timer            // a pending re-listen
+	// closing: on stdio, the listens whose end the next one waits for.
+	closing     map[int64]bool
+	switchTimer *time.Timer
 }
 
 type capsListChanged struct {
@@ -105,6 +111,32 @@ func (c *Client) relisten() {
 		c.mu.Unlock()
 		return
 	}
+	if c.listen.closing != nil {
+		c.mu.Unlock()
+		return // the switch under way opens the listen once the old ones ended
+	}
+	if !c.headers && len(c.listen.live) > 0 {
+		// stdio: one connection carries every listen, and a server may keep
+		// subscriptions per connection (the Go SDK v1.8.0 clears all of a
+		// connection's list-change subscriptions when any listen ends). The
+		// old listens end first; the new one goes out once the server has
+		// answered their cancellation (or after switchWait), so its
+		// registration is never undone.
+		old := c.takeListensLocked(0)
+		c.listen.current = 0
+		c.listen.closing = map[int64]bool{}
+		ids := make([]int64, 0, len(old))
+		for _, cl := range old {
+			c.listen.closing[cl.reqID] = true
+			ids = append(ids, cl.reqID)
+		}
+		c.listen.switchTimer = time.AfterFunc(switchWait, c.finishSwitch)
+		c.mu.Unlock()
+		for _, id := range ids {
+			go c.sendCancelled(id, "the subscription is replaced or no longer needed")
+		}
+		return
+	}
 	f := c.filterLocked()
 	if f.empty() {
 		old := c.takeListensLocked(0)
@@ -135,6 +167,36 @@ func (c *Client) relisten() {
 	if err := c.sendRequest(cl, reqID, params); err != nil {
 		c.finish(cl, err, nil)
 	}
+}
+
+// finishSwitch ends a stdio switch: the listens that did not answer their
+// cancellation in time are forgotten, and the new listen goes out. Changes
+// the server announced in between may be lost, so the cached lists are
+// made stale.
+func (c *Client) finishSwitch() {
+	c.mu.Lock()
+	if c.listen.closing == nil {
+		c.mu.Unlock()
+		return
+	}
+	var stale []*call
+	for id := range c.listen.closing {
+		if cl := c.pending[id]; cl != nil {
+			stale = append(stale, cl)
+		}
+	}
+	c.listen.closing = nil
+	if c.listen.switchTimer != nil {
+		c.listen.switchTimer.Stop()
+	}
+	for _, cl := range stale {
+		c.retireLocked(cl)
+	}
+	c.mu.Unlock()
+	for _, m := range []string{"notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed"} {
+		c.cacheInvalidate(m, nil)
+	}
+	c.relisten()
 }
 
 // takeListensLocked removes the open listens other than keep.
@@ -289,6 +351,15 @@ func (c *Client) onListenAck(id int64, params []byte) {
 // subscribe calls.
 func (c *Client) onListenEnd(id int64, result []byte, err *Error) {
 	c.mu.Lock()
+	if c.listen.closing[id] {
+		delete(c.listen.closing, id)
+		last := len(c.listen.closing) == 0
+		c.mu.Unlock()
+		if last {
+			c.finishSwitch()
+		}
+		return
+	}
 	_, live := c.listen.live[id]
 	delete(c.listen.live, id)
 	delete(c.listen.asked, id)

@@ -27,6 +27,15 @@ func listenServer(t *testing.T, ack func(listenFilter) listenFilter) *fakeServer
 			"_meta": map[string]any{"io.modelcontextprotocol/subscriptionId": m.ID}, "notifications": agreed}})
 		return reply{none: true}
 	})
+	// A cancelled listen is answered, as the Go SDK's server does.
+	s.handle("notifications/cancelled", func(s *fakeServer, m wireMsg) reply {
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		s.sendResult(p.RequestID, map[string]any{"resultType": "complete"})
+		return reply{none: true}
+	})
 	return s
 }
 

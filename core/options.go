@@ -13,6 +13,10 @@ var LegacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11
 // server/discover), newest first.
 var ModernVersions = []string{"2026-07-28"}
 
+// ModernFeatures are the 2026-07-28 features this build implements, as
+// lmcp_features reports them under "modern" (docs/modern.md).
+var ModernFeatures = []string{"server_discover", "mrtr", "http_standard_headers", "subscriptions_listen", "result_cache", "tasks"}
+
 // Protocol modes: which era the client speaks.
 const (
 	ModeLegacy = "legacy" // the initialize handshake only
