@@ -44,7 +44,9 @@ type taskState struct {
 	timer    *time.Timer
 	polls    int
 	lastMsg  string
-	done     bool // the task reached a terminal status
+	done     bool      // the task reached a terminal status
+	due      time.Time // when the armed poll fires
+	wake     bool      // a notification asked for a poll while one was out
 }
 
 type taskFields struct {
@@ -176,12 +178,24 @@ func (c *Client) schedulePoll(cl *call, d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ts := cl.mod.task
-	if cl.finished || ts == nil || ts.inflight != "" {
+	if cl.finished || ts == nil {
 		return
 	}
+	if ts.inflight != "" {
+		ts.wake = true // the answer under way may predate the change
+		return
+	}
+	if ts.wake {
+		d, ts.wake = 0, false
+	}
+	due := time.Now().Add(d)
 	if ts.timer != nil {
+		if !ts.due.IsZero() && ts.due.Before(due) {
+			return // an earlier poll is armed already
+		}
 		ts.timer.Stop()
 	}
+	ts.due = due
 	ts.timer = time.AfterFunc(d, func() { c.sendTask(cl, "tasks/get", nil) })
 }
 
@@ -216,6 +230,7 @@ func (c *Client) sendTask(cl *call, method string, extra []byte) {
 		return
 	}
 	ts.inflight = method
+	ts.due = time.Time{}
 	cl.reqID = c.nextReqID.Add(1)
 	c.pending[cl.reqID] = cl
 	reqID, taskID := cl.reqID, ts.id

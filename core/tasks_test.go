@@ -164,3 +164,28 @@ func TestTaskNotOptedIn(t *testing.T) {
 	require.Contains(t, cerr.Message, "protocol.tasks")
 	require.EqualValues(t, -32021, *cerr.Code)
 }
+
+// A notifications/tasks over the listen stream makes the client poll at
+// once instead of waiting out a long pollIntervalMs.
+func TestTaskNotificationPollsNow(t *testing.T) {
+	s := taskServer(t, []map[string]any{{"status": "completed", "result": map[string]any{"content": []any{}}}})
+	s.handle("tools/call", func(*fakeServer, wireMsg) reply {
+		return reply{result: map[string]any{"resultType": "task", "taskId": "t1", "status": "working", "ttlMs": 600000, "pollIntervalMs": 60000}}
+	})
+	s.handle("subscriptions/listen", func(s *fakeServer, m wireMsg) reply {
+		id := m.ID
+		s.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": map[string]any{
+			"_meta": map[string]any{metaSubscriptionID: id}, "notifications": map[string]any{"taskIds": []string{"t1"}}}})
+		s.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/tasks", "params": map[string]any{
+			"_meta": map[string]any{metaSubscriptionID: id}, "taskId": "t1", "status": "completed"}})
+		return reply{none: true}
+	})
+	c, err := connectWith(t, s, tasksOptions(), func(*Client, uint64, string, []byte) {})
+	require.Nil(t, errOrNil(err))
+	_, ch := asyncCall(t, c, "tools/call", `{"name":"x","arguments":{}}`, CallOptions{})
+	got := waitCompletion(t, ch)
+	require.Equal(t, StatusOK, got.status, "%s", got.data)
+	m, ok := s.waitFor(func(m wireMsg) bool { return m.Method == "subscriptions/listen" })
+	require.True(t, ok)
+	require.JSONEq(t, `{"taskIds":["t1"]}`, string(params(t, m)["notifications"]))
+}
