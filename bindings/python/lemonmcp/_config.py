@@ -653,6 +653,7 @@ def call_options(
     wait_ready: Optional[bool] = None,
     meta: Optional[Mapping[str, Any]] = None,
     verify: Optional[Mapping[str, Any]] = None,
+    no_cache: Optional[bool] = None,
 ) -> Dict[str, Any]:
     """The ``options_json`` object of ``lmcp_client_call``.
 
@@ -663,6 +664,8 @@ def call_options(
     "frontmatter": {...}}`` (any of them; a skill file's entry from
     ``skills/list``): the library checks the content and raises
     ``ProtocolError`` instead of returning content that does not match.
+    ``no_cache`` sends the request even when the 2026-07-28 result cache
+    holds a fresh result for it (see docs/modern.md).
     """
     opts: Dict[str, Any] = {}
     if timeout is not None and timeout_ms is not None:
@@ -691,6 +694,8 @@ def call_options(
         opts["_meta"] = _check_obj("meta", meta)
     if verify is not None:
         opts["verify"] = _check_verify(verify)
+    if no_cache is not None:
+        opts["no_cache"] = _check_bool("no_cache", no_cache)
     return opts
 
 
