@@ -81,6 +81,8 @@ type Client struct {
 	cache resultCache
 	// listen is the subscriptions/listen side (see listen.go).
 	listen listenState
+	// probe is ModeAuto's handshake race (discover.go).
+	probe probeState
 
 	events atomic.Pointer[registration]
 	hosts  atomic.Pointer[registration]

@@ -163,8 +163,17 @@ func (c *Client) onInitialize(offered string, tried []string, result []byte, err
 		} else if err.Status == StatusTimeout {
 			err = Errorf(StatusTimeout, "the server did not answer initialize within %s", formatMS(c.opts.Timeouts.Ready))
 		}
+		if c.deferInitFailure(err) {
+			return // the server/discover probe may still answer
+		}
 		c.failHandshake(err)
 		return
+	}
+	c.mu.Lock()
+	handshaking := c.handshakingLocked()
+	c.mu.Unlock()
+	if !handshaking {
+		return // server/discover won the race
 	}
 	var res initializeResult
 	if uerr := jsonx.Unmarshal(result, &res); uerr != nil || res.ProtocolVersion == "" {

@@ -66,7 +66,8 @@ func (h Handlers) Any() bool { return h.Roots || h.Sampling || h.Elicitation }
 type Options struct {
 	ClientInfo ClientInfo
 	// Mode is ModeLegacy (the zero value means it too), ModeModern or
-	// ModeAuto.
+	// ModeAuto (docs/modern.md: the measured case for making it the
+	// default).
 	Mode string
 	// Versions are the legacy-era revisions the client accepts, newest
 	// first; the first is offered to initialize. Empty in ModeModern.

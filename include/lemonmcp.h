@@ -74,7 +74,9 @@
  *   client_info    {"name" ["lemonmcp"], "version" [library version],
  *                   "title"?, "description"?, "website_url"?}
  *   protocol       {"mode": "legacy"|"auto"|"modern" ["legacy"], "versions":
- *                   [..] [every supported revision, both eras]}.
+ *                   [..] [every supported revision, both eras],
+ *                   "result_cache" [true], "listen" [true], "tasks" [false]}
+ *                   (the 2026-07-28 members: docs/modern.md).
  *                   "legacy": the initialize handshake (2025-11-25 and
  *                   earlier); the newest listed legacy version is offered, an
  *                   older supported one the server answers with is accepted,
@@ -83,8 +85,11 @@
  *                   connect probes with server/discover (bounded by
  *                   ready_ms) and a server that does not answer it fails the
  *                   handshake.
- *                   "auto" (dual-era): the server/discover probe, bounded by
- *                   min(ready_ms, 5000); a DiscoverResult means 2026-07-28;
+ *                   "auto" (dual-era): the server/discover probe,
+ *                   bounded by ready_ms; unanswered after min(1000,
+ *                   ready_ms/3) ms, initialize goes out alongside it and the
+ *                   first handshake to succeed decides; a DiscoverResult
+ *                   means 2026-07-28;
  *                   error -32022 with data.supported picks a common version
  *                   and probes again (no fallback; a common legacy version
  *                   only is spoken through initialize); any other error, an
@@ -434,14 +439,20 @@ void lmcp_free(void *ptr);
  *    "auth_token_binding": [..] ("dpop"),
  *    "resource_verify": [..] (the checks of the "verify" call option:
  *      "size", "sha256", "frontmatter"),
- *    "result_formats": [..]}
+ *    "result_formats": [..],
+ *    "modern": [..] (the 2026-07-28 features: "server_discover", "mrtr",
+ *      "http_standard_headers", "subscriptions_listen", "result_cache",
+ *      "tasks"; docs/modern.md)}
  * *json_out is library-allocated (free with lmcp_free); *len_out (may be NULL)
  * receives its length. Starts nothing.
  * Returns LMCP_OK, or LMCP_E_INVALID_ARGUMENT when json_out is NULL. */
 lmcp_status lmcp_features(char **json_out, size_t *len_out);
 
 /* lmcp_diagnostics reports the library's live resources as JSON:
- *   {"goroutines": <int>, "live_clients": <int>, "pending_calls": <int>}
+ *   {"goroutines": <int>, "live_clients": <int>, "pending_calls": <int>,
+ *    "result_cache": {"hits": <int>, "misses": <int>}}
+ * "result_cache" counts the cacheable 2026-07-28 calls answered from the
+ * result cache and those sent to the server, across clients.
  * "goroutines" counts the library's goroutines (the Go runtime's own system
  * goroutines excluded): a host or test can compare it before creating and
  * after freeing clients to detect leaks; right after loading it is the
@@ -558,6 +569,8 @@ lmcp_status lmcp_client_state(lmcp_client *client, lmcp_state *state_out);
  *    "wait_ready": <bool> [false]: queue the call until the client is ready
  *        instead of failing with LMCP_E_INVALID_STATE,
  *    "_meta": {..}: merged into params._meta,
+ *    "no_cache": <bool> [false]: send the request even when the 2026-07-28
+ *        result cache holds a fresh result for it (docs/modern.md),
  *    "verify": {"digest": "sha256:<64 lowercase hex>"?, "size": <bytes>?,
  *               "frontmatter": {..}?} [none]: resources/read only (any other
  *        method: LMCP_E_INVALID_ARGUMENT); at least one member. What the host
