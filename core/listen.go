@@ -29,8 +29,10 @@ const (
 	// relistenDelay is the first re-listen's delay; each failure doubles it.
 	relistenDelay = 100 * time.Millisecond
 	// switchWait bounds how long a stdio listen switch waits for the old
-	// listens to answer their cancellation.
-	switchWait = time.Second
+	// listens to answer their cancellation: a server that follows the
+	// cancellation rules does not answer, so this is what a filter change
+	// costs against it.
+	switchWait = 250 * time.Millisecond
 )
 
 // listenFilter is the notifications member of subscriptions/listen and of
