@@ -1,0 +1,96 @@
+package stdiotests
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/config"
+	"github.com/lemonmcp/lemonmcp/core"
+)
+
+// tsv2Server prepares the TypeScript SDK v2 fixture (tests/fixtures/tsv2)
+// in a temporary directory that sees the packages installed into
+// .cache/modern-ts, and returns node and the script.
+func tsv2Server(t *testing.T) (string, string) {
+	t.Helper()
+	modules, err := filepath.Abs("../../.cache/modern-ts/node_modules")
+	require.NoError(t, err)
+	if _, serr := os.Stat(filepath.Join(modules, "@modelcontextprotocol", "server", "package.json")); serr != nil {
+		t.Skip("the TypeScript SDK v2 is not installed: npm install --prefix .cache/modern-ts @modelcontextprotocol/server@2.4.0 zod@4")
+	}
+	node, lerr := exec.LookPath("node")
+	if lerr != nil {
+		t.Skip("node is not on PATH")
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.Symlink(modules, filepath.Join(dir, "node_modules")))
+	src, rerr := os.ReadFile("../fixtures/tsv2/server.mjs")
+	require.NoError(t, rerr)
+	script := filepath.Join(dir, "server.mjs")
+	require.NoError(t, os.WriteFile(script, src, 0o644))
+	return node, script
+}
+
+// Against the TypeScript SDK v2 server (2026-07-28 over stdio): listen
+// carries list changes and resource updates as notification events,
+// resources/subscribe works, and tools/list is served from the cache
+// (the server's cache hint) until the list changes.
+func TestAgainstTypeScriptSDKv2(t *testing.T) {
+	node, script := tsv2Server(t)
+	for _, mode := range []string{"modern", "auto"} {
+		t.Run(mode, func(t *testing.T) {
+			cfg := fmt.Sprintf(`{"transport":{"type":"stdio","command":%q,"args":[%q]},"protocol":{"mode":%q},"timeouts":{"ready_ms":20000,"call_ms":10000,"close_grace_ms":500}}`, node, script, mode)
+			p, perr := config.Parse([]byte(cfg), "test")
+			require.Nil(t, errOrNil(perr))
+			c := &host{Client: core.New(p.Options, p.Transport)}
+			n := recordNotes(c)
+			require.Nil(t, errOrNil(c.Connect()))
+			t.Cleanup(func() {
+				c.Close(5 * time.Second)
+				c.Free()
+			})
+			require.Nil(t, errOrNil(c.WaitReady(30*time.Second)))
+			gotEra, version := era(t, c)
+			require.Equal(t, "modern", gotEra)
+			require.Equal(t, "2026-07-28", version)
+
+			_, serr := c.CallSync("resources/subscribe", []byte(`{"uri":"test://doc"}`), core.CallOptions{})
+			require.Nil(t, errOrNil(serr))
+			require.Equal(t, "ok", toolText(t, c, "touch", `{}`))
+			require.Eventually(t, func() bool { return n.has("notifications/resources/updated") }, 10*time.Second, 10*time.Millisecond)
+
+			h0, _ := core.CacheStats()
+			first, lerr := c.CallSync("tools/list", nil, core.CallOptions{})
+			require.Nil(t, errOrNil(lerr))
+			second, lerr := c.CallSync("tools/list", nil, core.CallOptions{})
+			require.Nil(t, errOrNil(lerr))
+			require.Equal(t, string(first), string(second))
+			h1, _ := core.CacheStats()
+			require.Greater(t, h1, h0, "the second tools/list came from the cache")
+
+			require.Equal(t, "ok", toolText(t, c, "grow", `{}`))
+			require.Eventually(t, func() bool { return n.has("notifications/tools/list_changed") }, 10*time.Second, 10*time.Millisecond)
+			after, lerr := c.CallSync("tools/list", nil, core.CallOptions{})
+			require.Nil(t, errOrNil(lerr))
+			var r struct {
+				Tools []struct {
+					Name string `json:"name"`
+				} `json:"tools"`
+			}
+			require.NoError(t, json.Unmarshal(after, &r))
+			names := make([]string, 0, len(r.Tools))
+			for _, tl := range r.Tools {
+				names = append(names, tl.Name)
+			}
+			require.Contains(t, strings.Join(names, ","), "grown_1", "the list change made the cached list stale")
+		})
+	}
+}
