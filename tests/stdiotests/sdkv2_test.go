@@ -39,15 +39,42 @@ func tsv2Server(t *testing.T) (string, string) {
 	return node, script
 }
 
-// Against the TypeScript SDK v2 server (2026-07-28 over stdio): listen
-// carries list changes and resource updates as notification events,
-// resources/subscribe works, and tools/list is served from the cache
-// (the server's cache hint) until the list changes.
+// Against the TypeScript SDK v2 server (2026-07-28 over stdio): see
+// checkSDKv2.
 func TestAgainstTypeScriptSDKv2(t *testing.T) {
 	node, script := tsv2Server(t)
+	checkSDKv2(t, node, script)
+}
+
+// pyv2Server returns the Python SDK 2.x fixture (tests/fixtures/pyv2) and
+// the interpreter of the virtual environment it is installed in.
+func pyv2Server(t *testing.T) (string, string) {
+	t.Helper()
+	python, err := filepath.Abs("../../.cache/modern-py/bin/python")
+	require.NoError(t, err)
+	if out, cerr := exec.Command(python, "-c", "import mcp.server.mcpserver").CombinedOutput(); cerr != nil {
+		t.Skipf("the Python SDK 2.x is not installed (python3 -m venv .cache/modern-py && .cache/modern-py/bin/pip install mcp==2.3.0): %s", strings.TrimSpace(string(out)))
+	}
+	script, aerr := filepath.Abs("../fixtures/pyv2/server.py")
+	require.NoError(t, aerr)
+	return python, script
+}
+
+// Against the Python SDK 2.x server (2026-07-28 over stdio): see
+// checkSDKv2.
+func TestAgainstPythonSDKv2(t *testing.T) {
+	python, script := pyv2Server(t)
+	checkSDKv2(t, python, script)
+}
+
+// checkSDKv2 runs a server with tools touch and grow in modern and auto
+// mode: listen carries list changes and resource updates as notification
+// events, resources/subscribe works, and tools/list is served from the
+// cache (the server's cache hint) until the list changes.
+func checkSDKv2(t *testing.T, command, script string) {
 	for _, mode := range []string{"modern", "auto"} {
 		t.Run(mode, func(t *testing.T) {
-			cfg := fmt.Sprintf(`{"transport":{"type":"stdio","command":%q,"args":[%q]},"protocol":{"mode":%q},"timeouts":{"ready_ms":20000,"call_ms":10000,"close_grace_ms":500}}`, node, script, mode)
+			cfg := fmt.Sprintf(`{"transport":{"type":"stdio","command":%q,"args":[%q]},"protocol":{"mode":%q},"timeouts":{"ready_ms":20000,"call_ms":10000,"close_grace_ms":500}}`, command, script, mode)
 			p, perr := config.Parse([]byte(cfg), "test")
 			require.Nil(t, errOrNil(perr))
 			c := &host{Client: core.New(p.Options, p.Transport)}
