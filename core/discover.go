@@ -30,6 +30,7 @@ type probeState struct {
 	done    bool   // the probe has its answer (or its error)
 	initErr *Error // initialize failed while the probe was pending
 	timer   *time.Timer
+	call    *call // the first probe, withdrawn when initialize wins
 }
 
 func isModern(version string) bool { return version >= "2026-07-28" }
@@ -66,6 +67,7 @@ func (c *Client) startDiscover(version string, tried []string) {
 	if c.opts.Mode == ModeAuto && len(tried) == 0 && len(c.opts.Versions) > 0 {
 		c.mu.Lock()
 		c.probe.timer = time.AfterFunc(min(probeGrace, c.opts.Timeouts.Ready/3), c.onProbeGrace)
+		c.probe.call = cl
 		c.mu.Unlock()
 	}
 	c.sendHandshakeCall(cl, nil, func() bool { return c.state == StateConnecting })
@@ -118,6 +120,17 @@ func (c *Client) fallBackToInitialize() {
 	c.mu.Unlock()
 	if !racing {
 		c.startHandshake(c.opts.Versions[0], nil)
+	}
+}
+
+// dropProbe forgets a probe still pending once initialize won the race:
+// the server never answered it and nothing waits for it.
+func (c *Client) dropProbe() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.probe.racing && !c.probe.done && c.probe.call != nil {
+		c.probe.done = true
+		c.retireLocked(c.probe.call)
 	}
 }
 

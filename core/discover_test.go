@@ -144,6 +144,7 @@ func TestDiscoveryRace(t *testing.T) {
 		info, _ := c.ServerInfo()
 		require.Contains(t, string(info), `"era":"legacy"`)
 		require.Equal(t, []string{"server/discover", "initialize", "notifications/initialized"}, s.methods())
+		require.Zero(t, c.pendingCount(), "the unanswered probe is forgotten")
 	})
 	t.Run("both fail", func(t *testing.T) {
 		s := newFakeServer(t, "2025-11-25", defaultCaps())

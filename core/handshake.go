@@ -175,6 +175,7 @@ func (c *Client) onInitialize(offered string, tried []string, result []byte, err
 	if !handshaking {
 		return // server/discover won the race
 	}
+	c.dropProbe()
 	var res initializeResult
 	if uerr := jsonx.Unmarshal(result, &res); uerr != nil || res.ProtocolVersion == "" {
 		c.failHandshake(Errorf(StatusProtocol, "the server's initialize result is malformed (no protocolVersion)"))
