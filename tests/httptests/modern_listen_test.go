@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,5 +83,46 @@ func TestListenAndCacheOverHTTP(t *testing.T) {
 	require.Eventually(t, func() bool { return c.notified("notifications/tools/list_changed") }, wait, 10*time.Millisecond)
 	tools := c.call(t, "tools/list", nil, core.CallOptions{})
 	require.Contains(t, mustJSON(tools), "grown", "the list change made the cached list stale")
-	require.GreaterOrEqual(t, posts("subscriptions/listen"), 2)
+	// The listen opened at ready may be replaced (by the subscribe's) before
+	// its POST goes out, so only one is certain.
+	require.GreaterOrEqual(t, posts("subscriptions/listen"), 1)
+}
+
+// breakFirstListen answers the first subscriptions/listen with a bare 502,
+// as a broken proxy would, and passes everything else through.
+type breakFirstListen struct {
+	next   http.Handler
+	mu     sync.Mutex
+	broken int
+}
+
+func (b *breakFirstListen) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Mcp-Method") == "subscriptions/listen" {
+		b.mu.Lock()
+		first := b.broken == 0
+		b.broken++
+		b.mu.Unlock()
+		if first {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+	}
+	b.next.ServeHTTP(w, r)
+}
+
+// A listen whose stream breaks is opened again (with backoff), and the
+// list changes it carries still reach the host.
+func TestListenReopensAfterABrokenStream(t *testing.T) {
+	h := &breakFirstListen{next: listenServer()}
+	srv := serve(t, h)
+	c := connect(t, "streamable_http", srv.URL+"/mcp", `,"protocol":{"mode":"modern"}`)
+	require.Eventually(t, func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.broken >= 2
+	}, wait, 10*time.Millisecond, "the client listened again")
+	require.Eventually(t, func() bool {
+		c.try("tools/call", map[string]any{"name": "grow", "arguments": map[string]any{}}, core.CallOptions{})
+		return c.notified("notifications/tools/list_changed")
+	}, wait, 200*time.Millisecond)
 }
