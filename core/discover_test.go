@@ -132,6 +132,8 @@ func TestDiscoveryRace(t *testing.T) {
 		require.Nil(t, errOrNil(err))
 		info, _ := c.ServerInfo()
 		require.Contains(t, string(info), `"era":"modern"`)
+		_, seen := s.waitFor(func(m wireMsg) bool { return m.Method == "initialize" })
+		require.True(t, seen)
 		require.Equal(t, []string{"server/discover", "initialize"}, s.methods(), "initialize joined the probe, and lost")
 	})
 	t.Run("silent legacy server", func(t *testing.T) {
@@ -143,6 +145,8 @@ func TestDiscoveryRace(t *testing.T) {
 		require.Nil(t, errOrNil(err))
 		info, _ := c.ServerInfo()
 		require.Contains(t, string(info), `"era":"legacy"`)
+		_, seen := s.waitFor(func(m wireMsg) bool { return m.Method == "notifications/initialized" })
+		require.True(t, seen)
 		require.Equal(t, []string{"server/discover", "initialize", "notifications/initialized"}, s.methods())
 		require.Zero(t, c.pendingCount(), "the unanswered probe is forgotten")
 	})
