@@ -92,7 +92,9 @@ func lmcp_diagnostics(jsonOut **C.char, lenOut *C.size_t) (st C.lmcp_status) {
 	if jsonOut == nil {
 		return C.LMCP_E_INVALID_ARGUMENT
 	}
+	hits, misses := core.CacheStats()
 	doc := jsonx.MustMarshal(map[string]any{
+		"result_cache":  map[string]int64{"hits": hits, "misses": misses},
 		"goroutines":    runtime.NumGoroutine(),
 		"live_clients":  clients.Live(),
 		"pending_calls": core.PendingCalls(),

@@ -31,6 +31,9 @@ type CallOptions struct {
 	// Verify (resources/read only) checks the content before it is
 	// returned; see ResourceVerify.
 	Verify *ResourceVerify
+	// NoCache: the call goes to the server even when a fresh cached result
+	// exists (the new result is cached).
+	NoCache bool
 	// Inline runs the completion on whichever goroutine completes the call
 	// (possibly the caller's, inside Call). Only for completions that never
 	// block, such as handing the result to a waiting goroutine.
@@ -73,11 +76,13 @@ type call struct {
 
 // modernCall is what a 2026-07-28 call needs beyond a legacy one.
 type modernCall struct {
-	version string      // carried in _meta (and HTTP's MCP-Protocol-Version)
-	meta    []byte      // the _meta members the client adds (see modernMeta)
-	round   *inputRound // the MRTR round being answered
-	retry   *retryInput // the inputs the next send carries
-	rounds  int         // input_required rounds so far
+	version string       // carried in _meta (and HTTP's MCP-Protocol-Version)
+	meta    []byte       // the _meta members the client adds (see modernMeta)
+	round   *inputRound  // the MRTR round being answered
+	retry   *retryInput  // the inputs the next send carries
+	rounds  int          // input_required rounds so far
+	cached  *cacheLookup // the cache miss the outstanding request may fill
+	task    *taskState   // the task a task-augmented call follows (tasks.go)
 }
 
 // modernCallFor is the modern part of a call admitted while st is the
@@ -133,6 +138,14 @@ func (c *Client) Call(method string, params []byte, opts CallOptions, done DoneF
 			return 0, err
 		}
 		cl.mod = modernCallFor(c.server)
+		if cl.mod != nil && isListenMethod(method) {
+			c.calls[cl.id] = cl
+			livePending.Add(1)
+			c.startTimerLocked(cl)
+			c.mu.Unlock()
+			c.serveSubscribe(cl)
+			return cl.id, nil
+		}
 	case c.sup != nil && c.waitsForRestartLocked():
 		if opts.FailIfRestarting {
 			c.mu.Unlock()
@@ -296,6 +309,12 @@ func (c *Client) finish(cl *call, err *Error, data []byte) bool {
 
 	if reqID != 0 && err != nil && (err.Status == StatusTimeout || err.Status == StatusCancelled) {
 		switch {
+		case cl.mod != nil && cl.mod.task != nil:
+			// A task is cancelled with tasks/cancel (endTask), never with
+			// notifications/cancelled; an open tasks/* stream is closed.
+			if c.aborter != nil {
+				c.aborter.Abort(reqID)
+			}
 		case cl.mod != nil && c.aborter != nil:
 			// 2026-07-28 over HTTP: closing the stream is the cancellation.
 			c.aborter.Abort(reqID)
@@ -307,6 +326,9 @@ func (c *Client) finish(cl *call, err *Error, data []byte) bool {
 	}
 	if cl.mod != nil && cl.mod.round != nil {
 		c.dropInputRequests(cl)
+	}
+	if cl.mod != nil && cl.mod.task != nil {
+		c.endTask(cl, err)
 	}
 	c.complete(cl, err, data)
 	return true

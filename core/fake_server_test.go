@@ -118,6 +118,9 @@ func (s *fakeServer) serve() {
 			default:
 			}
 			if m.Method == "" || len(m.ID) == 0 {
+				if m.Method != "" && h != nil {
+					h(s, m) // a notification a test watches
+				}
 				continue // a notification or a response to us
 			}
 			if h == nil {

@@ -232,7 +232,7 @@ func (c *Client) RequestFailed(id int64, terr *transport.Error) {
 	if modern && terr.RPCError != nil {
 		// A 2026-07-28 server explained its HTTP error status with a
 		// JSON-RPC error: that is the request's answer.
-		c.finish(cl, decodeRPCError(c.validUTF8(terr.RPCError)), nil)
+		c.finish(cl, c.explainTaskError(cl, decodeRPCError(c.validUTF8(terr.RPCError))), nil)
 		return
 	}
 	err := AsError(terr)
@@ -266,7 +266,7 @@ func (c *Client) onResponse(env *envelope) {
 	c.mu.Unlock()
 
 	if env.hasError {
-		c.finish(cl, decodeRPCError(env.errRaw), nil)
+		c.finish(cl, c.explainTaskError(cl, decodeRPCError(env.errRaw)), nil)
 		return
 	}
 	if cl.internal == nil && (!modern || isCompleteResult(env.result)) {
@@ -295,6 +295,13 @@ func isCompleteResult(result []byte) bool {
 
 // onNotification handles a server notification.
 func (c *Client) onNotification(env *envelope) {
+	if c.onListenNotification(env.method, env.params) {
+		return
+	}
+	c.cacheInvalidate(env.method, env.params)
+	if env.method == "notifications/tasks" {
+		c.onTaskNotification(env.params)
+	}
 	switch env.method {
 	case "notifications/progress":
 		c.onProgress(env.params)

@@ -178,14 +178,20 @@ void lmcp_free(void *ptr);
  *    "auth_token_binding": [..] ("dpop"),
  *    "resource_verify": [..] (the checks of the "verify" call option:
  *      "size", "sha256", "frontmatter"),
- *    "result_formats": [..]}
+ *    "result_formats": [..],
+ *    "modern": [..] (the 2026-07-28 features: "server_discover", "mrtr",
+ *      "http_standard_headers", "subscriptions_listen", "result_cache",
+ *      "tasks"; docs/modern.md)}
  * *json_out is library-allocated (free with lmcp_free); *len_out (may be NULL)
  * receives its length. Starts nothing.
  * Returns LMCP_OK, or LMCP_E_INVALID_ARGUMENT when json_out is NULL. */
 lmcp_status lmcp_features(char **json_out, size_t *len_out);
 
 /* lmcp_diagnostics reports the library's live resources as JSON:
- *   {"goroutines": <int>, "live_clients": <int>, "pending_calls": <int>}
+ *   {"goroutines": <int>, "live_clients": <int>, "pending_calls": <int>,
+ *    "result_cache": {"hits": <int>, "misses": <int>}}
+ * "result_cache" counts the cacheable 2026-07-28 calls answered from the
+ * result cache and those sent to the server, across clients.
  * "goroutines" counts the library's goroutines (the Go runtime's own system
  * goroutines excluded): a host or test can compare it before creating and
  * after freeing clients to detect leaks; right after loading it is the
@@ -316,6 +322,8 @@ lmcp_status lmcp_client_state(lmcp_client *client, lmcp_state *state_out);
  *        once with LMCP_E_INVALID_STATE instead of queueing it until the
  *        server is ready again (bounded by timeouts.ready_ms),
  *    "_meta": {..}: merged into params._meta,
+ *    "no_cache": <bool> [false]: send the request even when the 2026-07-28
+ *        result cache holds a fresh result for it (docs/modern.md),
  *    "verify": {"digest": "sha256:<64 lowercase hex>"?, "size": <bytes>?,
  *               "frontmatter": {..}?} [none]: resources/read only (any other
  *        method: LMCP_E_INVALID_ARGUMENT); at least one member. The single
