@@ -141,6 +141,8 @@ def _common(p: argparse.ArgumentParser, sub: bool) -> None:
     o.add_argument("--timeout", metavar="SECONDS", type=float, default=d, help="bound the connection and each request")
     o.add_argument("-v", "--verbose", action="store_true", default=d, help="show the server's log lines on stderr")
     o.add_argument("-q", "--quiet", action="store_true", default=d, help="no progress on stderr")
+    o.add_argument("--root", dest="root" + sfx, metavar="PATH", action="append", default=d,
+                   help="offer PATH (a directory, or a URI) to the server as a root (repeatable); no root is offered without it")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -183,6 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
     json_flag(sub("templates", "list the resource templates"))
     r = sub("read", "read a resource")
     r.add_argument("uri", metavar="URI")
+    r.add_argument("-o", "--output", metavar="FILE", default=None,
+                   help="write the resource's exact bytes (text, or the decoded blob) to FILE ('-': stdout)")
     json_flag(r)
     json_flag(sub("prompts", "list the prompts"))
     pr = sub("prompt", "get a prompt")
@@ -194,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _merge_sub(ns: argparse.Namespace) -> argparse.Namespace:
-    for name in ("header", "env", "scope"):
+    for name in ("header", "env", "scope", "root"):
         extra = getattr(ns, name + "_sub", None)
         if extra:
             setattr(ns, name, (getattr(ns, name) or []) + list(extra))
@@ -448,8 +452,8 @@ def _one_line(text: Optional[str]) -> str:
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: Optional[int] = None) -> str:
-    """Aligned columns; the last column is cut (with "…") to fit ``width``."""
-    width = width or _width()
+    """Aligned columns; on a terminal (``width`` given) the last column is
+    cut (with "…") to fit it, elsewhere (None) nothing is cut."""
     cols = len(headers)
     cells = [[_one_line(c) for c in r] for r in rows]
     widths = [max([len(headers[i])] + [len(r[i]) for r in cells]) for i in range(cols)]
@@ -458,16 +462,20 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: O
         parts = [r[i].ljust(widths[i]) for i in range(cols - 1)]
         prefix = "  ".join(parts) + ("  " if parts else "")
         last = r[cols - 1]
-        room = width - len(prefix)
-        if room < 12:
-            room = 12
-        if len(last) > room:
-            last = last[: room - 1] + "…"
+        if width is not None:
+            room = max(12, width - len(prefix))
+            if len(last) > room:
+                last = last[: room - 1] + "…"
         lines.append((prefix + last).rstrip())
     return "\n".join(lines)
 
 
-def _wrap(text: str, width: int, indent: str = "") -> str:
+def _wrap(text: str, width: Optional[int], indent: str = "") -> str:
+    """The CLI's own prose (server instructions, a prompt's description),
+    wrapped for a terminal; None (not a terminal): only indented. Never used
+    on what a tool or resource returned."""
+    if width is None:
+        return "\n".join(indent + line for line in text.splitlines() or [""])
     out: List[str] = []
     for line in text.splitlines() or [""]:
         if len(indent) + len(line) <= width or not line.strip():
@@ -502,27 +510,34 @@ def _describe_resource(c: ResourceContents) -> Optional[str]:
     return f"[blob {c.mime_type or 'application/octet-stream'}, {_size(c.size)}] {c.uri}".rstrip()
 
 
-def format_content(blocks: Sequence[Content], width: Optional[int] = None) -> str:
-    width = width or _width()
+def _line_end(text: str) -> str:
+    """text ending with exactly the newline it had, or one added."""
+    return text if text.endswith("\n") else text + "\n"
+
+
+def format_content(blocks: Sequence[Content]) -> str:
+    """Content blocks as text: a text block is written as the server sent it
+    (never re-wrapped, so JSON text still parses), other blocks as one
+    descriptive line each. Every block ends with a newline."""
     out: List[str] = []
     for b in blocks:
         if b.type == "text":
-            out.append(_wrap(b.text or "", width))
+            out.append(_line_end(b.text or ""))
         elif b.type in ("image", "audio"):
-            out.append(f"[{b.type} {b.mime_type or 'unknown type'}, {_size(b.size)}]")
+            out.append(f"[{b.type} {b.mime_type or 'unknown type'}, {_size(b.size)}]\n")
         elif b.type == "resource_link":
             extra = ", ".join(x for x in (b.name, b.mime_type) if x)
-            out.append(f"[resource link] {b.uri or ''}" + (f" ({extra})" if extra else ""))
+            out.append(f"[resource link] {b.uri or ''}" + (f" ({extra})" if extra else "") + "\n")
         elif b.type == "resource" and b.resource is not None:
             desc = _describe_resource(b.resource)
             if desc is None:
-                out.append(f"[resource {b.resource.uri}]")
-                out.append(_wrap(b.resource.text or "", width))
+                out.append(f"[resource {b.resource.uri}]\n")
+                out.append(_line_end(b.resource.text or ""))
             else:
-                out.append(desc)
+                out.append(desc + "\n")
         else:
-            out.append(f"[{b.type or 'unknown'} content] " + json.dumps(b.raw, ensure_ascii=False))
-    return "\n".join(out)
+            out.append(f"[{b.type or 'unknown'} content] " + json.dumps(b.raw, ensure_ascii=False) + "\n")
+    return "".join(out)
 
 
 def _schema_args(schema: Mapping[str, Any]) -> str:
@@ -542,7 +557,6 @@ def _capabilities(caps: Mapping[str, Any]) -> str:
 
 
 def format_info(info: ServerInfo, width: Optional[int] = None) -> str:
-    width = width or _width()
     title = f" — {info.title}" if info.title else ""
     lines = [
         f"server        {info.name} {info.version}{title}".rstrip(),
@@ -553,6 +567,47 @@ def format_info(info: ServerInfo, width: Optional[int] = None) -> str:
         lines.append("instructions")
         lines.append(_wrap(info.instructions, width, indent="  "))
     return "\n".join(lines)
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _save_resource(rr: ReadResourceResult, uri: str, path: str, out: IO[str], err: IO[str]) -> int:
+    """``read URI -o PATH``: the resource's exact bytes (text as UTF-8, a
+    blob decoded) to PATH, or to stdout's bytes for "-"."""
+    contents = rr.contents
+    if len(contents) > 1:
+        # A read may return several items (a directory, say): keep the one
+        # asked for when it is there, never glue items together.
+        contents = [c for c in contents if c.uri == uri]
+    if len(contents) != 1:
+        raise Failure(EXIT_PROTOCOL, f"{uri}: the server returned {len(rr.contents)} content items"
+                      + (" and none has that URI" if rr.contents else "") + "; use --json to see them all")
+    try:
+        data = contents[0].bytes()
+    except ValueError as exc:
+        raise Failure(EXIT_PROTOCOL, f"{uri}: the blob is not valid base64: {exc}") from None
+    if data is None:
+        raise Failure(EXIT_PROTOCOL, f"{uri}: the content has neither text nor blob")
+    if path == "-":
+        out.flush()
+        buf = getattr(out, "buffer", None)
+        if buf is None:
+            raise UsageError("-o -: stdout takes no bytes here; give a file name")
+        buf.write(data)
+        buf.flush()
+        return EXIT_OK
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+    except OSError as exc:
+        raise Failure(EXIT_USAGE, f"-o: cannot write {path}: {exc.strerror}") from None
+    err.write(f"{PROG}: wrote {_size(len(data))} to {path}\n")
+    return EXIT_OK
 
 
 def _dump(value: Any, out: IO[str]) -> None:
@@ -638,7 +693,9 @@ def _notification_printer(stream: IO[str]) -> Callable[[Notification], None]:
 def _run_command(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     as_json = bool(getattr(ns, "json_output", False))
     cmd = ns.command
-    width = _width()
+    # Fitting to a width is for a person at a terminal; a pipe or a file
+    # gets every character.
+    width: Optional[int] = _width() if _isatty(out) else None
     if cmd == "info":
         info = client.server_info
         if as_json:
@@ -687,12 +744,14 @@ def _run_command(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[s
         return EXIT_OK
     if cmd == "read":
         rr: ReadResourceResult = client.read_resource(ns.uri)
+        if ns.output is not None:
+            return _save_resource(rr, ns.uri, ns.output, out, err)
         if as_json:
             _dump(rr.raw, out)
         else:
             for c in rr.contents:
                 desc = _describe_resource(c)
-                out.write((_wrap(c.text or "", width) if desc is None else desc) + "\n")
+                out.write(_line_end(c.text or "") if desc is None else desc + " (read -o FILE saves it)\n")
         return EXIT_OK
     if cmd == "prompts":
         ps = client.list_prompts()
@@ -715,7 +774,7 @@ def _run_command(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[s
             if gp.description:
                 out.write(_wrap(gp.description, width) + "\n\n")
             for m in gp.messages:
-                out.write(f"[{m.role}]\n{format_content([m.content], width)}\n")
+                out.write(f"[{m.role}]\n{format_content([m.content])}")
         return EXIT_OK
     if cmd == "ping":
         start = time.perf_counter()
@@ -730,7 +789,7 @@ def _run_command(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[s
     raise UsageError(f"unknown command {cmd!r}")  # pragma: no cover - argparse guards
 
 
-def _call(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str], as_json: bool, width: int) -> int:
+def _call(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str], as_json: bool, width: Optional[int]) -> int:
     words = list(ns.args)
     arguments: Dict[str, Any] = {}
     call_json = getattr(ns, "call_json", None)
@@ -755,9 +814,9 @@ def _call(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str], as
     if as_json:
         _dump(result.raw, out)
     else:
-        text = format_content(result.content, width)
+        text = format_content(result.content)
         if text:
-            out.write(text + "\n")
+            out.write(text)
         elif result.structured_content is not None:
             _dump(result.structured_content, out)
     if result.is_error:
@@ -795,7 +854,10 @@ def main(
         parser.print_usage(err)
         return fail(EXIT_USAGE, str(exc))
 
-    options: Dict[str, Any] = {"roots": [os.getcwd()], **auth_options}
+    options: Dict[str, Any] = dict(auth_options)
+    if ns.root:
+        # Offered only when asked: a root tells the server where it may look.
+        options["roots"] = list(ns.root)
     if "authorize" in auth_options and ns.timeout is None:
         # The handshake includes the person in front of the browser.
         options["ready_timeout"] = AUTHORIZE_TIMEOUT_S + 30.0
@@ -833,6 +895,8 @@ def main(
             return _run_command(client, ns, out, err)
         except UsageError as exc:
             return fail(EXIT_USAGE, str(exc))
+        except Failure as exc:
+            return fail(exc.status, str(exc))
         except LemonMCPError as exc:
             return fail(_exit_for(exc), _error_text(exc))
     except KeyboardInterrupt:

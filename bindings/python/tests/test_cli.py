@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import pathlib
 import shlex
 from typing import Any, List, Optional
 
@@ -11,7 +10,8 @@ import pytest
 
 import lemonmcp
 
-from conftest import FIXTURE, PKG_ROOT, run_cli
+from cli_run import run_cli
+from conftest import FIXTURE
 
 
 def srv(*flags: str) -> List[str]:
@@ -139,11 +139,56 @@ def test_cli_config_file(fixture_path: str, tmp_path: Any) -> None:
     assert r.returncode == 2 and "cannot read" in r.stderr
 
 
-def test_cli_roots_are_the_working_directory(fixture_path: str) -> None:
+def test_cli_offers_no_root_unasked(fixture_path: str) -> None:
+    # Without --root the client declares no roots capability: the server's
+    # roots/list is refused, and the fixture reports that as a tool error.
     r = run_cli(srv() + ["call", "roots"])
-    assert r.returncode == 0
+    assert r.returncode == TOOL_ERROR, (r.stdout, r.stderr)
+    assert "roots/list" in r.stdout and "method not found" in r.stdout
+
+
+def test_cli_roots_are_the_ones_given(fixture_path: str, tmp_path: Any) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    r = run_cli(srv() + ["--root", str(a), "call", "roots", "--root", str(b)])
+    assert r.returncode == 0, r.stderr
     roots = json.loads(r.stdout)["roots"]
-    assert roots == [{"uri": pathlib.Path(PKG_ROOT).resolve().as_uri()}]
+    assert roots == [{"uri": a.resolve().as_uri()}, {"uri": b.resolve().as_uri()}]
+
+
+def test_cli_text_is_written_verbatim_to_a_pipe(fixture_path: str) -> None:
+    # A 250-character line stays one line: nothing is re-wrapped.
+    r = run_cli(srv() + ["call", "large", "bytes=250"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "x" * 250 + "\n"
+    # JSON text from a tool still parses when saved.
+    text = json.dumps({"k": "v " * 200, "n": [1, 2, 3]})
+    r = run_cli(srv() + ["call", "echo", "--args", json.dumps({"text": text})])
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == json.loads(text)
+    # Tables are not cut to a width either.
+    r = run_cli(srv() + ["templates"], env={"COLUMNS": "40"})
+    assert r.returncode == 0
+    assert "…" not in r.stdout
+
+
+def test_cli_read_output_file_has_the_exact_bytes(fixture_path: str, tmp_path: Any) -> None:
+    blob = tmp_path / "blob.bin"
+    r = run_cli(srv() + ["read", "fixture://blob", "-o", str(blob)])
+    assert r.returncode == 0, r.stderr
+    assert blob.read_bytes() == bytes(range(16))
+    assert r.stdout == "" and "wrote 16 bytes" in r.stderr
+    text = tmp_path / "item.txt"
+    r = run_cli(srv() + ["read", "fixture://item/02", "--output", str(text)])
+    assert r.returncode == 0, r.stderr
+    rj = run_cli(srv() + ["--json", "read", "fixture://item/02"])
+    assert text.read_bytes() == json.loads(rj.stdout)["contents"][0]["text"].encode("utf-8")
+    # "-" writes the bytes to stdout
+    r = run_cli(srv() + ["read", "fixture://blob", "-o", "-"], text=False)
+    assert r.returncode == 0 and r.stdout == bytes(range(16))
+    r = run_cli(srv() + ["read", "fixture://blob", "-o", str(tmp_path / "no" / "dir" / "f")])
+    assert r.returncode == USAGE and "cannot write" in r.stderr
 
 
 def test_cli_json_args_from_stdin(fixture_path: str) -> None:
