@@ -34,6 +34,7 @@ from typing import IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, S
 
 from . import __version__
 from ._config import http_transport, stdio_transport
+from ._cli_args import ArgumentError, arguments_from_words, split_words
 from .client import Client
 from .errors import (
     AuthRequired,
@@ -170,7 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     json_flag(sub("tools", "list the tools"))
     c = sub("call", "call a tool")
     c.add_argument("tool", metavar="TOOL")
-    c.add_argument("args", metavar="KEY=VALUE", nargs="*", help="arguments; values are JSON when they parse as JSON, else strings")
+    c.add_argument("args", metavar="KEY=VALUE", nargs="*",
+                   help="arguments, typed by the tool's input schema: VALUE is a number, boolean, array or object only "
+                   "where the schema allows one, else the text as typed (a repeated KEY builds an array)")
     c.add_argument(
         "--json",
         dest="call_json",
@@ -789,6 +792,24 @@ def _run_command(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[s
     raise UsageError(f"unknown command {cmd!r}")  # pragma: no cover - argparse guards
 
 
+def _input_schema(client: Client, tool: str) -> Optional[Mapping[str, Any]]:
+    """The tool's inputSchema from tools/list (None when the server does not
+    list it: then the call itself says what is wrong)."""
+    for t in client.list_tools():
+        if t.name == tool:
+            return t.input_schema if isinstance(t.input_schema, Mapping) else None
+    return None
+
+
+def _typed_arguments(client: Client, tool: str, words: Sequence[str]) -> Dict[str, Any]:
+    """KEY=VALUE words typed by the tool's input schema (see _cli_args)."""
+    try:
+        split_words(words)  # a malformed word is a usage error before any request
+        return arguments_from_words(words, _input_schema(client, tool))
+    except ArgumentError as exc:
+        raise UsageError(f"call {tool}: {exc}") from None
+
+
 def _call(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str], as_json: bool, width: Optional[int]) -> int:
     words = list(ns.args)
     arguments: Dict[str, Any] = {}
@@ -804,7 +825,8 @@ def _call(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str], as
             words.insert(0, call_json)
     if ns.call_args is not None:
         arguments.update(_json_object(ns.call_args, "--args"))
-    arguments.update(parse_kv(words))
+    if words:
+        arguments.update(_typed_arguments(client, ns.tool, words))
     progress = None if ns.quiet else _ProgressLine(err)
     try:
         result: CallToolResult = client.call_tool(ns.tool, arguments, progress=progress if progress else None)
