@@ -15,9 +15,14 @@ flow: the URL to open is printed on stderr and the URL the browser was
 redirected to is read from stdin.
 
 Exit status: 0 success, 1 the tool returned an error result, 2 usage error,
-3 connection failure, 4 protocol error (a JSON-RPC error from the server),
-5 unsupported (by the server or by this build), 6 authorization required
-(the server wants OAuth the client could not complete), 130 interrupted.
+3 connection failure (the server could not be started or reached, or went
+away; a missing executable is one), 4 protocol error (a JSON-RPC error from
+the server), 5 unsupported (by the server or by this build), 6 authorization
+required (the server wants OAuth the client could not complete), 124 timeout
+(--timeout or the handshake's bound ran out; as timeout(1)), 130 interrupted.
+
+When a stdio server fails, the last lines it wrote on stderr are shown
+(at most 20 lines, 4 KiB), labelled as the server's.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import shlex
 import shutil
 import sys
 import textwrap
+import threading
 import time
 from typing import IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, Sequence, Tuple
 
@@ -49,6 +55,7 @@ from .errors import (
 )
 from .types import (
     CallToolResult,
+    Closed,
     Content,
     GetPromptResult,
     LogRecord,
@@ -68,6 +75,8 @@ EXIT_CONNECT = 3
 EXIT_PROTOCOL = 4
 EXIT_UNSUPPORTED = 5
 EXIT_AUTH = 6
+# As timeout(1) does, so that scripts wrapping either read it the same way.
+EXIT_TIMEOUT = 124
 EXIT_INTERRUPTED = 130
 EXIT = {
     "ok": EXIT_OK,
@@ -77,6 +86,7 @@ EXIT = {
     "protocol": EXIT_PROTOCOL,
     "unsupported": EXIT_UNSUPPORTED,
     "auth": EXIT_AUTH,
+    "timeout": EXIT_TIMEOUT,
     "interrupted": EXIT_INTERRUPTED,
 }
 
@@ -150,8 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="A Model Context Protocol client: ask an MCP server for its tools, resources and prompts, and use them.",
-        epilog="exit status: 0 ok, 1 tool error result, 2 usage, 3 connection failure, 4 protocol error, 5 unsupported, "
-        "6 authorization required",
+        epilog="exit status: 0 ok, 1 tool error result, 2 usage, 3 connection failure (including a missing executable), "
+        "4 protocol error, 5 unsupported, 6 authorization required, 124 timeout, 130 interrupted",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     _common(parser, sub=False)
@@ -620,13 +630,81 @@ def _dump(value: Any, out: IO[str]) -> None:
 
 # ------------------------------------------------------------------ running
 
+#: The server's stderr shown when connecting fails: at most this many of the
+#: last lines the library kept, and this many characters in all.
+STDERR_TAIL_LINES = 20
+STDERR_TAIL_CHARS = 4096
+#: How long a failed connection waits for the "closed" event carrying them.
+CLOSED_WAIT_S = 2.0
+
+
+class _ClosedWatch:
+    """on_closed: keeps the Closed event (its stderr_tail says why a server
+    died at startup)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.closed: Optional[Closed] = None
+
+    def __call__(self, c: Closed) -> None:
+        if self.closed is None:
+            self.closed = c
+        self._event.set()
+
+    def wait(self, timeout: float = CLOSED_WAIT_S) -> Optional[Closed]:
+        self._event.wait(timeout)
+        return self.closed
+
+
+def _printable(line: str) -> str:
+    """A server's line made safe for a terminal: control characters
+    (escape sequences) shown as \\xNN, never interpreted."""
+    return "".join(ch if ch.isprintable() or ch == "\t" else f"\\x{ord(ch):02x}" for ch in line)
+
+
+def stderr_tail_text(lines: Sequence[str], max_lines: int = STDERR_TAIL_LINES, max_chars: int = STDERR_TAIL_CHARS) -> str:
+    """The last lines of a server's stderr, bounded in lines and characters,
+    labelled as the server's own words (an empty string when there are none)."""
+    kept: List[str] = []
+    used = 0
+    for raw in reversed([ln for ln in lines if ln.strip()][-max_lines:]):
+        line = _printable(raw.rstrip("\r\n"))
+        if used + len(line) > max_chars:
+            room = max_chars - used
+            if room > 40:
+                kept.append("…" + line[-(room - 1):])
+            break
+        kept.append(line)
+        used += len(line)
+    if not kept:
+        return ""
+    kept.reverse()
+    n = len(kept)
+    head = f"the server's stderr (last {n} line{'s' if n != 1 else ''}):"
+    return head + "\n" + "".join(f"  | {ln}\n" for ln in kept)
+
+
+def _show_stderr_tail(c: Optional[Closed], err: IO[str]) -> None:
+    if c is None or not c.stderr_tail:
+        return
+    text = stderr_tail_text(c.stderr_tail)
+    if text:
+        err.write(text)
+        err.flush()
+
+
+def _connect_exit(exc: LemonMCPError) -> int:
+    return EXIT_TIMEOUT if isinstance(exc, TimeoutError) else EXIT_CONNECT
+
 
 def _exit_for(exc: LemonMCPError) -> int:
     if isinstance(exc, AuthRequired):
         return EXIT_AUTH
     if isinstance(exc, UnsupportedError):
         return EXIT_UNSUPPORTED
-    if isinstance(exc, (ClosedError, TransportError, TimeoutError)):
+    if isinstance(exc, TimeoutError):
+        return EXIT_TIMEOUT
+    if isinstance(exc, (ClosedError, TransportError)):
         return EXIT_CONNECT
     if isinstance(exc, Cancelled):
         return EXIT_INTERRUPTED
@@ -893,6 +971,8 @@ def main(
     if ns.verbose:
         options["on_log"] = _log_printer(err)
         options["on_notification"] = _notification_printer(err)
+    closed = _ClosedWatch()
+    options["on_closed"] = closed
 
     client: Optional[Client] = None
     try:
@@ -912,7 +992,10 @@ def main(
             code = EXIT_PROTOCOL if isinstance(exc, ProtocolError) else EXIT_UNSUPPORTED
             return fail(code, f"the server {target} failed the handshake: {_error_text(exc)}")
         except LemonMCPError as exc:
-            return fail(EXIT_CONNECT, f"cannot connect to {target}: {_error_text(exc)}")
+            status = fail(_connect_exit(exc), f"cannot connect to {target}: {_error_text(exc)}")
+            if not ns.verbose:  # with -v its lines were shown as they came
+                _show_stderr_tail(closed.wait(), err)
+            return status
         try:
             return _run_command(client, ns, out, err)
         except UsageError as exc:
@@ -920,7 +1003,10 @@ def main(
         except Failure as exc:
             return fail(exc.status, str(exc))
         except LemonMCPError as exc:
-            return fail(_exit_for(exc), _error_text(exc))
+            status = fail(_exit_for(exc), _error_text(exc))
+            if isinstance(exc, ClosedError) and not ns.verbose:
+                _show_stderr_tail(closed.wait(), err)  # the server died: its last words
+            return status
     except KeyboardInterrupt:
         return fail(EXIT_INTERRUPTED, "interrupted")
     except BrokenPipeError:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import pathlib
+import sys
 import shlex
 from typing import Any, List, Optional
 
@@ -18,7 +20,7 @@ def srv(*flags: str) -> List[str]:
     return ["--stdio", shlex.join([FIXTURE, *flags])]
 
 
-OK, TOOL_ERROR, USAGE, CONNECT, PROTOCOL, UNSUPPORTED = 0, 1, 2, 3, 4, 5
+OK, TOOL_ERROR, USAGE, CONNECT, PROTOCOL, UNSUPPORTED, TIMEOUT = 0, 1, 2, 3, 4, 5, 124
 
 CASES = [
     # (id, argv, exit status, text in stdout, text in stderr)
@@ -51,7 +53,8 @@ CASES = [
     ("unreachable", ["--stdio", "/nonexistent/mcp-server --flag", "tools"], CONNECT, None, "cannot connect"),
     ("not-on-path", ["--stdio", "no-such-mcp-server-xyz", "info"], CONNECT, None, "not found"),
     ("server-exits", srv("-exit-after-ms", "1", "-no-init") + ["info"], CONNECT, None, "lemonmcp:"),
-    ("no-answer", srv("-no-init") + ["--timeout", "0.5", "info"], CONNECT, None, "lemonmcp:"),
+    ("no-answer", srv("-no-init") + ["--timeout", "0.5", "info"], TIMEOUT, None, "did not answer initialize"),
+    ("call-timeout", srv() + ["--timeout", "0.3", "call", "slow", "ms=5000"], TIMEOUT, None, "within 300 ms"),
     ("crash", srv() + ["call", "crash"], CONNECT, None, "exited"),
     ("init-error", srv("-init-error") + ["info"], PROTOCOL, None, "handshake"),
 ]
@@ -201,3 +204,54 @@ def test_cli_version_and_help() -> None:
     assert r.returncode == 0 and "lemonmcp 0.1.0" in r.stdout
     r = run_cli(["--help"])
     assert r.returncode == 0 and "call" in r.stdout and "exit status" in r.stdout
+
+
+SERVERS = pathlib.Path(__file__).parent / "cli_servers"
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_cli_server_dying_at_startup_says_why(verbose: bool) -> None:
+    script = SERVERS / "dies_at_startup.py"
+    r = run_cli(["--stdio", shlex.join([sys.executable, str(script)])] + (["-v"] if verbose else []) + ["tools"])
+    assert r.returncode == CONNECT, r.stderr
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.splitlines()
+    ours = [ln for ln in lines if ln.startswith("lemonmcp:")]
+    assert len(ours) == 1 and "exited with status 1" in ours[0], r.stderr
+    assert "missing API key" not in ours[0]  # the library's message holds no raw output
+    if verbose:  # shown as they came, not again
+        assert "[server] error: missing API key (set EXAMPLE_API_KEY)" in r.stderr
+        assert "the server's stderr" not in r.stderr
+    else:  # one line of ours, then the server's own words, labelled as such
+        assert lines == [ours[0],
+            "the server's stderr (last 2 lines):",
+            "  | starting example server v1",
+            "  | error: missing API key (set EXAMPLE_API_KEY)",
+        ], r.stderr
+
+
+def test_cli_server_stderr_tail_is_bounded_and_escaped(tmp_path: Any) -> None:
+    script = tmp_path / "noisy.py"
+    script.write_text(
+        "import sys\n"
+        "for i in range(100):\n"
+        "    sys.stderr.write(f'line {i:03d} ' + 'y' * 300 + '\\n')\n"
+        "sys.stderr.write('evil \\x1b[2J escape\\n')\n"
+        "sys.exit(2)\n"
+    )
+    r = run_cli(["--stdio", shlex.join([sys.executable, str(script)]), "info"])
+    assert r.returncode == CONNECT
+    head, _, tail = r.stderr.partition("the server's stderr")
+    assert "\x1b" not in r.stderr and "evil \\x1b[2J escape" in tail
+    shown = [ln for ln in tail.splitlines() if ln.startswith("  | ")]
+    assert 1 < len(shown) <= 20
+    assert sum(len(ln) for ln in shown) <= 4096 + 20 * 4
+    assert "line 099" in tail and "line 000" not in tail
+
+
+def test_cli_timeout_exit_code_is_documented() -> None:
+    r = run_cli(["--help"])
+    assert "124 timeout" in r.stdout
+    from lemonmcp.cli import EXIT
+
+    assert EXIT["timeout"] == TIMEOUT
