@@ -40,6 +40,7 @@ from typing import IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, S
 
 from . import __version__
 from ._config import http_transport, stdio_transport
+from ._cli_host import denial_printer, elicitation_handler, review_printer, sampling_command_handler
 from ._cli_args import ArgumentError, arguments_from_words, split_words
 from .client import Client
 from .errors import (
@@ -152,6 +153,9 @@ def _common(p: argparse.ArgumentParser, sub: bool) -> None:
     o.add_argument("--timeout", metavar="SECONDS", type=float, default=d, help="bound the connection and each request")
     o.add_argument("-v", "--verbose", action="store_true", default=d, help="show the server's log lines on stderr")
     o.add_argument("-q", "--quiet", action="store_true", default=d, help="no progress on stderr")
+    o.add_argument("--sampling-command", metavar="CMD", default=d,
+                   help="answer the server's sampling requests with CMD (shell-like quoting, no shell): the request's "
+                   "params as JSON on its stdin, the result as JSON on its stdout")
     o.add_argument("--root", dest="root" + sfx, metavar="PATH", action="append", default=d,
                    help="offer PATH (a directory, or a URI) to the server as a root (repeatable); no root is offered without it")
 
@@ -628,6 +632,43 @@ def _dump(value: Any, out: IO[str]) -> None:
     out.write("\n")
 
 
+# ------------------------------------------------------------------ server requests
+
+
+def _host_request_options(ns: argparse.Namespace, stdin: IO[str], err: IO[str]) -> Dict[str, Any]:
+    """What the client offers to answer, and how. Nothing is declared that
+    cannot be answered:
+
+    - elicitation: only on a terminal (stdin and stderr), as a form;
+    - sampling: with --sampling-command, answered by the command (the
+      library's sampling policy in "reviewed_model" mode: local bounds
+      first, the redacted summary shown, then the command); on a terminal
+      without it, declared with the "deny" policy so that a request is
+      shown (its summary) and refused with a reason; elsewhere not declared.
+    """
+    options: Dict[str, Any] = {}
+    interactive = _isatty(stdin) and _isatty(err)
+    if ns.sampling_command is not None:
+        try:
+            words = shlex.split(ns.sampling_command)
+        except ValueError as exc:
+            raise UsageError(f"--sampling-command: {exc}") from None
+        if not words:
+            raise UsageError("--sampling-command: empty command")
+        if shutil.which(words[0]) is None:
+            raise UsageError(f"--sampling-command: executable not found: {words[0]}")
+        options["sampling_policy"] = {"mode": "reviewed_model"}
+        options["review"] = review_printer(err, os.path.basename(words[0]), bool(ns.quiet))
+        options["sampling"] = sampling_command_handler(ns.sampling_command, err)
+        options["on_sampling_denied"] = denial_printer(err)
+    elif interactive:
+        options["sampling_policy"] = {"mode": "deny"}
+        options["on_sampling_denied"] = denial_printer(err)
+    if interactive:
+        options["elicitation"] = elicitation_handler(stdin, err)
+    return options
+
+
 # ------------------------------------------------------------------ running
 
 #: The server's stderr shown when connecting fails: at most this many of the
@@ -973,6 +1014,11 @@ def main(
         options["on_notification"] = _notification_printer(err)
     closed = _ClosedWatch()
     options["on_closed"] = closed
+    try:
+        options.update(_host_request_options(ns, inp, err))
+    except UsageError as exc:
+        parser.print_usage(err)
+        return fail(EXIT_USAGE, str(exc))
 
     client: Optional[Client] = None
     try:

@@ -31,3 +31,44 @@ def test_terminal_run_is_bounded_and_reaped(fixture_path: str) -> None:
     r = PtyRun(srv() + ["ping"])
     r.expect("pong from lemon-fixture")
     assert r.finish() == 0
+
+
+def test_elicitation_form_on_a_terminal(fixture_path: str) -> None:
+    # The fixture's schema: name (string, default "anon"), age (integer).
+    r = PtyRun(srv() + ["call", "elicit", "message=Who are you?"])
+    r.expect("[elicitation] the server asks: Who are you?")
+    r.expect("[a]: ")
+    r.send("")  # answer
+    # The fields come in the schema's order (the fixture's JSON sorts them).
+    r.expect("age")
+    r.expect("integer: ")
+    r.send("forty")  # invalid: asked again
+    r.expect("not valid: expected an integer")
+    r.expect("integer: ")
+    r.send("41")
+    r.expect("name")
+    r.expect("[anon]: ")
+    r.send("")  # keep the default
+    r.expect("[elicitation] sent")
+    r.expect('"action":"accept"')
+    assert r.finish() == 0, r.text
+    assert '"content":{"age":41,"name":"anon"}' in r.text.replace(" ", ""), r.text
+
+
+def test_elicitation_decline_and_cancel_on_a_terminal(fixture_path: str) -> None:
+    for answer, action in (("d", "decline"), ("c", "cancel")):
+        r = PtyRun(srv() + ["call", "elicit", "message=Share?"])
+        r.expect("[a]: ")
+        r.send(answer)
+        r.expect(f'"action":"{action}"')
+        assert r.finish() == 0, r.text
+
+
+def test_sampling_on_a_terminal_is_shown_and_refused(fixture_path: str) -> None:
+    status, out = run_pty(srv() + ["call", "sample", "prompt=secret words here", "max_tokens=30"])
+    assert status == 1, out  # the fixture turns the refusal into an error result
+    line = next(ln for ln in out.splitlines() if ln.startswith("[sampling] refused"))
+    # The redacted summary: counts and a hash, never the text.
+    assert "lemon-fixture" in line and "1 message (user)" in line and "max_tokens 30" in line
+    assert "request " in line and "--sampling-command" in line
+    assert "secret words" not in line
