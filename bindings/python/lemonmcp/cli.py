@@ -41,6 +41,7 @@ from typing import IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, S
 from . import __version__
 from ._config import http_transport, stdio_transport
 from ._cli_host import denial_printer, elicitation_handler, review_printer, sampling_command_handler
+from ._cli_servers import check_servers
 from ._cli_args import ArgumentError, arguments_from_words, split_words
 from .client import Client
 from .errors import (
@@ -92,6 +93,8 @@ EXIT = {
 }
 
 PROG = "lemonmcp"
+#: The MCP log levels, lowest first (logging/setLevel).
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 class UsageError(Exception):
@@ -153,6 +156,9 @@ def _common(p: argparse.ArgumentParser, sub: bool) -> None:
     o.add_argument("--timeout", metavar="SECONDS", type=float, default=d, help="bound the connection and each request")
     o.add_argument("-v", "--verbose", action="store_true", default=d, help="show the server's log lines on stderr")
     o.add_argument("-q", "--quiet", action="store_true", default=d, help="no progress on stderr")
+    o.add_argument("--log-level", metavar="LEVEL", choices=LOG_LEVELS, default=d,
+                   help="ask the server for its log messages at LEVEL and above (" + ", ".join(LOG_LEVELS)
+                   + "); they are shown on stderr")
     o.add_argument("--sampling-command", metavar="CMD", default=d,
                    help="answer the server's sampling requests with CMD (shell-like quoting, no shell): the request's "
                    "params as JSON on its stdin, the result as JSON on its stdout")
@@ -211,6 +217,15 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("args", metavar="KEY=VALUE", nargs="*", help="prompt arguments (strings)")
     json_flag(pr)
     json_flag(sub("ping", "check that the server answers"))
+    co = sub("complete", "ask the server to complete an argument of a prompt or a resource template")
+    co.add_argument("kind", metavar="prompt|resource", choices=("prompt", "resource"))
+    co.add_argument("ref", metavar="NAME|URI_TEMPLATE", help="the prompt's name, or the resource template's URI template")
+    co.add_argument("argument", metavar="ARG=PARTIAL", help="the argument and what is typed so far (may be empty: ARG=)")
+    co.add_argument("--context", dest="context", metavar="KEY=VALUE", action="append", default=None,
+                    help="an argument already given (repeatable)")
+    json_flag(co)
+    sv = sub("servers", "connect every server of --config FILE at once and show their states")
+    json_flag(sv)
     return parser
 
 
@@ -294,10 +309,8 @@ _HTTP_TYPE_NAMES = {
 }
 
 
-def server_from_config(path: str, name: Optional[str]) -> Tuple[str, Dict[str, Any]]:
-    """The transport object for server ``name`` of an ``mcpServers`` file:
-    ``{"mcpServers": {NAME: {"command", "args", "env", "cwd"} | {"url",
-    "headers", "type"}}}``. Returns (name, transport)."""
+def read_servers(path: str) -> Dict[str, Any]:
+    """The ``mcpServers`` object of a config file (entries unchecked)."""
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
@@ -308,6 +321,14 @@ def server_from_config(path: str, name: Optional[str]) -> Tuple[str, Dict[str, A
     servers = doc.get("mcpServers") if isinstance(doc, dict) else None
     if not isinstance(servers, dict) or not servers:
         raise UsageError(f'--config: {path} has no "mcpServers" object')
+    return servers
+
+
+def server_from_config(path: str, name: Optional[str]) -> Tuple[str, Dict[str, Any]]:
+    """The transport object for server ``name`` of an ``mcpServers`` file:
+    ``{"mcpServers": {NAME: {"command", "args", "env", "cwd"} | {"url",
+    "headers", "type"}}}``. Returns (name, transport)."""
+    servers = read_servers(path)
     if name is None:
         if len(servers) != 1:
             raise UsageError(f"--server: {path} lists several servers, pick one: {', '.join(sorted(servers))}")
@@ -315,6 +336,12 @@ def server_from_config(path: str, name: Optional[str]) -> Tuple[str, Dict[str, A
     entry = servers.get(name)
     if entry is None:
         raise UsageError(f"--server: no server {name!r} in {path} (it has: {', '.join(sorted(servers))})")
+    return name, entry_transport(name, entry)
+
+
+def entry_transport(name: str, entry: Any) -> Dict[str, Any]:
+    """The transport object of one ``mcpServers`` entry (UsageError names
+    what is wrong with it)."""
     if not isinstance(entry, dict):
         raise UsageError(f"--config: mcpServers.{name} is not an object")
     kind = entry.get("type")
@@ -323,7 +350,7 @@ def server_from_config(path: str, name: Optional[str]) -> Tuple[str, Dict[str, A
             args = entry.get("args", [])
             if not isinstance(args, list):
                 raise UsageError(f"--config: mcpServers.{name}.args is not a list")
-            return name, stdio_transport(
+            return stdio_transport(
                 entry["command"],
                 [str(a) if isinstance(a, (int, float)) else a for a in args],
                 env=entry.get("env"),
@@ -334,7 +361,7 @@ def server_from_config(path: str, name: Optional[str]) -> Tuple[str, Dict[str, A
             key = kind.lower() if isinstance(kind, str) else None
             if key not in _HTTP_TYPE_NAMES:
                 raise UsageError(f"--config: mcpServers.{name}.type {kind!r} is not one of stdio, http, streamable-http, sse")
-            return name, http_transport(entry["url"], entry.get("headers"), type=_HTTP_TYPE_NAMES[key])
+            return http_transport(entry["url"], entry.get("headers"), type=_HTTP_TYPE_NAMES[key])
     except InvalidArgument as exc:
         raise UsageError(f"--config: mcpServers.{name}: {exc}") from None
     raise UsageError(f'--config: mcpServers.{name} needs "command" or "url"')
@@ -671,6 +698,9 @@ def _host_request_options(ns: argparse.Namespace, stdin: IO[str], err: IO[str]) 
 
 # ------------------------------------------------------------------ running
 
+#: How long ``servers`` waits for each server without --timeout (seconds).
+SERVERS_READY_S = 30.0
+
 #: The server's stderr shown when connecting fails: at most this many of the
 #: last lines the library kept, and this many characters in all.
 STDERR_TAIL_LINES = 20
@@ -798,18 +828,85 @@ def _log_printer(stream: IO[str]) -> Callable[[LogRecord], None]:
     return show
 
 
-def _notification_printer(stream: IO[str]) -> Callable[[Notification], None]:
+def _notification_printer(stream: IO[str], only_logs: bool = False) -> Callable[[Notification], None]:
     def show(n: Notification) -> None:
+        if only_logs and n.method != "notifications/message":
+            return
         if n.method == "notifications/message":
             data = n.params.get("data")
             text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
             logger = n.params.get("logger")
-            stream.write(f"[server {n.params.get('level', 'info')}{' ' + logger if isinstance(logger, str) else ''}] {text}\n")
+            level = n.params.get("level", "info")
+            stream.write(_printable(f"[server {level}{' ' + logger if isinstance(logger, str) else ''}] {text}") + "\n")
         else:
             stream.write(f"[notification] {n.method}\n")
         stream.flush()
 
     return show
+
+
+def _set_log_level(client: Client, level: str, err: IO[str]) -> None:
+    """--log-level: logging/setLevel, or a warning when the server has no
+    logging (the command still runs)."""
+    if not client.server_info.has_capability("logging"):
+        err.write(f"{PROG}: warning: the server does not declare logging; --log-level {level} is not sent\n")
+        return
+    client.set_logging_level(level)
+
+
+def _servers(ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    """``servers``: every server of --config, connected at once."""
+    if not ns.config:
+        raise UsageError("servers needs --config FILE (a JSON file with \"mcpServers\")")
+    others = [o for o in ("stdio", "url", "sse", "server") if getattr(ns, o, None)]
+    if others:
+        raise UsageError(f"servers checks every server of --config; --{others[0]} does not apply")
+    if ns.timeout is not None and ns.timeout < 0:
+        raise UsageError("--timeout: expected a non-negative number of seconds")
+    entries: List[Tuple[str, Optional[Dict[str, Any]], Optional[str]]] = []
+    for name, entry in read_servers(ns.config).items():
+        try:
+            entries.append((name, entry_transport(name, entry), None))
+        except UsageError as exc:
+            entries.append((name, None, str(exc).replace("--config: ", "", 1)))
+    options: Dict[str, Any] = {"ready_timeout": ns.timeout if ns.timeout else SERVERS_READY_S}
+    results = check_servers(entries, options, _error_text)
+    if getattr(ns, "json_output", False):
+        _dump({"servers": [r.as_json() for r in results]}, out)
+    else:
+        width: Optional[int] = _width() if _isatty(out) else None
+        rows = [(r.name, r.state, r.era or "", r.protocol or "", r.server or "", r.error or "") for r in results]
+        out.write(format_table(("NAME", "STATE", "ERA", "PROTOCOL", "SERVER", "ERROR"), rows, width) + "\n")
+        for r in results:
+            tail = stderr_tail_text(r.stderr_tail)
+            if tail:
+                err.write(f"{r.name}: " + tail)
+    failed = [r.name for r in results if r.state != "ready"]
+    if failed:
+        err.write(f"{PROG}: {len(failed)} of {len(results)} servers not ready: {', '.join(failed)}\n")
+        return EXIT_CONNECT
+    return EXIT_OK
+
+
+def _complete(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str], as_json: bool) -> int:
+    """``complete prompt NAME ARG=PARTIAL`` / ``complete resource URI ARG=PARTIAL``."""
+    arg, sep, partial = ns.argument.partition("=")
+    if not sep or not arg:
+        raise UsageError(f"complete: expected ARG=PARTIAL, got {ns.argument!r}")
+    ref: Dict[str, Any] = (
+        {"type": "ref/prompt", "name": ns.ref} if ns.kind == "prompt" else {"type": "ref/resource", "uri": ns.ref}
+    )
+    context = parse_kv(ns.context or [], json_values=False) or None
+    res = client.complete(ref, arg, partial, context=context)
+    if as_json:
+        _dump(res.raw, out)
+        return EXIT_OK
+    for v in res.values:
+        out.write(v + "\n")
+    if res.has_more or (res.total is not None and res.total > len(res.values)):
+        more = f"{res.total - len(res.values)} more" if res.total is not None else "more"
+        err.write(f"{PROG}: the server has {more} values\n")
+    return EXIT_OK
 
 
 def _run_command(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
@@ -898,6 +995,8 @@ def _run_command(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[s
             for m in gp.messages:
                 out.write(f"[{m.role}]\n{format_content([m.content])}")
         return EXIT_OK
+    if cmd == "complete":
+        return _complete(client, ns, out, err, as_json)
     if cmd == "ping":
         start = time.perf_counter()
         client.ping()
@@ -988,6 +1087,15 @@ def main(
         err.flush()
         return status
 
+    if ns.command == "servers":
+        try:
+            return _servers(ns, out, err)
+        except UsageError as exc:
+            parser.print_usage(err)
+            return fail(EXIT_USAGE, str(exc))
+        except KeyboardInterrupt:
+            return fail(EXIT_INTERRUPTED, "interrupted")
+
     try:
         target, transport = _transport(ns)
         auth_options = _auth_options(ns, transport, inp, err)
@@ -1011,7 +1119,9 @@ def main(
             options["ready_timeout"] = ns.timeout
     if ns.verbose:
         options["on_log"] = _log_printer(err)
-        options["on_notification"] = _notification_printer(err)
+    if ns.verbose or ns.log_level:
+        # -v: every notification; --log-level: the log messages asked for.
+        options["on_notification"] = _notification_printer(err, only_logs=not ns.verbose)
     closed = _ClosedWatch()
     options["on_closed"] = closed
     try:
@@ -1043,6 +1153,8 @@ def main(
                 _show_stderr_tail(closed.wait(), err)
             return status
         try:
+            if ns.log_level:
+                _set_log_level(client, ns.log_level, err)
             return _run_command(client, ns, out, err)
         except UsageError as exc:
             return fail(EXIT_USAGE, str(exc))
