@@ -255,3 +255,18 @@ def test_cli_timeout_exit_code_is_documented() -> None:
     from lemonmcp.cli import EXIT
 
     assert EXIT["timeout"] == TIMEOUT
+
+
+def test_missing_executable_is_a_connection_error() -> None:
+    # The library reports it as a transport failure (LMCP_E_TRANSPORT): in
+    # Python a TransportError, which is a builtin ConnectionError, never an
+    # InvalidArgument; on the command line exit 3.
+    c = lemonmcp.Client.stdio("no-such-mcp-server-xyz", ["--flag"])
+    with pytest.raises(lemonmcp.TransportError) as info:
+        c.open(timeout=10)
+    assert isinstance(info.value, ConnectionError)
+    assert not isinstance(info.value, lemonmcp.InvalidArgument)
+    assert str(info.value) == "executable not found: no-such-mcp-server-xyz"
+    r = run_cli(["--stdio", "no-such-mcp-server-xyz --flag", "info"])
+    assert r.returncode == CONNECT
+    assert r.stderr == "lemonmcp: cannot connect to no-such-mcp-server-xyz: executable not found: no-such-mcp-server-xyz\n"
