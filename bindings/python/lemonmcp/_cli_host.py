@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import shlex
 import signal
 import subprocess
@@ -27,6 +28,7 @@ from .errors import PolicyDenied
 
 __all__ = [
     "FormCancelled",
+    "TerminalInput",
     "ask_form",
     "elicitation_handler",
     "sampling_command_handler",
@@ -221,16 +223,47 @@ def ask_form(
     return content
 
 
-def elicitation_handler(stdin: IO[str], err: IO[str]) -> Callable[[Dict[str, Any]], Dict[str, Any]]:
+class TerminalInput:
+    """Lines typed at the terminal, read on a host-request thread in a way
+    the main thread can stop: after Ctrl-C or when the command ends, a form
+    waiting for input is cancelled instead of keeping the process alive."""
+
+    POLL_S = 0.1
+
+    def __init__(self, stdin: IO[str]) -> None:
+        self.stdin = stdin
+        self._stop = threading.Event()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def read_line(self) -> Optional[str]:
+        """One line, or None at end of input or once stopped."""
+        try:
+            fd: Optional[int] = self.stdin.fileno()
+        except (AttributeError, ValueError, OSError):
+            fd = None
+        while fd is not None and not self._stop.is_set():
+            try:
+                ready, _, _ = select.select([fd], [], [], self.POLL_S)
+            except (OSError, ValueError):
+                break
+            if ready:
+                break
+        if self._stop.is_set():
+            return None
+        line = self.stdin.readline()
+        return None if line == "" else line
+
+
+def elicitation_handler(term: TerminalInput, err: IO[str]) -> Callable[[Dict[str, Any]], Dict[str, Any]]:
     """An ``elicitation`` host handler for a terminal (form mode)."""
 
     def write(text: str) -> None:
         err.write(text)
         err.flush()
 
-    def read_line() -> Optional[str]:
-        line = stdin.readline()
-        return None if line == "" else line
+    read_line = term.read_line
 
     def handle(params: Dict[str, Any]) -> Dict[str, Any]:
         message = params.get("message")

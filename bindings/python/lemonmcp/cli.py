@@ -40,7 +40,7 @@ from typing import IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, S
 
 from . import __version__
 from ._config import http_transport, stdio_transport
-from ._cli_host import denial_printer, elicitation_handler, review_printer, sampling_command_handler
+from ._cli_host import TerminalInput, denial_printer, elicitation_handler, review_printer, sampling_command_handler
 from ._cli_servers import check_servers
 from ._cli_args import ArgumentError, arguments_from_words, split_words
 from .client import Client
@@ -662,7 +662,7 @@ def _dump(value: Any, out: IO[str]) -> None:
 # ------------------------------------------------------------------ server requests
 
 
-def _host_request_options(ns: argparse.Namespace, stdin: IO[str], err: IO[str]) -> Dict[str, Any]:
+def _host_request_options(ns: argparse.Namespace, stdin: IO[str], err: IO[str], term: TerminalInput) -> Dict[str, Any]:
     """What the client offers to answer, and how. Nothing is declared that
     cannot be answered:
 
@@ -692,7 +692,7 @@ def _host_request_options(ns: argparse.Namespace, stdin: IO[str], err: IO[str]) 
         options["sampling_policy"] = {"mode": "deny"}
         options["on_sampling_denied"] = denial_printer(err)
     if interactive:
-        options["elicitation"] = elicitation_handler(stdin, err)
+        options["elicitation"] = elicitation_handler(term, err)
     return options
 
 
@@ -1124,8 +1124,10 @@ def main(
         options["on_notification"] = _notification_printer(err, only_logs=not ns.verbose)
     closed = _ClosedWatch()
     options["on_closed"] = closed
+    term = TerminalInput(inp)
+    stdio = transport.get("type") == "stdio"  # only a process has a stderr
     try:
-        options.update(_host_request_options(ns, inp, err))
+        options.update(_host_request_options(ns, inp, err, term))
     except UsageError as exc:
         parser.print_usage(err)
         return fail(EXIT_USAGE, str(exc))
@@ -1149,7 +1151,7 @@ def main(
             return fail(code, f"the server {target} failed the handshake: {_error_text(exc)}")
         except LemonMCPError as exc:
             status = fail(_connect_exit(exc), f"cannot connect to {target}: {_error_text(exc)}")
-            if not ns.verbose:  # with -v its lines were shown as they came
+            if stdio and not ns.verbose:  # with -v its lines were shown as they came
                 _show_stderr_tail(closed.wait(), err)
             return status
         try:
@@ -1162,7 +1164,7 @@ def main(
             return fail(exc.status, str(exc))
         except LemonMCPError as exc:
             status = fail(_exit_for(exc), _error_text(exc))
-            if isinstance(exc, ClosedError) and not ns.verbose:
+            if stdio and isinstance(exc, ClosedError) and not ns.verbose:
                 _show_stderr_tail(closed.wait(), err)  # the server died: its last words
             return status
     except KeyboardInterrupt:
@@ -1175,6 +1177,7 @@ def main(
             pass
         return EXIT_OK
     finally:
+        term.stop()  # a form still waiting for input is cancelled
         if client is not None:
             try:
                 client.close()

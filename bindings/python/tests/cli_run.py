@@ -40,6 +40,13 @@ def run_cli(
     )
 
 
+def _controlling_tty() -> None:
+    os.setsid()
+    import fcntl
+
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 class PtyRun:
     """One command-line run on a pty. ``expect`` waits for text, ``send``
     types a line, ``finish`` waits for the exit status."""
@@ -61,7 +68,9 @@ class PtyRun:
             stderr=slave,
             env=env,
             cwd=PKG_ROOT,
-            start_new_session=True,
+            # A session of its own with the pty as its controlling terminal,
+            # so that ^C typed on it is a SIGINT, as in a shell.
+            preexec_fn=_controlling_tty,
             close_fds=True,
         )
         os.close(slave)
@@ -108,6 +117,14 @@ class PtyRun:
 
     def send(self, line: str) -> None:
         os.write(self.master, line.encode("utf-8") + b"\r")
+
+    def interrupt(self) -> None:
+        """Type ^C (a SIGINT to the foreground process group)."""
+        os.write(self.master, b"\x03")
+
+    def end_of_input(self) -> None:
+        """Type ^D at the start of a line (end of input)."""
+        os.write(self.master, b"\x04")
 
     def finish(self, timeout: float = PROC_S) -> int:
         deadline = time.monotonic() + timeout

@@ -72,3 +72,21 @@ def test_sampling_on_a_terminal_is_shown_and_refused(fixture_path: str) -> None:
     assert "lemon-fixture" in line and "1 message (user)" in line and "max_tokens 30" in line
     assert "request " in line and "--sampling-command" in line
     assert "secret words" not in line
+
+
+def test_ctrl_c_during_a_form_interrupts(fixture_path: str) -> None:
+    r = PtyRun(srv() + ["call", "elicit", "message=Who?"])
+    r.expect("[a]: ")
+    r.interrupt()
+    assert r.finish(timeout=20) == 130, r.text
+    assert "lemonmcp: interrupted" in r.text
+
+
+def test_end_of_input_cancels_a_form(fixture_path: str) -> None:
+    r = PtyRun(srv() + ["call", "elicit", "message=Who?"])
+    r.expect("[a]: ")
+    r.send("")
+    r.expect("integer: ")
+    r.end_of_input()
+    r.expect('"action":"cancel"')
+    assert r.finish() == 0, r.text
