@@ -1,9 +1,19 @@
 """``lemonmcp``: a command-line MCP client.
 
     lemonmcp --stdio 'my-server --flag' tools
-    lemonmcp --stdio ./server call echo text="hello there"
+    lemonmcp --stdio ./server call echo text="hello there" count=3
+    lemonmcp --stdio ./server read file:///logo.png -o logo.png
+    lemonmcp --stdio ./server complete prompt greet name=Al
     lemonmcp --config mcp.json --server files read file:///etc/hostname
+    lemonmcp --config mcp.json servers
     lemonmcp --url https://example.com/mcp --json info
+
+KEY=VALUE arguments are typed by the tool's input schema (lemonmcp._cli_args).
+Text a server returned is written as it came (lemonmcp._cli_output). Nothing
+is offered to the server unasked: roots only with --root, sampling only with
+--sampling-command (or, on a terminal, to show and refuse a request),
+elicitation only on a terminal, as a form (lemonmcp._cli_host). ``servers``
+connects every server of --config at once (lemonmcp._cli_servers).
 
     lemonmcp --url https://example.com/mcp --client-id me --client-secret-env MY_SECRET tools
     lemonmcp --url https://example.com/mcp --authorize --redirect-uri http://127.0.0.1:8976/callback tools
@@ -33,7 +43,6 @@ import os
 import shlex
 import shutil
 import sys
-import textwrap
 import threading
 import time
 from typing import IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, Sequence, Tuple
@@ -41,6 +50,24 @@ from typing import IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, S
 from . import __version__
 from ._config import http_transport, stdio_transport
 from ._cli_host import TerminalInput, denial_printer, elicitation_handler, review_printer, sampling_command_handler
+from ._cli_output import (
+    _describe_resource,
+    _dump,
+    _isatty,
+    _line_end,
+    _log_printer,
+    _notification_printer,
+    _one_line,
+    _ProgressLine,
+    _schema_args,
+    _size,
+    _width,
+    _wrap,
+    format_content,
+    format_info,
+    format_table,
+    stderr_tail_text,
+)
 from ._cli_servers import check_servers
 from ._cli_args import ArgumentError, arguments_from_words, split_words
 from .client import Client
@@ -55,18 +82,7 @@ from .errors import (
     TransportError,
     UnsupportedError,
 )
-from .types import (
-    CallToolResult,
-    Closed,
-    Content,
-    GetPromptResult,
-    LogRecord,
-    Notification,
-    Progress,
-    ReadResourceResult,
-    ResourceContents,
-    ServerInfo,
-)
+from .types import CallToolResult, Closed, GetPromptResult, ReadResourceResult
 
 __all__ = ["main", "build_parser", "parse_kv", "server_from_config", "format_table", "EXIT"]
 
@@ -170,7 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="A Model Context Protocol client: ask an MCP server for its tools, resources and prompts, and use them.",
-        epilog="exit status: 0 ok, 1 tool error result, 2 usage, 3 connection failure (including a missing executable), "
+        epilog="Elicitation is offered only on a terminal (a form); sampling only with --sampling-command "
+        "(on a terminal without it a request is shown and refused); roots only with --root. "
+        "exit status: 0 ok, 1 tool error result, 2 usage, 3 connection failure (including a missing executable), "
         "4 protocol error, 5 unsupported, 6 authorization required, 124 timeout, 130 interrupted",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -485,141 +503,6 @@ def _auth_required_text(exc: AuthRequired) -> str:
 
 
 # ------------------------------------------------------------------ output
-
-
-def _width() -> int:
-    return max(40, shutil.get_terminal_size((100, 24)).columns)
-
-
-def _one_line(text: Optional[str]) -> str:
-    return " ".join((text or "").split())
-
-
-def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: Optional[int] = None) -> str:
-    """Aligned columns; on a terminal (``width`` given) the last column is
-    cut (with "…") to fit it, elsewhere (None) nothing is cut."""
-    cols = len(headers)
-    cells = [[_one_line(c) for c in r] for r in rows]
-    widths = [max([len(headers[i])] + [len(r[i]) for r in cells]) for i in range(cols)]
-    lines = []
-    for r in [list(headers)] + cells:
-        parts = [r[i].ljust(widths[i]) for i in range(cols - 1)]
-        prefix = "  ".join(parts) + ("  " if parts else "")
-        last = r[cols - 1]
-        if width is not None:
-            room = max(12, width - len(prefix))
-            if len(last) > room:
-                last = last[: room - 1] + "…"
-        lines.append((prefix + last).rstrip())
-    return "\n".join(lines)
-
-
-def _wrap(text: str, width: Optional[int], indent: str = "") -> str:
-    """The CLI's own prose (server instructions, a prompt's description),
-    wrapped for a terminal; None (not a terminal): only indented. Never used
-    on what a tool or resource returned."""
-    if width is None:
-        return "\n".join(indent + line for line in text.splitlines() or [""])
-    out: List[str] = []
-    for line in text.splitlines() or [""]:
-        if len(indent) + len(line) <= width or not line.strip():
-            out.append(indent + line)
-        else:
-            out.extend(
-                textwrap.wrap(
-                    line,
-                    width=width,
-                    initial_indent=indent,
-                    subsequent_indent=indent,
-                    break_long_words=True,
-                    break_on_hyphens=False,
-                    replace_whitespace=False,
-                    drop_whitespace=True,
-                )
-                or [indent]
-            )
-    return "\n".join(out)
-
-
-def _size(n: Optional[int]) -> str:
-    if n is None:
-        return "unknown size"
-    return f"{n} byte" if n == 1 else f"{n:,} bytes"
-
-
-def _describe_resource(c: ResourceContents) -> Optional[str]:
-    """None for text (printed as is), else a one-line description."""
-    if c.text is not None:
-        return None
-    return f"[blob {c.mime_type or 'application/octet-stream'}, {_size(c.size)}] {c.uri}".rstrip()
-
-
-def _line_end(text: str) -> str:
-    """text ending with exactly the newline it had, or one added."""
-    return text if text.endswith("\n") else text + "\n"
-
-
-def format_content(blocks: Sequence[Content]) -> str:
-    """Content blocks as text: a text block is written as the server sent it
-    (never re-wrapped, so JSON text still parses), other blocks as one
-    descriptive line each. Every block ends with a newline."""
-    out: List[str] = []
-    for b in blocks:
-        if b.type == "text":
-            out.append(_line_end(b.text or ""))
-        elif b.type in ("image", "audio"):
-            out.append(f"[{b.type} {b.mime_type or 'unknown type'}, {_size(b.size)}]\n")
-        elif b.type == "resource_link":
-            extra = ", ".join(x for x in (b.name, b.mime_type) if x)
-            out.append(f"[resource link] {b.uri or ''}" + (f" ({extra})" if extra else "") + "\n")
-        elif b.type == "resource" and b.resource is not None:
-            desc = _describe_resource(b.resource)
-            if desc is None:
-                out.append(f"[resource {b.resource.uri}]\n")
-                out.append(_line_end(b.resource.text or ""))
-            else:
-                out.append(desc + "\n")
-        else:
-            out.append(f"[{b.type or 'unknown'} content] " + json.dumps(b.raw, ensure_ascii=False) + "\n")
-    return "".join(out)
-
-
-def _schema_args(schema: Mapping[str, Any]) -> str:
-    props = schema.get("properties")
-    if not isinstance(props, dict):
-        return ""
-    required = schema.get("required") if isinstance(schema.get("required"), list) else []
-    return ", ".join(f"{k}*" if k in (required or []) else k for k in props)
-
-
-def _capabilities(caps: Mapping[str, Any]) -> str:
-    parts = []
-    for name, value in caps.items():
-        flags = [k for k, v in value.items() if v is True] if isinstance(value, dict) else []
-        parts.append(f"{name} ({', '.join(flags)})" if flags else name)
-    return ", ".join(parts) or "none"
-
-
-def format_info(info: ServerInfo, width: Optional[int] = None) -> str:
-    title = f" — {info.title}" if info.title else ""
-    lines = [
-        f"server        {info.name} {info.version}{title}".rstrip(),
-        f"protocol      {info.protocol_version or '?'} over {info.transport or '?'}",
-        f"capabilities  {_capabilities(info.capabilities)}",
-    ]
-    if info.instructions:
-        lines.append("instructions")
-        lines.append(_wrap(info.instructions, width, indent="  "))
-    return "\n".join(lines)
-
-
-def _isatty(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError, OSError):
-        return False
-
-
 def _save_resource(rr: ReadResourceResult, uri: str, path: str, out: IO[str], err: IO[str]) -> int:
     """``read URI -o PATH``: the resource's exact bytes (text as UTF-8, a
     blob decoded) to PATH, or to stdout's bytes for "-"."""
@@ -652,11 +535,6 @@ def _save_resource(rr: ReadResourceResult, uri: str, path: str, out: IO[str], er
         raise Failure(EXIT_USAGE, f"-o: cannot write {path}: {exc.strerror}") from None
     err.write(f"{PROG}: wrote {_size(len(data))} to {path}\n")
     return EXIT_OK
-
-
-def _dump(value: Any, out: IO[str]) -> None:
-    json.dump(value, out, indent=2, ensure_ascii=False)
-    out.write("\n")
 
 
 # ------------------------------------------------------------------ server requests
@@ -701,10 +579,6 @@ def _host_request_options(ns: argparse.Namespace, stdin: IO[str], err: IO[str], 
 #: How long ``servers`` waits for each server without --timeout (seconds).
 SERVERS_READY_S = 30.0
 
-#: The server's stderr shown when connecting fails: at most this many of the
-#: last lines the library kept, and this many characters in all.
-STDERR_TAIL_LINES = 20
-STDERR_TAIL_CHARS = 4096
 #: How long a failed connection waits for the "closed" event carrying them.
 CLOSED_WAIT_S = 2.0
 
@@ -725,34 +599,6 @@ class _ClosedWatch:
     def wait(self, timeout: float = CLOSED_WAIT_S) -> Optional[Closed]:
         self._event.wait(timeout)
         return self.closed
-
-
-def _printable(line: str) -> str:
-    """A server's line made safe for a terminal: control characters
-    (escape sequences) shown as \\xNN, never interpreted."""
-    return "".join(ch if ch.isprintable() or ch == "\t" else f"\\x{ord(ch):02x}" for ch in line)
-
-
-def stderr_tail_text(lines: Sequence[str], max_lines: int = STDERR_TAIL_LINES, max_chars: int = STDERR_TAIL_CHARS) -> str:
-    """The last lines of a server's stderr, bounded in lines and characters,
-    labelled as the server's own words (an empty string when there are none)."""
-    kept: List[str] = []
-    used = 0
-    for raw in reversed([ln for ln in lines if ln.strip()][-max_lines:]):
-        line = _printable(raw.rstrip("\r\n"))
-        if used + len(line) > max_chars:
-            room = max_chars - used
-            if room > 40:
-                kept.append("…" + line[-(room - 1):])
-            break
-        kept.append(line)
-        used += len(line)
-    if not kept:
-        return ""
-    kept.reverse()
-    n = len(kept)
-    head = f"the server's stderr (last {n} line{'s' if n != 1 else ''}):"
-    return head + "\n" + "".join(f"  | {ln}\n" for ln in kept)
 
 
 def _show_stderr_tail(c: Optional[Closed], err: IO[str]) -> None:
@@ -789,60 +635,6 @@ def _error_text(exc: LemonMCPError) -> str:
     if isinstance(exc, ProtocolError) and exc.code is not None and str(exc.code) not in msg:
         msg = f"{msg} (code {exc.code})"
     return msg
-
-
-class _ProgressLine:
-    """Progress on stderr: one rewritten line on a terminal, lines elsewhere."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self.stream = stream
-        self.tty = bool(getattr(stream, "isatty", lambda: False)())
-        self.dirty = False
-
-    def __call__(self, p: Progress) -> None:
-        if p.total:
-            amount = f"{p.progress:g}/{p.total:g} ({100.0 * p.progress / p.total:.0f}%)"
-        else:
-            amount = f"{p.progress:g}"
-        text = f"progress {amount}" + (f" {_one_line(p.message)}" if p.message else "")
-        if self.tty:
-            self.stream.write("\r\033[K" + text[: _width() - 1])
-            self.dirty = True
-        else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
-
-    def finish(self) -> None:
-        if self.dirty:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
-            self.dirty = False
-
-
-def _log_printer(stream: IO[str]) -> Callable[[LogRecord], None]:
-    def show(rec: LogRecord) -> None:
-        label = "server" if rec.source == "stderr" else rec.source or "log"
-        stream.write(f"[{label}] {rec.message}\n")
-        stream.flush()
-
-    return show
-
-
-def _notification_printer(stream: IO[str], only_logs: bool = False) -> Callable[[Notification], None]:
-    def show(n: Notification) -> None:
-        if only_logs and n.method != "notifications/message":
-            return
-        if n.method == "notifications/message":
-            data = n.params.get("data")
-            text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-            logger = n.params.get("logger")
-            level = n.params.get("level", "info")
-            stream.write(_printable(f"[server {level}{' ' + logger if isinstance(logger, str) else ''}] {text}") + "\n")
-        else:
-            stream.write(f"[notification] {n.method}\n")
-        stream.flush()
-
-    return show
 
 
 def _set_log_level(client: Client, level: str, err: IO[str]) -> None:
