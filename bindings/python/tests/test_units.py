@@ -165,7 +165,7 @@ ERROR_TABLE = [
     (-5, errors.TimeoutError, builtins.TimeoutError),
     (-6, errors.Cancelled, None),
     (-7, errors.ClosedError, ConnectionError),
-    (-8, errors.TransportError, None),
+    (-8, errors.TransportError, ConnectionError),
     (-9, errors.ProtocolError, None),
     (-10, errors.UnsupportedError, None),
     (-11, errors.AuthRequired, None),
