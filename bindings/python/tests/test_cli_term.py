@@ -90,3 +90,14 @@ def test_end_of_input_cancels_a_form(fixture_path: str) -> None:
     r.end_of_input()
     r.expect('"action":"cancel"')
     assert r.finish() == 0, r.text
+
+
+def test_server_dying_at_startup_on_a_terminal(fixture_path: str) -> None:
+    import pathlib
+    import sys
+
+    script = pathlib.Path(__file__).parent / "cli_servers" / "dies_at_startup.py"
+    status, out = run_pty(["--stdio", shlex.join([sys.executable, str(script)]), "tools"])
+    assert status == 3, out
+    assert "the server's stderr (last 2 lines):\n  | starting example server v1\n" in out
+    assert "  | error: missing API key (set EXAMPLE_API_KEY)" in out
