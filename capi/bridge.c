@@ -2,25 +2,51 @@
  * the ABI returns. */
 #include "bridge.h"
 
-void lmcp_bridge_event(lmcp_event_cb cb, uintptr_t user_data, const char *kind,
-                       const char *json, size_t len) {
+/* A callback frame: one host function running on this thread for a client.
+ * Frames live on the trampolines' stacks and are linked per thread; nested
+ * callbacks (a callback whose lmcp_ call runs another) stack up. */
+struct lmcp_frame {
+  uintptr_t client;
+  int delivering; /* a completion or event: the client's delivery thread */
+  struct lmcp_frame *prev;
+};
+
+static __thread struct lmcp_frame *lmcp_frames;
+
+#define LMCP_FRAME_ENTER(c, d)                                                 \
+  struct lmcp_frame frame = {(c), (d), lmcp_frames};                           \
+  lmcp_frames = &frame
+#define LMCP_FRAME_EXIT() lmcp_frames = frame.prev
+
+void lmcp_bridge_event(lmcp_event_cb cb, uintptr_t user_data, uintptr_t client,
+                       const char *kind, const char *json, size_t len) {
+  LMCP_FRAME_ENTER(client, 1);
   cb((void *)user_data, kind, json, len);
+  LMCP_FRAME_EXIT();
 }
 
 void lmcp_bridge_host_request(lmcp_host_request_cb cb, uintptr_t user_data,
-                              uint64_t id, const char *kind, const char *json,
-                              size_t len) {
+                              uintptr_t client, uint64_t id, const char *kind,
+                              const char *json, size_t len) {
+  LMCP_FRAME_ENTER(client, 0);
   cb((void *)user_data, (lmcp_request_id)id, kind, json, len);
+  LMCP_FRAME_EXIT();
 }
 
-void lmcp_bridge_done(lmcp_done_cb cb, uintptr_t user_data, uint64_t call_id,
-                      int32_t status, const char *json, size_t len) {
+void lmcp_bridge_done(lmcp_done_cb cb, uintptr_t user_data, uintptr_t client,
+                      uint64_t call_id, int32_t status, const char *json,
+                      size_t len) {
+  LMCP_FRAME_ENTER(client, 1);
   cb((void *)user_data, (lmcp_call_id)call_id, (lmcp_status)status, json, len);
+  LMCP_FRAME_EXIT();
 }
 
-void lmcp_bridge_destroy(lmcp_destroy_cb cb, uintptr_t user_data) {
+void lmcp_bridge_destroy(lmcp_destroy_cb cb, uintptr_t user_data,
+                         uintptr_t client) {
   if (cb != NULL) {
+    LMCP_FRAME_ENTER(client, 0);
     cb((void *)user_data);
+    LMCP_FRAME_EXIT();
   }
 }
 
@@ -75,4 +101,19 @@ lmcp_status lmcp_client_call(lmcp_client *client, const char *method,
   return lmcpgo_client_call(client, method, params_json, params_len,
                             options_json, options_len, done,
                             (uintptr_t)user_data, call_id_out, err_out);
+}
+
+/* lmcp_client_free counts the freed client's callback frames on this
+ * thread: Free waits for the client's running callbacks but these, and
+ * when one of them is a completion or event (this thread is the client's
+ * delivery thread) it delivers the remaining completions itself. */
+void lmcp_client_free(lmcp_client *client) {
+  int callbacks = 0, delivering = 0;
+  for (const struct lmcp_frame *f = lmcp_frames; f != NULL; f = f->prev) {
+    if (f->client == (uintptr_t)client) {
+      callbacks++;
+      delivering |= f->delivering;
+    }
+  }
+  lmcpgo_client_free(client, callbacks, delivering);
 }

@@ -21,14 +21,22 @@ typedef const char cchar_t;
  * the header are exported. */
 #define LMCP_INTERNAL __attribute__((visibility("hidden")))
 
-LMCP_INTERNAL void lmcp_bridge_event(lmcp_event_cb cb, uintptr_t user_data, const char *kind,
+/* Each trampoline also takes the client's handle, as an integer: while the
+ * host's function runs, the calling thread records it in a callback frame
+ * (see bridge.c), so that lmcp_client_free knows when it is called from
+ * inside one of the freed client's own callbacks. Completions and events run
+ * on the client's delivery goroutine, and their frames say so. */
+LMCP_INTERNAL void lmcp_bridge_event(lmcp_event_cb cb, uintptr_t user_data,
+                       uintptr_t client, const char *kind,
                        const char *json, size_t len);
 LMCP_INTERNAL void lmcp_bridge_host_request(lmcp_host_request_cb cb, uintptr_t user_data,
-                              uint64_t id, const char *kind, const char *json,
-                              size_t len);
-LMCP_INTERNAL void lmcp_bridge_done(lmcp_done_cb cb, uintptr_t user_data, uint64_t call_id,
+                              uintptr_t client, uint64_t id, const char *kind,
+                              const char *json, size_t len);
+LMCP_INTERNAL void lmcp_bridge_done(lmcp_done_cb cb, uintptr_t user_data,
+                      uintptr_t client, uint64_t call_id,
                       int32_t status, const char *json, size_t len);
-LMCP_INTERNAL void lmcp_bridge_destroy(lmcp_destroy_cb cb, uintptr_t user_data);
+LMCP_INTERNAL void lmcp_bridge_destroy(lmcp_destroy_cb cb, uintptr_t user_data,
+                         uintptr_t client);
 LMCP_INTERNAL const char *lmcp_bridge_status_string(int32_t status);
 LMCP_INTERNAL const char *lmcp_bridge_version(void);
 
@@ -44,5 +52,7 @@ LMCP_INTERNAL lmcp_status lmcpgo_client_call(
     size_t params_len, cchar_t *options_json, size_t options_len,
     lmcp_done_cb done, uintptr_t user_data, lmcp_call_id *call_id_out,
     char **err_out);
+LMCP_INTERNAL void lmcpgo_client_free(lmcp_client *client, int callbacks,
+                                      int delivering);
 
 #endif

@@ -7,14 +7,12 @@ package main
 import "C"
 
 import (
-	"fmt"
 	"runtime"
 	"time"
 	"unsafe"
 
 	"github.com/lemonmcp/lemonmcp/config"
 	"github.com/lemonmcp/lemonmcp/core"
-	"github.com/lemonmcp/lemonmcp/internal/etf"
 	"github.com/lemonmcp/lemonmcp/internal/handles"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 )
@@ -23,48 +21,40 @@ import (
 // two can never disagree.
 var libraryVersion = C.GoString(C.lmcp_bridge_version())
 
-// clientHandle is what a host's lmcp_client pointer resolves to.
-type clientHandle struct {
-	c   *core.Client
-	etf bool // payloads go to the host as Erlang external term format
-}
+// clients maps the hosts' lmcp_client pointers to clients. A freed handle
+// stays behind as a tombstone, so a call racing lmcp_client_free either
+// finds the client (and the core answers it as a method of a client being
+// freed) or gets LMCP_E_INVALID_HANDLE; it never reaches freed memory.
+var clients handles.Registry[core.Client]
 
-// encode turns a JSON payload into the client's result format. A payload
-// that cannot be converted (it always can: the library produced or
-// validated it) falls back to an error term rather than being lost.
-func (h *clientHandle) encode(data []byte) []byte {
-	if !h.etf {
-		return data
-	}
-	out, err := etf.FromJSON(data)
-	if err != nil {
-		out, _ = etf.FromJSON(core.Errorf(core.StatusInternal, "cannot encode a payload as ETF: %s", err.Error()).JSON())
-	}
-	return out
-}
-
-var clients handles.Registry[clientHandle]
-
+// lookup resolves a handle. A poisoned client (see core.Client.Poisoned)
+// answers every call with its LMCP_E_INTERNAL error.
 func lookup(p *C.lmcp_client) (*core.Client, *core.Error) {
-	h, err := lookupHandle(p)
-	if err != nil {
-		return nil, err
-	}
-	return h.c, nil
-}
-
-func lookupHandle(p *C.lmcp_client) (*clientHandle, *core.Error) {
-	h, ok := clients.Get(unsafe.Pointer(p))
+	c, ok := clients.Get(unsafe.Pointer(p))
 	if !ok {
 		return nil, core.Errorf(core.StatusInvalidHandle, "the client handle is NULL, unknown, or freed")
 	}
-	return h, nil
+	if err := c.Poisoned(); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
-// recoverInto turns a panic into LMCP_E_INTERNAL.
-func recoverInto(st *C.lmcp_status, errOut **C.char) {
+// clientPtr is a registry key as the host's handle type.
+func clientPtr(key unsafe.Pointer) *C.lmcp_client { return (*C.lmcp_client)(key) }
+
+// handleKey is the handle as the integer the trampolines record in their
+// callback frames (see bridge.c).
+func handleKey(p *C.lmcp_client) C.uintptr_t { return C.uintptr_t(uintptr(unsafe.Pointer(p))) }
+
+// recoverInto turns a panic into LMCP_E_INTERNAL. When the export served a
+// client, the client is poisoned and the panic reported through it.
+func recoverInto(st *C.lmcp_status, errOut **C.char, client *C.lmcp_client, export string) {
 	if r := recover(); r != nil {
-		*st = setErr(errOut, core.Errorf(core.StatusInternal, "internal error: %v", r))
+		if c, ok := clients.Get(unsafe.Pointer(client)); ok {
+			c.Recovered(r, export)
+		}
+		*st = setErr(errOut, core.Errorf(core.StatusInternal, "internal error in %s: %v", export, r))
 	}
 }
 
@@ -84,22 +74,11 @@ func lmcp_free(p unsafe.Pointer) { C.free(p) }
 
 //export lmcp_features
 func lmcp_features(jsonOut **C.char, lenOut *C.size_t) (st C.lmcp_status) {
-	defer recoverInto(&st, nil)
+	defer recoverInto(&st, nil, nil, "lmcp_features")
 	if jsonOut == nil {
 		return C.LMCP_E_INVALID_ARGUMENT
 	}
-	doc := jsonx.MustMarshal(map[string]any{
-		"version":             libraryVersion,
-		"abi_version":         int(C.LMCP_ABI_VERSION),
-		"transports":          config.Transports,
-		"protocol_versions":   append(append([]string(nil), core.ModernVersions...), core.LegacyVersions...),
-		"protocol_modes":      []string{core.ModeLegacy, core.ModeAuto, core.ModeModern},
-		"client_capabilities": []string{"roots", "sampling", "elicitation"},
-		"auth_flows":          []string{"refresh_token", "client_credentials", "authorization_code", "jwt_bearer", "token_exchange"},
-		"auth_token_binding":  []string{"dpop"},
-		"resource_verify":     []string{"size", "sha256", "frontmatter"},
-		"result_formats":      []string{"json", "etf"},
-	})
+	doc := jsonx.MustMarshal(core.BuildFeatures(libraryVersion, int(C.LMCP_ABI_VERSION), config.Transports))
 	*jsonOut = cBytes(doc)
 	if lenOut != nil {
 		*lenOut = C.size_t(len(doc))
@@ -109,7 +88,7 @@ func lmcp_features(jsonOut **C.char, lenOut *C.size_t) (st C.lmcp_status) {
 
 //export lmcp_diagnostics
 func lmcp_diagnostics(jsonOut **C.char, lenOut *C.size_t) (st C.lmcp_status) {
-	defer recoverInto(&st, nil)
+	defer recoverInto(&st, nil, nil, "lmcp_diagnostics")
 	if jsonOut == nil {
 		return C.LMCP_E_INVALID_ARGUMENT
 	}
@@ -127,7 +106,7 @@ func lmcp_diagnostics(jsonOut **C.char, lenOut *C.size_t) (st C.lmcp_status) {
 
 //export lmcp_client_new
 func lmcp_client_new(configJSON *C.cchar_t, n C.size_t, clientOut **C.lmcp_client, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, nil, "lmcp_client_new")
 	if clientOut == nil {
 		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "client_out is NULL"))
 	}
@@ -136,8 +115,7 @@ func lmcp_client_new(configJSON *C.cchar_t, n C.size_t, clientOut **C.lmcp_clien
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	h := &clientHandle{c: core.New(parsed.Options, parsed.Transport), etf: parsed.ResultFormat == "etf"}
-	*clientOut = (*C.lmcp_client)(clients.Save(h))
+	*clientOut = clientPtr(clients.Save(core.New(parsed.Options, parsed.Transport)))
 	return setErr(errOut, nil)
 }
 
@@ -146,60 +124,64 @@ func lmcp_client_new(configJSON *C.cchar_t, n C.size_t, clientOut **C.lmcp_clien
 // wrappers in bridge.c. Go never holds user_data as a pointer: the host's
 // value may be any opaque word (a small integer, an address Go does not
 // own), which the garbage collector would reject as a bad pointer.
+//
+// Every trampoline is also given the handle, which it records in a
+// per-thread callback frame while host code runs: lmcp_client_free reads
+// those frames to learn whether it is called from inside one of the freed
+// client's own callbacks (core.FreeCaller), so that it never waits for
+// itself.
 
 //export lmcpgo_client_set_event_handler
 func lmcpgo_client_set_event_handler(client *C.lmcp_client, cb C.lmcp_event_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
-	release := destroyFunc(destroy, ud)
-	h, err := lookupHandle(client)
+	defer recoverInto(&st, errOut, client, "lmcp_client_set_event_handler")
+	key := handleKey(client)
+	release := destroyFunc(destroy, ud, key)
+	c, err := lookup(client)
 	if err != nil {
 		release()
 		return setErr(errOut, err)
 	}
-	c := h.c
 	if cb == nil {
-		c.SetEventHandler(nil, release)
-		return setErr(errOut, nil)
+		return setErr(errOut, c.SetEventHandler(nil, release))
 	}
-	c.SetEventHandler(func(kind string, payload []byte) {
-		ptr, n, keep := borrow(h.encode(payload))
-		C.lmcp_bridge_event(cb, ud, cKind(kind), ptr, n)
+	return setErr(errOut, c.SetEventHandler(func(kind string, payload []byte) {
+		ptr, n, keep := borrow(payload)
+		C.lmcp_bridge_event(cb, ud, key, cKind(kind), ptr, n)
 		_ = keep
-	}, release)
-	return setErr(errOut, nil)
+	}, release))
 }
 
 //export lmcpgo_client_set_host_request_handler
 func lmcpgo_client_set_host_request_handler(client *C.lmcp_client, cb C.lmcp_host_request_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
-	release := destroyFunc(destroy, ud)
-	h, err := lookupHandle(client)
+	defer recoverInto(&st, errOut, client, "lmcp_client_set_host_request_handler")
+	key := handleKey(client)
+	release := destroyFunc(destroy, ud, key)
+	c, err := lookup(client)
 	if err != nil {
 		release()
 		return setErr(errOut, err)
 	}
-	c := h.c
 	if cb == nil {
 		return setErr(errOut, c.SetHostRequestHandler(nil, release))
 	}
 	return setErr(errOut, c.SetHostRequestHandler(func(id uint64, kind string, payload []byte) {
-		ptr, n, keep := borrow(h.encode(payload))
-		C.lmcp_bridge_host_request(cb, ud, C.uint64_t(id), cKind(kind), ptr, n)
+		ptr, n, keep := borrow(payload)
+		C.lmcp_bridge_host_request(cb, ud, key, C.uint64_t(id), cKind(kind), ptr, n)
 		_ = keep
 	}, release))
 }
 
 // destroyFunc returns a function that runs the host's destroy once.
-func destroyFunc(destroy C.lmcp_destroy_cb, userData C.uintptr_t) func() {
+func destroyFunc(destroy C.lmcp_destroy_cb, userData C.uintptr_t, key C.uintptr_t) func() {
 	if destroy == nil {
 		return func() {}
 	}
-	return func() { C.lmcp_bridge_destroy(destroy, userData) }
+	return func() { C.lmcp_bridge_destroy(destroy, userData, key) }
 }
 
 //export lmcp_client_connect
 func lmcp_client_connect(client *C.lmcp_client, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, client, "lmcp_client_connect")
 	c, err := lookup(client)
 	if err != nil {
 		return setErr(errOut, err)
@@ -209,7 +191,7 @@ func lmcp_client_connect(client *C.lmcp_client, errOut **C.char) (st C.lmcp_stat
 
 //export lmcp_client_wait_ready
 func lmcp_client_wait_ready(client *C.lmcp_client, timeoutMS C.int64_t, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, client, "lmcp_client_wait_ready")
 	c, err := lookup(client)
 	if err != nil {
 		return setErr(errOut, err)
@@ -226,7 +208,7 @@ func millis(ms C.int64_t) time.Duration {
 
 //export lmcp_client_state
 func lmcp_client_state(client *C.lmcp_client, stateOut *C.lmcp_state) (st C.lmcp_status) {
-	defer recoverInto(&st, nil)
+	defer recoverInto(&st, nil, client, "lmcp_client_state")
 	if stateOut == nil {
 		return C.LMCP_E_INVALID_ARGUMENT
 	}
@@ -252,12 +234,11 @@ func callArgs(method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cc
 
 //export lmcpgo_client_call
 func lmcpgo_client_call(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, done C.lmcp_done_cb, ud C.uintptr_t, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
-	h, err := lookupHandle(client)
+	defer recoverInto(&st, errOut, client, "lmcp_client_call")
+	c, err := lookup(client)
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	c := h.c
 	if done == nil {
 		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "done is NULL"))
 	}
@@ -265,9 +246,10 @@ func lmcpgo_client_call(client *C.lmcp_client, method *C.cchar_t, params *C.ccha
 	if err != nil {
 		return setErr(errOut, err)
 	}
+	key := handleKey(client)
 	id, err := c.Call(m, p, opts, func(callID uint64, status core.Status, data []byte) {
-		ptr, n, keep := borrow(h.encode(data))
-		C.lmcp_bridge_done(done, ud, C.uint64_t(callID), C.int32_t(status), ptr, n)
+		ptr, n, keep := borrow(data)
+		C.lmcp_bridge_done(done, ud, key, C.uint64_t(callID), C.int32_t(status), ptr, n)
 		_ = keep
 	})
 	if err != nil {
@@ -281,12 +263,12 @@ func lmcpgo_client_call(client *C.lmcp_client, method *C.cchar_t, params *C.ccha
 
 //export lmcp_client_call_sync
 func lmcp_client_call_sync(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, resultOut **C.char, resultLenOut *C.size_t, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, client, "lmcp_client_call_sync")
 	if resultOut == nil {
 		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "result_out is NULL"))
 	}
 	*resultOut = nil
-	h, err := lookupHandle(client)
+	c, err := lookup(client)
 	if err != nil {
 		return setErr(errOut, err)
 	}
@@ -294,11 +276,10 @@ func lmcp_client_call_sync(client *C.lmcp_client, method *C.cchar_t, params *C.c
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	result, err := h.c.CallSync(m, p, opts)
+	result, err := c.CallSync(m, p, opts)
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	result = h.encode(result)
 	*resultOut = cBytes(result)
 	if resultLenOut != nil {
 		*resultLenOut = C.size_t(len(result))
@@ -308,7 +289,7 @@ func lmcp_client_call_sync(client *C.lmcp_client, method *C.cchar_t, params *C.c
 
 //export lmcp_client_cancel
 func lmcp_client_cancel(client *C.lmcp_client, callID C.lmcp_call_id) (st C.lmcp_status) {
-	defer recoverInto(&st, nil)
+	defer recoverInto(&st, nil, client, "lmcp_client_cancel")
 	c, err := lookup(client)
 	if err != nil {
 		return C.lmcp_status(err.Status)
@@ -321,7 +302,7 @@ func lmcp_client_cancel(client *C.lmcp_client, callID C.lmcp_call_id) (st C.lmcp
 
 //export lmcp_client_notify
 func lmcp_client_notify(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_t, plen C.size_t, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, client, "lmcp_client_notify")
 	c, err := lookup(client)
 	if err != nil {
 		return setErr(errOut, err)
@@ -334,7 +315,7 @@ func lmcp_client_notify(client *C.lmcp_client, method *C.cchar_t, params *C.ccha
 
 //export lmcp_client_respond
 func lmcp_client_respond(client *C.lmcp_client, requestID C.lmcp_request_id, status C.lmcp_status, json *C.cchar_t, n C.size_t, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, client, "lmcp_client_respond")
 	c, err := lookup(client)
 	if err != nil {
 		return setErr(errOut, err)
@@ -344,20 +325,19 @@ func lmcp_client_respond(client *C.lmcp_client, requestID C.lmcp_request_id, sta
 
 //export lmcp_client_server_info
 func lmcp_client_server_info(client *C.lmcp_client, jsonOut **C.char, lenOut *C.size_t, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, client, "lmcp_client_server_info")
 	if jsonOut == nil {
 		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "json_out is NULL"))
 	}
 	*jsonOut = nil
-	h, err := lookupHandle(client)
+	c, err := lookup(client)
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	info, err := h.c.ServerInfo()
+	info, err := c.ServerInfo()
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	info = h.encode(info)
 	*jsonOut = cBytes(info)
 	if lenOut != nil {
 		*lenOut = C.size_t(len(info))
@@ -367,7 +347,7 @@ func lmcp_client_server_info(client *C.lmcp_client, jsonOut **C.char, lenOut *C.
 
 //export lmcp_client_close
 func lmcp_client_close(client *C.lmcp_client, timeoutMS C.int64_t, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut)
+	defer recoverInto(&st, errOut, client, "lmcp_client_close")
 	c, err := lookup(client)
 	if err != nil {
 		return setErr(errOut, err)
@@ -375,14 +355,19 @@ func lmcp_client_close(client *C.lmcp_client, timeoutMS C.int64_t, errOut **C.ch
 	return setErr(errOut, c.Close(millis(timeoutMS)))
 }
 
-//export lmcp_client_free
-func lmcp_client_free(client *C.lmcp_client) {
-	defer func() {
-		if r := recover(); r != nil {
-			_ = fmt.Sprint(r) // never let a panic reach a finalizer
-		}
-	}()
-	if h, ok := clients.Release(unsafe.Pointer(client)); ok {
-		h.c.Free()
+// lmcpgo_client_free is lmcp_client_free (bridge.c) once the wrapper has
+// counted the freed client's callbacks on the calling thread's stack.
+//
+//export lmcpgo_client_free
+func lmcpgo_client_free(client *C.lmcp_client, callbacks C.int, delivering C.int) {
+	var st C.lmcp_status
+	// A panic is recovered (never let it reach a finalizer) and reported
+	// through the client; there is no status to return.
+	defer recoverInto(&st, nil, client, "lmcp_client_free")
+	// Release first: from here on every new call with this handle gets
+	// LMCP_E_INVALID_HANDLE, and only calls already past their lookup reach
+	// the client, which answers them as a freed client.
+	if c, ok := clients.Release(unsafe.Pointer(client)); ok {
+		c.FreeFrom(core.FreeCaller{Callbacks: int(callbacks), Delivering: delivering != 0})
 	}
 }

@@ -4,8 +4,11 @@
 // lives in the pure-Go packages. It is built with -buildmode=c-shared.
 //
 // Every export recovers panics and reports them as LMCP_E_INTERNAL, so a Go
-// panic never crosses into the host. Host function pointers are only ever
-// invoked through the bridge functions in bridge.c.
+// panic never crosses into the host; a panic while serving a client poisons
+// that client (core.Client.Poisoned). Host function pointers are only ever
+// invoked through the bridge functions in bridge.c, which also keep the
+// per-thread callback frames lmcp_client_free reads (bridge.c). Handles may
+// be freed while other exports use them: see the clients registry.
 package main
 
 func main() {}

@@ -13,11 +13,11 @@ import (
 
 // Parsed is a validated configuration.
 type Parsed struct {
-	Options      core.Options
-	Transport    transport.Transport // built, not started
-	ResultFormat string
+	Options   core.Options
+	Transport transport.Transport // built, not started
 
-	auth *auth.Config // the "auth" object, for parseHTTP
+	auth           *auth.Config // the "auth" object, for parseHTTP
+	restartDefault bool         // supervise unless "restart" says otherwise
 }
 
 // Transports lists the transport types this build supports.
@@ -28,6 +28,10 @@ var knownTransports = []string{"stdio", "streamable_http", "sse", "http"}
 
 // Parse validates raw and builds the client's options and transport.
 func Parse(raw []byte, libraryVersion string) (*Parsed, *core.Error) {
+	return parse(raw, libraryVersion, false)
+}
+
+func parse(raw []byte, libraryVersion string, restartDefault bool) (*Parsed, *core.Error) {
 	if len(raw) == 0 {
 		return nil, core.Errorf(core.StatusInvalidArgument, "config: is empty (a JSON object with at least \"transport\" is required)")
 	}
@@ -42,10 +46,10 @@ func Parse(raw []byte, libraryVersion string) (*Parsed, *core.Error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Parsed{Options: core.DefaultOptions(libraryVersion), ResultFormat: "json"}
+	p := &Parsed{Options: core.DefaultOptions(libraryVersion), restartDefault: restartDefault}
 	steps := []func(*object, *Parsed) *core.Error{
 		parseClientInfo, parseProtocol, parseTimeouts, parseLimits, parseHandlers, parseSamplingPolicy,
-		parseCapabilities, parseResultFormat, parseAuth,
+		parseCapabilities, parseResultFormat, parseAuth, parseRestart,
 		// last: it uses the timeouts and limits
 		func(root *object, p *Parsed) *core.Error { return parseTransport(root, p, libraryVersion) },
 	}
@@ -317,13 +321,18 @@ func parseCapabilities(root *object, p *Parsed) *core.Error {
 	return o.finish()
 }
 
-func parseResultFormat(root *object, p *Parsed) *core.Error {
-	f, err := root.enum("result_format", "json", "json", "etf")
-	if err != nil {
+// parseResultFormat accepts the one result format, "json", so that a
+// configuration naming it stays valid. ("etf", the Erlang term format, was
+// removed: the Elixir binding decodes JSON faster than it decoded terms.)
+func parseResultFormat(root *object, _ *Parsed) *core.Error {
+	f, err := root.enum("result_format", "json", "json")
+	if err == nil || f != "" {
 		return err
 	}
-	p.ResultFormat = f
-	return nil
+	if s, _, _ := root.str("result_format"); s == "etf" {
+		return invalid(root.at("result_format"), `must be "json" (the "etf" format was removed; payloads are always JSON)`)
+	}
+	return err
 }
 
 func parseTransport(root *object, p *Parsed, libraryVersion string) *core.Error {
@@ -397,7 +406,7 @@ func parseStdio(o *object, p *Parsed) (transport.Transport, *core.Error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, terr := stdio.New(stdio.Config{
+	cfg := stdio.Config{
 		Command:         command,
 		Args:            args,
 		Env:             env,
@@ -406,7 +415,11 @@ func parseStdio(o *object, p *Parsed) (transport.Transport, *core.Error) {
 		Stderr:          stderr,
 		MaxMessageBytes: p.Options.MaxMessageBytes,
 		CloseGrace:      p.Options.Timeouts.CloseGrace,
-	})
+	}
+	tr, terr := stdio.New(cfg)
+	if p.Options.Restart != nil {
+		p.Options.NewTransport = func() (transport.Transport, error) { return stdio.New(cfg) }
+	}
 	if terr != nil {
 		e := core.AsError(terr)
 		return nil, core.Errorf(e.Status, "config.transport: %s", e.Message)

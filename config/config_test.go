@@ -36,7 +36,6 @@ func TestParseDefaults(t *testing.T) {
 	p, err := Parse([]byte(`{"transport":{"type":"stdio","command":"srv"}}`), "1.2.3")
 	require.Nil(t, errOrNil(err))
 	require.Equal(t, core.DefaultOptions("1.2.3"), p.Options)
-	require.Equal(t, "json", p.ResultFormat)
 }
 
 func TestParseErrorsNameTheField(t *testing.T) {
@@ -65,7 +64,8 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		{"modern mode without a modern version", `{"transport":{"type":"stdio","command":"x"},"protocol":{"mode":"modern","versions":["2025-11-25"]}}`, core.StatusInvalidArgument, "config.protocol.versions"},
 		{"legacy mode without a legacy version", `{"transport":{"type":"stdio","command":"x"},"protocol":{"versions":["2026-07-28"]}}`, core.StatusInvalidArgument, "config.protocol.versions"},
 		{"unknown mode", `{"transport":{"type":"stdio","command":"x"},"protocol":{"mode":"newest"}}`, core.StatusInvalidArgument, "config.protocol.mode"},
-		{"unknown result format", `{"transport":{"type":"stdio","command":"x"},"result_format":"xml"}`, core.StatusInvalidArgument, "config.result_format"},
+		{"unknown result format", `{"transport":{"type":"stdio","command":"x"},"result_format":"xml"}`, core.StatusInvalidArgument, "config.result_format: must be one of \"json\""},
+		{"removed result format", `{"transport":{"type":"stdio","command":"x"},"result_format":"etf"}`, core.StatusInvalidArgument, "config.result_format: must be \"json\" (the \"etf\" format was removed"},
 		{"elicitation with no mode", `{"transport":{"type":"stdio","command":"x"},"handlers":{"elicitation":{"form":false}}}`, core.StatusInvalidArgument, "config.handlers.elicitation"},
 		{"unknown handler", `{"transport":{"type":"stdio","command":"x"},"handlers":{"tasks":{}}}`, core.StatusInvalidArgument, "config.handlers.tasks: is not a known field"},
 		{"tiny message limit", `{"transport":{"type":"stdio","command":"x"},"limits":{"max_message_bytes":10}}`, core.StatusInvalidArgument, "config.limits.max_message_bytes"},

@@ -58,15 +58,19 @@ func parseHTTP(kind string, o *object, p *Parsed, libraryVersion string) (transp
 		EndpointTimeout: p.Options.Timeouts.Ready,
 		WrapTransport:   wrap,
 	}
-	var tr transport.Transport
-	var terr error
-	switch kind {
-	case "streamable_http":
-		tr, terr = streamablehttp.New(streamable)
-	case "sse":
-		tr, terr = legacysse.New(legacy)
-	default: // "http"
-		tr, terr = httpdetect.New(streamable, legacy)
+	build := func() (transport.Transport, error) {
+		switch kind {
+		case "streamable_http":
+			return streamablehttp.New(streamable)
+		case "sse":
+			return legacysse.New(legacy)
+		default: // "http"
+			return httpdetect.New(streamable, legacy)
+		}
+	}
+	tr, terr := build()
+	if p.Options.Restart != nil {
+		p.Options.NewTransport = build
 	}
 	if terr != nil {
 		return nil, transportError(o, terr)

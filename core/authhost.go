@@ -103,14 +103,12 @@ func (c *Client) askHostSync(ctx context.Context, kind string, payload []byte, t
 	hr.timer = time.AfterFunc(timeout, func() { c.expireHostRequest(hr) })
 	c.mu.Unlock()
 	go func() {
-		if !reg.enter() {
+		defer c.recoverPanic("a host request callback")
+		if !c.callHost(reg, hr.id, kind, payload) {
 			if c.takeHostRequest(hr.id) != nil {
 				answers <- hostAnswer{status: StatusCancelled}
 			}
-			return
 		}
-		defer reg.exit()
-		reg.host(hr.id, kind, payload)
 	}()
 	select {
 	case a := <-answers:

@@ -2,11 +2,13 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 	"github.com/lemonmcp/lemonmcp/transport"
 )
 
@@ -21,7 +23,11 @@ type CallOptions struct {
 	AllPages        bool
 	Progress        bool
 	WaitReady       bool
-	Meta            []byte // a JSON object merged into params._meta
+	// FailIfRestarting: a call made while a supervised client restarts its
+	// server fails at once instead of waiting for the server (up to the
+	// ready timeout).
+	FailIfRestarting bool
+	Meta             []byte // a JSON object merged into params._meta
 	// Verify (resources/read only) checks the content before it is
 	// returned; see ResourceVerify.
 	Verify *ResourceVerify
@@ -110,6 +116,9 @@ func (c *Client) Call(method string, params []byte, opts CallOptions, done DoneF
 
 	c.mu.Lock()
 	switch {
+	case c.freed:
+		c.mu.Unlock()
+		return 0, errFreed()
 	case c.state == StateReady && c.reinit:
 		// The session expired: the call goes out once the new session is up.
 		c.calls[cl.id] = cl
@@ -124,6 +133,14 @@ func (c *Client) Call(method string, params []byte, opts CallOptions, done DoneF
 			return 0, err
 		}
 		cl.mod = modernCallFor(c.server)
+	case c.sup != nil && c.waitsForRestartLocked():
+		if opts.FailIfRestarting {
+			c.mu.Unlock()
+			return 0, Errorf(StatusInvalidState, "the server is restarting (options.fail_if_restarting)")
+		}
+		c.queueForRestartLocked(cl)
+		c.mu.Unlock()
+		return cl.id, nil
 	case opts.WaitReady && (c.state == StateNew || c.state == StateConnecting):
 		c.calls[cl.id] = cl
 		livePending.Add(1)
@@ -240,6 +257,7 @@ func (cl *call) nextDeadline() (time.Time, bool) {
 // onTimer fires at a call's deadline; progress may have moved the deadline,
 // in which case the timer is re-armed instead.
 func (c *Client) onTimer(cl *call) {
+	defer c.recoverPanic("a call timer")
 	c.mu.Lock()
 	if cl.finished {
 		c.mu.Unlock()
@@ -300,6 +318,9 @@ func (c *Client) withdraw(cl *call) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	_, ok := c.retireLocked(cl)
+	if ok && cl.owesDelivery() {
+		c.out.forgive()
+	}
 	return ok
 }
 
@@ -318,8 +339,12 @@ func (c *Client) complete(cl *call, err *Error, data []byte) {
 		return
 	}
 	done, id := cl.done, cl.id
-	c.out.push(func() { done(id, st, data) }, false)
+	c.out.push(func() { done(id, st, data) }, deliverDone)
 }
+
+// owesDelivery reports whether the call's completion goes through the
+// delivery queue (a host's done callback).
+func (cl *call) owesDelivery() bool { return cl.internal == nil && !cl.opts.Inline }
 
 // failCalls completes calls already taken out of the tables.
 func (c *Client) failCalls(calls []*call, err *Error) {
@@ -376,6 +401,7 @@ func (c *Client) sendNotification(method string, params []byte) *Error {
 
 // sendResponse sends a response to a server request.
 func (c *Client) sendResponse(data []byte) {
+	defer c.recoverPanic("sending a response to the server")
 	ctx := sendCtx{Context: context.Background(), deadline: time.Now().Add(c.sendBound())}
 	if err := c.tr.Send(ctx, transport.Outbound{Data: data, Kind: transport.KindResponse}); err != nil {
 		c.logf("warning", "could not send a response to the server: %s", err.Error())
@@ -391,6 +417,7 @@ func (c *Client) sendBound() time.Duration {
 
 // sendCancelled tells the server a request is abandoned.
 func (c *Client) sendCancelled(reqID int64, reason string) {
+	defer c.recoverPanic("sending a cancellation notice")
 	params := make([]byte, 0, 64+len(reason))
 	params = append(params, `{"requestId":`...)
 	params = appendInt(params, reqID)
@@ -428,4 +455,71 @@ func (c *Client) Notify(method string, params []byte) *Error {
 	}
 	c.mu.Unlock()
 	return c.sendNotification(method, compact)
+}
+
+// resultShapes names, for the methods whose results MCP defines, the member
+// each result must carry and its JSON kind (KindInvalid: only the result
+// itself must be an object).
+var resultShapes = map[string]struct {
+	member   string
+	kind     jsonx.Kind
+	required bool // absent is an error (lists); otherwise only a wrong kind is
+}{
+	"ping":                     {"", jsonx.KindInvalid, false},
+	"logging/setLevel":         {"", jsonx.KindInvalid, false},
+	"resources/subscribe":      {"", jsonx.KindInvalid, false},
+	"resources/unsubscribe":    {"", jsonx.KindInvalid, false},
+	"tools/list":               {"tools", jsonx.KindArray, true},
+	"resources/list":           {"resources", jsonx.KindArray, true},
+	"resources/templates/list": {"resourceTemplates", jsonx.KindArray, true},
+	"prompts/list":             {"prompts", jsonx.KindArray, true},
+	"tools/call":               {"content", jsonx.KindArray, false},
+	"resources/read":           {"contents", jsonx.KindArray, false},
+	"prompts/get":              {"messages", jsonx.KindArray, false},
+	"completion/complete":      {"completion", jsonx.KindObject, false},
+}
+
+var kindNames = map[jsonx.Kind]string{
+	jsonx.KindArray: "an array", jsonx.KindObject: "an object", jsonx.KindString: "a string",
+	jsonx.KindNumber: "a number", jsonx.KindBool: "a boolean", jsonx.KindNil: "null",
+}
+
+// resultShapeProblem names what makes a result of method unusable, or is
+// "": a result that is not an object, or lacks the member that carries
+// its list (a tools/list without "tools" is never an empty list), or has
+// the member that carries its content in the wrong kind. Only
+// the top level is read; methods MCP does not define pass as they are.
+func resultShapeProblem(method string, result []byte) string {
+	shape, known := resultShapes[method]
+	if !known {
+		return ""
+	}
+	it := jsonx.BorrowIterator(result)
+	defer jsonx.ReturnIterator(it)
+	if kind := it.WhatIsNext(); kind != jsonx.KindObject {
+		return "has a result that is " + kindName(kind) + ", not an object"
+	}
+	if shape.member == "" {
+		return ""
+	}
+	for name, ok := jsonx.NextMember(it); ok; name, ok = jsonx.NextMember(it) {
+		if name == shape.member {
+			if kind := it.WhatIsNext(); kind != shape.kind {
+				return fmt.Sprintf("has a %q member that is %s, not %s", name, kindName(kind), kindName(shape.kind))
+			}
+			return ""
+		}
+		it.Skip()
+	}
+	if !shape.required {
+		return ""
+	}
+	return fmt.Sprintf("has a result without its %q member", shape.member)
+}
+
+func kindName(k jsonx.Kind) string {
+	if n, ok := kindNames[k]; ok {
+		return n
+	}
+	return "not valid JSON"
 }

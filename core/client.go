@@ -78,9 +78,15 @@ type Client struct {
 	thMu        sync.Mutex
 	toolHeaders map[string][]headerBinding
 
+	// sup is set for a supervised client (Options.Restart).
+	sup *supervisor
+
 	events atomic.Pointer[registration]
 	hosts  atomic.Pointer[registration]
 	out    deliverer
+
+	// poisoned is set by a recovered panic (see poison.go).
+	poisoned atomic.Pointer[Error]
 }
 
 // New creates a client over tr in StateNew. Nothing starts until Connect.
@@ -94,11 +100,20 @@ func New(opts Options, tr transport.Transport) *Client {
 		calls:    make(map[uint64]*call),
 		hostReqs: make(map[uint64]*hostRequest),
 	}
+	c.out.idle.L = &c.out.mu
 	c.out.onDropped = c.reportDroppedLogs
+	c.out.onPanic = c.poison
 	if hc, ok := tr.(transport.HeaderCarrier); ok && hc.CarriesHeaders() {
 		c.headers = true
 	}
 	c.aborter, _ = tr.(transport.Aborter)
+	if opts.Restart != nil && opts.NewTransport != nil {
+		live := newLiveTransport(tr, opts.NewTransport)
+		c.tr, c.sup = live, &supervisor{policy: *opts.Restart, live: live}
+		if c.aborter != nil {
+			c.aborter = live
+		}
+	}
 	if opts.Auth != nil {
 		opts.Auth.Bind(authHost{c})
 	}
@@ -106,33 +121,44 @@ func New(opts Options, tr transport.Transport) *Client {
 }
 
 // SetEventHandler installs h (nil removes it). The previous handler's
-// destroy runs once none of its callbacks is running.
-func (c *Client) SetEventHandler(h EventHandler, destroy func()) {
+// destroy runs once none of its callbacks is running. On a freed client it
+// fails with StatusInvalidHandle, and destroy runs at once.
+func (c *Client) SetEventHandler(h EventHandler, destroy func()) *Error {
+	c.out.hold() // a Free meanwhile waits until the replaced handler's destroy ran
+	defer c.out.exit()
 	var reg *registration
 	if h != nil || destroy != nil {
-		reg = &registration{event: h, destroy: destroy}
+		reg = &registration{event: h, destroy: destroy, gate: &c.out}
 	}
 	c.mu.Lock()
 	if c.freed {
 		c.mu.Unlock()
 		reg.close()
-		return
+		return errFreed()
 	}
 	old := c.events.Swap(reg)
 	c.mu.Unlock()
 	old.close()
+	return nil
 }
 
 // SetHostRequestHandler installs the host-request handler. It must be set
 // before Connect; afterwards it fails with StatusInvalidState (and destroy
 // runs at once).
 func (c *Client) SetHostRequestHandler(h HostRequestHandler, destroy func()) *Error {
+	c.out.hold() // as in SetEventHandler
+	defer c.out.exit()
 	var reg *registration
 	if h != nil || destroy != nil {
-		reg = &registration{host: h, destroy: destroy}
+		reg = &registration{host: h, destroy: destroy, gate: &c.out}
 	}
 	c.mu.Lock()
-	if c.freed || c.state != StateNew {
+	if c.freed {
+		c.mu.Unlock()
+		reg.close()
+		return errFreed()
+	}
+	if c.state != StateNew {
 		c.mu.Unlock()
 		reg.close()
 		return Errorf(StatusInvalidState, "the host request handler must be set before connect")
@@ -154,6 +180,10 @@ func (c *Client) State() State {
 // transport is started; readiness arrives as an event and through WaitReady.
 func (c *Client) Connect() *Error {
 	c.mu.Lock()
+	if c.freed {
+		c.mu.Unlock()
+		return errFreed()
+	}
 	if c.state != StateNew {
 		st := c.state
 		c.mu.Unlock()
@@ -169,8 +199,16 @@ func (c *Client) Connect() *Error {
 	if err := c.tr.Start(context.Background(), c); err != nil {
 		e := AsError(err)
 		c.mu.Lock()
-		c.state, c.stateErr = StateFailed, e
-		close(c.ready)
+		if c.supervisedLocked() {
+			// The first start failed: the restart policy retries it.
+			c.started = true
+			c.restartLocked(e, nil)
+			return nil
+		}
+		if c.state == StateConnecting { // not closed or freed meanwhile (they closed ready)
+			c.state, c.stateErr = StateFailed, e
+			close(c.ready)
+		}
 		close(c.trClosed)
 		failed := c.takeQueuedLocked()
 		c.mu.Unlock()
@@ -180,7 +218,22 @@ func (c *Client) Connect() *Error {
 	}
 	c.mu.Lock()
 	c.started = true
+	// Close or Free ran while the transport was starting: they found
+	// nothing started, so the transport is closed here.
+	abandoned, freed := c.state != StateConnecting, c.freed
 	c.mu.Unlock()
+	if abandoned {
+		go func() {
+			defer c.recoverPanic("the teardown of a connection started during close")
+			ctx, cancel := context.WithTimeout(context.Background(), 3*c.opts.Timeouts.CloseGrace+time.Second)
+			defer cancel()
+			c.closeTransport(ctx)
+		}()
+		if freed {
+			return errFreed()
+		}
+		return Errorf(StatusInvalidState, "the client was closed while connecting")
+	}
 	c.startEra()
 	return nil
 }
@@ -193,19 +246,23 @@ func (c *Client) WaitReady(timeout time.Duration) *Error {
 		c.mu.Unlock()
 		return Errorf(StatusInvalidState, "connect was not called")
 	}
+	ready := c.ready // a restart replaces it
 	c.mu.Unlock()
 	if timeout < 0 {
-		<-c.ready
+		<-ready
 	} else {
 		t := time.NewTimer(timeout)
 		select {
-		case <-c.ready:
+		case <-ready:
 			t.Stop()
 		case <-t.C:
 		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.freed {
+		return errFreed()
+	}
 	switch c.state {
 	case StateReady:
 		return nil
@@ -239,6 +296,10 @@ func (c *Client) Close(timeout time.Duration) *Error {
 	defer cancel()
 
 	c.mu.Lock()
+	if c.freed {
+		c.mu.Unlock()
+		return errFreed()
+	}
 	switch c.state {
 	case StateNew:
 		c.state = StateClosed
@@ -274,20 +335,38 @@ func (c *Client) Close(timeout time.Duration) *Error {
 	return nil
 }
 
-// Free releases the client without blocking: pending calls complete with
-// StatusCancelled, handlers are released once idle, and the transport is torn
-// down in the background.
-func (c *Client) Free() {
+// Free releases the client. It never waits for the server: the transport is
+// torn down in the background. It does wait for the host: when it returns,
+// every accepted call has completed (pending ones with StatusCancelled),
+// every callback of the client has returned and none will start again, and
+// the handlers' destroys have run. Any later method fails with
+// StatusInvalidHandle. Free must not be called from the client's own
+// callbacks; FreeFrom can be.
+func (c *Client) Free() { c.FreeFrom(FreeCaller{}) }
+
+// FreeFrom is Free called from inside from.Callbacks of the client's own
+// callbacks: it does not wait for those, which finish after it returns (and
+// the destroy of a handler among them runs after its callback returns).
+func (c *Client) FreeFrom(from FreeCaller) {
 	c.mu.Lock()
 	if c.freed {
 		c.mu.Unlock()
 		return
 	}
 	c.freed = true
+	switch c.state {
+	case StateConnecting, StateReady:
+		if c.state == StateConnecting {
+			close(c.ready) // wake WaitReady
+		}
+		c.state = StateClosing
+		c.stateErr = errFreed()
+	}
 	failed := c.takeAllCallsLocked()
 	hosts := c.takeHostRequestsLocked()
 	started := c.started
 	c.mu.Unlock()
+	c.out.close()
 	for _, h := range hosts {
 		h.timer.Stop()
 		if h.onDrop != nil {
@@ -295,10 +374,12 @@ func (c *Client) Free() {
 		}
 	}
 	c.failCalls(failed, Errorf(StatusCancelled, "the client was freed"))
+	c.out.drain(from)
 	c.events.Swap(nil).close()
 	c.hosts.Swap(nil).close()
 	if started {
 		go func() {
+			defer c.recoverPanic("the background teardown")
 			ctx, cancel := context.WithTimeout(context.Background(), 3*c.opts.Timeouts.CloseGrace+time.Second)
 			defer cancel()
 			c.closeTransport(ctx)
@@ -317,8 +398,17 @@ func (c *Client) closeTransport(ctx context.Context) {
 	})
 }
 
+// errFreed is what a method of a freed client returns (the C ABI's answer
+// to a handle freed while the call was on its way in).
+func errFreed() *Error {
+	return Errorf(StatusInvalidHandle, "the client was freed")
+}
+
 // notReadyLocked explains why a call cannot be made now.
 func (c *Client) notReadyLocked() *Error {
+	if c.freed {
+		return errFreed()
+	}
 	switch c.state {
 	case StateNew:
 		return Errorf(StatusInvalidState, "the client is not connected (call connect first)")
@@ -348,6 +438,9 @@ func (c *Client) retireLocked(cl *call) (int64, bool) {
 	}
 	cl.finished = true
 	livePending.Add(-1)
+	if cl.owesDelivery() {
+		c.out.owe() // Free waits until the completion is delivered
+	}
 	delete(c.calls, cl.id)
 	reqID := cl.reqID
 	cl.reqID = 0

@@ -217,6 +217,9 @@ func (c *Client) becomeReady(st *serverState) {
 		return
 	}
 	c.state, c.server = StateReady, st
+	if c.sup != nil {
+		c.sup.restarting = false
+	}
 	queued := c.queued
 	c.queued = nil
 	close(c.ready)
@@ -308,6 +311,15 @@ func (c *Client) failHandshake(err *Error) {
 		c.mu.Unlock()
 		return
 	}
+	c.mu.Unlock()
+	if c.sup != nil && c.retireGeneration(err) {
+		return
+	}
+	c.mu.Lock()
+	if c.state != StateConnecting {
+		c.mu.Unlock()
+		return
+	}
 	c.state, c.stateErr = StateFailed, err
 	failed := c.takeQueuedLocked()
 	close(c.ready)
@@ -315,6 +327,7 @@ func (c *Client) failHandshake(err *Error) {
 	c.failCalls(failed, &Error{Status: err.Status, Message: "the handshake failed: " + err.Message, Code: err.Code, Data: err.Data})
 	c.emitError("failed", err)
 	go func() {
+		defer c.recoverPanic("the teardown after a failed handshake")
 		ctx, cancel := context.WithTimeout(context.Background(), 3*c.opts.Timeouts.CloseGrace+time.Second)
 		defer cancel()
 		c.closeTransport(ctx)

@@ -90,15 +90,28 @@ func (c *Client) askHost(kind string, req *serverRequest, payload []byte, onAnsw
 	hr.timer = time.AfterFunc(c.opts.Timeouts.HostRequest, func() { c.expireHostRequest(hr) })
 	c.mu.Unlock()
 	go func() {
-		if !reg.enter() {
+		defer c.recoverPanic("a host request callback")
+		if !c.callHost(reg, hr.id, kind, payload) {
 			if c.takeHostRequest(hr.id) != nil {
 				c.replyError(req, codeInternal, "the client is shutting down", nil)
 			}
-			return
 		}
-		defer reg.exit()
-		reg.host(hr.id, kind, payload)
 	}()
+}
+
+// callHost runs the host-request callback through the client's gate (see
+// deliverer); false when the client is being freed and it did not run.
+func (c *Client) callHost(reg *registration, id uint64, kind string, payload []byte) bool {
+	if !c.out.enter() {
+		return false
+	}
+	defer c.out.exit()
+	if !reg.enter() {
+		return false
+	}
+	defer reg.exit()
+	reg.host(id, kind, payload)
+	return true
 }
 
 // hostPayload builds {"method","params",...extra} for the host; an input
@@ -128,6 +141,7 @@ func (c *Client) takeHostRequest(id uint64) *hostRequest {
 }
 
 func (c *Client) expireHostRequest(hr *hostRequest) {
+	defer c.recoverPanic("a host request timer")
 	if c.takeHostRequest(hr.id) == nil {
 		return
 	}
@@ -265,7 +279,7 @@ func (c *Client) onServerCancelled(raw []byte) {
 	c.mu.Lock()
 	var dropped []*hostRequest
 	for id, hr := range c.hostReqs {
-		if string(hr.serverID) == string(p.RequestID) {
+		if sameID(hr.serverID, p.RequestID) {
 			dropped = append(dropped, hr)
 			delete(c.hostReqs, id)
 		}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/auth"
+	"github.com/lemonmcp/lemonmcp/transport"
 )
 
 // Protocol revisions of the legacy era (initialize handshake), newest first.
@@ -88,6 +89,12 @@ type Options struct {
 	AuthHostTokenStore bool
 	// AuthorizationTimeout bounds one "authorize" host request.
 	AuthorizationTimeout time.Duration
+	// Restart, when set with NewTransport, supervises the client: a lost
+	// connection restarts the server (see RestartPolicy).
+	Restart *RestartPolicy
+	// NewTransport builds a fresh transport of the same configuration, for
+	// each restart.
+	NewTransport func() (transport.Transport, error)
 }
 
 // needsHostHandler reports whether the configuration asks the host to answer

@@ -126,6 +126,8 @@ func transportStatus(code transport.Code) Status {
 		return StatusAuthRequired
 	case transport.CodeInternal:
 		return StatusInternal
+	case transport.CodeProtocol:
+		return StatusProtocol
 	default:
 		return StatusTransport
 	}

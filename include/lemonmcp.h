@@ -35,19 +35,29 @@
  *    running, else on the library thread that finishes the last one.
  *    user_data is never dereferenced: any value, including small integers,
  *    is passed back as given.
+ *  - Encoding: every JSON buffer and string the library hands a host is valid
+ *    UTF-8. Each run of bytes in a server message that is not UTF-8 becomes
+ *    one U+FFFD (the call does not fail for it), and a "log" event with level
+ *    "warning" says so. Server JSON in any valid spelling is accepted (white
+ *    space, member order, \u escapes); payloads keep the server's spelling.
  *
  * THREADS
  *
  *  - Every function may be called from any thread, concurrently, on the same
- *    client, except lmcp_client_free(), which must not race with other calls
- *    on the same handle.
+ *    client, lmcp_client_free() included. A call that starts after free (or
+ *    loses the race with it) returns LMCP_E_INVALID_HANDLE; a call already
+ *    under way when free runs returns normally or with the status the free
+ *    caused (a pending lmcp_client_call_sync: LMCP_E_CANCELLED). Handle
+ *    values are never reused, so a stale handle never reaches another
+ *    client, and no call ever touches freed memory.
  *  - Callbacks run on threads owned by the library, never on the caller's
  *    thread inside the call that started the operation, and never while a
  *    library lock is held. Completion (lmcp_done_cb) and event callbacks of
  *    one client are delivered one at a time, in order; host-request callbacks
  *    may run concurrently with them. Callbacks should return promptly.
- *  - A callback may call any lmcp_ function, except lmcp_client_free() on the
- *    client that invoked it.
+ *  - A callback may call any lmcp_ function, lmcp_client_free() on its own
+ *    client or another included (see lmcp_client_free for what free waits
+ *    for; a callback must not wait for a thread that is freeing its client).
  *
  * PROCESS RULES FOR HOSTS
  *
@@ -80,18 +90,6 @@
  *    whose "isError" is true completes with LMCP_OK and that result, like any
  *    other. An error status means the call itself failed (the server's
  *    JSON-RPC error, a broken protocol, a timeout, a lost connection, ...).
- *
- * CONFIGURATION: result_format (with every other field in
- * docs/configuration.md)
- *
- *   result_format  "json" ["json"] | "etf": every payload the client hands
- *                   the host — call results and error objects (callbacks and
- *                   lmcp_client_call_sync), events, host requests,
- *                   lmcp_client_server_info — is Erlang external term format
- *                   (version 131: objects as maps with binary keys, arrays
- *                   as lists, strings as binaries, null as the atom nil)
- *                   instead of JSON. err_out of lmcp_client_new and the
- *                   answers a host gives stay JSON.
  */
 #ifndef LEMONMCP_H
 #define LEMONMCP_H
@@ -156,7 +154,11 @@ typedef int32_t lmcp_status;
 #define LMCP_E_POLICY_DENIED (-12)
 /* A binding was written for another ABI version. */
 #define LMCP_E_ABI_MISMATCH (-13)
-/* A bug in the library (including a recovered Go panic). */
+/* A bug in the library. A recovered Go panic while serving a client poisons
+ * it: every later call on it returns LMCP_E_INTERNAL with a message saying
+ * an earlier internal error poisoned it (lmcp_client_free still releases
+ * it), and the panic is reported as an "error" "log" event with the panic
+ * value and a short stack summary. */
 #define LMCP_E_INTERNAL (-14)
 
 /* lmcp_status_string returns a static, human-readable name for a status
@@ -206,7 +208,7 @@ typedef uint64_t lmcp_request_id;
 /* Client states, as reported by lmcp_client_state. */
 typedef int32_t lmcp_state;
 #define LMCP_STATE_NEW 0        /* created, connect not yet called */
-#define LMCP_STATE_CONNECTING 1 /* handshake in progress */
+#define LMCP_STATE_CONNECTING 1 /* handshake in progress (also while a supervised client restarts its server: see "restart" in docs/host.md) */
 #define LMCP_STATE_READY 2      /* calls allowed */
 #define LMCP_STATE_CLOSING 3    /* lmcp_client_close in progress */
 #define LMCP_STATE_CLOSED 4     /* closed or connection lost */
@@ -310,6 +312,10 @@ lmcp_status lmcp_client_state(lmcp_client *client, lmcp_state *state_out);
  *        "progress" events carrying this call's id,
  *    "wait_ready": <bool> [false]: queue the call until the client is ready
  *        instead of failing with LMCP_E_INVALID_STATE,
+ *    "fail_if_restarting": <bool> [false]: a supervised client ("restart",
+ *        see docs/host.md) that is restarting its server fails the call at
+ *        once with LMCP_E_INVALID_STATE instead of queueing it until the
+ *        server is ready again (bounded by timeouts.ready_ms),
  *    "_meta": {..}: merged into params._meta,
  *    "verify": {"digest": "sha256:<64 lowercase hex>"?, "size": <bytes>?,
  *               "frontmatter": {..}?} [none]: resources/read only (any other
@@ -426,15 +432,207 @@ lmcp_status lmcp_client_server_info(lmcp_client *client, char **json_out,
 lmcp_status lmcp_client_close(lmcp_client *client, int64_t timeout_ms,
                               char **err_out);
 
-/* lmcp_client_free releases the handle. It never blocks: pending calls
- * complete with LMCP_E_CANCELLED (on library threads, possibly after free
- * returns), no new event or host-request callback starts after it returns,
- * each registration's destroy runs once no callback of it can run, and the
- * connection is torn down (subprocess reaped) in the background. Safe from
- * finalizers and BEAM resource destructors. NULL is a no-op; freeing a freed
- * or unknown handle is harmless. Later calls with the freed handle return
- * LMCP_E_INVALID_HANDLE: handle values are never reused. */
+/* lmcp_client_free releases the handle. It never waits for the server: the
+ * connection is torn down (subprocess reaped) in the background. It may race
+ * any other call on the handle (see THREADS); calls after it return
+ * LMCP_E_INVALID_HANDLE.
+ *
+ * When it returns, no callback of the client is running or will start:
+ * every pending call's done has run, with LMCP_E_CANCELLED (on a library
+ * thread, or on this thread when it is the client's delivery thread); every
+ * event and host-request callback that had started has returned, and no
+ * other will start; every registration's destroy has run. The host may
+ * release everything its callbacks use. So free waits for host code only:
+ * the client's callbacks already running on other threads, and the
+ * cancelled completions it delivers. A callback that blocks therefore
+ * delays free, and two callbacks that free each other's clients at the same
+ * time deadlock.
+ *
+ * Called from inside one of the client's own callbacks (detected per
+ * thread), free does not wait for those callbacks: they finish after it
+ * returns, and the destroy of a registration whose callback is among them
+ * runs when that callback returns.
+ *
+ * Safe from finalizers and BEAM resource destructors (they wait only as
+ * described above). NULL is a no-op; freeing a freed or unknown handle is
+ * harmless and returns at once. */
 void lmcp_client_free(lmcp_client *client);
+
+/* -------------------------------------------------------------------- host */
+
+/* A host: many named MCP servers, each a supervised client, behind one
+ * handle. Configuration (the common "mcpServers" shape plus per-server
+ * "restart", "timeouts", "protocol", "auth", "sampling_policy", "handlers",
+ * "enabled", "tools": {"allow","deny"} globs; "tool_prefix"; "defaults";
+ * ${VAR} and ${VAR:-default} expansion) and the host's events are described
+ * in docs/host.md. Threading: every function is safe from any thread; the
+ * host's event and host-request callbacks run on a library thread, one at a
+ * time and in order for one host (across all its servers); done callbacks
+ * run on library threads, as for lmcp_client_call. Every event and request
+ * payload is a JSON object whose first member is "server": the server's
+ * name. Opaque. */
+typedef struct lmcp_host lmcp_host;
+
+/* lmcp_host_new validates config_json (len bytes) and creates a host with one
+ * client per enabled server. Nothing is started. On success *host_out owns a
+ * new handle, released with lmcp_host_free.
+ * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (bad JSON; unknown or invalid
+ * field, bad server name, unset ${VAR} without default: the message names the
+ * field as config.mcpServers.<name>.<field>, never a value; NULL host_out);
+ * LMCP_E_UNSUPPORTED (a transport this build lacks). */
+lmcp_status lmcp_host_new(const char *config_json, size_t len,
+                          lmcp_host **host_out, char **err_out);
+
+/* lmcp_host_set_event_handler registers the host's event callback (NULL cb
+ * removes it); replacing a handler runs the previous destroy once none of its
+ * callbacks is running. Events: each server's client events ("ready",
+ * "restarting", "failed", "closed", "notification", "progress", "log") with
+ * "server" added, and "list_changed" {"server","list"} when the aggregated
+ * "tools", "prompts" or "resources" list changed.
+ * Returns LMCP_OK or LMCP_E_INVALID_HANDLE (destroy still runs). */
+lmcp_status lmcp_host_set_event_handler(lmcp_host *host, lmcp_event_cb cb,
+                                        void *user_data,
+                                        lmcp_destroy_cb destroy,
+                                        char **err_out);
+
+/* lmcp_host_set_host_request_handler registers the callback that receives
+ * every server's requests (sampling, elicitation, roots, authorization, as
+ * for a client), with host-wide request ids and "server" in the payload;
+ * answer with lmcp_host_respond. Without a handler such requests are refused
+ * with LMCP_E_UNSUPPORTED. May be called at any time.
+ * Returns LMCP_OK or LMCP_E_INVALID_HANDLE (destroy still runs). */
+lmcp_status lmcp_host_set_host_request_handler(lmcp_host *host,
+                                               lmcp_host_request_cb cb,
+                                               void *user_data,
+                                               lmcp_destroy_cb destroy,
+                                               char **err_out);
+
+/* lmcp_host_connect starts every enabled server in parallel and returns once
+ * each was started. A server that fails to start or to handshake is reported
+ * ("failed" state with its reason) and retried by its restart policy; it
+ * never fails the others or this call.
+ * Returns LMCP_OK; LMCP_E_INVALID_HANDLE; LMCP_E_INVALID_STATE (connect was
+ * already called, or the host is closed). */
+lmcp_status lmcp_host_connect(lmcp_host *host, char **err_out);
+
+/* lmcp_host_wait_ready blocks the calling thread until every enabled server
+ * is ready or has failed once, or timeout_ms passes (negative: no limit).
+ * Returns LMCP_OK (all settled: see lmcp_host_servers for which are ready);
+ * LMCP_E_TIMEOUT (the message names the servers still connecting);
+ * LMCP_E_INVALID_STATE (connect not called); LMCP_E_INVALID_HANDLE. */
+lmcp_status lmcp_host_wait_ready(lmcp_host *host, int64_t timeout_ms,
+                                 char **err_out);
+
+/* lmcp_host_servers reports each server as JSON: {"<name>": {"state":
+ * "new"|"connecting"|"ready"|"restarting"|"failed"|"closed"|"disabled",
+ * "enabled", "restarts", "era"?, "protocol_version"?, "transport"?,
+ * "last_error"?}}. *json_out is library-allocated (free with lmcp_free);
+ * *len_out (may be NULL) receives its length. Never blocks.
+ * Returns LMCP_OK, LMCP_E_INVALID_HANDLE, or LMCP_E_INVALID_ARGUMENT (NULL
+ * json_out). */
+lmcp_status lmcp_host_servers(lmcp_host *host, char **json_out,
+                              size_t *len_out, char **err_out);
+
+/* lmcp_host_list_tools returns the tools of every ready server:
+ * {"tools": [...], "errors"?: {"<server>": "<message>"}}. Each tool is the
+ * server's tool object with "name" set to the host's name for it (tool_prefix
+ * "always": <server>__<tool>; "on_collision": prefixed only when two servers
+ * offer the name; "never": as given), "server", and "original_name"; names
+ * keep to the characters MCP allows (others become '_') and to 128
+ * characters (longer ones end with a hash); tools.allow and
+ * tools.deny apply. Lists are cached per server and fetched again after
+ * notifications/tools/list_changed, a restart, or (2026-07-28 era) when their
+ * ttlMs ran out; this call blocks the calling thread while a stale list is
+ * fetched. *json_out is library-allocated (free with lmcp_free).
+ * Returns LMCP_OK; LMCP_E_INVALID_STATE (tool_prefix "never" and two servers
+ * offer one name: the message names both); LMCP_E_INVALID_HANDLE;
+ * LMCP_E_INVALID_ARGUMENT (NULL json_out). */
+lmcp_status lmcp_host_list_tools(lmcp_host *host, char **json_out,
+                                 size_t *len_out, char **err_out);
+
+/* lmcp_host_list_prompts and lmcp_host_list_resources are lmcp_host_list_tools
+ * for {"prompts": [...]} and {"resources": [...]}: each entry gains "server";
+ * names are not changed. Same statuses, without the collision error. */
+lmcp_status lmcp_host_list_prompts(lmcp_host *host, char **json_out,
+                                   size_t *len_out, char **err_out);
+lmcp_status lmcp_host_list_resources(lmcp_host *host, char **json_out,
+                                     size_t *len_out, char **err_out);
+
+/* lmcp_host_call_tool calls a tool by the name lmcp_host_list_tools gives it
+ * (a <server>__<tool> name routes even before any listing). args_json
+ * (args_len bytes) is the arguments object or absent; options_json as for
+ * lmcp_client_call, plus "fail_if_restarting": <bool> [false]: while the
+ * server restarts, fail at once with LMCP_E_INVALID_STATE instead of waiting
+ * up to its timeouts.ready_ms. On LMCP_OK *call_id_out (may be NULL) receives
+ * a host-wide call id and done runs exactly once on a library thread, as for
+ * lmcp_client_call; a call in flight when its server crashes completes with
+ * LMCP_E_CLOSED and is never replayed.
+ * Returns LMCP_OK; LMCP_E_NOT_FOUND (no server offers the name);
+ * LMCP_E_POLICY_DENIED (tools.allow/tools.deny exclude it);
+ * LMCP_E_INVALID_ARGUMENT (empty name, ambiguous unprefixed name, arguments
+ * not an object, bad options, NULL done); LMCP_E_INVALID_STATE (server
+ * disabled, failed or closed); the other statuses of lmcp_client_call. */
+lmcp_status lmcp_host_call_tool(lmcp_host *host, const char *name,
+                                const char *args_json, size_t args_len,
+                                const char *options_json, size_t options_len,
+                                lmcp_done_cb done, void *user_data,
+                                lmcp_call_id *call_id_out, char **err_out);
+
+/* lmcp_host_call_tool_sync is lmcp_host_call_tool that blocks the calling
+ * thread until the call completes; *result_out (free with lmcp_free) and
+ * *result_len_out (may be NULL) as for lmcp_client_call_sync. */
+lmcp_status lmcp_host_call_tool_sync(lmcp_host *host, const char *name,
+                                     const char *args_json, size_t args_len,
+                                     const char *options_json,
+                                     size_t options_len, char **result_out,
+                                     size_t *result_len_out, char **err_out);
+
+/* lmcp_host_call sends any request to the named server, as lmcp_client_call
+ * (same arguments, options, callback rules and statuses), with a host-wide
+ * call id. Also returns LMCP_E_NOT_FOUND (no such server) and
+ * LMCP_E_INVALID_STATE (the server is disabled). */
+lmcp_status lmcp_host_call(lmcp_host *host, const char *server,
+                           const char *method, const char *params_json,
+                           size_t params_len, const char *options_json,
+                           size_t options_len, lmcp_done_cb done,
+                           void *user_data, lmcp_call_id *call_id_out,
+                           char **err_out);
+
+/* lmcp_host_call_sync is lmcp_host_call that blocks until completion, as
+ * lmcp_client_call_sync. */
+lmcp_status lmcp_host_call_sync(lmcp_host *host, const char *server,
+                                const char *method, const char *params_json,
+                                size_t params_len, const char *options_json,
+                                size_t options_len, char **result_out,
+                                size_t *result_len_out, char **err_out);
+
+/* lmcp_host_cancel cancels a call made through the host, as
+ * lmcp_client_cancel. Returns LMCP_OK, LMCP_E_NOT_FOUND, or
+ * LMCP_E_INVALID_HANDLE. */
+lmcp_status lmcp_host_cancel(lmcp_host *host, lmcp_call_id call_id);
+
+/* lmcp_host_respond answers a request the host-request handler received, as
+ * lmcp_client_respond. Returns LMCP_OK; LMCP_E_NOT_FOUND (unknown, already
+ * answered, expired, or its server restarted meanwhile);
+ * LMCP_E_INVALID_ARGUMENT; LMCP_E_INVALID_HANDLE. */
+lmcp_status lmcp_host_respond(lmcp_host *host, lmcp_request_id request_id,
+                              lmcp_status status, const char *json, size_t len,
+                              char **err_out);
+
+/* lmcp_host_close closes every server in parallel, blocking up to timeout_ms
+ * (negative: each client's own bound), as lmcp_client_close: pending calls
+ * complete with LMCP_E_CLOSED, every server process is reaped, no server is
+ * restarted. Idempotent. Returns LMCP_OK; LMCP_E_TIMEOUT (naming the servers
+ * whose teardown goes on in the background); LMCP_E_INVALID_HANDLE. */
+lmcp_status lmcp_host_close(lmcp_host *host, int64_t timeout_ms,
+                            char **err_out);
+
+/* lmcp_host_free releases the handle without blocking, as lmcp_client_free
+ * for each server: pending calls complete with LMCP_E_CANCELLED, no new
+ * callback starts after it returns, each registration's destroy runs once
+ * idle, processes are reaped in the background. NULL, freed or unknown
+ * handles are harmless; handle values are never reused. */
+void lmcp_host_free(lmcp_host *host);
 
 #ifdef __cplusplus
 }

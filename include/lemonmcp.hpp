@@ -6,7 +6,8 @@
  * wrapper gives a C++ host:
  *
  *  - RAII: lemonmcp::Client owns an lmcp_client and frees it in its
- *    destructor (lmcp_client_free never blocks). Clients move, never copy.
+ *    destructor (lmcp_client_free never waits for the server; it waits out
+ *    the client's running callbacks). Clients move, never copy.
  *  - Exceptions: a failed call throws lemonmcp::Error, which carries the
  *    status and the library's error JSON ({"status","message","code"?,
  *    "data"?}); what() is the message. A tool whose result has isError is
@@ -241,8 +242,10 @@ class Client {
     handle_ = c;
   }
 
-  // Frees the client: pending calls complete with LMCP_E_CANCELLED, the
-  // server is torn down in the background. Never blocks.
+  // Frees the client: pending calls complete with LMCP_E_CANCELLED before
+  // it returns, the server is torn down in the background. Never waits for
+  // the server; it does wait for this client's callbacks running on other
+  // threads (see lmcp_client_free).
   ~Client() { lmcp_client_free(handle_); }
 
   Client(const Client &) = delete;

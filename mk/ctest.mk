@@ -92,6 +92,31 @@ $(CTEST_OUT)/lmcp_ctest: $(CTEST_SUITE_DEPS) $(LIB) $(HEADER)
 	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SUITE_SRC) $(CTEST_SRC)/harness.c \
 		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
 
+# The multi-server host's lifecycle (tests/c/test_host.c): its own suite,
+# so that its count line is summed by `make test`.
+$(CTEST_OUT)/lmcp_host_test: $(CTEST_SRC)/test_host.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_host.c $(CTEST_SRC)/harness.c \
+		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
+.PHONY: test-c-host
+TEST_SUITES += test-c-host
+test-c-host: lib fixtures $(CTEST_OUT)/lmcp_host_test
+	$(CTEST_OUT)/lmcp_host_test
+
+# lmcp_client_free racing every other call, and no callback after free.
+$(CTEST_OUT)/lmcp_free_race: $(CTEST_SRC)/test_free_race.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_free_race.c $(CTEST_SRC)/harness.c \
+		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
+# The interoperability corpus through the C ABI (tests/c/interop.c): servers
+# writing JSON in other styles, and bytes that are not UTF-8.
+$(CTEST_OUT)/lmcp_interop: $(CTEST_SRC)/interop.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -DLMCP_PYSERVER_PATH='"$(ROOT)/tests/fixtures/pyserver/server.py"' \
+		-o $@ $(CTEST_SRC)/interop.c $(CTEST_SRC)/harness.c -L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
 # The header is C++-clean: compiled, linked and run as C++17.
 $(CTEST_OUT)/header_cxx: $(CTEST_SRC)/header_cxx.cpp $(LIB) $(HEADER)
 	@mkdir -p $(dir $@)
@@ -103,13 +128,26 @@ $(CTEST_OUT)/header_pedantic.o: $(CTEST_SRC)/header_pedantic.c $(HEADER)
 	@mkdir -p $(dir $@)
 	$(CTEST_CC) -std=c99 -pedantic -Wall -Wextra -Werror -I$(BUILD)/include -c -o $@ $<
 
-ctest-bins: $(CTEST_OUT)/lmcp_smoke $(CTEST_OUT)/lmcp_ctest $(CTEST_OUT)/header_cxx $(CTEST_OUT)/header_pedantic.o
+ctest-bins: $(CTEST_OUT)/lmcp_smoke $(CTEST_OUT)/lmcp_ctest $(CTEST_OUT)/lmcp_free_race $(CTEST_OUT)/lmcp_interop \
+	$(CTEST_OUT)/header_cxx $(CTEST_OUT)/header_pedantic.o
 
 # The smoke program runs first and records the idle goroutine baseline.
 test-c: lib fixtures check-symbols ctest-bins
 	$(CTEST_OUT)/lmcp_smoke $(CTEST_OUT)/baseline.txt
 	$(CTEST_OUT)/header_cxx
 	$(CTEST_OUT)/lmcp_ctest $(CTEST_OUT)/baseline.txt $(CTEST_ONLY)
+
+# Its own suite, so that make test sums its count line with the others.
+.PHONY: test-c-interop
+TEST_SUITES += test-c-interop
+test-c-interop: lib fixtures $(CTEST_OUT)/lmcp_interop
+	$(CTEST_OUT)/lmcp_interop $(CTEST_ONLY)
+
+# Its own suite, so that make test sums its count line with the others.
+.PHONY: test-c-free-race
+TEST_SUITES += test-c-free-race
+test-c-free-race: lib fixtures $(CTEST_OUT)/lmcp_free_race
+	$(CTEST_OUT)/lmcp_free_race
 
 # ---------------------------------------------------------------- memcheck
 
@@ -136,10 +174,14 @@ $(CTEST_MC)/lmcp_ctest: $(CTEST_SUITE_DEPS) $(CTEST_MC)/liblemonmcp.so.1 $(HEADE
 	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SUITE_SRC) $(CTEST_SRC)/harness.c \
 		-L$(CTEST_MC) -llemonmcp -Wl,-rpath,$(CTEST_MC)
 
+$(CTEST_MC)/lmcp_free_race: $(CTEST_SRC)/test_free_race.c $(CTEST_HARNESS) $(CTEST_MC)/liblemonmcp.so.1 $(HEADER)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_free_race.c $(CTEST_SRC)/harness.c \
+		-L$(CTEST_MC) -llemonmcp -Wl,-rpath,$(CTEST_MC)
+
 # The whole suite runs under memcheck twice (errors, then leaks; 20-40 s
 # each), then a canary proves the checks are live; tests/c/memcheck.sh runs
 # every step and keeps the logs in $(CTEST_MC)/*.vg.log.
-test-c-memcheck: lib fixtures ctest-setup $(CTEST_MC)/lmcp_smoke $(CTEST_MC)/lmcp_ctest
+test-c-memcheck: lib fixtures ctest-setup $(CTEST_MC)/lmcp_smoke $(CTEST_MC)/lmcp_ctest $(CTEST_MC)/lmcp_free_race
 	MC_DIR=$(CTEST_MC) VG_ENV="$(CTEST_VG_ENV)" VG_ERRORS="$(CTEST_VG_ERRORS)" \
 		VG_LEAKS="$(CTEST_VG_LEAKS)" CTEST_ONLY="$(CTEST_ONLY)" $(CTEST_SRC)/memcheck.sh
 

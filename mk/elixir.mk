@@ -2,7 +2,7 @@
 #   make elixir-setup   installs Elixir and the ERTS headers with apt-get when missing (idempotent)
 #   make elixir-nif     builds the NIF shim into bindings/elixir_nif/priv/ (with a copy of the library)
 #   make test-elixir    builds it and runs the ExUnit suite against the fixture server
-#   make elixir-bench   per-call overhead of LemonMCP.Client.call_tool/4, and JSON vs ETF decoding
+#   make elixir-bench   per-call overhead of LemonMCP.Client.call_tool/4, and JSON decoding vs binary_to_term
 
 EX_DIR     := $(ROOT)/bindings/elixir_nif
 EX_FIXTURE := $(BUILD)/fixtures/mcpfixture

@@ -2,7 +2,8 @@
 #   make install PREFIX=…     library (with its SONAME link), lemonmcp.h, lemonmcp.hpp, lemonmcp.pc
 #   make uninstall PREFIX=…   removes exactly what install put there
 #   make test-install         installs into a scratch prefix and into /usr/local and builds a host
-#                             with `pkg-config --cflags --libs lemonmcp` alone, run without LD_LIBRARY_PATH
+#                             with `pkg-config --cflags --libs lemonmcp` alone, run without LD_LIBRARY_PATH,
+#                             and builds the Elixir NIF against it (tests/install/check.sh)
 #
 # A host must run without LD_LIBRARY_PATH. Under a system prefix (/usr,
 # /usr/local) the dynamic loader finds the library once ldconfig has indexed
@@ -35,6 +36,6 @@ uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -z "$(PC_RPATH)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 TEST_SUITES += test-install
-test-install: lib
+test-install: lib fixtures elixir-setup
 	@command -v pkg-config >/dev/null || { apt-get update -qq && apt-get install -y -qq pkg-config >/dev/null; }
-	@MAKE="$(MAKE)" SONAME=$(SONAME) bash tests/install/check.sh
+	@MAKE="$(MAKE)" SONAME=$(SONAME) FIXTURE=$(BUILD)/fixtures/mcpfixture bash tests/install/check.sh

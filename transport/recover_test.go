@@ -54,3 +54,25 @@ func TestRecover(t *testing.T) {
 		require.Empty(t, s.lines)
 	})
 }
+
+// panicSink also takes recovered panics itself, as the core does.
+type panicSink struct {
+	logSink
+	where string
+	value any
+}
+
+func (s *panicSink) Panicked(where string, value any) { s.where, s.value = where, value }
+
+func TestRecoverHandsPanicsToAPanicSink(t *testing.T) {
+	s := &panicSink{}
+	ran := false
+	func() {
+		defer Recover(s, "the reader", func() { ran = true })
+		panic("boom")
+	}()
+	require.True(t, ran, "then still runs")
+	require.Equal(t, "the reader", s.where)
+	require.Equal(t, "boom", s.value)
+	require.Empty(t, s.lines, "the panic sink reports it, not Recover")
+}

@@ -89,9 +89,8 @@ type Sink interface {
 	Log(line LogLine)
 	// RequestFailed reports that the request with this id could not be
 	// delivered or answered at the transport level (an HTTP error status, a
-	// broken response stream). Only transports whose Send returns before the
-	// request is delivered call it (HTTP); the failure concerns that request
-	// only. A *Error with CodeSessionExpired asks the core to re-initialize.
+	// broken response stream, a response over the size limit whose head
+	// names the request). The failure concerns that request only. A *Error with CodeSessionExpired asks the core to re-initialize.
 	RequestFailed(id int64, err *Error)
 	// Closed reports that the transport is gone for good. It is called
 	// exactly once, after the last Receive. The error is a *ClosedError.
@@ -149,6 +148,9 @@ const (
 	CodeAuthRequired
 	// CodeInternal: a bug in the library, recovered (see Recover).
 	CodeInternal
+	// CodeProtocol: the server's answer to the request is unusable (for
+	// stdio: its response line is over the message size limit).
+	CodeProtocol
 )
 
 // Error is a transport failure. Message never contains raw subprocess output,

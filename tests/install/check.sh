@@ -6,7 +6,9 @@
 #      uninstall removes every file again (run as root only, and only when no
 #      lemonmcp is installed there already: the test must not replace a
 #      user's install).
-# Called by mk/install.mk with MAKE and SONAME set; prints "install: N passed,
+#   3. the Elixir mix project, copied out of the repository, builds its NIF
+#      against the installed library through pkg-config.
+# Called by mk/install.mk with MAKE, SONAME and FIXTURE set; prints "install: N passed,
 # N failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -52,8 +54,15 @@ build_and_run() {
 }
 
 # 1. Scratch prefix.
-prefix=$(mktemp -d)
-trap 'rm -rf "$prefix"' EXIT
+# Everything to undo on exit, whatever happens: scratch directories, and the
+# system install once it is made.
+cleanup_dirs=() system_installed=
+cleanup() {
+  rm -rf "${cleanup_dirs[@]}"
+  if [ -n "$system_installed" ]; then $MAKE --no-print-directory uninstall PREFIX="$system_installed" >/dev/null 2>&1; fi
+}
+trap cleanup EXIT
+prefix=$(mktemp -d); cleanup_dirs+=("$prefix")
 if $MAKE --no-print-directory install PREFIX="$prefix" >/dev/null; then
   if PKG_CONFIG_PATH=$prefix/lib/pkgconfig build_and_run scratch "$prefix"; then
     soname=$(readelf -d "$prefix/lib/$SONAME" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
@@ -73,20 +82,43 @@ if [ "$(id -u)" != 0 ]; then
 elif [ -e "$sys/lib/$SONAME" ] || [ -e "$sys/lib/pkgconfig/lemonmcp.pc" ]; then
   echo "note install: a lemonmcp is already installed in $sys; the system install was not tried"
 else
-  work=$(mktemp -d)
-  trap 'rm -rf "$prefix" "$work"; $MAKE --no-print-directory uninstall PREFIX=$sys >/dev/null 2>&1' EXIT
+  work=$(mktemp -d); cleanup_dirs+=("$work"); system_installed=$sys
   if $MAKE --no-print-directory install PREFIX=$sys >/dev/null && build_and_run system "$work"; then
     runpath=$(readelf -d "$work/host" | grep -c 'R\(UN\)\?PATH')
     if [ "$runpath" != 0 ]; then fail "system: host has an rpath; want none under $sys"
-    elif ! ldconfig -p | grep -q "$SONAME"; then fail "system: ldconfig does not list $SONAME"
+    elif ! grep -q "$SONAME" <<<"$(ldconfig -p)"; then fail "system: ldconfig does not list $SONAME"
     else
       $MAKE --no-print-directory uninstall PREFIX=$sys >/dev/null
-      if ls "$sys/lib/$SONAME" "$sys/include/lemonmcp.h" "$sys/include/lemonmcp.hpp" "$sys/lib/pkgconfig/lemonmcp.pc" 2>/dev/null | grep -q .; then
+      if ls "$sys/lib/$SONAME" "$sys/include/lemonmcp.h" "$sys/include/lemonmcp.hpp" "$sys/lib/pkgconfig/lemonmcp.pc" 2>/dev/null | grep -c . >/dev/null; then
         fail "system: uninstall left files behind"
-      elif ldconfig -p | grep -q "$SONAME"; then fail "system: ldconfig still lists $SONAME after uninstall"
+      elif grep -q "$SONAME" <<<"$(ldconfig -p)"; then fail "system: ldconfig still lists $SONAME after uninstall"
       else pass "system prefix $sys (ldconfig, no rpath; uninstall removes it)"; fi
     fi
   fi
 fi
+# 3. The Elixir project, copied out of the repository, builds its NIF against
+#    the scratch prefix's library found through pkg-config, and runs.
+if ! command -v mix >/dev/null; then
+  echo "note install: mix is not installed; the Elixir build against an installed library was not tried"
+else
+  ex=$(mktemp -d); cleanup_dirs+=("$ex")
+  (cd bindings/elixir_nif && git ls-files -z . | xargs -0 cp --parents -t "$ex")
+  if ! $MAKE --no-print-directory install PREFIX="$prefix" >/dev/null; then
+    fail "elixir: make install failed"
+  elif (cd "$ex" && env -u LEMONMCP_LIB PKG_CONFIG_PATH=$prefix/lib/pkgconfig MIX_ENV=prod \
+        mix run --no-start -e '
+          {:ok, c} = LemonMCP.Client.start_link(command: System.fetch_env!("FIXTURE"))
+          :ok = LemonMCP.Client.await_ready(c, 20_000)
+          {:ok, [%{"text" => "pkg-config"}]} = LemonMCP.Client.call_tool(c, "echo", %{text: "pkg-config"})
+          :ok = LemonMCP.Client.close(c)
+          IO.puts("elixir-ok")
+        ') >"$ex/log" 2>&1 && grep -q "elixir-ok" "$ex/log" \
+        && cmp -s "$ex/_build/prod/lib/lemon_mcp/priv/liblemonmcp.so.1" "$prefix/lib/$SONAME"; then
+    pass "elixir NIF built against the installed library (pkg-config), outside the repository"
+  else
+    fail "elixir NIF against the installed library"; tail -20 "$ex/log" | sed 's/^/    /'
+  fi
+fi
+
 echo "install: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -50,7 +50,7 @@ else
   show=$(PYTHONPATH=$PYTOOLS PATH=$PYTOOLS/bin:$PATH "$PYTHON" -m auditwheel show "$wheel" 2>&1)
   tag=$(echo "$name" | sed -n 's/.*-\(manylinux_[0-9]*_[0-9]*_x86_64\|manylinux_[0-9]*_[0-9]*_aarch64\)\.whl$/\1/p')
   if [ -z "$tag" ]; then fail "wheel $name has no manylinux platform tag"
-  elif ! echo "$show" | tr -s '[:space:]' ' ' | grep -q "consistent with the following platform tag: \"$tag\""; then
+  elif ! tr -s '[:space:]' ' ' <<<"$show" | grep -c "consistent with the following platform tag: \"$tag\"" >/dev/null; then
     fail "auditwheel show does not confirm $tag for $name:"; echo "$show" | sed 's/^/    /'
   elif ! "$PYTHON" -m zipfile -l "$wheel" > "$work/wheel.txt" || ! grep -q 'lemonmcp/liblemonmcp.so' "$work/wheel.txt"; then
     fail "wheel has no lemonmcp/liblemonmcp.so"

@@ -1,12 +1,12 @@
 # Measurements for the NIF binding (make elixir-bench):
 #   1. per-call overhead of LemonMCP.Client.call_tool/4 against the fixture,
-#      sequential, for result_format :json (decoded in C by the shim) and
-#      :etf (encoded in Go by internal/etf, decoded by binary_to_term), and
-#      through the raw NIF (no client process) to show the GenServer's share;
-#   2. end-to-end cost of larger results in both formats;
+#      sequential (JSON decoded in C by the shim), and through the raw NIF
+#      (no client process) to show the GenServer's share;
+#   2. end-to-end cost of larger results;
 #   3. decoding alone: the shim's C decoder vs binary_to_term of the same
-#      term's external format (the Go side's encoding cost is
-#      BenchmarkFromJSON in internal/etf).
+#      term's external format (why the library hands the NIF JSON, not
+#      Erlang terms: decoding JSON in C is as fast, and needs no encoder in
+#      the library).
 # Compare (1) with the Go core:
 #   cd tests && go test -run x -bench 'StdioCallTool/mcpfixture/lemonmcp' -benchmem ./bench/
 
@@ -25,23 +25,21 @@ time_each = fn count, fun ->
   for _ <- 1..count, do: elem(:timer.tc(fun), 0)
 end
 
-start = fn format ->
-  {:ok, c} = Client.start_link(command: fixture, result_format: format)
+start = fn ->
+  {:ok, c} = Client.start_link(command: fixture)
   :ok = Client.await_ready(c, 10_000)
   c
 end
 
 IO.puts("== 1. call_tool/4 \"echo\" sequential, #{n} calls (us per call)")
 
-for format <- [:json, :etf] do
-  c = start.(format)
-  ts = time_each.(n, fn -> {:ok, _} = Client.call_tool(c, "echo", %{text: "hello"}) end)
-  IO.puts("  LemonMCP.Client.call_tool  #{format}: #{inspect(stats.(ts))}")
-  Client.stop(c)
-end
+c = start.()
+ts = time_each.(n, fn -> {:ok, _} = Client.call_tool(c, "echo", %{text: "hello"}) end)
+IO.puts("  LemonMCP.Client.call_tool: #{inspect(stats.(ts))}")
+Client.stop(c)
 
-for format <- ["json", "etf"] do
-  {:ok, r} = NIF.client_new(%{"transport" => %{"type" => "stdio", "command" => fixture}, "result_format" => format})
+(fn ->
+  {:ok, r} = NIF.client_new(%{"transport" => %{"type" => "stdio", "command" => fixture}})
   tag = make_ref()
   :ok = NIF.set_handlers(r, tag)
   :ok = NIF.connect(r)
@@ -61,9 +59,9 @@ for format <- ["json", "etf"] do
       end
     end)
 
-  IO.puts("  raw NIF call + reply      #{format}: #{inspect(stats.(ts))}")
+  IO.puts("  raw NIF call + reply:      #{inspect(stats.(ts))}")
   NIF.free(r)
-end
+end).()
 
 IO.puts("\n== 2. larger results, end to end (us per call)")
 
@@ -73,16 +71,11 @@ for {label, fun} <- [
       {"large 64 KiB", fn c -> {:ok, _} = Client.call_tool(c, "large", %{bytes: 65_536}) end},
       {"large 1 MiB", fn c -> {:ok, _} = Client.call_tool(c, "large", %{bytes: 1_048_576}) end}
     ] do
-  row =
-    for format <- [:json, :etf] do
-      c = start.(format)
-      count = if label =~ "MiB", do: div(n, 10), else: div(n, 3)
-      s = stats.(time_each.(count, fn -> fun.(c) end))
-      Client.stop(c)
-      "#{format} p50 #{s.p50} mean #{s.mean}"
-    end
-
-  IO.puts("  #{String.pad_trailing(label, 22)} #{Enum.join(row, "  |  ")}")
+  c = start.()
+  count = if label =~ "MiB", do: div(n, 10), else: div(n, 3)
+  s = stats.(time_each.(count, fn -> fun.(c) end))
+  Client.stop(c)
+  IO.puts("  #{String.pad_trailing(label, 22)} p50 #{s.p50} mean #{s.mean}")
 end
 
 IO.puts("\n== 3. decoding only (us per document): C decoder vs binary_to_term(term_to_binary(doc), [:safe])")

@@ -1,6 +1,6 @@
 /* JSON text -> Erlang terms, iteratively (no recursion: nesting depth costs
  * heap, never C stack, so it is safe on the library's threads). The mapping
- * is the one of the library's internal/etf package; see lmcp_nif.h. */
+ * is documented in lmcp_nif.h. */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>

@@ -15,8 +15,7 @@
  *    teardown) run on dirty I/O schedulers.
  *  - Results, events and host requests arrive as messages, sent from the
  *    library's threads with enif_send(NULL, ...) from a fresh
- *    enif_alloc_env; their JSON (or ETF, when the client was configured
- *    with result_format "etf") is turned into terms on that thread, so a
+ *    enif_alloc_env; their JSON is turned into terms on that thread, so a
  *    large result costs no scheduler time.
  *
  * Messages (to the process that registered, or that started the call):
@@ -28,14 +27,18 @@
  *
  * One resource type, one resource per client. The process that created it
  * is monitored: when it dies, or when the resource is garbage-collected,
- * lmcp_client_free runs (non-blocking; the library reaps the subprocess in
- * the background). lmcp_client_free must not race with other calls on the
- * handle, so every NIF that uses the handle holds a "busy" count, and a
- * free requested while one runs is done by the last one to leave.
+ * lmcp_client_free runs. It never waits for the server (the library reaps
+ * the subprocess in the background); it waits only for this client's
+ * callbacks already running on library threads (they build a message and
+ * enif_send it), and delivers the cancelled completions of pending calls
+ * before it returns. lmcp_client_free may race any other call on the handle:
+ * a NIF that comes later gets LMCP_E_INVALID_HANDLE from the library (handle
+ * values are never reused), so the shim keeps no in-use count.
  *
  * The shim is linked -z nodelete: callbacks may reach its code for as long
  * as the library lives, which is the life of the VM.
  */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,62 +69,21 @@ static ErlNifResourceType *client_type;
 #define SMALL_WRITE (4 * 1024)
 
 typedef struct {
-  lmcp_client *client;
-  ErlNifMutex *mu;
-  int busy;         /* NIFs using the handle right now */
-  int free_pending; /* free requested (owner down, or free/1) */
-  int freed;        /* lmcp_client_free was called */
-  int http; /* not stdio: a notify waits for its POST */
+  lmcp_client *client; /* freed or not, always a handle the library knows */
+  ErlNifMutex *mu;     /* guards owner and mon (adopt) */
+  int http;            /* not stdio: a notify waits for its POST */
   ErlNifPid owner;
   ErlNifMonitor mon;
 } client_res;
 
 /* ------------------------------------------------------------ the handle */
 
-/* enter marks the handle busy; 0 when it is freed or being freed. */
-static int enter(client_res *r) {
-  enif_mutex_lock(r->mu);
-  int ok = !r->free_pending && !r->freed;
-  if (ok) {
-    r->busy++;
-  }
-  enif_mutex_unlock(r->mu);
-  return ok;
-}
-
-static void leave(client_res *r) {
-  enif_mutex_lock(r->mu);
-  r->busy--;
-  int do_free = r->free_pending && r->busy == 0 && !r->freed;
-  if (do_free) {
-    r->freed = 1;
-  }
-  enif_mutex_unlock(r->mu);
-  if (do_free) {
-    lmcp_client_free(r->client);
-  }
-}
-
-/* request_free frees the handle now, or as soon as no NIF uses it. */
-static void request_free(client_res *r) {
-  enif_mutex_lock(r->mu);
-  r->free_pending = 1;
-  int do_free = r->busy == 0 && !r->freed;
-  if (do_free) {
-    r->freed = 1;
-  }
-  enif_mutex_unlock(r->mu);
-  if (do_free) {
-    lmcp_client_free(r->client);
-  }
-}
-
+/* Freeing twice is harmless (the library ignores a freed handle), so the
+ * owner's exit, free/1 and the destructor each just free. */
 static void client_dtor(ErlNifEnv *env, void *obj) {
   (void)env;
   client_res *r = obj;
-  /* No term refers to the resource any more, so no NIF is using it. */
-  if (!r->freed && r->client != NULL) {
-    r->freed = 1;
+  if (r->client != NULL) {
     lmcp_client_free(r->client);
   }
   if (r->mu != NULL) {
@@ -133,7 +95,8 @@ static void client_down(ErlNifEnv *env, void *obj, ErlNifPid *pid, ErlNifMonitor
   (void)env;
   (void)pid;
   (void)mon;
-  request_free(obj); /* the owner died: close its client */
+  client_res *r = obj;
+  lmcp_client_free(r->client); /* the owner died: close its client */
 }
 
 /* ------------------------------------------------------------- payloads */
@@ -149,19 +112,12 @@ static ERL_NIF_TERM make_bin(ErlNifEnv *env, const void *p, size_t n) {
 
 static ERL_NIF_TERM make_str(ErlNifEnv *env, const char *s) { return make_bin(env, s, strlen(s)); }
 
-/* payload_term decodes a payload the library produced: ETF when it starts
- * with the version byte 131 (never the first byte of JSON text), else JSON. */
+/* payload_term decodes a JSON payload the library produced. */
 static ERL_NIF_TERM payload_term(ErlNifEnv *env, const char *data, size_t len) {
   if (data == NULL || len == 0) {
     return lmcp_atom_nil;
   }
   ERL_NIF_TERM t;
-  if ((unsigned char)data[0] == 131) {
-    if (enif_binary_to_term(env, (const unsigned char *)data, len, &t, ERL_NIF_BIN2TERM_SAFE) == len) {
-      return t;
-    }
-    return enif_make_tuple3(env, atom_lmcp_raw, make_bin(env, data, len), make_str(env, "invalid external term format"));
-  }
   const char *err = NULL;
   size_t off = 0;
   if (lmcp_json_to_term(env, data, len, &t, &err, &off)) {
@@ -185,16 +141,22 @@ static ERL_NIF_TERM error_info(ErlNifEnv *env, lmcp_status st, char *err) {
   return m;
 }
 
-/* {error, Status, Info} */
-static ERL_NIF_TERM lib_error(ErlNifEnv *env, lmcp_status st, char *err) {
-  return enif_make_tuple3(env, atom_error, enif_make_int(env, st), error_info(env, st, err));
-}
-
 static ERL_NIF_TERM freed_error(ErlNifEnv *env) {
   ERL_NIF_TERM m = enif_make_new_map(env);
   enif_make_map_put(env, m, make_str(env, "status"), enif_make_int(env, LMCP_E_INVALID_HANDLE), &m);
   enif_make_map_put(env, m, make_str(env, "message"), make_str(env, "the client was freed (its owner exited or free/1 was called)"), &m);
   return enif_make_tuple3(env, atom_error, enif_make_int(env, LMCP_E_INVALID_HANDLE), m);
+}
+
+/* {error, Status, Info}. A resource always holds a handle the library
+ * issued, so LMCP_E_INVALID_HANDLE can only mean that it was freed: say
+ * how. */
+static ERL_NIF_TERM lib_error(ErlNifEnv *env, lmcp_status st, char *err) {
+  if (st == LMCP_E_INVALID_HANDLE) {
+    lmcp_free(err);
+    return freed_error(env);
+  }
+  return enif_make_tuple3(env, atom_error, enif_make_int(env, st), error_info(env, st, err));
 }
 
 static ERL_NIF_TERM encode_error(ErlNifEnv *env, const char *what, const char *err) {
@@ -283,10 +245,6 @@ static reg_box *new_reg(ErlNifEnv *env, ERL_NIF_TERM tag) {
 
 /* ----------------------------------------------------------------- NIFs */
 
-static int get_client(ErlNifEnv *env, ERL_NIF_TERM t, client_res **out) {
-  return enif_get_resource(env, t, client_type, (void **)out);
-}
-
 /* copy_cstr copies a binary into a NUL-terminated string (malloc'd). */
 static char *copy_cstr(ErlNifEnv *env, ERL_NIF_TERM t) {
   ErlNifBinary bin;
@@ -299,6 +257,61 @@ static char *copy_cstr(ErlNifEnv *env, ERL_NIF_TERM t) {
     s[bin.size] = 0;
   }
   return s;
+}
+
+/* get_args is the opening of every NIF that takes a client: it decodes
+ * argv[0..] by fmt, one letter per argument:
+ *   r  the client resource (client_res **), which must come first
+ *   s  a binary without NUL bytes, copied to a NUL-terminated string
+ *      (char **, malloc'd: the caller frees it)
+ *   u  an unsigned 64-bit integer (ErlNifUInt64 *)
+ *   i  an int (int *)
+ *   l  a signed 64-bit integer (ErlNifSInt64 *)
+ * Returns 1, or 0 when an argument does not fit (the caller returns
+ * badarg; nothing is left to free). There is no "in use" step: a freed
+ * client is still a resource, and the library answers its calls with
+ * LMCP_E_INVALID_HANDLE (lib_error turns that into freed_error). */
+static int get_args(ErlNifEnv *env, const ERL_NIF_TERM argv[], const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char **copied[8]; /* every string copied so far, freed again on failure */
+  int ncopied = 0;
+  int ok = 1;
+  for (int i = 0; ok && fmt[i] != 0; i++) {
+    switch (fmt[i]) {
+    case 'r':
+      ok = enif_get_resource(env, argv[i], client_type, (void **)va_arg(ap, client_res **));
+      break;
+    case 's': {
+      char **out = va_arg(ap, char **);
+      *out = ncopied < (int)(sizeof copied / sizeof copied[0]) ? copy_cstr(env, argv[i]) : NULL;
+      ok = *out != NULL;
+      if (ok) {
+        copied[ncopied++] = out;
+      }
+      break;
+    }
+    case 'u':
+      ok = enif_get_uint64(env, argv[i], va_arg(ap, ErlNifUInt64 *));
+      break;
+    case 'i':
+      ok = enif_get_int(env, argv[i], va_arg(ap, int *));
+      break;
+    case 'l':
+      ok = enif_get_int64(env, argv[i], va_arg(ap, ErlNifSInt64 *));
+      break;
+    default:
+      ok = 0;
+    }
+  }
+  va_end(ap);
+  if (!ok) {
+    for (int k = 0; k < ncopied; k++) {
+      free(*copied[k]);
+      *copied[k] = NULL;
+    }
+  }
+  return ok;
 }
 
 static ERL_NIF_TERM nif_version(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
@@ -377,7 +390,7 @@ static ERL_NIF_TERM nif_client_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
   enif_self(env, &r->owner);
   ERL_NIF_TERM t = enif_make_resource(env, r);
   if (enif_monitor_process(env, r, &r->owner, &r->mon) != 0) {
-    request_free(r); /* cannot happen: the caller is alive */
+    lmcp_client_free(c); /* cannot happen: the caller is alive */
   }
   enif_release_resource(r);
   return enif_make_tuple2(env, atom_ok, t);
@@ -388,10 +401,11 @@ static ERL_NIF_TERM nif_client_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
 static ERL_NIF_TERM nif_adopt(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   client_res *r;
-  if (!get_client(env, argv[0], &r)) {
+  if (!get_args(env, argv, "r", &r)) {
     return enif_make_badarg(env);
   }
-  if (!enter(r)) {
+  lmcp_state state;
+  if (lmcp_client_state(r->client, &state) == LMCP_E_INVALID_HANDLE) {
     return freed_error(env);
   }
   ErlNifPid self;
@@ -399,13 +413,14 @@ static ERL_NIF_TERM nif_adopt(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
   ERL_NIF_TERM result = atom_ok;
   /* Only the owner's monitor changes; a failed demonitor means the old
    * owner is already down, and its down callback frees the client. */
+  enif_mutex_lock(r->mu);
   if (enif_demonitor_process(env, r, &r->mon) != 0 || enif_monitor_process(env, r, &self, &r->mon) != 0) {
-    request_free(r);
+    lmcp_client_free(r->client);
     result = freed_error(env);
   } else {
     r->owner = self;
   }
-  leave(r);
+  enif_mutex_unlock(r->mu);
   return result;
 }
 
@@ -414,11 +429,8 @@ static ERL_NIF_TERM nif_adopt(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
 static ERL_NIF_TERM nif_set_handlers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   client_res *r;
-  if (!get_client(env, argv[0], &r)) {
+  if (!get_args(env, argv, "r", &r)) {
     return enif_make_badarg(env);
-  }
-  if (!enter(r)) {
-    return freed_error(env);
   }
   ERL_NIF_TERM result = atom_ok;
   char *err = NULL;
@@ -434,7 +446,6 @@ static ERL_NIF_TERM nif_set_handlers(ErlNifEnv *env, int argc, const ERL_NIF_TER
       result = lib_error(env, st, err);
     }
   }
-  leave(r);
   return result;
 }
 
@@ -442,15 +453,11 @@ static ERL_NIF_TERM nif_set_handlers(ErlNifEnv *env, int argc, const ERL_NIF_TER
 static ERL_NIF_TERM nif_connect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   client_res *r;
-  if (!get_client(env, argv[0], &r)) {
+  if (!get_args(env, argv, "r", &r)) {
     return enif_make_badarg(env);
-  }
-  if (!enter(r)) {
-    return freed_error(env);
   }
   char *err = NULL;
   lmcp_status st = lmcp_client_connect(r->client, &err);
-  leave(r);
   return st == LMCP_OK ? atom_ok : lib_error(env, st, err);
 }
 
@@ -469,11 +476,8 @@ static void consume_since(ErlNifEnv *env, ErlNifTime t0) {
 static ERL_NIF_TERM nif_call(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
   client_res *r;
-  if (!get_client(env, argv[0], &r)) {
-    return enif_make_badarg(env);
-  }
-  char *method = copy_cstr(env, argv[1]);
-  if (method == NULL) {
+  char *method;
+  if (!get_args(env, argv, "rs", &r, &method)) {
     return enif_make_badarg(env);
   }
   lmcp_buf params = {0}, opts = {0};
@@ -485,8 +489,6 @@ static ERL_NIF_TERM nif_call(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
     result = enif_schedule_nif(env, "call", ERL_NIF_DIRTY_JOB_IO_BOUND, nif_call, argc, argv);
   } else if (e1 == 0 || e2 == 0) {
     result = encode_error(env, e1 == 0 ? "params" : "options", eerr);
-  } else if (!enter(r)) {
-    result = freed_error(env);
   } else {
     /* Never waits (see the top of this file): fine on a normal scheduler. */
     call_box *box = enif_alloc(sizeof(*box));
@@ -495,7 +497,6 @@ static ERL_NIF_TERM nif_call(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
     char *err = NULL;
     lmcp_status st = lmcp_client_call(r->client, method, params.data, params.len, opts.data, opts.len, on_done, box,
                                       &id, &err);
-    leave(r);
     consume_since(env, t0);
     if (st == LMCP_OK) {
       result = enif_make_tuple2(env, atom_ok, enif_make_uint64(env, id));
@@ -515,25 +516,18 @@ static ERL_NIF_TERM nif_cancel(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
   (void)argc;
   client_res *r;
   ErlNifUInt64 id;
-  if (!get_client(env, argv[0], &r) || !enif_get_uint64(env, argv[1], &id)) {
+  if (!get_args(env, argv, "ru", &r, &id)) {
     return enif_make_badarg(env);
   }
-  if (!enter(r)) {
-    return freed_error(env);
-  }
   lmcp_status st = lmcp_client_cancel(r->client, id);
-  leave(r);
   return st == LMCP_OK ? atom_ok : lib_error(env, st, NULL);
 }
 
 /* notify(Client, Method, Params) -> ok | {error, ...} */
 static ERL_NIF_TERM nif_notify(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   client_res *r;
-  if (!get_client(env, argv[0], &r)) {
-    return enif_make_badarg(env);
-  }
-  char *method = copy_cstr(env, argv[1]);
-  if (method == NULL) {
+  char *method;
+  if (!get_args(env, argv, "rs", &r, &method)) {
     return enif_make_badarg(env);
   }
   lmcp_buf params = {0};
@@ -544,12 +538,9 @@ static ERL_NIF_TERM nif_notify(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
     result = enif_schedule_nif(env, "notify", ERL_NIF_DIRTY_JOB_IO_BOUND, nif_notify, argc, argv);
   } else if (e == 0) {
     result = encode_error(env, "params", eerr);
-  } else if (!enter(r)) {
-    result = freed_error(env);
   } else {
     char *err = NULL;
     lmcp_status st = lmcp_client_notify(r->client, method, params.data, params.len, &err);
-    leave(r);
     result = st == LMCP_OK ? atom_ok : lib_error(env, st, err);
   }
   free(method);
@@ -563,7 +554,7 @@ static ERL_NIF_TERM nif_respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
   client_res *r;
   ErlNifUInt64 id;
   int status;
-  if (!get_client(env, argv[0], &r) || !enif_get_uint64(env, argv[1], &id) || !enif_get_int(env, argv[2], &status)) {
+  if (!get_args(env, argv, "rui", &r, &id, &status)) {
     return enif_make_badarg(env);
   }
   lmcp_buf answer = {0};
@@ -576,12 +567,9 @@ static ERL_NIF_TERM nif_respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
     result = enif_schedule_nif(env, "respond", ERL_NIF_DIRTY_JOB_IO_BOUND, nif_respond, argc, argv);
   } else if (e == 0) {
     result = encode_error(env, "answer", eerr);
-  } else if (!enter(r)) {
-    result = freed_error(env);
   } else {
     char *err = NULL;
     lmcp_status st = lmcp_client_respond(r->client, id, status, answer.data, answer.len, &err);
-    leave(r);
     result = st == LMCP_OK ? atom_ok : lib_error(env, st, err);
   }
   lmcp_buf_free(&answer);
@@ -592,15 +580,11 @@ static ERL_NIF_TERM nif_respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
 static ERL_NIF_TERM nif_state(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   client_res *r;
-  if (!get_client(env, argv[0], &r)) {
+  if (!get_args(env, argv, "r", &r)) {
     return enif_make_badarg(env);
-  }
-  if (!enter(r)) {
-    return freed_error(env);
   }
   lmcp_state s = 0;
   lmcp_status st = lmcp_client_state(r->client, &s);
-  leave(r);
   return st == LMCP_OK ? enif_make_int(env, s) : lib_error(env, st, NULL);
 }
 
@@ -608,16 +592,12 @@ static ERL_NIF_TERM nif_state(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
 static ERL_NIF_TERM nif_server_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   client_res *r;
-  if (!get_client(env, argv[0], &r)) {
+  if (!get_args(env, argv, "r", &r)) {
     return enif_make_badarg(env);
-  }
-  if (!enter(r)) {
-    return freed_error(env);
   }
   char *json = NULL, *err = NULL;
   size_t len = 0;
   lmcp_status st = lmcp_client_server_info(r->client, &json, &len, &err);
-  leave(r);
   if (st != LMCP_OK) {
     return lib_error(env, st, err);
   }
@@ -631,27 +611,27 @@ static ERL_NIF_TERM nif_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
   (void)argc;
   client_res *r;
   ErlNifSInt64 timeout;
-  if (!get_client(env, argv[0], &r) || !enif_get_int64(env, argv[1], &timeout)) {
+  if (!get_args(env, argv, "rl", &r, &timeout)) {
     return enif_make_badarg(env);
-  }
-  if (!enter(r)) {
-    return atom_ok; /* freed: already torn down */
   }
   char *err = NULL;
   lmcp_status st = lmcp_client_close(r->client, timeout, &err);
-  leave(r);
+  if (st == LMCP_E_INVALID_HANDLE) {
+    lmcp_free(err);
+    return atom_ok; /* freed: already torn down */
+  }
   return st == LMCP_OK ? atom_ok : lib_error(env, st, err);
 }
 
-/* free(Client) -> ok: lmcp_client_free now (or when the last NIF using the
- * handle returns). Never blocks. */
+/* free(Client) -> ok: lmcp_client_free. Never waits for the server; any
+ * NIF racing it gets {error, -2, ...}. */
 static ERL_NIF_TERM nif_free(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   client_res *r;
-  if (!get_client(env, argv[0], &r)) {
+  if (!get_args(env, argv, "r", &r)) {
     return enif_make_badarg(env);
   }
-  request_free(r);
+  lmcp_client_free(r->client);
   return atom_ok;
 }
 
@@ -692,6 +672,21 @@ static ERL_NIF_TERM nif_encode_json(ErlNifEnv *env, int argc, const ERL_NIF_TERM
   return enif_make_tuple2(env, atom_ok, t);
 }
 
+/* The host NIFs (defined at the end of this file). */
+static ERL_NIF_TERM nif_host_new(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_set_handlers(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_connect(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_wait_ready(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_servers(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_list(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_call_tool(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_call(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_cancel(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_respond(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_close(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_free(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static int host_type_init(ErlNifEnv *env);
+
 static ErlNifFunc nif_funcs[] = {
     {"version", 0, nif_version, 0},
     {"abi_version", 0, nif_abi_version, 0},
@@ -711,6 +706,18 @@ static ErlNifFunc nif_funcs[] = {
     {"free", 1, nif_free, 0},
     {"decode_json", 1, nif_decode_json, 0},
     {"encode_json", 1, nif_encode_json, 0},
+    {"host_new", 1, nif_host_new, 0},
+    {"host_set_handlers", 2, nif_host_set_handlers, 0},
+    {"host_connect", 1, nif_host_connect, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"host_wait_ready", 2, nif_host_wait_ready, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"host_servers", 1, nif_host_servers, 0},
+    {"host_list", 2, nif_host_list, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"host_call_tool", 4, nif_host_call_tool, 0},
+    {"host_call", 5, nif_host_call, 0},
+    {"host_cancel", 2, nif_host_cancel, 0},
+    {"host_respond", 4, nif_host_respond, 0},
+    {"host_close", 2, nif_host_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"host_free", 1, nif_host_free, 0},
 };
 
 static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info) {
@@ -733,7 +740,396 @@ static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info) {
   atom_encode_failed = enif_make_atom(env, "encode_failed");
   ErlNifResourceTypeInit init = {.dtor = client_dtor, .down = client_down, .members = 3};
   client_type = enif_init_resource_type(env, "lmcp_client", &init, ERL_NIF_RT_CREATE, NULL);
-  return client_type == NULL ? 1 : 0;
+  if (client_type == NULL || host_type_init(env) != 0) {
+    return 1;
+  }
+  return 0;
 }
 
 ERL_NIF_INIT(Elixir.LemonMCP.NIF, nif_funcs, load, NULL, NULL, NULL)
+
+/* ------------------------------------------------------------------ host */
+
+/* One resource per lmcp_host, owned (monitored) by the process that created
+ * it, with the same busy/free discipline as a client. Host NIFs that wait
+ * (connect spawns every server, wait_ready, the lists that may fetch, close)
+ * run on dirty I/O schedulers; the calls never block. Messages are the
+ * client's: {lmcp_done, CallId, Status, Payload} to the caller,
+ * {lmcp_event, Tag, Kind, Payload} and {lmcp_host_request, Tag, RequestId,
+ * Kind, Payload} to the process that set the handlers; every event and
+ * request payload has a "server" member. */
+
+static ErlNifResourceType *host_type;
+
+typedef struct {
+  lmcp_host *host;
+  ErlNifMutex *mu;
+  int busy, free_pending, freed;
+  ErlNifPid owner;
+  ErlNifMonitor mon;
+} host_res;
+
+static int host_enter(host_res *r) {
+  enif_mutex_lock(r->mu);
+  int ok = !r->free_pending && !r->freed;
+  if (ok) {
+    r->busy++;
+  }
+  enif_mutex_unlock(r->mu);
+  return ok;
+}
+
+static void host_leave(host_res *r) {
+  enif_mutex_lock(r->mu);
+  r->busy--;
+  int do_free = r->free_pending && r->busy == 0 && !r->freed;
+  if (do_free) {
+    r->freed = 1;
+  }
+  enif_mutex_unlock(r->mu);
+  if (do_free) {
+    lmcp_host_free(r->host);
+  }
+}
+
+static void host_request_free(host_res *r) {
+  enif_mutex_lock(r->mu);
+  r->free_pending = 1;
+  int do_free = r->busy == 0 && !r->freed;
+  if (do_free) {
+    r->freed = 1;
+  }
+  enif_mutex_unlock(r->mu);
+  if (do_free) {
+    lmcp_host_free(r->host);
+  }
+}
+
+static void host_dtor(ErlNifEnv *env, void *obj) {
+  (void)env;
+  host_res *r = obj;
+  if (!r->freed && r->host != NULL) {
+    r->freed = 1;
+    lmcp_host_free(r->host);
+  }
+  if (r->mu != NULL) {
+    enif_mutex_destroy(r->mu);
+  }
+}
+
+static void host_down(ErlNifEnv *env, void *obj, ErlNifPid *pid, ErlNifMonitor *mon) {
+  (void)env;
+  (void)pid;
+  (void)mon;
+  host_request_free(obj);
+}
+
+static int host_type_init(ErlNifEnv *env) {
+  ErlNifResourceTypeInit init = {.dtor = host_dtor, .down = host_down, .members = 3};
+  host_type = enif_init_resource_type(env, "lmcp_host", &init, ERL_NIF_RT_CREATE, NULL);
+  return host_type == NULL ? 1 : 0;
+}
+
+static ERL_NIF_TERM host_freed_error(ErlNifEnv *env) {
+  ERL_NIF_TERM m = enif_make_new_map(env);
+  enif_make_map_put(env, m, make_str(env, "status"), enif_make_int(env, LMCP_E_INVALID_HANDLE), &m);
+  enif_make_map_put(env, m, make_str(env, "message"), make_str(env, "the host was freed (its owner exited or host_free/1 was called)"), &m);
+  return enif_make_tuple3(env, atom_error, enif_make_int(env, LMCP_E_INVALID_HANDLE), m);
+}
+
+/* host_new(Config) -> {ok, Host} | {error, Status, Info}; the caller owns it. */
+static ERL_NIF_TERM nif_host_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  if (!enif_is_map(env, argv[0])) {
+    return enif_make_badarg(env);
+  }
+  lmcp_buf buf = {0};
+  const char *eerr = NULL;
+  if (!lmcp_term_to_json(env, argv[0], &buf, &eerr)) {
+    lmcp_buf_free(&buf);
+    return encode_error(env, "config", eerr);
+  }
+  lmcp_host *h = NULL;
+  char *err = NULL;
+  lmcp_status st = lmcp_host_new(buf.data, buf.len, &h, &err);
+  lmcp_buf_free(&buf);
+  if (st != LMCP_OK) {
+    return lib_error(env, st, err);
+  }
+  host_res *r = enif_alloc_resource(host_type, sizeof(*r));
+  memset(r, 0, sizeof(*r));
+  r->host = h;
+  r->mu = enif_mutex_create("lmcp_host");
+  enif_self(env, &r->owner);
+  ERL_NIF_TERM t = enif_make_resource(env, r);
+  if (enif_monitor_process(env, r, &r->owner, &r->mon) != 0) {
+    host_request_free(r);
+  }
+  enif_release_resource(r);
+  return enif_make_tuple2(env, atom_ok, t);
+}
+
+/* get_host + host_enter in one: 1 on success, else *out holds the reply. */
+static int host_use(ErlNifEnv *env, ERL_NIF_TERM t, host_res **r, ERL_NIF_TERM *out) {
+  if (!enif_get_resource(env, t, host_type, (void **)r)) {
+    *out = enif_make_badarg(env);
+    return 0;
+  }
+  if (!host_enter(*r)) {
+    *out = host_freed_error(env);
+    return 0;
+  }
+  return 1;
+}
+
+/* host_set_handlers(Host, Tag) -> ok | {error, ...} */
+static ERL_NIF_TERM nif_host_set_handlers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  host_res *r;
+  ERL_NIF_TERM result;
+  if (!host_use(env, argv[0], &r, &result)) {
+    return result;
+  }
+  result = atom_ok;
+  char *err = NULL;
+  reg_box *ev = new_reg(env, argv[1]);
+  reg_box *hr = new_reg(env, argv[1]);
+  lmcp_status st = lmcp_host_set_event_handler(r->host, on_event, ev, destroy_reg, &err);
+  if (st != LMCP_OK) {
+    result = lib_error(env, st, err);
+    destroy_reg(hr);
+  } else {
+    st = lmcp_host_set_host_request_handler(r->host, on_host_request, hr, destroy_reg, &err);
+    if (st != LMCP_OK) {
+      result = lib_error(env, st, err);
+    }
+  }
+  host_leave(r);
+  return result;
+}
+
+/* host_connect(Host) -> ok | {error, ...}   (dirty I/O) */
+static ERL_NIF_TERM nif_host_connect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  host_res *r;
+  ERL_NIF_TERM result;
+  if (!host_use(env, argv[0], &r, &result)) {
+    return result;
+  }
+  char *err = NULL;
+  lmcp_status st = lmcp_host_connect(r->host, &err);
+  host_leave(r);
+  return st == LMCP_OK ? atom_ok : lib_error(env, st, err);
+}
+
+/* host_wait_ready(Host, TimeoutMs) -> ok | {error, ...}   (dirty I/O) */
+static ERL_NIF_TERM nif_host_wait_ready(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  host_res *r;
+  ErlNifSInt64 timeout;
+  ERL_NIF_TERM result;
+  if (!enif_get_int64(env, argv[1], &timeout)) {
+    return enif_make_badarg(env);
+  }
+  if (!host_use(env, argv[0], &r, &result)) {
+    return result;
+  }
+  char *err = NULL;
+  lmcp_status st = lmcp_host_wait_ready(r->host, timeout, &err);
+  host_leave(r);
+  return st == LMCP_OK ? atom_ok : lib_error(env, st, err);
+}
+
+static ERL_NIF_TERM host_json(ErlNifEnv *env, ERL_NIF_TERM t,
+                              lmcp_status (*fn)(lmcp_host *, char **, size_t *, char **)) {
+  host_res *r;
+  ERL_NIF_TERM result;
+  if (!host_use(env, t, &r, &result)) {
+    return result;
+  }
+  char *json = NULL, *err = NULL;
+  size_t len = 0;
+  lmcp_status st = fn(r->host, &json, &len, &err);
+  host_leave(r);
+  if (st != LMCP_OK) {
+    return lib_error(env, st, err);
+  }
+  result = enif_make_tuple2(env, atom_ok, payload_term(env, json, len));
+  lmcp_free(json);
+  return result;
+}
+
+/* host_servers(Host) -> {ok, Map} | {error, ...}   (never waits) */
+static ERL_NIF_TERM nif_host_servers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  return host_json(env, argv[0], lmcp_host_servers);
+}
+
+/* host_list(Host, Kind) -> {ok, Map} | {error, ...}; Kind is tools, prompts
+ * or resources.   (dirty I/O: a stale list is fetched) */
+static ERL_NIF_TERM nif_host_list(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  char kind[16];
+  if (!enif_get_atom(env, argv[1], kind, sizeof kind, ERL_NIF_LATIN1)) {
+    return enif_make_badarg(env);
+  }
+  if (strcmp(kind, "tools") == 0) {
+    return host_json(env, argv[0], lmcp_host_list_tools);
+  }
+  if (strcmp(kind, "prompts") == 0) {
+    return host_json(env, argv[0], lmcp_host_list_prompts);
+  }
+  if (strcmp(kind, "resources") == 0) {
+    return host_json(env, argv[0], lmcp_host_list_resources);
+  }
+  return enif_make_badarg(env);
+}
+
+/* host_call_tool(Host, Name, Args, Options) -> {ok, CallId} | {error, ...};
+ * {lmcp_done, CallId, Status, Payload} goes to the caller. */
+static ERL_NIF_TERM nif_host_call_tool(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  char *name = copy_cstr(env, argv[1]);
+  if (name == NULL) {
+    return enif_make_badarg(env);
+  }
+  lmcp_buf args = {0}, opts = {0};
+  const char *eerr = NULL;
+  ERL_NIF_TERM result;
+  host_res *r;
+  int e1 = encode_arg(env, argv[2], &args, &eerr);
+  int e2 = e1 == 1 ? encode_arg(env, argv[3], &opts, &eerr) : 1;
+  if (e1 < 0 || e2 < 0) {
+    result = enif_schedule_nif(env, "host_call_tool", ERL_NIF_DIRTY_JOB_IO_BOUND, nif_host_call_tool, argc, argv);
+  } else if (e1 == 0 || e2 == 0) {
+    result = encode_error(env, e1 == 0 ? "arguments" : "options", eerr);
+  } else if (host_use(env, argv[0], &r, &result)) {
+    call_box *box = enif_alloc(sizeof(*box));
+    enif_self(env, &box->pid);
+    lmcp_call_id id = 0;
+    char *err = NULL;
+    lmcp_status st = lmcp_host_call_tool(r->host, name, args.data, args.len, opts.data, opts.len, on_done, box, &id, &err);
+    host_leave(r);
+    if (st == LMCP_OK) {
+      result = enif_make_tuple2(env, atom_ok, enif_make_uint64(env, id));
+    } else {
+      enif_free(box);
+      result = lib_error(env, st, err);
+    }
+  }
+  free(name);
+  lmcp_buf_free(&args);
+  lmcp_buf_free(&opts);
+  return result;
+}
+
+/* host_call(Host, Server, Method, Params, Options) -> {ok, CallId} | {error, ...} */
+static ERL_NIF_TERM nif_host_call(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  char *server = copy_cstr(env, argv[1]);
+  char *method = copy_cstr(env, argv[2]);
+  if (server == NULL || method == NULL) {
+    free(server);
+    free(method);
+    return enif_make_badarg(env);
+  }
+  lmcp_buf params = {0}, opts = {0};
+  const char *eerr = NULL;
+  ERL_NIF_TERM result;
+  host_res *r;
+  int e1 = encode_arg(env, argv[3], &params, &eerr);
+  int e2 = e1 == 1 ? encode_arg(env, argv[4], &opts, &eerr) : 1;
+  if (e1 < 0 || e2 < 0) {
+    result = enif_schedule_nif(env, "host_call", ERL_NIF_DIRTY_JOB_IO_BOUND, nif_host_call, argc, argv);
+  } else if (e1 == 0 || e2 == 0) {
+    result = encode_error(env, e1 == 0 ? "params" : "options", eerr);
+  } else if (host_use(env, argv[0], &r, &result)) {
+    call_box *box = enif_alloc(sizeof(*box));
+    enif_self(env, &box->pid);
+    lmcp_call_id id = 0;
+    char *err = NULL;
+    lmcp_status st = lmcp_host_call(r->host, server, method, params.data, params.len, opts.data, opts.len, on_done,
+                                    box, &id, &err);
+    host_leave(r);
+    if (st == LMCP_OK) {
+      result = enif_make_tuple2(env, atom_ok, enif_make_uint64(env, id));
+    } else {
+      enif_free(box);
+      result = lib_error(env, st, err);
+    }
+  }
+  free(server);
+  free(method);
+  lmcp_buf_free(&params);
+  lmcp_buf_free(&opts);
+  return result;
+}
+
+/* host_cancel(Host, CallId) -> ok | {error, ...} */
+static ERL_NIF_TERM nif_host_cancel(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  host_res *r;
+  ErlNifUInt64 id;
+  ERL_NIF_TERM result;
+  if (!enif_get_uint64(env, argv[1], &id)) {
+    return enif_make_badarg(env);
+  }
+  if (!host_use(env, argv[0], &r, &result)) {
+    return result;
+  }
+  lmcp_status st = lmcp_host_cancel(r->host, id);
+  host_leave(r);
+  return st == LMCP_OK ? atom_ok : lib_error(env, st, NULL);
+}
+
+/* host_respond(Host, RequestId, Status, Answer) -> ok | {error, ...} */
+static ERL_NIF_TERM nif_host_respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  host_res *r;
+  ErlNifUInt64 id;
+  int status;
+  if (!enif_get_uint64(env, argv[1], &id) || !enif_get_int(env, argv[2], &status)) {
+    return enif_make_badarg(env);
+  }
+  lmcp_buf answer = {0};
+  const char *eerr = NULL;
+  ERL_NIF_TERM result;
+  int e = encode_arg(env, argv[3], &answer, &eerr);
+  if (e < 0 || (e == 1 && !on_dirty_scheduler() && answer.len > SMALL_WRITE)) {
+    result = enif_schedule_nif(env, "host_respond", ERL_NIF_DIRTY_JOB_IO_BOUND, nif_host_respond, argc, argv);
+  } else if (e == 0) {
+    result = encode_error(env, "answer", eerr);
+  } else if (host_use(env, argv[0], &r, &result)) {
+    char *err = NULL;
+    lmcp_status st = lmcp_host_respond(r->host, id, status, answer.data, answer.len, &err);
+    host_leave(r);
+    result = st == LMCP_OK ? atom_ok : lib_error(env, st, err);
+  }
+  lmcp_buf_free(&answer);
+  return result;
+}
+
+/* host_close(Host, TimeoutMs) -> ok | {error, ...}   (dirty I/O) */
+static ERL_NIF_TERM nif_host_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  host_res *r;
+  ErlNifSInt64 timeout;
+  if (!enif_get_resource(env, argv[0], host_type, (void **)&r) || !enif_get_int64(env, argv[1], &timeout)) {
+    return enif_make_badarg(env);
+  }
+  if (!host_enter(r)) {
+    return atom_ok; /* freed: already torn down */
+  }
+  char *err = NULL;
+  lmcp_status st = lmcp_host_close(r->host, timeout, &err);
+  host_leave(r);
+  return st == LMCP_OK ? atom_ok : lib_error(env, st, err);
+}
+
+/* host_free(Host) -> ok (never blocks) */
+static ERL_NIF_TERM nif_host_free(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  host_res *r;
+  if (!enif_get_resource(env, argv[0], host_type, (void **)&r)) {
+    return enif_make_badarg(env);
+  }
+  host_request_free(r);
+  return atom_ok;
+}

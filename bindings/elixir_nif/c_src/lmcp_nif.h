@@ -8,8 +8,8 @@
 
 #define LMCP_HIDDEN __attribute__((visibility("hidden")))
 
-/* Integer literals longer than this become a binary of their text, as in
- * the library's internal/etf (converting huge decimals is quadratic). */
+/* Integer literals longer than this become a binary of their text
+ * (converting huge decimals is quadratic). */
 #define LMCP_MAX_INTEGER_DIGITS 1024
 
 /* The atoms the converters use, made once in load(). */
@@ -17,7 +17,7 @@ LMCP_HIDDEN extern ERL_NIF_TERM lmcp_atom_true, lmcp_atom_false, lmcp_atom_nil,
     lmcp_atom_struct;
 
 /* json_to_term converts one JSON value (len bytes; white space around it
- * allowed) into a term in env, with the mapping of internal/etf: objects are
+ * allowed) into a term in env: objects are
  * maps with binary keys (the last of a repeated key wins), arrays lists,
  * strings binaries, integers integers of any size (bignums beyond 64 bits),
  * other numbers floats, true/false atoms, null nil. A number beyond the

@@ -222,19 +222,4 @@ defmodule LemonMCP.ClientTest do
     assert_received {:elicited, pid, %{"message" => "who are you?"}}
     assert pid != c
   end
-
-  test "result_format :json and :etf give the same terms" do
-    a = Fixture.start!(result_format: :json)
-    b = Fixture.start!(result_format: :etf)
-
-    for {tool, args} <- [{"echo", %{text: "hé 中 😀 \"q\""}}, {"add", %{a: 1.5, b: 2}}, {"fail", %{message: "m"}}] do
-      assert Client.call_tool_result(a, tool, args) == Client.call_tool_result(b, tool, args)
-    end
-
-    assert Client.list_tools(a) == Client.list_tools(b)
-    assert Client.list_resources(a) == Client.list_resources(b)
-    assert Client.get_prompt(a, "greet", %{name: "x"}) == Client.get_prompt(b, "greet", %{name: "x"})
-    assert Client.call_tool(a, "nope") == Client.call_tool(b, "nope")
-    assert Client.initialize_result(a) == Client.initialize_result(b)
-  end
 end

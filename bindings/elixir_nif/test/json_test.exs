@@ -1,7 +1,6 @@
 defmodule LemonMCP.JSONTest do
   # The shim's JSON <-> term converters (c_src/json_term.c, term_json.c):
-  # the mapping of the library's internal/etf, so results are the same terms
-  # whichever result format a client uses.
+  # the mapping documented in c_src/lmcp_nif.h.
   use ExUnit.Case, async: true
 
   alias LemonMCP.NIF

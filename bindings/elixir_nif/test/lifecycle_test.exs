@@ -131,6 +131,38 @@ defmodule LemonMCP.LifecycleTest do
     assert_receive {:lmcp_done, ^id, -6, %{"status" => -6}}, 5_000
   end
 
+  test "free/1 returns after the completions; no event arrives after it (issue 10 item 6)" do
+    for _ <- 1..5 do
+      {:ok, res} = NIF.client_new(config())
+      tag = make_ref()
+      :ok = NIF.set_handlers(res, tag)
+      :ok = NIF.connect(res)
+      assert_receive {:lmcp_event, ^tag, :ready, _}, 10_000
+      slow = %{"name" => "slow", "arguments" => %{"ms" => 10_000, "steps" => 2_000}}
+
+      ids =
+        for _ <- 1..3 do
+          {:ok, id} = NIF.call(res, "tools/call", slow, %{"progress" => true})
+          id
+        end
+
+      assert_receive {:lmcp_event, ^tag, :progress, _}, 5_000
+      :ok = NIF.free(res)
+      # The library delivered the cancelled completions before free returned.
+      for id <- ids, do: assert_received({:lmcp_done, ^id, -6, _})
+      flush_events(tag)
+      refute_receive {:lmcp_event, ^tag, _, _}, 100
+    end
+  end
+
+  defp flush_events(tag) do
+    receive do
+      {:lmcp_event, ^tag, _, _} -> flush_events(tag)
+    after
+      0 -> :ok
+    end
+  end
+
   test "creating and freeing many clients leaks no client" do
     before = live_clients()
 

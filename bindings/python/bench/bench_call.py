@@ -1,19 +1,29 @@
-"""Per-call cost of the Python binding, in µs per call, against the fixture
-server over stdio (`make python-bench`).
+"""Per-call cost of the Python binding against a C host on the same server
+(`make python-bench`).
+
+Every row does the same tools/call "echo" over stdio; rounds alternate the
+rows (C, Python, C, Python, ...) so that a noisy machine hurts them alike, and
+each row reports the median of its rounds.
 
 Rows:
-  call_sync (ctypes)   lmcp_client_call_sync straight through ctypes: the
-                       C ABI plus the round trip to the server, nothing of
-                       the binding's own
-  Client.call_tool     the blocking client: async call + Event wait, JSON
-                       in and out, result dataclass
-  AsyncClient (seq)    one await at a time: call_soon_threadsafe per result
-  AsyncClient (x32)    32 calls in flight at once: throughput per call
+  C host, call_sync       a C program (bench/c_host.c, built here with $CC):
+                          sequential lmcp_client_call_sync, no binding at all
+  ctypes call_sync        the same call straight through ctypes from Python:
+                          the floor of any ctypes binding
+  Client.call_tool        the blocking client on the main thread (the
+                          Ctrl-C-interruptible path) and on a worker thread
+  C host, 16 in flight    lmcp_client_call with 16 calls kept in flight
+  AsyncClient, 16         16 tasks awaiting call_tool in a loop
 
-The difference between the first two rows is the binding's overhead; the
-first row against Go's own benchmark of the same call (same server,
-tests/bench BenchmarkStdioCallTool) is the ctypes/C-ABI overhead. Runs
-against mcpfixture and, when built, the minimal rawecho server.
+Each figure is µs per call twice: wall time, and the client process's CPU
+time (all its threads, never the server's), which a busy machine disturbs
+less. Ratios: the sequential rows as µs over the C host, the 16-way row as a
+throughput ratio to the C host's 16-way row. Runs against mcpfixture (a
+go-sdk server) and, when built, rawecho (a minimal server: the client's own
+cost shows). Environment: BENCH_N calls per round (default 2000),
+BENCH_ROUNDS rounds (default 5), BENCH_SERVERS (os.pathsep-separated paths)
+to choose the servers. ``--json`` prints the figures as one JSON object
+(for the cross-language table).
 """
 
 from __future__ import annotations
@@ -22,94 +32,174 @@ import asyncio
 import ctypes
 import json
 import os
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
+import threading
 import time
-from typing import Callable, List
+from typing import Callable, Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import lemonmcp  # noqa: E402
 from lemonmcp import _ffi  # noqa: E402
 
-FIXTURE = os.environ.get("LEMONMCP_FIXTURE") or os.path.join(HERE, "..", "..", "..", "build", "fixtures", "mcpfixture")
+FIXTURE = os.path.abspath(os.environ.get("LEMONMCP_FIXTURE") or os.path.join(ROOT, "build", "fixtures", "mcpfixture"))
 N = int(os.environ.get("BENCH_N", "2000"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+WIDE = 16
+ARGS = {"text": "hello"}
+PARAMS = json.dumps({"name": "echo", "arguments": ARGS}).encode()
 
 
-def measure(fn: Callable[[], None], n: int = N, rounds: int = ROUNDS) -> float:
-    for _ in range(min(200, n)):  # warm up
+def build_c_host(out_dir: str) -> Optional[str]:
+    """Compile c_host.c against the library the binding loaded; None (and a
+    note) without a C compiler."""
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        print("note: no C compiler: the C host rows are skipped", file=sys.stderr)
+        return None
+    # The C host loads the very file the binding loaded, under its soname.
+    lib = os.path.abspath(_ffi.loaded_path)
+    os.symlink(lib, os.path.join(out_dir, f"liblemonmcp.so.{_ffi.ABI_VERSION}"))
+    exe = os.path.join(out_dir, "c_host")
+    cmd = [
+        cc, "-O2", "-I", os.path.join(ROOT, "include"), os.path.join(HERE, "c_host.c"),
+        "-o", exe, lib, "-lpthread", f"-Wl,-rpath,{out_dir}",
+    ]
+    subprocess.run(cmd, check=True)
+    return exe
+
+
+Figure = Tuple[float, float]  # µs per call: wall time, client CPU time
+
+
+def c_round(exe: str, server: str, n: int, inflight: int) -> Figure:
+    """One round of the C host."""
+    out = subprocess.run([exe, server, str(n), "1", str(inflight)], check=True, capture_output=True, text=True)
+    wall, cpu = out.stdout.split()[-2:]
+    return float(wall), float(cpu)
+
+
+def timed(fn: Callable[[], None], n: int) -> Figure:
+    t0, c0 = time.perf_counter(), time.process_time()
+    for _ in range(n):
         fn()
-    per: List[float] = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        per.append((time.perf_counter() - t0) / n * 1e6)
-    return statistics.median(per)
+    return (time.perf_counter() - t0) / n * 1e6, (time.process_time() - c0) / n * 1e6
 
 
-def bench_server(server: str) -> None:
-    rows = []
-    with lemonmcp.Client.stdio(server) as c:
+def on_thread(fn: Callable[[], Figure]) -> Figure:
+    box: List[Figure] = []
+    t = threading.Thread(target=lambda: box.append(fn()))
+    t.start()
+    t.join()
+    return box[0]
+
+
+async def wide_round(ac: "lemonmcp.AsyncClient", n: int) -> Figure:
+    per_task = n // WIDE
+
+    async def worker() -> None:
+        for _ in range(per_task):
+            await ac.call_tool("echo", ARGS)
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(worker() for _ in range(WIDE)))
+    calls = per_task * WIDE
+    return (time.perf_counter() - t0) / calls * 1e6, (time.process_time() - c0) / calls * 1e6
+
+
+def bench_server(server: str, c_host: Optional[str]) -> Dict[str, Figure]:
+    rows: Dict[str, List[Figure]] = {}
+
+    def add(name: str, fig: Figure) -> None:
+        rows.setdefault(name, []).append(fig)
+
+    loop = asyncio.new_event_loop()
+    c = lemonmcp.Client.stdio(server)
+    ac = lemonmcp.AsyncClient.stdio(server)
+    try:
+        c.open()
+        loop.run_until_complete(ac.open())
         handle = c._session._handle
-        method = b"tools/call"
-        params = json.dumps({"name": "echo", "arguments": {"text": "hello"}}).encode()
 
         def raw() -> None:
             out = ctypes.c_void_p()
             n = ctypes.c_size_t()
-            _ffi.lib.lmcp_client_call_sync(handle, method, params, len(params), None, 0, out, ctypes.byref(n), ctypes.c_void_p())
+            _ffi.lib.lmcp_client_call_sync(
+                handle, b"tools/call", PARAMS, len(PARAMS), None, 0, out, ctypes.byref(n), ctypes.c_void_p()
+            )
             _ffi.take_bytes(out, n.value)
 
-        rows.append(("call_sync (ctypes)", measure(raw)))
-        rows.append(("Client.call_tool", measure(lambda: c.call_tool("echo", {"text": "hello"}) and None)))
-        try:
-            c.ping()
-            rows.append(("Client.ping", measure(lambda: c.ping())))
-        except lemonmcp.ProtocolError:
-            pass  # a minimal server may not implement ping
+        def tool() -> None:
+            c.call_tool("echo", ARGS)
 
-    async def seq() -> float:
-        async with lemonmcp.AsyncClient.stdio(server) as ac:
-            for _ in range(200):
-                await ac.call_tool("echo", {"text": "hello"})
-            per = []
-            for _ in range(ROUNDS):
-                t0 = time.perf_counter()
-                for _ in range(N):
-                    await ac.call_tool("echo", {"text": "hello"})
-                per.append((time.perf_counter() - t0) / N * 1e6)
-            return statistics.median(per)
+        warm = min(200, N)
+        timed(raw, warm)
+        timed(tool, warm)
+        on_thread(lambda: timed(tool, warm))
+        loop.run_until_complete(wide_round(ac, warm))
+        for _ in range(ROUNDS):
+            if c_host:
+                add("C host, call_sync", c_round(c_host, server, N, 0))
+            add("ctypes call_sync", timed(raw, N))
+            add("Client.call_tool (main thread)", timed(tool, N))
+            add("Client.call_tool (worker thread)", on_thread(lambda: timed(tool, N)))
+            if c_host:
+                add(f"C host, {WIDE} in flight", c_round(c_host, server, N, WIDE))
+            add(f"AsyncClient, {WIDE} in flight", loop.run_until_complete(wide_round(ac, N)))
+    finally:
+        c.close()
+        loop.run_until_complete(ac.close())
+        loop.close()
+    return {
+        name: (statistics.median(f[0] for f in v), statistics.median(f[1] for f in v)) for name, v in rows.items()
+    }
 
-    async def wide() -> float:
-        async with lemonmcp.AsyncClient.stdio(server) as ac:
-            per = []
-            for _ in range(ROUNDS):
-                t0 = time.perf_counter()
-                for _ in range(N // 32):
-                    await asyncio.gather(*(ac.call_tool("echo", {"text": "hello"}) for _ in range(32)))
-                per.append((time.perf_counter() - t0) / ((N // 32) * 32) * 1e6)
-            return statistics.median(per)
 
-    rows.append(("AsyncClient (seq)", asyncio.run(seq())))
-    rows.append(("AsyncClient (x32)", asyncio.run(wide())))
-
-    print(f"server {os.path.basename(server)}:")
-    for name, us in rows:
-        print(f"  {name:<22} {us:8.1f} µs/call")
-    print(f"  binding overhead over call_sync: {rows[1][1] - rows[0][1]:+.1f} µs/call")
+def report(server: str, med: Dict[str, Figure]) -> None:
+    base = med.get("C host, call_sync")
+    wide_c = med.get(f"C host, {WIDE} in flight")
+    print(f"server {os.path.basename(server)}:   (µs per call: wall | client CPU)")
+    for name, (wall, cpu) in med.items():
+        extra = ""
+        if "in flight" in name:
+            if wide_c and name.startswith("AsyncClient"):
+                extra = f"   {wide_c[0] / wall:.2f}x the C host's calls/s"
+            line = f"  {name:<34} {wall:7.1f} | {cpu:6.1f}  {1e6 / wall:7.0f} calls/s{extra}"
+        else:
+            if base is not None and not name.startswith("C host"):
+                extra = f"   {wall - base[0]:+6.1f} | {cpu - base[1]:+6.1f} over the C host"
+            line = f"  {name:<34} {wall:7.1f} | {cpu:6.1f}{extra}"
+        print(line)
 
 
 def main() -> None:
-    print(f"lemonmcp {lemonmcp.library_version()}  python {sys.version.split()[0]}  N={N} x {ROUNDS} rounds (median)")
     servers = [FIXTURE]
     rawecho = os.path.join(os.path.dirname(FIXTURE), "rawecho")
     if os.access(rawecho, os.X_OK):
         servers.append(rawecho)  # a minimal server: the client's own cost shows
-    for server in servers:
-        bench_server(server)
+    if os.environ.get("BENCH_SERVERS"):
+        servers = os.environ["BENCH_SERVERS"].split(os.pathsep)
+    as_json = "--json" in sys.argv[1:]
+    if not as_json:
+        print(f"lemonmcp {lemonmcp.library_version()}  python {sys.version.split()[0]}  "
+              f"N={N} x {ROUNDS} rounds, alternating (median)")
+    results: Dict[str, Dict[str, Dict[str, float]]] = {}
+    with tempfile.TemporaryDirectory(prefix="lemonmcp-bench-") as tmp:
+        c_host = build_c_host(tmp)
+        for server in servers:
+            med = bench_server(server, c_host)
+            results[os.path.basename(server)] = {k: {"wall": w, "cpu": c} for k, (w, c) in med.items()}
+            if not as_json:
+                report(server, med)
+    if as_json:
+        json.dump({"unit": "us_per_call", "n": N, "rounds": ROUNDS, "servers": results}, sys.stdout, indent=1)
+        print()
 
 
 if __name__ == "__main__":

@@ -16,61 +16,76 @@ subclasses mapped from the library's statuses; a tool result with
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Optional
 
+
+def _importing_for_the_command_line() -> bool:
+    """True while ``python -m lemonmcp`` or the ``lemonmcp`` script imports
+    this package (never when a program merely uses it)."""
+    if sys.argv[:1] == ["-m"]:  # runpy is importing the -m target's package
+        orig = list(getattr(sys, "orig_argv", ()))
+        i = orig.index("-m") if "-m" in orig else -1
+        return 0 <= i < len(orig) - 1 and orig[i + 1] in ("lemonmcp", "lemonmcp.__main__")
+    return sys.argv[0].endswith(("/lemonmcp", "\\lemonmcp.exe"))
+
+
+#: Why the library could not be loaded, when the command line imports the
+#: package without one (``__main__`` reports it in one line); otherwise an
+#: import without a usable library raises ImportError. Importing never exits.
+LOAD_ERROR: Optional[ImportError] = None
 try:
     from . import _ffi
 except ImportError as _exc:  # no library, or the wrong one
-    # The command line reports this in one line instead of a traceback.
-    if sys.argv[:1] == ["-m"] or sys.argv[0].endswith(("/lemonmcp", "\\lemonmcp.exe")):
-        print(f"lemonmcp: {_exc}", file=sys.stderr)
-        raise SystemExit(3) from None
-    raise
-from ._config import auth_config, build_config, call_options, http_transport, stdio_transport
-from .aio import AsyncClient
-from .client import Client
-from .errors import (
-    AbiMismatch,
-    AuthRequired,
-    Cancelled,
-    ClosedError,
-    InternalError,
-    InvalidArgument,
-    InvalidHandle,
-    InvalidState,
-    LemonMCPError,
-    NotFound,
-    PolicyDenied,
-    ProtocolError,
-    TimeoutError,
-    TransportError,
-    UnsupportedError,
-)
-from .types import (
-    CallToolResult,
-    Closed,
-    CompleteResult,
-    Content,
-    GetPromptResult,
-    LogRecord,
-    Notification,
-    Page,
-    Progress,
-    Prompt,
-    PromptArgument,
-    PromptMessage,
-    ReadResourceResult,
-    Resource,
-    ResourceContents,
-    ResourceTemplate,
-    ServerInfo,
-    Tool,
-)
+    if not _importing_for_the_command_line():
+        raise
+    LOAD_ERROR = _exc
+if LOAD_ERROR is None:
+    from ._config import auth_config, build_config, call_options, http_transport, stdio_transport
+    from .aio import AsyncClient
+    from .client import Client
+    from .host import Host, HostTool
+    from .errors import (
+        AbiMismatch,
+        AuthRequired,
+        Cancelled,
+        ClosedError,
+        InternalError,
+        InvalidArgument,
+        InvalidHandle,
+        InvalidState,
+        LemonMCPError,
+        NotFound,
+        PolicyDenied,
+        ProtocolError,
+        TimeoutError,
+        TransportError,
+        UnsupportedError,
+    )
+    from .types import (
+        CallToolResult,
+        Closed,
+        CompleteResult,
+        Content,
+        GetPromptResult,
+        LogRecord,
+        Notification,
+        Page,
+        Progress,
+        Prompt,
+        PromptArgument,
+        PromptMessage,
+        ReadResourceResult,
+        Resource,
+        ResourceContents,
+        ResourceTemplate,
+        ServerInfo,
+        Tool,
+    )
+    ABI_VERSION = _ffi.ABI_VERSION
 
 # LMCP_VERSION_STRING of include/lemonmcp.h (tests/test_units.py checks it);
 # a literal, so that pyproject.toml can read it without loading the library.
 __version__ = "0.1.0"
-ABI_VERSION = _ffi.ABI_VERSION
 
 
 def library_version() -> str:
@@ -108,6 +123,8 @@ __all__ = [
     "CallToolResult",
     "Cancelled",
     "Client",
+    "Host",
+    "HostTool",
     "Closed",
     "ClosedError",
     "CompleteResult",

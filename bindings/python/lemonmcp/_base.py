@@ -9,7 +9,8 @@ from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Type
 
 from . import _ffi
 from ._config import build_config, call_options, http_transport, stdio_transport
-from ._session import Callbacks, ProgressHandler, _Dispatcher, _Session, normalize_roots
+from ._dispatch import Callbacks, Dispatcher, ProgressHandler, normalize_roots
+from ._session import Session
 from .errors import InvalidArgument, InvalidState
 from .types import (
     CallToolResult,
@@ -77,10 +78,10 @@ class ClientBase:
             host_token_store=callbacks.host_token_store,
             **options,
         )
-        self._session = _Session(cfg, callbacks, self._make_dispatcher())
+        self._session = Session(cfg, callbacks, self._make_dispatcher())
 
-    def _make_dispatcher(self) -> _Dispatcher:
-        return _Dispatcher()
+    def _make_dispatcher(self) -> Dispatcher:
+        return Dispatcher()
 
     # ------------------------------------------------------ constructors
 
@@ -237,7 +238,9 @@ class ClientBase:
         if not isinstance(name, str) or not name:
             raise InvalidArgument("name: expected a tool name")
         params: Dict[str, Any] = {"name": name}
-        if arguments is not None:
+        if type(arguments) is dict:  # the common case: encoded before this returns, no copy needed
+            params["arguments"] = arguments
+        elif arguments is not None:
             if not isinstance(arguments, Mapping):
                 raise InvalidArgument(f"arguments: expected a dict, got {arguments!r}")
             params["arguments"] = dict(arguments)

@@ -13,6 +13,9 @@ Conventions (see include/lemonmcp.h):
   ``string_at`` and released with ``lmcp_free``; never a ``c_char_p`` restype,
   which would copy the text and lose the pointer. Only the two static strings
   (``lmcp_version``, ``lmcp_status_string``) are ``c_char_p``.
+- ctypes releases the GIL around a call; the functions in ``HOLDS_GIL``
+  (never blocking, per the header) are called through ``lib_held``, which
+  keeps it.
 - Every function returning an ``lmcp_status`` has an errcheck that raises the
   matching :class:`~lemonmcp.errors.LemonMCPError`, built from the ``err_out``
   JSON when the function has one (the errcheck always frees it).
@@ -43,11 +46,14 @@ __all__ = [
     "LIBRARY_ENV",
     "LIBRARY_NAME",
     "ClientHandle",
+    "HostHandle",
     "EVENT_CB",
     "HOST_REQUEST_CB",
     "DONE_CB",
     "DESTROY_CB",
     "lib",
+    "lib_held",
+    "HOLDS_GIL",
     "library_path",
     "take_bytes",
     "decode_json",
@@ -164,7 +170,7 @@ def take_bytes(ptr: c_void_p, length: Optional[int] = None) -> bytes:
             return ctypes.string_at(addr)
         return ctypes.string_at(addr, length)
     finally:
-        _lib.lmcp_free(addr)
+        _held.lmcp_free(addr)
 
 
 def decode_json(data: bytes) -> Any:
@@ -300,17 +306,100 @@ FUNCTIONS: List[_Entry] = [
 ]
 
 
-def _load() -> Tuple[ctypes.CDLL, str]:
-    path = library_path()
-    if not sys.platform.startswith("linux"):  # pragma: no cover
-        # The library is built for Linux/glibc; other platforms get the
-        # loader's own error below, this only makes the cause obvious.
-        pass
-    try:
-        dll = ctypes.CDLL(path)
-    except OSError as exc:
-        raise ImportError(f"lemonmcp: cannot load {path}: {exc}") from exc
+# ------------------------------------------------------------ the host (HOST)
+
+
+class _Host(ctypes.Structure):
+    """The opaque ``lmcp_host``; only pointers to it exist."""
+
+
+#: ``lmcp_host *``.
+HostHandle = POINTER(_Host)
+
+#: The lmcp_host_* functions of include/lemonmcp.h (the HOST section).
+FUNCTIONS.extend(
+    [
+        ("lmcp_host_new", [c_char_p, c_size_t, POINTER(HostHandle), _charpp], c_int32, _check_err_out),
+        (
+            "lmcp_host_set_event_handler",
+            [HostHandle, EVENT_CB, c_void_p, DESTROY_CB, _charpp],
+            c_int32,
+            _check_err_out,
+        ),
+        (
+            "lmcp_host_set_host_request_handler",
+            [HostHandle, HOST_REQUEST_CB, c_void_p, DESTROY_CB, _charpp],
+            c_int32,
+            _check_err_out,
+        ),
+        ("lmcp_host_connect", [HostHandle, _charpp], c_int32, _check_err_out),
+        ("lmcp_host_wait_ready", [HostHandle, c_int64, _charpp], c_int32, _check_err_out),
+        ("lmcp_host_servers", [HostHandle, _charpp, _sizep, _charpp], c_int32, _check_err_out),
+        ("lmcp_host_list_tools", [HostHandle, _charpp, _sizep, _charpp], c_int32, _check_err_out),
+        ("lmcp_host_list_prompts", [HostHandle, _charpp, _sizep, _charpp], c_int32, _check_err_out),
+        ("lmcp_host_list_resources", [HostHandle, _charpp, _sizep, _charpp], c_int32, _check_err_out),
+        (
+            "lmcp_host_call_tool",
+            [HostHandle, c_char_p, c_char_p, c_size_t, c_char_p, c_size_t, DONE_CB, c_void_p, POINTER(c_uint64), _charpp],
+            c_int32,
+            _check_err_out,
+        ),
+        (
+            "lmcp_host_call",
+            [
+                HostHandle,
+                c_char_p,
+                c_char_p,
+                c_char_p,
+                c_size_t,
+                c_char_p,
+                c_size_t,
+                DONE_CB,
+                c_void_p,
+                POINTER(c_uint64),
+                _charpp,
+            ],
+            c_int32,
+            _check_err_out,
+        ),
+        (
+            "lmcp_host_call_tool_sync",
+            [HostHandle, c_char_p, c_char_p, c_size_t, c_char_p, c_size_t, _charpp, _sizep, _charpp],
+            c_int32,
+            _check_err_out,
+        ),
+        (
+            "lmcp_host_call_sync",
+            [HostHandle, c_char_p, c_char_p, c_char_p, c_size_t, c_char_p, c_size_t, _charpp, _sizep, _charpp],
+            c_int32,
+            _check_err_out,
+        ),
+        ("lmcp_host_cancel", [HostHandle, c_uint64], c_int32, _check_status),
+        (
+            "lmcp_host_respond",
+            [HostHandle, c_uint64, c_int32, c_char_p, c_size_t, _charpp],
+            c_int32,
+            _check_err_out,
+        ),
+        ("lmcp_host_close", [HostHandle, c_int64, _charpp], c_int32, _check_err_out),
+        ("lmcp_host_free", [HostHandle], None, None),
+    ]
+)
+
+
+#: Functions the header promises never block (they return in microseconds
+#: whatever the server does, and no callback runs inside them): they are
+#: called with the GIL held. ctypes releases the GIL around every other call,
+#: and releasing and retaking it costs more than these calls themselves; on a
+#: busy client it also hands the GIL to a library thread waiting to deliver a
+#: completion, and the caller then waits for that callback to finish.
+HOLDS_GIL = frozenset({"lmcp_client_call", "lmcp_free"})
+
+
+def _declare(dll: ctypes.CDLL, path: str, names: Optional[Sequence[str]] = None) -> None:
     for name, argtypes, restype, errcheck in FUNCTIONS:
+        if names is not None and name not in names:
+            continue
         try:
             fn = getattr(dll, name)
         except AttributeError:
@@ -322,6 +411,19 @@ def _load() -> Tuple[ctypes.CDLL, str]:
         fn.restype = restype
         if errcheck is not None:
             fn.errcheck = errcheck
+
+
+def _load() -> Tuple[ctypes.CDLL, ctypes.CDLL, str]:
+    path = library_path()
+    if not sys.platform.startswith("linux"):  # pragma: no cover
+        # The library is built for Linux/glibc; other platforms get the
+        # loader's own error below, this only makes the cause obvious.
+        pass
+    try:
+        dll = ctypes.CDLL(path)
+    except OSError as exc:
+        raise ImportError(f"lemonmcp: cannot load {path}: {exc}") from exc
+    _declare(dll, path)
     found = int(dll.lmcp_abi_version())
     if found != ABI_VERSION:
         raise ImportError(
@@ -329,13 +431,19 @@ def _load() -> Tuple[ctypes.CDLL, str]:
             f"written for ABI version {ABI_VERSION}; install matching versions of "
             "the library and the Python package"
         )
-    return dll, path
+    # The same library (dlopen returns the same handle) through PyDLL, whose
+    # functions keep the GIL: only the HOLDS_GIL ones are declared on it.
+    held = ctypes.PyDLL(path)
+    _declare(held, path, sorted(HOLDS_GIL))
+    return dll, held, path
 
 
-_lib, _path = _load()
+_lib, _held, _path = _load()
 
 #: The loaded library with every function declared.
 lib: Any = _lib
+#: The HOLDS_GIL functions, called without releasing the GIL.
+lib_held: Any = _held
 #: Where it was loaded from.
 loaded_path: str = _path
 

@@ -15,7 +15,8 @@ from ._base import (
     read_resource_result,
     read_tool_result,
 )
-from ._session import _Dispatcher, _LoopDispatcher, outcome
+from ._codec import result_of
+from ._dispatch import Dispatcher, LoopDispatcher
 from .errors import TimeoutError
 from .types import (
     CallToolResult,
@@ -31,11 +32,6 @@ from .types import (
 )
 
 __all__ = ["AsyncClient"]
-
-
-def _settle(fut: "asyncio.Future[Tuple[int, bytes]]", status: int, data: bytes) -> None:
-    if not fut.done():
-        fut.set_result((status, data))
 
 
 def _wake(fut: "asyncio.Future[None]") -> None:
@@ -57,10 +53,10 @@ class AsyncClient(ClientBase):
     task awaiting a call cancels the call.
     """
 
-    _dispatcher: _LoopDispatcher
+    _dispatcher: LoopDispatcher
 
-    def _make_dispatcher(self) -> _Dispatcher:
-        self._dispatcher = _LoopDispatcher()
+    def _make_dispatcher(self) -> Dispatcher:
+        self._dispatcher = LoopDispatcher()
         return self._dispatcher
 
     def _bind_loop(self) -> asyncio.AbstractEventLoop:
@@ -153,14 +149,11 @@ class AsyncClient(ClientBase):
 
     async def _run(self, req: Request) -> Any:
         method, params, opts, handler = req
-        loop = self._bind_loop()
-        fut: "asyncio.Future[Tuple[int, bytes]]" = loop.create_future()
+        fut: "asyncio.Future[Tuple[int, bytes]]" = self._bind_loop().create_future()
+        settle = self._dispatcher.settle
 
         def complete(call_id: int, status: int, data: bytes) -> None:
-            try:
-                loop.call_soon_threadsafe(_settle, fut, status, data)
-            except RuntimeError:
-                pass  # the loop is closed: nobody is waiting any more
+            settle(fut, status, data)
 
         call_id = self._session.start_call(method, params, opts, complete, handler)
         try:
@@ -168,10 +161,7 @@ class AsyncClient(ClientBase):
         except asyncio.CancelledError:
             self._session.cancel(call_id)
             raise
-        ok, value = outcome(status, data)
-        if ok:
-            return value
-        raise value
+        return result_of(status, data)
 
     # ------------------------------------------------------ typed helpers
 
@@ -233,3 +223,4 @@ class AsyncClient(ClientBase):
 
     async def ping(self, **options: Any) -> None:
         await self._run(self._req("ping", None, options))
+from .aio_host import AsyncHost as AsyncHost  # noqa: E402  (the multi-server host)

@@ -5,6 +5,8 @@
     lemonmcp --stdio ./server read file:///logo.png -o logo.png
     lemonmcp --stdio ./server complete prompt greet name=Al
     lemonmcp --config mcp.json --server files read file:///etc/hostname
+    lemonmcp --config mcp.json tools                  (every server: files__read, ...)
+    lemonmcp --config mcp.json call files__read path=/etc/hostname
     lemonmcp --config mcp.json servers
     lemonmcp --url https://example.com/mcp --json info
 
@@ -12,8 +14,9 @@ KEY=VALUE arguments are typed by the tool's input schema (lemonmcp._cli_args).
 Text a server returned is written as it came (lemonmcp._cli_output). Nothing
 is offered to the server unasked: roots only with --root, sampling only with
 --sampling-command (or, on a terminal, to show and refuse a request),
-elicitation only on a terminal, as a form (lemonmcp._cli_host). ``servers``
-connects every server of --config at once (lemonmcp._cli_servers).
+elicitation only on a terminal, as a form (lemonmcp._cli_host). With
+--config and no --server, tools, call and servers go through one
+lemonmcp.Host over every server of the file.
 
     lemonmcp --url https://example.com/mcp --client-id me --client-secret-env MY_SECRET tools
     lemonmcp --url https://example.com/mcp --authorize --redirect-uri http://127.0.0.1:8976/callback tools
@@ -68,7 +71,6 @@ from ._cli_output import (
     format_table,
     stderr_tail_text,
 )
-from ._cli_servers import check_servers
 from ._cli_args import ArgumentError, arguments_from_words, split_words
 from .client import Client
 from .errors import (
@@ -242,8 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--context", dest="context", metavar="KEY=VALUE", action="append", default=None,
                     help="an argument already given (repeatable)")
     json_flag(co)
-    sv = sub("servers", "connect every server of --config FILE at once and show their states")
-    json_flag(sv)
+    json_flag(sub("servers", "with --config FILE and no --server: each server's state"))
     return parser
 
 
@@ -576,9 +577,6 @@ def _host_request_options(ns: argparse.Namespace, stdin: IO[str], err: IO[str], 
 
 # ------------------------------------------------------------------ running
 
-#: How long ``servers`` waits for each server without --timeout (seconds).
-SERVERS_READY_S = 30.0
-
 #: How long a failed connection waits for the "closed" event carrying them.
 CLOSED_WAIT_S = 2.0
 
@@ -644,40 +642,6 @@ def _set_log_level(client: Client, level: str, err: IO[str]) -> None:
         err.write(f"{PROG}: warning: the server does not declare logging; --log-level {level} is not sent\n")
         return
     client.set_logging_level(level)
-
-
-def _servers(ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
-    """``servers``: every server of --config, connected at once."""
-    if not ns.config:
-        raise UsageError("servers needs --config FILE (a JSON file with \"mcpServers\")")
-    others = [o for o in ("stdio", "url", "sse", "server") if getattr(ns, o, None)]
-    if others:
-        raise UsageError(f"servers checks every server of --config; --{others[0]} does not apply")
-    if ns.timeout is not None and ns.timeout < 0:
-        raise UsageError("--timeout: expected a non-negative number of seconds")
-    entries: List[Tuple[str, Optional[Dict[str, Any]], Optional[str]]] = []
-    for name, entry in read_servers(ns.config).items():
-        try:
-            entries.append((name, entry_transport(name, entry), None))
-        except UsageError as exc:
-            entries.append((name, None, str(exc).replace("--config: ", "", 1)))
-    options: Dict[str, Any] = {"ready_timeout": ns.timeout if ns.timeout else SERVERS_READY_S}
-    results = check_servers(entries, options, _error_text)
-    if getattr(ns, "json_output", False):
-        _dump({"servers": [r.as_json() for r in results]}, out)
-    else:
-        width: Optional[int] = _width() if _isatty(out) else None
-        rows = [(r.name, r.state, r.era or "", r.protocol or "", r.server or "", r.error or "") for r in results]
-        out.write(format_table(("NAME", "STATE", "ERA", "PROTOCOL", "SERVER", "ERROR"), rows, width) + "\n")
-        for r in results:
-            tail = stderr_tail_text(r.stderr_tail)
-            if tail:
-                err.write(f"{r.name}: " + tail)
-    failed = [r.name for r in results if r.state != "ready"]
-    if failed:
-        err.write(f"{PROG}: {len(failed)} of {len(results)} servers not ready: {', '.join(failed)}\n")
-        return EXIT_CONNECT
-    return EXIT_OK
 
 
 def _complete(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str], as_json: bool) -> int:
@@ -811,16 +775,32 @@ def _input_schema(client: Client, tool: str) -> Optional[Mapping[str, Any]]:
     return None
 
 
-def _typed_arguments(client: Client, tool: str, words: Sequence[str]) -> Dict[str, Any]:
+def _typed_arguments(tool: str, words: Sequence[str], schema: Callable[[], Optional[Mapping[str, Any]]]) -> Dict[str, Any]:
     """KEY=VALUE words typed by the tool's input schema (see _cli_args)."""
     try:
         split_words(words)  # a malformed word is a usage error before any request
-        return arguments_from_words(words, _input_schema(client, tool))
+        return arguments_from_words(words, schema())
     except ArgumentError as exc:
         raise UsageError(f"call {tool}: {exc}") from None
 
 
 def _call(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str], as_json: bool, width: Optional[int]) -> int:
+    arguments, as_json = _tool_arguments(ns, as_json, lambda: _input_schema(client, ns.tool))
+    progress = None if ns.quiet else _ProgressLine(err)
+    try:
+        result: CallToolResult = client.call_tool(ns.tool, arguments, progress=progress if progress else None)
+    finally:
+        if progress is not None:
+            progress.finish()
+    return _show_tool_result(result, ns.tool, out, err, as_json, width)
+
+
+def _tool_arguments(
+    ns: argparse.Namespace, as_json: bool, schema: Callable[[], Optional[Mapping[str, Any]]]
+) -> Tuple[Dict[str, Any], bool]:
+    """The arguments of `call` (KEY=VALUE words typed by the tool's input
+    schema, which ``schema()`` fetches only when there are words; --json
+    ARGS, --args JSON), and whether the output is JSON."""
     words = list(ns.args)
     arguments: Dict[str, Any] = {}
     call_json = getattr(ns, "call_json", None)
@@ -836,13 +816,13 @@ def _call(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str], as
     if ns.call_args is not None:
         arguments.update(_json_object(ns.call_args, "--args"))
     if words:
-        arguments.update(_typed_arguments(client, ns.tool, words))
-    progress = None if ns.quiet else _ProgressLine(err)
-    try:
-        result: CallToolResult = client.call_tool(ns.tool, arguments, progress=progress if progress else None)
-    finally:
-        if progress is not None:
-            progress.finish()
+        arguments.update(_typed_arguments(ns.tool, words, schema))
+    return arguments, as_json
+
+
+def _show_tool_result(
+    result: CallToolResult, tool: str, out: IO[str], err: IO[str], as_json: bool, width: Optional[int]
+) -> int:
     if as_json:
         _dump(result.raw, out)
     else:
@@ -853,9 +833,73 @@ def _call(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str], as
             _dump(result.structured_content, out)
     if result.is_error:
         first = _one_line(result.text.splitlines()[0] if result.text else "")
-        err.write(f"{PROG}: tool {ns.tool} reported an error" + (f": {first}" if first else "") + "\n")
+        err.write(f"{PROG}: tool {tool} reported an error" + (f": {first}" if first else "") + "\n")
         return EXIT_TOOL_ERROR
     return EXIT_OK
+
+
+# The commands that, with --config and no --server, run every server of the
+# file through one host (lemonmcp.Host): tools are listed as server__tool,
+# `call server__tool` routes, `servers` shows each server's state.
+HOST_COMMANDS = ("tools", "call", "servers")
+
+
+def _host_main(ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    from .host import Host  # the host is only loaded when used
+
+    as_json = bool(getattr(ns, "json_output", False))
+    width: Optional[int] = _width() if _isatty(out) else None
+    try:
+        with open(ns.config, encoding="utf-8") as f:
+            config = json.load(f)
+    except OSError as exc:
+        raise UsageError(f"--config: cannot read {ns.config}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise UsageError(f"--config: {ns.config} is not valid JSON: {exc}") from None
+    if not isinstance(config, dict):
+        raise UsageError(f"--config: {ns.config} is not a JSON object")
+    if ns.timeout is not None and ns.timeout < 0:
+        raise UsageError("--timeout: expected a non-negative number of seconds")
+    ready = ns.timeout if ns.timeout else 30.0
+    try:
+        host = Host(config, ready_timeout=ready)
+    except InvalidArgument as exc:
+        raise UsageError(_error_text(exc)) from None
+    with host:
+        servers = host.servers()
+        if ns.command == "servers":
+            if as_json:
+                _dump(servers, out)
+            else:
+                rows: List[Tuple[str, ...]] = [
+                    (name, s.get("state", ""), s.get("era", ""), str(s.get("restarts", 0)), _one_line(s.get("last_error", "")))
+                    for name, s in sorted(servers.items())
+                ]
+                out.write(format_table(("SERVER", "STATE", "ERA", "RESTARTS", "LAST ERROR"), rows, width) + "\n")
+            return EXIT_OK
+        if not ns.quiet:
+            for name, s in sorted(servers.items()):
+                if s.get("state") not in ("ready", "disabled"):
+                    err.write(f"{PROG}: server {name} is {s.get('state')}: {_one_line(s.get('last_error', ''))}\n")
+        if ns.command == "tools":
+            tools = host.list_tools()
+            if as_json:
+                _dump({"tools": [t.raw for t in tools]}, out)
+            elif not tools:
+                err.write(f"{PROG}: no server has tools\n")
+            else:
+                rows = [(t.name, t.server, _schema_args(t.input_schema), _one_line(t.description or t.title or "")) for t in tools]
+                out.write(format_table(("NAME", "SERVER", "ARGUMENTS", "DESCRIPTION"), rows, width) + "\n")
+            return EXIT_OK
+        def schema() -> Optional[Mapping[str, Any]]:
+            for t in host.list_tools():
+                if t.name == ns.tool:
+                    return t.input_schema if isinstance(t.input_schema, Mapping) else None
+            return None
+
+        arguments, as_json = _tool_arguments(ns, as_json, schema)
+        result = host.call_tool(ns.tool, arguments, timeout=ns.timeout or None)
+        return _show_tool_result(result, ns.tool, out, err, as_json, width)
 
 
 def main(
@@ -879,14 +923,19 @@ def main(
         err.flush()
         return status
 
-    if ns.command == "servers":
+    if ns.command in HOST_COMMANDS and getattr(ns, "config", None) and not getattr(ns, "server", None):
         try:
-            return _servers(ns, out, err)
+            return _host_main(ns, out, err)
         except UsageError as exc:
             parser.print_usage(err)
             return fail(EXIT_USAGE, str(exc))
+        except LemonMCPError as exc:
+            return fail(_exit_for(exc), _error_text(exc))
         except KeyboardInterrupt:
             return fail(EXIT_INTERRUPTED, "interrupted")
+    if ns.command == "servers":
+        parser.print_usage(err)
+        return fail(EXIT_USAGE, "servers needs --config FILE (without --server)")
 
     try:
         target, transport = _transport(ns)

@@ -14,7 +14,7 @@ from ._base import (
     read_resource_result,
     read_tool_result,
 )
-from ._session import outcome
+from ._codec import result_of
 from .types import (
     CallToolResult,
     CompleteResult,
@@ -170,10 +170,7 @@ class Client(ClientBase):
         except KeyboardInterrupt:
             self._session.cancel(call_id)
             raise
-        ok, value = outcome(*box[0])
-        if ok:
-            return value
-        raise value
+        return result_of(*box[0])
 
     # ------------------------------------------------------ typed helpers
 

@@ -172,6 +172,19 @@ class Content:
     @classmethod
     def from_json(cls, raw: Any) -> "Content":
         r = _d(raw)
+        if r.keys() <= _TEXT_KEYS:  # plain text, the common case: fewer lookups
+            t, text = r.get("type"), r.get("text")
+            return cls(
+                type=t if isinstance(t, str) else "",
+                text=text if isinstance(text, str) else None,
+                data=None,
+                mime_type=None,
+                uri=None,
+                name=None,
+                resource=None,
+                annotations=None,
+                raw=r,
+            )
         res = r.get("resource")
         ann = r.get("annotations")
         return cls(
@@ -185,6 +198,9 @@ class Content:
             annotations=ann if isinstance(ann, dict) else None,
             raw=r,
         )
+
+
+_TEXT_KEYS = frozenset({"type", "text"})
 
 
 @dataclass

@@ -134,7 +134,7 @@ def test_cli_config_file(fixture_path: str, tmp_path: Any) -> None:
     )
     r = run_cli(["--config", str(cfg), "--server", "fx", "call", "echo", "text=from config"])
     assert r.returncode == 0 and "from config" in r.stdout, r.stderr
-    r = run_cli(["--config", str(cfg), "tools"])
+    r = run_cli(["--config", str(cfg), "info"])
     assert r.returncode == 2 and "several servers" in r.stderr
     r = run_cli(["--config", str(cfg), "--server", "nope", "tools"])
     assert r.returncode == 2 and "no server 'nope'" in r.stderr
@@ -270,3 +270,36 @@ def test_missing_executable_is_a_connection_error() -> None:
     r = run_cli(["--stdio", "no-such-mcp-server-xyz --flag", "info"])
     assert r.returncode == CONNECT
     assert r.stderr == "lemonmcp: cannot connect to no-such-mcp-server-xyz: executable not found: no-such-mcp-server-xyz\n"
+
+
+def test_cli_config_runs_every_server_as_a_host(fixture_path: str, tmp_path: Any) -> None:
+    cfg = tmp_path / "mcp.json"
+    cfg.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "fx": {"command": FIXTURE},
+                    "fy": {"command": FIXTURE, "protocol": {"mode": "modern"}},
+                    "dead": {"command": "/nonexistent/lmcp-cli-server", "restart": False},
+                }
+            }
+        )
+    )
+    r = run_cli(["--config", str(cfg), "tools"])
+    assert r.returncode == 0, r.stderr
+    assert "fx__echo" in r.stdout and "fy__echo" in r.stdout
+    assert "server dead is failed" in r.stderr
+    r = run_cli(["--config", str(cfg), "call", "fy__echo", "text=routed"])
+    assert r.returncode == 0 and "routed" in r.stdout, r.stderr
+    r = run_cli(["--config", str(cfg), "--json", "servers"])
+    assert r.returncode == 0, r.stderr
+    states = {name: s["state"] for name, s in json.loads(r.stdout).items()}
+    assert states == {"fx": "ready", "fy": "ready", "dead": "failed"}
+    r = run_cli(["--config", str(cfg), "--json", "call", "fx__echo", "text=42"])
+    assert r.returncode == 0 and json.loads(r.stdout)["structuredContent"] == {"text": "42"}, r.stderr
+    r = run_cli(["--config", str(cfg), "call", "fx__add", "a=1", "b=two"])
+    assert r.returncode == 2 and "argument b: expected a number" in r.stderr, r.stderr
+    r = run_cli(["--config", str(cfg), "call", "nope__echo"])
+    assert r.returncode != 0 and "nope__echo" in r.stderr
+    r = run_cli(srv() + ["servers"])
+    assert r.returncode == 2 and "servers needs --config" in r.stderr

@@ -87,4 +87,48 @@ defmodule LemonMCP.NIF do
 
   @spec encode_json(term()) :: {:ok, binary()} | {:error, term()}
   def encode_json(_term), do: :erlang.nif_error(:not_loaded)
+
+  # ------------------------------------------------------------------ host
+  # The multi-server host (lmcp_host); see LemonMCP.Host.
+
+  @type host :: reference()
+
+  @spec host_new(map()) :: {:ok, host()} | lib_error() | {:error, term()}
+  def host_new(_config), do: :erlang.nif_error(:not_loaded)
+
+  @spec host_set_handlers(host(), term()) :: :ok | lib_error()
+  def host_set_handlers(_host, _tag), do: :erlang.nif_error(:not_loaded)
+
+  @spec host_connect(host()) :: :ok | lib_error()
+  def host_connect(_host), do: :erlang.nif_error(:not_loaded)
+
+  @spec host_wait_ready(host(), integer()) :: :ok | lib_error()
+  def host_wait_ready(_host, _timeout_ms), do: :erlang.nif_error(:not_loaded)
+
+  @spec host_servers(host()) :: {:ok, map()} | lib_error()
+  def host_servers(_host), do: :erlang.nif_error(:not_loaded)
+
+  @spec host_list(host(), :tools | :prompts | :resources) :: {:ok, map()} | lib_error()
+  def host_list(_host, _kind), do: :erlang.nif_error(:not_loaded)
+
+  @spec host_call_tool(host(), binary(), map() | nil, map() | nil) ::
+          {:ok, non_neg_integer()} | lib_error() | {:error, term()}
+  def host_call_tool(_host, _name, _args, _options), do: :erlang.nif_error(:not_loaded)
+
+  @spec host_call(host(), binary(), binary(), map() | nil, map() | nil) ::
+          {:ok, non_neg_integer()} | lib_error() | {:error, term()}
+  def host_call(_host, _server, _method, _params, _options), do: :erlang.nif_error(:not_loaded)
+
+  @spec host_cancel(host(), non_neg_integer()) :: :ok | lib_error()
+  def host_cancel(_host, _call_id), do: :erlang.nif_error(:not_loaded)
+
+  @spec host_respond(host(), non_neg_integer(), integer(), map() | nil) ::
+          :ok | lib_error() | {:error, term()}
+  def host_respond(_host, _request_id, _status, _answer), do: :erlang.nif_error(:not_loaded)
+
+  @spec host_close(host(), integer()) :: :ok | lib_error()
+  def host_close(_host, _timeout_ms), do: :erlang.nif_error(:not_loaded)
+
+  @spec host_free(host()) :: :ok
+  def host_free(_host), do: :erlang.nif_error(:not_loaded)
 end

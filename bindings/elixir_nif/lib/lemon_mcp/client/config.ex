@@ -29,7 +29,6 @@ defmodule LemonMCP.Client.Config do
     :close_grace_ms,
     :max_message_bytes,
     :protocol_versions,
-    :result_format,
     :subscriber,
     :name,
     # The seed's start timeout (HTTP/SSE: start waits for the handshake).
@@ -55,8 +54,7 @@ defmodule LemonMCP.Client.Config do
          {:ok, timeouts} <- timeouts(opts, kind, ready_hint),
          {:ok, caps} <- capabilities(opts[:capabilities]),
          {:ok, limits} <- limits(opts),
-         {:ok, protocol} <- protocol(opts),
-         {:ok, format} <- result_format(opts[:result_format]) do
+         {:ok, protocol} <- protocol(opts) do
       callbacks = Map.merge(callbacks, auth_callbacks)
 
       handlers =
@@ -70,7 +68,7 @@ defmodule LemonMCP.Client.Config do
       policy = if Map.has_key?(callbacks, :sampling_handler), do: nil, else: policy
 
       config =
-        %{"transport" => transport, "client_info" => client_info, "result_format" => format}
+        %{"transport" => transport, "client_info" => client_info}
         |> put_unless_empty("timeouts", timeouts)
         |> put_unless_empty("handlers", handlers)
         |> put_unless_empty("capabilities", caps)
@@ -380,28 +378,6 @@ defmodule LemonMCP.Client.Config do
   defp handler_option("roots"), do: "roots"
   defp handler_option("sampling"), do: "sampling_handler or :sampling_policy"
   defp handler_option("elicitation"), do: "elicitation_handler"
-
-  @doc false
-  # The result format the NIF asks for. "etf" only when this build has it.
-  def default_result_format do
-    if "etf" in (LemonMCP.features()["result_formats"] || []) and preferred_format() == "etf",
-      do: "etf",
-      else: "json"
-  end
-
-  # Which decoding path is faster for this NIF (measured: see README).
-  defp preferred_format, do: "json"
-
-  defp result_format(nil), do: {:ok, default_result_format()}
-  defp result_format(f) when f in [:json, "json"], do: {:ok, "json"}
-
-  defp result_format(f) when f in [:etf, "etf"] do
-    if "etf" in (LemonMCP.features()["result_formats"] || []),
-      do: {:ok, "etf"},
-      else: {:error, {:unsupported, "result_format :etf: this build of liblemonmcp delivers JSON only"}}
-  end
-
-  defp result_format(_), do: invalid("result_format must be :json or :etf")
 
   defp put_if(m, true, k, v), do: Map.put(m, k, v)
   defp put_if(m, false, _k, _v), do: m

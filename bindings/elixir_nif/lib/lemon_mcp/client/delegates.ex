@@ -61,6 +61,12 @@ defmodule LemonMCP.Client.Delegates do
     transport = Keyword.fetch!(opts, :transport)
 
     quote bind_quoted: [transport: transport] do
+      @doc """
+      Starts a client over this module's transport (`#{inspect(transport)}`),
+      linked to the caller. Takes the options of `LemonMCP.Client.start_link/1`
+      (with `url:` and `headers:` in place of `command:`); the client connects
+      in the background: `LemonMCP.Client.await_ready/2` waits for it.
+      """
       @spec start_link(keyword()) :: {:ok, pid()} | {:error, term()}
       def start_link(opts), do: LemonMCP.Client.start(unquote(transport), opts)
 

@@ -1,0 +1,263 @@
+defmodule LemonMCP.Host do
+  @moduledoc """
+  Many named MCP servers behind one process, from an `mcpServers`
+  configuration (the format of Claude Desktop, Claude Code, Cursor and VS
+  Code files; see `docs/host.md` for every field):
+
+      {:ok, h} = LemonMCP.Host.start_link("mcp.json")
+      :ok = LemonMCP.Host.await_ready(h, 30_000)
+      {:ok, tools} = LemonMCP.Host.list_tools(h)       # "files__read_file", ... with "server"
+      {:ok, content} = LemonMCP.Host.call_tool(h, "files__read_file", %{path: "/tmp/x"})
+      {:ok, %{"files" => %{"state" => "ready", "restarts" => 0}}} = LemonMCP.Host.servers(h)
+
+  The process owns one `lmcp_host` of `liblemonmcp.so`: the servers are
+  connected in parallel and supervised by the library (a crashed server is
+  restarted; the call in flight fails once with `:connection_closed`), tool
+  lists are cached per server and refreshed on list_changed, and a server
+  that fails never fails the others. When the process exits, every server is
+  closed and reaped.
+
+  Results and errors are those of `LemonMCP.Client` (`{:ok, content}`,
+  `{:error, {:tool_error, content}}`, `{:error, :connection_closed}`,
+  `{:error, {:rpc_error, ...}}`, ...; `LemonMCP.Error` maps the statuses),
+  plus `{:error, {:not_found, message}}` for an unknown tool or server and
+  `{:error, {:policy_denied, info}}` for a tool `tools.deny` excludes.
+
+  ## Start options
+
+    * `:tool_prefix` — `"always"` (`server__tool`, the default), `"on_collision"`
+      or `"never"`; overrides the configuration's own value when given
+    * `:subscriber` — a pid that receives `{:lemon_mcp_host, host_pid, kind, payload}`
+      for every server event (`:ready`, `:restarting`, `:failed`, `:closed`,
+      `:notification`, `:progress`, `:log`) and `:list_changed`; every
+      payload has a `"server"` key
+    * `:request_handler` — `fn kind, payload -> {:ok, result_map} | {:error, reason}`
+      answering the servers' requests (`:sampling`, `:elicitation`, `:roots`);
+      `payload["server"]` names the server. Runs in a task per request.
+      Without it such requests are refused.
+    * `:name` — a name to register the process under
+  """
+
+  use GenServer
+
+  alias LemonMCP.{Error, NIF}
+
+  @type host :: GenServer.server()
+  @default_timeout 30_000
+
+  @doc "A child specification, so an application can supervise its host."
+  def child_spec({config, opts}) do
+    %{id: Keyword.get(opts, :name, __MODULE__), start: {__MODULE__, :start_link, [config, opts]}}
+  end
+
+  @doc """
+  Starts the host and connects every enabled server (in parallel; the call
+  returns once they are started). `config` is a map (atom or string keys),
+  a JSON text, or the path of a JSON file. Fails with
+  `{:error, {:invalid_argument, message}}` for a bad configuration.
+  """
+  @spec start_link(map() | String.t(), keyword()) :: GenServer.on_start()
+  def start_link(config, opts \\ []) do
+    with {:ok, config} <- load(config) do
+      config = if p = opts[:tool_prefix], do: Map.put(config, "tool_prefix", p), else: config
+      gen_opts = if name = opts[:name], do: [name: name], else: []
+      GenServer.start_link(__MODULE__, {config, opts}, gen_opts)
+    end
+  end
+
+  @doc "Stops the host: every server is closed and reaped."
+  @spec stop(host()) :: :ok
+  def stop(host), do: GenServer.stop(host, :normal)
+
+  @doc """
+  Waits until every enabled server is ready or has failed once: `:ok`, or
+  `{:error, :timeout}` (the servers still connecting are in the message of
+  the library's error, see `servers/1`).
+  """
+  @spec await_ready(host(), timeout()) :: :ok | {:error, term()}
+  def await_ready(host, timeout \\ @default_timeout) do
+    ms = if timeout == :infinity, do: -1, else: timeout
+    lib(host, &NIF.host_wait_ready(&1, ms))
+  end
+
+  @doc "Each server: `%{name => %{\"state\", \"restarts\", \"enabled\", \"era\", \"last_error\", ...}}`."
+  @spec servers(host()) :: {:ok, map()} | {:error, term()}
+  def servers(host), do: lib(host, &NIF.host_servers/1)
+
+  @doc "Every ready server's tools, named by `tool_prefix`, each with `\"server\"` and `\"original_name\"`."
+  @spec list_tools(host()) :: {:ok, [map()]} | {:error, term()}
+  def list_tools(host), do: list(host, :tools, "tools")
+
+  @doc "Every ready server's prompts, each with `\"server\"`."
+  @spec list_prompts(host()) :: {:ok, [map()]} | {:error, term()}
+  def list_prompts(host), do: list(host, :prompts, "prompts")
+
+  @doc "Every ready server's resources, each with `\"server\"`."
+  @spec list_resources(host()) :: {:ok, [map()]} | {:error, term()}
+  def list_resources(host), do: list(host, :resources, "resources")
+
+  @doc """
+  Calls a tool by the name `list_tools/1` gives it: `{:ok, content}`, or
+  `{:error, {:tool_error, content}}` when the result has `isError: true`.
+  `opts`: `:timeout` (ms), `:fail_if_restarting` (fail at once while the
+  server restarts instead of waiting for it).
+  """
+  @spec call_tool(host(), String.t(), map(), keyword()) :: {:ok, [map()]} | {:error, term()}
+  def call_tool(host, name, args \\ %{}, opts \\ []) do
+    case call_tool_result(host, name, args, opts) do
+      {:ok, %{"isError" => true} = r} -> {:error, {:tool_error, r["content"] || []}}
+      {:ok, r} -> {:ok, r["content"] || []}
+      error -> error
+    end
+  end
+
+  @doc "Calls a tool and returns the whole result map."
+  @spec call_tool_result(host(), String.t(), map(), keyword()) :: {:ok, map()} | {:error, term()}
+  def call_tool_result(host, name, args \\ %{}, opts \\ []) do
+    GenServer.call(host, {:call_tool, name, args || %{}, options(opts)}, outer(opts))
+  end
+
+  @doc "Sends any request to one named server; returns its raw result."
+  @spec request(host(), String.t(), String.t(), map() | nil, keyword()) :: {:ok, term()} | {:error, term()}
+  def request(host, server, method, params \\ nil, opts \\ []) do
+    GenServer.call(host, {:call, server, method, params, options(opts)}, outer(opts))
+  end
+
+  @doc "Closes every server (the process stays alive); `:ok`."
+  @spec close(host(), timeout()) :: :ok | {:error, term()}
+  def close(host, timeout \\ 5_000) do
+    ms = if timeout == :infinity, do: -1, else: timeout
+    lib(host, &NIF.host_close(&1, ms))
+  end
+
+  # ------------------------------------------------------------ helpers
+
+  defp load(config) when is_map(config), do: {:ok, config}
+
+  defp load(config) when is_binary(config) do
+    text = if String.starts_with?(String.trim_leading(config), "{"), do: {:ok, config}, else: File.read(config)
+
+    with {:ok, json} <- text,
+         {:ok, %{} = map} <- NIF.decode_json(json) do
+      {:ok, map}
+    else
+      {:ok, _} -> {:error, {:invalid_argument, "the host configuration must be a JSON object"}}
+      {:error, {msg, off}} when is_binary(msg) -> {:error, {:invalid_argument, "config: #{msg} at offset #{off}"}}
+      {:error, reason} -> {:error, {:invalid_argument, "cannot read #{config}: #{inspect(reason)}"}}
+    end
+  end
+
+  # The blocking library functions run in the caller (on a dirty scheduler),
+  # not in the host process, so one slow list never holds up other callers.
+  defp lib(host, fun) do
+    ref = GenServer.call(host, :ref)
+
+    case fun.(ref) do
+      :ok -> :ok
+      {:ok, v} -> {:ok, v}
+      {:error, status, info} -> {:error, Error.reason(status, info)}
+    end
+  end
+
+  defp list(host, kind, key) do
+    with {:ok, doc} <- lib(host, &NIF.host_list(&1, kind)), do: {:ok, doc[key] || []}
+  end
+
+  defp options(opts) do
+    o = %{}
+    o = if t = opts[:timeout], do: Map.put(o, "timeout_ms", t), else: o
+    o = if opts[:fail_if_restarting], do: Map.put(o, "fail_if_restarting", true), else: o
+    if o == %{}, do: nil, else: o
+  end
+
+  defp outer(opts) do
+    case opts[:timeout] do
+      nil -> :infinity
+      ms -> ms + 5_000
+    end
+  end
+
+  # ------------------------------------------------------------- server
+
+  @impl true
+  def init({config, opts}) do
+    with {:ok, ref} <- NIF.host_new(config),
+         :ok <- NIF.host_set_handlers(ref, :host),
+         :ok <- NIF.host_connect(ref) do
+      {:ok, %{ref: ref, pending: %{}, subscriber: opts[:subscriber], handler: opts[:request_handler]}}
+    else
+      {:error, status, info} -> {:stop, Error.reason(status, info)}
+      {:error, reason} -> {:stop, reason}
+    end
+  end
+
+  @impl true
+  def handle_call(:ref, _from, st), do: {:reply, st.ref, st}
+
+  def handle_call({:call_tool, name, args, opts}, from, st) do
+    start_call(NIF.host_call_tool(st.ref, name, args, opts), from, st)
+  end
+
+  def handle_call({:call, server, method, params, opts}, from, st) do
+    start_call(NIF.host_call(st.ref, server, method, params, opts), from, st)
+  end
+
+  defp start_call({:ok, id}, from, st), do: {:noreply, put_in(st.pending[id], from)}
+  defp start_call({:error, status, info}, _from, st), do: {:reply, {:error, Error.reason(status, info)}, st}
+  defp start_call({:error, reason}, _from, st), do: {:reply, {:error, reason}, st}
+
+  @impl true
+  def handle_info({:lmcp_done, id, status, payload}, st) do
+    case Map.pop(st.pending, id) do
+      {nil, _} ->
+        {:noreply, st}
+
+      {from, pending} ->
+        reply = if status == 0, do: {:ok, payload}, else: {:error, Error.reason(status, payload)}
+        GenServer.reply(from, reply)
+        {:noreply, %{st | pending: pending}}
+    end
+  end
+
+  def handle_info({:lmcp_event, :host, kind, payload}, st) do
+    if st.subscriber, do: send(st.subscriber, {:lemon_mcp_host, self(), kind, payload})
+    {:noreply, st}
+  end
+
+  def handle_info({:lmcp_host_request, :host, id, kind, payload}, st) do
+    ref = st.ref
+    handler = st.handler
+
+    Task.start(fn ->
+      {status, answer} =
+        if handler do
+          try do
+            case handler.(kind, payload) do
+              {:ok, result} when is_map(result) ->
+                {0, result}
+
+              {:error, reason} ->
+                {Error.code(:policy_denied), %{"code" => -1, "message" => "refused: #{inspect(reason)}"}}
+            end
+          rescue
+            e ->
+              {Error.code(:internal), %{"code" => -32603, "message" => "host handler failed: " <> Exception.message(e)}}
+          end
+        else
+          {Error.code(:unsupported), %{"code" => -32601, "message" => "this host does not handle #{kind}"}}
+        end
+
+      NIF.host_respond(ref, id, status, answer)
+    end)
+
+    {:noreply, st}
+  end
+
+  def handle_info(_other, st), do: {:noreply, st}
+
+  @impl true
+  def terminate(_reason, st) do
+    NIF.host_close(st.ref, 5_000)
+    NIF.host_free(st.ref)
+  end
+end

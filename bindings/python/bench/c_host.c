@@ -1,0 +1,125 @@
+/*
+ * c_host.c — the C host the Python bench compares against: the same
+ * tools/call echo through liblemonmcp with no binding in between.
+ *
+ *   c_host <server> <calls> <rounds> <inflight>
+ *
+ * inflight 0: sequential lmcp_client_call_sync calls; inflight N > 0: N calls
+ * kept in flight with lmcp_client_call (each completion starts the next).
+ * Prints one line per round: the µs per call, wall time then this process's
+ * CPU time (all its threads, not the server's). Warm-up
+ * calls run first and are not counted. Built and run by bench_call.py.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "lemonmcp.h"
+
+static const char PARAMS[] = "{\"name\":\"echo\",\"arguments\":{\"text\":\"hello\"}}";
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* CPU time of this process (every thread; not the server's). */
+static double cpu_us(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
+static void die(const char *what, lmcp_status st, char *err) {
+  fprintf(stderr, "c_host: %s: %s %s\n", what, lmcp_status_string(st), err ? err : "");
+  lmcp_free(err);
+  exit(2);
+}
+
+static lmcp_client *client;
+
+/* Windowed driver: `left` calls still to start, `pending` not finished. */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t idle = PTHREAD_COND_INITIALIZER;
+static long left, pending, failed;
+
+static void start_one(void);
+
+static void on_done(void *ud, lmcp_call_id id, lmcp_status st, const char *json, size_t len) {
+  (void)ud, (void)id, (void)json, (void)len;
+  pthread_mutex_lock(&mu);
+  if (st != LMCP_OK) failed++;
+  int more = left > 0;
+  if (more) left--;
+  else pending--;
+  if (pending == 0) pthread_cond_signal(&idle);
+  pthread_mutex_unlock(&mu);
+  if (more) start_one();
+}
+
+static void start_one(void) {
+  char *err = NULL;
+  lmcp_status st = lmcp_client_call(client, "tools/call", PARAMS, sizeof PARAMS - 1, NULL, 0, on_done, NULL,
+                                    NULL, &err);
+  if (st != LMCP_OK) die("lmcp_client_call", st, err);
+}
+
+static void run_window(long calls, long inflight) {
+  pthread_mutex_lock(&mu);
+  left = calls - inflight;
+  pending = inflight;
+  pthread_mutex_unlock(&mu);
+  for (long i = 0; i < inflight; i++) start_one();
+  pthread_mutex_lock(&mu);
+  while (pending > 0) pthread_cond_wait(&idle, &mu);
+  pthread_mutex_unlock(&mu);
+  if (failed) die("a call failed", LMCP_E_INTERNAL, NULL);
+}
+
+static void run_seq(long calls) {
+  for (long i = 0; i < calls; i++) {
+    char *out = NULL, *err = NULL;
+    size_t n = 0;
+    lmcp_status st = lmcp_client_call_sync(client, "tools/call", PARAMS, sizeof PARAMS - 1, NULL, 0, &out, &n, &err);
+    if (st != LMCP_OK) die("lmcp_client_call_sync", st, err);
+    lmcp_free(out);
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc != 5) {
+    fprintf(stderr, "usage: c_host <server> <calls> <rounds> <inflight>\n");
+    return 2;
+  }
+  const char *server = argv[1];
+  long calls = atol(argv[2]), rounds = atol(argv[3]), inflight = atol(argv[4]);
+  if (calls <= 0 || rounds <= 0 || inflight < 0 || inflight > calls) {
+    fprintf(stderr, "c_host: bad numbers\n");
+    return 2;
+  }
+  char cfg[4096];
+  snprintf(cfg, sizeof cfg, "{\"transport\":{\"type\":\"stdio\",\"command\":\"%s\"}}", server);
+  char *err = NULL;
+  lmcp_status st = lmcp_client_new(cfg, strlen(cfg), &client, &err);
+  if (st != LMCP_OK) die("lmcp_client_new", st, err);
+  if ((st = lmcp_client_connect(client, &err)) != LMCP_OK) die("lmcp_client_connect", st, err);
+  if ((st = lmcp_client_wait_ready(client, 10000, &err)) != LMCP_OK) die("lmcp_client_wait_ready", st, err);
+
+  long warm = calls < 200 ? calls : 200;
+  if (inflight) run_window(warm, inflight < warm ? inflight : warm);
+  else run_seq(warm);
+  for (long r = 0; r < rounds; r++) {
+    double t0 = now_us(), c0 = cpu_us();
+    if (inflight) run_window(calls, inflight);
+    else run_seq(calls);
+    printf("%.3f %.3f\n", (now_us() - t0) / calls, (cpu_us() - c0) / calls);
+    fflush(stdout);
+  }
+  lmcp_client_close(client, -1, NULL);
+  lmcp_client_free(client);
+  return 0;
+}

@@ -1,0 +1,416 @@
+"""Where the host's Python callables run, and how host requests are answered.
+
+A ``Dispatcher`` decides on which thread user callbacks run: the blocking
+client runs event callbacks on the library thread that delivered them and
+each host-request answer on a thread of its own; the asyncio client
+(``LoopDispatcher``) runs both on its event loop, and also resolves call
+futures there, waking the loop once per batch of completions.
+
+Host requests (roots, sampling, elicitation, review, and the library's own
+OAuth questions authorize / token_load / token_save) go from
+:func:`handle_host_request` to the host's callable and back to the library
+with ``lmcp_client_respond``: a value, a ``concurrent.futures.Future`` or an
+awaitable that resolves to one, or an exception that becomes an error reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import inspect
+import logging
+import os
+import threading
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from ._callbacks import report
+from ._codec import JSONObject, loads
+from .errors import E_INTERNAL, E_UNSUPPORTED, OK, InvalidArgument, LemonMCPError
+from .types import LogRecord, Notification, Progress, Closed
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._session import Session
+
+log = logging.getLogger("lemonmcp")
+
+HostHandler = Callable[[JSONObject], Any]
+ProgressHandler = Callable[[Progress], Any]
+TokenLoad = Callable[[JSONObject], Any]
+TokenSave = Callable[[JSONObject], Any]
+
+HOST_KINDS = ("roots", "sampling", "elicitation", "review", "authorize", "token_load", "token_save")
+
+#: The library's own questions about OAuth (not the server's requests): their
+#: payload is the whole request object, and what their handlers raise is
+#: never repeated anywhere (it may hold a token, a code or a secret).
+AUTH_KINDS = ("authorize", "token_load", "token_save")
+
+
+# ---------------------------------------------------------------- dispatchers
+
+
+class Dispatcher:
+    """Runs user callbacks. The blocking client runs them right on the
+    library thread that delivered the event."""
+
+    def deliver(self, fn: Callable[..., Any], *args: Any) -> None:
+        try:
+            result = fn(*args)
+            if inspect.isawaitable(result):
+                run_awaitable_in_thread(result)
+        except BaseException:
+            log.exception("lemonmcp: a callback raised")
+
+    def answer(self, run: Callable[[], None]) -> None:
+        """Run a host-request answer: on its own thread, so a handler that
+        asks a person does not hold up the library's threads."""
+        threading.Thread(target=run, name="lemonmcp-host-request", daemon=True).start()
+
+
+def run_awaitable_in_thread(aw: Awaitable[Any]) -> Any:
+    async def wrap() -> Any:
+        return await aw
+
+    return asyncio.run(wrap())
+
+
+Settled = Tuple[int, bytes]  # a completion's status and data
+
+
+class LoopDispatcher(Dispatcher):
+    """Runs user callbacks on the asyncio loop the client was connected on;
+    awaitables they return become tasks. Completions reach their futures
+    through one queue: the first completion of a batch wakes the loop
+    (``call_soon_threadsafe``), the ones that arrive before the loop runs
+    ride along, so 16 calls in flight cost far fewer wake-ups than 16."""
+
+    def __init__(self) -> None:
+        self.loop: Optional[asyncio.AbstractEventLoop] = None
+        self._tasks: "set[asyncio.Future[Any]]" = set()
+        self._lock = threading.Lock()
+        # loop -> completions waiting for that loop's one scheduled _drain
+        self._settled: "Dict[asyncio.AbstractEventLoop, List[Tuple[asyncio.Future[Settled], int, bytes]]]" = {}
+
+    def _run(self, fn: Callable[..., Any], args: Sequence[Any]) -> None:
+        try:
+            result = fn(*args)
+            if inspect.isawaitable(result):
+                task = asyncio.ensure_future(result)
+                self._tasks.add(task)
+                task.add_done_callback(self._finished)
+        except BaseException:
+            log.exception("lemonmcp: a callback raised")
+
+    def _finished(self, task: "asyncio.Future[Any]") -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("lemonmcp: a callback task failed", exc_info=task.exception())
+
+    def soon(self, fn: Callable[..., Any], *args: Any) -> bool:
+        loop = self.loop
+        if loop is None or loop.is_closed():
+            return False
+        try:
+            loop.call_soon_threadsafe(fn, *args)
+            return True
+        except RuntimeError:  # the loop closed meanwhile
+            return False
+
+    def deliver(self, fn: Callable[..., Any], *args: Any) -> None:
+        if not self.soon(self._run, fn, args):
+            super().deliver(fn, *args)
+
+    def answer(self, run: Callable[[], None]) -> None:
+        if not self.soon(run):
+            super().answer(run)
+
+    def settle(self, fut: "asyncio.Future[Settled]", status: int, data: bytes) -> None:
+        """From a library thread: resolve fut with (status, data) on its loop.
+        Completions queue per loop (a client may be awaited from more than one
+        loop), and only the first of a batch wakes that loop."""
+        loop = fut.get_loop()
+        with self._lock:
+            batch = self._settled.get(loop)
+            if batch is not None:  # a wake-up is already on its way
+                batch.append((fut, status, data))
+                return
+            self._settled[loop] = [(fut, status, data)]
+        try:
+            loop.call_soon_threadsafe(self._drain, loop)
+        except RuntimeError:  # the loop is closed: nobody is waiting any more
+            with self._lock:
+                self._settled.pop(loop, None)
+
+    def _drain(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._lock:
+            batch = self._settled.pop(loop, ())
+        for fut, status, data in batch:
+            if not fut.done():
+                fut.set_result((status, data))
+
+
+# ------------------------------------------------------------------ callbacks
+
+
+class Callbacks:
+    """The plain callables a client was given."""
+
+    def __init__(
+        self,
+        on_notification: Optional[Callable[[Notification], Any]] = None,
+        on_log: Optional[Callable[[LogRecord], Any]] = None,
+        on_progress: Optional[Callable[[Progress], Any]] = None,
+        on_closed: Optional[Callable[[Closed], Any]] = None,
+        on_event: Optional[Callable[[str, Any], Any]] = None,
+        roots: Union[None, HostHandler, Sequence[Any]] = None,
+        sampling: Optional[HostHandler] = None,
+        elicitation: Optional[HostHandler] = None,
+        review: Optional[HostHandler] = None,
+        on_sampling_denied: Optional[Callable[[JSONObject], Any]] = None,
+        authorize: Optional[HostHandler] = None,
+        token_store: Any = None,
+    ) -> None:
+        for name, value in (
+            ("on_notification", on_notification),
+            ("on_log", on_log),
+            ("on_progress", on_progress),
+            ("on_closed", on_closed),
+            ("on_event", on_event),
+            ("sampling", sampling),
+            ("elicitation", elicitation),
+            ("review", review),
+            ("on_sampling_denied", on_sampling_denied),
+            ("authorize", authorize),
+        ):
+            if value is not None and not callable(value):
+                raise InvalidArgument(f"{name}: expected a callable, got {value!r}")
+        self.on_notification = on_notification
+        self.on_log = on_log
+        self.on_progress = on_progress
+        self.on_closed = on_closed
+        self.on_event = on_event
+        self.roots_list: Optional[List[JSONObject]] = None
+        self.roots_fn: Optional[HostHandler] = None
+        if roots is not None:
+            if callable(roots):
+                self.roots_fn = roots
+            else:
+                self.roots_list = normalize_roots(roots, "roots")
+        self.sampling = sampling
+        self.elicitation = elicitation
+        self.review = review
+        self.on_sampling_denied = on_sampling_denied
+        self.authorize = authorize
+        self.token_load: Optional[TokenLoad] = None
+        self.token_save: Optional[TokenSave] = None
+        if token_store is not None:
+            self.token_load, self.token_save = token_store_pair(token_store)
+
+    def kinds(self) -> List[str]:
+        out = []
+        if self.roots_fn is not None or self.roots_list is not None:
+            out.append("roots")
+        if self.sampling is not None:
+            out.append("sampling")
+        if self.elicitation is not None:
+            out.append("elicitation")
+        if self.authorize is not None:
+            out.append("authorization")
+        return out
+
+    @property
+    def host_token_store(self) -> bool:
+        return self.token_load is not None
+
+    def handler(self, kind: str) -> Optional[HostHandler]:
+        """The host's callable for a host-request kind, if it gave one."""
+        table: Dict[str, Optional[HostHandler]] = {
+            "roots": self.roots_fn,
+            "sampling": self.sampling,
+            "elicitation": self.elicitation,
+            "review": self.review,
+            "authorize": self.authorize,
+            "token_load": self.token_load,
+            "token_save": self.token_save,
+        }
+        return table.get(kind)
+
+
+def token_store_pair(store: Any) -> Tuple[TokenLoad, TokenSave]:
+    """``token_store=``: an object with ``load(key) -> record | None`` and
+    ``save(record) -> None`` methods, or a ``(load, save)`` pair."""
+    if isinstance(store, tuple) and len(store) == 2:
+        load, save = store
+    else:
+        load = getattr(store, "load", None)
+        save = getattr(store, "save", None)
+    if not callable(load) or not callable(save):
+        raise InvalidArgument(
+            "token_store: expected an object with load(key) and save(record) methods, or a (load, save) pair, "
+            f"got {type(store).__name__}"
+        )
+    return load, save
+
+
+def normalize_roots(roots: Any, field: str) -> List[JSONObject]:
+    """Roots as MCP wants them: ``[{"uri": "file:///...", "name"?}]``. Plain
+    strings are URIs when they contain "://", else local paths."""
+    if isinstance(roots, Mapping) and "roots" in roots:
+        roots = roots["roots"]
+    if isinstance(roots, (str, bytes)) or not isinstance(roots, (list, tuple)):
+        raise InvalidArgument(f"{field}: expected a list of roots, got {roots!r}")
+    out: List[JSONObject] = []
+    for i, r in enumerate(roots):
+        if isinstance(r, os.PathLike):
+            r = os.fspath(r)
+        if isinstance(r, str):
+            if "://" in r:
+                out.append({"uri": r})
+            else:
+                from pathlib import Path
+
+                out.append({"uri": Path(r).resolve().as_uri()})
+        elif isinstance(r, Mapping) and isinstance(r.get("uri"), str):
+            out.append(dict(r))
+        else:
+            raise InvalidArgument(f"{field}[{i}]: expected a URI, a path or {{'uri': ...}}, got {r!r}")
+    return out
+
+
+# -------------------------------------------------------------- host requests
+
+
+def handle_host_request(sess: "Session", request_id: int, kind: str, data: bytes) -> None:
+    """A host request from the library (on a library thread): answer roots
+    from the list at once, refuse a kind without a handler, else run the
+    handler through the dispatcher."""
+    payload: Any = loads(data) if data else {}
+    if not isinstance(payload, dict):
+        payload = {}
+    if kind == "review" or kind in AUTH_KINDS:
+        # No params: the review handler sees {"summary", "server"}, never
+        # the request's text; the OAuth questions are the library's own,
+        # their payload is the request itself.
+        params: Any = payload
+    else:
+        params = payload.get("params")
+        if not isinstance(params, dict):
+            params = {}
+    cb = sess.callbacks
+    if kind == "roots" and cb.roots_list is not None and cb.roots_fn is None:
+        sess.respond(request_id, OK, {"roots": list(cb.roots_list)})
+        return
+    handler = cb.handler(kind)
+    if handler is None:
+        sess.respond(
+            request_id,
+            E_UNSUPPORTED,
+            {"code": -32601, "message": f"the client has no {kind or 'such'} handler"},
+        )
+        return
+    sess.dispatcher.answer(lambda: _answer(sess, request_id, kind, handler, params))
+
+
+def _answer(sess: "Session", request_id: int, kind: str, handler: HostHandler, params: JSONObject) -> None:
+    """Run a host handler (on the dispatcher's thread or loop) and send its
+    answer now or, for a future/awaitable, when it resolves."""
+    try:
+        result = handler(params)
+    except BaseException as exc:
+        _reply_error(sess, request_id, kind, exc)
+        return
+    if isinstance(result, concurrent.futures.Future):
+        result.add_done_callback(lambda f: _reply_future(sess, request_id, kind, f))
+        return
+    if inspect.isawaitable(result):
+        disp = sess.dispatcher
+        if isinstance(disp, LoopDispatcher) and disp.loop is not None and not disp.loop.is_closed():
+            task = asyncio.ensure_future(result)
+            task.add_done_callback(lambda f: _reply_future(sess, request_id, kind, f))
+            return
+        try:
+            result = run_awaitable_in_thread(result)
+        except BaseException as exc:
+            _reply_error(sess, request_id, kind, exc)
+            return
+    _reply_value(sess, request_id, kind, result)
+
+
+def _reply_future(sess: "Session", request_id: int, kind: str, fut: Any) -> None:
+    try:
+        if fut.cancelled():
+            raise LemonMCPError("the host cancelled the request", status=E_INTERNAL)
+        exc = fut.exception()
+        if exc is not None:
+            _reply_error(sess, request_id, kind, exc)
+            return
+        _reply_value(sess, request_id, kind, fut.result())
+    except BaseException as exc:
+        _reply_error(sess, request_id, kind, exc)
+
+
+def _reply_value(sess: "Session", request_id: int, kind: str, result: Any) -> None:
+    try:
+        if kind == "roots" and not isinstance(result, Mapping):
+            result = {"roots": normalize_roots(result, "roots() result")}
+        elif kind == "roots":
+            result = {**result, "roots": normalize_roots(result, "roots() result")}
+        elif kind == "review" and isinstance(result, bool):
+            result = {"approved": result}
+        elif kind == "review" and isinstance(result, tuple) and len(result) == 2:
+            approved, reason = result  # (False, "why")
+            result = {"approved": bool(approved)}
+            if reason:
+                result["reason"] = str(reason)
+        elif kind == "authorize" and isinstance(result, str):
+            result = {"redirect_url": result}  # where the browser ended up
+        elif kind == "token_load" and result is None:
+            result = {}  # nothing stored
+        elif kind == "token_save":
+            result = {}  # whatever save() returned: the answer is {}
+        if not isinstance(result, Mapping):
+            raise InvalidArgument(f"the {kind} handler returned {type(result).__name__}, expected a dict")
+        sess.respond(request_id, OK, result)
+    except BaseException as exc:
+        _reply_error(sess, request_id, kind, exc)
+
+
+def _reply_error(sess: "Session", request_id: int, kind: str, exc: BaseException) -> None:
+    """An exception in a host handler becomes an error reply. The text of a
+    LemonMCPError is sent (the host chose it); any other exception is logged
+    here and the server only learns that the handler failed.
+
+    The OAuth questions (AUTH_KINDS) are stricter: their handlers see tokens,
+    codes and secrets, and an exception's text may repeat one, so it is
+    neither sent nor logged (only its type is), and no traceback is logged.
+    A LemonMCPError still chooses the status."""
+    body: JSONObject
+    if kind in AUTH_KINDS:
+        status = exc.status if isinstance(exc, LemonMCPError) and exc.status != OK else E_INTERNAL
+        if not isinstance(exc, Exception):
+            log.warning("lemonmcp: the %s handler was interrupted (%s)", kind, type(exc).__name__)
+        else:
+            log.error(
+                "lemonmcp: the %s handler raised %s (its message is not shown: it may hold a secret)",
+                kind,
+                type(exc).__name__,
+            )
+        body = {"message": f"the client's {kind} handler failed"}
+    elif isinstance(exc, LemonMCPError):
+        status = exc.status if exc.status != OK else E_INTERNAL
+        body = {"message": exc.message or f"the {kind} handler failed"}
+        if exc.code is not None:
+            body["code"] = exc.code
+        if exc.data is not None:
+            body["data"] = exc.data
+    else:
+        if not isinstance(exc, Exception):  # SystemExit, KeyboardInterrupt...
+            log.warning("lemonmcp: the %s handler was interrupted: %r", kind, exc)
+        else:
+            log.error("lemonmcp: the %s handler raised", kind, exc_info=exc)
+        status = E_INTERNAL
+        body = {"message": f"the client's {kind} handler failed"}
+    try:
+        sess.respond(request_id, status, body)
+    except BaseException:
+        report("an error reply")

@@ -1,0 +1,117 @@
+"""lemonmcp.Host and lemonmcp.aio.AsyncHost against fixture servers: both
+protocol eras, a server that never starts, prefixed tool names, a crash and
+its restart, server requests answered with the server's name."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from typing import Any, Dict, List, Tuple
+
+import pytest
+
+import lemonmcp
+from lemonmcp.aio import AsyncHost
+
+
+def _config(fixture: str) -> Dict[str, Any]:
+    return {
+        "defaults": {"timeouts": {"ready_ms": 5000, "close_grace_ms": 300}},
+        "mcpServers": {
+            "alpha": {"command": fixture, "restart": {"backoff_ms": 20, "max_restarts": 3}},
+            "beta": {"command": fixture, "protocol": {"mode": "modern"}},
+            "broken": {"command": "/nonexistent/lmcp-py-server", "restart": {"backoff_ms": 5000}},
+        },
+    }
+
+
+def _wait(pred: Any, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_host_lifecycle(fixture_path: str) -> None:
+    events: List[Tuple[str, Dict[str, Any]]] = []
+    with lemonmcp.Host(_config(fixture_path), on_event=lambda k, p: events.append((k, p))) as host:
+        servers = host.servers()
+        assert servers["alpha"]["state"] == "ready"
+        assert servers["alpha"]["era"] == "legacy"
+        assert servers["beta"]["era"] == "modern"
+        assert servers["broken"]["state"] == "failed"
+        assert "lmcp-py-server" in servers["broken"]["last_error"]
+        assert servers["alpha"]["restarts"] == 0
+
+        tools = {t.name: t for t in host.list_tools()}
+        assert {"alpha__echo", "beta__echo"} <= set(tools)
+        assert tools["beta__echo"].server == "beta"
+        assert tools["beta__echo"].original_name == "echo"
+        assert isinstance(tools["beta__echo"], lemonmcp.Tool)
+
+        assert host.call_tool("beta__echo", {"text": "hi"}).text == "hi"
+        assert "5" in json.dumps(host.call("alpha", "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}))
+        assert {p.server for p in host.list_prompts()} == {"alpha", "beta"}
+        assert {r.server for r in host.list_resources()} == {"alpha", "beta"}
+
+        with pytest.raises(lemonmcp.NotFound):
+            host.call_tool("gamma__echo", {})
+
+        # A crash: the call fails once, the server comes back.
+        with pytest.raises(lemonmcp.ClosedError):
+            host.call_tool("alpha__crash")
+        assert _wait(lambda: host.servers()["alpha"]["state"] == "ready" and host.servers()["alpha"]["restarts"] == 1)
+        assert host.call_tool("alpha__echo", {"text": "back"}).text == "back"
+        assert _wait(lambda: any(k == "restarting" and p.get("server") == "alpha" for k, p in events))
+    with pytest.raises(lemonmcp.InvalidState):
+        host.list_tools()
+    host.close()  # idempotent
+
+
+def test_host_tool_prefix_and_path(fixture_path: str, tmp_path: Any) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"a": {"command": fixture_path}, "b": {"command": fixture_path, "tools": {"allow": ["echo"]}}}}))
+    with lemonmcp.Host(str(path), tool_prefix="on_collision") as host:
+        names = {t.name for t in host.list_tools()}
+        assert {"a__echo", "b__echo", "add"} <= names
+        assert host.call_tool("add", {"a": 1, "b": 2}).text == "3"
+        with pytest.raises(lemonmcp.PolicyDenied):
+            host.call_tool("b__add", {"a": 1, "b": 2})
+
+
+def test_host_config_errors() -> None:
+    with pytest.raises(lemonmcp.InvalidArgument, match="config.mcpServers.a.env.K"):
+        lemonmcp.Host({"mcpServers": {"a": {"command": "x", "env": {"K": "${LMCP_SURELY_UNSET_VAR}"}}}})
+    with pytest.raises(lemonmcp.InvalidArgument, match="tool_prefix"):
+        lemonmcp.Host({"mcpServers": {}}, tool_prefix="sometimes")
+
+
+def test_host_requests_carry_the_server(fixture_path: str) -> None:
+    seen: List[str] = []
+
+    def answer(kind: str, payload: Dict[str, Any]) -> Dict[str, Any]:
+        seen.append(f"{kind} {payload['server']}")
+        return {"action": "accept", "content": {"name": payload["server"]}}
+
+    cfg = {"defaults": {"handlers": {"elicitation": {}}}, "mcpServers": {"a": {"command": fixture_path}, "b": {"command": fixture_path}}}
+    with lemonmcp.Host(cfg, on_request=answer) as host:
+        assert "b" in host.call_tool("b__elicit", {"message": "who?"}).text
+    assert seen == ["elicitation b"]
+
+
+def test_async_host(fixture_path: str) -> None:
+    async def main() -> None:
+        async with AsyncHost(_config(fixture_path)) as host:
+            servers = await host.servers()
+            assert servers["beta"]["state"] == "ready"
+            tools = await host.list_tools()
+            assert any(t.name == "alpha__echo" and t.server == "alpha" for t in tools)
+            results = await asyncio.gather(*(host.call_tool("alpha__echo", {"text": str(i)}) for i in range(8)))
+            assert [r.text for r in results] == [str(i) for i in range(8)]
+            assert len(await host.list_prompts()) > 0
+
+    asyncio.run(main())

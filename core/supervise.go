@@ -1,0 +1,438 @@
+package core
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/transport"
+)
+
+// RestartPolicy says how a supervised client brings its server back after
+// the connection was lost (a stdio server exited or crashed, an HTTP
+// connection or session was lost, a handshake failed).
+type RestartPolicy struct {
+	// MaxRestarts within Window; one more loss closes the client for good.
+	MaxRestarts int
+	// Backoff is the delay before the first restart; each further restart
+	// within Window doubles it, up to MaxBackoff.
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+	Window     time.Duration
+}
+
+// DefaultRestartPolicy is the policy of a host's servers (a bare client has
+// none unless configured).
+func DefaultRestartPolicy() RestartPolicy {
+	return RestartPolicy{MaxRestarts: 5, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second, Window: time.Minute}
+}
+
+// delay is the backoff before restart number n (1-based) within the window.
+func (p RestartPolicy) delay(n int) time.Duration {
+	d := p.Backoff
+	for i := 1; i < n && d < p.MaxBackoff; i++ {
+		d *= 2
+	}
+	if p.MaxBackoff > 0 && d > p.MaxBackoff {
+		d = p.MaxBackoff
+	}
+	return d
+}
+
+// supervisor is the restart state of a supervised client. Its fields are
+// guarded by the client's mu.
+type supervisor struct {
+	policy     RestartPolicy
+	live       *liveTransport
+	recent     []time.Time // restarts within the window
+	restarts   int         // restarts over the client's life
+	restarting bool        // between a loss and the next ready
+	retiring   *Error      // the current generation is being closed to restart, for this reason
+	timer      *time.Timer // the pending respawn
+}
+
+// Restarts reports how many times the client restarted its server.
+func (c *Client) Restarts() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sup == nil {
+		return 0
+	}
+	return c.sup.restarts
+}
+
+// Restarting reports whether the client is between a lost connection and
+// the next ready.
+func (c *Client) Restarting() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sup != nil && c.sup.restarting
+}
+
+// LastError is why the client last failed, closed or restarted (nil when
+// nothing went wrong).
+func (c *Client) LastError() *Error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stateErr
+}
+
+// supervisedLocked reports whether a loss of the connection now restarts
+// the server rather than closing the client.
+func (c *Client) supervisedLocked() bool {
+	return c.sup != nil && !c.freed && (c.state == StateConnecting || c.state == StateReady)
+}
+
+// restartOnClose takes the transport's Closed when the client is
+// supervised: unless the close was asked for by Close or Free, the server
+// is restarted. It reports false when Closed must close the client.
+func (c *Client) restartOnClose(cerr *transport.ClosedError) bool {
+	c.mu.Lock()
+	if !c.supervisedLocked() || (cerr.Requested && c.sup.retiring == nil) {
+		c.mu.Unlock()
+		return false
+	}
+	reason := Errorf(StatusClosed, "%s", cerr.Message)
+	if c.sup.retiring != nil {
+		reason = c.sup.retiring
+	}
+	c.sup.retiring = nil
+	c.restartLocked(reason, cerr)
+	return true
+}
+
+// restartLocked fails the calls in flight (never replayed: a tool call may
+// not be idempotent), keeps the calls waiting for readiness, and schedules
+// the respawn; or, past the policy's budget, closes the client for good.
+// It unlocks c.mu.
+func (c *Client) restartLocked(reason *Error, cerr *transport.ClosedError) {
+	s := c.sup
+	failed := c.takeInFlightLocked()
+	hosts := c.takeHostRequestsLocked()
+	now := time.Now()
+	kept := s.recent[:0]
+	for _, t := range s.recent {
+		if s.policy.Window <= 0 || now.Sub(t) < s.policy.Window {
+			kept = append(kept, t)
+		}
+	}
+	s.recent = kept
+	c.stateErr = reason
+	if len(s.recent) >= s.policy.MaxRestarts {
+		c.giveUpLocked(reason, failed, hosts, cerr)
+		return
+	}
+	s.recent = append(s.recent, now)
+	s.restarts++
+	attempt, restarts := len(s.recent), s.restarts
+	delay := s.policy.delay(attempt)
+	if c.state == StateReady {
+		c.state = StateConnecting
+		c.ready = make(chan struct{})
+	}
+	c.reinit = false
+	s.restarting = true
+	s.timer = time.AfterFunc(delay, c.respawn)
+	c.mu.Unlock()
+
+	c.dropHostRequests(hosts)
+	c.failCalls(failed, &Error{Status: StatusClosed, Message: "the connection was lost: " + reason.Message + " (the server is restarting; the call was not retried)"})
+	ev := struct {
+		Attempt  int    `json:"attempt"`
+		Restarts int    `json:"restarts"`
+		DelayMS  int64  `json:"delay_ms"`
+		Reason   string `json:"reason"`
+		ExitCode *int   `json:"exit_code,omitempty"`
+		Signal   string `json:"signal,omitempty"`
+	}{Attempt: attempt, Restarts: restarts, DelayMS: delay.Milliseconds(), Reason: reason.Message}
+	if cerr != nil {
+		ev.Signal = cerr.Signal
+		if cerr.ExitCode >= 0 && !cerr.Requested {
+			code := cerr.ExitCode
+			ev.ExitCode = &code
+		}
+	}
+	c.emit("restarting", jsonx.MustMarshal(ev), false)
+}
+
+// giveUpLocked closes the client for good after too many restarts. It
+// unlocks c.mu.
+func (c *Client) giveUpLocked(reason *Error, failed []*call, hosts []*hostRequest, cerr *transport.ClosedError) {
+	s := c.sup
+	final := &Error{Status: StatusClosed, Message: reason.Message + " (gave up after " + itoa(int64(s.policy.MaxRestarts)) + " restarts within " + formatMS(s.policy.Window) + ")"}
+	if c.state == StateConnecting {
+		close(c.ready)
+	}
+	c.state, c.stateErr = StateClosed, final
+	s.restarting = false
+	failed = append(failed, c.takeQueuedLocked()...)
+	select {
+	case <-c.trClosed:
+	default:
+		close(c.trClosed)
+	}
+	c.mu.Unlock()
+	c.dropHostRequests(hosts)
+	c.failCalls(failed, final)
+	if cerr == nil {
+		cerr = &transport.ClosedError{Message: final.Message, ExitCode: -1}
+	}
+	c.emitClosed(&transport.ClosedError{Message: final.Message, ExitCode: cerr.ExitCode, Signal: cerr.Signal, StderrTail: cerr.StderrTail})
+}
+
+// takeInFlightLocked removes the calls that were sent to the lost server;
+// the calls queued for readiness stay. Handshake requests are retired
+// silently: the restart replaces the handshake.
+func (c *Client) takeInFlightLocked() []*call {
+	queued := make(map[*call]bool, len(c.queued))
+	for _, cl := range c.queued {
+		queued[cl] = true
+	}
+	out := make([]*call, 0, len(c.calls))
+	for _, cl := range c.calls {
+		if queued[cl] {
+			continue
+		}
+		if _, ok := c.retireLocked(cl); ok && cl.internal == nil {
+			out = append(out, cl)
+		}
+	}
+	clear(c.pending)
+	return out
+}
+
+func (c *Client) dropHostRequests(hosts []*hostRequest) {
+	for _, h := range hosts {
+		h.timer.Stop()
+		if h.onDrop != nil {
+			h.onDrop()
+		}
+	}
+}
+
+// respawn starts the next generation of the transport and its handshake.
+func (c *Client) respawn() {
+	c.mu.Lock()
+	if !c.supervisedLocked() || !c.sup.restarting {
+		c.mu.Unlock()
+		return
+	}
+	live := c.sup.live
+	c.mu.Unlock()
+	if err := live.next(c); err != nil {
+		c.mu.Lock()
+		if !c.supervisedLocked() {
+			c.mu.Unlock()
+			return
+		}
+		c.restartLocked(err, nil)
+		return
+	}
+	c.startEra()
+}
+
+// retireGeneration closes the current transport so that the server is
+// restarted (a failed handshake of a supervised client). It reports false
+// when the client is not supervised now.
+func (c *Client) retireGeneration(reason *Error) bool {
+	c.mu.Lock()
+	if !c.supervisedLocked() || c.state != StateConnecting {
+		c.mu.Unlock()
+		return false
+	}
+	c.sup.retiring = reason
+	live := c.sup.live
+	c.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*c.opts.Timeouts.CloseGrace+time.Second)
+		defer cancel()
+		live.closeCurrent(ctx)
+	}()
+	return true
+}
+
+// waitsForRestartLocked reports whether a call made now waits for the
+// restarted server rather than failing.
+func (c *Client) waitsForRestartLocked() bool {
+	return c.sup != nil && c.sup.restarting && c.state == StateConnecting
+}
+
+// queueForRestartLocked queues a call until the server is ready again,
+// bounded by the ready timeout.
+func (c *Client) queueForRestartLocked(cl *call) {
+	c.calls[cl.id] = cl
+	livePending.Add(1)
+	c.queued = append(c.queued, cl)
+	c.startTimerLocked(cl)
+	ready := c.opts.Timeouts.Ready
+	time.AfterFunc(ready, func() {
+		c.mu.Lock()
+		waiting := !cl.finished && cl.reqID == 0 && c.sup.restarting
+		c.mu.Unlock()
+		if waiting {
+			c.finish(cl, Errorf(StatusTimeout, "the server was not ready again within %s (it is restarting)", formatMS(ready)), nil)
+		}
+	})
+}
+
+// liveTransport is the transport of a supervised client: it forwards to the
+// current generation and builds the next one on restart, so the client (and
+// the host's handle to it) stays the same across restarts.
+type liveTransport struct {
+	factory func() (transport.Transport, error)
+	name    string
+
+	// cur is the current generation, read without the lock on every send.
+	cur atomic.Pointer[transportBox]
+
+	mu      sync.Mutex
+	gen     uint64
+	running bool // cur was started and has not reported Closed
+	final   bool // Close was called: no further generation
+	sink    transport.Sink
+}
+
+func newLiveTransport(first transport.Transport, factory func() (transport.Transport, error)) *liveTransport {
+	l := &liveTransport{factory: factory, name: first.Name()}
+	l.cur.Store(&transportBox{first})
+	return l
+}
+
+// transportBox holds the current generation's transport.
+type transportBox struct{ t transport.Transport }
+
+// genSink passes one generation's messages to the client, and its Closed
+// only while it is the current generation.
+type genSink struct {
+	l   *liveTransport
+	gen uint64
+	transport.Sink
+}
+
+func (g genSink) Closed(err *transport.ClosedError) {
+	g.l.mu.Lock()
+	current := g.gen == g.l.gen
+	if current {
+		g.l.running = false
+	}
+	g.l.mu.Unlock()
+	if current {
+		g.Sink.Closed(err)
+	}
+}
+
+// Panicked passes a recovered panic of any generation to the client, which
+// is poisoned by it (transport.PanicSink): a panic is a bug in the library,
+// whichever generation of the server it happened with.
+func (g genSink) Panicked(where string, value any) {
+	if ps, ok := g.Sink.(transport.PanicSink); ok {
+		ps.Panicked(where, value)
+		return
+	}
+	g.Sink.Log(transport.LogLine{Level: "error", Source: "transport", Text: "internal error in " + where + " (a bug: please report it)"})
+}
+
+func (l *liveTransport) Start(ctx context.Context, sink transport.Sink) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sink = sink
+	return l.startLocked(ctx)
+}
+
+func (l *liveTransport) startLocked(ctx context.Context) error {
+	l.gen++
+	if err := l.cur.Load().t.Start(ctx, genSink{l: l, gen: l.gen, Sink: l.sink}); err != nil {
+		return err
+	}
+	l.running = true
+	return nil
+}
+
+// next builds and starts a new generation.
+func (l *liveTransport) next(c *Client) *Error {
+	tr, err := l.factory()
+	if err != nil {
+		return AsError(err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.final {
+		return Errorf(StatusClosed, "the client was closed")
+	}
+	l.cur.Store(&transportBox{tr})
+	if err := l.startLocked(context.Background()); err != nil {
+		return AsError(err)
+	}
+	return nil
+}
+
+// closeCurrent closes the current generation only.
+func (l *liveTransport) closeCurrent(ctx context.Context) {
+	l.mu.Lock()
+	cur, running := l.cur.Load().t, l.running
+	l.mu.Unlock()
+	if running {
+		_ = cur.Close(ctx)
+	}
+}
+
+func (l *liveTransport) Send(ctx context.Context, msg transport.Outbound) error {
+	cur := l.cur.Load().t
+	return cur.Send(ctx, msg)
+}
+
+// Close ends supervision and closes the current generation; between
+// generations it reports Closed itself, as the contract asks.
+func (l *liveTransport) Close(ctx context.Context) error {
+	l.mu.Lock()
+	if l.final {
+		l.mu.Unlock()
+		return nil
+	}
+	l.final = true
+	cur, running, sink := l.cur.Load().t, l.running, l.sink
+	if !running {
+		l.gen++ // a late Closed of the last generation is not delivered twice
+	}
+	l.mu.Unlock()
+	if running {
+		return cur.Close(ctx)
+	}
+	if sink != nil {
+		sink.Closed(&transport.ClosedError{Message: "the client was closed", ExitCode: -1, Requested: true})
+	}
+	return nil
+}
+
+func (l *liveTransport) Name() string { return l.name }
+
+func (l *liveTransport) CarriesHeaders() bool {
+	cur := l.cur.Load().t
+	hc, ok := cur.(transport.HeaderCarrier)
+	return ok && hc.CarriesHeaders()
+}
+
+// InboundStream forwards transport.LineStreamer: every generation is of
+// the same kind, so the current one answers for all.
+func (l *liveTransport) InboundStream() string {
+	if ls, ok := l.cur.Load().t.(transport.LineStreamer); ok {
+		return ls.InboundStream()
+	}
+	return "transport"
+}
+
+func (l *liveTransport) Abort(id int64) {
+	cur := l.cur.Load().t
+	if a, ok := cur.(transport.Aborter); ok {
+		a.Abort(id)
+	}
+}
+
+func (l *liveTransport) SetProtocolVersion(version string) {
+	cur := l.cur.Load().t
+	if n, ok := cur.(transport.Negotiator); ok {
+		n.SetProtocolVersion(version)
+	}
+}

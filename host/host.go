@@ -1,0 +1,487 @@
+package host
+
+import (
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lemonmcp/lemonmcp/config"
+	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+)
+
+// Server states as servers() reports them.
+const (
+	StateDisabled   = "disabled"   // enabled: false
+	StateNew        = "new"        // connect not called yet
+	StateConnecting = "connecting" // first handshake under way
+	StateReady      = "ready"
+	StateRestarting = "restarting" // was ready, lost, coming back
+	StateFailed     = "failed"     // never got ready: retried by its restart policy while it has restarts left, then given up
+	StateClosed     = "closed"     // closed by the host, or lost after serving and given up
+)
+
+// Host owns the clients of many named servers. All methods are safe for
+// concurrent use.
+type Host struct {
+	cfg     *Config
+	servers []*server // by name
+	byName  map[string]*server
+
+	mu        sync.Mutex
+	connected bool
+	closed    bool
+	freed     bool
+	routes    map[string]route // exposed tool name → server and tool, from the last list_tools
+	requests  map[uint64]pendingRequest
+	calls     map[uint64]*hostCall
+
+	nextRequest atomic.Uint64
+	nextCall    atomic.Uint64
+
+	events   atomic.Pointer[registration]
+	handlers atomic.Pointer[registration]
+	out      queue
+}
+
+type route struct {
+	srv  *server
+	tool string
+}
+
+type pendingRequest struct {
+	srv *server
+	id  uint64
+}
+
+type hostCall struct {
+	srv      *server
+	clientID uint64
+	done     bool
+}
+
+// DoneFunc receives a call's completion, as core.DoneFunc, with the host's
+// call id.
+type DoneFunc = core.DoneFunc
+
+// New builds a host from cfg; nothing starts until Connect.
+func New(cfg *Config, libraryVersion string) (*Host, *core.Error) {
+	h := &Host{cfg: cfg, byName: map[string]*server{}, routes: map[string]route{}, requests: map[uint64]pendingRequest{}, calls: map[uint64]*hostCall{}}
+	for _, sc := range cfg.Servers {
+		s := &server{h: h, cfg: sc, name: sc.Name, settled: make(chan struct{})}
+		for i := range s.lists {
+			s.lists[i] = &listCache{kind: listKinds[i]}
+		}
+		if sc.Enabled {
+			p, err := config.ParseSupervised(sc.Client, libraryVersion)
+			if err != nil {
+				h.freeClients()
+				msg := err.Message
+				if strings.HasPrefix(msg, "config.") {
+					msg = "config.mcpServers." + sc.Name + "." + strings.TrimPrefix(msg, "config.")
+				} else {
+					msg = "config.mcpServers." + sc.Name + ": " + msg
+				}
+				return nil, &core.Error{Status: err.Status, Message: msg}
+			}
+			s.client = core.New(p.Options, p.Transport)
+			s.client.SetEventHandler(s.onEvent, nil)
+			if err := s.client.SetHostRequestHandler(s.onRequest, nil); err != nil {
+				h.freeClients()
+				return nil, err
+			}
+		} else {
+			close(s.settled)
+		}
+		h.servers = append(h.servers, s)
+		h.byName[s.name] = s
+	}
+	return h, nil
+}
+
+// Parse is ParseConfig and New in one step.
+func Parse(raw []byte, libraryVersion string) (*Host, *core.Error) {
+	cfg, err := ParseConfig(raw)
+	if err != nil {
+		return nil, err
+	}
+	return New(cfg, libraryVersion)
+}
+
+func (h *Host) freeClients() {
+	for _, s := range h.servers {
+		if s.client != nil {
+			s.client.Free()
+		}
+	}
+}
+
+// SetEventHandler installs fn (nil removes it); the previous handler's
+// destroy runs once none of its callbacks is running.
+func (h *Host) SetEventHandler(fn func(kind string, payload []byte), destroy func()) {
+	h.install(&h.events, &registration{event: fn, destroy: destroy})
+}
+
+// SetHostRequestHandler installs the handler of every server's requests
+// (sampling, elicitation, roots, authorization), which answers with
+// Respond. Without one, such requests are refused.
+func (h *Host) SetHostRequestHandler(fn func(id uint64, kind string, payload []byte), destroy func()) {
+	h.install(&h.handlers, &registration{request: fn, destroy: destroy})
+}
+
+func (h *Host) install(slot *atomic.Pointer[registration], reg *registration) {
+	h.mu.Lock()
+	if h.freed {
+		h.mu.Unlock()
+		reg.close()
+		return
+	}
+	old := slot.Swap(reg)
+	h.mu.Unlock()
+	old.close()
+}
+
+// Connect starts every enabled server at once. It returns when each has
+// been started; readiness arrives as events and through WaitReady. A
+// server that fails is reported in its state and retried by its restart
+// policy; it never fails the others.
+func (h *Host) Connect() *core.Error {
+	h.mu.Lock()
+	if h.connected || h.closed {
+		h.mu.Unlock()
+		return core.Errorf(core.StatusInvalidState, "connect was already called, or the host is closed")
+	}
+	h.connected = true
+	h.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range h.servers {
+		if s.client == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.client.Connect(); err != nil {
+				s.setError(err)
+				s.settle()
+			}
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// WaitReady waits until every enabled server is ready or has failed (its
+// first attempt failed or it closed), or timeout passes (negative: no
+// limit). It returns nil once all have settled, StatusTimeout naming the
+// servers still connecting otherwise; Servers tells which are ready.
+func (h *Host) WaitReady(timeout time.Duration) *core.Error {
+	h.mu.Lock()
+	connected := h.connected
+	h.mu.Unlock()
+	if !connected {
+		return core.Errorf(core.StatusInvalidState, "connect was not called")
+	}
+	var deadline <-chan time.Time
+	if timeout >= 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	for _, s := range h.servers {
+		select {
+		case <-s.settled:
+		case <-deadline:
+			var waiting []string
+			for _, s := range h.servers {
+				select {
+				case <-s.settled:
+				default:
+					waiting = append(waiting, s.name)
+				}
+			}
+			return core.Errorf(core.StatusTimeout, "after %d ms, still connecting: %s", timeout.Milliseconds(), strings.Join(waiting, ", "))
+		}
+	}
+	return nil
+}
+
+// Servers reports each server: {name: {"state","era","protocol_version",
+// "transport","restarts","last_error"?, "enabled"}}.
+func (h *Host) Servers() []byte {
+	out := make(map[string]any, len(h.servers))
+	for _, s := range h.servers {
+		out[s.name] = s.report()
+	}
+	return jsonx.MustMarshal(out)
+}
+
+// ServerNames lists the servers, sorted.
+func (h *Host) ServerNames() []string {
+	names := make([]string, len(h.servers))
+	for i, s := range h.servers {
+		names[i] = s.name
+	}
+	return names
+}
+
+func (h *Host) server(name string) (*server, *core.Error) {
+	s := h.byName[name]
+	if s == nil {
+		return nil, core.Errorf(core.StatusNotFound, "no server named %s in the host (servers: %s)", jsonQuote(name), strings.Join(h.ServerNames(), ", "))
+	}
+	if s.client == nil {
+		return nil, core.Errorf(core.StatusInvalidState, "the server %s is disabled (enabled: false)", jsonQuote(name))
+	}
+	return s, nil
+}
+
+// Call sends method to the named server, as core.Client.Call. done gets
+// the host's call id, which Cancel takes.
+func (h *Host) Call(serverName, method string, params []byte, opts core.CallOptions, done DoneFunc) (uint64, *core.Error) {
+	s, err := h.server(serverName)
+	if err != nil {
+		return 0, err
+	}
+	return h.call(s, method, params, opts, done)
+}
+
+func (h *Host) call(s *server, method string, params []byte, opts core.CallOptions, done DoneFunc) (uint64, *core.Error) {
+	if done == nil {
+		return 0, core.Errorf(core.StatusInvalidArgument, "a completion callback is required")
+	}
+	id := h.nextCall.Add(1)
+	hc := &hostCall{srv: s}
+	h.mu.Lock()
+	if h.freed {
+		h.mu.Unlock()
+		return 0, core.Errorf(core.StatusInvalidState, "the host was freed")
+	}
+	h.calls[id] = hc
+	h.mu.Unlock()
+	clientID, err := s.client.Call(method, params, opts, func(_ uint64, st core.Status, data []byte) {
+		h.mu.Lock()
+		hc.done = true
+		delete(h.calls, id)
+		h.mu.Unlock()
+		done(id, st, data)
+	})
+	h.mu.Lock()
+	if err != nil {
+		delete(h.calls, id)
+	} else {
+		hc.clientID = clientID
+	}
+	h.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
+// CallSync is Call that waits for the completion.
+func (h *Host) CallSync(serverName, method string, params []byte, opts core.CallOptions) ([]byte, *core.Error) {
+	return syncCall(func(done DoneFunc) (uint64, *core.Error) { return h.Call(serverName, method, params, opts, done) }, &opts)
+}
+
+// CallTool calls a tool by the name list_tools gives it (server__tool when
+// prefixed); arguments is a JSON object or nil.
+func (h *Host) CallTool(name string, arguments []byte, opts core.CallOptions, done DoneFunc) (uint64, *core.Error) {
+	s, tool, err := h.resolveTool(name)
+	if err != nil {
+		return 0, err
+	}
+	params := make([]byte, 0, 32+len(tool)+len(arguments))
+	params = append(params, `{"name":`...)
+	params = jsonx.AppendString(params, tool)
+	if len(arguments) > 0 {
+		if _, cerr := jsonx.CompactObject(arguments); cerr != nil {
+			return 0, core.Errorf(core.StatusInvalidArgument, "the tool arguments must be a JSON object")
+		}
+		params = append(params, `,"arguments":`...)
+		params = append(params, arguments...)
+	}
+	params = append(params, '}')
+	return h.call(s, "tools/call", params, opts, done)
+}
+
+// CallToolSync is CallTool that waits for the completion.
+func (h *Host) CallToolSync(name string, arguments []byte, opts core.CallOptions) ([]byte, *core.Error) {
+	return syncCall(func(done DoneFunc) (uint64, *core.Error) { return h.CallTool(name, arguments, opts, done) }, &opts)
+}
+
+func syncCall(start func(DoneFunc) (uint64, *core.Error), opts *core.CallOptions) ([]byte, *core.Error) {
+	type outcome struct {
+		status core.Status
+		data   []byte
+	}
+	ch := make(chan outcome, 1)
+	opts.Inline = true
+	if _, err := start(func(_ uint64, st core.Status, data []byte) { ch <- outcome{st, data} }); err != nil {
+		return nil, err
+	}
+	o := <-ch
+	if o.status != core.StatusOK {
+		var e struct {
+			Message string           `json:"message"`
+			Code    *int64           `json:"code"`
+			Data    jsonx.RawMessage `json:"data"`
+		}
+		_ = jsonx.Unmarshal(o.data, &e)
+		return nil, &core.Error{Status: o.status, Message: e.Message, Code: e.Code, Data: e.Data}
+	}
+	return o.data, nil
+}
+
+// resolveTool finds the server and tool behind an exposed tool name.
+func (h *Host) resolveTool(name string) (*server, string, *core.Error) {
+	if name == "" {
+		return nil, "", core.Errorf(core.StatusInvalidArgument, "the tool name is empty")
+	}
+	h.mu.Lock()
+	r, ok := h.routes[name]
+	h.mu.Unlock()
+	if !ok && h.cfg.ToolPrefix != PrefixNever {
+		if i := strings.Index(name, Separator); i > 0 {
+			if s := h.byName[name[:i]]; s != nil {
+				r, ok = route{s, name[i+len(Separator):]}, true
+			}
+		}
+	}
+	if !ok && h.cfg.ToolPrefix != PrefixAlways {
+		var found []*server
+		for _, s := range h.servers {
+			if s.hasTool(name) {
+				found = append(found, s)
+			}
+		}
+		switch len(found) {
+		case 1:
+			r, ok = route{found[0], name}, true
+		case 0:
+		default:
+			return nil, "", core.Errorf(core.StatusInvalidArgument, "the tool %s is offered by both %s and %s; call it as %s", jsonQuote(name), jsonQuote(found[0].name), jsonQuote(found[1].name), jsonQuote(found[0].name+Separator+name))
+		}
+	}
+	if !ok {
+		return nil, "", core.Errorf(core.StatusNotFound, "no server offers a tool named %s (tool names are server__tool with tool_prefix %q)", jsonQuote(name), h.cfg.ToolPrefix)
+	}
+	if r.srv.client == nil {
+		return nil, "", core.Errorf(core.StatusInvalidState, "the server %s is disabled (enabled: false)", jsonQuote(r.srv.name))
+	}
+	if !r.srv.cfg.Permits(r.tool) {
+		return nil, "", core.Errorf(core.StatusPolicyDenied, "the tool %s of the server %s is not allowed by its tools.allow/tools.deny", jsonQuote(r.tool), jsonQuote(r.srv.name))
+	}
+	return r.srv, r.tool, nil
+}
+
+// Cancel cancels a call made through the host.
+func (h *Host) Cancel(callID uint64) *core.Error {
+	h.mu.Lock()
+	hc := h.calls[callID]
+	var clientID uint64
+	if hc != nil {
+		clientID = hc.clientID
+	}
+	h.mu.Unlock()
+	if hc == nil || clientID == 0 {
+		return core.Errorf(core.StatusNotFound, "no pending host call with id %d", callID)
+	}
+	return hc.srv.client.Cancel(clientID)
+}
+
+// Respond answers a server request the host's handler received.
+func (h *Host) Respond(requestID uint64, status core.Status, data []byte) *core.Error {
+	h.mu.Lock()
+	pr, ok := h.requests[requestID]
+	delete(h.requests, requestID)
+	h.mu.Unlock()
+	if !ok {
+		return core.Errorf(core.StatusNotFound, "no pending host request with id %d (already answered, expired, or its server restarted)", requestID)
+	}
+	return pr.srv.client.Respond(pr.id, status, data)
+}
+
+// Close closes every server, in parallel, within timeout (negative: the
+// clients' own bound).
+func (h *Host) Close(timeout time.Duration) *core.Error {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make([]*core.Error, len(h.servers))
+	for i, s := range h.servers {
+		if s.client == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.client.Close(timeout)
+		}()
+	}
+	wg.Wait()
+	var slow []string
+	for i, err := range errs {
+		if err != nil && err.Status == core.StatusTimeout {
+			slow = append(slow, h.servers[i].name)
+		}
+	}
+	if len(slow) > 0 {
+		return core.Errorf(core.StatusTimeout, "close did not finish within %d ms for: %s (teardown goes on in the background)", timeout.Milliseconds(), strings.Join(slow, ", "))
+	}
+	return nil
+}
+
+// Free releases the host without blocking, as core.Client.Free for each
+// server; the handlers are released once idle.
+func (h *Host) Free() {
+	h.mu.Lock()
+	if h.freed {
+		h.mu.Unlock()
+		return
+	}
+	h.freed, h.closed = true, true
+	h.mu.Unlock()
+	h.freeClients()
+	h.events.Swap(nil).close()
+	h.handlers.Swap(nil).close()
+}
+
+// emit queues a host event for the handler installed when it runs.
+func (h *Host) emit(kind string, payload []byte) {
+	h.out.push(func() {
+		reg := h.events.Load()
+		if reg == nil || reg.event == nil || !reg.enter() {
+			return
+		}
+		defer reg.exit()
+		reg.event(kind, payload)
+	})
+}
+
+// withServer puts "server": name first in a JSON object payload.
+func withServer(name string, payload []byte) []byte {
+	buf := make([]byte, 0, len(payload)+len(name)+16)
+	buf = append(buf, `{"server":`...)
+	buf = jsonx.AppendString(buf, name)
+	body := strings.TrimSpace(string(payload))
+	if len(body) > 2 && body[0] == '{' {
+		buf = append(buf, ',')
+		buf = append(buf, body[1:]...)
+		return buf
+	}
+	return append(buf, '}')
+}
+
+// sortedKeys is for deterministic reports.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

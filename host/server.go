@@ -1,0 +1,305 @@
+package host
+
+import (
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+)
+
+// server is one named server of a host.
+type server struct {
+	h      *Host
+	cfg    *ServerConfig
+	name   string
+	client *core.Client // nil when disabled
+
+	mu         sync.Mutex
+	everReady  bool
+	lastErr    string
+	era        string
+	version    string
+	transport  string
+	settleOnce sync.Once
+	settled    chan struct{} // closed once the first attempt ended either way
+
+	lists [3]*listCache
+}
+
+// settle marks the first attempt over (ready or failed).
+func (s *server) settle() { s.settleOnce.Do(func() { close(s.settled) }) }
+
+func (s *server) setError(err *core.Error) {
+	s.mu.Lock()
+	s.lastErr = err.Message
+	s.mu.Unlock()
+}
+
+// state derives the server's host-level state from its client.
+func (s *server) state() string {
+	if s.client == nil {
+		return StateDisabled
+	}
+	s.mu.Lock()
+	everReady := s.everReady
+	s.mu.Unlock()
+	switch s.client.State() {
+	case core.StateNew:
+		return StateNew
+	case core.StateReady:
+		return StateReady
+	case core.StateConnecting:
+		switch {
+		case !s.client.Restarting():
+			return StateConnecting
+		case everReady:
+			return StateRestarting
+		default:
+			return StateFailed
+		}
+	case core.StateFailed:
+		return StateFailed
+	default:
+		// A server that gave up without ever being ready failed; one that
+		// was closed by the host or lost after serving is closed.
+		s.h.mu.Lock()
+		closing := s.h.closed
+		s.h.mu.Unlock()
+		if !everReady && !closing {
+			return StateFailed
+		}
+		return StateClosed
+	}
+}
+
+func (s *server) report() map[string]any {
+	st := s.state()
+	r := map[string]any{"state": st, "enabled": s.client != nil, "restarts": 0}
+	if s.client == nil {
+		return r
+	}
+	r["restarts"] = s.client.Restarts()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.era != "" {
+		r["era"] = s.era
+		r["protocol_version"] = s.version
+		r["transport"] = s.transport
+	}
+	if st != StateReady && s.lastErr != "" {
+		r["last_error"] = s.lastErr
+	}
+	return r
+}
+
+// onEvent takes the client's events (on its delivery goroutine): it keeps
+// the server's bookkeeping, then passes the event on with the server's
+// name.
+func (s *server) onEvent(kind string, payload []byte) {
+	switch kind {
+	case "ready":
+		var ev struct {
+			Server jsonx.RawMessage `json:"server"`
+		}
+		var info struct {
+			ProtocolVersion string `json:"protocolVersion"`
+			Era             string `json:"era"`
+			Transport       string `json:"transport"`
+		}
+		_ = jsonx.Unmarshal(payload, &ev)
+		_ = jsonx.Unmarshal(ev.Server, &info)
+		s.mu.Lock()
+		s.everReady = true
+		s.era, s.version, s.transport = info.Era, info.ProtocolVersion, info.Transport
+		s.mu.Unlock()
+		for _, l := range s.lists {
+			l.invalidate()
+		}
+		s.settle()
+		// The client's {"server": info} becomes {"server": name, "info": info}.
+		s.h.emit(kind, withServer(s.name, jsonx.MustMarshal(map[string]jsonx.RawMessage{"info": orEmpty(ev.Server)})))
+		// A server that comes (back) changes the aggregated tools.
+		go s.refresh(listTools)
+		return
+	case "restarting":
+		var ev struct {
+			Reason string `json:"reason"`
+		}
+		_ = jsonx.Unmarshal(payload, &ev)
+		s.mu.Lock()
+		s.lastErr = ev.Reason
+		s.mu.Unlock()
+		for _, l := range s.lists {
+			l.invalidate()
+		}
+		s.h.dropRequestsOf(s)
+		s.settle()
+	case "failed", "closed":
+		var ev struct {
+			Message string `json:"message"`
+			Reason  string `json:"reason"`
+		}
+		_ = jsonx.Unmarshal(payload, &ev)
+		s.mu.Lock()
+		if ev.Message != "" {
+			s.lastErr = ev.Message
+		} else if ev.Reason != "" {
+			s.lastErr = ev.Reason
+		}
+		s.mu.Unlock()
+		s.h.dropRequestsOf(s)
+		s.settle()
+	case "progress":
+		// The client's call id becomes the host's.
+		var p map[string]any
+		if jsonx.Unmarshal(payload, &p) == nil {
+			if n, ok := p["call_id"].(jsonx.Number); ok {
+				if cid, err := n.Int64(); err == nil {
+					if hid, ok := s.h.hostCallID(s, uint64(cid)); ok {
+						p["call_id"] = hid
+						payload = jsonx.MustMarshal(p)
+					}
+				}
+			}
+		}
+	case "notification":
+		var n struct {
+			Method string `json:"method"`
+		}
+		_ = jsonx.Unmarshal(payload, &n)
+		for i, method := range listChangedMethods {
+			if n.Method == method {
+				s.lists[i].invalidate()
+				go s.refresh(listKind(i))
+			}
+		}
+	}
+	s.h.emit(kind, withServer(s.name, payload))
+}
+
+// refresh re-fetches one list and tells the application the aggregated
+// list changed.
+func (s *server) refresh(k listKind) {
+	if s.client.State() != core.StateReady {
+		return
+	}
+	if _, err := s.lists[k].get(s); err != nil && err.Status != core.StatusUnsupported {
+		return
+	}
+	s.h.emit("list_changed", jsonx.MustMarshal(map[string]string{"server": s.name, "list": listKinds[k].key}))
+}
+
+// onRequest takes a server request and passes it to the host's handler
+// with a host-wide id and the server's name.
+func (s *server) onRequest(id uint64, kind string, payload []byte) {
+	h := s.h
+	hid := h.nextRequest.Add(1)
+	h.mu.Lock()
+	h.requests[hid] = pendingRequest{srv: s, id: id}
+	h.mu.Unlock()
+	body := withServer(s.name, payload)
+	h.out.push(func() {
+		reg := h.handlers.Load()
+		if reg == nil || reg.request == nil || !reg.enter() {
+			if h.takeRequest(hid) {
+				_ = s.client.Respond(id, core.StatusUnsupported, nil)
+			}
+			return
+		}
+		defer reg.exit()
+		reg.request(hid, kind, body)
+	})
+}
+
+func (h *Host) takeRequest(hid uint64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.requests[hid]
+	delete(h.requests, hid)
+	return ok
+}
+
+// dropRequestsOf forgets the requests of a server whose connection is gone
+// (its client dropped them).
+func (h *Host) dropRequestsOf(s *server) {
+	h.mu.Lock()
+	for id, pr := range h.requests {
+		if pr.srv == s {
+			delete(h.requests, id)
+		}
+	}
+	h.mu.Unlock()
+}
+
+// hasTool reports whether the server's cached tool list has name.
+func (s *server) hasTool(name string) bool {
+	if s.client == nil || s.client.State() != core.StateReady {
+		return false
+	}
+	items, err := s.lists[listTools].get(s)
+	if err != nil {
+		return false
+	}
+	for _, it := range items {
+		if it.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// exposedName keeps a name within the characters MCP allows in tool
+// names.
+func exposedName(name string) string {
+	if name == "" {
+		return "_"
+	}
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+func orEmpty(raw []byte) []byte {
+	if len(raw) == 0 {
+		return []byte("{}")
+	}
+	return raw
+}
+
+// hostCallID finds the host's id of one of s's calls.
+func (h *Host) hostCallID(s *server, clientID uint64) (uint64, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for id, hc := range h.calls {
+		if hc.srv == s && hc.clientID == clientID {
+			return id, true
+		}
+	}
+	return 0, false
+}
+
+// maxToolName is the longest tool name MCP allows (2025-11-25: 1 to 128
+// characters).
+const maxToolName = 128
+
+// boundedName shortens a name past maxToolName to a prefix of it and a hash
+// of the whole, so two long names stay distinct.
+func boundedName(name string) string {
+	if len(name) <= maxToolName {
+		return name
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(name))
+	sum := strconv.FormatUint(uint64(h.Sum32()), 16)
+	return name[:maxToolName-len(sum)-1] + "_" + sum
+}
