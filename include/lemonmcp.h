@@ -286,9 +286,10 @@ lmcp_status lmcp_client_set_host_request_handler(lmcp_client *client,
  * soon as the process is started; readiness arrives as a "ready" event (or
  * "failed"), and lmcp_client_wait_ready bounds the wait.
  * Returns LMCP_OK; LMCP_E_INVALID_HANDLE; LMCP_E_INVALID_STATE (connect was
- * already called); LMCP_E_INVALID_ARGUMENT (executable not found, handlers
- * configured, or auth.token_store "host", without a host-request handler);
- * LMCP_E_TRANSPORT (spawn failed). */
+ * already called); LMCP_E_INVALID_ARGUMENT (not an executable file, working
+ * directory missing, or handlers configured, or auth.token_store "host",
+ * without a host-request handler); LMCP_E_TRANSPORT (the server cannot be
+ * started: executable not found, or the spawn failed). */
 lmcp_status lmcp_client_connect(lmcp_client *client, char **err_out);
 
 /* lmcp_client_wait_ready blocks the calling thread until the client is ready,

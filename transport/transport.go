@@ -132,9 +132,10 @@ type Code uint8
 
 const (
 	// CodeInvalidArgument: the configuration cannot work (empty command,
-	// executable not found, bad URL).
+	// not an executable file, bad URL).
 	CodeInvalidArgument Code = iota + 1
-	// CodeTransport: an I/O or spawn failure.
+	// CodeTransport: an I/O or spawn failure (an executable that is not
+	// found included: the server cannot be started).
 	CodeTransport
 	// CodeClosed: the transport is closed.
 	CodeClosed
