@@ -548,8 +548,42 @@ static ERL_NIF_TERM nif_notify(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
   return result;
 }
 
-/* respond(Client, RequestId, Status, Answer) -> ok | {error, ...}
- * Answer is the result map (Status 0) or an error map / nil. */
+/* answer_host_request is the one body of respond/4 and host_respond/4:
+ * argv[3] (the answer: the result map for status 0, else an error map or
+ * nil) is encoded and handed to send, which answers request id with status
+ * on handle. The library sends the answer from its own goroutine: only the
+ * size of the work done here (validation, hashing) matters, so a large
+ * answer reschedules self on a dirty scheduler. */
+typedef lmcp_status (*respond_fn)(void *handle, uint64_t id, lmcp_status status, const char *json, size_t len,
+                                  char **err);
+
+static ERL_NIF_TERM answer_host_request(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[], void *handle,
+                                        uint64_t id, int status, respond_fn send, const char *self_name,
+                                        ERL_NIF_TERM (*self)(ErlNifEnv *, int, const ERL_NIF_TERM[]),
+                                        ERL_NIF_TERM (*error_of)(ErlNifEnv *, lmcp_status, char *)) {
+  lmcp_buf answer = {0};
+  const char *eerr = NULL;
+  ERL_NIF_TERM result;
+  int e = encode_arg(env, argv[3], &answer, &eerr);
+  if (e < 0 || (e == 1 && !on_dirty_scheduler() && answer.len > SMALL_WRITE)) {
+    result = enif_schedule_nif(env, self_name, ERL_NIF_DIRTY_JOB_IO_BOUND, self, argc, argv);
+  } else if (e == 0) {
+    result = encode_error(env, "answer", eerr);
+  } else {
+    char *err = NULL;
+    lmcp_status st = send(handle, id, status, answer.data, answer.len, &err);
+    result = st == LMCP_OK ? atom_ok : error_of(env, st, err);
+  }
+  lmcp_buf_free(&answer);
+  return result;
+}
+
+static lmcp_status client_respond(void *handle, uint64_t id, lmcp_status status, const char *json, size_t len,
+                                  char **err) {
+  return lmcp_client_respond(handle, id, status, json, len, err);
+}
+
+/* respond(Client, RequestId, Status, Answer) -> ok | {error, ...} */
 static ERL_NIF_TERM nif_respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   client_res *r;
   ErlNifUInt64 id;
@@ -557,23 +591,8 @@ static ERL_NIF_TERM nif_respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
   if (!get_args(env, argv, "rui", &r, &id, &status)) {
     return enif_make_badarg(env);
   }
-  lmcp_buf answer = {0};
-  const char *eerr = NULL;
-  ERL_NIF_TERM result;
-  int e = encode_arg(env, argv[3], &answer, &eerr);
-  /* The library sends the answer from its own goroutine: only the size of
-   * the work done here (validation, hashing) matters. */
-  if (e < 0 || (e == 1 && !on_dirty_scheduler() && answer.len > SMALL_WRITE)) {
-    result = enif_schedule_nif(env, "respond", ERL_NIF_DIRTY_JOB_IO_BOUND, nif_respond, argc, argv);
-  } else if (e == 0) {
-    result = encode_error(env, "answer", eerr);
-  } else {
-    char *err = NULL;
-    lmcp_status st = lmcp_client_respond(r->client, id, status, answer.data, answer.len, &err);
-    result = st == LMCP_OK ? atom_ok : lib_error(env, st, err);
-  }
-  lmcp_buf_free(&answer);
-  return result;
+  return answer_host_request(env, argc, argv, r->client, id, status, client_respond, "respond", nif_respond,
+                             lib_error);
 }
 
 /* state(Client) -> integer LMCP_STATE_* | {error, ...} */
@@ -1011,6 +1030,11 @@ static ERL_NIF_TERM nif_host_cancel(ErlNifEnv *env, int argc, const ERL_NIF_TERM
   return host_status(env, lmcp_host_cancel(r->host, id), NULL);
 }
 
+static lmcp_status host_respond(void *handle, uint64_t id, lmcp_status status, const char *json, size_t len,
+                                char **err) {
+  return lmcp_host_respond(handle, id, status, json, len, err);
+}
+
 /* host_respond(Host, RequestId, Status, Answer) -> ok | {error, ...} */
 static ERL_NIF_TERM nif_host_respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   host_res *r;
@@ -1019,21 +1043,8 @@ static ERL_NIF_TERM nif_host_respond(ErlNifEnv *env, int argc, const ERL_NIF_TER
   if (!get_host(env, argv[0], &r) || !enif_get_uint64(env, argv[1], &id) || !enif_get_int(env, argv[2], &status)) {
     return enif_make_badarg(env);
   }
-  lmcp_buf answer = {0};
-  const char *eerr = NULL;
-  ERL_NIF_TERM result;
-  int e = encode_arg(env, argv[3], &answer, &eerr);
-  if (e < 0 || (e == 1 && !on_dirty_scheduler() && answer.len > SMALL_WRITE)) {
-    result = enif_schedule_nif(env, "host_respond", ERL_NIF_DIRTY_JOB_IO_BOUND, nif_host_respond, argc, argv);
-  } else if (e == 0) {
-    result = encode_error(env, "answer", eerr);
-  } else {
-    char *err = NULL;
-    lmcp_status st = lmcp_host_respond(r->host, id, status, answer.data, answer.len, &err);
-    result = host_status(env, st, err);
-  }
-  lmcp_buf_free(&answer);
-  return result;
+  return answer_host_request(env, argc, argv, r->host, id, status, host_respond, "host_respond", nif_host_respond,
+                             host_error);
 }
 
 /* host_close(Host, TimeoutMs) -> ok | {error, ...}   (dirty I/O) */
