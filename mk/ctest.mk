@@ -110,6 +110,13 @@ $(CTEST_OUT)/lmcp_free_race: $(CTEST_SRC)/test_free_race.c $(CTEST_HARNESS) $(LI
 	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_free_race.c $(CTEST_SRC)/harness.c \
 		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
 
+# lmcp_host_free racing every other host call, and no host callback after
+# free.
+$(CTEST_OUT)/lmcp_host_free_race: $(CTEST_SRC)/test_host_free_race.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_host_free_race.c $(CTEST_SRC)/harness.c \
+		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
 # The header is C++-clean: compiled, linked and run as C++17.
 $(CTEST_OUT)/header_cxx: $(CTEST_SRC)/header_cxx.cpp $(LIB) $(HEADER)
 	@mkdir -p $(dir $@)
@@ -135,6 +142,11 @@ test-c: lib fixtures check-symbols ctest-bins
 TEST_SUITES += test-c-free-race
 test-c-free-race: lib fixtures $(CTEST_OUT)/lmcp_free_race
 	$(CTEST_OUT)/lmcp_free_race
+
+.PHONY: test-c-host-free-race
+TEST_SUITES += test-c-host-free-race
+test-c-host-free-race: lib fixtures $(CTEST_OUT)/lmcp_host_free_race
+	$(CTEST_OUT)/lmcp_host_free_race
 
 # ---------------------------------------------------------------- memcheck
 
