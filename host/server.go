@@ -28,8 +28,7 @@ type server struct {
 
 	lists [3]*listCache
 
-	// announceMu orders the refreshes of the server's lists; announced
-	// holds, per list, the fingerprint of what the aggregated list holds of
+	// announceMu guards announced, which holds, per list, the fingerprint of what the aggregated list holds of
 	// this server as last announced by list_changed (zero: nothing).
 	announceMu sync.Mutex
 	announced  [3]uint64
@@ -194,8 +193,6 @@ func (s *server) onEvent(kind string, payload []byte) {
 // refresh re-fetches one list and tells the application when the
 // aggregated list changed.
 func (s *server) refresh(k listKind) {
-	s.announceMu.Lock()
-	defer s.announceMu.Unlock()
 	if s.client.State() != core.StateReady {
 		return
 	}
@@ -203,18 +200,15 @@ func (s *server) refresh(k listKind) {
 	if err != nil && err.Status != core.StatusUnsupported {
 		return
 	}
-	s.announceLocked(k, s.fingerprint(k, items))
+	s.announce(k, s.fingerprint(k, items))
 }
 
 // announce records what the aggregated list k holds of this server and
-// emits list_changed when that differs from the last announcement.
+// emits list_changed when that differs from the last announcement. It
+// never blocks on the server (the client's delivery goroutine calls it).
 func (s *server) announce(k listKind, print uint64) {
 	s.announceMu.Lock()
 	defer s.announceMu.Unlock()
-	s.announceLocked(k, print)
-}
-
-func (s *server) announceLocked(k listKind, print uint64) {
 	if s.announced[k] == print {
 		return
 	}
