@@ -28,8 +28,9 @@ type server struct {
 
 	lists [3]*listCache
 
-	// announceMu guards announced, which holds, per list, the fingerprint of what the aggregated list holds of
-	// this server as last announced by list_changed (zero: nothing).
+	// announceMu guards announced: per list, the fingerprint of what the
+	// aggregated list holds of this server as last announced by
+	// list_changed (zero: nothing).
 	announceMu sync.Mutex
 	announced  [3]uint64
 }
