@@ -296,6 +296,14 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 		h.out.owe() // Free waits until the completion is delivered
 	}
 	h.mu.Unlock()
+	accepted := false
+	defer func() {
+		// Refused, or a panic on the way (the export recovers it): the
+		// completion will not come, so Free must not wait for it.
+		if queued && !accepted {
+			h.out.forgive()
+		}
+	}()
 	clientID, err := s.client.Call(method, params, opts, func(_ uint64, st core.Status, data []byte) {
 		h.mu.Lock()
 		hc.done = true
@@ -320,14 +328,12 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 	freed := h.freed
 	h.mu.Unlock()
 	if err != nil {
-		if queued {
-			h.out.forgive()
-		}
 		if freed && err.Status == core.StatusInvalidHandle {
 			return 0, errHostFreed()
 		}
 		return 0, err
 	}
+	accepted = true
 	return id, nil
 }
 
