@@ -201,3 +201,20 @@ func TestListChangedOnlyOnChange(t *testing.T) {
 		})
 	}
 }
+
+// TestPanicInBackgroundGoroutinePoisonsHost: a panic on one of the host's
+// own goroutines (a list refresh) poisons the host and is reported.
+func TestPanicInBackgroundGoroutinePoisonsHost(t *testing.T) {
+	h := newIdleHost(t)
+	logs := make(chan string, 1)
+	h.SetEventHandler(func(kind string, payload []byte) {
+		if kind == "log" {
+			logs <- string(payload)
+		}
+	}, nil)
+	h.background("the tools refresh of server off", func() { panic("from the background") })
+	h.bg.Wait()
+	require.NotNil(t, h.Poisoned())
+	require.Contains(t, h.Poisoned().Message, "(in the tools refresh of server off)")
+	require.Contains(t, <-logs, "internal error in the tools refresh of server off: from the background")
+}
