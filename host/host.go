@@ -313,11 +313,8 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 			done(id, st, data)
 			return
 		}
-		// data is the client's only until this returns: the copy keeps a
-		// spare byte for the C side's terminating NUL.
-		owned := make([]byte, len(data), len(data)+1)
-		copy(owned, data)
-		h.out.push(func() { done(id, st, owned) }, true)
+		// data is a fresh slice (core.DoneFunc): it may wait in the queue.
+		h.out.push(func() { done(id, st, data) }, true)
 	})
 	h.mu.Lock()
 	if err != nil {
