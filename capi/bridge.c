@@ -1,6 +1,8 @@
 /* Trampolines from Go into host function pointers, the per-thread callback
  * frames, and the static version string. (lmcp_status_string's names are
  * core.Status's: see exports.go.) */
+#include <pthread.h>
+
 #include "bridge.h"
 
 /* A callback frame: one host function running on this thread for a client
@@ -62,6 +64,41 @@ void lmcp_bridge_destroy(lmcp_destroy_cb cb, uintptr_t user_data,
 }
 
 const char *lmcp_bridge_version(void) { return LMCP_VERSION_STRING; }
+
+/* The interned kinds: a small, closed set (a few dozen names), so a linear
+ * search under a mutex is enough; Go caches the pointers it gets. */
+static pthread_mutex_t intern_mu = PTHREAD_MUTEX_INITIALIZER;
+static char **interned;
+static size_t n_interned, cap_interned;
+
+const char *lmcp_bridge_intern(const char *s, size_t n) {
+  const char *out = NULL;
+  pthread_mutex_lock(&intern_mu);
+  for (size_t i = 0; i < n_interned && out == NULL; i++) {
+    if (strlen(interned[i]) == n && memcmp(interned[i], s, n) == 0) {
+      out = interned[i];
+    }
+  }
+  if (out == NULL) {
+    if (n_interned == cap_interned) {
+      size_t cap = cap_interned ? cap_interned * 2 : 32;
+      char **grown = realloc(interned, cap * sizeof *grown);
+      if (grown != NULL) {
+        interned = grown;
+        cap_interned = cap;
+      }
+    }
+    char *copy = n_interned < cap_interned ? malloc(n + 1) : NULL;
+    if (copy != NULL) {
+      memcpy(copy, s, n);
+      copy[n] = 0;
+      interned[n_interned++] = copy;
+    }
+    out = copy != NULL ? copy : "";
+  }
+  pthread_mutex_unlock(&intern_mu);
+  return out;
+}
 
 /* Public entry points that take user_data: they pass it to Go as an
  * integer (see exports.go). */

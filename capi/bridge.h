@@ -54,6 +54,11 @@ LMCP_INTERNAL void lmcp_bridge_queued_host_request(lmcp_host_request_cb cb,
  * (or a host's request): this thread is then key's delivery thread. */
 LMCP_INTERNAL int lmcp_bridge_frames(uintptr_t key, int *delivering);
 LMCP_INTERNAL const char *lmcp_bridge_version(void);
+/* lmcp_bridge_intern returns a NUL-terminated copy of s (n bytes) that lives
+ * as long as the process: the event and host-request kinds handed to host
+ * callbacks as static text. The copies are held by a C table, never only by
+ * Go memory, so that leak checkers (valgrind) see them as reachable. */
+LMCP_INTERNAL const char *lmcp_bridge_intern(const char *s, size_t n);
 
 /* The Go side of the functions whose public wrappers live in bridge.c. */
 LMCP_INTERNAL lmcp_status lmcpgo_client_set_event_handler(
