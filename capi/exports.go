@@ -13,6 +13,7 @@ import (
 
 	"github.com/lemonmcp/lemonmcp/config"
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/internal/cqueue"
 	"github.com/lemonmcp/lemonmcp/internal/handles"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 )
@@ -96,6 +97,7 @@ func lmcp_diagnostics(jsonOut **C.char, lenOut *C.size_t) (st C.lmcp_status) {
 		"goroutines":    runtime.NumGoroutine(),
 		"live_clients":  clients.Live(),
 		"pending_calls": core.PendingCalls(),
+		"live_queues":   cqueue.Live(),
 	})
 	*jsonOut = cBytes(doc)
 	if lenOut != nil {
