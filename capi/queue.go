@@ -60,10 +60,10 @@ func lmcp_client_call_queued(client *C.lmcp_client, method *C.cchar_t, params *C
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	// Pushing never blocks and never enters host code, so the completion
-	// runs on whichever goroutine completes the call: no hop through the
-	// client's delivery goroutine.
-	opts.Inline = true
+	// The push goes through the client's delivery goroutine, like a done
+	// callback: so a completion is queued after the callbacks of the
+	// client's earlier events (a call's last progress) have returned, and
+	// lmcp_client_free returns only once the cancelled completions are in.
 	t := uint64(tag)
 	id, err := c.Call(m, p, opts, func(callID uint64, status core.Status, data []byte) {
 		q.Push(cqueue.Completion{Tag: t, CallID: callID, Status: int32(status), Data: data})
