@@ -507,16 +507,16 @@ lmcp_status lmcp_queue_new(lmcp_queue **queue_out, int *fd_out,
  * error, timeout, LMCP_E_CLOSED, or LMCP_E_CANCELLED after
  * lmcp_client_cancel or lmcp_client_free); it may already be there when
  * this returns, so choose the tag, not the call id, to find the caller. On
- * any other status nothing is queued. Queueing runs on the library thread
- * that finishes the call, never calls host code, and does not wait for
- * anything the host does.
+ * any other status nothing is queued. A completion is queued where and when
+ * a done callback would run: on the client's delivery thread, in order with
+ * its events, so it follows the callbacks of the client's earlier events
+ * (e.g. the call's last "progress") once they have returned. Queueing never
+ * calls host code and does not wait for anything the host does.
  * If the queue is freed first, the completion is dropped and freed by the
  * library (the call still completes: cancel, timeouts and close apply as
- * usual). When lmcp_client_free returns, the completions of the client's
- * calls that were pending are queued (with LMCP_E_CANCELLED) except one the
- * connection was completing at that very moment, which is queued just
- * after; completions already queued stay there, valid, after the client is
- * freed.
+ * usual). When lmcp_client_free returns, the completion of every call the
+ * client had accepted is queued (LMCP_E_CANCELLED for those still pending);
+ * completions stay in the queue, valid, after their client is freed.
  * Returns the statuses of lmcp_client_call (without "NULL done"), and
  * LMCP_E_INVALID_HANDLE when the client or the queue is NULL, unknown or
  * freed (the message says which). */
