@@ -465,7 +465,8 @@ void lmcp_client_free(lmcp_client *client);
  * loop.add_reader; an Elixir NIF can enif_select it). One pop takes every
  * waiting completion in one allocation: a burst of completions costs the
  * host one wake-up and one call, not one callback (and one thread hand-off)
- * each. Events and host requests keep their callbacks.
+ * each. Events and host requests keep their callbacks. docs/queue.md has
+ * examples and the batch layout for bindings.
  *
  * A queue may serve any number of clients and calls; completions from many
  * library threads are queued in the order they finish. Every function here
