@@ -17,7 +17,9 @@ Rows:
   ... (callback path)     the same through a done callback instead of the
                           completion queue (the binding's previous path:
                           a library thread takes the GIL per completion)
-  C host, 16 in flight    lmcp_client_call with 16 calls kept in flight
+  C host, 16 in flight    lmcp_client_call with 16 calls kept in flight (and,
+                          with "queue", lmcp_client_call_queued, the main
+                          thread polling the queue: no callback)
   AsyncClient, 16         16 tasks awaiting call_tool in a loop (completion
                           queue drained by the loop's reader; and, as
                           "callback path", call_soon_threadsafe from a done
@@ -88,9 +90,10 @@ def build_c_host(out_dir: str) -> Optional[str]:
 Figure = Tuple[float, float]  # µs per call: wall time, client CPU time
 
 
-def c_round(exe: str, server: str, n: int, inflight: int) -> Figure:
+def c_round(exe: str, server: str, n: int, inflight: int, queue: bool = False) -> Figure:
     """One round of the C host."""
-    out = subprocess.run([exe, server, str(n), "1", str(inflight)], check=True, capture_output=True, text=True)
+    argv = [exe, server, str(n), "1", str(inflight)] + (["queue"] if queue else [])
+    out = subprocess.run(argv, check=True, capture_output=True, text=True)
     wall, cpu = out.stdout.split()[-2:]
     return float(wall), float(cpu)
 
@@ -191,6 +194,7 @@ def bench_server(server: str, c_host: Optional[str]) -> Dict[str, Figure]:
             add("Client.call_tool (worker thread)", on_thread(lambda: timed(tool, N)))
             if c_host:
                 add(f"C host, {WIDE} in flight", c_round(c_host, server, N, WIDE))
+                add(f"C host, {WIDE} in flight, queue", c_round(c_host, server, N, WIDE, queue=True))
             add(f"AsyncClient, {WIDE} in flight", loop.run_until_complete(wide_round(ac, N)))
             add(f"AsyncClient, {WIDE} (callback path)", loop.run_until_complete(wide_round(ac, N, callback=True)))
     finally:
