@@ -10,10 +10,9 @@ Rows:
                           sequential lmcp_client_call_sync, no binding at all
   ctypes call_sync        the same call straight through ctypes from Python:
                           the floor of any ctypes binding
-  Client.call_tool        the blocking client on the main thread (the
-                          Ctrl-C-interruptible path: a completion queue
-                          polled by the calling thread) and on a worker
-                          thread (lmcp_client_call_sync)
+  Client.call_tool        the blocking client on the main thread and on a
+                          worker thread (a completion queue polled by the
+                          calling thread; Ctrl-C interrupts the wait)
   ... (callback path)     the same through a done callback instead of the
                           completion queue (the binding's previous path:
                           a library thread takes the GIL per completion)

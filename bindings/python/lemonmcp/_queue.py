@@ -7,7 +7,7 @@ readable while completions wait, and one ``lmcp_queue_pop`` takes them all.
 So a completion costs no GIL hand-off between a library thread and the
 waiting thread, and a burst of completions costs one wake-up.
 
-- :class:`ThreadWaiter`: the blocking client's calls on the main thread. One
+- :class:`ThreadWaiter`: the blocking client's calls, on any thread. One
   queue per thread (a thread makes one blocking call at a time); the thread
   waits in ``poll()`` on the descriptor, which a signal interrupts, so Ctrl-C
   raises KeyboardInterrupt at once, and a timeout wakes it regularly to

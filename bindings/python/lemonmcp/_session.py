@@ -402,32 +402,6 @@ class Session:
             self._lost_race(exc)
         return cid.value
 
-    def call_sync(self, method: str, params: Optional[Mapping[str, Any]], options: Mapping[str, Any]) -> Any:
-        """lmcp_client_call_sync: the whole call on this thread, no hop to a
-        library thread and back. Not interruptible: only for threads that
-        never receive KeyboardInterrupt (every thread but the main one)."""
-        mb = method_bytes(method)
-        pjson = encode_object(params, "params")
-        ojson = dumps(options, "options") if options else None
-        out = c_void_p()
-        n = c_size_t()
-        try:
-            lib.lmcp_client_call_sync(
-                self.handle(),
-                mb,
-                pjson,
-                len(pjson) if pjson else 0,
-                ojson,
-                len(ojson) if ojson else 0,
-                out,
-                byref(n),
-                c_void_p(),
-            )
-        except (InvalidHandle, InvalidState) as exc:
-            self._lost_race(exc)
-        data = _ffi.take_bytes(out, n.value)
-        return loads(data) if data else None
-
     def cancel(self, call_id: int) -> bool:
         """lmcp_client_cancel; False when the call already finished."""
         try:

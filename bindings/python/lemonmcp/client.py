@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from types import TracebackType
 from typing import Any, Mapping, Optional, Type, Union
 
@@ -145,13 +144,12 @@ class Client(ClientBase):
 
     def _run(self, req: Request) -> Any:
         method, params, opts, handler = req
-        if handler is None and threading.current_thread() is not threading.main_thread():
-            # KeyboardInterrupt only ever reaches the main thread: elsewhere
-            # the library's blocking call is cheaper (no thread hop).
-            return self._session.call_sync(method, params, opts)
         # The completion goes to this thread's queue, and the thread waits
         # in poll() on its descriptor: no library thread enters Python, and
-        # a signal interrupts the wait.
+        # a signal interrupts the wait (Ctrl-C on the main thread). This is
+        # also cheaper than lmcp_client_call_sync on any thread (measured in
+        # bench/bench_call.py): ctypes then releases and retakes the GIL
+        # around a call that blocks in Go.
         sess = self._session
         waiter = thread_waiter()
         tag = next_tag()

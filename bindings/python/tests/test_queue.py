@@ -104,9 +104,9 @@ def test_close_from_another_thread_ends_a_blocked_call(make_client: MakeClient) 
 
 
 def test_calls_with_progress_from_many_threads(client: lemonmcp.Client) -> None:
-    """Worker threads take the queue path when a call has a progress
-    handler: each thread its own queue, each call its own result and its
-    own progress, all of it before the call returns."""
+    """Blocking calls from worker threads: each thread its own queue, each
+    call its own result and its own progress, all of it before the call
+    returns; each thread's queue is freed with its thread."""
     errors: List[BaseException] = []
     base = live_queues()
 
