@@ -1,5 +1,5 @@
 """Completions through the library's completion queue (lemonmcp/_queue.py):
-the blocking client's calls on the main thread wait in poll() on a thread's
+the blocking client's calls wait in poll() on their thread's
 queue, the asyncio client's calls complete into its loop's queue. Here:
 cancellation, timeouts, close racing queued calls, Ctrl-C during a plain
 blocking call, calls from many threads, and no queue left behind."""
