@@ -228,13 +228,27 @@ func (m *Manager) discoverLegacy(ctx context.Context, f *fetcher, d *discovery) 
 	}
 	if md != nil {
 		d.tried = append(d.tried, md)
+		// The 2025-03-26 revision placed the metadata at the server's root
+		// without requiring its issuer to be that root (the TypeScript SDK
+		// accepts either), so on this fallback path only a different
+		// issuer is accepted, with a warning; everywhere else RFC 8414's
+		// exact match holds. The issuer must still be a usable URL.
+		issuerErr := error(nil)
 		if md.Issuer != base {
-			d.problems = append(d.problems, fmt.Sprintf("metadata at %s names issuer %q, not %q: not used", safeURL(u), safeURL(md.Issuer), base))
-		} else if err := m.checkASEndpoints(md); err == nil {
+			_, issuerErr = checkAuthURL(md.Issuer, m.cfg.AllowInsecureHTTP)
+		}
+		switch err := m.checkASEndpoints(md); {
+		case issuerErr != nil:
+			d.problems = append(d.problems, fmt.Sprintf("metadata at %s names issuer %q: %s; not used", safeURL(u), safeURL(md.Issuer), issuerErr.Error()))
+		case err != nil:
+			d.problems = append(d.problems, err.Error())
+		default:
+			if md.Issuer != base {
+				m.logf("warning", "the authorization server metadata at %s names issuer %s, not the server's base URL %s; accepted because the server follows the 2025-03-26 revision (no protected resource metadata), which did not require them to match",
+					safeURL(u), safeURL(md.Issuer), base)
+			}
 			d.as = md
 			return
-		} else {
-			d.problems = append(d.problems, err.Error())
 		}
 	}
 	if err != nil || md != nil {

@@ -171,6 +171,53 @@ func TestLegacy20250326(t *testing.T) {
 		require.Len(t, s.tokenReqs, 1)
 		require.Len(t, s.regReqs, 1)
 	})
+	t.Run("root metadata naming another issuer is accepted with a warning", func(t *testing.T) {
+		// The 0.1.16 conformance scenario oauth-metadata-backcompat: the
+		// root metadata's issuer is <base>/oauth.
+		e := newEnv(t)
+		e.set(func(e *env) { e.prmPath = "-" })
+		e.rs.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/mcp" || strings.Contains(r.URL.Path, "protected-resource") {
+				e.serveRS(w, r)
+				return
+			}
+			e.serveAS(w, r)
+		})
+		e.set(func(e *env) {
+			e.asMeta = map[string]any{"issuer": e.rs.URL + "/oauth", "authorization_endpoint": e.rs.URL + "/authorize",
+				"token_endpoint": e.rs.URL + "/token", "registration_endpoint": e.rs.URL + "/register"}
+			e.issMode = "omit"
+			e.asMeta["authorization_response_iss_parameter_supported"] = nil
+		})
+		host := &fakeHost{can: true}
+		_, c := e.client(t, Config{}, host)
+		st, _, err := post(c, e.mcpURL(), `{}`)
+		require.NoError(t, err)
+		require.Equal(t, 200, st)
+		require.Len(t, e.seen().tokenReqs, 1)
+		logs := strings.Join(host.snapshot().logs, "\n")
+		require.Contains(t, logs, "warning: auth: the authorization server metadata at "+e.rs.URL+"/.well-known/oauth-authorization-server names issuer "+e.rs.URL+"/oauth")
+	})
+	t.Run("root metadata naming a non-URL issuer is not used", func(t *testing.T) {
+		e := newEnv(t)
+		e.set(func(e *env) { e.prmPath = "-" })
+		e.rs.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/mcp" || strings.Contains(r.URL.Path, "protected-resource") {
+				e.serveRS(w, r)
+				return
+			}
+			e.serveAS(w, r)
+		})
+		e.set(func(e *env) {
+			e.asMeta = map[string]any{"issuer": "not a url", "authorization_endpoint": e.rs.URL + "/authorize",
+				"token_endpoint": e.rs.URL + "/token", "registration_endpoint": e.rs.URL + "/register"}
+		})
+		_, c := e.client(t, Config{}, &fakeHost{can: true})
+		_, _, err := post(c, e.mcpURL(), `{}`)
+		ae := authErr(t, err)
+		require.Contains(t, ae.Message, "no usable authorization server metadata")
+		require.Empty(t, e.seen().tokenReqs)
+	})
 	t.Run("default endpoints when nothing is published", func(t *testing.T) {
 		e := newEnv(t)
 		e.set(func(e *env) { e.prmPath = "-"; e.issMode = "omit" })

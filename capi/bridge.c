@@ -1,8 +1,12 @@
-/* Trampolines from Go into host function pointers, and the static strings
- * the ABI returns. */
+/* Trampolines from Go into host function pointers, the per-thread callback
+ * frames, and the static version string. (lmcp_status_string's names are
+ * core.Status's: see exports.go.) */
+#include <pthread.h>
+
 #include "bridge.h"
 
-/* A callback frame: one host function running on this thread for a client.
+/* A callback frame: one host function running on this thread for a client
+ * or a host (lmcp_host), named by its handle.
  * Frames live on the trampolines' stacks and are linked per thread; nested
  * callbacks (a callback whose lmcp_ call runs another) stack up. */
 struct lmcp_frame {
@@ -41,6 +45,15 @@ void lmcp_bridge_done(lmcp_done_cb cb, uintptr_t user_data, uintptr_t client,
   LMCP_FRAME_EXIT();
 }
 
+void lmcp_bridge_queued_host_request(lmcp_host_request_cb cb,
+                                     uintptr_t user_data, uintptr_t key,
+                                     uint64_t id, const char *kind,
+                                     const char *json, size_t len) {
+  LMCP_FRAME_ENTER(key, 1);
+  cb((void *)user_data, (lmcp_request_id)id, kind, json, len);
+  LMCP_FRAME_EXIT();
+}
+
 void lmcp_bridge_destroy(lmcp_destroy_cb cb, uintptr_t user_data,
                          uintptr_t client) {
   if (cb != NULL) {
@@ -52,25 +65,39 @@ void lmcp_bridge_destroy(lmcp_destroy_cb cb, uintptr_t user_data,
 
 const char *lmcp_bridge_version(void) { return LMCP_VERSION_STRING; }
 
-const char *lmcp_bridge_status_string(int32_t status) {
-  switch (status) {
-  case LMCP_OK: return "ok";
-  case LMCP_E_INVALID_ARGUMENT: return "invalid argument";
-  case LMCP_E_INVALID_HANDLE: return "invalid handle";
-  case LMCP_E_INVALID_STATE: return "invalid state";
-  case LMCP_E_NOT_FOUND: return "not found";
-  case LMCP_E_TIMEOUT: return "timeout";
-  case LMCP_E_CANCELLED: return "cancelled";
-  case LMCP_E_CLOSED: return "closed";
-  case LMCP_E_TRANSPORT: return "transport error";
-  case LMCP_E_PROTOCOL: return "protocol error";
-  case LMCP_E_UNSUPPORTED: return "unsupported";
-  case LMCP_E_AUTH_REQUIRED: return "authorization required";
-  case LMCP_E_POLICY_DENIED: return "denied by policy";
-  case LMCP_E_ABI_MISMATCH: return "ABI version mismatch";
-  case LMCP_E_INTERNAL: return "internal error";
-  default: return "unknown status";
+/* The interned kinds: a small, closed set (a few dozen names), so a linear
+ * search under a mutex is enough; Go caches the pointers it gets. */
+static pthread_mutex_t intern_mu = PTHREAD_MUTEX_INITIALIZER;
+static char **interned;
+static size_t n_interned, cap_interned;
+
+const char *lmcp_bridge_intern(const char *s, size_t n) {
+  const char *out = NULL;
+  pthread_mutex_lock(&intern_mu);
+  for (size_t i = 0; i < n_interned && out == NULL; i++) {
+    if (strlen(interned[i]) == n && memcmp(interned[i], s, n) == 0) {
+      out = interned[i];
+    }
   }
+  if (out == NULL) {
+    if (n_interned == cap_interned) {
+      size_t cap = cap_interned ? cap_interned * 2 : 32;
+      char **grown = realloc(interned, cap * sizeof *grown);
+      if (grown != NULL) {
+        interned = grown;
+        cap_interned = cap;
+      }
+    }
+    char *copy = n_interned < cap_interned ? malloc(n + 1) : NULL;
+    if (copy != NULL) {
+      memcpy(copy, s, n);
+      copy[n] = 0;
+      interned[n_interned++] = copy;
+    }
+    out = copy != NULL ? copy : "";
+  }
+  pthread_mutex_unlock(&intern_mu);
+  return out;
 }
 
 /* Public entry points that take user_data: they pass it to Go as an
@@ -107,13 +134,20 @@ lmcp_status lmcp_client_call(lmcp_client *client, const char *method,
  * thread: Free waits for the client's running callbacks but these, and
  * when one of them is a completion or event (this thread is the client's
  * delivery thread) it delivers the remaining completions itself. */
-void lmcp_client_free(lmcp_client *client) {
-  int callbacks = 0, delivering = 0;
+int lmcp_bridge_frames(uintptr_t key, int *delivering) {
+  int callbacks = 0;
+  *delivering = 0;
   for (const struct lmcp_frame *f = lmcp_frames; f != NULL; f = f->prev) {
-    if (f->client == (uintptr_t)client) {
+    if (f->client == key) {
       callbacks++;
-      delivering |= f->delivering;
+      *delivering |= f->delivering;
     }
   }
+  return callbacks;
+}
+
+void lmcp_client_free(lmcp_client *client) {
+  int delivering;
+  int callbacks = lmcp_bridge_frames((uintptr_t)client, &delivering);
   lmcpgo_client_free(client, callbacks, delivering);
 }

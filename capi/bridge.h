@@ -37,8 +37,28 @@ LMCP_INTERNAL void lmcp_bridge_done(lmcp_done_cb cb, uintptr_t user_data,
                       int32_t status, const char *json, size_t len);
 LMCP_INTERNAL void lmcp_bridge_destroy(lmcp_destroy_cb cb, uintptr_t user_data,
                          uintptr_t client);
-LMCP_INTERNAL const char *lmcp_bridge_status_string(int32_t status);
+
+/* A host (lmcp_host) uses the same trampolines with its own handle as the
+ * key (handle values of clients and hosts never coincide: see
+ * internal/handles). Its completions, events and host requests all run on
+ * its one delivery goroutine, so its host requests go through this
+ * trampoline, whose frame says so. */
+LMCP_INTERNAL void lmcp_bridge_queued_host_request(lmcp_host_request_cb cb,
+                                                   uintptr_t user_data,
+                                                   uintptr_t key, uint64_t id,
+                                                   const char *kind,
+                                                   const char *json, size_t len);
+
+/* lmcp_bridge_frames counts the callback frames of key on the calling
+ * thread; *delivering is set when one of them is a completion or event
+ * (or a host's request): this thread is then key's delivery thread. */
+LMCP_INTERNAL int lmcp_bridge_frames(uintptr_t key, int *delivering);
 LMCP_INTERNAL const char *lmcp_bridge_version(void);
+/* lmcp_bridge_intern returns a NUL-terminated copy of s (n bytes) that lives
+ * as long as the process: the event and host-request kinds handed to host
+ * callbacks as static text. The copies are held by a C table, never only by
+ * Go memory, so that leak checkers (valgrind) see them as reachable. */
+LMCP_INTERNAL const char *lmcp_bridge_intern(const char *s, size_t n);
 
 /* The Go side of the functions whose public wrappers live in bridge.c. */
 LMCP_INTERNAL lmcp_status lmcpgo_client_set_event_handler(

@@ -54,17 +54,15 @@ func borrow(b []byte) (*C.char, C.size_t, []byte) {
 	return (*C.char)(unsafe.Pointer(&b[0])), C.size_t(n), b
 }
 
-// kindNames holds the static C strings of event and host-request kinds.
+// kindNames caches the static C strings of event and host-request kinds
+// (lmcp_bridge_intern), so an event costs no cgo call for its kind.
 var kindNames sync.Map // string → *C.char
 
 func cKind(kind string) *C.char {
 	if p, ok := kindNames.Load(kind); ok {
 		return p.(*C.char)
 	}
-	s := C.CString(kind)
-	p, loaded := kindNames.LoadOrStore(kind, s)
-	if loaded {
-		C.free(unsafe.Pointer(s)) // another goroutine stored it first
-	}
-	return p.(*C.char)
+	s := C.lmcp_bridge_intern((*C.char)(unsafe.Pointer(unsafe.StringData(kind))), C.size_t(len(kind)))
+	kindNames.Store(kind, s)
+	return s
 }

@@ -65,11 +65,6 @@ func lmcp_version() *C.cchar_t { return C.lmcp_bridge_version() }
 //export lmcp_abi_version
 func lmcp_abi_version() C.int32_t { return C.LMCP_ABI_VERSION }
 
-//export lmcp_status_string
-func lmcp_status_string(status C.lmcp_status) *C.cchar_t {
-	return C.lmcp_bridge_status_string(C.int32_t(status))
-}
-
 //export lmcp_free
 func lmcp_free(p unsafe.Pointer) { C.free(p) }
 
@@ -93,9 +88,12 @@ func lmcp_diagnostics(jsonOut **C.char, lenOut *C.size_t) (st C.lmcp_status) {
 	if jsonOut == nil {
 		return C.LMCP_E_INVALID_ARGUMENT
 	}
+	hits, misses := core.CacheStats()
 	doc := jsonx.MustMarshal(map[string]any{
+		"result_cache":  map[string]int64{"hits": hits, "misses": misses},
 		"goroutines":    runtime.NumGoroutine(),
 		"live_clients":  clients.Live(),
+		"live_hosts":    hosts.Live(),
 		"pending_calls": core.PendingCalls(),
 		"live_queues":   cqueue.Live(),
 	})

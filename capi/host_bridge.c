@@ -39,3 +39,14 @@ lmcp_status lmcp_host_call(lmcp_host *host, const char *server,
                           options_json, options_len, done,
                           (uintptr_t)user_data, call_id_out, err_out);
 }
+
+/* lmcp_host_free counts the freed host's callback frames on this thread, as
+ * lmcp_client_free does a client's (bridge.c): Free waits for the host's
+ * running callbacks but these, and when one of them is a completion, event
+ * or request (this thread is the host's delivery thread) it delivers the
+ * remaining completions itself. */
+void lmcp_host_free(lmcp_host *host) {
+  int delivering;
+  int callbacks = lmcp_bridge_frames((uintptr_t)host, &delivering);
+  lmcpgo_host_free(host, callbacks, delivering);
+}

@@ -21,5 +21,7 @@ LMCP_INTERNAL lmcp_status lmcpgo_host_call(
     size_t params_len, cchar_t *options_json, size_t options_len,
     lmcp_done_cb done, uintptr_t user_data, lmcp_call_id *call_id_out,
     char **err_out);
+LMCP_INTERNAL void lmcpgo_host_free(lmcp_host *host, int callbacks,
+                                    int delivering);
 
 #endif

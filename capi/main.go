@@ -5,10 +5,12 @@
 //
 // Every export recovers panics and reports them as LMCP_E_INTERNAL, so a Go
 // panic never crosses into the host; a panic while serving a client poisons
-// that client (core.Client.Poisoned). Host function pointers are only ever
-// invoked through the bridge functions in bridge.c, which also keep the
-// per-thread callback frames lmcp_client_free reads (bridge.c). Handles may
-// be freed while other exports use them: see the clients registry.
+// that client (core.Client.Poisoned), one while serving an lmcp_host that
+// host (host.Host.Poisoned). Host function pointers are only ever invoked
+// through the bridge functions in bridge.c, which also keep the per-thread
+// callback frames lmcp_client_free and lmcp_host_free read (bridge.c).
+// Handles may be freed while other exports use them: see the clients and
+// hosts registries.
 package main
 
 func main() {}

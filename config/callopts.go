@@ -9,10 +9,10 @@ import (
 
 // ParseCallOptions reads the ABI's call options object:
 // {"timeout_ms","reset_timeout_on_progress","max_total_ms","all_pages",
-// "progress","wait_ready","fail_if_restarting","_meta","verify"}. Empty input
-// means defaults. Unknown fields are an error that names them. It runs on
-// every call, so it reads the object in one pass with a pooled iterator and
-// builds nothing the options do not hold.
+// "progress","wait_ready","fail_if_restarting","no_cache","_meta","verify"}.
+// Empty input means defaults. Unknown fields are an error that names them.
+// It runs on every call, so it reads the object in one pass with a pooled
+// iterator and builds nothing the options do not hold.
 func ParseCallOptions(raw []byte) (core.CallOptions, *core.Error) {
 	var o core.CallOptions
 	if len(raw) == 0 {
@@ -35,7 +35,7 @@ func ParseCallOptions(raw []byte) (core.CallOptions, *core.Error) {
 			} else {
 				o.MaxTotal, o.MaxTotalSet = ms, true
 			}
-		case "reset_timeout_on_progress", "all_pages", "progress", "wait_ready", "fail_if_restarting":
+		case "reset_timeout_on_progress", "all_pages", "progress", "wait_ready", "fail_if_restarting", "no_cache":
 			if it.WhatIsNext() != jsonx.KindBool {
 				return o, core.Errorf(core.StatusInvalidArgument, "options.%s must be true or false", field)
 			}
@@ -51,6 +51,8 @@ func ParseCallOptions(raw []byte) (core.CallOptions, *core.Error) {
 				o.WaitReady = v
 			case "fail_if_restarting":
 				o.FailIfRestarting = v
+			case "no_cache":
+				o.NoCache = v
 			}
 		case "_meta":
 			if it.WhatIsNext() != jsonx.KindObject {

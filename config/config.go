@@ -98,6 +98,9 @@ func parseProtocol(root *object, p *Parsed) *core.Error {
 		return err
 	}
 	p.Options.Mode = mode
+	if err := parseModern(o, p); err != nil {
+		return err
+	}
 	versions, ok, err := o.strList("versions")
 	if err != nil {
 		return err

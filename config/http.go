@@ -42,6 +42,7 @@ func parseHTTP(kind string, o *object, p *Parsed, libraryVersion string) (transp
 		wrap = am.Wrap
 		p.Options.Auth = am
 	}
+	p.Options.AuthContext = core.AuthContextFor(headers, am)
 	streamable := streamablehttp.Config{
 		URL:             url,
 		Headers:         headers,

@@ -2,11 +2,13 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 	"github.com/lemonmcp/lemonmcp/transport"
 )
 
@@ -29,6 +31,9 @@ type CallOptions struct {
 	// Verify (resources/read only) checks the content before it is
 	// returned; see ResourceVerify.
 	Verify *ResourceVerify
+	// NoCache: the call goes to the server even when a fresh cached result
+	// exists (the new result is cached).
+	NoCache bool
 	// Inline runs the completion on whichever goroutine completes the call
 	// (possibly the caller's, inside Call). Only for completions that never
 	// block, such as handing the result to a waiting goroutine.
@@ -71,11 +76,13 @@ type call struct {
 
 // modernCall is what a 2026-07-28 call needs beyond a legacy one.
 type modernCall struct {
-	version string      // carried in _meta (and HTTP's MCP-Protocol-Version)
-	meta    []byte      // the _meta members the client adds (see modernMeta)
-	round   *inputRound // the MRTR round being answered
-	retry   *retryInput // the inputs the next send carries
-	rounds  int         // input_required rounds so far
+	version string       // carried in _meta (and HTTP's MCP-Protocol-Version)
+	meta    []byte       // the _meta members the client adds (see modernMeta)
+	round   *inputRound  // the MRTR round being answered
+	retry   *retryInput  // the inputs the next send carries
+	rounds  int          // input_required rounds so far
+	cached  *cacheLookup // the cache miss the outstanding request may fill
+	task    *taskState   // the task a task-augmented call follows (tasks.go)
 }
 
 // modernCallFor is the modern part of a call admitted while st is the
@@ -131,6 +138,14 @@ func (c *Client) Call(method string, params []byte, opts CallOptions, done DoneF
 			return 0, err
 		}
 		cl.mod = modernCallFor(c.server)
+		if cl.mod != nil && isListenMethod(method) {
+			c.calls[cl.id] = cl
+			livePending.Add(1)
+			c.startTimerLocked(cl)
+			c.mu.Unlock()
+			c.serveSubscribe(cl)
+			return cl.id, nil
+		}
 	case c.sup != nil && c.waitsForRestartLocked():
 		if opts.FailIfRestarting {
 			c.mu.Unlock()
@@ -294,6 +309,12 @@ func (c *Client) finish(cl *call, err *Error, data []byte) bool {
 
 	if reqID != 0 && err != nil && (err.Status == StatusTimeout || err.Status == StatusCancelled) {
 		switch {
+		case cl.mod != nil && cl.mod.task != nil:
+			// A task is cancelled with tasks/cancel (endTask), never with
+			// notifications/cancelled; an open tasks/* stream is closed.
+			if c.aborter != nil {
+				c.aborter.Abort(reqID)
+			}
 		case cl.mod != nil && c.aborter != nil:
 			// 2026-07-28 over HTTP: closing the stream is the cancellation.
 			c.aborter.Abort(reqID)
@@ -305,6 +326,9 @@ func (c *Client) finish(cl *call, err *Error, data []byte) bool {
 	}
 	if cl.mod != nil && cl.mod.round != nil {
 		c.dropInputRequests(cl)
+	}
+	if cl.mod != nil && cl.mod.task != nil {
+		c.endTask(cl, err)
 	}
 	c.complete(cl, err, data)
 	return true
@@ -453,4 +477,71 @@ func (c *Client) Notify(method string, params []byte) *Error {
 	}
 	c.mu.Unlock()
 	return c.sendNotification(method, compact)
+}
+
+// resultShapes names, for the methods whose results MCP defines, the member
+// each result must carry and its JSON kind (KindInvalid: only the result
+// itself must be an object).
+var resultShapes = map[string]struct {
+	member   string
+	kind     jsonx.Kind
+	required bool // absent is an error (lists); otherwise only a wrong kind is
+}{
+	"ping":                     {"", jsonx.KindInvalid, false},
+	"logging/setLevel":         {"", jsonx.KindInvalid, false},
+	"resources/subscribe":      {"", jsonx.KindInvalid, false},
+	"resources/unsubscribe":    {"", jsonx.KindInvalid, false},
+	"tools/list":               {"tools", jsonx.KindArray, true},
+	"resources/list":           {"resources", jsonx.KindArray, true},
+	"resources/templates/list": {"resourceTemplates", jsonx.KindArray, true},
+	"prompts/list":             {"prompts", jsonx.KindArray, true},
+	"tools/call":               {"content", jsonx.KindArray, false},
+	"resources/read":           {"contents", jsonx.KindArray, false},
+	"prompts/get":              {"messages", jsonx.KindArray, false},
+	"completion/complete":      {"completion", jsonx.KindObject, false},
+}
+
+var kindNames = map[jsonx.Kind]string{
+	jsonx.KindArray: "an array", jsonx.KindObject: "an object", jsonx.KindString: "a string",
+	jsonx.KindNumber: "a number", jsonx.KindBool: "a boolean", jsonx.KindNil: "null",
+}
+
+// resultShapeProblem names what makes a result of method unusable, or is
+// "": a result that is not an object, or lacks the member that carries
+// its list (a tools/list without "tools" is never an empty list), or has
+// the member that carries its content in the wrong kind. Only
+// the top level is read; methods MCP does not define pass as they are.
+func resultShapeProblem(method string, result []byte) string {
+	shape, known := resultShapes[method]
+	if !known {
+		return ""
+	}
+	it := jsonx.BorrowIterator(result)
+	defer jsonx.ReturnIterator(it)
+	if kind := it.WhatIsNext(); kind != jsonx.KindObject {
+		return "has a result that is " + kindName(kind) + ", not an object"
+	}
+	if shape.member == "" {
+		return ""
+	}
+	for name, ok := jsonx.NextMember(it); ok; name, ok = jsonx.NextMember(it) {
+		if name == shape.member {
+			if kind := it.WhatIsNext(); kind != shape.kind {
+				return fmt.Sprintf("has a %q member that is %s, not %s", name, kindName(kind), kindName(shape.kind))
+			}
+			return ""
+		}
+		it.Skip()
+	}
+	if !shape.required {
+		return ""
+	}
+	return fmt.Sprintf("has a result without its %q member", shape.member)
+}
+
+func kindName(k jsonx.Kind) string {
+	if n, ok := kindNames[k]; ok {
+		return n
+	}
+	return "not valid JSON"
 }

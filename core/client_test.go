@@ -279,9 +279,13 @@ func TestProgress(t *testing.T) {
 		wantEvents int
 	}{
 		{"events when asked", CallOptions{Progress: true}, StatusOK, 3},
-		{"reset keeps the call alive", CallOptions{Timeout: 150 * time.Millisecond, TimeoutSet: true, ResetOnProgress: true, ResetSet: true}, StatusOK, 0},
-		{"without reset the call times out", CallOptions{Timeout: 150 * time.Millisecond, TimeoutSet: true}, StatusTimeout, 0},
-		{"hard cap wins over progress", CallOptions{Timeout: 150 * time.Millisecond, TimeoutSet: true, ResetOnProgress: true, ResetSet: true, MaxTotal: 200 * time.Millisecond, MaxTotalSet: true}, StatusTimeout, 0},
+		// Progress every 100 ms, the result 200 ms after the last one: a
+		// 300 ms timeout that resets on progress never runs out, one that
+		// does not runs out 200 ms before the result (margins that hold on
+		// a loaded machine).
+		{"reset keeps the call alive", CallOptions{Timeout: 300 * time.Millisecond, TimeoutSet: true, ResetOnProgress: true, ResetSet: true}, StatusOK, 0},
+		{"without reset the call times out", CallOptions{Timeout: 300 * time.Millisecond, TimeoutSet: true}, StatusTimeout, 0},
+		{"hard cap wins over progress", CallOptions{Timeout: 300 * time.Millisecond, TimeoutSet: true, ResetOnProgress: true, ResetSet: true, MaxTotal: 200 * time.Millisecond, MaxTotalSet: true}, StatusTimeout, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -300,7 +304,7 @@ func TestProgress(t *testing.T) {
 							s.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{"progressToken": p.Meta.ProgressToken, "progress": i, "total": 3, "message": fmt.Sprintf("step %d", i)}})
 						}
 					}
-					time.Sleep(20 * time.Millisecond)
+					time.Sleep(200 * time.Millisecond)
 					s.sendResult(m.ID, map[string]any{"content": []any{}})
 				}()
 				return reply{none: true}

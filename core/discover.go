@@ -16,10 +16,22 @@ const (
 	codeUnsupportedVersion      = -32022
 )
 
-// maxProbe bounds the server/discover probe in ModeAuto: a legacy server
-// may never answer an unknown method, and the fallback must not wait for
-// the whole ready timeout.
-const maxProbe = 5 * time.Second
+// probeGrace is how long ModeAuto waits for server/discover alone: a
+// legacy server may never answer an unknown method. Past it, initialize
+// goes out alongside the probe and the first handshake to succeed decides
+// the era, so a slow modern server (one that takes seconds to start) is
+// still found and a silent legacy server costs at most this much more.
+const probeGrace = time.Second
+
+// probeState is ModeAuto's race between a pending server/discover and an
+// initialize sent after probeGrace. Guarded by c.mu.
+type probeState struct {
+	racing  bool   // initialize went out alongside the probe
+	done    bool   // the probe has its answer (or its error)
+	initErr *Error // initialize failed while the probe was pending
+	timer   *time.Timer
+	call    *call // the first probe, withdrawn when initialize wins
+}
 
 func isModern(version string) bool { return version >= "2026-07-28" }
 
@@ -52,16 +64,79 @@ func (c *Client) startDiscover(version string, tried []string) {
 	cl.opts.TimeoutSet, cl.opts.Timeout = true, c.probeTimeout()
 	cl.internal = func(result []byte, err *Error) { c.onDiscover(version, append(tried, version), result, err) }
 	c.armTimeouts(cl)
+	if c.opts.Mode == ModeAuto && len(tried) == 0 && len(c.opts.Versions) > 0 {
+		c.mu.Lock()
+		c.probe.timer = time.AfterFunc(min(probeGrace, c.opts.Timeouts.Ready/3), c.onProbeGrace)
+		c.probe.call = cl
+		c.mu.Unlock()
+	}
 	c.sendHandshakeCall(cl, nil, func() bool { return c.state == StateConnecting })
 }
 
-// probeTimeout: in ModeAuto the probe is bounded by min(ready, maxProbe),
-// so a legacy server that ignores it still gets its initialize in time; a
-// modern-only client waits the whole ready timeout.
-func (c *Client) probeTimeout() time.Duration {
-	if c.opts.Mode == ModeAuto {
-		return min(c.opts.Timeouts.Ready, maxProbe)
+// onProbeGrace sends initialize alongside a probe still unanswered.
+func (c *Client) onProbeGrace() {
+	c.mu.Lock()
+	if c.state != StateConnecting || c.probe.done || c.probe.racing {
+		c.mu.Unlock()
+		return
 	}
+	c.probe.racing = true
+	c.mu.Unlock()
+	c.logf("info", "server/discover is not answered yet; sending initialize alongside it")
+	c.startHandshake(c.opts.Versions[0], nil) // the race's own initialize
+}
+
+// probeAnswered records the probe's outcome. It reports whether the
+// probe still decides: false when the client is no longer connecting
+// (initialize won the race).
+func (c *Client) probeAnswered() (decides, racing bool, initErr *Error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.probe.done = true
+	if c.probe.timer != nil {
+		c.probe.timer.Stop()
+	}
+	return c.state == StateConnecting, c.probe.racing, c.probe.initErr
+}
+
+// deferInitFailure keeps an initialize failure while the probe it races
+// is pending: the probe may still find a modern server. It reports
+// whether the failure was kept.
+func (c *Client) deferInitFailure(err *Error) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.probe.racing && !c.probe.done && c.state == StateConnecting {
+		c.probe.initErr = err
+		return true
+	}
+	return false
+}
+
+// fallBackToInitialize starts the legacy handshake, unless the race's
+// initialize is already under way.
+func (c *Client) fallBackToInitialize() {
+	c.mu.Lock()
+	racing := c.probe.racing
+	c.mu.Unlock()
+	if !racing {
+		c.startHandshake(c.opts.Versions[0], nil)
+	}
+}
+
+// dropProbe forgets a probe still pending once initialize won the race:
+// the server never answered it and nothing waits for it.
+func (c *Client) dropProbe() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.probe.racing && !c.probe.done && c.probe.call != nil {
+		c.probe.done = true
+		c.retireLocked(c.probe.call)
+	}
+}
+
+// probeTimeout: the probe may take the whole ready timeout (in ModeAuto
+// initialize joins it after probeGrace).
+func (c *Client) probeTimeout() time.Duration {
 	return c.opts.Timeouts.Ready
 }
 
@@ -71,6 +146,18 @@ func (c *Client) probeTimeout() time.Duration {
 // that wants another version; anything else, or silence, means a legacy
 // server, which ModeAuto then initializes.
 func (c *Client) onDiscover(offered string, tried []string, result []byte, err *Error) {
+	decides, racing, initErr := c.probeAnswered()
+	if !decides {
+		return
+	}
+	if racing && err != nil && !(err.Status == StatusProtocol && err.Code != nil && isModernErrorCode(*err.Code)) {
+		// Not a modern server: the initialize under way decides, or has
+		// failed already.
+		if initErr != nil {
+			c.failHandshake(initErr)
+		}
+		return
+	}
 	if err != nil {
 		c.onDiscoverError(offered, tried, err)
 		return
@@ -97,7 +184,7 @@ func (c *Client) onDiscover(offered string, tried []string, result []byte, err *
 		// initialize, when the client may.
 		if c.opts.Mode == ModeAuto && c.commonLegacy(res.SupportedVersions) {
 			c.logf("info", "the server supports only legacy protocol versions (%s); using initialize", strings.Join(res.SupportedVersions, ", "))
-			c.startHandshake(c.opts.Versions[0], nil)
+			c.fallBackToInitialize()
 			return
 		}
 		c.failHandshake(Errorf(StatusUnsupported,
@@ -110,6 +197,10 @@ func (c *Client) onDiscover(offered string, tried []string, result []byte, err *
 		c.failHandshake(cerr)
 		return
 	}
+	if version == offered {
+		c.cacheDiscover(result)
+	}
+	c.configureListen(res.Capabilities)
 	st := &serverState{version: version, modern: version, caps: caps}
 	st.meta = c.modernMeta(version)
 	st.identity = orEmptyObject(res.Meta.ServerInfo)
@@ -120,6 +211,7 @@ func (c *Client) onDiscover(offered string, tried []string, result []byte, err *
 		Instructions:    res.Instructions,
 	}, "modern")
 	c.becomeReady(st)
+	c.relisten()
 }
 
 func (c *Client) onDiscoverError(offered string, tried []string, err *Error) {
@@ -141,7 +233,7 @@ func (c *Client) onDiscoverError(offered string, tried []string, err *Error) {
 			// The server named only legacy revisions it shares with us:
 			// that is a version choice, and initialize is how it is spoken.
 			if c.opts.Mode == ModeAuto && c.commonLegacy(supported) {
-				c.startHandshake(c.opts.Versions[0], nil)
+				c.fallBackToInitialize()
 				return
 			}
 			c.failHandshake(&Error{Status: StatusUnsupported, Code: err.Code, Data: err.Data, Message: "the server supports none of the protocol versions this client accepts (offered " +
@@ -168,7 +260,7 @@ func (c *Client) onDiscoverError(offered string, tried []string, err *Error) {
 func (c *Client) legacyOrFail(err *Error) {
 	if c.opts.Mode == ModeAuto && len(c.opts.Versions) > 0 {
 		c.logf("info", "server/discover failed (%s); falling back to the initialize handshake", err.Message)
-		c.startHandshake(c.opts.Versions[0], nil)
+		c.fallBackToInitialize()
 		return
 	}
 	c.failHandshake(&Error{Status: err.Status, Code: err.Code, Data: err.Data,
@@ -211,7 +303,9 @@ func (c *Client) modernMeta(version string) []byte {
 	buf = append(buf, `"io.modelcontextprotocol/protocolVersion":`...)
 	buf = jsonx.AppendString(buf, version)
 	buf = append(buf, `,"io.modelcontextprotocol/clientCapabilities":`...)
-	buf = append(buf, jsonx.MustMarshal(c.clientCapabilities(version))...)
+	caps := c.clientCapabilities(version)
+	c.tasksCapability(caps)
+	buf = append(buf, jsonx.MustMarshal(caps)...)
 	buf = append(buf, `,"io.modelcontextprotocol/clientInfo":`...)
 	buf = append(buf, jsonx.MustMarshal(c.clientInfo())...)
 	return buf
@@ -220,10 +314,10 @@ func (c *Client) modernMeta(version string) []byte {
 // modernGate refuses, locally, what the modern era removed.
 func modernGate(method, version string) *Error {
 	switch method {
-	case "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
+	case "initialize", "ping", "logging/setLevel":
 		return Errorf(StatusUnsupported, "%s does not exist in protocol %s (the modern era, which the server speaks)", method, version)
 	case "subscriptions/listen":
-		return Errorf(StatusUnsupported, "subscriptions/listen is not supported by this build")
+		return Errorf(StatusUnsupported, "subscriptions/listen is managed by the client: list changes are listened for when the server advertises them, and resources/subscribe adds a resource")
 	}
 	return nil
 }

@@ -107,3 +107,60 @@ func TestDiscoveryOutcomes(t *testing.T) {
 		})
 	}
 }
+
+// ModeAuto's race: after the probe grace initialize goes out alongside an
+// unanswered server/discover, and the first handshake to succeed decides.
+// A slow modern-only server (its initialize fails at once) is still found;
+// a legacy server that never answers the probe is ready without waiting
+// for the probe's timeout.
+func TestDiscoveryRace(t *testing.T) {
+	t.Run("slow modern-only server", func(t *testing.T) {
+		s := newFakeServer(t, "2025-11-25", defaultCaps())
+		s.handle("initialize", func(*fakeServer, wireMsg) reply {
+			return reply{err: &rpcError{Code: -32022, Message: "this server speaks only 2026-07-28"}}
+		})
+		s.handle("server/discover", func(s *fakeServer, m wireMsg) reply {
+			go func() {
+				time.Sleep(400 * time.Millisecond)
+				s.sendResult(m.ID, discoverOK(defaultCaps())(s, m).result)
+			}()
+			return reply{none: true}
+		})
+		opts := modernOptions(ModeAuto)
+		opts.Timeouts.Ready = 600 * time.Millisecond // grace: 200 ms
+		c, err := connectWith(t, s, opts, nil)
+		require.Nil(t, errOrNil(err))
+		info, _ := c.ServerInfo()
+		require.Contains(t, string(info), `"era":"modern"`)
+		_, seen := s.waitFor(func(m wireMsg) bool { return m.Method == "initialize" })
+		require.True(t, seen)
+		require.Equal(t, []string{"server/discover", "initialize"}, s.methods(), "initialize joined the probe, and lost")
+	})
+	t.Run("silent legacy server", func(t *testing.T) {
+		s := newFakeServer(t, "2025-11-25", defaultCaps())
+		s.handle("server/discover", func(*fakeServer, wireMsg) reply { return reply{none: true} })
+		opts := modernOptions(ModeAuto)
+		opts.Timeouts.Ready = 3 * time.Second // grace: 1 s
+		c, err := connectWith(t, s, opts, nil)
+		require.Nil(t, errOrNil(err))
+		info, _ := c.ServerInfo()
+		require.Contains(t, string(info), `"era":"legacy"`)
+		_, seen := s.waitFor(func(m wireMsg) bool { return m.Method == "notifications/initialized" })
+		require.True(t, seen)
+		require.Equal(t, []string{"server/discover", "initialize", "notifications/initialized"}, s.methods())
+		require.Zero(t, c.pendingCount(), "the unanswered probe is forgotten")
+	})
+	t.Run("both fail", func(t *testing.T) {
+		s := newFakeServer(t, "2025-11-25", defaultCaps())
+		s.handle("initialize", func(*fakeServer, wireMsg) reply {
+			return reply{err: &rpcError{Code: -32603, Message: "broken"}}
+		})
+		s.handle("server/discover", func(*fakeServer, wireMsg) reply { return reply{none: true} })
+		opts := modernOptions(ModeAuto)
+		opts.Timeouts.Ready = 300 * time.Millisecond
+		c, err := connectWith(t, s, opts, nil)
+		require.NotNil(t, err)
+		require.Contains(t, err.Message, "broken")
+		require.Equal(t, StateFailed, c.State())
+	})
+}

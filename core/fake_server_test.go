@@ -43,6 +43,8 @@ type fakeServer struct {
 	notify   chan wireMsg // every message received, for tests that wait
 	stop     chan struct{}
 	done     chan struct{}
+	// style, when set, re-serialises every message the server writes.
+	style *jsonStyle
 }
 
 func defaultCaps() map[string]any {
@@ -116,6 +118,9 @@ func (s *fakeServer) serve() {
 			default:
 			}
 			if m.Method == "" || len(m.ID) == 0 {
+				if m.Method != "" && h != nil {
+					h(s, m) // a notification a test watches
+				}
 				continue // a notification or a response to us
 			}
 			if h == nil {
@@ -140,12 +145,12 @@ func (s *fakeServer) sendResult(id json.RawMessage, result any) {
 		s.t.Errorf("fake server cannot encode a result: %v", err)
 		return
 	}
-	s.peer.Write(b)
+	s.peer.Write(s.styled(b))
 }
 
 func (s *fakeServer) sendError(id json.RawMessage, code int64, message string) {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": message}})
-	s.peer.Write(b)
+	s.peer.Write(s.styled(b))
 }
 
 func (s *fakeServer) write(v any) {
@@ -154,7 +159,15 @@ func (s *fakeServer) write(v any) {
 		s.t.Errorf("fake server cannot encode a message: %v", err)
 		return
 	}
-	s.peer.Write(b)
+	s.peer.Write(s.styled(b))
+}
+
+// styled applies the server's JSON style, if any.
+func (s *fakeServer) styled(b []byte) []byte {
+	if s.style == nil {
+		return b
+	}
+	return restyle(b, *s.style)
 }
 
 // waitFor waits for a received message matching pred.

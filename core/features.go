@@ -13,6 +13,9 @@ type Features struct {
 	AuthTokenBinding   []string `json:"auth_token_binding"`
 	ResourceVerify     []string `json:"resource_verify"`
 	ResultFormats      []string `json:"result_formats"`
+	// Modern lists the 2026-07-28 features this build implements
+	// (ModernFeatures).
+	Modern []string `json:"modern"`
 }
 
 // BuildFeatures describes this build. version and abiVersion come from the
@@ -30,5 +33,6 @@ func BuildFeatures(version string, abiVersion int, transports []string) Features
 		AuthTokenBinding:   []string{"dpop"},
 		ResourceVerify:     []string{"size", "sha256", "frontmatter"},
 		ResultFormats:      []string{"json"},
+		Modern:             ModernFeatures,
 	}
 }

@@ -163,9 +163,19 @@ func (c *Client) onInitialize(offered string, tried []string, result []byte, err
 		} else if err.Status == StatusTimeout {
 			err = Errorf(StatusTimeout, "the server did not answer initialize within %s", formatMS(c.opts.Timeouts.Ready))
 		}
+		if c.deferInitFailure(err) {
+			return // the server/discover probe may still answer
+		}
 		c.failHandshake(err)
 		return
 	}
+	c.mu.Lock()
+	handshaking := c.handshakingLocked()
+	c.mu.Unlock()
+	if !handshaking {
+		return // server/discover won the race
+	}
+	c.dropProbe()
 	var res initializeResult
 	if uerr := jsonx.Unmarshal(result, &res); uerr != nil || res.ProtocolVersion == "" {
 		c.failHandshake(Errorf(StatusProtocol, "the server's initialize result is malformed (no protocolVersion)"))
@@ -348,6 +358,11 @@ func (c *Client) sendQueued(queued []*call) {
 			continue
 		}
 		cl.mod = modernCallFor(c.server)
+		if cl.mod != nil && isListenMethod(cl.method) {
+			c.mu.Unlock()
+			c.serveSubscribe(cl)
+			continue
+		}
 		cl.reqID = c.nextReqID.Add(1)
 		c.pending[cl.reqID] = cl
 		reqID := cl.reqID

@@ -279,7 +279,7 @@ func (c *Client) onServerCancelled(raw []byte) {
 	c.mu.Lock()
 	var dropped []*hostRequest
 	for id, hr := range c.hostReqs {
-		if string(hr.serverID) == string(p.RequestID) {
+		if sameID(hr.serverID, p.RequestID) {
 			dropped = append(dropped, hr)
 			delete(c.hostReqs, id)
 		}

@@ -1,8 +1,11 @@
 package core
 
 import (
+	"bytes"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 	"github.com/lemonmcp/lemonmcp/transport"
@@ -12,45 +15,120 @@ import (
 // batch array).
 func (c *Client) Receive(data []byte) {
 	defer c.recoverSink("a received message")
+	data = c.validUTF8(data)
 	switch firstByte(data) {
 	case '{':
 		c.receiveOne(data)
 	case '[':
 		items, err := splitBatch(data)
 		if err != nil {
-			c.rejectLine(data)
+			c.rejectLine(data, "is not valid JSON")
 			return
 		}
 		for _, item := range items {
 			c.receiveOne(item)
 		}
 	default:
-		c.rejectLine(data)
+		c.rejectLine(data, "is not a JSON object or array")
 	}
 }
 
 func (c *Client) receiveOne(data []byte) {
 	var env envelope
 	if err := decodeEnvelope(data, &env); err != nil {
-		c.rejectLine(data)
+		// Text cut or broken after it showed which of our requests it
+		// answers fails that call now rather than at its timeout.
+		if !env.hasMethod && env.idIsInt && (env.hasResult || env.hasError) {
+			c.failResponse(env.id, "is not valid JSON")
+			return
+		}
+		c.rejectLine(data, "is not valid JSON")
 		return
 	}
 	switch {
-	case env.method != "" && env.hasID:
-		c.onServerRequest(&env)
-	case env.method != "":
-		c.onNotification(&env)
+	case env.hasMethod:
+		switch {
+		case !env.versionOK:
+			c.rejectLine(data, `has no "jsonrpc":"2.0" member`)
+			return
+		case env.badMethod:
+			c.rejectLine(data, "has a method that is not a string")
+			return
+		case env.badID:
+			c.rejectLine(data, "has an id that is not a string, number or null")
+			return
+		}
+		if env.hasID {
+			c.onServerRequest(&env)
+		} else {
+			c.onNotification(&env)
+		}
 	case env.hasID && (env.hasResult || env.hasError):
+		if problem := responseProblem(&env); problem != "" {
+			if env.idIsInt {
+				c.failResponse(env.id, problem)
+			} else {
+				c.rejectLine(data, problem)
+			}
+			return
+		}
 		c.onResponse(&env)
 	default:
-		c.rejectLine(data)
+		c.rejectLine(data, "has neither a method nor an id with a result or error")
 	}
 }
 
-// rejectLine reports a text that is not a JSON-RPC message. It never counts
-// as protocol success or failure. The log line names the server's stream
-// when the transport reads one (transport.LineStreamer).
-func (c *Client) rejectLine(data []byte) {
+// responseProblem names what makes a response unusable, or is "".
+func responseProblem(env *envelope) string {
+	switch {
+	case !env.hasVersion:
+		return `has no "jsonrpc" member`
+	case !env.versionOK:
+		return `has a "jsonrpc" member that is not "2.0"`
+	case env.hasResult && env.hasError:
+		return `has both "result" and "error"`
+	}
+	return ""
+}
+
+// failResponse fails the call waiting for request id because its response
+// is unusable (problem completes "the response to M (id N) ..."). An id
+// that is not pending is only logged.
+func (c *Client) failResponse(id int64, problem string) {
+	c.mu.Lock()
+	cl := c.pending[id]
+	if cl == nil {
+		c.mu.Unlock()
+		c.logf("warning", "ignored a malformed response (id %d) that answers no pending request: it %s", id, problem)
+		return
+	}
+	delete(c.pending, id)
+	cl.reqID = 0
+	c.mu.Unlock()
+	c.finish(cl, Errorf(StatusProtocol, "the response to %s (id %d) %s", cl.method, id, problem), nil)
+}
+
+// validUTF8 returns data with every byte sequence that is not UTF-8
+// replaced by U+FFFD, so that only valid UTF-8 ever reaches a host (a JSON
+// text must be UTF-8; a host's decoder would otherwise fail on the whole
+// payload). A bad byte can only be inside a string (elsewhere the text is
+// not JSON anyway), so the message keeps its meaning. Valid data, the
+// usual case, is returned as is after one scan.
+func (c *Client) validUTF8(data []byte) []byte {
+	if utf8.Valid(data) {
+		return data
+	}
+	c.logf("warning", "the server sent text that is not valid UTF-8; the bad bytes were replaced by U+FFFD")
+	return bytes.ToValidUTF8(data, []byte("\uFFFD"))
+}
+
+// rejectLine reports a text that is not a JSON-RPC message, saying why
+// but never quoting it: a server's output may reflect anything it was
+// given (an API key in its environment, a header), and no log line may
+// carry that. It never counts as protocol success or failure. The log line
+// names the server's stream when the transport reads one
+// (transport.LineStreamer).
+func (c *Client) rejectLine(data []byte, why string) {
 	if !c.hasEvents() {
 		return
 	}
@@ -58,11 +136,7 @@ func (c *Client) rejectLine(data []byte) {
 	if ls, ok := c.tr.(transport.LineStreamer); ok {
 		source = ls.InboundStream()
 	}
-	text := data
-	if len(text) > 1024 {
-		text = text[:1024]
-	}
-	c.emitLog("warning", source, "skipped a message that is not JSON-RPC 2.0: "+string(text))
+	c.emitLog("warning", source, fmt.Sprintf("skipped a %d-byte message that is not JSON-RPC 2.0: it %s", len(data), why))
 }
 
 // recoverSink keeps a bug in handling one inbound message from taking the
@@ -158,7 +232,7 @@ func (c *Client) RequestFailed(id int64, terr *transport.Error) {
 	if modern && terr.RPCError != nil {
 		// A 2026-07-28 server explained its HTTP error status with a
 		// JSON-RPC error: that is the request's answer.
-		c.finish(cl, decodeRPCError(terr.RPCError), nil)
+		c.finish(cl, c.explainTaskError(cl, decodeRPCError(c.validUTF8(terr.RPCError))), nil)
 		return
 	}
 	err := AsError(terr)
@@ -192,8 +266,14 @@ func (c *Client) onResponse(env *envelope) {
 	c.mu.Unlock()
 
 	if env.hasError {
-		c.finish(cl, decodeRPCError(env.errRaw), nil)
+		c.finish(cl, c.explainTaskError(cl, decodeRPCError(env.errRaw)), nil)
 		return
+	}
+	if cl.internal == nil && (!modern || isCompleteResult(env.result)) {
+		if problem := resultShapeProblem(cl.method, env.result); problem != "" {
+			c.finish(cl, Errorf(StatusProtocol, "the response to %s (id %d) %s", cl.method, env.id, problem), nil)
+			return
+		}
 	}
 	if modern {
 		c.onModernResult(cl, env.result)
@@ -206,8 +286,22 @@ func (c *Client) onResponse(env *envelope) {
 	c.finishResult(cl, env.result)
 }
 
+// isCompleteResult reports whether a 2026-07-28 result is a final one (not
+// input_required), whose shape is then the method's.
+func isCompleteResult(result []byte) bool {
+	rt := resultTypeOf(result)
+	return rt == "" || rt == "complete"
+}
+
 // onNotification handles a server notification.
 func (c *Client) onNotification(env *envelope) {
+	if c.onListenNotification(env.method, env.params) {
+		return
+	}
+	c.cacheInvalidate(env.method, env.params)
+	if env.method == "notifications/tasks" {
+		c.onTaskNotification(env.params)
+	}
 	switch env.method {
 	case "notifications/progress":
 		c.onProgress(env.params)
@@ -249,8 +343,9 @@ func (c *Client) onProgress(raw []byte) {
 	if !ok {
 		return
 	}
-	id, err := n.Int64()
-	if err != nil || id <= 0 {
+	// The token we sent is an integer; the server may spell it 7.0 or 7e0.
+	id, isInt := jsonx.Integer([]byte(n))
+	if !isInt || id <= 0 {
 		return
 	}
 	c.mu.Lock()
@@ -300,6 +395,10 @@ func (c *Client) emit(kind string, payload []byte, isLog bool) {
 }
 
 func (c *Client) emitLog(level, source, message string) {
+	if !utf8.ValidString(message) {
+		// Text cut from server output may end inside a character.
+		message = strings.ToValidUTF8(message, "\uFFFD")
+	}
 	payload := jsonx.MustMarshal(struct {
 		Level   string `json:"level"`
 		Source  string `json:"source"`

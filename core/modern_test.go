@@ -73,7 +73,7 @@ func TestModernRemovedMethodsRefused(t *testing.T) {
 	opts.Handlers = Handlers{Roots: true, RootsListChange: true}
 	c, err := connectWith(t, s, opts, func(*Client, uint64, string, []byte) {})
 	require.Nil(t, errOrNil(err))
-	for _, method := range []string{"ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "initialize", "subscriptions/listen"} {
+	for _, method := range []string{"ping", "logging/setLevel", "initialize", "subscriptions/listen"} {
 		t.Run(method, func(t *testing.T) {
 			_, cerr := c.Call(method, nil, CallOptions{}, func(uint64, Status, []byte) { t.Error("completion of a refused call") })
 			require.NotNil(t, cerr)

@@ -21,6 +21,9 @@ const (
 // transport gets the standard headers computed here, where the tool
 // schemas are known.
 func (c *Client) sendModernRequest(cl *call, reqID int64, params []byte) *Error {
+	if c.cacheServe(cl, reqID, params) {
+		return nil
+	}
 	full, err := modernParams(params, cl.mod.meta, cl.mod.retry)
 	if err != nil {
 		return err

@@ -26,8 +26,16 @@ type inputRound struct {
 // means complete, for older servers): a complete result finishes the call,
 // input_required starts an MRTR round, anything else is invalid.
 func (c *Client) onModernResult(cl *call, result []byte) {
+	if cl.mod.task != nil {
+		c.onTaskResponse(cl, result)
+		return
+	}
 	switch rt := resultTypeOf(result); rt {
 	case "", "complete":
+		if lk := cl.mod.cached; lk != nil {
+			cl.mod.cached = nil
+			c.cacheStore(lk, cl.method, result)
+		}
 		if cl.method == "tools/list" && c.headers {
 			result = c.filterToolsList(result)
 		}
@@ -45,6 +53,8 @@ func (c *Client) onModernResult(cl *call, result []byte) {
 			return
 		}
 		c.onInputRequired(cl, result)
+	case "task":
+		c.onTaskCreated(cl, result)
 	default:
 		c.finish(cl, Errorf(StatusProtocol, "the server's result has resultType %s, which this client does not know", strconv.Quote(rt)), nil)
 	}

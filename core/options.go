@@ -14,6 +14,10 @@ var LegacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11
 // server/discover), newest first.
 var ModernVersions = []string{"2026-07-28"}
 
+// ModernFeatures are the 2026-07-28 features this build implements, as
+// lmcp_features reports them under "modern" (docs/modern.md).
+var ModernFeatures = []string{"server_discover", "mrtr", "http_standard_headers", "subscriptions_listen", "result_cache", "tasks"}
+
 // Protocol modes: which era the client speaks.
 const (
 	ModeLegacy = "legacy" // the initialize handshake only
@@ -63,7 +67,8 @@ func (h Handlers) Any() bool { return h.Roots || h.Sampling || h.Elicitation }
 type Options struct {
 	ClientInfo ClientInfo
 	// Mode is ModeLegacy (the zero value means it too), ModeModern or
-	// ModeAuto.
+	// ModeAuto (docs/modern.md: the measured case for making it the
+	// default).
 	Mode string
 	// Versions are the legacy-era revisions the client accepts, newest
 	// first; the first is offered to initialize. Empty in ModeModern.
@@ -95,6 +100,19 @@ type Options struct {
 	// NewTransport builds a fresh transport of the same configuration, for
 	// each restart.
 	NewTransport func() (transport.Transport, error)
+	// NoResultCache turns the 2026-07-28 result cache off.
+	NoResultCache bool
+	// AuthContext names the current authorization context (a digest, never
+	// a credential): private cached results are kept per context. Nil
+	// means one context (stdio).
+	AuthContext func() string
+	// NoListen: no subscriptions/listen stream is opened for list changes
+	// (resources/subscribe still opens one).
+	NoListen bool
+	// Tasks declares the io.modelcontextprotocol/tasks extension on every
+	// modern request; a task-augmented call then completes once, with the
+	// task's final result.
+	Tasks bool
 }
 
 // needsHostHandler reports whether the configuration asks the host to answer

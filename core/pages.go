@@ -77,14 +77,16 @@ func (pw *pageWalk) add(result []byte) (cursor string, hasCursor bool, err *Erro
 	if it.WhatIsNext() != jsonx.KindObject {
 		return "", false, Errorf(StatusProtocol, "a page of results is not a JSON object")
 	}
-	for field := it.ReadObject(); field != ""; field = it.ReadObject() {
+	hasList := false
+	for field, ok := jsonx.NextMember(it); ok; field, ok = jsonx.NextMember(it) {
 		switch field {
 		case pw.key:
 			if it.WhatIsNext() != jsonx.KindArray {
 				return "", false, Errorf(StatusProtocol, "the %q member of a page is not an array", pw.key)
 			}
+			hasList = true
 			for it.ReadArray() {
-				pw.items = append(pw.items, it.SkipAndReturnBytes())
+				pw.items = append(pw.items, jsonx.Value(it))
 			}
 		case "nextCursor":
 			if it.WhatIsNext() == jsonx.KindString {
@@ -98,6 +100,10 @@ func (pw *pageWalk) add(result []byte) (cursor string, hasCursor bool, err *Erro
 	}
 	if it.Error != nil && it.Error.Error() != "EOF" {
 		return "", false, Errorf(StatusProtocol, "a page of results is malformed")
+	}
+	if !hasList {
+		// Never an empty list: the server did not say what it has.
+		return "", false, Errorf(StatusProtocol, "a page of results has no %q member", pw.key)
 	}
 	pw.pages++
 	return cursor, hasCursor, nil

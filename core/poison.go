@@ -44,12 +44,20 @@ func (c *Client) recoverPanic(where string) {
 func (c *Client) poison(r any, where string) {
 	c.poisoned.CompareAndSwap(nil, &Error{Status: StatusInternal,
 		Message: "the client is unusable: it was poisoned by an earlier internal error (in " + where + ")"})
+	c.emitLog("error", "library", PanicMessage(r, where, "client"))
+}
+
+// PanicMessage is the report of a panic (r) recovered while serving what (a
+// "client", a "host") in where: the panic value, bounded, and a short stack
+// summary. Call it from the deferred recovery, so that the stack still shows
+// where the panic happened.
+func PanicMessage(r any, where, what string) string {
 	text := fmt.Sprint(r)
 	if len(text) > maxPanicText {
 		text = text[:maxPanicText] + "..."
 	}
-	c.emitLog("error", "library", "internal error in "+where+": "+text+
-		" (a bug: please report it); the client is poisoned and every later call fails with LMCP_E_INTERNAL; stack: "+stackSummary())
+	return "internal error in " + where + ": " + text +
+		" (a bug: please report it); the " + what + " is poisoned and every later call fails with LMCP_E_INTERNAL; stack: " + stackSummary()
 }
 
 // stackSummary names the innermost frames of the panicking goroutine,
@@ -66,7 +74,7 @@ func stackSummary() string {
 			name = name[i+1:]
 		}
 		skip := strings.HasPrefix(name, "runtime.") || strings.Contains(name, "poison") ||
-			strings.Contains(name, "recover") || strings.Contains(name, "Recover") || strings.Contains(name, "Panicked")
+			strings.Contains(name, "recover") || strings.Contains(name, "Recover") || strings.Contains(name, "Panicked") || strings.Contains(name, "PanicMessage")
 		if name != "" && !skip {
 			file := f.File
 			if i := strings.LastIndex(file, "/"); i >= 0 {

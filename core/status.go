@@ -30,30 +30,46 @@ const (
 	StatusInternal        Status = -14
 )
 
-var statusNames = map[Status]string{
-	StatusOK:              "ok",
-	StatusInvalidArgument: "invalid argument",
-	StatusInvalidHandle:   "invalid handle",
-	StatusInvalidState:    "invalid state",
-	StatusNotFound:        "not found",
-	StatusTimeout:         "timeout",
-	StatusCancelled:       "cancelled",
-	StatusClosed:          "closed",
-	StatusTransport:       "transport error",
-	StatusProtocol:        "protocol error",
-	StatusUnsupported:     "unsupported",
-	StatusAuthRequired:    "authorization required",
-	StatusPolicyDenied:    "denied by policy",
-	StatusABIMismatch:     "ABI version mismatch",
-	StatusInternal:        "internal error",
+// statusNames, indexed by -status, is the one table of the statuses' names:
+// Status.String, and through it lmcp_status_string (capi) and the bindings
+// that call it, read it.
+var statusNames = [...]string{
+	-StatusOK:              "ok",
+	-StatusInvalidArgument: "invalid argument",
+	-StatusInvalidHandle:   "invalid handle",
+	-StatusInvalidState:    "invalid state",
+	-StatusNotFound:        "not found",
+	-StatusTimeout:         "timeout",
+	-StatusCancelled:       "cancelled",
+	-StatusClosed:          "closed",
+	-StatusTransport:       "transport error",
+	-StatusProtocol:        "protocol error",
+	-StatusUnsupported:     "unsupported",
+	-StatusAuthRequired:    "authorization required",
+	-StatusPolicyDenied:    "denied by policy",
+	-StatusABIMismatch:     "ABI version mismatch",
+	-StatusInternal:        "internal error",
 }
 
-// String returns the status's static name.
-func (s Status) String() string {
-	if n, ok := statusNames[s]; ok {
-		return n
+// unknownStatus names a value that is no status.
+const unknownStatus = "unknown status"
+
+// Statuses lists every status, from StatusOK down.
+func Statuses() []Status {
+	out := make([]Status, len(statusNames))
+	for i := range statusNames {
+		out[i] = Status(-i)
 	}
-	return "unknown status"
+	return out
+}
+
+// String returns the status's static name ("unknown status" for a value
+// that is none).
+func (s Status) String() string {
+	if s <= 0 && int(s) > -len(statusNames) {
+		return statusNames[-s]
+	}
+	return unknownStatus
 }
 
 // Error is the library's error: a status, a human message, and for
@@ -126,6 +142,8 @@ func transportStatus(code transport.Code) Status {
 		return StatusAuthRequired
 	case transport.CodeInternal:
 		return StatusInternal
+	case transport.CodeProtocol:
+		return StatusProtocol
 	default:
 		return StatusTransport
 	}

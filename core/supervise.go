@@ -300,10 +300,11 @@ func newLiveTransport(first transport.Transport, factory func() (transport.Trans
 	return l
 }
 
-// genSink passes one generation's messages to the client, and its Closed
-// only while it is the current generation.
+// transportBox holds the current generation's transport.
 type transportBox struct{ t transport.Transport }
 
+// genSink passes one generation's messages to the client, and its Closed
+// only while it is the current generation.
 type genSink struct {
 	l   *liveTransport
 	gen uint64
@@ -320,6 +321,17 @@ func (g genSink) Closed(err *transport.ClosedError) {
 	if current {
 		g.Sink.Closed(err)
 	}
+}
+
+// Panicked passes a recovered panic of any generation to the client, which
+// is poisoned by it (transport.PanicSink): a panic is a bug in the library,
+// whichever generation of the server it happened with.
+func (g genSink) Panicked(where string, value any) {
+	if ps, ok := g.Sink.(transport.PanicSink); ok {
+		ps.Panicked(where, value)
+		return
+	}
+	g.Sink.Log(transport.LogLine{Level: "error", Source: "transport", Text: "internal error in " + where + " (a bug: please report it)"})
 }
 
 func (l *liveTransport) Start(ctx context.Context, sink transport.Sink) error {
@@ -400,6 +412,15 @@ func (l *liveTransport) CarriesHeaders() bool {
 	cur := l.cur.Load().t
 	hc, ok := cur.(transport.HeaderCarrier)
 	return ok && hc.CarriesHeaders()
+}
+
+// InboundStream forwards transport.LineStreamer: every generation is of
+// the same kind, so the current one answers for all.
+func (l *liveTransport) InboundStream() string {
+	if ls, ok := l.cur.Load().t.(transport.LineStreamer); ok {
+		return ls.InboundStream()
+	}
+	return "transport"
 }
 
 func (l *liveTransport) Abort(id int64) {

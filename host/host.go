@@ -43,7 +43,14 @@ type Host struct {
 
 	events   atomic.Pointer[registration]
 	handlers atomic.Pointer[registration]
-	out      queue
+	out      gate
+	// bg counts the list refreshes running in the background: Free waits
+	// for them (after freeing the clients they wait on), so a freed host
+	// leaves no goroutine behind.
+	bg sync.WaitGroup
+
+	poisoned atomic.Pointer[core.Error]
+	gone     chan struct{} // closed by Free: wakes WaitReady
 }
 
 type route struct {
@@ -69,6 +76,9 @@ type DoneFunc = core.DoneFunc
 // New builds a host from cfg; nothing starts until Connect.
 func New(cfg *Config, libraryVersion string) (*Host, *core.Error) {
 	h := &Host{cfg: cfg, byName: map[string]*server{}, routes: map[string]route{}, requests: map[uint64]pendingRequest{}, calls: map[uint64]*hostCall{}}
+	h.gone = make(chan struct{})
+	h.out.idle.L = &h.out.mu
+	h.out.onPanic = h.poison
 	for _, sc := range cfg.Servers {
 		s := &server{h: h, cfg: sc, name: sc.Name, settled: make(chan struct{})}
 		for i := range s.lists {
@@ -119,19 +129,22 @@ func (h *Host) freeClients() {
 }
 
 // SetEventHandler installs fn (nil removes it); the previous handler's
-// destroy runs once none of its callbacks is running.
+// destroy runs once none of its callbacks is running. On a freed host
+// destroy runs at once.
 func (h *Host) SetEventHandler(fn func(kind string, payload []byte), destroy func()) {
-	h.install(&h.events, &registration{event: fn, destroy: destroy})
+	h.install(&h.events, &registration{event: fn, destroy: destroy, gate: &h.out})
 }
 
 // SetHostRequestHandler installs the handler of every server's requests
 // (sampling, elicitation, roots, authorization), which answers with
 // Respond. Without one, such requests are refused.
 func (h *Host) SetHostRequestHandler(fn func(id uint64, kind string, payload []byte), destroy func()) {
-	h.install(&h.handlers, &registration{request: fn, destroy: destroy})
+	h.install(&h.handlers, &registration{request: fn, destroy: destroy, gate: &h.out})
 }
 
 func (h *Host) install(slot *atomic.Pointer[registration], reg *registration) {
+	h.out.hold() // a Free meanwhile waits until the replaced handler's destroy ran
+	defer h.out.exit()
 	h.mu.Lock()
 	if h.freed {
 		h.mu.Unlock()
@@ -149,6 +162,10 @@ func (h *Host) install(slot *atomic.Pointer[registration], reg *registration) {
 // policy; it never fails the others.
 func (h *Host) Connect() *core.Error {
 	h.mu.Lock()
+	if h.freed {
+		h.mu.Unlock()
+		return errHostFreed()
+	}
 	if h.connected || h.closed {
 		h.mu.Unlock()
 		return core.Errorf(core.StatusInvalidState, "connect was already called, or the host is closed")
@@ -163,6 +180,7 @@ func (h *Host) Connect() *core.Error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer h.recoverPanic("the connect of server " + s.name)
 			if err := s.client.Connect(); err != nil {
 				s.setError(err)
 				s.settle()
@@ -179,8 +197,11 @@ func (h *Host) Connect() *core.Error {
 // servers still connecting otherwise; Servers tells which are ready.
 func (h *Host) WaitReady(timeout time.Duration) *core.Error {
 	h.mu.Lock()
-	connected := h.connected
+	connected, freed := h.connected, h.freed
 	h.mu.Unlock()
+	if freed {
+		return errHostFreed()
+	}
 	if !connected {
 		return core.Errorf(core.StatusInvalidState, "connect was not called")
 	}
@@ -193,6 +214,13 @@ func (h *Host) WaitReady(timeout time.Duration) *core.Error {
 	for _, s := range h.servers {
 		select {
 		case <-s.settled:
+			continue // settled wins over an expired deadline
+		default:
+		}
+		select {
+		case <-s.settled:
+		case <-h.gone:
+			return errHostFreed()
 		case <-deadline:
 			var waiting []string
 			for _, s := range h.servers {
@@ -254,19 +282,39 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 	}
 	id := h.nextCall.Add(1)
 	hc := &hostCall{srv: s}
+	// A blocking wrapper's completion (Inline) is library code: it runs
+	// where the call completes. Any other completion is the application's
+	// and goes through the host's gate, in order with the host's events.
+	queued := !opts.Inline
 	h.mu.Lock()
 	if h.freed {
 		h.mu.Unlock()
-		return 0, core.Errorf(core.StatusInvalidState, "the host was freed")
+		return 0, errHostFreed()
 	}
 	h.calls[id] = hc
+	if queued {
+		h.out.owe() // Free waits until the completion is delivered
+	}
 	h.mu.Unlock()
+	accepted := false
+	defer func() {
+		// Refused, or a panic on the way (the export recovers it): the
+		// completion will not come, so Free must not wait for it.
+		if queued && !accepted {
+			h.out.forgive()
+		}
+	}()
 	clientID, err := s.client.Call(method, params, opts, func(_ uint64, st core.Status, data []byte) {
 		h.mu.Lock()
 		hc.done = true
 		delete(h.calls, id)
 		h.mu.Unlock()
-		done(id, st, data)
+		if !queued {
+			done(id, st, data)
+			return
+		}
+		// data is a fresh slice (core.DoneFunc): it may wait in the queue.
+		h.out.push(func() { done(id, st, data) }, true)
 	})
 	h.mu.Lock()
 	if err != nil {
@@ -274,10 +322,15 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 	} else {
 		hc.clientID = clientID
 	}
+	freed := h.freed
 	h.mu.Unlock()
 	if err != nil {
+		if freed && err.Status == core.StatusInvalidHandle {
+			return 0, errHostFreed()
+		}
 		return 0, err
 	}
+	accepted = true
 	return id, nil
 }
 
@@ -435,19 +488,45 @@ func (h *Host) Close(timeout time.Duration) *core.Error {
 	return nil
 }
 
-// Free releases the host without blocking, as core.Client.Free for each
-// server; the handlers are released once idle.
-func (h *Host) Free() {
+// Free releases the host, as core.Client.Free does a client. It never
+// waits for a server: each server's client is freed, its transport torn
+// down in the background. It does wait for the application: when it
+// returns, every accepted call has completed (pending ones with
+// StatusCancelled), every callback of the host has returned and none will
+// start again, and the handlers' destroys have run. Free must not be
+// called from the host's own callbacks; FreeFrom can be.
+func (h *Host) Free() { h.FreeFrom(core.FreeCaller{}) }
+
+// FreeFrom is Free called from inside from.Callbacks of the host's own
+// callbacks (from.Delivering: one of them is a completion, event or
+// request, so this is the host's delivery goroutine): it does not wait for
+// those, which finish after it returns (and the destroy of a handler among
+// them runs after its callback returns).
+func (h *Host) FreeFrom(from core.FreeCaller) {
 	h.mu.Lock()
 	if h.freed {
 		h.mu.Unlock()
 		return
 	}
 	h.freed, h.closed = true, true
+	clear(h.requests) // their clients drop them as they are freed
+	close(h.gone)
 	h.mu.Unlock()
+	h.out.close()
+	// The clients' own callbacks are the host's library code, which never
+	// blocks on the application, so freeing them waits for nothing but
+	// their cancelled completions, which they queue here.
 	h.freeClients()
+	h.bg.Wait()
+	h.out.drain(from)
 	h.events.Swap(nil).close()
 	h.handlers.Swap(nil).close()
+}
+
+// errHostFreed is what a method of a freed host returns (the C ABI's
+// answer to a handle freed while the call was on its way in).
+func errHostFreed() *core.Error {
+	return core.Errorf(core.StatusInvalidHandle, "the host was freed")
 }
 
 // emit queues a host event for the handler installed when it runs.
@@ -459,7 +538,17 @@ func (h *Host) emit(kind string, payload []byte) {
 		}
 		defer reg.exit()
 		reg.event(kind, payload)
-	})
+	}, false)
+}
+
+// background runs fn on a goroutine Free waits for.
+func (h *Host) background(where string, fn func()) {
+	h.bg.Add(1)
+	go func() {
+		defer h.bg.Done()
+		defer h.recoverPanic(where)
+		fn()
+	}()
 }
 
 // withServer puts "server": name first in a JSON object payload.

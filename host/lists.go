@@ -210,6 +210,12 @@ func (h *Host) gather(k listKind) ([]*server, [][]item, map[string]string) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					h.Recovered(r, "the "+listKinds[k].key+" listing of server "+s.name)
+					errs[i] = h.Poisoned()
+				}
+			}()
 			lists[i], errs[i] = s.lists[k].get(s)
 		}()
 	}

@@ -27,6 +27,12 @@ type server struct {
 	settled    chan struct{} // closed once the first attempt ended either way
 
 	lists [3]*listCache
+
+	// announceMu guards announced: per list, the fingerprint of what the
+	// aggregated list holds of this server as last announced by
+	// list_changed (zero: nothing).
+	announceMu sync.Mutex
+	announced  [3]uint64
 }
 
 // settle marks the first attempt over (ready or failed).
@@ -121,8 +127,8 @@ func (s *server) onEvent(kind string, payload []byte) {
 		s.settle()
 		// The client's {"server": info} becomes {"server": name, "info": info}.
 		s.h.emit(kind, withServer(s.name, jsonx.MustMarshal(map[string]jsonx.RawMessage{"info": orEmpty(ev.Server)})))
-		// A server that comes (back) changes the aggregated tools.
-		go s.refresh(listTools)
+		// A server that comes (back) may change the aggregated tools.
+		s.h.background("the tools refresh of server "+s.name, func() { s.refresh(listTools) })
 		return
 	case "restarting":
 		var ev struct {
@@ -152,6 +158,10 @@ func (s *server) onEvent(kind string, payload []byte) {
 		s.mu.Unlock()
 		s.h.dropRequestsOf(s)
 		s.settle()
+		// Its items left the aggregated lists.
+		for k := range s.lists {
+			s.announce(listKind(k), 0)
+		}
 	case "progress":
 		// The client's call id becomes the host's.
 		var p map[string]any
@@ -173,23 +183,57 @@ func (s *server) onEvent(kind string, payload []byte) {
 		for i, method := range listChangedMethods {
 			if n.Method == method {
 				s.lists[i].invalidate()
-				go s.refresh(listKind(i))
+				k := listKind(i)
+				s.h.background("the "+listKinds[k].key+" refresh of server "+s.name, func() { s.refresh(k) })
 			}
 		}
 	}
 	s.h.emit(kind, withServer(s.name, payload))
 }
 
-// refresh re-fetches one list and tells the application the aggregated
-// list changed.
+// refresh re-fetches one list and tells the application when the
+// aggregated list changed.
 func (s *server) refresh(k listKind) {
 	if s.client.State() != core.StateReady {
 		return
 	}
-	if _, err := s.lists[k].get(s); err != nil && err.Status != core.StatusUnsupported {
+	items, err := s.lists[k].get(s)
+	if err != nil && err.Status != core.StatusUnsupported {
 		return
 	}
+	s.announce(k, s.fingerprint(k, items))
+}
+
+// announce records what the aggregated list k holds of this server and
+// emits list_changed when that differs from the last announcement. It
+// never blocks on the server (the client's delivery goroutine calls it).
+func (s *server) announce(k listKind, print uint64) {
+	s.announceMu.Lock()
+	defer s.announceMu.Unlock()
+	if s.announced[k] == print {
+		return
+	}
+	s.announced[k] = print
 	s.h.emit("list_changed", jsonx.MustMarshal(map[string]string{"server": s.name, "list": listKinds[k].key}))
+}
+
+// fingerprint sums what the aggregated list k takes of items (for tools,
+// those tools.allow and tools.deny permit); 0 means nothing.
+func (s *server) fingerprint(k listKind, items []item) uint64 {
+	sum := fnv.New64a()
+	n := 0
+	for _, it := range items {
+		if k == listTools && !s.cfg.Permits(it.name) {
+			continue
+		}
+		n++
+		_, _ = sum.Write(it.raw)
+		_, _ = sum.Write([]byte{0})
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum.Sum64() | 1 // never 0
 }
 
 // onRequest takes a server request and passes it to the host's handler
@@ -211,7 +255,7 @@ func (s *server) onRequest(id uint64, kind string, payload []byte) {
 		}
 		defer reg.exit()
 		reg.request(hid, kind, body)
-	})
+	}, false)
 }
 
 func (h *Host) takeRequest(hid uint64) bool {

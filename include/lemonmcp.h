@@ -35,6 +35,11 @@
  *    running, else on the library thread that finishes the last one.
  *    user_data is never dereferenced: any value, including small integers,
  *    is passed back as given.
+ *  - Encoding: every JSON buffer and string the library hands a host is valid
+ *    UTF-8. Each run of bytes in a server message that is not UTF-8 becomes
+ *    one U+FFFD (the call does not fail for it), and a "log" event with level
+ *    "warning" says so. Server JSON in any valid spelling is accepted (white
+ *    space, member order, \u escapes); payloads keep the server's spelling.
  *
  * THREADS
  *
@@ -44,7 +49,8 @@
  *    under way when free runs returns normally or with the status the free
  *    caused (a pending lmcp_client_call_sync: LMCP_E_CANCELLED). Handle
  *    values are never reused, so a stale handle never reaches another
- *    client, and no call ever touches freed memory.
+ *    client, and no call ever touches freed memory. A host (lmcp_host_*)
+ *    has the same guarantees with lmcp_host_free (see the host section).
  *  - Callbacks run on threads owned by the library, never on the caller's
  *    thread inside the call that started the operation, and never while a
  *    library lock is held. Completion (lmcp_done_cb) and event callbacks of
@@ -131,7 +137,8 @@ typedef int32_t lmcp_status;
 #define LMCP_E_NOT_FOUND (-4)
 /* A deadline passed. */
 #define LMCP_E_TIMEOUT (-5)
-/* The operation was cancelled (lmcp_client_cancel or lmcp_client_free). */
+/* The operation was cancelled (lmcp_client_cancel, lmcp_client_free,
+ * lmcp_host_cancel or lmcp_host_free). */
 #define LMCP_E_CANCELLED (-6)
 /* The connection is closed or was lost; the message says why. */
 #define LMCP_E_CLOSED (-7)
@@ -149,16 +156,19 @@ typedef int32_t lmcp_status;
 #define LMCP_E_POLICY_DENIED (-12)
 /* A binding was written for another ABI version. */
 #define LMCP_E_ABI_MISMATCH (-13)
-/* A bug in the library. A recovered Go panic while serving a client poisons
- * it: every later call on it returns LMCP_E_INTERNAL with a message saying
- * an earlier internal error poisoned it (lmcp_client_free still releases
- * it), and the panic is reported as an "error" "log" event with the panic
- * value and a short stack summary. */
+/* A bug in the library. A recovered Go panic while serving a client (a
+ * host) poisons it: every later call on it returns LMCP_E_INTERNAL with a
+ * message saying an earlier internal error poisoned it and where
+ * (lmcp_client_free, lmcp_host_free still release it), and the panic is
+ * reported as an "error" "log" event with the panic value and a short stack
+ * summary. */
 #define LMCP_E_INTERNAL (-14)
 
 /* lmcp_status_string returns a static, human-readable name for a status
  * ("ok", "invalid argument", ...); unknown values give "unknown status".
- * Never fails; the caller must not free the result. */
+ * These names are the library's one table of them (the Go core's), which
+ * the bindings read through this function. Never fails; the caller must not
+ * free the result. */
 const char *lmcp_status_string(lmcp_status status);
 
 /* lmcp_free releases memory the library allocated (err_out, json_out, ...).
@@ -173,18 +183,28 @@ void lmcp_free(void *ptr);
  *    "auth_token_binding": [..] ("dpop"),
  *    "resource_verify": [..] (the checks of the "verify" call option:
  *      "size", "sha256", "frontmatter"),
- *    "result_formats": [..]}
+ *    "result_formats": [..],
+ *    "modern": [..] (the 2026-07-28 features: "server_discover", "mrtr",
+ *      "http_standard_headers", "subscriptions_listen", "result_cache",
+ *      "tasks"; docs/modern.md)}
  * *json_out is library-allocated (free with lmcp_free); *len_out (may be NULL)
  * receives its length. Starts nothing.
  * Returns LMCP_OK, or LMCP_E_INVALID_ARGUMENT when json_out is NULL. */
 lmcp_status lmcp_features(char **json_out, size_t *len_out);
 
 /* lmcp_diagnostics reports the library's live resources as JSON:
- *   {"goroutines": <int>, "live_clients": <int>, "pending_calls": <int>,
+ *   {"goroutines": <int>, "live_clients": <int>, "live_hosts": <int>,
+ *    "pending_calls": <int>, "result_cache": {"hits": <int>, "misses": <int>},
  *    "live_queues": <int>}
+ * "live_clients" and "live_hosts" count the handles of lmcp_client_new and
+ * lmcp_host_new not yet freed (a host's servers' clients are not counted).
+ * "result_cache" counts the cacheable 2026-07-28 calls answered from the
+ * result cache and those sent to the server, across clients.
+ * "live_queues" counts the completion queues of lmcp_queue_new not yet
+ * freed.
  * "goroutines" counts the library's goroutines (the Go runtime's own system
  * goroutines excluded): a host or test can compare it before creating and
- * after freeing clients to detect leaks; right after loading it is the
+ * after freeing clients and hosts to detect leaks; right after loading it is the
  * baseline of an idle library. *json_out is library-allocated (free with
  * lmcp_free); *len_out (may be NULL) receives its length.
  * Returns LMCP_OK, or LMCP_E_INVALID_ARGUMENT when json_out is NULL. */
@@ -276,9 +296,10 @@ lmcp_status lmcp_client_set_host_request_handler(lmcp_client *client,
  * soon as the process is started; readiness arrives as a "ready" event (or
  * "failed"), and lmcp_client_wait_ready bounds the wait.
  * Returns LMCP_OK; LMCP_E_INVALID_HANDLE; LMCP_E_INVALID_STATE (connect was
- * already called); LMCP_E_INVALID_ARGUMENT (executable not found, handlers
- * configured, or auth.token_store "host", without a host-request handler);
- * LMCP_E_TRANSPORT (spawn failed). */
+ * already called); LMCP_E_INVALID_ARGUMENT (not an executable file, working
+ * directory missing, or handlers configured, or auth.token_store "host",
+ * without a host-request handler); LMCP_E_TRANSPORT (the server cannot be
+ * started: executable not found, or the spawn failed). */
 lmcp_status lmcp_client_connect(lmcp_client *client, char **err_out);
 
 /* lmcp_client_wait_ready blocks the calling thread until the client is ready,
@@ -312,6 +333,8 @@ lmcp_status lmcp_client_state(lmcp_client *client, lmcp_state *state_out);
  *        once with LMCP_E_INVALID_STATE instead of queueing it until the
  *        server is ready again (bounded by timeouts.ready_ms),
  *    "_meta": {..}: merged into params._meta,
+ *    "no_cache": <bool> [false]: send the request even when the 2026-07-28
+ *        result cache holds a fresh result for it (docs/modern.md),
  *    "verify": {"digest": "sha256:<64 lowercase hex>"?, "size": <bytes>?,
  *               "frontmatter": {..}?} [none]: resources/read only (any other
  *        method: LMCP_E_INVALID_ARGUMENT); at least one member. The single
@@ -562,12 +585,26 @@ void lmcp_queue_free(lmcp_queue *queue);
  * "restart", "timeouts", "protocol", "auth", "sampling_policy", "handlers",
  * "enabled", "tools": {"allow","deny"} globs; "tool_prefix"; "defaults";
  * ${VAR} and ${VAR:-default} expansion) and the host's events are described
- * in docs/host.md. Threading: every function is safe from any thread; the
- * host's event and host-request callbacks run on a library thread, one at a
- * time and in order for one host (across all its servers); done callbacks
- * run on library threads, as for lmcp_client_call. Every event and request
- * payload is a JSON object whose first member is "server": the server's
- * name. Opaque. */
+ * in docs/host.md. Every event and request payload is a JSON object whose
+ * first member is "server": the server's name (null in the host's own
+ * "log" events, which report a library panic). Opaque.
+ *
+ * Threading, as for clients (see THREADS): every lmcp_host_ function may be
+ * called from any thread, concurrently, on the same host, lmcp_host_free()
+ * included; a call that starts after free (or loses the race with it)
+ * returns LMCP_E_INVALID_HANDLE, one already under way returns normally or
+ * with the status the free caused, and no call touches freed memory. The
+ * host's event, host-request and done callbacks run on a library thread,
+ * one at a time and in order for one host (across all its servers; a
+ * call's "progress" events precede its done), never on the caller's thread
+ * inside the call that started the operation and never while a library lock
+ * is held. A callback may call any lmcp_ function, lmcp_host_free() on its
+ * own host or another included (see lmcp_host_free).
+ *
+ * A recovered panic while serving a host poisons it, as a client (see
+ * LMCP_E_INTERNAL): every later lmcp_host_ call on it returns
+ * LMCP_E_INTERNAL naming the earlier failure, and the panic is reported as
+ * an "error" "log" event of the host. */
 typedef struct lmcp_host lmcp_host;
 
 /* lmcp_host_new validates config_json (len bytes) and creates a host with one
@@ -584,8 +621,9 @@ lmcp_status lmcp_host_new(const char *config_json, size_t len,
  * removes it); replacing a handler runs the previous destroy once none of its
  * callbacks is running. Events: each server's client events ("ready",
  * "restarting", "failed", "closed", "notification", "progress", "log") with
- * "server" added, and "list_changed" {"server","list"} when the aggregated
- * "tools", "prompts" or "resources" list changed.
+ * "server" added, and "list_changed" {"server","list"} when what the server
+ * contributes to the aggregated "tools", "prompts" or "resources" list
+ * really changed (never for a refetch that found the same list).
  * Returns LMCP_OK or LMCP_E_INVALID_HANDLE (destroy still runs). */
 lmcp_status lmcp_host_set_event_handler(lmcp_host *host, lmcp_event_cb cb,
                                         void *user_data,
@@ -724,11 +762,32 @@ lmcp_status lmcp_host_respond(lmcp_host *host, lmcp_request_id request_id,
 lmcp_status lmcp_host_close(lmcp_host *host, int64_t timeout_ms,
                             char **err_out);
 
-/* lmcp_host_free releases the handle without blocking, as lmcp_client_free
- * for each server: pending calls complete with LMCP_E_CANCELLED, no new
- * callback starts after it returns, each registration's destroy runs once
- * idle, processes are reaped in the background. NULL, freed or unknown
- * handles are harmless; handle values are never reused. */
+/* lmcp_host_free releases the handle, as lmcp_client_free a client's. It
+ * never waits for a server: every server's client is freed and its
+ * connection torn down (subprocess reaped) in the background. It may race
+ * any other call on the handle (see the threading note above); calls after
+ * it return LMCP_E_INVALID_HANDLE.
+ *
+ * When it returns, no callback of the host is running or will start: every
+ * pending call's done has run, with LMCP_E_CANCELLED (on a library thread,
+ * or on this thread when it is the host's delivery thread); every event and
+ * host-request callback that had started has returned, and no other will
+ * start; every registration's destroy has run; no library goroutine of the
+ * host is left (see lmcp_diagnostics). The application may release
+ * everything its callbacks use. So free waits for application code only:
+ * the host's callbacks already running on other threads, and the cancelled
+ * completions it delivers. A callback that blocks therefore delays free, and
+ * two callbacks that free each other's hosts at the same time deadlock.
+ *
+ * Called from inside one of the host's own callbacks (detected per thread),
+ * free does not wait for those callbacks: they finish after it returns, and
+ * the destroy of a registration whose callback is among them runs when that
+ * callback returns. Called from another host's or a client's callback, it
+ * waits as from any thread.
+ *
+ * Safe from finalizers and BEAM resource destructors (they wait only as
+ * described above). NULL is a no-op; freeing a freed or unknown handle is
+ * harmless and returns at once; handle values are never reused. */
 void lmcp_host_free(lmcp_host *host);
 
 #ifdef __cplusplus

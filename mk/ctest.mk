@@ -110,6 +110,20 @@ $(CTEST_OUT)/lmcp_free_race: $(CTEST_SRC)/test_free_race.c $(CTEST_HARNESS) $(LI
 	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_free_race.c $(CTEST_SRC)/harness.c \
 		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
 
+# The interoperability corpus through the C ABI (tests/c/interop.c): servers
+# writing JSON in other styles, and bytes that are not UTF-8.
+$(CTEST_OUT)/lmcp_interop: $(CTEST_SRC)/interop.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -DLMCP_PYSERVER_PATH='"$(ROOT)/tests/fixtures/pyserver/server.py"' \
+		-o $@ $(CTEST_SRC)/interop.c $(CTEST_SRC)/harness.c -L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
+# lmcp_host_free racing every other host call, and no host callback after
+# free.
+$(CTEST_OUT)/lmcp_host_free_race: $(CTEST_SRC)/test_host_free_race.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_host_free_race.c $(CTEST_SRC)/harness.c \
+		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
 # Completion queues (the QUEUE section of the header): calls completing
 # into a queue the host polls, the queue freed racing pops and pending calls.
 $(CTEST_OUT)/lmcp_queue_test: $(CTEST_SRC)/test_queue.c $(CTEST_HARNESS) $(LIB) $(HEADER)
@@ -133,8 +147,8 @@ $(CTEST_OUT)/header_pedantic.o: $(CTEST_SRC)/header_pedantic.c $(HEADER)
 	@mkdir -p $(dir $@)
 	$(CTEST_CC) -std=c99 -pedantic -Wall -Wextra -Werror -I$(BUILD)/include -c -o $@ $<
 
-ctest-bins: $(CTEST_OUT)/lmcp_smoke $(CTEST_OUT)/lmcp_ctest $(CTEST_OUT)/lmcp_free_race $(CTEST_OUT)/header_cxx \
-	$(CTEST_OUT)/header_pedantic.o
+ctest-bins: $(CTEST_OUT)/lmcp_smoke $(CTEST_OUT)/lmcp_ctest $(CTEST_OUT)/lmcp_free_race $(CTEST_OUT)/lmcp_interop \
+	$(CTEST_OUT)/header_cxx $(CTEST_OUT)/header_pedantic.o
 
 # The smoke program runs first and records the idle goroutine baseline.
 test-c: lib fixtures check-symbols ctest-bins
@@ -143,10 +157,21 @@ test-c: lib fixtures check-symbols ctest-bins
 	$(CTEST_OUT)/lmcp_ctest $(CTEST_OUT)/baseline.txt $(CTEST_ONLY)
 
 # Its own suite, so that make test sums its count line with the others.
+.PHONY: test-c-interop
+TEST_SUITES += test-c-interop
+test-c-interop: lib fixtures $(CTEST_OUT)/lmcp_interop
+	$(CTEST_OUT)/lmcp_interop $(CTEST_ONLY)
+
+# Its own suite, so that make test sums its count line with the others.
 .PHONY: test-c-free-race
 TEST_SUITES += test-c-free-race
 test-c-free-race: lib fixtures $(CTEST_OUT)/lmcp_free_race
 	$(CTEST_OUT)/lmcp_free_race
+
+.PHONY: test-c-host-free-race
+TEST_SUITES += test-c-host-free-race
+test-c-host-free-race: lib fixtures $(CTEST_OUT)/lmcp_host_free_race
+	$(CTEST_OUT)/lmcp_host_free_race
 
 # ---------------------------------------------------------------- memcheck
 
@@ -177,10 +202,15 @@ $(CTEST_MC)/lmcp_free_race: $(CTEST_SRC)/test_free_race.c $(CTEST_HARNESS) $(CTE
 	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_free_race.c $(CTEST_SRC)/harness.c \
 		-L$(CTEST_MC) -llemonmcp -Wl,-rpath,$(CTEST_MC)
 
+$(CTEST_MC)/lmcp_host_free_race: $(CTEST_SRC)/test_host_free_race.c $(CTEST_HARNESS) $(CTEST_MC)/liblemonmcp.so.1 $(HEADER)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_host_free_race.c $(CTEST_SRC)/harness.c \
+		-L$(CTEST_MC) -llemonmcp -Wl,-rpath,$(CTEST_MC)
+
 # The whole suite runs under memcheck twice (errors, then leaks; 20-40 s
 # each), then a canary proves the checks are live; tests/c/memcheck.sh runs
 # every step and keeps the logs in $(CTEST_MC)/*.vg.log.
-test-c-memcheck: lib fixtures ctest-setup $(CTEST_MC)/lmcp_smoke $(CTEST_MC)/lmcp_ctest $(CTEST_MC)/lmcp_free_race
+test-c-memcheck: lib fixtures ctest-setup $(CTEST_MC)/lmcp_smoke $(CTEST_MC)/lmcp_ctest $(CTEST_MC)/lmcp_free_race \
+		$(CTEST_MC)/lmcp_host_free_race
 	MC_DIR=$(CTEST_MC) VG_ENV="$(CTEST_VG_ENV)" VG_ERRORS="$(CTEST_VG_ERRORS)" \
 		VG_LEAKS="$(CTEST_VG_LEAKS)" CTEST_ONLY="$(CTEST_ONLY)" $(CTEST_SRC)/memcheck.sh
 

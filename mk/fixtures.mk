@@ -13,6 +13,21 @@ fixtures:
 	cd tests && $(GO) build -o $(BUILD)/fixtures/mcpfixture ./fixtures/mcpfixture && $(GO) build -o $(BUILD)/fixtures/rawecho ./fixtures/rawecho \
 		&& $(GO) build -o $(BUILD)/fixtures/oauthfixture ./fixtures/oauthfixture
 
-test-fixtures:
+# The 2026-07-28 peer servers the tests module runs against (test-only,
+# pinned): the TypeScript SDK v2 server from npm into .cache/modern-ts and
+# the Python SDK 2.x from PyPI into the venv .cache/modern-py. Idempotent.
+# Under `make test` their tests fail rather than skip when these are missing
+# (LEMONMCP_REQUIRE_PEERS).
+MODERN_TS := $(CACHE)/modern-ts
+MODERN_PY := $(CACHE)/modern-py
+.PHONY: peers-setup
+peers-setup:
+	@test -f $(MODERN_TS)/node_modules/@modelcontextprotocol/server/package.json || { \
+	  mkdir -p $(MODERN_TS) && echo '{"name":"modern-ts","private":true,"type":"module"}' > $(MODERN_TS)/package.json && \
+	  npm install --silent --no-audit --no-fund --prefix $(MODERN_TS) @modelcontextprotocol/server@2.4.0 zod@4 >/dev/null; }
+	@$(MODERN_PY)/bin/python -c "import mcp.server.mcpserver" 2>/dev/null || { \
+	  $(PYTHON) -m venv $(MODERN_PY) && $(MODERN_PY)/bin/pip install --quiet --disable-pip-version-check mcp==2.3.0; }
+
+test-fixtures: peers-setup
 	cd tests && $(GO) vet ./...
-	set -o pipefail; cd tests && $(GO) test -race -count=1 -json ./... | $(PYTHON) $(ROOT)/tests/tools/gotest_summary.py tests-module
+	set -o pipefail; cd tests && LEMONMCP_REQUIRE_PEERS=1 $(GO) test -race -count=1 -json ./... | $(PYTHON) $(ROOT)/tests/tools/gotest_summary.py tests-module

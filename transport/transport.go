@@ -89,9 +89,8 @@ type Sink interface {
 	Log(line LogLine)
 	// RequestFailed reports that the request with this id could not be
 	// delivered or answered at the transport level (an HTTP error status, a
-	// broken response stream). Only transports whose Send returns before the
-	// request is delivered call it (HTTP); the failure concerns that request
-	// only. A *Error with CodeSessionExpired asks the core to re-initialize.
+	// broken response stream, a response over the size limit whose head
+	// names the request). The failure concerns that request only. A *Error with CodeSessionExpired asks the core to re-initialize.
 	RequestFailed(id int64, err *Error)
 	// Closed reports that the transport is gone for good. It is called
 	// exactly once, after the last Receive. The error is a *ClosedError.
@@ -133,9 +132,10 @@ type Code uint8
 
 const (
 	// CodeInvalidArgument: the configuration cannot work (empty command,
-	// executable not found, bad URL).
+	// not an executable file, bad URL).
 	CodeInvalidArgument Code = iota + 1
-	// CodeTransport: an I/O or spawn failure.
+	// CodeTransport: an I/O or spawn failure (an executable that is not
+	// found included: the server cannot be started).
 	CodeTransport
 	// CodeClosed: the transport is closed.
 	CodeClosed
@@ -148,6 +148,9 @@ const (
 	CodeAuthRequired
 	// CodeInternal: a bug in the library, recovered (see Recover).
 	CodeInternal
+	// CodeProtocol: the server's answer to the request is unusable (for
+	// stdio: its response line is over the message size limit).
+	CodeProtocol
 )
 
 // Error is a transport failure. Message never contains raw subprocess output,

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math/big"
+	"strings"
 	"unicode/utf8"
 
 	jsoniter "github.com/json-iterator/go"
@@ -111,11 +113,16 @@ func CompactObject(data []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// AppendString appends s as a JSON string literal.
+// AppendString appends s as a JSON string literal. Bytes of s that are
+// not UTF-8 become U+FFFD: the output is always valid UTF-8 (the encoder
+// alone would pass them through).
 func AppendString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			if !utf8.ValidString(s) {
+				s = strings.ToValidUTF8(s, "\uFFFD")
+			}
 			b, _ := API.Marshal(s)
 			return append(dst, b...)
 		}
@@ -123,4 +130,128 @@ func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	dst = append(dst, s...)
 	return append(dst, '"')
+}
+
+// Iterator is json-iterator's pull parser, as BorrowIterator returns it.
+type Iterator = jsoniter.Iterator
+
+// NextMember reads the next member name of the object the iterator is in
+// (the first call reads the '{'); ok is false at the object's end or on an
+// error. Callers consume each member's value (Value, Skip, a Read...)
+// before asking for the next. Unlike a bare loop over ReadObject, a member
+// whose name is the empty string does not end the walk: "" is a valid
+// name. ReadObject returns "" for both; after an empty name the iterator
+// stands at a value, after the object's end it does not.
+func NextMember(it *Iterator) (name string, ok bool) {
+	name = it.ReadObject()
+	if it.Error != nil {
+		return "", false
+	}
+	if name != "" {
+		return name, true
+	}
+	return "", it.WhatIsNext() != KindInvalid
+}
+
+// Value returns a copy of the text of the next value, without the white
+// space before it: `"id": 1` gives `1`, not ` 1`. (json-iterator's
+// SkipAndReturnBytes keeps that white space, which made any server writing
+// `": "` unreadable.)
+func Value(it *Iterator) []byte {
+	it.WhatIsNext() // moves past white space
+	return it.SkipAndReturnBytes()
+}
+
+// AppendValue is Value appending to dst, for callers that size the copy.
+func AppendValue(it *Iterator, dst []byte) []byte {
+	it.WhatIsNext()
+	return it.SkipAndAppendBytes(dst)
+}
+
+// Integer reads the text of a JSON number as an exact integer. Every RFC
+// 8259 spelling of the same integer gives the same result: "7", "7.0",
+// "7e0", "0.7E+1", "70e-1". A number with a fraction, one out of int64 range
+// or text that is not a JSON number gives false. Plain digits (what every
+// server sends in practice) are read without allocating.
+func Integer(text []byte) (int64, bool) {
+	if n, ok := plainInteger(text); ok {
+		return n, true
+	}
+	if !validNumber(text) {
+		return 0, false
+	}
+	var r big.Rat
+	if _, ok := r.SetString(string(text)); !ok || !r.IsInt() || !r.Num().IsInt64() {
+		return 0, false
+	}
+	return r.Num().Int64(), true
+}
+
+// plainInteger reads -?digits that fit an int64 (at most 18 digits, so no
+// overflow check is needed; longer ones take the exact path).
+func plainInteger(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 || (len(b) > 1 && b[0] == '0') {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// validNumber reports whether b is exactly one JSON number (RFC 8259
+// section 6), so that nothing big.Rat would also accept ("0x10", "1/2",
+// "Inf") passes as one.
+func validNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		// An exponent this long is not an id anyone sent; refusing it
+		// keeps big.Rat from building a number of that many digits.
+		if i == start || i-start > 3 {
+			return false
+		}
+	}
+	return i == len(b)
 }

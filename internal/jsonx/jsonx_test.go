@@ -74,3 +74,53 @@ func TestAppendString(t *testing.T) {
 		})
 	}
 }
+
+func TestInteger(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"0", 0, true},
+		{"17", 17, true},
+		{"-4", -4, true},
+		{"123456789012345678", 123456789012345678, true},
+		{"9223372036854775807", 9223372036854775807, true},
+		{"1.0", 1, true},
+		{"1.0e0", 1, true},
+		{"1E+0", 1, true},
+		{"0.1e1", 1, true},
+		{"10e-1", 1, true},
+		{"-0", 0, true},
+		{"1e3", 1000, true},
+		{"1.5", 0, false},
+		{"9223372036854775808", 0, false},
+		{"", 0, false},
+		{"-", 0, false},
+		{"01", 0, false},
+		{"0x1", 0, false},
+		{"1/2", 0, false},
+		{"1.", 0, false},
+		{".5", 0, false},
+		{"1e", 0, false},
+		{"1e99999", 0, false},
+		{"+1", 0, false},
+		{" 1", 0, false},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got, ok := Integer([]byte(tc.in))
+			require.Equal(t, tc.ok, ok)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestValueDropsLeadingSpace(t *testing.T) {
+	it := BorrowIterator([]byte("{\"a\": \n\t 1 , \"\" :\r\n[ 2 ]}"))
+	defer ReturnIterator(it)
+	var got []string
+	for name, ok := NextMember(it); ok; name, ok = NextMember(it) {
+		got = append(got, name+"="+string(Value(it)))
+	}
+	require.Equal(t, []string{"a=1", "=[ 2 ]"}, got)
+}

@@ -261,8 +261,8 @@ void test_config_errors(void) {
     lmcp_free(err);
     err = NULL;
     if (c == NULL) continue;
-    CHECK_ST(lmcp_client_connect(c, &err), LMCP_E_INVALID_ARGUMENT, err);
-    CHECK_ERR_JSON(err, LMCP_E_INVALID_ARGUMENT);
+    CHECK_ST(lmcp_client_connect(c, &err), LMCP_E_TRANSPORT, err);
+    CHECK_ERR_JSON(err, LMCP_E_TRANSPORT);
     CHECKE(err && strstr(err, "lmcp-no-such-server-7f3a"), err);
     CHECKE(err && !strstr(err, "hunter2") && !strstr(err, "LMCP_SECRET") && !strstr(err, "PATH=") &&
                !strstr(err, "HOME="),

@@ -196,9 +196,11 @@ void test_over_long_line(void) {
   printf("  %s\n", w ? w : "(none)");
   free(w);
   expect_echo(c, "after huge line");
-  /* a result larger than the limit is skipped too: the call then times out */
-  CHECK_ST(tool_sync(c, "large", "{\"bytes\":100000}", "{\"timeout_ms\":500}", &res, &err), LMCP_E_TIMEOUT,
+  /* a result larger than the limit is skipped too; its head names the
+   * request, so the call fails at once (not at its timeout) */
+  CHECK_ST(tool_sync(c, "large", "{\"bytes\":100000}", "{\"timeout_ms\":30000}", &res, &err), LMCP_E_PROTOCOL,
            err);
+  CHECKE(err && strstr(err, "larger than the limit of 65536 bytes"), err);
   lmcp_free(res);
   lmcp_free(err);
   expect_echo(c, "still going");

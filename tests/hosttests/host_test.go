@@ -420,5 +420,6 @@ func TestHostFreeReapsEveryServer(t *testing.T) {
 	require.Eventually(t, func() bool { return fixtureProcesses() == before }, 10*time.Second, 20*time.Millisecond)
 	_, cerr := h.CallToolSync("a__echo", []byte(`{"text":"x"}`), core.CallOptions{})
 	require.NotNil(t, cerr)
-	require.Equal(t, core.StatusInvalidState, cerr.Status, cerr.Message)
+	require.Equal(t, core.StatusInvalidHandle, cerr.Status, cerr.Message)
+	require.Contains(t, cerr.Message, "the host was freed")
 }

@@ -32,7 +32,18 @@ type event struct {
 // until it is ready. extra is spliced into the configuration object.
 func connect(t *testing.T, kind, url, extra string) *client {
 	t.Helper()
-	cfg := fmt.Sprintf(`{"transport":{"type":%q,"url":%q},"handlers":{"roots":{}},"timeouts":{"ready_ms":10000,"call_ms":10000,"close_grace_ms":500}%s}`, kind, url, extra)
+	return connectConfig(t, fmt.Sprintf(`{"transport":{"type":%q,"url":%q},"handlers":{"roots":{}},"timeouts":{"ready_ms":10000,"call_ms":10000,"close_grace_ms":500}%s}`, kind, url, extra))
+}
+
+// connectHeaders is connect with configured HTTP headers (a JSON object).
+func connectHeaders(t *testing.T, kind, url, headers string) *client {
+	t.Helper()
+	return connectConfig(t, fmt.Sprintf(`{"transport":{"type":%q,"url":%q,"headers":%s},"timeouts":{"ready_ms":10000,"call_ms":10000,"close_grace_ms":500}}`, kind, url, headers))
+}
+
+// connectConfig builds a client from a whole configuration.
+func connectConfig(t *testing.T, cfg string) *client {
+	t.Helper()
 	p, perr := config.Parse([]byte(cfg), "test")
 	require.Nil(t, errOrNil(perr))
 	c := &client{Client: core.New(p.Options, p.Transport)}

@@ -55,6 +55,24 @@ func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case "boom":
 			http.Error(w, "internal failure", http.StatusInternalServerError)
 			return
+		case "echo-headers":
+			// A careless server that shows the request's headers in its
+			// error, as plain text or as a JSON-RPC error.
+			var dump strings.Builder
+			for _, k := range []string{"Authorization", "X-Api-Key", "Mcp-Session-Id"} {
+				dump.WriteString(k + ": " + r.Header.Get(k) + "; ")
+			}
+			for k, v := range r.Header {
+				dump.WriteString(k + ": " + strings.Join(v, ",") + "; ")
+			}
+			if r.Header.Get("Accept") != "" && strings.Contains(r.URL.RawQuery, "json") {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32600, "message": dump.String()}})
+				return
+			}
+			http.Error(w, dump.String(), http.StatusBadRequest)
+			return
 		case "reset":
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(http.StatusOK)
@@ -138,6 +156,31 @@ func TestServerError(t *testing.T) {
 			require.Equal(t, "HTTP 500 Internal Server Error: internal failure", err.Message)
 			require.Equal(t, "ok", c.toolText(t, "echo", map[string]any{"text": "ok"}))
 		})
+	}
+}
+
+// A server that echoes the request's headers in an error body gets no
+// configured header value (and no part of the Authorization) into the
+// message, over every transport.
+func TestEchoedHeadersRedacted(t *testing.T) {
+	const token = "sk-live-0123456789abcdef"
+	for _, m := range []mode{modes[0], modes[1], modes[4]} {
+		for _, query := range []string{"", "?json"} {
+			t.Run(m.name+query, func(t *testing.T) {
+				srv := serve(t, &faults{next: m.handler()})
+				c := connectHeaders(t, m.transport, srv.URL+m.path+query, `{"Authorization":"Bearer `+token+`","X-Api-Key":"key-9876543210"}`)
+				_, err := c.try("tools/call", map[string]any{"name": "echo-headers", "arguments": map[string]any{}}, core.CallOptions{})
+				require.NotNil(t, err)
+				text := string(err.JSON())
+				require.NotContains(t, text, "0123456789abcdef")
+				require.NotContains(t, text, "key-9876543210")
+				require.Contains(t, text, "[redacted]", "the test must see the echo: %s", text)
+				for _, e := range c.eventsOf("log") {
+					require.NotContains(t, e.Payload, "0123456789abcdef")
+					require.NotContains(t, e.Payload, "key-9876543210")
+				}
+			})
+		}
 	}
 }
 

@@ -68,12 +68,20 @@ func TestFeatures(t *testing.T) {
 				require.Equal(t, "Hello, Lemon!", msg["content"].(map[string]any)["text"])
 			})
 			t.Run("progress", func(t *testing.T) {
-				res := c.call(t, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"steps": 3, "ms": 20}}, core.CallOptions{Progress: true})
+				res := c.call(t, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"steps": 3, "ms": 150}}, core.CallOptions{Progress: true})
 				require.Equal(t, "done", firstText(t, res))
-				if m.name == "streamable stateless json" {
+				switch m.name {
+				case "streamable stateless json":
 					return // a JSON reply cannot carry notifications, and there is no GET stream
+				case "streamable stateful json":
+					// The notifications travel on the GET stream, the reply on
+					// the POST: the last progress can lose the race with the
+					// reply, and progress for a finished call is dropped. The
+					// first one was sent 300 ms before the reply.
+					c.waitEvent(t, "progress", `"progress":1`)
+				default:
+					c.waitEvent(t, "progress", `"progress":3`)
 				}
-				c.waitEvent(t, "progress", `"progress":3`)
 			})
 			t.Run("server to client request", func(t *testing.T) {
 				if !m.stateful {

@@ -27,6 +27,13 @@ const (
 	retainBytes = 1 << 20
 	// maxEmptyReads guards against a source that returns 0, nil forever.
 	maxEmptyReads = 100
+	// segBytes is the size of the segments a large event's data is kept
+	// in. Data up to this size grows as an ordinary slice; past it, full
+	// segments are set aside unchanged and joined once at the event's end,
+	// so that growing never copies what was read, and an event that goes
+	// over the limit has cost about the limit in memory (growing one slice
+	// by append cost five times the limit in allocations).
+	segBytes = 64 << 10
 )
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -72,8 +79,12 @@ type Reader struct {
 	field   field
 	value   []byte // the value of an event, id or retry field
 
-	data     []byte
-	hasData  bool // a data field was seen: "data:" alone makes empty data
+	data     []byte   // the event's data, or its last segment when segs is not empty
+	segs     [][]byte // full segments before data
+	segLen   int      // their total size
+	free     [][]byte // segments kept for reuse (at most retainBytes)
+	joined   []byte   // reused buffer segments are joined into
+	hasData  bool     // a data field was seen: "data:" alone makes empty data
 	typ      []byte
 	idBuf    []byte // the last event ID buffer, kept across events
 	lastID   string
@@ -116,6 +127,9 @@ func (r *Reader) Release() {
 func (r *Reader) Next() (Event, error) {
 	if cap(r.data) > retainBytes {
 		r.data = nil
+	}
+	if cap(r.joined) > retainBytes {
+		r.joined = nil
 	}
 	r.data = r.data[:0]
 	if !r.bomChecked {
@@ -287,10 +301,10 @@ func (r *Reader) beginField() error {
 	case "data":
 		r.field = fieldData
 		if r.hasData {
-			if len(r.data)+1 > r.limit {
+			if r.dataLen()+1 > r.limit {
 				return r.dataOverflow([]byte{'\n'})
 			}
-			r.data = append(r.data, '\n')
+			r.appendData([]byte{'\n'})
 		}
 		r.hasData = true
 	case "event":
@@ -309,10 +323,10 @@ func (r *Reader) appendValue(chunk []byte) error {
 	case fieldIgnore:
 		return nil
 	case fieldData:
-		if len(r.data)+len(chunk) > r.limit {
+		if r.dataLen()+len(chunk) > r.limit {
 			return r.dataOverflow(chunk)
 		}
-		r.data = append(r.data, chunk...)
+		r.appendData(chunk)
 		return nil
 	}
 	if len(r.value)+len(chunk) > MaxFieldBytes {
@@ -320,6 +334,63 @@ func (r *Reader) appendValue(chunk []byte) error {
 	}
 	r.value = append(r.value, chunk...)
 	return nil
+}
+
+// dataLen is the size of the event's data so far.
+func (r *Reader) dataLen() int { return r.segLen + len(r.data) }
+
+// appendData adds chunk to the event's data: to one ordinary slice while
+// it fits a segment, then segment by segment.
+func (r *Reader) appendData(chunk []byte) {
+	if len(r.segs) == 0 && len(r.data)+len(chunk) <= segBytes {
+		r.data = append(r.data, chunk...)
+		return
+	}
+	if cap(r.data) < segBytes {
+		grown := make([]byte, len(r.data), segBytes)
+		copy(grown, r.data)
+		r.data = grown
+	}
+	for len(chunk) > 0 {
+		if len(r.data) == cap(r.data) {
+			r.segs = append(r.segs, r.data)
+			r.segLen += len(r.data)
+			if n := len(r.free); n > 0 {
+				r.data, r.free = r.free[n-1][:0], r.free[:n-1]
+			} else {
+				r.data = make([]byte, 0, segBytes)
+			}
+		}
+		n := min(cap(r.data)-len(r.data), len(chunk))
+		r.data = append(r.data, chunk[:n]...)
+		chunk = chunk[n:]
+	}
+}
+
+// releaseSegs drops the event's full segments, keeping a few for reuse.
+func (r *Reader) releaseSegs() {
+	for _, seg := range r.segs {
+		if (len(r.free)+1)*segBytes <= retainBytes {
+			r.free = append(r.free, seg)
+		}
+	}
+	r.segs, r.segLen = nil, 0
+}
+
+// eventData is the event's data as one slice: data itself when it fits a
+// segment, else the segments joined.
+func (r *Reader) eventData() []byte {
+	if len(r.segs) == 0 {
+		return r.data
+	}
+	j := r.joined[:0]
+	for _, seg := range r.segs {
+		j = append(j, seg...)
+	}
+	j = append(j, r.data...)
+	r.joined = j
+	r.releaseSegs()
+	return j
 }
 
 // endField applies a complete event, id or retry value.
@@ -344,7 +415,11 @@ func (r *Reader) endField() {
 func (r *Reader) dataOverflow(extra []byte) error {
 	want := min(HeadBytes, r.limit+1)
 	head := make([]byte, 0, want)
-	head = append(head, r.data[:min(len(r.data), want)]...)
+	first := r.data
+	if len(r.segs) > 0 {
+		first = r.segs[0] // HeadBytes is less than a segment
+	}
+	head = append(head, first[:min(len(first), want)]...)
 	head = append(head, extra[:min(len(extra), want-len(head))]...)
 	return r.overflow(&TooLargeError{Field: "data", Limit: r.limit, Head: head})
 }
@@ -356,6 +431,7 @@ func (r *Reader) overflow(err *TooLargeError) error {
 	r.state = skipLine
 	r.field = fieldIgnore
 	r.data, r.hasData = r.data[:0], false
+	r.releaseSegs()
 	r.typ = r.typ[:0]
 	return err
 }
@@ -373,8 +449,8 @@ func (r *Reader) dispatch() (Event, bool) {
 		r.typ = r.typ[:0]
 		return Event{}, false
 	}
-	ev := Event{Type: typeName(r.typ), Data: r.data, ID: r.lastID}
-	r.data, r.hasData = r.data[:0], false
+	ev := Event{Type: typeName(r.typ), Data: r.eventData(), ID: r.lastID}
+	r.hasData = false
 	r.typ = r.typ[:0]
 	return ev, true
 }

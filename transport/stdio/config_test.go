@@ -3,6 +3,7 @@ package stdio
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,7 +143,11 @@ func TestResolveCommand(t *testing.T) {
 			}
 			got, err := resolveCommand(tt.command, tt.cwd, env)
 			if tt.message != "" {
-				require.Equal(t, transport.CodeInvalidArgument, codeOf(t, err))
+				want := transport.CodeInvalidArgument
+				if strings.HasPrefix(tt.message, "executable not found") {
+					want = transport.CodeTransport // the server cannot be started
+				}
+				require.Equal(t, want, codeOf(t, err))
 				require.Equal(t, tt.message, err.Error())
 				return
 			}

@@ -11,13 +11,20 @@ import (
 // be told apart from a longer one without a second pass.
 const readChunk = 64 << 10
 
+// maxRetainedLineBytes caps what the reader keeps between lines for the
+// next large one (free segments and the join buffer, each): a session of
+// 200 KiB results then allocates nothing per line, and one huge line does
+// not pin its size for the session.
+const maxRetainedLineBytes = 1 << 20
+
 // lineSink receives what a lineReader splits. Slices are only valid during
 // the call; the reader reuses its buffer.
 type lineSink interface {
 	// line is one complete line of at most the limit, without its '\n'.
 	line(b []byte)
-	// longHead is the first limit bytes of a line found to be longer; it
-	// is called once, as soon as that is known, and longEnd follows.
+	// longHead is the first min(limit, chunk) bytes of a line found to be
+	// longer than the limit (enough to read a JSON-RPC id from); it is
+	// called once, as soon as that is known, and longEnd follows.
 	longHead(b []byte)
 	// longEnd reports that the over-long line has ended and how many
 	// bytes it had, excluding the '\n'.
@@ -33,8 +40,8 @@ type lineReader struct {
 	chunk int
 	out   lineSink
 
-	// peak is the largest buffer capacity ever allocated. Tests read it to
-	// prove the bound; it changes only when the buffer grows.
+	// peak is the most line data ever held (segments plus the read
+	// buffer). Tests read it to prove the bound.
 	peak atomic.Int64
 }
 
@@ -46,18 +53,54 @@ func newLineReader(src io.Reader, limit, chunk int, out lineSink) *lineReader {
 // At EOF an unterminated last line is delivered like any other; after any
 // other error it is dropped, since it is probably cut short.
 //
-// The buffer never exceeds limit+chunk bytes. While a line fits it grows by
-// doubling; once the unterminated tail of the buffer exceeds the limit the
-// line is over-long, its head is reported, and every further byte up to the
-// next '\n' is counted and thrown away without being kept.
+// Memory: reads go into one buffer of chunk bytes. A line that fits in it
+// is handed over in place (the hot path: no allocation). A line that
+// fills it is kept as a list of full chunk-sized segments, never copied
+// while it grows; when it ends within the limit it is joined once. Once
+// the line passes the limit its segments are released and every further
+// byte up to the next '\n' is counted and thrown away. So skipping an
+// over-long line allocates about limit+chunk bytes in all, where growing
+// one buffer by doubling cost three times the limit.
 func (r *lineReader) run() error {
-	ceiling := r.limit + r.chunk
-	buf := make([]byte, min(r.chunk, ceiling))
+	buf := make([]byte, r.chunk)
 	r.peak.Store(int64(len(buf)))
 
+	var spill [][]byte // full segments of the current line, before buf
+	spillLen := 0      // their total size
+	var free [][]byte  // segments kept for reuse
+	var joined []byte  // reused join buffer
+	release := func() {
+		for _, seg := range spill {
+			if (len(free)+1)*r.chunk <= maxRetainedLineBytes {
+				free = append(free, seg)
+			}
+		}
+		spill, spillLen = nil, 0
+	}
+	join := func(last []byte) []byte {
+		joined = joined[:0]
+		for _, seg := range spill {
+			joined = append(joined, seg...)
+		}
+		joined = append(joined, last...)
+		line := joined
+		if cap(joined) > maxRetainedLineBytes {
+			joined = nil
+		}
+		return line
+	}
 	start, end := 0, 0 // buf[start:end] is unconsumed data
 	skipping := false  // inside an over-long line
 	var skipped int64  // bytes of it seen so far
+
+	// head is the start of the current line, for longHead.
+	head := func(lineEnd int) []byte {
+		n := min(r.limit, r.chunk)
+		if len(spill) > 0 {
+			return spill[0][:n]
+		}
+		return buf[start : start+min(n, lineEnd-start)]
+	}
 
 	for {
 		n, err := r.src.Read(buf[end:])
@@ -75,12 +118,15 @@ func (r *lineReader) run() error {
 				skipped += int64(nl - start)
 				r.out.longEnd(skipped)
 				skipping = false
-			case nl-start > r.limit:
-				r.out.longHead(buf[start : start+r.limit])
-				r.out.longEnd(int64(nl - start))
+			case spillLen+nl-start > r.limit:
+				r.out.longHead(head(nl))
+				r.out.longEnd(int64(spillLen + nl - start))
+			case len(spill) > 0:
+				r.out.line(join(buf[start:nl]))
 			default:
 				r.out.line(buf[start:nl])
 			}
+			release()
 			start = nl + 1
 			scan = start
 		}
@@ -90,40 +136,51 @@ func (r *lineReader) run() error {
 		case skipping:
 			skipped += int64(end - start)
 			start, end = 0, 0
-		case end-start > r.limit:
-			r.out.longHead(buf[start : start+r.limit])
+		case spillLen+end-start > r.limit:
+			r.out.longHead(head(end))
 			skipping = true
-			skipped = int64(end - start)
+			skipped = int64(spillLen + end - start)
+			release()
 			start, end = 0, 0
 		}
 
 		if err != nil {
 			if err == io.EOF {
-				if skipping {
+				switch {
+				case skipping:
 					r.out.longEnd(skipped)
-				} else if end > start {
+				case len(spill) > 0:
+					r.out.line(join(buf[start:end]))
+				case end > start:
 					r.out.line(buf[start:end])
 				}
 			}
 			return err
 		}
 
-		if start == end {
+		if start == end && len(spill) == 0 {
 			start, end = 0, 0
 		}
 		if end == len(buf) {
 			if start > 0 {
-				// Move the partial line to the front before growing:
-				// most of the time that alone makes room.
+				// Move the partial line to the front: most of the time
+				// that alone makes room.
 				end = copy(buf, buf[start:end])
 				start = 0
 			} else {
-				// Full of one partial line that is still within the
-				// limit, so len(buf) <= limit < ceiling: room to grow.
-				grown := make([]byte, min(2*len(buf), ceiling))
-				end = copy(grown, buf[:end])
-				buf = grown
-				r.peak.Store(int64(len(buf)))
+				// Full of one partial line still within the limit: it
+				// becomes a segment and reading goes on in a new buffer.
+				spill = append(spill, buf)
+				spillLen += len(buf)
+				if n := len(free); n > 0 {
+					buf, free = free[n-1], free[:n-1]
+				} else {
+					buf = make([]byte, r.chunk)
+				}
+				start, end = 0, 0
+				if held := int64(spillLen + len(buf)); held > r.peak.Load() {
+					r.peak.Store(held)
+				}
 			}
 		}
 	}

@@ -31,7 +31,7 @@ func (r *recordSink) longEnd(n int64) { r.events = append(r.events, event{kind: 
 
 // expectedEvents is the model the reader must match: split on '\n', an
 // unterminated tail counts as a line when it is not empty.
-func expectedEvents(data []byte, limit int) []event {
+func expectedEvents(data []byte, limit, chunk int) []event {
 	var out []event
 	parts := bytes.Split(data, []byte("\n"))
 	last := parts[len(parts)-1]
@@ -45,7 +45,7 @@ func expectedEvents(data []byte, limit int) []event {
 			continue
 		}
 		out = append(out,
-			event{kind: "head", text: string(p[:limit])},
+			event{kind: "head", text: string(p[:min(limit, chunk)])},
 			event{kind: "end", total: int64(len(p))})
 	}
 	return out
@@ -98,7 +98,7 @@ func TestLineReader(t *testing.T) {
 			rec := &recordSink{}
 			r := newLineReader(src, tt.limit, tt.chunk, rec)
 			require.ErrorIs(t, r.run(), io.EOF)
-			require.Equal(t, expectedEvents([]byte(tt.input), tt.limit), rec.events)
+			require.Equal(t, expectedEvents([]byte(tt.input), tt.limit, tt.chunk), rec.events)
 			require.LessOrEqual(t, r.peak.Load(), int64(tt.limit+tt.chunk))
 		})
 	}
@@ -129,7 +129,7 @@ func FuzzLineReader(f *testing.F) {
 		if err := r.run(); err != io.EOF {
 			t.Fatalf("run returned %v", err)
 		}
-		want := expectedEvents(data, lim)
+		want := expectedEvents(data, lim, ch)
 		if len(want) != len(rec.events) {
 			t.Fatalf("got %d events, want %d\ngot  %+v\nwant %+v", len(rec.events), len(want), rec.events, want)
 		}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/lemonmcp/lemonmcp/transport"
 )
@@ -64,6 +65,7 @@ type sender struct {
 // queuedLine is a line (or the rest of one) waiting for the pipe.
 type queuedLine struct {
 	data     []byte
+	cost     int       // what it counts against the byte limit
 	deadline time.Time // zero: none
 	started  bool      // part of it is already written
 }
@@ -134,33 +136,59 @@ func (s *sender) send(ctx context.Context, data []byte, down *atomic.Bool) error
 	}
 	// The pipe is full: the rest goes to the flusher. Copied, since buf is
 	// reused by the next send.
-	if err := s.enqueueLocked(append([]byte(nil), buf[n:]...), deadline, n > 0); err != nil {
+	if err := s.enqueueLocked(bytes.Clone(buf[n:]), deadline, n > 0); err != nil {
 		return err
 	}
 	return nil
 }
 
-// lineOf returns a fresh copy of data plus '\n'.
+// lineOf returns a fresh copy of data plus '\n', allocated at its exact
+// size: appending the '\n' to a copy would reallocate it and waste up to
+// a quarter of every queued line.
 func lineOf(dst, data []byte) []byte {
+	if dst == nil {
+		line := make([]byte, len(data)+1)
+		copy(line, data)
+		line[len(data)] = '\n'
+		return line
+	}
 	dst = append(dst, data...)
 	return append(dst, '\n')
+}
+
+// queuedLineCost is what the queue's bookkeeping costs per line beyond its
+// bytes (its queuedLine entry, counted twice for the slack of the slice
+// that holds it). It is charged against the byte limit, so that a queue
+// of many small lines is bounded by the limit too.
+const queuedLineCost = 2 * int(unsafe.Sizeof(queuedLine{}))
+
+// allocSize bounds what the Go allocator takes for n bytes: small sizes are
+// rounded up to a size class (at most an eighth more), large ones to whole
+// 8 KiB pages.
+func allocSize(n int) int {
+	if n <= 32<<10 {
+		return n + n/8
+	}
+	return (n + 8<<10 - 1) &^ (8<<10 - 1)
 }
 
 // enqueueLocked queues a line and starts the flusher if it is not running.
 // A line is refused when others already wait and it would take the queue
 // past its bound; an empty queue takes a line of any size, so one large
-// message can always be sent.
+// message can always be sent. A line costs its allocated size plus its
+// bookkeeping, so the bound is the queue's memory, not only its bytes.
 func (s *sender) enqueueLocked(line []byte, deadline time.Time, started bool) error {
 	limit := s.maxQueued
 	if limit == 0 {
 		limit = DefaultMaxQueuedBytes
 	}
-	if s.queuedBytes > 0 && s.queuedBytes+len(line) > limit {
+	cost := allocSize(len(line)) + queuedLineCost
+	if s.queuedBytes > 0 && s.queuedBytes+cost > limit {
 		return transport.Errorf(transport.CodeTimeout,
 			"send refused: the server is not reading its stdin (%d bytes already wait)", s.queuedBytes)
 	}
-	s.queue = append(s.queue, queuedLine{data: line, deadline: deadline, started: started})
-	s.queuedBytes += len(line)
+	s.queue = append(s.queue, queuedLine{data: line, cost: cost, deadline: deadline, started: started})
+	s.queuedBytes += cost
 	if !s.flushing {
 		s.flushing = true
 		go s.flush()
@@ -234,8 +262,9 @@ func (s *sender) flush() {
 		w, err := s.writeBlocking(line)
 
 		s.mu.Lock()
+		s.queue[0] = queuedLine{} // the backing array must not keep the line alive
 		s.queue = s.queue[1:]
-		s.queuedBytes -= len(line.data)
+		s.queuedBytes -= line.cost
 		switch {
 		case err != nil:
 			// The pipe is gone: nothing queued can be delivered. Senders

@@ -28,7 +28,14 @@ type testSink struct {
 	logCh chan struct{} // pinged after each Log
 
 	closedCount atomic.Int32
-	afterClosed atomic.Int32 // calls after Closed, or RequestFailed calls: must stay 0
+	afterClosed atomic.Int32 // calls after Closed: must stay 0
+	failed      chan failedRequest
+}
+
+// failedRequest is one RequestFailed call.
+type failedRequest struct {
+	id  int64
+	err *transport.Error
 }
 
 func newTestSink() *testSink {
@@ -36,6 +43,7 @@ func newTestSink() *testSink {
 		recv:   make(chan []byte, 1<<16),
 		closed: make(chan *transport.ClosedError, 8),
 		logCh:  make(chan struct{}, 1),
+		failed: make(chan failedRequest, 16),
 	}
 }
 
@@ -59,10 +67,13 @@ func (s *testSink) Log(line transport.LogLine) {
 	}
 }
 
-// RequestFailed is never called by stdio: Send writes synchronously and
-// reports a failure itself. A call is counted as a violation.
-func (s *testSink) RequestFailed(int64, *transport.Error) {
-	s.afterClosed.Add(1)
+// RequestFailed is called by stdio only for a response over the size
+// limit whose head names its request.
+func (s *testSink) RequestFailed(id int64, err *transport.Error) {
+	if s.closedCount.Load() > 0 {
+		s.afterClosed.Add(1)
+	}
+	s.failed <- failedRequest{id, err}
 }
 
 func (s *testSink) Closed(err *transport.ClosedError) {

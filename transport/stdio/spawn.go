@@ -183,8 +183,11 @@ func checkCwd(cwd string) error {
 	return nil
 }
 
+// notFound is a transport failure, not a configuration error: the same
+// configuration works once the program is installed, and to the host it is
+// "the server could not be started", like any other spawn failure.
 func notFound(command string) error {
-	return transport.Errorf(transport.CodeInvalidArgument, "executable not found: %s", command)
+	return transport.Errorf(transport.CodeTransport, "executable not found: %s", command)
 }
 
 // execError maps the exec failures that mean "this configuration cannot
@@ -199,7 +202,7 @@ func execError(command string, err error) error {
 	case syscall.ENOENT, syscall.ENOTDIR:
 		// The file was there a moment ago, so this is most likely a
 		// missing "#!" interpreter or dynamic loader.
-		return transport.Errorf(transport.CodeInvalidArgument,
+		return transport.Errorf(transport.CodeTransport,
 			"executable not found: %s (or its interpreter is missing)", command)
 	case syscall.EACCES, syscall.EPERM:
 		return transport.Errorf(transport.CodeInvalidArgument, "not allowed to execute: %s", command)

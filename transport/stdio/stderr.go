@@ -3,6 +3,7 @@ package stdio
 import (
 	"sync"
 
+	"github.com/lemonmcp/lemonmcp/internal/redact"
 	"github.com/lemonmcp/lemonmcp/transport"
 )
 
@@ -14,7 +15,8 @@ const maxStderrLineBytes = 8 << 10
 // stderrLines turns captured stderr into log lines and keeps the last few
 // for the closed report.
 type stderrLines struct {
-	sink transport.Sink
+	sink    transport.Sink
+	secrets redact.Set // configured env values, cut out of every line
 
 	// gate is held around each Log call so that mute can guarantee no Log
 	// is in flight or will follow; without that a stderr line could reach
@@ -43,7 +45,7 @@ func (s *stderrLines) line(b []byte) {
 	if i == len(b) {
 		return // blank lines are layout, not diagnostics
 	}
-	text := logText(b, maxStderrLineBytes)
+	text := logText(scrubbed(b, s.secrets), maxStderrLineBytes)
 
 	s.mu.Lock()
 	s.ring[s.next] = text

@@ -119,10 +119,12 @@ func (t *Transport) Start(ctx context.Context, sink transport.Sink) error {
 	t.pgid = c.proc.Pid // Setpgid(0) makes the group id the leader's pid
 	t.stdin, t.stdout, t.stderr = c.stdin, c.stdout, c.stderr
 	t.sender.attach(c.stdin)
+	secrets := envSecrets(t.cfg.Env)
 	t.reader = newLineReader(c.stdout, t.cfg.MaxMessageBytes, readChunk,
-		&stdoutLines{sink: sink, limit: t.cfg.MaxMessageBytes})
+		&stdoutLines{sink: sink, limit: t.cfg.MaxMessageBytes, secrets: secrets})
 	if c.stderr != nil {
 		t.errs = newStderrLines(sink, t.cfg.StderrTailLines)
+		t.errs.secrets = secrets
 	}
 	t.state = stateStarted
 	t.started.Store(true)
@@ -159,7 +161,7 @@ func (t *Transport) readStdout() {
 func (t *Transport) readStderr() {
 	defer close(t.stderrDone)
 	defer transport.Recover(t.sink, "the stderr reader", nil)
-	_ = newLineReader(t.stderr, maxStderrLineBytes, 4<<10, t.errs).run()
+	_ = newLineReader(t.stderr, maxStderrLineBytes, maxStderrLineBytes, t.errs).run()
 }
 
 var errReaderPanicked = errors.New("internal error in the stdout reader")

@@ -279,13 +279,13 @@ func TestStartErrors(t *testing.T) {
 		{
 			name:    "not found in PATH",
 			cfg:     Config{Command: "lemon-no-such-server", Env: map[string]string{"TOKEN": "hunter2"}},
-			code:    transport.CodeInvalidArgument,
+			code:    transport.CodeTransport,
 			message: "executable not found: lemon-no-such-server",
 		},
 		{
 			name:    "not found by path",
 			cfg:     Config{Command: "./lemon-no-such-server", Cwd: dir},
-			code:    transport.CodeInvalidArgument,
+			code:    transport.CodeTransport,
 			message: "executable not found: ./lemon-no-such-server",
 		},
 		{

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/lemonmcp/lemonmcp/internal/redact"
 	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/internal/rpcpeek"
 )
 
 // maxStdoutLogBytes bounds the text of a non-JSON stdout line passed on as
@@ -22,8 +24,9 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // stdoutLines sorts stdout lines into messages for the core and log lines.
 // It is the hot path: a message line costs no allocation.
 type stdoutLines struct {
-	sink  transport.Sink
-	limit int
+	sink    transport.Sink
+	limit   int
+	secrets redact.Set // configured env values, cut out of log lines
 }
 
 func (s *stdoutLines) line(b []byte) {
@@ -42,12 +45,18 @@ func (s *stdoutLines) line(b []byte) {
 		s.sink.Receive(b)
 		return
 	}
-	s.sink.Log(transport.LogLine{Level: "warning", Source: "stdout", Text: logText(b, maxStdoutLogBytes)})
+	s.sink.Log(transport.LogLine{Level: "warning", Source: "stdout", Text: logText(scrubbed(b, s.secrets), maxStdoutLogBytes)})
 }
 
-func (s *stdoutLines) longHead([]byte) {
-	// The content of an over-long line is never reported: it is most
-	// likely a real message, and may carry anything.
+// longHead fails the request an over-long response answers, when its
+// head names it: the call learns at once why no answer will come, instead
+// of waiting for its timeout. The content itself is never reported: it
+// may carry anything.
+func (s *stdoutLines) longHead(head []byte) {
+	if id, ok := rpcpeek.ResponseID(head); ok {
+		s.sink.RequestFailed(id, transport.Errorf(transport.CodeProtocol,
+			"the server's response is larger than the limit of %d bytes (limits.max_message_bytes)", s.limit))
+	}
 }
 
 func (s *stdoutLines) longEnd(total int64) {
@@ -60,6 +69,27 @@ func (s *stdoutLines) longEnd(total int64) {
 
 func isBlank(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// envSecrets are the values of the configured environment variables: a
+// server that prints its environment (or the API key it was given) must not
+// get them into a log line. Inherited variables are the host's own and
+// are not listed.
+func envSecrets(env map[string]string) redact.Set {
+	values := make([]string, 0, len(env))
+	for _, v := range env {
+		values = append(values, v)
+	}
+	return redact.NewSet(values...)
+}
+
+// scrubbed is b with the secrets cut out, before any cut to length (which
+// could leave part of a secret behind).
+func scrubbed(b []byte, secrets redact.Set) []byte {
+	if len(secrets) == 0 {
+		return b
+	}
+	return []byte(secrets.Scrub(string(b)))
 }
 
 // logText makes a log line's text from raw bytes: at most max bytes, cut

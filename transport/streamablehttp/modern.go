@@ -34,7 +34,7 @@ func modernStatusError(resp *http.Response, limit int) *transport.Error {
 	if len(raw) <= limit {
 		if obj, ok := rpcpeek.ErrorObject(raw); ok {
 			e := transport.Errorf(transport.CodeTransport, "the server refused the request (%s)", httpclient.Status(resp.StatusCode))
-			e.RPCError = obj
+			e.RPCError = httpclient.Secrets(resp.Request).ScrubJSON(obj)
 			return e
 		}
 	}

@@ -274,21 +274,23 @@ static char *copy_cstr(ErlNifEnv *env, ERL_NIF_TERM t) {
 static int get_args(ErlNifEnv *env, const ERL_NIF_TERM argv[], const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  char **copied = NULL;
+  char **copied[8]; /* every string copied so far, freed again on failure */
+  int ncopied = 0;
   int ok = 1;
   for (int i = 0; ok && fmt[i] != 0; i++) {
     switch (fmt[i]) {
     case 'r':
       ok = enif_get_resource(env, argv[i], client_type, (void **)va_arg(ap, client_res **));
       break;
-    case 's':
-      copied = va_arg(ap, char **);
-      *copied = copy_cstr(env, argv[i]);
-      ok = *copied != NULL;
-      if (!ok) {
-        copied = NULL;
+    case 's': {
+      char **out = va_arg(ap, char **);
+      *out = ncopied < (int)(sizeof copied / sizeof copied[0]) ? copy_cstr(env, argv[i]) : NULL;
+      ok = *out != NULL;
+      if (ok) {
+        copied[ncopied++] = out;
       }
       break;
+    }
     case 'u':
       ok = enif_get_uint64(env, argv[i], va_arg(ap, ErlNifUInt64 *));
       break;
@@ -303,9 +305,11 @@ static int get_args(ErlNifEnv *env, const ERL_NIF_TERM argv[], const char *fmt, 
     }
   }
   va_end(ap);
-  if (!ok && copied != NULL) {
-    free(*copied);
-    *copied = NULL;
+  if (!ok) {
+    for (int k = 0; k < ncopied; k++) {
+      free(*copied[k]);
+      *copied[k] = NULL;
+    }
   }
   return ok;
 }
@@ -544,8 +548,42 @@ static ERL_NIF_TERM nif_notify(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
   return result;
 }
 
-/* respond(Client, RequestId, Status, Answer) -> ok | {error, ...}
- * Answer is the result map (Status 0) or an error map / nil. */
+/* answer_host_request is the one body of respond/4 and host_respond/4:
+ * argv[3] (the answer: the result map for status 0, else an error map or
+ * nil) is encoded and handed to send, which answers request id with status
+ * on handle. The library sends the answer from its own goroutine: only the
+ * size of the work done here (validation, hashing) matters, so a large
+ * answer reschedules self on a dirty scheduler. */
+typedef lmcp_status (*respond_fn)(void *handle, uint64_t id, lmcp_status status, const char *json, size_t len,
+                                  char **err);
+
+static ERL_NIF_TERM answer_host_request(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[], void *handle,
+                                        uint64_t id, int status, respond_fn send, const char *self_name,
+                                        ERL_NIF_TERM (*self)(ErlNifEnv *, int, const ERL_NIF_TERM[]),
+                                        ERL_NIF_TERM (*error_of)(ErlNifEnv *, lmcp_status, char *)) {
+  lmcp_buf answer = {0};
+  const char *eerr = NULL;
+  ERL_NIF_TERM result;
+  int e = encode_arg(env, argv[3], &answer, &eerr);
+  if (e < 0 || (e == 1 && !on_dirty_scheduler() && answer.len > SMALL_WRITE)) {
+    result = enif_schedule_nif(env, self_name, ERL_NIF_DIRTY_JOB_IO_BOUND, self, argc, argv);
+  } else if (e == 0) {
+    result = encode_error(env, "answer", eerr);
+  } else {
+    char *err = NULL;
+    lmcp_status st = send(handle, id, status, answer.data, answer.len, &err);
+    result = st == LMCP_OK ? atom_ok : error_of(env, st, err);
+  }
+  lmcp_buf_free(&answer);
+  return result;
+}
+
+static lmcp_status client_respond(void *handle, uint64_t id, lmcp_status status, const char *json, size_t len,
+                                  char **err) {
+  return lmcp_client_respond(handle, id, status, json, len, err);
+}
+
+/* respond(Client, RequestId, Status, Answer) -> ok | {error, ...} */
 static ERL_NIF_TERM nif_respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   client_res *r;
   ErlNifUInt64 id;
@@ -553,23 +591,8 @@ static ERL_NIF_TERM nif_respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
   if (!get_args(env, argv, "rui", &r, &id, &status)) {
     return enif_make_badarg(env);
   }
-  lmcp_buf answer = {0};
-  const char *eerr = NULL;
-  ERL_NIF_TERM result;
-  int e = encode_arg(env, argv[3], &answer, &eerr);
-  /* The library sends the answer from its own goroutine: only the size of
-   * the work done here (validation, hashing) matters. */
-  if (e < 0 || (e == 1 && !on_dirty_scheduler() && answer.len > SMALL_WRITE)) {
-    result = enif_schedule_nif(env, "respond", ERL_NIF_DIRTY_JOB_IO_BOUND, nif_respond, argc, argv);
-  } else if (e == 0) {
-    result = encode_error(env, "answer", eerr);
-  } else {
-    char *err = NULL;
-    lmcp_status st = lmcp_client_respond(r->client, id, status, answer.data, answer.len, &err);
-    result = st == LMCP_OK ? atom_ok : lib_error(env, st, err);
-  }
-  lmcp_buf_free(&answer);
-  return result;
+  return answer_host_request(env, argc, argv, r->client, id, status, client_respond, "respond", nif_respond,
+                             lib_error);
 }
 
 /* state(Client) -> integer LMCP_STATE_* | {error, ...} */
@@ -747,77 +770,35 @@ ERL_NIF_INIT(Elixir.LemonMCP.NIF, nif_funcs, load, NULL, NULL, NULL)
 /* ------------------------------------------------------------------ host */
 
 /* One resource per lmcp_host, owned (monitored) by the process that created
- * it, with the same busy/free discipline as a client. Host NIFs that wait
- * (connect spawns every server, wait_ready, the lists that may fetch, close)
- * run on dirty I/O schedulers; the calls never block. Messages are the
- * client's: {lmcp_done, CallId, Status, Payload} to the caller,
- * {lmcp_event, Tag, Kind, Payload} and {lmcp_host_request, Tag, RequestId,
- * Kind, Payload} to the process that set the handlers; every event and
- * request payload has a "server" member. */
+ * it, with the client's discipline: the owner's exit, host_free/1 and the
+ * destructor each just call lmcp_host_free, which may race any other host
+ * call (a later one gets LMCP_E_INVALID_HANDLE: host handles are never
+ * reused), so the shim keeps no in-use count. Host NIFs that wait (connect
+ * spawns every server, wait_ready, the lists that may fetch, close) run on
+ * dirty I/O schedulers; the calls never block. Messages are the client's:
+ * {lmcp_done, CallId, Status, Payload} to the caller, {lmcp_event, Tag,
+ * Kind, Payload} and {lmcp_host_request, Tag, RequestId, Kind, Payload} to
+ * the process that set the handlers; every event and request payload has a
+ * "server" member. */
 
 static ErlNifResourceType *host_type;
 
 typedef struct {
-  lmcp_host *host;
-  ErlNifMutex *mu;
-  int busy, free_pending, freed;
+  lmcp_host *host; /* freed or not, always a handle the library knows */
   ErlNifPid owner;
   ErlNifMonitor mon;
 } host_res;
 
-static int host_enter(host_res *r) {
-  enif_mutex_lock(r->mu);
-  int ok = !r->free_pending && !r->freed;
-  if (ok) {
-    r->busy++;
-  }
-  enif_mutex_unlock(r->mu);
-  return ok;
-}
-
-static void host_leave(host_res *r) {
-  enif_mutex_lock(r->mu);
-  r->busy--;
-  int do_free = r->free_pending && r->busy == 0 && !r->freed;
-  if (do_free) {
-    r->freed = 1;
-  }
-  enif_mutex_unlock(r->mu);
-  if (do_free) {
-    lmcp_host_free(r->host);
-  }
-}
-
-static void host_request_free(host_res *r) {
-  enif_mutex_lock(r->mu);
-  r->free_pending = 1;
-  int do_free = r->busy == 0 && !r->freed;
-  if (do_free) {
-    r->freed = 1;
-  }
-  enif_mutex_unlock(r->mu);
-  if (do_free) {
-    lmcp_host_free(r->host);
-  }
-}
-
 static void host_dtor(ErlNifEnv *env, void *obj) {
   (void)env;
-  host_res *r = obj;
-  if (!r->freed && r->host != NULL) {
-    r->freed = 1;
-    lmcp_host_free(r->host);
-  }
-  if (r->mu != NULL) {
-    enif_mutex_destroy(r->mu);
-  }
+  lmcp_host_free(((host_res *)obj)->host);
 }
 
 static void host_down(ErlNifEnv *env, void *obj, ErlNifPid *pid, ErlNifMonitor *mon) {
   (void)env;
   (void)pid;
   (void)mon;
-  host_request_free(obj);
+  lmcp_host_free(((host_res *)obj)->host); /* the owner died: close its host */
 }
 
 static int host_type_init(ErlNifEnv *env) {
@@ -826,11 +807,27 @@ static int host_type_init(ErlNifEnv *env) {
   return host_type == NULL ? 1 : 0;
 }
 
-static ERL_NIF_TERM host_freed_error(ErlNifEnv *env) {
+/* host_error is lib_error for a host: LMCP_E_INVALID_HANDLE can only mean
+ * that the host was freed. */
+static ERL_NIF_TERM host_error(ErlNifEnv *env, lmcp_status st, char *err) {
+  if (st != LMCP_E_INVALID_HANDLE) {
+    return lib_error(env, st, err);
+  }
+  lmcp_free(err);
   ERL_NIF_TERM m = enif_make_new_map(env);
   enif_make_map_put(env, m, make_str(env, "status"), enif_make_int(env, LMCP_E_INVALID_HANDLE), &m);
-  enif_make_map_put(env, m, make_str(env, "message"), make_str(env, "the host was freed (its owner exited or host_free/1 was called)"), &m);
+  enif_make_map_put(env, m, make_str(env, "message"),
+                    make_str(env, "the host was freed (its owner exited or host_free/1 was called)"), &m);
   return enif_make_tuple3(env, atom_error, enif_make_int(env, LMCP_E_INVALID_HANDLE), m);
+}
+
+static ERL_NIF_TERM host_status(ErlNifEnv *env, lmcp_status st, char *err) {
+  return st == LMCP_OK ? atom_ok : host_error(env, st, err);
+}
+
+/* get_host decodes a host resource. */
+static int get_host(ErlNifEnv *env, ERL_NIF_TERM t, host_res **r) {
+  return enif_get_resource(env, t, host_type, (void **)r);
 }
 
 /* host_new(Config) -> {ok, Host} | {error, Status, Info}; the caller owns it. */
@@ -855,67 +852,41 @@ static ERL_NIF_TERM nif_host_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM ar
   host_res *r = enif_alloc_resource(host_type, sizeof(*r));
   memset(r, 0, sizeof(*r));
   r->host = h;
-  r->mu = enif_mutex_create("lmcp_host");
   enif_self(env, &r->owner);
   ERL_NIF_TERM t = enif_make_resource(env, r);
   if (enif_monitor_process(env, r, &r->owner, &r->mon) != 0) {
-    host_request_free(r);
+    lmcp_host_free(h); /* the owner is already gone */
   }
   enif_release_resource(r);
   return enif_make_tuple2(env, atom_ok, t);
-}
-
-/* get_host + host_enter in one: 1 on success, else *out holds the reply. */
-static int host_use(ErlNifEnv *env, ERL_NIF_TERM t, host_res **r, ERL_NIF_TERM *out) {
-  if (!enif_get_resource(env, t, host_type, (void **)r)) {
-    *out = enif_make_badarg(env);
-    return 0;
-  }
-  if (!host_enter(*r)) {
-    *out = host_freed_error(env);
-    return 0;
-  }
-  return 1;
 }
 
 /* host_set_handlers(Host, Tag) -> ok | {error, ...} */
 static ERL_NIF_TERM nif_host_set_handlers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   host_res *r;
-  ERL_NIF_TERM result;
-  if (!host_use(env, argv[0], &r, &result)) {
-    return result;
+  if (!get_host(env, argv[0], &r)) {
+    return enif_make_badarg(env);
   }
-  result = atom_ok;
   char *err = NULL;
-  reg_box *ev = new_reg(env, argv[1]);
-  reg_box *hr = new_reg(env, argv[1]);
-  lmcp_status st = lmcp_host_set_event_handler(r->host, on_event, ev, destroy_reg, &err);
-  if (st != LMCP_OK) {
-    result = lib_error(env, st, err);
-    destroy_reg(hr);
-  } else {
-    st = lmcp_host_set_host_request_handler(r->host, on_host_request, hr, destroy_reg, &err);
-    if (st != LMCP_OK) {
-      result = lib_error(env, st, err);
-    }
+  /* Each registration's destroy runs even when the call fails. */
+  lmcp_status st = lmcp_host_set_event_handler(r->host, on_event, new_reg(env, argv[1]), destroy_reg, &err);
+  if (st == LMCP_OK) {
+    st = lmcp_host_set_host_request_handler(r->host, on_host_request, new_reg(env, argv[1]), destroy_reg, &err);
   }
-  host_leave(r);
-  return result;
+  return host_status(env, st, err);
 }
 
 /* host_connect(Host) -> ok | {error, ...}   (dirty I/O) */
 static ERL_NIF_TERM nif_host_connect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   host_res *r;
-  ERL_NIF_TERM result;
-  if (!host_use(env, argv[0], &r, &result)) {
-    return result;
+  if (!get_host(env, argv[0], &r)) {
+    return enif_make_badarg(env);
   }
   char *err = NULL;
   lmcp_status st = lmcp_host_connect(r->host, &err);
-  host_leave(r);
-  return st == LMCP_OK ? atom_ok : lib_error(env, st, err);
+  return host_status(env, st, err);
 }
 
 /* host_wait_ready(Host, TimeoutMs) -> ok | {error, ...}   (dirty I/O) */
@@ -923,34 +894,27 @@ static ERL_NIF_TERM nif_host_wait_ready(ErlNifEnv *env, int argc, const ERL_NIF_
   (void)argc;
   host_res *r;
   ErlNifSInt64 timeout;
-  ERL_NIF_TERM result;
-  if (!enif_get_int64(env, argv[1], &timeout)) {
+  if (!get_host(env, argv[0], &r) || !enif_get_int64(env, argv[1], &timeout)) {
     return enif_make_badarg(env);
-  }
-  if (!host_use(env, argv[0], &r, &result)) {
-    return result;
   }
   char *err = NULL;
   lmcp_status st = lmcp_host_wait_ready(r->host, timeout, &err);
-  host_leave(r);
-  return st == LMCP_OK ? atom_ok : lib_error(env, st, err);
+  return host_status(env, st, err);
 }
 
 static ERL_NIF_TERM host_json(ErlNifEnv *env, ERL_NIF_TERM t,
                               lmcp_status (*fn)(lmcp_host *, char **, size_t *, char **)) {
   host_res *r;
-  ERL_NIF_TERM result;
-  if (!host_use(env, t, &r, &result)) {
-    return result;
+  if (!get_host(env, t, &r)) {
+    return enif_make_badarg(env);
   }
   char *json = NULL, *err = NULL;
   size_t len = 0;
   lmcp_status st = fn(r->host, &json, &len, &err);
-  host_leave(r);
   if (st != LMCP_OK) {
-    return lib_error(env, st, err);
+    return host_error(env, st, err);
   }
-  result = enif_make_tuple2(env, atom_ok, payload_term(env, json, len));
+  ERL_NIF_TERM result = enif_make_tuple2(env, atom_ok, payload_term(env, json, len));
   lmcp_free(json);
   return result;
 }
@@ -981,82 +945,78 @@ static ERL_NIF_TERM nif_host_list(ErlNifEnv *env, int argc, const ERL_NIF_TERM a
   return enif_make_badarg(env);
 }
 
-/* host_call_tool(Host, Name, Args, Options) -> {ok, CallId} | {error, ...};
- * {lmcp_done, CallId, Status, Payload} goes to the caller. */
-static ERL_NIF_TERM nif_host_call_tool(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  char *name = copy_cstr(env, argv[1]);
-  if (name == NULL) {
+/* host_start_call is the one body of host_call_tool/4 and host_call/5:
+ * argv[0] is the host, argv[1 .. nstr] NUL-free binaries (the tool name; or
+ * the server and the method), then the JSON arguments and the options.
+ * start calls the library with the strings and the two encoded buffers.
+ * Arguments too large to encode on a normal scheduler reschedule self on a
+ * dirty one. {lmcp_done, CallId, Status, Payload} goes to the caller. */
+typedef lmcp_status (*host_call_fn)(lmcp_host *host, char **strs, const lmcp_buf *args, const lmcp_buf *opts,
+                                    call_box *box, lmcp_call_id *id, char **err);
+
+static ERL_NIF_TERM host_start_call(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[], int nstr,
+                                    const char *args_name, const char *self_name,
+                                    ERL_NIF_TERM (*self)(ErlNifEnv *, int, const ERL_NIF_TERM[]),
+                                    host_call_fn start) {
+  host_res *r;
+  char *strs[2] = {NULL, NULL};
+  int ok = get_host(env, argv[0], &r);
+  for (int i = 0; ok && i < nstr; i++) {
+    ok = (strs[i] = copy_cstr(env, argv[1 + i])) != NULL;
+  }
+  if (!ok) {
+    free(strs[0]);
+    free(strs[1]);
     return enif_make_badarg(env);
   }
   lmcp_buf args = {0}, opts = {0};
   const char *eerr = NULL;
   ERL_NIF_TERM result;
-  host_res *r;
-  int e1 = encode_arg(env, argv[2], &args, &eerr);
-  int e2 = e1 == 1 ? encode_arg(env, argv[3], &opts, &eerr) : 1;
+  int e1 = encode_arg(env, argv[1 + nstr], &args, &eerr);
+  int e2 = e1 == 1 ? encode_arg(env, argv[2 + nstr], &opts, &eerr) : 1;
   if (e1 < 0 || e2 < 0) {
-    result = enif_schedule_nif(env, "host_call_tool", ERL_NIF_DIRTY_JOB_IO_BOUND, nif_host_call_tool, argc, argv);
+    result = enif_schedule_nif(env, self_name, ERL_NIF_DIRTY_JOB_IO_BOUND, self, argc, argv);
   } else if (e1 == 0 || e2 == 0) {
-    result = encode_error(env, e1 == 0 ? "arguments" : "options", eerr);
-  } else if (host_use(env, argv[0], &r, &result)) {
+    result = encode_error(env, e1 == 0 ? args_name : "options", eerr);
+  } else {
     call_box *box = enif_alloc(sizeof(*box));
     enif_self(env, &box->pid);
     lmcp_call_id id = 0;
     char *err = NULL;
-    lmcp_status st = lmcp_host_call_tool(r->host, name, args.data, args.len, opts.data, opts.len, on_done, box, &id, &err);
-    host_leave(r);
+    lmcp_status st = start(r->host, strs, &args, &opts, box, &id, &err);
     if (st == LMCP_OK) {
       result = enif_make_tuple2(env, atom_ok, enif_make_uint64(env, id));
     } else {
-      enif_free(box);
-      result = lib_error(env, st, err);
+      enif_free(box); /* not accepted: on_done never runs */
+      result = host_error(env, st, err);
     }
   }
-  free(name);
+  free(strs[0]);
+  free(strs[1]);
   lmcp_buf_free(&args);
   lmcp_buf_free(&opts);
   return result;
 }
 
+static lmcp_status start_tool_call(lmcp_host *host, char **strs, const lmcp_buf *args, const lmcp_buf *opts,
+                                   call_box *box, lmcp_call_id *id, char **err) {
+  return lmcp_host_call_tool(host, strs[0], args->data, args->len, opts->data, opts->len, on_done, box, id, err);
+}
+
+static lmcp_status start_server_call(lmcp_host *host, char **strs, const lmcp_buf *params, const lmcp_buf *opts,
+                                     call_box *box, lmcp_call_id *id, char **err) {
+  return lmcp_host_call(host, strs[0], strs[1], params->data, params->len, opts->data, opts->len, on_done, box, id,
+                        err);
+}
+
+/* host_call_tool(Host, Name, Args, Options) -> {ok, CallId} | {error, ...} */
+static ERL_NIF_TERM nif_host_call_tool(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  return host_start_call(env, argc, argv, 1, "arguments", "host_call_tool", nif_host_call_tool, start_tool_call);
+}
+
 /* host_call(Host, Server, Method, Params, Options) -> {ok, CallId} | {error, ...} */
 static ERL_NIF_TERM nif_host_call(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  char *server = copy_cstr(env, argv[1]);
-  char *method = copy_cstr(env, argv[2]);
-  if (server == NULL || method == NULL) {
-    free(server);
-    free(method);
-    return enif_make_badarg(env);
-  }
-  lmcp_buf params = {0}, opts = {0};
-  const char *eerr = NULL;
-  ERL_NIF_TERM result;
-  host_res *r;
-  int e1 = encode_arg(env, argv[3], &params, &eerr);
-  int e2 = e1 == 1 ? encode_arg(env, argv[4], &opts, &eerr) : 1;
-  if (e1 < 0 || e2 < 0) {
-    result = enif_schedule_nif(env, "host_call", ERL_NIF_DIRTY_JOB_IO_BOUND, nif_host_call, argc, argv);
-  } else if (e1 == 0 || e2 == 0) {
-    result = encode_error(env, e1 == 0 ? "params" : "options", eerr);
-  } else if (host_use(env, argv[0], &r, &result)) {
-    call_box *box = enif_alloc(sizeof(*box));
-    enif_self(env, &box->pid);
-    lmcp_call_id id = 0;
-    char *err = NULL;
-    lmcp_status st = lmcp_host_call(r->host, server, method, params.data, params.len, opts.data, opts.len, on_done,
-                                    box, &id, &err);
-    host_leave(r);
-    if (st == LMCP_OK) {
-      result = enif_make_tuple2(env, atom_ok, enif_make_uint64(env, id));
-    } else {
-      enif_free(box);
-      result = lib_error(env, st, err);
-    }
-  }
-  free(server);
-  free(method);
-  lmcp_buf_free(&params);
-  lmcp_buf_free(&opts);
-  return result;
+  return host_start_call(env, argc, argv, 2, "params", "host_call", nif_host_call, start_server_call);
 }
 
 /* host_cancel(Host, CallId) -> ok | {error, ...} */
@@ -1064,16 +1024,15 @@ static ERL_NIF_TERM nif_host_cancel(ErlNifEnv *env, int argc, const ERL_NIF_TERM
   (void)argc;
   host_res *r;
   ErlNifUInt64 id;
-  ERL_NIF_TERM result;
-  if (!enif_get_uint64(env, argv[1], &id)) {
+  if (!get_host(env, argv[0], &r) || !enif_get_uint64(env, argv[1], &id)) {
     return enif_make_badarg(env);
   }
-  if (!host_use(env, argv[0], &r, &result)) {
-    return result;
-  }
-  lmcp_status st = lmcp_host_cancel(r->host, id);
-  host_leave(r);
-  return st == LMCP_OK ? atom_ok : lib_error(env, st, NULL);
+  return host_status(env, lmcp_host_cancel(r->host, id), NULL);
+}
+
+static lmcp_status host_respond(void *handle, uint64_t id, lmcp_status status, const char *json, size_t len,
+                                char **err) {
+  return lmcp_host_respond(handle, id, status, json, len, err);
 }
 
 /* host_respond(Host, RequestId, Status, Answer) -> ok | {error, ...} */
@@ -1081,25 +1040,11 @@ static ERL_NIF_TERM nif_host_respond(ErlNifEnv *env, int argc, const ERL_NIF_TER
   host_res *r;
   ErlNifUInt64 id;
   int status;
-  if (!enif_get_uint64(env, argv[1], &id) || !enif_get_int(env, argv[2], &status)) {
+  if (!get_host(env, argv[0], &r) || !enif_get_uint64(env, argv[1], &id) || !enif_get_int(env, argv[2], &status)) {
     return enif_make_badarg(env);
   }
-  lmcp_buf answer = {0};
-  const char *eerr = NULL;
-  ERL_NIF_TERM result;
-  int e = encode_arg(env, argv[3], &answer, &eerr);
-  if (e < 0 || (e == 1 && !on_dirty_scheduler() && answer.len > SMALL_WRITE)) {
-    result = enif_schedule_nif(env, "host_respond", ERL_NIF_DIRTY_JOB_IO_BOUND, nif_host_respond, argc, argv);
-  } else if (e == 0) {
-    result = encode_error(env, "answer", eerr);
-  } else if (host_use(env, argv[0], &r, &result)) {
-    char *err = NULL;
-    lmcp_status st = lmcp_host_respond(r->host, id, status, answer.data, answer.len, &err);
-    host_leave(r);
-    result = st == LMCP_OK ? atom_ok : lib_error(env, st, err);
-  }
-  lmcp_buf_free(&answer);
-  return result;
+  return answer_host_request(env, argc, argv, r->host, id, status, host_respond, "host_respond", nif_host_respond,
+                             host_error);
 }
 
 /* host_close(Host, TimeoutMs) -> ok | {error, ...}   (dirty I/O) */
@@ -1107,25 +1052,25 @@ static ERL_NIF_TERM nif_host_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
   (void)argc;
   host_res *r;
   ErlNifSInt64 timeout;
-  if (!enif_get_resource(env, argv[0], host_type, (void **)&r) || !enif_get_int64(env, argv[1], &timeout)) {
+  if (!get_host(env, argv[0], &r) || !enif_get_int64(env, argv[1], &timeout)) {
     return enif_make_badarg(env);
-  }
-  if (!host_enter(r)) {
-    return atom_ok; /* freed: already torn down */
   }
   char *err = NULL;
   lmcp_status st = lmcp_host_close(r->host, timeout, &err);
-  host_leave(r);
-  return st == LMCP_OK ? atom_ok : lib_error(env, st, err);
+  if (st == LMCP_E_INVALID_HANDLE) {
+    lmcp_free(err);
+    return atom_ok; /* freed: already torn down */
+  }
+  return host_status(env, st, err);
 }
 
-/* host_free(Host) -> ok (never blocks) */
+/* host_free(Host) -> ok (never waits for a server) */
 static ERL_NIF_TERM nif_host_free(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   host_res *r;
-  if (!enif_get_resource(env, argv[0], host_type, (void **)&r)) {
+  if (!get_host(env, argv[0], &r)) {
     return enif_make_badarg(env);
   }
-  host_request_free(r);
+  lmcp_host_free(r->host);
   return atom_ok;
 }

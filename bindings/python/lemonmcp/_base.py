@@ -61,6 +61,7 @@ _CALL_OPTION_KEYS = (
     "wait_ready",
     "meta",
     "verify",
+    "no_cache",
 )
 
 Request = Tuple[str, Optional[Mapping[str, Any]], Dict[str, Any], Optional[ProgressHandler]]

@@ -355,6 +355,7 @@ def call_options(
     wait_ready: Optional[bool] = None,
     meta: Optional[Mapping[str, Any]] = None,
     verify: Optional[Mapping[str, Any]] = None,
+    no_cache: Optional[bool] = None,
 ) -> Dict[str, Any]:
     """The ``options_json`` object of ``lmcp_client_call``
     (docs/call-options.md); the library checks it when the call is made.
@@ -366,6 +367,8 @@ def call_options(
     "frontmatter": {...}}`` (any of them; a skill file's entry from
     ``skills/list``): the library checks the content and raises
     ``ProtocolError`` instead of returning content that does not match.
+    ``no_cache`` sends the request even when the 2026-07-28 result cache
+    holds a fresh result for it (see docs/modern.md).
     """
     opts: Dict[str, Any] = {}
     if timeout is not None and timeout_ms is not None:
@@ -385,6 +388,7 @@ def call_options(
         ("wait_ready", wait_ready),
         ("_meta", meta),
         ("verify", verify),
+        ("no_cache", no_cache),
     ):
         if value is not None:
             opts[key] = _json("options." + key, value)

@@ -1,12 +1,22 @@
 """``lemonmcp``: a command-line MCP client.
 
     lemonmcp --stdio 'my-server --flag' tools
-    lemonmcp --stdio ./server call echo text="hello there"
+    lemonmcp --stdio ./server call echo text="hello there" count=3
+    lemonmcp --stdio ./server read file:///logo.png -o logo.png
+    lemonmcp --stdio ./server complete prompt greet name=Al
     lemonmcp --config mcp.json --server files read file:///etc/hostname
     lemonmcp --config mcp.json tools                  (every server: files__read, ...)
     lemonmcp --config mcp.json call files__read path=/etc/hostname
     lemonmcp --config mcp.json servers
     lemonmcp --url https://example.com/mcp --json info
+
+KEY=VALUE arguments are typed by the tool's input schema (lemonmcp._cli_args).
+Text a server returned is written as it came (lemonmcp._cli_output). Nothing
+is offered to the server unasked: roots only with --root, sampling only with
+--sampling-command (or, on a terminal, to show and refuse a request),
+elicitation only on a terminal, as a form (lemonmcp._cli_host). With
+--config and no --server, tools, call and servers go through one
+lemonmcp.Host over every server of the file.
 
     lemonmcp --url https://example.com/mcp --client-id me --client-secret-env MY_SECRET tools
     lemonmcp --url https://example.com/mcp --authorize --redirect-uri http://127.0.0.1:8976/callback tools
@@ -18,9 +28,14 @@ flow: the URL to open is printed on stderr and the URL the browser was
 redirected to is read from stdin.
 
 Exit status: 0 success, 1 the tool returned an error result, 2 usage error,
-3 connection failure, 4 protocol error (a JSON-RPC error from the server),
-5 unsupported (by the server or by this build), 6 authorization required
-(the server wants OAuth the client could not complete), 130 interrupted.
+3 connection failure (the server could not be started or reached, or went
+away; a missing executable is one), 4 protocol error (a JSON-RPC error from
+the server), 5 unsupported (by the server or by this build), 6 authorization
+required (the server wants OAuth the client could not complete), 124 timeout
+(--timeout or the handshake's bound ran out; as timeout(1)), 130 interrupted.
+
+When a stdio server fails, the last lines it wrote on stderr are shown
+(at most 20 lines, 4 KiB), labelled as the server's.
 """
 
 from __future__ import annotations
@@ -31,12 +46,32 @@ import os
 import shlex
 import shutil
 import sys
-import textwrap
+import threading
 import time
 from typing import IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, Sequence, Tuple
 
 from . import __version__
 from ._config import http_transport, stdio_transport
+from ._cli_host import TerminalInput, denial_printer, elicitation_handler, review_printer, sampling_command_handler
+from ._cli_output import (
+    _describe_resource,
+    _dump,
+    _isatty,
+    _line_end,
+    _log_printer,
+    _notification_printer,
+    _one_line,
+    _ProgressLine,
+    _schema_args,
+    _size,
+    _width,
+    _wrap,
+    format_content,
+    format_info,
+    format_table,
+    stderr_tail_text,
+)
+from ._cli_args import ArgumentError, arguments_from_words, split_words
 from .client import Client
 from .errors import (
     AuthRequired,
@@ -49,17 +84,7 @@ from .errors import (
     TransportError,
     UnsupportedError,
 )
-from .types import (
-    CallToolResult,
-    Content,
-    GetPromptResult,
-    LogRecord,
-    Notification,
-    Progress,
-    ReadResourceResult,
-    ResourceContents,
-    ServerInfo,
-)
+from .types import CallToolResult, Closed, GetPromptResult, ReadResourceResult
 
 __all__ = ["main", "build_parser", "parse_kv", "server_from_config", "format_table", "EXIT"]
 
@@ -70,6 +95,8 @@ EXIT_CONNECT = 3
 EXIT_PROTOCOL = 4
 EXIT_UNSUPPORTED = 5
 EXIT_AUTH = 6
+# As timeout(1) does, so that scripts wrapping either read it the same way.
+EXIT_TIMEOUT = 124
 EXIT_INTERRUPTED = 130
 EXIT = {
     "ok": EXIT_OK,
@@ -79,10 +106,13 @@ EXIT = {
     "protocol": EXIT_PROTOCOL,
     "unsupported": EXIT_UNSUPPORTED,
     "auth": EXIT_AUTH,
+    "timeout": EXIT_TIMEOUT,
     "interrupted": EXIT_INTERRUPTED,
 }
 
 PROG = "lemonmcp"
+#: The MCP log levels, lowest first (logging/setLevel).
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 class UsageError(Exception):
@@ -144,14 +174,24 @@ def _common(p: argparse.ArgumentParser, sub: bool) -> None:
     o.add_argument("--timeout", metavar="SECONDS", type=float, default=d, help="bound the connection and each request")
     o.add_argument("-v", "--verbose", action="store_true", default=d, help="show the server's log lines on stderr")
     o.add_argument("-q", "--quiet", action="store_true", default=d, help="no progress on stderr")
+    o.add_argument("--log-level", metavar="LEVEL", choices=LOG_LEVELS, default=d,
+                   help="ask the server for its log messages at LEVEL and above (" + ", ".join(LOG_LEVELS)
+                   + "); they are shown on stderr")
+    o.add_argument("--sampling-command", metavar="CMD", default=d,
+                   help="answer the server's sampling requests with CMD (shell-like quoting, no shell): the request's "
+                   "params as JSON on its stdin, the result as JSON on its stdout")
+    o.add_argument("--root", dest="root" + sfx, metavar="PATH", action="append", default=d,
+                   help="offer PATH (a directory, or a URI) to the server as a root (repeatable); no root is offered without it")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="A Model Context Protocol client: ask an MCP server for its tools, resources and prompts, and use them.",
-        epilog="exit status: 0 ok, 1 tool error result, 2 usage, 3 connection failure, 4 protocol error, 5 unsupported, "
-        "6 authorization required",
+        epilog="Elicitation is offered only on a terminal (a form); sampling only with --sampling-command "
+        "(on a terminal without it a request is shown and refused); roots only with --root. "
+        "exit status: 0 ok, 1 tool error result, 2 usage, 3 connection failure (including a missing executable), "
+        "4 protocol error, 5 unsupported, 6 authorization required, 124 timeout, 130 interrupted",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     _common(parser, sub=False)
@@ -171,7 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
     json_flag(sub("tools", "list the tools"))
     c = sub("call", "call a tool")
     c.add_argument("tool", metavar="TOOL")
-    c.add_argument("args", metavar="KEY=VALUE", nargs="*", help="arguments; values are JSON when they parse as JSON, else strings")
+    c.add_argument("args", metavar="KEY=VALUE", nargs="*",
+                   help="arguments, typed by the tool's input schema: VALUE is a number, boolean, array or object only "
+                   "where the schema allows one, else the text as typed (a repeated KEY builds an array)")
     c.add_argument(
         "--json",
         dest="call_json",
@@ -186,6 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
     json_flag(sub("templates", "list the resource templates"))
     r = sub("read", "read a resource")
     r.add_argument("uri", metavar="URI")
+    r.add_argument("-o", "--output", metavar="FILE", default=None,
+                   help="write the resource's exact bytes (text, or the decoded blob) to FILE ('-': stdout)")
     json_flag(r)
     json_flag(sub("prompts", "list the prompts"))
     pr = sub("prompt", "get a prompt")
@@ -193,12 +237,19 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("args", metavar="KEY=VALUE", nargs="*", help="prompt arguments (strings)")
     json_flag(pr)
     json_flag(sub("ping", "check that the server answers"))
+    co = sub("complete", "ask the server to complete an argument of a prompt or a resource template")
+    co.add_argument("kind", metavar="prompt|resource", choices=("prompt", "resource"))
+    co.add_argument("ref", metavar="NAME|URI_TEMPLATE", help="the prompt's name, or the resource template's URI template")
+    co.add_argument("argument", metavar="ARG=PARTIAL", help="the argument and what is typed so far (may be empty: ARG=)")
+    co.add_argument("--context", dest="context", metavar="KEY=VALUE", action="append", default=None,
+                    help="an argument already given (repeatable)")
+    json_flag(co)
     json_flag(sub("servers", "with --config FILE and no --server: each server's state"))
     return parser
 
 
 def _merge_sub(ns: argparse.Namespace) -> argparse.Namespace:
-    for name in ("header", "env", "scope"):
+    for name in ("header", "env", "scope", "root"):
         extra = getattr(ns, name + "_sub", None)
         if extra:
             setattr(ns, name, (getattr(ns, name) or []) + list(extra))
@@ -277,10 +328,8 @@ _HTTP_TYPE_NAMES = {
 }
 
 
-def server_from_config(path: str, name: Optional[str]) -> Tuple[str, Dict[str, Any]]:
-    """The transport object for server ``name`` of an ``mcpServers`` file:
-    ``{"mcpServers": {NAME: {"command", "args", "env", "cwd"} | {"url",
-    "headers", "type"}}}``. Returns (name, transport)."""
+def read_servers(path: str) -> Dict[str, Any]:
+    """The ``mcpServers`` object of a config file (entries unchecked)."""
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
@@ -291,6 +340,14 @@ def server_from_config(path: str, name: Optional[str]) -> Tuple[str, Dict[str, A
     servers = doc.get("mcpServers") if isinstance(doc, dict) else None
     if not isinstance(servers, dict) or not servers:
         raise UsageError(f'--config: {path} has no "mcpServers" object')
+    return servers
+
+
+def server_from_config(path: str, name: Optional[str]) -> Tuple[str, Dict[str, Any]]:
+    """The transport object for server ``name`` of an ``mcpServers`` file:
+    ``{"mcpServers": {NAME: {"command", "args", "env", "cwd"} | {"url",
+    "headers", "type"}}}``. Returns (name, transport)."""
+    servers = read_servers(path)
     if name is None:
         if len(servers) != 1:
             raise UsageError(f"--server: {path} lists several servers, pick one: {', '.join(sorted(servers))}")
@@ -298,6 +355,12 @@ def server_from_config(path: str, name: Optional[str]) -> Tuple[str, Dict[str, A
     entry = servers.get(name)
     if entry is None:
         raise UsageError(f"--server: no server {name!r} in {path} (it has: {', '.join(sorted(servers))})")
+    return name, entry_transport(name, entry)
+
+
+def entry_transport(name: str, entry: Any) -> Dict[str, Any]:
+    """The transport object of one ``mcpServers`` entry (UsageError names
+    what is wrong with it)."""
     if not isinstance(entry, dict):
         raise UsageError(f"--config: mcpServers.{name} is not an object")
     kind = entry.get("type")
@@ -306,7 +369,7 @@ def server_from_config(path: str, name: Optional[str]) -> Tuple[str, Dict[str, A
             args = entry.get("args", [])
             if not isinstance(args, list):
                 raise UsageError(f"--config: mcpServers.{name}.args is not a list")
-            return name, stdio_transport(
+            return stdio_transport(
                 entry["command"],
                 [str(a) if isinstance(a, (int, float)) else a for a in args],
                 env=entry.get("env"),
@@ -317,7 +380,7 @@ def server_from_config(path: str, name: Optional[str]) -> Tuple[str, Dict[str, A
             key = kind.lower() if isinstance(kind, str) else None
             if key not in _HTTP_TYPE_NAMES:
                 raise UsageError(f"--config: mcpServers.{name}.type {kind!r} is not one of stdio, http, streamable-http, sse")
-            return name, http_transport(entry["url"], entry.get("headers"), type=_HTTP_TYPE_NAMES[key])
+            return http_transport(entry["url"], entry.get("headers"), type=_HTTP_TYPE_NAMES[key])
     except InvalidArgument as exc:
         raise UsageError(f"--config: mcpServers.{name}: {exc}") from None
     raise UsageError(f'--config: mcpServers.{name} needs "command" or "url"')
@@ -441,130 +504,112 @@ def _auth_required_text(exc: AuthRequired) -> str:
 
 
 # ------------------------------------------------------------------ output
+def _save_resource(rr: ReadResourceResult, uri: str, path: str, out: IO[str], err: IO[str]) -> int:
+    """``read URI -o PATH``: the resource's exact bytes (text as UTF-8, a
+    blob decoded) to PATH, or to stdout's bytes for "-"."""
+    contents = rr.contents
+    if len(contents) > 1:
+        # A read may return several items (a directory, say): keep the one
+        # asked for when it is there, never glue items together.
+        contents = [c for c in contents if c.uri == uri]
+    if len(contents) != 1:
+        raise Failure(EXIT_PROTOCOL, f"{uri}: the server returned {len(rr.contents)} content items"
+                      + (" and none has that URI" if rr.contents else "") + "; use --json to see them all")
+    try:
+        data = contents[0].bytes()
+    except ValueError as exc:
+        raise Failure(EXIT_PROTOCOL, f"{uri}: the blob is not valid base64: {exc}") from None
+    if data is None:
+        raise Failure(EXIT_PROTOCOL, f"{uri}: the content has neither text nor blob")
+    if path == "-":
+        out.flush()
+        buf = getattr(out, "buffer", None)
+        if buf is None:
+            raise UsageError("-o -: stdout takes no bytes here; give a file name")
+        buf.write(data)
+        buf.flush()
+        return EXIT_OK
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+    except OSError as exc:
+        raise Failure(EXIT_USAGE, f"-o: cannot write {path}: {exc.strerror}") from None
+    err.write(f"{PROG}: wrote {_size(len(data))} to {path}\n")
+    return EXIT_OK
 
 
-def _width() -> int:
-    return max(40, shutil.get_terminal_size((100, 24)).columns)
+# ------------------------------------------------------------------ server requests
 
 
-def _one_line(text: Optional[str]) -> str:
-    return " ".join((text or "").split())
+def _host_request_options(ns: argparse.Namespace, stdin: IO[str], err: IO[str], term: TerminalInput) -> Dict[str, Any]:
+    """What the client offers to answer, and how. Nothing is declared that
+    cannot be answered:
 
-
-def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: Optional[int] = None) -> str:
-    """Aligned columns; the last column is cut (with "…") to fit ``width``."""
-    width = width or _width()
-    cols = len(headers)
-    cells = [[_one_line(c) for c in r] for r in rows]
-    widths = [max([len(headers[i])] + [len(r[i]) for r in cells]) for i in range(cols)]
-    lines = []
-    for r in [list(headers)] + cells:
-        parts = [r[i].ljust(widths[i]) for i in range(cols - 1)]
-        prefix = "  ".join(parts) + ("  " if parts else "")
-        last = r[cols - 1]
-        room = width - len(prefix)
-        if room < 12:
-            room = 12
-        if len(last) > room:
-            last = last[: room - 1] + "…"
-        lines.append((prefix + last).rstrip())
-    return "\n".join(lines)
-
-
-def _wrap(text: str, width: int, indent: str = "") -> str:
-    out: List[str] = []
-    for line in text.splitlines() or [""]:
-        if len(indent) + len(line) <= width or not line.strip():
-            out.append(indent + line)
-        else:
-            out.extend(
-                textwrap.wrap(
-                    line,
-                    width=width,
-                    initial_indent=indent,
-                    subsequent_indent=indent,
-                    break_long_words=True,
-                    break_on_hyphens=False,
-                    replace_whitespace=False,
-                    drop_whitespace=True,
-                )
-                or [indent]
-            )
-    return "\n".join(out)
-
-
-def _size(n: Optional[int]) -> str:
-    if n is None:
-        return "unknown size"
-    return f"{n} byte" if n == 1 else f"{n:,} bytes"
-
-
-def _describe_resource(c: ResourceContents) -> Optional[str]:
-    """None for text (printed as is), else a one-line description."""
-    if c.text is not None:
-        return None
-    return f"[blob {c.mime_type or 'application/octet-stream'}, {_size(c.size)}] {c.uri}".rstrip()
-
-
-def format_content(blocks: Sequence[Content], width: Optional[int] = None) -> str:
-    width = width or _width()
-    out: List[str] = []
-    for b in blocks:
-        if b.type == "text":
-            out.append(_wrap(b.text or "", width))
-        elif b.type in ("image", "audio"):
-            out.append(f"[{b.type} {b.mime_type or 'unknown type'}, {_size(b.size)}]")
-        elif b.type == "resource_link":
-            extra = ", ".join(x for x in (b.name, b.mime_type) if x)
-            out.append(f"[resource link] {b.uri or ''}" + (f" ({extra})" if extra else ""))
-        elif b.type == "resource" and b.resource is not None:
-            desc = _describe_resource(b.resource)
-            if desc is None:
-                out.append(f"[resource {b.resource.uri}]")
-                out.append(_wrap(b.resource.text or "", width))
-            else:
-                out.append(desc)
-        else:
-            out.append(f"[{b.type or 'unknown'} content] " + json.dumps(b.raw, ensure_ascii=False))
-    return "\n".join(out)
-
-
-def _schema_args(schema: Mapping[str, Any]) -> str:
-    props = schema.get("properties")
-    if not isinstance(props, dict):
-        return ""
-    required = schema.get("required") if isinstance(schema.get("required"), list) else []
-    return ", ".join(f"{k}*" if k in (required or []) else k for k in props)
-
-
-def _capabilities(caps: Mapping[str, Any]) -> str:
-    parts = []
-    for name, value in caps.items():
-        flags = [k for k, v in value.items() if v is True] if isinstance(value, dict) else []
-        parts.append(f"{name} ({', '.join(flags)})" if flags else name)
-    return ", ".join(parts) or "none"
-
-
-def format_info(info: ServerInfo, width: Optional[int] = None) -> str:
-    width = width or _width()
-    title = f" — {info.title}" if info.title else ""
-    lines = [
-        f"server        {info.name} {info.version}{title}".rstrip(),
-        f"protocol      {info.protocol_version or '?'} over {info.transport or '?'}",
-        f"capabilities  {_capabilities(info.capabilities)}",
-    ]
-    if info.instructions:
-        lines.append("instructions")
-        lines.append(_wrap(info.instructions, width, indent="  "))
-    return "\n".join(lines)
-
-
-def _dump(value: Any, out: IO[str]) -> None:
-    json.dump(value, out, indent=2, ensure_ascii=False)
-    out.write("\n")
+    - elicitation: only on a terminal (stdin and stderr), as a form;
+    - sampling: with --sampling-command, answered by the command (the
+      library's sampling policy in "reviewed_model" mode: local bounds
+      first, the redacted summary shown, then the command); on a terminal
+      without it, declared with the "deny" policy so that a request is
+      shown (its summary) and refused with a reason; elsewhere not declared.
+    """
+    options: Dict[str, Any] = {}
+    interactive = _isatty(stdin) and _isatty(err)
+    if ns.sampling_command is not None:
+        try:
+            words = shlex.split(ns.sampling_command)
+        except ValueError as exc:
+            raise UsageError(f"--sampling-command: {exc}") from None
+        if not words:
+            raise UsageError("--sampling-command: empty command")
+        if shutil.which(words[0]) is None:
+            raise UsageError(f"--sampling-command: executable not found: {words[0]}")
+        options["sampling_policy"] = {"mode": "reviewed_model"}
+        options["review"] = review_printer(err, os.path.basename(words[0]), bool(ns.quiet))
+        options["sampling"] = sampling_command_handler(ns.sampling_command, err)
+        options["on_sampling_denied"] = denial_printer(err)
+    elif interactive:
+        options["sampling_policy"] = {"mode": "deny"}
+        options["on_sampling_denied"] = denial_printer(err)
+    if interactive:
+        options["elicitation"] = elicitation_handler(term, err)
+    return options
 
 
 # ------------------------------------------------------------------ running
+
+#: How long a failed connection waits for the "closed" event carrying them.
+CLOSED_WAIT_S = 2.0
+
+
+class _ClosedWatch:
+    """on_closed: keeps the Closed event (its stderr_tail says why a server
+    died at startup)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.closed: Optional[Closed] = None
+
+    def __call__(self, c: Closed) -> None:
+        if self.closed is None:
+            self.closed = c
+        self._event.set()
+
+    def wait(self, timeout: float = CLOSED_WAIT_S) -> Optional[Closed]:
+        self._event.wait(timeout)
+        return self.closed
+
+
+def _show_stderr_tail(c: Optional[Closed], err: IO[str]) -> None:
+    if c is None or not c.stderr_tail:
+        return
+    text = stderr_tail_text(c.stderr_tail)
+    if text:
+        err.write(text)
+        err.flush()
+
+
+def _connect_exit(exc: LemonMCPError) -> int:
+    return EXIT_TIMEOUT if isinstance(exc, TimeoutError) else EXIT_CONNECT
 
 
 def _exit_for(exc: LemonMCPError) -> int:
@@ -572,7 +617,9 @@ def _exit_for(exc: LemonMCPError) -> int:
         return EXIT_AUTH
     if isinstance(exc, UnsupportedError):
         return EXIT_UNSUPPORTED
-    if isinstance(exc, (ClosedError, TransportError, TimeoutError)):
+    if isinstance(exc, TimeoutError):
+        return EXIT_TIMEOUT
+    if isinstance(exc, (ClosedError, TransportError)):
         return EXIT_CONNECT
     if isinstance(exc, Cancelled):
         return EXIT_INTERRUPTED
@@ -588,61 +635,42 @@ def _error_text(exc: LemonMCPError) -> str:
     return msg
 
 
-class _ProgressLine:
-    """Progress on stderr: one rewritten line on a terminal, lines elsewhere."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self.stream = stream
-        self.tty = bool(getattr(stream, "isatty", lambda: False)())
-        self.dirty = False
-
-    def __call__(self, p: Progress) -> None:
-        if p.total:
-            amount = f"{p.progress:g}/{p.total:g} ({100.0 * p.progress / p.total:.0f}%)"
-        else:
-            amount = f"{p.progress:g}"
-        text = f"progress {amount}" + (f" {_one_line(p.message)}" if p.message else "")
-        if self.tty:
-            self.stream.write("\r\033[K" + text[: _width() - 1])
-            self.dirty = True
-        else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
-
-    def finish(self) -> None:
-        if self.dirty:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
-            self.dirty = False
+def _set_log_level(client: Client, level: str, err: IO[str]) -> None:
+    """--log-level: logging/setLevel, or a warning when the server has no
+    logging (the command still runs)."""
+    if not client.server_info.has_capability("logging"):
+        err.write(f"{PROG}: warning: the server does not declare logging; --log-level {level} is not sent\n")
+        return
+    client.set_logging_level(level)
 
 
-def _log_printer(stream: IO[str]) -> Callable[[LogRecord], None]:
-    def show(rec: LogRecord) -> None:
-        label = "server" if rec.source == "stderr" else rec.source or "log"
-        stream.write(f"[{label}] {rec.message}\n")
-        stream.flush()
-
-    return show
-
-
-def _notification_printer(stream: IO[str]) -> Callable[[Notification], None]:
-    def show(n: Notification) -> None:
-        if n.method == "notifications/message":
-            data = n.params.get("data")
-            text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-            logger = n.params.get("logger")
-            stream.write(f"[server {n.params.get('level', 'info')}{' ' + logger if isinstance(logger, str) else ''}] {text}\n")
-        else:
-            stream.write(f"[notification] {n.method}\n")
-        stream.flush()
-
-    return show
+def _complete(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str], as_json: bool) -> int:
+    """``complete prompt NAME ARG=PARTIAL`` / ``complete resource URI ARG=PARTIAL``."""
+    arg, sep, partial = ns.argument.partition("=")
+    if not sep or not arg:
+        raise UsageError(f"complete: expected ARG=PARTIAL, got {ns.argument!r}")
+    ref: Dict[str, Any] = (
+        {"type": "ref/prompt", "name": ns.ref} if ns.kind == "prompt" else {"type": "ref/resource", "uri": ns.ref}
+    )
+    context = parse_kv(ns.context or [], json_values=False) or None
+    res = client.complete(ref, arg, partial, context=context)
+    if as_json:
+        _dump(res.raw, out)
+        return EXIT_OK
+    for v in res.values:
+        out.write(v + "\n")
+    if res.has_more or (res.total is not None and res.total > len(res.values)):
+        more = f"{res.total - len(res.values)} more" if res.total is not None else "more"
+        err.write(f"{PROG}: the server has {more} values\n")
+    return EXIT_OK
 
 
 def _run_command(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     as_json = bool(getattr(ns, "json_output", False))
     cmd = ns.command
-    width = _width()
+    # Fitting to a width is for a person at a terminal; a pipe or a file
+    # gets every character.
+    width: Optional[int] = _width() if _isatty(out) else None
     if cmd == "info":
         info = client.server_info
         if as_json:
@@ -691,12 +719,14 @@ def _run_command(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[s
         return EXIT_OK
     if cmd == "read":
         rr: ReadResourceResult = client.read_resource(ns.uri)
+        if ns.output is not None:
+            return _save_resource(rr, ns.uri, ns.output, out, err)
         if as_json:
             _dump(rr.raw, out)
         else:
             for c in rr.contents:
                 desc = _describe_resource(c)
-                out.write((_wrap(c.text or "", width) if desc is None else desc) + "\n")
+                out.write(_line_end(c.text or "") if desc is None else desc + " (read -o FILE saves it)\n")
         return EXIT_OK
     if cmd == "prompts":
         ps = client.list_prompts()
@@ -719,8 +749,10 @@ def _run_command(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[s
             if gp.description:
                 out.write(_wrap(gp.description, width) + "\n\n")
             for m in gp.messages:
-                out.write(f"[{m.role}]\n{format_content([m.content], width)}\n")
+                out.write(f"[{m.role}]\n{format_content([m.content])}")
         return EXIT_OK
+    if cmd == "complete":
+        return _complete(client, ns, out, err, as_json)
     if cmd == "ping":
         start = time.perf_counter()
         client.ping()
@@ -734,8 +766,26 @@ def _run_command(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[s
     raise UsageError(f"unknown command {cmd!r}")  # pragma: no cover - argparse guards
 
 
-def _call(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str], as_json: bool, width: int) -> int:
-    arguments, as_json = _tool_arguments(ns, as_json)
+def _input_schema(client: Client, tool: str) -> Optional[Mapping[str, Any]]:
+    """The tool's inputSchema from tools/list (None when the server does not
+    list it: then the call itself says what is wrong)."""
+    for t in client.list_tools():
+        if t.name == tool:
+            return t.input_schema if isinstance(t.input_schema, Mapping) else None
+    return None
+
+
+def _typed_arguments(tool: str, words: Sequence[str], schema: Callable[[], Optional[Mapping[str, Any]]]) -> Dict[str, Any]:
+    """KEY=VALUE words typed by the tool's input schema (see _cli_args)."""
+    try:
+        split_words(words)  # a malformed word is a usage error before any request
+        return arguments_from_words(words, schema())
+    except ArgumentError as exc:
+        raise UsageError(f"call {tool}: {exc}") from None
+
+
+def _call(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str], as_json: bool, width: Optional[int]) -> int:
+    arguments, as_json = _tool_arguments(ns, as_json, lambda: _input_schema(client, ns.tool))
     progress = None if ns.quiet else _ProgressLine(err)
     try:
         result: CallToolResult = client.call_tool(ns.tool, arguments, progress=progress if progress else None)
@@ -745,9 +795,12 @@ def _call(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str], as
     return _show_tool_result(result, ns.tool, out, err, as_json, width)
 
 
-def _tool_arguments(ns: argparse.Namespace, as_json: bool) -> Tuple[Dict[str, Any], bool]:
-    """The arguments of `call` (KEY=VALUE words, --json ARGS, --args JSON),
-    and whether the output is JSON."""
+def _tool_arguments(
+    ns: argparse.Namespace, as_json: bool, schema: Callable[[], Optional[Mapping[str, Any]]]
+) -> Tuple[Dict[str, Any], bool]:
+    """The arguments of `call` (KEY=VALUE words typed by the tool's input
+    schema, which ``schema()`` fetches only when there are words; --json
+    ARGS, --args JSON), and whether the output is JSON."""
     words = list(ns.args)
     arguments: Dict[str, Any] = {}
     call_json = getattr(ns, "call_json", None)
@@ -762,17 +815,20 @@ def _tool_arguments(ns: argparse.Namespace, as_json: bool) -> Tuple[Dict[str, An
             words.insert(0, call_json)
     if ns.call_args is not None:
         arguments.update(_json_object(ns.call_args, "--args"))
-    arguments.update(parse_kv(words))
+    if words:
+        arguments.update(_typed_arguments(ns.tool, words, schema))
     return arguments, as_json
 
 
-def _show_tool_result(result: CallToolResult, tool: str, out: IO[str], err: IO[str], as_json: bool, width: int) -> int:
+def _show_tool_result(
+    result: CallToolResult, tool: str, out: IO[str], err: IO[str], as_json: bool, width: Optional[int]
+) -> int:
     if as_json:
         _dump(result.raw, out)
     else:
-        text = format_content(result.content, width)
+        text = format_content(result.content)
         if text:
-            out.write(text + "\n")
+            out.write(text)
         elif result.structured_content is not None:
             _dump(result.structured_content, out)
     if result.is_error:
@@ -792,7 +848,7 @@ def _host_main(ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     from .host import Host  # the host is only loaded when used
 
     as_json = bool(getattr(ns, "json_output", False))
-    width = _width()
+    width: Optional[int] = _width() if _isatty(out) else None
     try:
         with open(ns.config, encoding="utf-8") as f:
             config = json.load(f)
@@ -835,7 +891,13 @@ def _host_main(ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
                 rows = [(t.name, t.server, _schema_args(t.input_schema), _one_line(t.description or t.title or "")) for t in tools]
                 out.write(format_table(("NAME", "SERVER", "ARGUMENTS", "DESCRIPTION"), rows, width) + "\n")
             return EXIT_OK
-        arguments, as_json = _tool_arguments(ns, as_json)
+        def schema() -> Optional[Mapping[str, Any]]:
+            for t in host.list_tools():
+                if t.name == ns.tool:
+                    return t.input_schema if isinstance(t.input_schema, Mapping) else None
+            return None
+
+        arguments, as_json = _tool_arguments(ns, as_json, schema)
         result = host.call_tool(ns.tool, arguments, timeout=ns.timeout or None)
         return _show_tool_result(result, ns.tool, out, err, as_json, width)
 
@@ -882,7 +944,10 @@ def main(
         parser.print_usage(err)
         return fail(EXIT_USAGE, str(exc))
 
-    options: Dict[str, Any] = {"roots": [os.getcwd()], **auth_options}
+    options: Dict[str, Any] = dict(auth_options)
+    if ns.root:
+        # Offered only when asked: a root tells the server where it may look.
+        options["roots"] = list(ns.root)
     if "authorize" in auth_options and ns.timeout is None:
         # The handshake includes the person in front of the browser.
         options["ready_timeout"] = AUTHORIZE_TIMEOUT_S + 30.0
@@ -895,7 +960,18 @@ def main(
             options["ready_timeout"] = ns.timeout
     if ns.verbose:
         options["on_log"] = _log_printer(err)
-        options["on_notification"] = _notification_printer(err)
+    if ns.verbose or ns.log_level:
+        # -v: every notification; --log-level: the log messages asked for.
+        options["on_notification"] = _notification_printer(err, only_logs=not ns.verbose)
+    closed = _ClosedWatch()
+    options["on_closed"] = closed
+    term = TerminalInput(inp)
+    stdio = transport.get("type") == "stdio"  # only a process has a stderr
+    try:
+        options.update(_host_request_options(ns, inp, err, term))
+    except UsageError as exc:
+        parser.print_usage(err)
+        return fail(EXIT_USAGE, str(exc))
 
     client: Optional[Client] = None
     try:
@@ -915,13 +991,23 @@ def main(
             code = EXIT_PROTOCOL if isinstance(exc, ProtocolError) else EXIT_UNSUPPORTED
             return fail(code, f"the server {target} failed the handshake: {_error_text(exc)}")
         except LemonMCPError as exc:
-            return fail(EXIT_CONNECT, f"cannot connect to {target}: {_error_text(exc)}")
+            status = fail(_connect_exit(exc), f"cannot connect to {target}: {_error_text(exc)}")
+            if stdio and not ns.verbose:  # with -v its lines were shown as they came
+                _show_stderr_tail(closed.wait(), err)
+            return status
         try:
+            if ns.log_level:
+                _set_log_level(client, ns.log_level, err)
             return _run_command(client, ns, out, err)
         except UsageError as exc:
             return fail(EXIT_USAGE, str(exc))
+        except Failure as exc:
+            return fail(exc.status, str(exc))
         except LemonMCPError as exc:
-            return fail(_exit_for(exc), _error_text(exc))
+            status = fail(_exit_for(exc), _error_text(exc))
+            if stdio and isinstance(exc, ClosedError) and not ns.verbose:
+                _show_stderr_tail(closed.wait(), err)  # the server died: its last words
+            return status
     except KeyboardInterrupt:
         return fail(EXIT_INTERRUPTED, "interrupted")
     except BrokenPipeError:
@@ -932,6 +1018,7 @@ def main(
             pass
         return EXIT_OK
     finally:
+        term.stop()  # a form still waiting for input is cancelled
         if client is not None:
             try:
                 client.close()

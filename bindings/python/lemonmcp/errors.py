@@ -169,8 +169,10 @@ class ClosedError(LemonMCPError, ConnectionError):
     status = E_CLOSED
 
 
-class TransportError(LemonMCPError):
-    """An I/O or spawn failure in the transport."""
+class TransportError(LemonMCPError, ConnectionError):
+    """An I/O or spawn failure in the transport: the server could not be
+    started (its executable not found included) or reached. Also a builtin
+    ``ConnectionError``, like ``ClosedError``."""
 
     status = E_TRANSPORT
 

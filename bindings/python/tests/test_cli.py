@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import sys
 import shlex
 from typing import Any, List, Optional
 
@@ -11,14 +12,15 @@ import pytest
 
 import lemonmcp
 
-from conftest import FIXTURE, PKG_ROOT, run_cli
+from cli_run import run_cli
+from conftest import FIXTURE
 
 
 def srv(*flags: str) -> List[str]:
     return ["--stdio", shlex.join([FIXTURE, *flags])]
 
 
-OK, TOOL_ERROR, USAGE, CONNECT, PROTOCOL, UNSUPPORTED = 0, 1, 2, 3, 4, 5
+OK, TOOL_ERROR, USAGE, CONNECT, PROTOCOL, UNSUPPORTED, TIMEOUT = 0, 1, 2, 3, 4, 5, 124
 
 CASES = [
     # (id, argv, exit status, text in stdout, text in stderr)
@@ -51,7 +53,8 @@ CASES = [
     ("unreachable", ["--stdio", "/nonexistent/mcp-server --flag", "tools"], CONNECT, None, "cannot connect"),
     ("not-on-path", ["--stdio", "no-such-mcp-server-xyz", "info"], CONNECT, None, "not found"),
     ("server-exits", srv("-exit-after-ms", "1", "-no-init") + ["info"], CONNECT, None, "lemonmcp:"),
-    ("no-answer", srv("-no-init") + ["--timeout", "0.5", "info"], CONNECT, None, "lemonmcp:"),
+    ("no-answer", srv("-no-init") + ["--timeout", "0.5", "info"], TIMEOUT, None, "did not answer initialize"),
+    ("call-timeout", srv() + ["--timeout", "0.3", "call", "slow", "ms=5000"], TIMEOUT, None, "within 300 ms"),
     ("crash", srv() + ["call", "crash"], CONNECT, None, "exited"),
     ("init-error", srv("-init-error") + ["info"], PROTOCOL, None, "handshake"),
 ]
@@ -139,11 +142,56 @@ def test_cli_config_file(fixture_path: str, tmp_path: Any) -> None:
     assert r.returncode == 2 and "cannot read" in r.stderr
 
 
-def test_cli_roots_are_the_working_directory(fixture_path: str) -> None:
+def test_cli_offers_no_root_unasked(fixture_path: str) -> None:
+    # Without --root the client declares no roots capability: the server's
+    # roots/list is refused, and the fixture reports that as a tool error.
     r = run_cli(srv() + ["call", "roots"])
-    assert r.returncode == 0
+    assert r.returncode == TOOL_ERROR, (r.stdout, r.stderr)
+    assert "roots/list" in r.stdout and "method not found" in r.stdout
+
+
+def test_cli_roots_are_the_ones_given(fixture_path: str, tmp_path: Any) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    r = run_cli(srv() + ["--root", str(a), "call", "roots", "--root", str(b)])
+    assert r.returncode == 0, r.stderr
     roots = json.loads(r.stdout)["roots"]
-    assert roots == [{"uri": pathlib.Path(PKG_ROOT).resolve().as_uri()}]
+    assert roots == [{"uri": a.resolve().as_uri()}, {"uri": b.resolve().as_uri()}]
+
+
+def test_cli_text_is_written_verbatim_to_a_pipe(fixture_path: str) -> None:
+    # A 250-character line stays one line: nothing is re-wrapped.
+    r = run_cli(srv() + ["call", "large", "bytes=250"])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "x" * 250 + "\n"
+    # JSON text from a tool still parses when saved.
+    text = json.dumps({"k": "v " * 200, "n": [1, 2, 3]})
+    r = run_cli(srv() + ["call", "echo", "--args", json.dumps({"text": text})])
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == json.loads(text)
+    # Tables are not cut to a width either.
+    r = run_cli(srv() + ["templates"], env={"COLUMNS": "40"})
+    assert r.returncode == 0
+    assert "…" not in r.stdout
+
+
+def test_cli_read_output_file_has_the_exact_bytes(fixture_path: str, tmp_path: Any) -> None:
+    blob = tmp_path / "blob.bin"
+    r = run_cli(srv() + ["read", "fixture://blob", "-o", str(blob)])
+    assert r.returncode == 0, r.stderr
+    assert blob.read_bytes() == bytes(range(16))
+    assert r.stdout == "" and "wrote 16 bytes" in r.stderr
+    text = tmp_path / "item.txt"
+    r = run_cli(srv() + ["read", "fixture://item/02", "--output", str(text)])
+    assert r.returncode == 0, r.stderr
+    rj = run_cli(srv() + ["--json", "read", "fixture://item/02"])
+    assert text.read_bytes() == json.loads(rj.stdout)["contents"][0]["text"].encode("utf-8")
+    # "-" writes the bytes to stdout
+    r = run_cli(srv() + ["read", "fixture://blob", "-o", "-"], text=False)
+    assert r.returncode == 0 and r.stdout == bytes(range(16))
+    r = run_cli(srv() + ["read", "fixture://blob", "-o", str(tmp_path / "no" / "dir" / "f")])
+    assert r.returncode == USAGE and "cannot write" in r.stderr
 
 
 def test_cli_json_args_from_stdin(fixture_path: str) -> None:
@@ -156,6 +204,72 @@ def test_cli_version_and_help() -> None:
     assert r.returncode == 0 and "lemonmcp 0.1.0" in r.stdout
     r = run_cli(["--help"])
     assert r.returncode == 0 and "call" in r.stdout and "exit status" in r.stdout
+
+
+SERVERS = pathlib.Path(__file__).parent / "cli_servers"
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_cli_server_dying_at_startup_says_why(verbose: bool) -> None:
+    script = SERVERS / "dies_at_startup.py"
+    r = run_cli(["--stdio", shlex.join([sys.executable, str(script)])] + (["-v"] if verbose else []) + ["tools"])
+    assert r.returncode == CONNECT, r.stderr
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.splitlines()
+    ours = [ln for ln in lines if ln.startswith("lemonmcp:")]
+    assert len(ours) == 1 and "exited with status 1" in ours[0], r.stderr
+    assert "missing API key" not in ours[0]  # the library's message holds no raw output
+    if verbose:  # shown as they came, not again
+        assert "[server] error: missing API key (set EXAMPLE_API_KEY)" in r.stderr
+        assert "the server's stderr" not in r.stderr
+    else:  # one line of ours, then the server's own words, labelled as such
+        assert lines == [ours[0],
+            "the server's stderr (last 2 lines):",
+            "  | starting example server v1",
+            "  | error: missing API key (set EXAMPLE_API_KEY)",
+        ], r.stderr
+
+
+def test_cli_server_stderr_tail_is_bounded_and_escaped(tmp_path: Any) -> None:
+    script = tmp_path / "noisy.py"
+    script.write_text(
+        "import sys\n"
+        "for i in range(100):\n"
+        "    sys.stderr.write(f'line {i:03d} ' + 'y' * 300 + '\\n')\n"
+        "sys.stderr.write('evil \\x1b[2J escape\\n')\n"
+        "sys.exit(2)\n"
+    )
+    r = run_cli(["--stdio", shlex.join([sys.executable, str(script)]), "info"])
+    assert r.returncode == CONNECT
+    head, _, tail = r.stderr.partition("the server's stderr")
+    assert "\x1b" not in r.stderr and "evil \\x1b[2J escape" in tail
+    shown = [ln for ln in tail.splitlines() if ln.startswith("  | ")]
+    assert 1 < len(shown) <= 20
+    assert sum(len(ln) for ln in shown) <= 4096 + 20 * 4
+    assert "line 099" in tail and "line 000" not in tail
+
+
+def test_cli_timeout_exit_code_is_documented() -> None:
+    r = run_cli(["--help"])
+    assert "124 timeout" in r.stdout
+    from lemonmcp.cli import EXIT
+
+    assert EXIT["timeout"] == TIMEOUT
+
+
+def test_missing_executable_is_a_connection_error() -> None:
+    # The library reports it as a transport failure (LMCP_E_TRANSPORT): in
+    # Python a TransportError, which is a builtin ConnectionError, never an
+    # InvalidArgument; on the command line exit 3.
+    c = lemonmcp.Client.stdio("no-such-mcp-server-xyz", ["--flag"])
+    with pytest.raises(lemonmcp.TransportError) as info:
+        c.open(timeout=10)
+    assert isinstance(info.value, ConnectionError)
+    assert not isinstance(info.value, lemonmcp.InvalidArgument)
+    assert str(info.value) == "executable not found: no-such-mcp-server-xyz"
+    r = run_cli(["--stdio", "no-such-mcp-server-xyz --flag", "info"])
+    assert r.returncode == CONNECT
+    assert r.stderr == "lemonmcp: cannot connect to no-such-mcp-server-xyz: executable not found: no-such-mcp-server-xyz\n"
 
 
 def test_cli_config_runs_every_server_as_a_host(fixture_path: str, tmp_path: Any) -> None:
@@ -181,6 +295,10 @@ def test_cli_config_runs_every_server_as_a_host(fixture_path: str, tmp_path: Any
     assert r.returncode == 0, r.stderr
     states = {name: s["state"] for name, s in json.loads(r.stdout).items()}
     assert states == {"fx": "ready", "fy": "ready", "dead": "failed"}
+    r = run_cli(["--config", str(cfg), "--json", "call", "fx__echo", "text=42"])
+    assert r.returncode == 0 and json.loads(r.stdout)["structuredContent"] == {"text": "42"}, r.stderr
+    r = run_cli(["--config", str(cfg), "call", "fx__add", "a=1", "b=two"])
+    assert r.returncode == 2 and "argument b: expected a number" in r.stderr, r.stderr
     r = run_cli(["--config", str(cfg), "call", "nope__echo"])
     assert r.returncode != 0 and "nope__echo" in r.stderr
     r = run_cli(srv() + ["servers"])

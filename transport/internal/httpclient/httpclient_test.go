@@ -96,3 +96,34 @@ func TestStatusError(t *testing.T) {
 	require.True(t, strings.HasSuffix(long, "…"))
 	require.Equal(t, "HTTP 500 Internal Server Error: a b", StatusError(resp(500, "text/plain", "a\x1bb")).Message)
 }
+
+// A server that echoes the request's headers in its error body must not
+// get a secret header value into the message.
+func TestStatusErrorScrubsEchoedHeaders(t *testing.T) {
+	req, _ := http.NewRequest("POST", "http://h/mcp", nil)
+	req.Header.Set("Authorization", "Bearer sk-live-0123456789abcdef")
+	req.Header.Set("X-Api-Key", "k3y!")
+	req.Header.Set("Mcp-Session-Id", "sess-42424242")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for _, tc := range []struct {
+		name, ctype, body string
+	}{
+		{"plain text echo", "text/plain", "bad request; you sent Authorization: Bearer sk-live-0123456789abcdef, X-Api-Key: k3y!, session sess-42424242"},
+		{"token alone", "text/plain", "token sk-live-0123456789abcdef is revoked"},
+		{"json error echo", "application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"headers: Bearer sk-live-0123456789abcdef k3y!"}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := &http.Response{StatusCode: 400, Header: http.Header{"Content-Type": {tc.ctype}},
+				Body: io.NopCloser(strings.NewReader(tc.body)), Request: req}
+			e := StatusError(resp)
+			for _, secret := range []string{"sk-live", "0123456789abcdef", "k3y!", "sess-42424242"} {
+				require.NotContains(t, e.Message, secret)
+			}
+			require.Contains(t, e.Message, "[redacted]")
+		})
+	}
+	obj := Secrets(req).ScrubJSON([]byte(`{"code":-32022,"message":"echo Bearer sk-live-0123456789abcdef","data":{"h":"k3y!"}}`))
+	require.NotContains(t, string(obj), "0123456789abcdef")
+	require.NotContains(t, string(obj), "k3y!")
+	require.Contains(t, string(obj), `"code":-32022`)
+}

@@ -31,8 +31,10 @@ func Status(code int) string {
 // StatusError turns an error response into a transport error: 401 and 403
 // are CodeAuthRequired, anything else CodeTransport. The message is the
 // status plus, when the body says why, a short excerpt: the message of a
-// JSON-RPC error, or the first line of a plain-text body. The body is
-// consumed and closed.
+// JSON-RPC error, or the first line of a plain-text body, with every
+// header value the request carried that may be secret scrubbed out (a
+// server that echoes the request's headers must not put the host's
+// Authorization into an error message). The body is consumed and closed.
 func StatusError(resp *http.Response) *transport.Error {
 	excerpt := Excerpt(resp)
 	status := Status(resp.StatusCode)
@@ -75,7 +77,8 @@ func Excerpt(resp *http.Response) string {
 			text = text[:i]
 		}
 	}
-	return sanitize(text, excerptBytes)
+	// Scrubbed before it is cut, so that no part of a secret survives.
+	return sanitize(Secrets(resp.Request).Scrub(text), excerptBytes)
 }
 
 // sanitize makes server text fit for a message: valid UTF-8, control

@@ -17,7 +17,7 @@ func ResponseIDs(data []byte, fn func(id int64)) {
 		it := jsonx.BorrowIterator(data)
 		defer jsonx.ReturnIterator(it)
 		for it.ReadArray() {
-			item := it.SkipAndReturnBytes()
+			item := jsonx.Value(it)
 			if it.Error != nil {
 				return
 			}
@@ -31,35 +31,61 @@ func ResponseIDs(data []byte, fn func(id int64)) {
 // ResponseID reads a message object only as far as it must: an id together
 // with a result or error member makes a response, a method member rules it
 // out. Members after that are never scanned, so this is cheap on a large
-// result and works on the head of a message cut short.
+// result and works on the head of a message cut short. Any RFC 8259
+// spelling is read (white space between tokens, members in any order, an
+// integer id written 7, 7.0 or 7e0); a string id is never one of ours.
 func ResponseID(obj []byte) (int64, bool) {
 	it := jsonx.BorrowIterator(obj)
 	defer jsonx.ReturnIterator(it)
 	if it.WhatIsNext() != jsonx.KindObject {
 		return 0, false
 	}
-	var id int64
-	hasID, answered := false, false
-	for key := it.ReadObject(); key != "" && it.Error == nil; key = it.ReadObject() {
-		switch key {
-		case "id":
-			id, hasID = parseInt(it.SkipAndReturnBytes())
-		case "method":
-			return 0, false
-		case "result", "error":
-			answered = true
-			if hasID {
-				return id, true
-			}
-			it.Skip()
-		default:
-			it.Skip()
-		}
-		if hasID && answered {
-			return id, true
+	var p responsePeek
+	for key, ok := jsonx.NextMember(it); ok; key, ok = jsonx.NextMember(it) {
+		if !p.member(it, key) {
+			break
 		}
 	}
+	if p.hasID && p.answered && !p.request {
+		return p.id, true
+	}
 	return 0, false
+}
+
+// responsePeek is what ResponseID has seen so far.
+type responsePeek struct {
+	id                       int64
+	hasID, answered, request bool
+}
+
+// responseMember reads one member for ResponseID; it stops the walk as
+// soon as the answer is known.
+func (p *responsePeek) member(it *jsonx.Iterator, key string) bool {
+	switch key {
+	case "id":
+		if it.WhatIsNext() == jsonx.KindNumber {
+			p.id, p.hasID = jsonx.Integer(jsonx.Value(it))
+		} else {
+			it.Skip()
+			p.hasID = false
+			return false // a string or null id is not one we sent
+		}
+	case "method":
+		p.request = true
+		return false
+	case "result", "error":
+		p.answered = true
+		if p.hasID {
+			return false
+		}
+		it.Skip()
+	default:
+		it.Skip()
+	}
+	if p.hasID && p.answered {
+		return false
+	}
+	return it.Error == nil
 }
 
 // CancelledRequestID reads params.requestId of a notifications/cancelled
@@ -70,7 +96,7 @@ func CancelledRequestID(msg []byte) (int64, bool) {
 	if it.WhatIsNext() != jsonx.KindObject {
 		return 0, false
 	}
-	for key := it.ReadObject(); key != "" && it.Error == nil; key = it.ReadObject() {
+	for key, ok := jsonx.NextMember(it); ok; key, ok = jsonx.NextMember(it) {
 		if key != "params" {
 			it.Skip()
 			continue
@@ -78,37 +104,19 @@ func CancelledRequestID(msg []byte) (int64, bool) {
 		if it.WhatIsNext() != jsonx.KindObject {
 			return 0, false
 		}
-		for pkey := it.ReadObject(); pkey != "" && it.Error == nil; pkey = it.ReadObject() {
-			if pkey == "requestId" {
-				return parseInt(it.SkipAndReturnBytes())
+		for pkey, ok := jsonx.NextMember(it); ok; pkey, ok = jsonx.NextMember(it) {
+			if pkey != "requestId" {
+				it.Skip()
+				continue
 			}
-			it.Skip()
+			if it.WhatIsNext() != jsonx.KindNumber {
+				return 0, false
+			}
+			return jsonx.Integer(jsonx.Value(it))
 		}
 		return 0, false
 	}
 	return 0, false
-}
-
-// parseInt reads a JSON integer without allocating.
-func parseInt(b []byte) (int64, bool) {
-	neg := len(b) > 0 && b[0] == '-'
-	if neg {
-		b = b[1:]
-	}
-	if len(b) == 0 || len(b) > 18 {
-		return 0, false
-	}
-	var n int64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	if neg {
-		n = -n
-	}
-	return n, true
 }
 
 func firstByte(b []byte) byte {

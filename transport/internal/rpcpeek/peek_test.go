@@ -26,6 +26,13 @@ func TestResponseIDs(t *testing.T) {
 		{"garbage", `{{{`, nil},
 		{"empty", ``, nil},
 		{"not an object", `"id"`, nil},
+		{"spaces after colons", `{"jsonrpc": "2.0", "id": 8, "result": {}}`, []int64{8}},
+		{"pretty printed", "{\n  \"jsonrpc\": \"2.0\",\n  \"id\" :\t9 ,\r\n  \"result\": {}\n}", []int64{9}},
+		{"exponent id", `{"id":1.0e0,"result":{}}`, []int64{1}},
+		{"escaped member names", `{"\u0069d":4,"r\u0065sult":{}}`, []int64{4}},
+		{"empty member name", `{"":0,"id":6,"result":{}}`, []int64{6}},
+		{"string id that looks numeric", `{"id":"1","result":{}}`, nil},
+		{"spaced batch", `[ {"id": 1, "result": {}} , {"id": 2, "error": {}} ]`, []int64{1, 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,22 +55,12 @@ func TestCancelledRequestID(t *testing.T) {
 		{`{"method":"notifications/cancelled","params":{}}`, 0, false},
 		{`{"method":"notifications/cancelled"}`, 0, false},
 		{`[]`, 0, false},
+		{`{"method": "notifications/cancelled", "params": {"reason": "t", "requestId": 12}}`, 12, true},
+		{`{"method":"notifications/cancelled","params":{"requestId":1.2e1}}`, 12, true},
 	}
 	for _, tt := range tests {
 		id, ok := CancelledRequestID([]byte(tt.in))
 		require.Equal(t, tt.ok, ok, tt.in)
 		require.Equal(t, tt.id, id, tt.in)
-	}
-}
-
-func TestParseInt(t *testing.T) {
-	for in, want := range map[string]int64{"0": 0, "17": 17, "-4": -4, "123456789012345678": 123456789012345678} {
-		got, ok := parseInt([]byte(in))
-		require.True(t, ok, in)
-		require.Equal(t, want, got)
-	}
-	for _, in := range []string{"", "-", "1e3", "1234567890123456789", "0x1", "1.0"} {
-		_, ok := parseInt([]byte(in))
-		require.False(t, ok, in)
 	}
 }

@@ -41,6 +41,9 @@ defmodule LemonMCP.Client do
     * `:elicitation_handler` — `params -> {:ok, result} | {:error, reason}`
     * `:timeout_ms` — the deadline of each request (30 000)
     * `:ready_timeout_ms` — the deadline of the handshake (30 000)
+    * `:protocol_mode` — `"legacy"`, `"auto"` or `"modern"` (protocol.mode);
+      `:protocol_tasks` — `true` to take part in the tasks extension
+      (docs/modern.md)
     * `:subscriber` — a pid that receives events (see `subscribe/3`)
     * `:name` — a name to register the client process under
 
@@ -224,6 +227,22 @@ defmodule LemonMCP.Client do
   @spec read_resource(client(), String.t(), call_opts()) :: {:ok, [map()]} | {:error, reason()}
   def read_resource(client, uri, opts \\ @default_timeout) do
     with {:ok, r} <- request(client, "resources/read", %{"uri" => uri}, opts), do: {:ok, r["contents"] || []}
+  end
+
+  @doc """
+  Subscribes to a resource's updates, in either protocol era (a 2026-07-28
+  server is asked through `subscriptions/listen`): `:ok`; updates reach
+  subscribers as `:notification` events for `notifications/resources/updated`.
+  """
+  @spec subscribe_resource(client(), String.t(), call_opts()) :: :ok | {:error, reason()}
+  def subscribe_resource(client, uri, opts \\ @default_timeout) do
+    with {:ok, _} <- request(client, "resources/subscribe", %{"uri" => uri}, opts), do: :ok
+  end
+
+  @doc "Ends a resource subscription made with `subscribe_resource/3`: `:ok`."
+  @spec unsubscribe_resource(client(), String.t(), call_opts()) :: :ok | {:error, reason()}
+  def unsubscribe_resource(client, uri, opts \\ @default_timeout) do
+    with {:ok, _} <- request(client, "resources/unsubscribe", %{"uri" => uri}, opts), do: :ok
   end
 
   @doc "Every prompt (all pages): `{:ok, [prompt_map]}`."

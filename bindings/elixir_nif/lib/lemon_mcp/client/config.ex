@@ -29,6 +29,8 @@ defmodule LemonMCP.Client.Config do
     :close_grace_ms,
     :max_message_bytes,
     :protocol_versions,
+    :protocol_mode,
+    :protocol_tasks,
     :subscriber,
     :name,
     # The seed's start timeout (HTTP/SSE: start waits for the handshake).
@@ -335,11 +337,17 @@ defmodule LemonMCP.Client.Config do
     end
   end
 
+  # protocol.versions, protocol.mode ("legacy" | "auto" | "modern") and
+  # protocol.tasks (the tasks extension, docs/modern.md); the library
+  # validates them.
   defp protocol(opts) do
-    case Keyword.get(opts, :protocol_versions) do
-      nil -> {:ok, nil}
-      vs -> json(%{"versions" => vs}, "protocol_versions")
-    end
+    p =
+      %{}
+      |> put_unless_nil("versions", Keyword.get(opts, :protocol_versions))
+      |> put_unless_nil("mode", Keyword.get(opts, :protocol_mode))
+      |> put_unless_nil("tasks", Keyword.get(opts, :protocol_tasks))
+
+    if p == %{}, do: {:ok, nil}, else: json(p, "protocol")
   end
 
   # The seed sends :capabilities as given. The library advertises roots,

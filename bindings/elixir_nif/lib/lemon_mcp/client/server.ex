@@ -70,18 +70,24 @@ defmodule LemonMCP.Client.Server do
 
   defp config_reason(status, info), do: Error.reason(status, info)
 
-  # The seed's {:invalid_command, "Executable not found: cmd"}.
-  defp connect_reason(-1, info, config) do
+  # The seed's {:invalid_command, "Executable not found: cmd"}: the library
+  # reports a missing executable as a transport failure (-8), the other
+  # unusable commands (not executable, missing cwd) as invalid arguments.
+  defp connect_reason(status, info, config) when status in [-1, -8] do
     msg = Error.message(info)
 
-    if msg =~ ~r/executable not found/i do
-      {:invalid_command, "Executable not found: " <> get_in(config, ["transport", "command"])}
-    else
-      {:invalid_command, msg}
+    cond do
+      msg =~ ~r/executable not found/i ->
+        {:invalid_command, "Executable not found: " <> get_in(config, ["transport", "command"])}
+
+      status == -1 ->
+        {:invalid_command, msg}
+
+      true ->
+        {:spawn_failed, msg}
     end
   end
 
-  defp connect_reason(-8, info, _config), do: {:spawn_failed, Error.message(info)}
   defp connect_reason(status, info, _config), do: Error.reason(status, info)
 
   @impl true

@@ -1,0 +1,440 @@
+package core
+
+import (
+	"bytes"
+	"slices"
+	"time"
+
+	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+)
+
+// subscriptions/listen (SEP-2575, basic/patterns/subscriptions) replaces,
+// in the 2026-07-28 era, the GET stream and resources/subscribe: the
+// client keeps one listen request open whose filter names everything the
+// host wants to hear about (list changes the server advertises, the
+// resources the host subscribed to, the tasks being awaited). A change of
+// the filter opens a new listen; the old one ends once the new one is
+// acknowledged, so nothing is missed in between. Notifications carry the
+// listen's request id in _meta; those of a listen the client no longer
+// keeps are dropped. They reach the host as the same "notification"
+// events a legacy server's produce.
+
+const (
+	metaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
+	methodListen       = "subscriptions/listen"
+	notifyAcknowledged = "notifications/subscriptions/acknowledged"
+	// maxRelisten bounds the re-listens after a broken stream without an
+	// acknowledgement in between.
+	maxRelisten = 5
+	// relistenDelay is the first re-listen's delay; each failure doubles it.
+	relistenDelay = 100 * time.Millisecond
+	// switchWait bounds how long a stdio listen switch waits for the old
+	// listens to answer their cancellation: a server that follows the
+	// cancellation rules does not answer, so this is what a filter change
+	// costs against it.
+	switchWait = 250 * time.Millisecond
+)
+
+// listenFilter is the notifications member of subscriptions/listen and of
+// its acknowledgement.
+type listenFilter struct {
+	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
+	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
+	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
+	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+	TaskIDs               []string `json:"taskIds,omitempty"`
+}
+
+func (f *listenFilter) empty() bool {
+	return !f.ToolsListChanged && !f.PromptsListChanged && !f.ResourcesListChanged && len(f.ResourceSubscriptions) == 0 && len(f.TaskIDs) == 0
+}
+
+// listenState is the client's side of its listen streams. Guarded by c.mu.
+type listenState struct {
+	lists    listenFilter           // the list changes asked for (from the server's capabilities)
+	uris     []string               // resources the host subscribed to
+	tasks    []string               // tasks awaited (tasks.go)
+	awaiting map[string]*call       // the call following each awaited task
+	live     map[int64]*call        // open listens by request id (= subscription id)
+	current  int64                  // the newest listen's id, 0 when none
+	asked    map[int64]listenFilter // what each open listen asked for
+	waiters  []*call                // resources/subscribe calls awaiting an acknowledgement
+	failures int                    // re-listens since the last acknowledgement
+	timer    *time.Timer            // a pending re-listen
+	// closing: on stdio, the listens whose end the next one waits for.
+	closing     map[int64]bool
+	switchTimer *time.Timer
+}
+
+type capsListChanged struct {
+	Tools *struct {
+		ListChanged bool `json:"listChanged"`
+	} `json:"tools"`
+	Prompts *struct {
+		ListChanged bool `json:"listChanged"`
+	} `json:"prompts"`
+	Resources *struct {
+		ListChanged bool `json:"listChanged"`
+	} `json:"resources"`
+}
+
+// configureListen records which list changes to listen for: those the
+// server advertises, unless the host turned listening off.
+func (c *Client) configureListen(rawCaps []byte) {
+	if c.opts.NoListen {
+		return
+	}
+	var caps capsListChanged
+	if len(rawCaps) > 0 && jsonx.Unmarshal(rawCaps, &caps) != nil {
+		return
+	}
+	c.mu.Lock()
+	c.listen.lists = listenFilter{
+		ToolsListChanged:     caps.Tools != nil && caps.Tools.ListChanged,
+		PromptsListChanged:   caps.Prompts != nil && caps.Prompts.ListChanged,
+		ResourcesListChanged: caps.Resources != nil && caps.Resources.ListChanged,
+	}
+	c.mu.Unlock()
+}
+
+// filterLocked is what a listen opened now asks for.
+func (c *Client) filterLocked() listenFilter {
+	f := c.listen.lists
+	f.ResourceSubscriptions = slices.Clone(c.listen.uris)
+	f.TaskIDs = slices.Clone(c.listen.tasks)
+	return f
+}
+
+// relisten opens a listen with the current filter (when there is anything
+// to listen for; otherwise the open ones end).
+func (c *Client) relisten() {
+	c.mu.Lock()
+	if c.state != StateReady || c.server == nil || c.server.modern == "" {
+		c.mu.Unlock()
+		return
+	}
+	if c.listen.closing != nil {
+		c.mu.Unlock()
+		return // the switch under way opens the listen once the old ones ended
+	}
+	if !c.headers && len(c.listen.live) > 0 {
+		// stdio: one connection carries every listen, and a server may keep
+		// subscriptions per connection (the Go SDK v1.8.0 clears all of a
+		// connection's list-change subscriptions when any listen ends). The
+		// old listens end first; the new one goes out once the server has
+		// answered their cancellation (or after switchWait), so its
+		// registration is never undone.
+		old := c.takeListensLocked(0)
+		c.listen.current = 0
+		c.listen.closing = map[int64]bool{}
+		ids := make([]int64, 0, len(old))
+		for _, cl := range old {
+			c.listen.closing[cl.reqID] = true
+			ids = append(ids, cl.reqID)
+		}
+		c.listen.switchTimer = time.AfterFunc(switchWait, c.finishSwitch)
+		c.mu.Unlock()
+		for _, id := range ids {
+			go c.sendCancelled(id, "the subscription is replaced or no longer needed")
+		}
+		return
+	}
+	f := c.filterLocked()
+	if f.empty() {
+		old := c.takeListensLocked(0)
+		c.listen.current = 0
+		c.mu.Unlock()
+		c.endListens(old)
+		return
+	}
+	params := jsonx.MustMarshal(map[string]any{"notifications": f})
+	cl := &call{id: c.nextCallID.Add(1), method: methodListen, params: params, mod: modernCallFor(c.server)}
+	// A listen lives until it is replaced or the client closes.
+	cl.opts.TimeoutSet, cl.opts.MaxTotalSet = true, true
+	c.armTimeouts(cl)
+	cl.reqID = c.nextReqID.Add(1)
+	reqID := cl.reqID
+	cl.internal = func(result []byte, err *Error) { c.onListenEnd(reqID, result, err) }
+	c.calls[cl.id] = cl
+	livePending.Add(1)
+	c.pending[reqID] = cl
+	if c.listen.live == nil {
+		c.listen.live = map[int64]*call{}
+		c.listen.asked = map[int64]listenFilter{}
+	}
+	c.listen.live[reqID] = cl
+	c.listen.asked[reqID] = f
+	c.listen.current = reqID
+	c.mu.Unlock()
+	if err := c.sendRequest(cl, reqID, params); err != nil {
+		c.finish(cl, err, nil)
+	}
+}
+
+// finishSwitch ends a stdio switch: the listens that did not answer their
+// cancellation in time are forgotten, and the new listen goes out. Changes
+// the server announced in between may be lost, so the cached lists are
+// made stale.
+func (c *Client) finishSwitch() {
+	c.mu.Lock()
+	if c.listen.closing == nil {
+		c.mu.Unlock()
+		return
+	}
+	var stale []*call
+	for id := range c.listen.closing {
+		if cl := c.pending[id]; cl != nil {
+			stale = append(stale, cl)
+		}
+	}
+	c.listen.closing = nil
+	if c.listen.switchTimer != nil {
+		c.listen.switchTimer.Stop()
+	}
+	for _, cl := range stale {
+		c.retireLocked(cl)
+	}
+	c.mu.Unlock()
+	for _, m := range []string{"notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed"} {
+		c.cacheInvalidate(m, nil)
+	}
+	c.relisten()
+}
+
+// takeListensLocked removes the open listens other than keep.
+func (c *Client) takeListensLocked(keep int64) []*call {
+	var out []*call
+	for id, cl := range c.listen.live {
+		if id != keep {
+			out = append(out, cl)
+			delete(c.listen.live, id)
+			delete(c.listen.asked, id)
+		}
+	}
+	return out
+}
+
+// endListens cancels listens the client no longer keeps: over HTTP by
+// closing the stream, over stdio with notifications/cancelled.
+func (c *Client) endListens(calls []*call) {
+	for _, cl := range calls {
+		c.mu.Lock()
+		reqID, ok := c.retireLocked(cl)
+		c.mu.Unlock()
+		if !ok || reqID == 0 {
+			continue
+		}
+		if c.aborter != nil {
+			c.aborter.Abort(reqID)
+		} else {
+			go c.sendCancelled(reqID, "the subscription is replaced or no longer needed")
+		}
+	}
+}
+
+// subscriptionIDOf reads params._meta's subscription id.
+func subscriptionIDOf(params []byte) (int64, bool) {
+	var p struct {
+		Meta map[string]jsonx.RawMessage `json:"_meta"`
+	}
+	if len(params) == 0 || jsonx.Unmarshal(params, &p) != nil {
+		return 0, false
+	}
+	raw, ok := p.Meta[metaSubscriptionID]
+	if !ok {
+		return 0, false
+	}
+	var id int64
+	if jsonx.Unmarshal(raw, &id) != nil {
+		return 0, false
+	}
+	return id, true
+}
+
+// onListenNotification takes a notification that may belong to a listen.
+// It reports whether the notification is to be dropped: an
+// acknowledgement (handled here), or a notification of a listen the
+// client no longer keeps.
+func (c *Client) onListenNotification(method string, params []byte) bool {
+	if method != notifyAcknowledged && !hasMetaKey(params) {
+		return false
+	}
+	id, ok := subscriptionIDOf(params)
+	if !ok {
+		return method == notifyAcknowledged
+	}
+	c.mu.Lock()
+	_, live := c.listen.live[id]
+	c.mu.Unlock()
+	if !live {
+		c.logf("debug", "dropped %s of subscription %d, which this client no longer keeps", method, id)
+		return true
+	}
+	if method == notifyAcknowledged {
+		c.onListenAck(id, params)
+		return true
+	}
+	return false
+}
+
+// hasMetaKey is the cheap test that spares the other notifications (a
+// legacy server's, progress) a decode.
+func hasMetaKey(params []byte) bool {
+	return bytes.Contains(params, []byte(metaSubscriptionID))
+}
+
+// onListenAck checks what the server agreed to against what was asked,
+// answers the resources/subscribe calls waiting for it, and ends the
+// listens this one replaces.
+func (c *Client) onListenAck(id int64, params []byte) {
+	var ack struct {
+		Notifications listenFilter `json:"notifications"`
+	}
+	if jsonx.Unmarshal(params, &ack) != nil {
+		c.logf("warning", "ignored a malformed subscription acknowledgement")
+		return
+	}
+	got := ack.Notifications
+	c.mu.Lock()
+	asked := c.listen.asked[id]
+	current := id == c.listen.current
+	var done, refused []*call
+	if current {
+		c.listen.failures = 0
+		keep := c.listen.waiters[:0]
+		for _, w := range c.listen.waiters {
+			uri := subscribeURI(w)
+			switch {
+			case slices.Contains(got.ResourceSubscriptions, uri):
+				done = append(done, w)
+			case slices.Contains(asked.ResourceSubscriptions, uri):
+				refused = append(refused, w)
+				c.listen.uris = slices.DeleteFunc(c.listen.uris, func(u string) bool { return u == uri })
+			default:
+				keep = append(keep, w) // asked for by a newer listen
+			}
+		}
+		c.listen.waiters = keep
+	}
+	var old []*call
+	if current {
+		old = c.takeListensLocked(id)
+	}
+	c.mu.Unlock()
+	c.endListens(old)
+	var missing []string
+	for _, m := range []struct {
+		name      string
+		want, got bool
+	}{{"toolsListChanged", asked.ToolsListChanged, got.ToolsListChanged}, {"promptsListChanged", asked.PromptsListChanged, got.PromptsListChanged}, {"resourcesListChanged", asked.ResourcesListChanged, got.ResourcesListChanged}} {
+		if m.want && !m.got {
+			missing = append(missing, m.name)
+		}
+	}
+	for _, t := range asked.TaskIDs {
+		if !slices.Contains(got.TaskIDs, t) {
+			missing = append(missing, "task "+t)
+		}
+	}
+	if len(missing) > 0 {
+		c.logf("info", "the server did not agree to every notification asked for (%v); the client goes on without them", missing)
+	}
+	for _, w := range done {
+		c.finish(w, nil, []byte("{}"))
+	}
+	for _, w := range refused {
+		c.finish(w, Errorf(StatusUnsupported, "the server did not acknowledge a subscription to %s", subscribeURI(w)), nil)
+	}
+}
+
+// onListenEnd takes the end of a listen request: a result is the server
+// ending it gracefully; a transport failure (a broken stream) re-listens
+// with backoff; a JSON-RPC error is final and fails the waiting
+// subscribe calls.
+func (c *Client) onListenEnd(id int64, result []byte, err *Error) {
+	c.mu.Lock()
+	if c.listen.closing[id] {
+		delete(c.listen.closing, id)
+		last := len(c.listen.closing) == 0
+		c.mu.Unlock()
+		if last {
+			c.finishSwitch()
+		}
+		return
+	}
+	_, live := c.listen.live[id]
+	delete(c.listen.live, id)
+	delete(c.listen.asked, id)
+	current := live && id == c.listen.current
+	if current {
+		c.listen.current = 0
+	}
+	ready := c.state == StateReady
+	var waiters []*call
+	if current && err != nil && (err.Code != nil || c.listen.failures >= maxRelisten) {
+		waiters = c.listen.waiters
+		c.listen.waiters = nil
+	}
+	retry := current && ready && err != nil && err.Code == nil && err.Status != StatusClosed && c.listen.failures < maxRelisten
+	if retry {
+		c.listen.failures++
+		delay := relistenDelay << (c.listen.failures - 1)
+		if c.listen.timer != nil {
+			c.listen.timer.Stop()
+		}
+		c.listen.timer = time.AfterFunc(delay, c.relisten)
+	}
+	c.mu.Unlock()
+	switch {
+	case !live:
+	case err == nil:
+		c.logf("info", "the server ended subscription %d", id)
+	case retry:
+		c.logf("warning", "subscription %d broke (%s); listening again", id, err.Message)
+	case err.Status != StatusClosed:
+		c.logf("warning", "subscriptions/listen failed: %s", err.Message)
+	}
+	for _, w := range waiters {
+		c.finish(w, &Error{Status: err.Status, Code: err.Code, Data: err.Data, Message: "subscriptions/listen failed: " + err.Message}, nil)
+	}
+}
+
+// isListenMethod: in the modern era these are served through the listen
+// stream rather than sent.
+func isListenMethod(method string) bool {
+	return method == "resources/subscribe" || method == "resources/unsubscribe"
+}
+
+func subscribeURI(cl *call) string {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	_ = jsonx.Unmarshal(cl.params, &p)
+	return p.URI
+}
+
+// serveSubscribe carries out resources/subscribe and unsubscribe in the
+// modern era: the uri joins (or leaves) the listen filter and a new listen
+// goes out. subscribe completes when the server acknowledges the uri;
+// unsubscribe at once. The call is registered and its timer armed.
+func (c *Client) serveSubscribe(cl *call) {
+	uri := subscribeURI(cl)
+	if uri == "" {
+		c.finish(cl, Errorf(StatusInvalidArgument, "%s needs params.uri, a non-empty string", cl.method), nil)
+		return
+	}
+	c.mu.Lock()
+	if cl.method == "resources/subscribe" {
+		if !slices.Contains(c.listen.uris, uri) {
+			c.listen.uris = append(c.listen.uris, uri)
+		}
+		c.listen.waiters = append(c.listen.waiters, cl)
+	} else {
+		c.listen.uris = slices.DeleteFunc(c.listen.uris, func(u string) bool { return u == uri })
+	}
+	c.mu.Unlock()
+	c.relisten()
+	if cl.method == "resources/unsubscribe" {
+		c.finish(cl, nil, []byte("{}"))
+	}
+}

@@ -1,0 +1,203 @@
+package core
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"strconv"
+)
+
+// jsonStyle says how restyle writes JSON: the ways real servers (Python's
+// json.dumps, JavaScript's JSON.stringify with an indent, hand-written
+// ones) differ from the compact form this library sends.
+type jsonStyle struct {
+	spaces       bool // ", " and ": " (json.dumps defaults)
+	indent       bool // one member per line, two-space indent
+	crlf         bool // line breaks are "\r\n" (with indent)
+	reverseKeys  bool // members in reverse order
+	escapeAll    bool // every non-ASCII rune (and some ASCII) as \uXXXX
+	numberSpells bool // integers as 1.0e0, 10e-1 and the like
+	rng          *rand.Rand
+}
+
+// randomStyle picks a style from r.
+func randomStyle(r *rand.Rand) jsonStyle {
+	return jsonStyle{
+		spaces: r.Intn(2) == 0, indent: r.Intn(2) == 0, crlf: r.Intn(2) == 0,
+		reverseKeys: r.Intn(2) == 0, escapeAll: r.Intn(2) == 0, numberSpells: r.Intn(2) == 0, rng: r,
+	}
+}
+
+// restyle re-serialises one JSON text in style s. It panics on invalid
+// input: callers pass what json.Marshal produced or a recorded message.
+func restyle(data []byte, s jsonStyle) []byte {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var out bytes.Buffer
+	s.value(dec, &out, 0)
+	return out.Bytes()
+}
+
+func (s jsonStyle) newline(out *bytes.Buffer, depth int) {
+	if !s.indent {
+		return
+	}
+	if s.crlf {
+		out.WriteString("\r\n")
+	} else {
+		out.WriteByte('\n')
+	}
+	for i := 0; i < depth; i++ {
+		out.WriteString("  ")
+	}
+}
+
+type member struct {
+	key string
+	val []byte
+}
+
+func (s jsonStyle) value(dec *json.Decoder, out *bytes.Buffer, depth int) {
+	tok, err := dec.Token()
+	if err != nil {
+		panic(fmt.Sprintf("restyle: %v", err))
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			var members []member
+			for dec.More() {
+				k, _ := dec.Token()
+				var v bytes.Buffer
+				s.value(dec, &v, depth+1)
+				members = append(members, member{k.(string), v.Bytes()})
+			}
+			dec.Token() // '}'
+			members = lastOfEachName(members)
+			if s.reverseKeys {
+				for i, j := 0, len(members)-1; i < j; i, j = i+1, j-1 {
+					members[i], members[j] = members[j], members[i]
+				}
+			}
+			out.WriteByte('{')
+			for i, m := range members {
+				if i > 0 {
+					s.comma(out)
+				}
+				s.newline(out, depth+1)
+				s.str(out, m.key)
+				out.WriteByte(':')
+				if s.spaces || s.indent {
+					out.WriteByte(' ')
+				}
+				out.Write(m.val)
+			}
+			if len(members) > 0 {
+				s.newline(out, depth)
+			}
+			out.WriteByte('}')
+		case '[':
+			out.WriteByte('[')
+			n := 0
+			for dec.More() {
+				if n > 0 {
+					s.comma(out)
+				}
+				s.newline(out, depth+1)
+				s.value(dec, out, depth+1)
+				n++
+			}
+			dec.Token() // ']'
+			if n > 0 {
+				s.newline(out, depth)
+			}
+			out.WriteByte(']')
+		}
+	case string:
+		s.str(out, t)
+	case json.Number:
+		out.WriteString(s.number(t))
+	case bool:
+		out.WriteString(strconv.FormatBool(t))
+	case nil:
+		out.WriteString("null")
+	}
+}
+
+func (s jsonStyle) comma(out *bytes.Buffer) {
+	out.WriteByte(',')
+	if s.spaces && !s.indent {
+		out.WriteByte(' ')
+	}
+}
+
+// number spells an integer another valid way; other numbers keep their text.
+func (s jsonStyle) number(n json.Number) string {
+	i, err := strconv.ParseInt(string(n), 10, 64)
+	if !s.numberSpells || err != nil {
+		return string(n)
+	}
+	switch s.pick(3) {
+	case 0:
+		return strconv.FormatInt(i, 10) + ".0e0"
+	case 1:
+		if i == 0 {
+			return "0E+0"
+		}
+		return strconv.FormatInt(i, 10) + "0e-1"
+	default:
+		return strconv.FormatInt(i, 10) + ".00"
+	}
+}
+
+func (s jsonStyle) pick(n int) int {
+	if s.rng == nil {
+		return 0
+	}
+	return s.rng.Intn(n)
+}
+
+// str writes a string literal, escaping every non-ASCII rune as \uXXXX
+// (surrogate pairs beyond the BMP) when escapeAll is set, and then some
+// ASCII letters too.
+func (s jsonStyle) str(out *bytes.Buffer, v string) {
+	if !s.escapeAll {
+		b, _ := json.Marshal(v)
+		out.Write(bytes.ReplaceAll(bytes.ReplaceAll(b, []byte(`\u003c`), []byte("<")), []byte(`\u003e`), []byte(">")))
+		return
+	}
+	out.WriteByte('"')
+	for _, r := range v {
+		switch {
+		case r == '"' || r == '\\':
+			out.WriteByte('\\')
+			out.WriteRune(r)
+		case r < 0x20 || r >= 0x7f || (r >= 'a' && r <= 'z' && s.pick(4) == 0):
+			if r >= 0x10000 {
+				r -= 0x10000
+				fmt.Fprintf(out, `\u%04x\u%04X`, 0xD800+(r>>10), 0xDC00+(r&0x3FF))
+			} else {
+				fmt.Fprintf(out, `\u%04x`, r)
+			}
+		default:
+			out.WriteRune(r)
+		}
+	}
+	out.WriteByte('"')
+}
+
+// lastOfEachName drops members a later one of the same name overrides (as
+// every decoder here does), so that reordering keeps the meaning.
+func lastOfEachName(members []member) []member {
+	seen := map[string]bool{}
+	var out []member
+	for i := len(members) - 1; i >= 0; i-- {
+		if !seen[members[i].key] {
+			seen[members[i].key] = true
+			out = append([]member{members[i]}, out...)
+		}
+	}
+	return out
+}
