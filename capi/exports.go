@@ -13,6 +13,7 @@ import (
 
 	"github.com/lemonmcp/lemonmcp/config"
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/internal/cqueue"
 	"github.com/lemonmcp/lemonmcp/internal/handles"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 )
@@ -94,6 +95,7 @@ func lmcp_diagnostics(jsonOut **C.char, lenOut *C.size_t) (st C.lmcp_status) {
 		"live_clients":  clients.Live(),
 		"live_hosts":    hosts.Live(),
 		"pending_calls": core.PendingCalls(),
+		"live_queues":   cqueue.Live(),
 	})
 	*jsonOut = cBytes(doc)
 	if lenOut != nil {

@@ -194,11 +194,14 @@ lmcp_status lmcp_features(char **json_out, size_t *len_out);
 
 /* lmcp_diagnostics reports the library's live resources as JSON:
  *   {"goroutines": <int>, "live_clients": <int>, "live_hosts": <int>,
- *    "pending_calls": <int>, "result_cache": {"hits": <int>, "misses": <int>}}
+ *    "pending_calls": <int>, "result_cache": {"hits": <int>, "misses": <int>},
+ *    "live_queues": <int>}
  * "live_clients" and "live_hosts" count the handles of lmcp_client_new and
  * lmcp_host_new not yet freed (a host's servers' clients are not counted).
  * "result_cache" counts the cacheable 2026-07-28 calls answered from the
  * result cache and those sent to the server, across clients.
+ * "live_queues" counts the completion queues of lmcp_queue_new not yet
+ * freed.
  * "goroutines" counts the library's goroutines (the Go runtime's own system
  * goroutines excluded): a host or test can compare it before creating and
  * after freeing clients and hosts to detect leaks; right after loading it is the
@@ -472,6 +475,108 @@ lmcp_status lmcp_client_close(lmcp_client *client, int64_t timeout_ms,
  * described above). NULL is a no-op; freeing a freed or unknown handle is
  * harmless and returns at once. */
 void lmcp_client_free(lmcp_client *client);
+
+/* ------------------------------------------------------------------- queue */
+
+/* A completion queue: the polling alternative to lmcp_done_cb. A call made
+ * with lmcp_client_call_queued completes by appending an lmcp_completion to
+ * a queue the host drains with lmcp_queue_pop; the library never calls into
+ * the host for it. With the queue comes a file descriptor that is readable
+ * exactly while completions are waiting, so the host waits for completions
+ * in its own event loop or with poll()/select() on its own thread (a Python
+ * main thread stays interruptible by Ctrl-C; asyncio registers it with
+ * loop.add_reader; an Elixir NIF can enif_select it). One pop takes every
+ * waiting completion in one allocation: a burst of completions costs the
+ * host one wake-up and one call, not one callback (and one thread hand-off)
+ * each. Events and host requests keep their callbacks. docs/queue.md has
+ * examples and the batch layout for bindings.
+ *
+ * A queue may serve any number of clients and calls; completions from many
+ * library threads are queued in the order they finish. Every function here
+ * may be called from any thread, concurrently; lmcp_queue_free may race the
+ * others (a later call gets LMCP_E_INVALID_HANDLE; handle values are never
+ * reused). Opaque. */
+typedef struct lmcp_queue lmcp_queue;
+
+/* One completion, as lmcp_queue_pop returns it. json (len bytes, also
+ * NUL-terminated) is what lmcp_done_cb would receive: on LMCP_OK the
+ * JSON-RPC "result" value (also for a tool's error result: see RESULTS),
+ * otherwise an error object (see CONVENTIONS). It points into the batch and
+ * is valid until the batch is freed. */
+typedef struct lmcp_completion {
+  uint64_t tag;         /* the tag given to lmcp_client_call_queued */
+  lmcp_call_id call_id; /* the call's id, as *call_id_out received it */
+  lmcp_status status;   /* LMCP_OK or the call's error status */
+  uint32_t reserved;    /* 0 */
+  const char *json;
+  size_t len;
+} lmcp_completion;
+
+/* lmcp_queue_new creates an empty queue. *queue_out owns a new handle,
+ * released with lmcp_queue_free. *fd_out (may be NULL) receives its file
+ * descriptor: non-blocking, close-on-exec, readable while completions wait
+ * (the library reads and writes it: only poll it; never read, write or
+ * close it). It stays open until lmcp_queue_free, which closes it.
+ * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (NULL queue_out);
+ * LMCP_E_INTERNAL (no descriptor could be created, e.g. the process is out
+ * of file descriptors: the message says why). */
+lmcp_status lmcp_queue_new(lmcp_queue **queue_out, int *fd_out,
+                           char **err_out);
+
+/* lmcp_client_call_queued is lmcp_client_call whose completion goes to
+ * queue instead of a done callback: same method, params, options, call id
+ * and statuses, and it never blocks either. On LMCP_OK exactly one
+ * completion with this tag (any value; the library never interprets it)
+ * and *call_id_out's id is queued when the call finishes (success, server
+ * error, timeout, LMCP_E_CLOSED, or LMCP_E_CANCELLED after
+ * lmcp_client_cancel or lmcp_client_free); it may already be there when
+ * this returns, so choose the tag, not the call id, to find the caller. On
+ * any other status nothing is queued. A completion is queued where and when
+ * a done callback would run: on the client's delivery thread, in order with
+ * its events, so it follows the callbacks of the client's earlier events
+ * (e.g. the call's last "progress") once they have returned. Queueing never
+ * calls host code and does not wait for anything the host does.
+ * If the queue is freed first, the completion is dropped and freed by the
+ * library (the call still completes: cancel, timeouts and close apply as
+ * usual). When lmcp_client_free returns, the completion of every call the
+ * client had accepted is queued (LMCP_E_CANCELLED for those still pending);
+ * completions stay in the queue, valid, after their client is freed.
+ * Returns the statuses of lmcp_client_call (without "NULL done"), and
+ * LMCP_E_INVALID_HANDLE when the client or the queue is NULL, unknown or
+ * freed (the message says which). */
+lmcp_status lmcp_client_call_queued(lmcp_client *client, const char *method,
+                                    const char *params_json, size_t params_len,
+                                    const char *options_json,
+                                    size_t options_len, lmcp_queue *queue,
+                                    uint64_t tag, lmcp_call_id *call_id_out,
+                                    char **err_out);
+
+/* lmcp_queue_pop takes up to max waiting completions (max 0: all of them),
+ * oldest first, without blocking. *batch_out receives an array of *count_out
+ * lmcp_completion, library-allocated in one block with the JSON texts it
+ * points to: free it with one lmcp_free(*batch_out). *size_out (may be
+ * NULL) receives the block's size in bytes (a binding may copy the block
+ * whole and read json as an offset from *batch_out). With no completion
+ * waiting it returns LMCP_OK with *count_out 0 and *batch_out NULL. The
+ * descriptor stops being readable when a pop leaves the queue empty; after
+ * a pop limited by max it stays readable.
+ * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (NULL batch_out or count_out);
+ * LMCP_E_INVALID_HANDLE (NULL, unknown or freed queue, or freed while this
+ * call was on its way in). */
+lmcp_status lmcp_queue_pop(lmcp_queue *queue, size_t max,
+                           lmcp_completion **batch_out, size_t *count_out,
+                           size_t *size_out);
+
+/* lmcp_queue_free releases the queue: completions still waiting are dropped
+ * and freed, later completions of calls made with it are dropped, and its
+ * descriptor is closed (first made readable, so a thread already blocked
+ * polling it wakes up and then gets LMCP_E_INVALID_HANDLE from
+ * lmcp_queue_pop). Stop watching the descriptor before calling it (e.g.
+ * loop.remove_reader): once it returns the number may be reused by any new
+ * descriptor of the process. Never blocks, never runs host code. Batches
+ * already popped stay valid until lmcp_free. May race any other call on the
+ * queue; NULL, freed or unknown handles are harmless. */
+void lmcp_queue_free(lmcp_queue *queue);
 
 /* -------------------------------------------------------------------- host */
 

@@ -124,6 +124,18 @@ $(CTEST_OUT)/lmcp_host_free_race: $(CTEST_SRC)/test_host_free_race.c $(CTEST_HAR
 	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_host_free_race.c $(CTEST_SRC)/harness.c \
 		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
 
+# Completion queues (the QUEUE section of the header): calls completing
+# into a queue the host polls, the queue freed racing pops and pending calls.
+$(CTEST_OUT)/lmcp_queue_test: $(CTEST_SRC)/test_queue.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_queue.c $(CTEST_SRC)/harness.c \
+		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
+.PHONY: test-c-queue
+TEST_SUITES += test-c-queue
+test-c-queue: lib fixtures $(CTEST_OUT)/lmcp_queue_test
+	$(CTEST_OUT)/lmcp_queue_test
+
 # The header is C++-clean: compiled, linked and run as C++17.
 $(CTEST_OUT)/header_cxx: $(CTEST_SRC)/header_cxx.cpp $(LIB) $(HEADER)
 	@mkdir -p $(dir $@)

@@ -10,10 +10,19 @@ Rows:
                           sequential lmcp_client_call_sync, no binding at all
   ctypes call_sync        the same call straight through ctypes from Python:
                           the floor of any ctypes binding
-  Client.call_tool        the blocking client on the main thread (the
-                          Ctrl-C-interruptible path) and on a worker thread
-  C host, 16 in flight    lmcp_client_call with 16 calls kept in flight
-  AsyncClient, 16         16 tasks awaiting call_tool in a loop
+  Client.call_tool        the blocking client on the main thread and on a
+                          worker thread (a completion queue polled by the
+                          calling thread; Ctrl-C interrupts the wait)
+  ... (callback path)     the same through a done callback instead of the
+                          completion queue (the binding's previous path:
+                          a library thread takes the GIL per completion)
+  C host, 16 in flight    lmcp_client_call with 16 calls kept in flight (and,
+                          with "queue", lmcp_client_call_queued, the main
+                          thread polling the queue: no callback)
+  AsyncClient, 16         16 tasks awaiting call_tool in a loop (completion
+                          queue drained by the loop's reader; and, as
+                          "callback path", call_soon_threadsafe from a done
+                          callback)
 
 Each figure is µs per call twice: wall time, and the client process's CPU
 time (all its threads, never the server's), which a busy machine disturbs
@@ -47,6 +56,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import lemonmcp  # noqa: E402
 from lemonmcp import _ffi  # noqa: E402
+from lemonmcp._base import read_tool_result  # noqa: E402
+from lemonmcp._codec import result_of  # noqa: E402
 
 FIXTURE = os.path.abspath(os.environ.get("LEMONMCP_FIXTURE") or os.path.join(ROOT, "build", "fixtures", "mcpfixture"))
 N = int(os.environ.get("BENCH_N", "2000"))
@@ -78,9 +89,10 @@ def build_c_host(out_dir: str) -> Optional[str]:
 Figure = Tuple[float, float]  # µs per call: wall time, client CPU time
 
 
-def c_round(exe: str, server: str, n: int, inflight: int) -> Figure:
+def c_round(exe: str, server: str, n: int, inflight: int, queue: bool = False) -> Figure:
     """One round of the C host."""
-    out = subprocess.run([exe, server, str(n), "1", str(inflight)], check=True, capture_output=True, text=True)
+    argv = [exe, server, str(n), "1", str(inflight)] + (["queue"] if queue else [])
+    out = subprocess.run(argv, check=True, capture_output=True, text=True)
     wall, cpu = out.stdout.split()[-2:]
     return float(wall), float(cpu)
 
@@ -100,15 +112,39 @@ def on_thread(fn: Callable[[], Figure]) -> Figure:
     return box[0]
 
 
-async def wide_round(ac: "lemonmcp.AsyncClient", n: int) -> Figure:
+def callback_call(c: "lemonmcp.Client") -> None:
+    """Client.call_tool on the main thread through a done callback: the
+    binding's path before completion queues, kept here for comparison."""
+    method, params, opts, handler = c._tool_req("echo", ARGS, {})
+    done = threading.Lock()
+    done.acquire()
+    box: List[Tuple[int, bytes]] = []
+
+    def complete(call_id: int, status: int, data: bytes) -> None:
+        box.append((status, data))
+        done.release()
+
+    c._session.start_call(method, params, opts, complete, handler)
+    while not done.acquire(timeout=0.1):
+        pass
+    read_tool_result(result_of(*box[0]))
+
+
+async def wide_round(ac: "lemonmcp.AsyncClient", n: int, callback: bool = False) -> Figure:
     per_task = n // WIDE
 
     async def worker() -> None:
         for _ in range(per_task):
             await ac.call_tool("echo", ARGS)
 
+    async def worker_callback() -> None:
+        for _ in range(per_task):
+            read_tool_result(await ac._run_with_callback(ac._tool_req("echo", ARGS, {})))
+
+
     t0, c0 = time.perf_counter(), time.process_time()
-    await asyncio.gather(*(worker() for _ in range(WIDE)))
+    run = worker_callback if callback else worker
+    await asyncio.gather(*(run() for _ in range(WIDE)))
     calls = per_task * WIDE
     return (time.perf_counter() - t0) / calls * 1e6, (time.process_time() - c0) / calls * 1e6
 
@@ -138,20 +174,28 @@ def bench_server(server: str, c_host: Optional[str]) -> Dict[str, Figure]:
         def tool() -> None:
             c.call_tool("echo", ARGS)
 
+        def tool_callback() -> None:
+            callback_call(c)
+
         warm = min(200, N)
         timed(raw, warm)
         timed(tool, warm)
+        timed(tool_callback, warm)
         on_thread(lambda: timed(tool, warm))
         loop.run_until_complete(wide_round(ac, warm))
+        loop.run_until_complete(wide_round(ac, warm, callback=True))
         for _ in range(ROUNDS):
             if c_host:
                 add("C host, call_sync", c_round(c_host, server, N, 0))
             add("ctypes call_sync", timed(raw, N))
             add("Client.call_tool (main thread)", timed(tool, N))
+            add("Client.call_tool (main, callback path)", timed(tool_callback, N))
             add("Client.call_tool (worker thread)", on_thread(lambda: timed(tool, N)))
             if c_host:
                 add(f"C host, {WIDE} in flight", c_round(c_host, server, N, WIDE))
+                add(f"C host, {WIDE} in flight, queue", c_round(c_host, server, N, WIDE, queue=True))
             add(f"AsyncClient, {WIDE} in flight", loop.run_until_complete(wide_round(ac, N)))
+            add(f"AsyncClient, {WIDE} (callback path)", loop.run_until_complete(wide_round(ac, N, callback=True)))
     finally:
         c.close()
         loop.run_until_complete(ac.close())
@@ -167,14 +211,14 @@ def report(server: str, med: Dict[str, Figure]) -> None:
     print(f"server {os.path.basename(server)}:   (µs per call: wall | client CPU)")
     for name, (wall, cpu) in med.items():
         extra = ""
-        if "in flight" in name:
+        if "in flight" in name or name.startswith("AsyncClient"):
             if wide_c and name.startswith("AsyncClient"):
-                extra = f"   {wide_c[0] / wall:.2f}x the C host's calls/s"
-            line = f"  {name:<34} {wall:7.1f} | {cpu:6.1f}  {1e6 / wall:7.0f} calls/s{extra}"
+                extra = f"   {wide_c[0] / wall:.2f}x the C host's calls/s (CPU per call: {wide_c[1] / cpu:.2f}x)"
+            line = f"  {name:<40} {wall:7.1f} | {cpu:6.1f}  {1e6 / wall:7.0f} calls/s{extra}"
         else:
             if base is not None and not name.startswith("C host"):
                 extra = f"   {wall - base[0]:+6.1f} | {cpu - base[1]:+6.1f} over the C host"
-            line = f"  {name:<34} {wall:7.1f} | {cpu:6.1f}{extra}"
+            line = f"  {name:<40} {wall:7.1f} | {cpu:6.1f}{extra}"
         print(line)
 
 

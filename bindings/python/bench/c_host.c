@@ -2,14 +2,18 @@
  * c_host.c — the C host the Python bench compares against: the same
  * tools/call echo through liblemonmcp with no binding in between.
  *
- *   c_host <server> <calls> <rounds> <inflight>
+ *   c_host <server> <calls> <rounds> <inflight> [queue]
  *
  * inflight 0: sequential lmcp_client_call_sync calls; inflight N > 0: N calls
  * kept in flight with lmcp_client_call (each completion starts the next).
+ * With "queue": the N calls are made with lmcp_client_call_queued and the
+ * main thread polls the queue's descriptor, pops every completion and
+ * starts the next calls (no callback at all).
  * Prints one line per round: the µs per call, wall time then this process's
  * CPU time (all its threads, not the server's). Warm-up
  * calls run first and are not counted. Built and run by bench_call.py.
  */
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +84,35 @@ static void run_window(long calls, long inflight) {
   if (failed) die("a call failed", LMCP_E_INTERNAL, NULL);
 }
 
+static lmcp_queue *queue;
+static int queue_fd = -1;
+
+static void start_queued(uint64_t tag) {
+  char *err = NULL;
+  lmcp_status st = lmcp_client_call_queued(client, "tools/call", PARAMS, sizeof PARAMS - 1, NULL, 0, queue, tag,
+                                           NULL, &err);
+  if (st != LMCP_OK) die("lmcp_client_call_queued", st, err);
+}
+
+static void run_queue(long calls, long inflight) {
+  long started = 0, finished = 0;
+  for (; started < inflight; started++) start_queued((uint64_t)started);
+  while (finished < calls) {
+    struct pollfd p = {queue_fd, POLLIN, 0};
+    if (poll(&p, 1, 10000) != 1) die("poll", LMCP_E_TIMEOUT, NULL);
+    lmcp_completion *batch = NULL;
+    size_t n = 0;
+    lmcp_status st = lmcp_queue_pop(queue, 0, &batch, &n, NULL);
+    if (st != LMCP_OK) die("lmcp_queue_pop", st, NULL);
+    for (size_t i = 0; i < n; i++) {
+      if (batch[i].status != LMCP_OK) die("a call failed", batch[i].status, NULL);
+      finished++;
+      if (started < calls) start_queued((uint64_t)started++);
+    }
+    lmcp_free(batch);
+  }
+}
+
 static void run_seq(long calls) {
   for (long i = 0; i < calls; i++) {
     char *out = NULL, *err = NULL;
@@ -91,10 +124,11 @@ static void run_seq(long calls) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 5) {
-    fprintf(stderr, "usage: c_host <server> <calls> <rounds> <inflight>\n");
+  if (argc != 5 && argc != 6) {
+    fprintf(stderr, "usage: c_host <server> <calls> <rounds> <inflight> [queue]\n");
     return 2;
   }
+  int queued = argc == 6 && strcmp(argv[5], "queue") == 0;
   const char *server = argv[1];
   long calls = atol(argv[2]), rounds = atol(argv[3]), inflight = atol(argv[4]);
   if (calls <= 0 || rounds <= 0 || inflight < 0 || inflight > calls) {
@@ -109,17 +143,22 @@ int main(int argc, char **argv) {
   if ((st = lmcp_client_connect(client, &err)) != LMCP_OK) die("lmcp_client_connect", st, err);
   if ((st = lmcp_client_wait_ready(client, 10000, &err)) != LMCP_OK) die("lmcp_client_wait_ready", st, err);
 
+  if (queued && (st = lmcp_queue_new(&queue, &queue_fd, &err)) != LMCP_OK) die("lmcp_queue_new", st, err);
+
   long warm = calls < 200 ? calls : 200;
-  if (inflight) run_window(warm, inflight < warm ? inflight : warm);
+  if (queued && inflight) run_queue(warm, inflight < warm ? inflight : warm);
+  else if (inflight) run_window(warm, inflight < warm ? inflight : warm);
   else run_seq(warm);
   for (long r = 0; r < rounds; r++) {
     double t0 = now_us(), c0 = cpu_us();
-    if (inflight) run_window(calls, inflight);
+    if (queued && inflight) run_queue(calls, inflight);
+    else if (inflight) run_window(calls, inflight);
     else run_seq(calls);
     printf("%.3f %.3f\n", (now_us() - t0) / calls, (cpu_us() - c0) / calls);
     fflush(stdout);
   }
   lmcp_client_close(client, -1, NULL);
   lmcp_client_free(client);
+  lmcp_queue_free(queue);
   return 0;
 }

@@ -31,6 +31,7 @@ from ctypes import (
     CFUNCTYPE,
     POINTER,
     c_char_p,
+    c_int,
     c_int32,
     c_int64,
     c_size_t,
@@ -47,6 +48,8 @@ __all__ = [
     "LIBRARY_NAME",
     "ClientHandle",
     "HostHandle",
+    "QueueHandle",
+    "COMPLETION_LAYOUT",
     "EVENT_CB",
     "HOST_REQUEST_CB",
     "DONE_CB",
@@ -306,6 +309,48 @@ FUNCTIONS: List[_Entry] = [
 ]
 
 
+# ---------------------------------------------------- completion queues (QUEUE)
+
+
+class _Queue(ctypes.Structure):
+    """The opaque ``lmcp_queue``; only pointers to it exist."""
+
+
+#: ``lmcp_queue *``.
+QueueHandle = POINTER(_Queue)
+
+#: ``lmcp_completion`` as ``struct`` unpacks it from a copied batch (native
+#: order and sizes, no padding between members: the C layout on LP64):
+#: tag, call_id, status, reserved, json (an address inside the batch), len.
+COMPLETION_LAYOUT = "=QQiIQQ"
+
+#: The lmcp_queue_* functions and lmcp_client_call_queued (the QUEUE section).
+FUNCTIONS.extend(
+    [
+        ("lmcp_queue_new", [POINTER(QueueHandle), POINTER(c_int), _charpp], c_int32, _check_err_out),
+        (
+            "lmcp_client_call_queued",
+            [
+                ClientHandle,
+                c_char_p,
+                c_char_p,
+                c_size_t,
+                c_char_p,
+                c_size_t,
+                QueueHandle,
+                c_uint64,
+                POINTER(c_uint64),
+                _charpp,
+            ],
+            c_int32,
+            _check_err_out,
+        ),
+        ("lmcp_queue_pop", [QueueHandle, c_size_t, _charpp, _sizep, _sizep], c_int32, _check_status),
+        ("lmcp_queue_free", [QueueHandle], None, None),
+    ]
+)
+
+
 # ------------------------------------------------------------ the host (HOST)
 
 
@@ -393,7 +438,7 @@ FUNCTIONS.extend(
 #: and releasing and retaking it costs more than these calls themselves; on a
 #: busy client it also hands the GIL to a library thread waiting to deliver a
 #: completion, and the caller then waits for that callback to finish.
-HOLDS_GIL = frozenset({"lmcp_client_call", "lmcp_free"})
+HOLDS_GIL = frozenset({"lmcp_client_call", "lmcp_client_call_queued", "lmcp_queue_pop", "lmcp_free"})
 
 
 def _declare(dll: ctypes.CDLL, path: str, names: Optional[Sequence[str]] = None) -> None:

@@ -339,31 +339,68 @@ class Session:
             self.dispatcher.deliver(progress, p)
         return cid
 
-    def call_sync(self, method: str, params: Optional[Mapping[str, Any]], options: Mapping[str, Any]) -> Any:
-        """lmcp_client_call_sync: the whole call on this thread, no hop to a
-        library thread and back. Not interruptible: only for threads that
-        never receive KeyboardInterrupt (every thread but the main one)."""
+    def start_queued(
+        self,
+        method: str,
+        params: Optional[Mapping[str, Any]],
+        options: Mapping[str, Any],
+        queue: Any,
+        tag: int,
+        progress: Optional[ProgressHandler] = None,
+    ) -> int:
+        """lmcp_client_call_queued: the call id; its completion, tagged tag,
+        goes to queue (an lmcp_queue handle), or raises and nothing is
+        queued. A call with its own progress handler stays registered until
+        :meth:`finish_queued`, which whoever takes its completion calls."""
         mb = method_bytes(method)
         pjson = encode_object(params, "params")
         ojson = dumps(options, "options") if options else None
-        out = c_void_p()
-        n = c_size_t()
+        if progress is None:
+            return self._call_queued(mb, pjson, ojson, queue, tag)
+        with self._cond:
+            self._registering += 1
+        cid: Optional[int] = None
         try:
-            lib.lmcp_client_call_sync(
+            cid = self._call_queued(mb, pjson, ojson, queue, tag)
+        finally:
+            early: List[Progress] = []
+            with self._cond:
+                self._registering -= 1
+                if cid is not None:
+                    call = _Call(progress)
+                    call.call_id = cid
+                    early = self._early.pop(cid, [])
+                    self._progress[cid] = call
+                if self._registering == 0:
+                    self._early.clear()
+        for p in early:
+            self.dispatcher.deliver(progress, p)
+        return cid
+
+    def finish_queued(self, call_id: int) -> None:
+        """A queued call with a progress handler is over: no more progress
+        goes to its handler."""
+        with self._cond:
+            self._progress.pop(call_id, None)
+
+    def _call_queued(self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], queue: Any, tag: int) -> int:
+        cid = c_uint64()
+        try:
+            lib_held.lmcp_client_call_queued(
                 self.handle(),
                 mb,
                 pjson,
                 len(pjson) if pjson else 0,
                 ojson,
                 len(ojson) if ojson else 0,
-                out,
-                byref(n),
+                queue,
+                tag,
+                byref(cid),
                 c_void_p(),
             )
         except (InvalidHandle, InvalidState) as exc:
             self._lost_race(exc)
-        data = _ffi.take_bytes(out, n.value)
-        return loads(data) if data else None
+        return cid.value
 
     def cancel(self, call_id: int) -> bool:
         """lmcp_client_cancel; False when the call already finished."""

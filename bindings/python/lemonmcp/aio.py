@@ -17,6 +17,7 @@ from ._base import (
 )
 from ._codec import result_of
 from ._dispatch import Dispatcher, LoopDispatcher
+from ._queue import LoopQueue, loop_queue, next_tag
 from .errors import TimeoutError
 from .types import (
     CallToolResult,
@@ -42,8 +43,9 @@ def _wake(fut: "asyncio.Future[None]") -> None:
 class AsyncClient(ClientBase):
     """The asyncio twin of :class:`lemonmcp.Client`: the same constructors,
     options and helpers, as coroutines. Completions resolve futures on the
-    loop the client was connected on (``call_soon_threadsafe``), so any
-    number of calls can be in flight at once::
+    loop that awaits them: they wait in the loop's completion queue, whose
+    descriptor the loop watches (``add_reader``), so any number of calls can
+    be in flight at once and a burst of completions costs one wake-up::
 
         async with AsyncClient.stdio("my-server") as c:
             results = await asyncio.gather(*(c.call_tool("echo", {"text": str(i)}) for i in range(100)))
@@ -54,6 +56,9 @@ class AsyncClient(ClientBase):
     """
 
     _dispatcher: LoopDispatcher
+    # The completion queue of the loop this client last ran a call on.
+    _lq: Optional[LoopQueue] = None
+    _lq_loop: Optional[asyncio.AbstractEventLoop] = None
 
     def _make_dispatcher(self) -> Dispatcher:
         self._dispatcher = LoopDispatcher()
@@ -148,6 +153,43 @@ class AsyncClient(ClientBase):
         return await self._run((method, params, opts, handler))
 
     async def _run(self, req: Request) -> Any:
+        method, params, opts, handler = req
+        loop = self._bind_loop()
+        lq = self._lq if self._lq_loop is loop else self._loop_queue(loop)
+        if lq is None:
+            return await self._run_with_callback(req)
+        # The completion goes to the loop's queue, drained by its reader: no
+        # library thread enters Python, and one wake-up settles every call
+        # that completed meanwhile.
+        fut: "asyncio.Future[Tuple[int, bytes]]" = loop.create_future()
+        tag = next_tag()
+        waiting = lq.waiting
+        waiting[tag] = fut
+        sess = self._session
+        try:
+            call_id = sess.start_queued(method, params, opts, lq.queue.handle, tag, handler)
+        except BaseException:
+            waiting.pop(tag, None)
+            raise
+        try:
+            status, data = await fut
+        except asyncio.CancelledError:
+            waiting.pop(tag, None)
+            sess.cancel(call_id)
+            raise
+        finally:
+            if handler is not None:
+                sess.finish_queued(call_id)
+        return result_of(status, data)
+
+    def _loop_queue(self, loop: asyncio.AbstractEventLoop) -> Optional[LoopQueue]:
+        lq = loop_queue(loop)
+        self._lq, self._lq_loop = lq, loop
+        return lq
+
+    async def _run_with_callback(self, req: Request) -> Any:
+        """_run for a loop that cannot watch a descriptor: completions come
+        through the done callback and call_soon_threadsafe."""
         method, params, opts, handler = req
         fut: "asyncio.Future[Tuple[int, bytes]]" = self._bind_loop().create_future()
         settle = self._dispatcher.settle

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import threading
 from types import TracebackType
-from typing import Any, List, Mapping, Optional, Tuple, Type, Union
+from typing import Any, Mapping, Optional, Type, Union
 
 from ._base import (
     ClientBase,
@@ -15,6 +14,7 @@ from ._base import (
     read_tool_result,
 )
 from ._codec import result_of
+from ._queue import next_tag, thread_waiter
 from .types import (
     CallToolResult,
     CompleteResult,
@@ -29,11 +29,6 @@ from .types import (
 )
 
 __all__ = ["Client"]
-
-# How often a blocked caller wakes up, so that the main thread can take a
-# KeyboardInterrupt even where a lock wait would not be interrupted.
-_WAKE_S = 0.1
-
 
 class Client(ClientBase):
     """A blocking MCP client: one connection to one server.
@@ -149,28 +144,30 @@ class Client(ClientBase):
 
     def _run(self, req: Request) -> Any:
         method, params, opts, handler = req
-        if handler is None and threading.current_thread() is not threading.main_thread():
-            # KeyboardInterrupt only ever reaches the main thread: elsewhere
-            # the library's blocking call is cheaper (no thread hop).
-            return self._session.call_sync(method, params, opts)
-        # A bare lock as a one-shot signal: held now, released by the
-        # completion (cheaper than an Event on this hot path).
-        done = threading.Lock()
-        done.acquire()
-        box: List[Tuple[int, bytes]] = []
-
-        def complete(call_id: int, status: int, data: bytes) -> None:
-            box.append((status, data))
-            done.release()
-
-        call_id = self._session.start_call(method, params, opts, complete, handler)
+        # The completion goes to this thread's queue, and the thread waits
+        # in poll() on its descriptor: no library thread enters Python, and
+        # a signal interrupts the wait (Ctrl-C on the main thread). This is
+        # also cheaper than lmcp_client_call_sync on any thread (measured in
+        # bench/bench_call.py): ctypes then releases and retakes the GIL
+        # around a call that blocks in Go.
+        sess = self._session
+        waiter = thread_waiter()
+        tag = next_tag()
+        waiter.expect(tag)
         try:
-            while not done.acquire(timeout=_WAKE_S):
-                pass
-        except KeyboardInterrupt:
-            self._session.cancel(call_id)
+            call_id = sess.start_queued(method, params, opts, waiter.queue.handle, tag, handler)
+        except BaseException:
+            waiter.forget(tag)
             raise
-        return result_of(*box[0])
+        try:
+            rec = waiter.wait(tag)
+        except BaseException:  # KeyboardInterrupt, or what a signal handler raised
+            sess.cancel(call_id)
+            raise
+        finally:
+            if handler is not None:
+                sess.finish_queued(call_id)
+        return result_of(rec[2], rec[3])
 
     # ------------------------------------------------------ typed helpers
 
