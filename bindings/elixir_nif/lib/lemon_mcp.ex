@@ -29,7 +29,8 @@ defmodule LemonMCP do
 
   @doc """
   The library's live resources: `%{"goroutines", "live_clients",
-  "live_hosts", "pending_calls", "result_cache" => %{"hits", "misses"}}`
+  "live_hosts", "live_queues", "pending_calls", "result_cache" => %{"hits",
+  "misses"}}`
   (see `lmcp_diagnostics` in the C header).
   """
   @spec diagnostics() :: map()

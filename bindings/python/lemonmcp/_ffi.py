@@ -515,7 +515,8 @@ def features() -> Any:
 
 def diagnostics() -> Any:
     """``lmcp_diagnostics`` decoded: {"goroutines", "live_clients",
-    "pending_calls"}, for leak checks."""
+    "live_hosts", "live_queues", "pending_calls", "result_cache"}, for leak
+    checks (see ``lmcp_diagnostics`` in the C header)."""
     out = c_void_p()
     length = c_size_t()
     _lib.lmcp_diagnostics(out, ctypes.byref(length))
