@@ -112,5 +112,7 @@ func (t *Transport) readJSON(p *pending, resp *http.Response, method string) {
 		return
 	}
 	t.deliver(data, p)
-	t.fail(p, transport.Errorf(transport.CodeTransport, "the server's reply to %s did not contain its response", method))
+	if t.settleOwn(p) { // built only when needed: this runs after every reply
+		t.sink.RequestFailed(p.id, transport.Errorf(transport.CodeTransport, "the server's reply to %s did not contain its response", method))
+	}
 }
