@@ -57,6 +57,10 @@ type call struct {
 	hardDeadline time.Time // zero: none
 	finished     bool
 	retried      bool // already re-sent once after the session expired
+	// waiting: the caller blocks until the completion (CallSync), and the
+	// transport may be running the exchange on its goroutine: a timeout
+	// must abort that exchange too.
+	waiting bool
 
 	pages *pageWalk
 
@@ -87,6 +91,12 @@ func modernCallFor(st *serverState) *modernCall {
 // to run exactly once. It returns the call id, or an error (and done never
 // runs).
 func (c *Client) Call(method string, params []byte, opts CallOptions, done DoneFunc) (uint64, *Error) {
+	return c.call(method, params, opts, done, false)
+}
+
+// call is Call; waiting says the caller blocks until done runs (CallSync),
+// so the transport may run the exchange on the caller's goroutine.
+func (c *Client) call(method string, params []byte, opts CallOptions, done DoneFunc, waiting bool) (uint64, *Error) {
 	if method == "" {
 		return 0, Errorf(StatusInvalidArgument, "method is empty")
 	}
@@ -96,7 +106,7 @@ func (c *Client) Call(method string, params []byte, opts CallOptions, done DoneF
 	if opts.Verify != nil && method != "resources/read" {
 		return 0, Errorf(StatusInvalidArgument, "options.verify applies only to resources/read, not %s", method)
 	}
-	cl := &call{id: c.nextCallID.Add(1), method: method, opts: opts, done: done}
+	cl := &call{id: c.nextCallID.Add(1), method: method, opts: opts, done: done, waiting: waiting}
 	var err *Error
 	if cl.params, err = prepareParams(params, opts, cl.id, c.wantsProgressToken(opts)); err != nil {
 		return 0, err
@@ -144,7 +154,7 @@ func (c *Client) Call(method string, params []byte, opts CallOptions, done DoneF
 	reqID := cl.reqID
 	c.mu.Unlock()
 
-	if serr := c.sendRequest(cl, reqID, cl.params); serr != nil {
+	if serr := c.sendRequestOut(cl, reqID, cl.params, waiting); serr != nil {
 		// The callback never fires when we can withdraw the call; if the
 		// connection already completed it, the callback has it.
 		if c.withdraw(cl) {
@@ -162,9 +172,9 @@ func (c *Client) CallSync(method string, params []byte, opts CallOptions) ([]byt
 	}
 	ch := make(chan outcome, 1)
 	opts.Inline = true
-	_, err := c.Call(method, params, opts, func(_ uint64, st Status, data []byte) {
+	_, err := c.call(method, params, opts, func(_ uint64, st Status, data []byte) {
 		ch <- outcome{st, data}
-	})
+	}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -282,6 +292,11 @@ func (c *Client) finish(cl *call, err *Error, data []byte) bool {
 			// 2026-07-28 over HTTP: closing the stream is the cancellation.
 			c.aborter.Abort(reqID)
 		case cl.internal == nil:
+			if cl.waiting && c.aborter != nil {
+				// The exchange may hold the waiting caller: it ends now,
+				// and the server is told as usual.
+				c.aborter.Abort(reqID)
+			}
 			// Handshake requests are not cancelled: the server may not be
 			// ready for notifications yet.
 			go c.sendCancelled(reqID, err.Message)
@@ -346,12 +361,17 @@ func (c *Client) sendCtxFor(cl *call) context.Context {
 }
 
 func (c *Client) sendRequest(cl *call, reqID int64, params []byte) *Error {
+	return c.sendRequestOut(cl, reqID, params, false)
+}
+
+// sendRequestOut is sendRequest; waiting is transport.Outbound.Waiting.
+func (c *Client) sendRequestOut(cl *call, reqID int64, params []byte, waiting bool) *Error {
 	if cl.mod != nil {
 		return c.sendModernRequest(cl, reqID, params)
 	}
 	bp := bufPool.Get().(*[]byte)
 	buf := appendRequest((*bp)[:0], reqID, cl.method, params)
-	err := c.tr.Send(c.sendCtxFor(cl), transport.Outbound{Data: buf, Kind: transport.KindRequest, Method: cl.method, ID: reqID})
+	err := c.tr.Send(c.sendCtxFor(cl), transport.Outbound{Data: buf, Kind: transport.KindRequest, Method: cl.method, ID: reqID, Waiting: waiting})
 	*bp = buf
 	bufPool.Put(bp)
 	if err != nil {

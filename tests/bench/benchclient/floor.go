@@ -48,14 +48,19 @@ func connectFloor(tg target) (caller, error) {
 	return connectFloorHTTP(tg.url)
 }
 
+// floorStdio reads replies on the calling goroutine while calls are
+// sequential (nothing less is possible) and through one dispatching reader
+// goroutine once parallel is called.
 type floorStdio struct {
 	cmd  *exec.Cmd
 	in   io.WriteCloser
+	out  *bufio.Reader
 	wmu  sync.Mutex
 	mu   sync.Mutex
 	next uint64
 	wait map[uint64]chan []byte
-	dead chan struct{}
+	dead chan struct{} // closed when the dispatching reader ends
+	par  bool
 }
 
 func connectFloorStdio(argv []string) (*floorStdio, error) {
@@ -71,37 +76,31 @@ func connectFloorStdio(argv []string) (*floorStdio, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	f := &floorStdio{cmd: cmd, in: in, wait: map[uint64]chan []byte{}, dead: make(chan struct{})}
-	go f.read(bufio.NewReaderSize(out, 64<<10))
-	ch := f.expect(0)
+	f := &floorStdio{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64<<10), wait: map[uint64]chan []byte{}, next: 1}
 	if _, err := io.WriteString(in, floorInit+"\n"); err != nil {
 		return nil, err
 	}
-	select {
-	case <-ch:
-	case <-f.dead:
+	if _, err := f.out.ReadBytes('\n'); err != nil {
 		return nil, fmt.Errorf("the server exited during initialize")
 	}
 	if _, err := io.WriteString(in, floorInitialized+"\n"); err != nil {
 		return nil, err
 	}
-	f.next = 1
 	return f, nil
 }
 
-func (f *floorStdio) expect(id uint64) chan []byte {
-	ch := make(chan []byte, 1)
-	f.mu.Lock()
-	f.wait[id] = ch
-	f.mu.Unlock()
-	return ch
+// parallel starts the dispatching reader: calls may overlap from now on.
+func (f *floorStdio) parallel() {
+	f.par = true
+	f.dead = make(chan struct{})
+	go f.read()
 }
 
 // read hands each reply line to the caller waiting for its id.
-func (f *floorStdio) read(r *bufio.Reader) {
+func (f *floorStdio) read() {
 	defer close(f.dead)
 	for {
-		line, err := r.ReadBytes('\n')
+		line, err := f.out.ReadBytes('\n')
 		if err != nil {
 			return
 		}
@@ -129,11 +128,24 @@ func (f *floorStdio) read(r *bufio.Reader) {
 }
 
 func (f *floorStdio) call(params string) error {
+	if !f.par {
+		line := callLine(f.next, params)
+		f.next++
+		if _, err := f.in.Write(line); err != nil {
+			return err
+		}
+		reply, err := f.out.ReadBytes('\n')
+		if err != nil {
+			return fmt.Errorf("the server exited")
+		}
+		return checkReply(reply)
+	}
+	ch := make(chan []byte, 1)
 	f.mu.Lock()
 	id := f.next
 	f.next++
+	f.wait[id] = ch
 	f.mu.Unlock()
-	ch := f.expect(id)
 	line := callLine(id, params)
 	f.wmu.Lock()
 	_, err := f.in.Write(line)
@@ -153,7 +165,9 @@ func (f *floorStdio) echo() error  { return f.call(echoParams) }
 func (f *floorStdio) large() error { return f.call(largeParams) }
 func (f *floorStdio) close() {
 	f.in.Close()
-	<-f.dead
+	if f.par {
+		<-f.dead
+	}
 	f.cmd.Wait()
 }
 

@@ -135,6 +135,9 @@ func measureCalls(connect func(target) (caller, error), tg target, n, par, pn in
 		lat[i] = time.Since(t0)
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	if p, ok := c.(interface{ parallel() }); ok {
+		p.parallel()
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var perr error
