@@ -15,6 +15,7 @@ BENCH_ROUNDS ?= 3
 BENCH_N      ?= 2000
 BENCH_PN     ?= 4000
 BENCH_MANY   ?= 1,100,1000
+BENCH_LARGE  ?= 2
 BENCH_SKIP   ?=
 BENCH_BIN    := $(BUILD)/bench
 BENCH_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -I$(BUILD)/include
@@ -32,7 +33,7 @@ bench-tools: lib
 
 bench: $(BENCH_DEPS)
 	$(BENCH_BIN)/benchtable -bin $(BENCH_BIN) -python $(PYTHON) -pypath $(PY_DIR) -exdir $(EX_DIR) -lib $(BUILD)/$(SONAME) \
-		-rounds $(BENCH_ROUNDS) -n $(BENCH_N) -pn $(BENCH_PN) -many $(BENCH_MANY) -skip '$(BENCH_SKIP)' \
+		-rounds $(BENCH_ROUNDS) -n $(BENCH_N) -pn $(BENCH_PN) -large $(BENCH_LARGE) -many $(BENCH_MANY) -skip '$(BENCH_SKIP)' \
 		-out tests/bench/RESULTS.md \
 		$(if $(findstring python,$(BENCH_SKIP)),,-pybench 'cd $(PY_DIR) && $(PY_ENV) BENCH_N=1000 BENCH_ROUNDS=3 LEMONMCP_FIXTURE=$(PY_FIXTURE) $(PYTHON) bench/bench_call.py')
 
