@@ -194,14 +194,16 @@ func measureLarge(connect func(target) (caller, error), tg target, n int) (map[s
 func measureMany(connect func(target) (caller, error), tg target, n int) (map[string]any, error) {
 	base := procStatus("VmRSS")
 	cs := make([]caller, 0, n)
-	defer func() {
+	closeAll := func() {
 		var wg sync.WaitGroup
 		for _, c := range cs {
 			wg.Add(1)
 			go func() { defer wg.Done(); c.close() }()
 		}
 		wg.Wait()
-	}()
+		cs = nil
+	}
+	defer closeAll()
 	t0 := time.Now()
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -235,8 +237,48 @@ func measureMany(connect func(target) (caller, error), tg target, n int) (map[st
 	elapsed := time.Since(t0)
 	time.Sleep(200 * time.Millisecond) // let idle threads settle
 	rss := procStatus("VmRSS")
+	threads := tasks()
+	closeAll()
 	return map[string]any{"clients": n, "rss_kb": rss, "rss_per_client_kb": float64(rss-base) / float64(n),
-		"threads": tasks(), "connect_all_ms": float64(elapsed.Milliseconds())}, nil
+		"threads": threads, "connect_all_ms": float64(elapsed.Milliseconds()), "children_left": childrenLeft()}, nil
+}
+
+// childrenLeft counts this process's children, zombies included, once the
+// clients are closed (waiting up to two seconds for them to go): what a
+// client leaves behind.
+func childrenLeft() int {
+	self := strconv.Itoa(os.Getpid())
+	count := func() int {
+		ents, err := os.ReadDir("/proc")
+		if err != nil {
+			return -1
+		}
+		n := 0
+		for _, e := range ents {
+			if e.Name()[0] < '0' || e.Name()[0] > '9' {
+				continue
+			}
+			b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+			if err != nil {
+				continue
+			}
+			// After the last ')': state ppid ...
+			if i := strings.LastIndexByte(string(b), ')'); i >= 0 {
+				if f := strings.Fields(string(b[i+1:])); len(f) > 1 && f[1] == self {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		n := count()
+		if n <= 0 || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // procStatus reads one kB or count field of /proc/self/status.

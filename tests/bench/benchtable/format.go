@@ -212,7 +212,7 @@ func largeTable(b *strings.Builder, groups []group, cs []client, fs [][]figures,
 
 func manyTable(b *strings.Builder, ns []int, cs []client, fs [][]figures, errs map[string]string) {
 	fmt.Fprintf(b, "\n## N simultaneous stdio clients in one host process (a tiny C server each; each client made one call)\n\n")
-	fmt.Fprintf(b, "| client | N | host RSS MiB | KiB per client | OS threads | connect all ms |\n|---|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(b, "| client | N | host RSS MiB | KiB per client | OS threads | connect all ms | children left after close |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for i, c := range cs {
 		if !c.many {
 			continue
@@ -220,10 +220,10 @@ func manyTable(b *strings.Builder, ns []int, cs []client, fs [][]figures, errs m
 		for k, n := range ns {
 			f := fs[k][i]
 			if f == nil {
-				fmt.Fprintf(b, "| %s | %d | failed: %s ||||\n", c.name, n, truncate(errs["many"+key(k, i)], 120))
+				fmt.Fprintf(b, "| %s | %d | failed: %s |||||\n", c.name, n, truncate(errs["many"+key(k, i)], 120))
 				continue
 			}
-			fmt.Fprintf(b, "| %s | %d | %.1f | %.0f | %.0f | %.0f |\n", c.name, n, f["rss_kb"]/1024, f["rss_per_client_kb"], f["threads"], f["connect_all_ms"])
+			fmt.Fprintf(b, "| %s | %d | %.1f | %.0f | %.0f | %.0f | %.0f |\n", c.name, n, f["rss_kb"]/1024, f["rss_per_client_kb"], f["threads"], f["connect_all_ms"], f["children_left"])
 		}
 	}
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lemonmcp.h"
 
@@ -193,6 +194,42 @@ static void mode_large(int n) {
   close_client(c);
 }
 
+/* count_children counts this process's children, zombies included. */
+static int count_children(void) {
+  DIR *d = opendir("/proc");
+  if (!d) return -1;
+  char self[32], path[300], buf[512];
+  snprintf(self, sizeof self, "%d", (int)getpid());
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = 0;
+    char *p = strrchr(buf, ')'); /* after it: state ppid ... */
+    char state, ppid[32];
+    if (p && sscanf(p + 1, " %c %31s", &state, ppid) == 2 && !strcmp(ppid, self)) n++;
+  }
+  closedir(d);
+  return n;
+}
+
+/* children_left waits up to two seconds for the children to go and
+ * reports how many are left: what the clients leave behind. */
+static int children_left(void) {
+  for (int i = 0; i < 40; i++) {
+    int n = count_children();
+    if (n <= 0) return n;
+    struct timespec t = {0, 50 * 1000 * 1000};
+    nanosleep(&t, NULL);
+  }
+  return count_children();
+}
+
 /* mode_many holds n clients at once, each having made one call. */
 static void mode_many(int n) {
   long base = proc_status("VmRSS");
@@ -213,11 +250,11 @@ static void mode_many(int n) {
   struct timespec settle = {0, 200 * 1000 * 1000};
   nanosleep(&settle, NULL);
   long rss = proc_status("VmRSS");
-  printf("{\"clients\":%d,\"rss_kb\":%ld,\"rss_per_client_kb\":%.1f,\"threads\":%ld,\"connect_all_ms\":%.0f}\n", n, rss,
-         (double)(rss - base) / n, tasks(), elapsed / 1e3);
-  fflush(stdout);
+  long threads = tasks();
   for (int i = 0; i < n; i++) close_client(cs[i]); /* each server reaped before exit */
   free(cs);
+  printf("{\"clients\":%d,\"rss_kb\":%ld,\"rss_per_client_kb\":%.1f,\"threads\":%ld,\"connect_all_ms\":%.0f,\"children_left\":%d}\n",
+         n, rss, (double)(rss - base) / n, threads, elapsed / 1e3, children_left());
 }
 
 int main(int argc, char **argv) {
