@@ -164,8 +164,24 @@ func (c *Client) call(method string, params []byte, opts CallOptions, done DoneF
 	return cl.id, nil
 }
 
-// CallSync is Call that waits for the completion.
+// CallSync is Call that waits for the completion. Over HTTP the request
+// runs on the caller's goroutine (transport.Outbound.Waiting), which saves
+// two goroutine hand-offs for a Go caller.
 func (c *Client) CallSync(method string, params []byte, opts CallOptions) ([]byte, *Error) {
+	return c.callSync(method, params, opts, true)
+}
+
+// CallSyncFromThread is CallSync for a caller on a thread that Go cannot
+// reuse while it waits: a C host's (or Python's) thread calling through
+// cgo is locked to its goroutine, and every wake-up of it is a hand-off
+// between OS threads. The request therefore runs on library goroutines
+// and the caller wakes once, for the completion (measured: running the
+// HTTP exchange on such a thread adds about 25 µs per call).
+func (c *Client) CallSyncFromThread(method string, params []byte, opts CallOptions) ([]byte, *Error) {
+	return c.callSync(method, params, opts, false)
+}
+
+func (c *Client) callSync(method string, params []byte, opts CallOptions, waiting bool) ([]byte, *Error) {
 	type outcome struct {
 		status Status
 		data   []byte
@@ -174,7 +190,7 @@ func (c *Client) CallSync(method string, params []byte, opts CallOptions) ([]byt
 	opts.Inline = true
 	_, err := c.call(method, params, opts, func(_ uint64, st Status, data []byte) {
 		ch <- outcome{st, data}
-	}, true)
+	}, waiting)
 	if err != nil {
 		return nil, err
 	}

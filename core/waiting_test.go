@@ -46,7 +46,8 @@ func (t *inlineTransport) Abort(id int64) {
 // TestCallSyncWaitingTimeout: CallSync marks its request Waiting; when the
 // transport holds the caller inside Send, the call's timeout aborts the
 // exchange, so the caller gets StatusTimeout at the timeout, and the server
-// is still told (notifications/cancelled). An async call never waits.
+// is still told (notifications/cancelled). An async call never waits, nor
+// does CallSyncFromThread.
 func TestCallSyncWaitingTimeout(t *testing.T) {
 	s := newFakeServer(t, "2025-11-25", defaultCaps())
 	mem, peer := memory.NewPair(1024)
@@ -78,4 +79,7 @@ func TestCallSyncWaitingTimeout(t *testing.T) {
 	_, ch := asyncCall(t, c, "tools/call", `{"name":"x"}`, CallOptions{})
 	require.Equal(t, StatusOK, waitCompletion(t, ch).status)
 	require.Empty(t, tr.waited, "an async call was sent as waiting")
+	_, err = c.CallSyncFromThread("tools/call", []byte(`{"name":"x"}`), CallOptions{})
+	require.Nil(t, errOrNil(err))
+	require.Empty(t, tr.waited, "a call from a C thread was sent as waiting")
 }
