@@ -211,7 +211,9 @@ func largeTable(b *strings.Builder, groups []group, cs []client, fs [][]figures,
 }
 
 func manyTable(b *strings.Builder, ns []int, cs []client, fs [][]figures, errs map[string]string) {
-	fmt.Fprintf(b, "\n## N simultaneous stdio clients in one host process (a tiny C server each; each client made one call)\n\n")
+	fmt.Fprintf(b, "\n## N simultaneous stdio clients in one host process (a tiny C server each; each client made one call)\n\n"+
+		"KiB per client is the host's RSS growth over its start divided by N: for the C host at N=1 that is mostly the Go runtime starting inside liblemonmcp. "+
+		"OS threads: the host's, while all N are connected. Children left: the host's child processes (zombies included) two seconds after closing every client.\n\n")
 	fmt.Fprintf(b, "| client | N | host RSS MiB | KiB per client | OS threads | connect all ms | children left after close |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for i, c := range cs {
 		if !c.many {
