@@ -32,7 +32,17 @@ defmodule LemonMCP.DirectCallTest do
     assert {:ok, _} = Client.call_tool(c, "echo", %{text: "x"})
     Client.stop(c)
     assert {:noproc, _} = catch_exit(Client.call_tool(c, "echo", %{text: "x"}))
-    assert Process.get({Client, :direct, c}) == nil
+    refute Map.has_key?(Process.get({Client, :direct}, %{}), c)
+  end
+
+  test "the caller's cache of clients stays bounded" do
+    for _ <- 1..40 do
+      c = Fixture.start!()
+      assert {:ok, _} = Client.call_tool(c, "echo", %{text: "x"})
+      Client.stop(c)
+    end
+
+    assert map_size(Process.get({Client, :direct}, %{})) <= 32
   end
 
   test "many processes call one client at once" do

@@ -275,7 +275,7 @@ defmodule LemonMCP.Client do
           :stale ->
             # The client process is gone (or was replaced): forget it and
             # go through the process, which exits like any GenServer.call.
-            Process.delete({__MODULE__, :direct, pid})
+            forget_direct(pid)
             GenServer.call(client, {:call, method, params, opts}, outer(Keyword.get(opts, :timeout)))
 
           reply ->
@@ -323,25 +323,34 @@ defmodule LemonMCP.Client do
   # ownership and lifecycle: it adopted the resource, and its exit frees
   # the client). The resource and the client's default timeout are asked
   # for once per caller and client, and kept in the caller's process
-  # dictionary. A client on another node is called through its process.
+  # dictionary, for at most @direct_cache clients (a long-lived caller of
+  # many short-lived clients must not accumulate them). A client on another
+  # node is called through its process.
+  @direct_cache 32
+
   defp direct(client) do
     case GenServer.whereis(client) do
       pid when is_pid(pid) and node(pid) == node() ->
-        key = {__MODULE__, :direct, pid}
+        cache = Process.get({__MODULE__, :direct}, %{})
 
-        case Process.get(key) do
-          {res, timeout_ms} ->
+        case cache do
+          %{^pid => {res, timeout_ms}} ->
             {pid, res, timeout_ms}
 
-          nil ->
+          _ ->
             {res, timeout_ms} = GenServer.call(pid, :direct_info)
-            Process.put(key, {res, timeout_ms})
+            cache = if map_size(cache) >= @direct_cache, do: %{}, else: cache
+            Process.put({__MODULE__, :direct}, Map.put(cache, pid, {res, timeout_ms}))
             {pid, res, timeout_ms}
         end
 
       _ ->
         nil
     end
+  end
+
+  defp forget_direct(pid) do
+    Process.put({__MODULE__, :direct}, Map.delete(Process.get({__MODULE__, :direct}, %{}), pid))
   end
 
   defp list(client, method, key, opts) do
