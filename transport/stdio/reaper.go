@@ -2,6 +2,8 @@ package stdio
 
 import (
 	"os"
+	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -38,17 +40,27 @@ var pidfdOnce = sync.OnceValue(func() bool {
 // pidfdSupported reports whether spawn should ask clone for a pidfd.
 func pidfdSupported() bool { return pidfdOnce() }
 
-// siginfo is the part of the kernel's siginfo_t that waitid fills for a
-// child: signo, errno, code, then (after padding to 8 bytes on 64-bit) pid,
-// uid and status. The rest pads it to the kernel's 128 bytes.
-type siginfo struct {
-	signo, errno, code int32
-	_                  int32
-	pid                int32
-	uid                uint32
-	status             int32
-	_                  [128 - 28]byte
+// siginfo is the kernel's siginfo_t as waitid fills it for a child:
+// signo, errno and code (code before errno on MIPS), then, at the union's
+// offset (8-byte aligned on 64-bit), pid, uid and status.
+type siginfo [128]byte
+
+func (si *siginfo) field(off uintptr) int32 {
+	return *(*int32)(unsafe.Pointer(&si[off]))
 }
+
+// union is the offset of the union: after three ints, aligned as a pointer.
+const union = (12 + unsafe.Sizeof(uintptr(0)) - 1) &^ (unsafe.Sizeof(uintptr(0)) - 1)
+
+func (si *siginfo) code() int32 {
+	if strings.HasPrefix(runtime.GOARCH, "mips") {
+		return si.field(4)
+	}
+	return si.field(8)
+}
+
+func (si *siginfo) pid() int32    { return si.field(union) }
+func (si *siginfo) status() int32 { return si.field(union + 8) }
 
 // The si_code values of a child's end.
 const (
@@ -59,13 +71,13 @@ const (
 
 // waitStatus turns waitid's report into the wait(2) status word.
 func (si *siginfo) waitStatus() (syscall.WaitStatus, bool) {
-	switch si.code {
+	switch si.code() {
 	case cldExited:
-		return syscall.WaitStatus(si.status&0xff) << 8, true
+		return syscall.WaitStatus(si.status()&0xff) << 8, true
 	case cldKilled:
-		return syscall.WaitStatus(si.status & 0x7f), true
+		return syscall.WaitStatus(si.status() & 0x7f), true
 	case cldDumped:
-		return syscall.WaitStatus(si.status&0x7f | 0x80), true
+		return syscall.WaitStatus(si.status()&0x7f | 0x80), true
 	}
 	return 0, false
 }
@@ -116,7 +128,7 @@ func reapPidfd(pidfd int) (ws syscall.WaitStatus, known, ok bool) {
 			case syscall.EAGAIN:
 				return false // still running: wait for the pidfd
 			case 0:
-				return si.pid != 0 // 0: still running
+				return si.pid() != 0 // 0: still running
 			}
 			werr = e
 			return true
