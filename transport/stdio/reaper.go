@@ -1,6 +1,7 @@
 package stdio
 
 import (
+	"encoding/binary"
 	"os"
 	"runtime"
 	"strings"
@@ -46,7 +47,7 @@ func pidfdSupported() bool { return pidfdOnce() }
 type siginfo [128]byte
 
 func (si *siginfo) field(off uintptr) int32 {
-	return *(*int32)(unsafe.Pointer(&si[off]))
+	return int32(binary.NativeEndian.Uint32(si[off:]))
 }
 
 // union is the offset of the union: after three ints, aligned as a pointer.
