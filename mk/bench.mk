@@ -22,7 +22,7 @@ BENCH_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -I$(BU
 
 # The Elixir client needs the NIF built; the Python one the library copied
 # into the package. Both are skipped with BENCH_SKIP.
-BENCH_DEPS := lib bench-tools $(if $(findstring python,$(BENCH_SKIP)),,python-dev) $(if $(findstring elixir,$(BENCH_SKIP)),,elixir-nif)
+BENCH_DEPS := lib bench-tools $(if $(findstring python,$(BENCH_SKIP)),,python-dev fixtures) $(if $(findstring elixir,$(BENCH_SKIP)),,elixir-nif)
 
 bench-tools: lib
 	@mkdir -p $(BENCH_BIN)
