@@ -95,6 +95,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // outgoing is the request to send: a clone (a RoundTripper must not change
 // its request) with the bearer, and on a retry a fresh body.
 func outgoing(req *http.Request, tok string, first bool) (*http.Request, error) {
+	if first && tok == "" {
+		// Nothing to add (no token held yet, the common case of a server
+		// without authorization): the request goes out as it is, without
+		// a clone of its headers on every call.
+		return req, nil
+	}
 	out := req.Clone(req.Context())
 	if !first && req.Body != nil && req.Body != http.NoBody {
 		body, err := req.GetBody()

@@ -276,7 +276,7 @@ func lmcp_client_call_sync(client *C.lmcp_client, method *C.cchar_t, params *C.c
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	result, err := c.CallSync(m, p, opts)
+	result, err := c.CallSyncFromThread(m, p, opts) // a C thread: see CallSyncFromThread
 	if err != nil {
 		return setErr(errOut, err)
 	}

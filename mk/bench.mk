@@ -1,9 +1,41 @@
 # Benchmarks, side by side with the peers on the same servers. Figures are
-# for ratios within one run: the machines are shared and noisy.
-.PHONY: bench bench-go
-BENCH_COUNT ?= 3
+# for ratios within one run: the machines are shared and noisy, and no
+# figure is ever asserted.
+#   make bench        the table: floor, LemonMCP (Go core, C host, Python sync
+#                     and async, Elixir), go-sdk and mcp-go clients; go-sdk and
+#                     minimal servers; stdio and Streamable HTTP; plus a 10 MiB
+#                     result and N simultaneous stdio clients. Printed and
+#                     written to tests/bench/RESULTS.md (about 10 minutes on 2
+#                     cores; BENCH_ROUNDS, BENCH_N, BENCH_PN, BENCH_MANY and
+#                     BENCH_SKIP=python,elixir tune it).
+#   make bench-go     the Go micro-benchmarks (go test -bench)
+.PHONY: bench bench-go bench-tools
+BENCH_COUNT  ?= 3
+BENCH_ROUNDS ?= 3
+BENCH_N      ?= 2000
+BENCH_PN     ?= 4000
+BENCH_MANY   ?= 1,100,1000
+BENCH_LARGE  ?= 2
+BENCH_SKIP   ?=
+BENCH_BIN    := $(BUILD)/bench
+BENCH_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -I$(BUILD)/include
 
-bench: bench-go python-bench
+# The Elixir client needs the NIF built; the Python one the library copied
+# into the package. Both are skipped with BENCH_SKIP.
+BENCH_DEPS := lib bench-tools $(if $(findstring python,$(BENCH_SKIP)),,python-dev fixtures) $(if $(findstring elixir,$(BENCH_SKIP)),,elixir-nif)
+
+bench-tools: lib
+	@mkdir -p $(BENCH_BIN)
+	cd tests && $(GO) build -o $(BENCH_BIN)/benchserver ./bench/benchserver && $(GO) build -o $(BENCH_BIN)/benchclient ./bench/benchclient \
+		&& $(GO) build -o $(BENCH_BIN)/benchtable ./bench/benchtable
+	gcc $(BENCH_CFLAGS) -o $(BENCH_BIN)/bench_host tests/bench/clients/bench_host.c -L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+	gcc $(BENCH_CFLAGS) -o $(BENCH_BIN)/tinyserver tests/bench/clients/tinyserver.c
+
+bench: $(BENCH_DEPS)
+	$(BENCH_BIN)/benchtable -bin $(BENCH_BIN) -python $(PYTHON) -pypath $(PY_DIR) -exdir $(EX_DIR) -lib $(BUILD)/$(SONAME) \
+		-rounds $(BENCH_ROUNDS) -n $(BENCH_N) -pn $(BENCH_PN) -large $(BENCH_LARGE) -many $(BENCH_MANY) -skip '$(BENCH_SKIP)' \
+		-out tests/bench/RESULTS.md \
+		$(if $(findstring python,$(BENCH_SKIP)),,-pybench 'cd $(PY_DIR) && $(PY_ENV) BENCH_N=1000 BENCH_ROUNDS=3 LEMONMCP_FIXTURE=$(PY_FIXTURE) $(PYTHON) bench/bench_call.py')
 
 bench-go: lib fixtures
 	cd tests && $(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./bench/

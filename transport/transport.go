@@ -36,6 +36,13 @@ type Outbound struct {
 	// modern era; legacy messages leave them nil, so that path allocates
 	// nothing. Transports without headers ignore them.
 	Headers []Header
+	// Waiting is set on a request whose sender blocks until the request
+	// completes anyway (a synchronous call): a transport may then run the
+	// exchange on the sender's goroutine inside Send, saving the hand-off
+	// to a goroutine of its own and back, as long as Send returns once
+	// the response has been delivered (or the request failed or was
+	// aborted; the sender aborts it when the call times out).
+	Waiting bool
 }
 
 // Header is one HTTP header of a message. Value is already encoded for the

@@ -218,7 +218,7 @@ func (t *Transport) deliver(ce *transport.ClosedError) {
 }
 
 func (t *Transport) exitReport() *transport.ClosedError {
-	msg, code, sig := exitReport(t.procState)
+	msg, code, sig := exitReport(t.status, t.statusKnown)
 	return &transport.ClosedError{
 		Message:    msg,
 		ExitCode:   code,

@@ -158,7 +158,7 @@ func TestResolveCommand(t *testing.T) {
 }
 
 func TestExitReportNil(t *testing.T) {
-	msg, code, sig := exitReport(nil)
+	msg, code, sig := exitReport(0, false)
 	require.Equal(t, "server exited; its exit status is unknown", msg)
 	require.Equal(t, -1, code)
 	require.Empty(t, sig)

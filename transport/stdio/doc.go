@@ -18,7 +18,8 @@
 //
 // Shutdown escalates: stdin is closed, the server gets Config.CloseGrace to
 // exit, then the whole group gets SIGTERM, another grace period, then
-// SIGKILL; the child is always reaped. The same escalation runs in the
+// SIGKILL; the child is always reaped, through its pidfd on the runtime's
+// poller, so a waiting child holds no OS thread (reaper.go). The same escalation runs in the
 // background when the server goes away on its own (exit, or closing stdout
 // while still alive), after the Sink has been told through Closed.
 //

@@ -2,21 +2,16 @@ package stdio
 
 import (
 	"fmt"
-	"os"
 	"syscall"
 )
 
 // exitReport describes how the server ended, for ClosedError. The
-// ExitCode is -1 unless the server exited normally.
-func exitReport(st *os.ProcessState) (msg string, code int, signal string) {
-	if st == nil {
-		// Wait failed, typically because the host set SIGCHLD to
-		// SIG_IGN and the kernel reaped the child itself.
-		return "server exited; its exit status is unknown", -1, ""
-	}
-	ws, ok := st.Sys().(syscall.WaitStatus)
+// ExitCode is -1 unless the server exited normally. known is false when
+// the status could not be learned, typically because the host set SIGCHLD
+// to SIG_IGN and the kernel reaped the child itself.
+func exitReport(ws syscall.WaitStatus, known bool) (msg string, code int, signal string) {
 	switch {
-	case !ok:
+	case !known:
 		return "server exited; its exit status is unknown", -1, ""
 	case ws.Exited():
 		return fmt.Sprintf("server exited with status %d", ws.ExitStatus()), ws.ExitStatus(), ""

@@ -20,6 +20,7 @@ type child struct {
 	stdin  *os.File // write end; pollable, so write deadlines work
 	stdout *os.File // read end
 	stderr *os.File // read end, nil unless Stderr is "capture"
+	pidfd  int      // the process's pidfd, -1 when pidfds are unavailable
 }
 
 // spawn starts the server described by cfg (already normalized).
@@ -83,15 +84,22 @@ func spawn(cfg Config) (*child, error) {
 	}
 
 	argv := append([]string{cfg.Command}, cfg.Args...)
+	// A group of its own, so shutdown can signal the server and everything
+	// it started with one kill(-pgid), and so a terminal Ctrl-C aimed at
+	// the host does not reach the server behind the host's back.
+	sys := &syscall.SysProcAttr{Setpgid: true}
+	pidfd := -1
+	if pidfdSupported() {
+		// clone hands over the pidfd atomically: the reaper polls it
+		// (reaper.go), and it names this process even if the pid is
+		// recycled.
+		sys.PidFD = &pidfd
+	}
 	proc, err := os.StartProcess(path, argv, &os.ProcAttr{
 		Dir:   cfg.Cwd,
 		Env:   env,
 		Files: []*os.File{inR, outW, errW},
-		// A group of its own, so shutdown can signal the server and
-		// everything it started with one kill(-pgid), and so a terminal
-		// Ctrl-C aimed at the host does not reach the server behind the
-		// host's back.
-		Sys: &syscall.SysProcAttr{Setpgid: true},
+		Sys:   sys,
 	})
 	if err != nil {
 		if e := execError(cfg.Command, err); e != nil {
@@ -102,7 +110,7 @@ func spawn(cfg Config) (*child, error) {
 		return fail(err)
 	}
 	closeAll(childEnds)
-	c.proc = proc
+	c.proc, c.pidfd = proc, pidfd
 	return c, nil
 }
 

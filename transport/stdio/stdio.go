@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/lemonmcp/lemonmcp/transport"
 )
@@ -42,12 +43,16 @@ type Transport struct {
 	closeOnce sync.Once
 	hurryOnce sync.Once
 
-	exited     chan struct{} // closed once the child is reaped
-	procState  *os.ProcessState
-	readerDone chan struct{} // closed when the stdout reader returns
-	readErr    error
-	stderrDone chan struct{} // closed when stderr draining returns
-	done       chan struct{} // closed when everything is torn down
+	exited chan struct{} // closed once the child is reaped
+	pidfd  int           // the child's pidfd, -1 when none (see reaper.go)
+	// status is how the child ended, valid when statusKnown; both are set
+	// before exited is closed.
+	status      syscall.WaitStatus
+	statusKnown bool
+	readerDone  chan struct{} // closed when the stdout reader returns
+	readErr     error
+	stderrDone  chan struct{} // closed when stderr draining returns
+	done        chan struct{} // closed when everything is torn down
 }
 
 const (
@@ -117,6 +122,7 @@ func (t *Transport) Start(ctx context.Context, sink transport.Sink) error {
 	t.sink = sink
 	t.proc = c.proc
 	t.pgid = c.proc.Pid // Setpgid(0) makes the group id the leader's pid
+	t.pidfd = c.pidfd
 	t.stdin, t.stdout, t.stderr = c.stdin, c.stdout, c.stderr
 	t.sender.attach(c.stdin)
 	secrets := envSecrets(t.cfg.Env)
@@ -138,16 +144,6 @@ func (t *Transport) Start(ctx context.Context, sink transport.Sink) error {
 	}
 	go t.supervise()
 	return nil
-}
-
-// wait reaps the child. It runs from Start on, so the child never lingers
-// as a zombie whatever else happens.
-func (t *Transport) wait() {
-	st, err := t.proc.Wait()
-	if err == nil {
-		t.procState = st
-	}
-	close(t.exited)
 }
 
 func (t *Transport) readStdout() {

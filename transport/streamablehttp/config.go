@@ -63,6 +63,8 @@ type settings struct {
 	url     *url.URL
 	rawURL  string
 	headers http.Header
+	// userAgentV is UserAgent as a header value, shared by every request.
+	userAgentV []string
 }
 
 func (c Config) normalize() (*settings, *transport.Error) {
@@ -96,5 +98,6 @@ func (c Config) normalize() (*settings, *transport.Error) {
 	case c.MaxReconnectAttempts < 0:
 		return nil, transport.Errorf(transport.CodeInvalidArgument, "MaxReconnectAttempts must not be negative")
 	}
-	return &settings{Config: c, url: common.URL, rawURL: common.URL.String(), headers: common.Headers}, nil
+	return &settings{Config: c, url: common.URL, rawURL: common.URL.String(), headers: common.Headers,
+		userAgentV: []string{c.UserAgent}}, nil
 }

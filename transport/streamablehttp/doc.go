@@ -9,7 +9,13 @@
 // failure concerns that request only; the transport never closes on its
 // own, so a dead server fails the calls that try it, promptly, and the next
 // call may succeed. Notifications and responses are delivered before Send
-// returns (202 Accepted).
+// returns (202 Accepted). A request whose sender waits for it anyway
+// (Outbound.Waiting: a synchronous call) is POSTed on the sender's
+// goroutine instead, and a JSON reply is delivered before Send returns: no
+// goroutine is started and none hands the response back, which is most of
+// a call's cost over loopback. Any other reply (an SSE stream, an error
+// status) goes on in a goroutine of its own, and Abort (the core's timeout)
+// releases the sender.
 //
 // Sessions: the Mcp-Session-Id the server gives with the initialize
 // response is sent on every later request (POST, GET and DELETE), and the

@@ -12,9 +12,22 @@ import (
 // runRequest is the goroutine that owns one request: it POSTs it and
 // follows the reply until the request is settled.
 func (t *Transport) runRequest(p *pending, body []byte, method string, headers []transport.Header) {
-	defer t.wg.Done()
-	defer p.cancel()
-	defer t.settleOwn(p) // an unanswered request is not tracked past its POST
+	t.exchange(p, body, method, headers, false)
+}
+
+// exchange POSTs one request and follows its reply until the request is
+// settled; it holds one unit of t.wg, which it releases. inline: it runs on
+// a waiting sender's goroutine (sendWaiting), which only a JSON reply may
+// hold: any other reply goes on in a goroutine of its own.
+func (t *Transport) exchange(p *pending, body []byte, method string, headers []transport.Header, inline bool) {
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			t.settleOwn(p) // an unanswered request is not tracked past its POST
+			p.cancel()
+			t.wg.Done()
+		}
+	}()
 	defer transport.Recover(t.sink, "the goroutine sending "+method, func() {
 		t.fail(p, transport.Errorf(transport.CodeInternal, "internal error while sending %s (a bug: see the log)", method))
 	})
@@ -31,6 +44,29 @@ func (t *Transport) runRequest(p *pending, body []byte, method string, headers [
 		}
 		return
 	}
+	if inline && !(resp.StatusCode == http.StatusOK && httpclient.MediaType(resp.Header) == mediaJSON) {
+		handedOver = true // the unit of t.wg goes with it
+		go t.followReply(p, resp, method, headers, session)
+		return
+	}
+	t.reply(p, resp, method, headers, session)
+}
+
+// followReply is the goroutine that follows a reply sendWaiting handed
+// over.
+func (t *Transport) followReply(p *pending, resp *http.Response, method string, headers []transport.Header, session string) {
+	defer t.wg.Done()
+	defer p.cancel()
+	defer t.settleOwn(p)
+	defer transport.Recover(t.sink, "the goroutine sending "+method, func() {
+		t.fail(p, transport.Errorf(transport.CodeInternal, "internal error while sending %s (a bug: see the log)", method))
+	})
+	t.reply(p, resp, method, headers, session)
+}
+
+// reply handles the response to a request's POST: its status, then a JSON
+// body or an SSE stream.
+func (t *Transport) reply(p *pending, resp *http.Response, method string, headers []transport.Header, session string) {
 	defer resp.Body.Close()
 
 	if !httpclient.OK(resp.StatusCode) {
@@ -112,5 +148,7 @@ func (t *Transport) readJSON(p *pending, resp *http.Response, method string) {
 		return
 	}
 	t.deliver(data, p)
-	t.fail(p, transport.Errorf(transport.CodeTransport, "the server's reply to %s did not contain its response", method))
+	if t.settleOwn(p) { // built only when needed: this runs after every reply
+		t.sink.RequestFailed(p.id, transport.Errorf(transport.CodeTransport, "the server's reply to %s did not contain its response", method))
+	}
 }

@@ -26,6 +26,9 @@ func (t *Transport) Send(ctx context.Context, msg transport.Outbound) error {
 		return ctxError("send", err)
 	}
 	if msg.Kind == transport.KindRequest {
+		if msg.Waiting {
+			return t.sendWaiting(msg)
+		}
 		return t.startRequest(msg)
 	}
 	return t.post(ctx, msg)
@@ -41,6 +44,25 @@ func (t *Transport) startRequest(msg transport.Outbound) error {
 	p := t.trackLocked(msg.ID)
 	t.mu.Unlock()
 	go t.runRequest(p, body, msg.Method, msg.Headers)
+	return nil
+}
+
+// sendWaiting runs a request's exchange on the sender's goroutine, which
+// waits for the request anyway (Outbound.Waiting): no goroutine is started
+// and none hands the response back. A JSON reply is read right here; any
+// other reply (an SSE stream, which may go on after the response, or an
+// error status) is followed by a goroutine of its own, so the sender is
+// held no longer than the POST.
+func (t *Transport) sendWaiting(msg transport.Outbound) error {
+	body := bytes.Clone(msg.Data) // the client may read the body after Do returns
+	t.mu.Lock()
+	if !t.enterLocked() {
+		t.mu.Unlock()
+		return errClosed()
+	}
+	p := t.trackLocked(msg.ID)
+	t.mu.Unlock()
+	t.exchange(p, body, msg.Method, msg.Headers, true)
 	return nil
 }
 

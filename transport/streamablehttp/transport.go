@@ -34,6 +34,8 @@ type Transport struct {
 	version  string // the negotiated protocol version, "" before initialize
 	inflight map[int64]*pending
 	listener *listener // the GET stream, nil when none runs
+	// wire caches the header values of the current session and version.
+	wire atomic.Pointer[wireValues]
 
 	// ctx is cancelled by Close: every request, stream and wait derives
 	// from it. wg counts every goroutine and every Send in flight, so that

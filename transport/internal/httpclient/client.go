@@ -78,8 +78,11 @@ func sameOriginRedirects(req *http.Request, via []*http.Request) error {
 // parameters, or "" when there is none or it is malformed.
 func MediaType(h http.Header) string {
 	ct := h.Get("Content-Type")
-	if ct == "" {
+	switch ct {
+	case "":
 		return ""
+	case "application/json", "text/event-stream":
+		return ct // the usual replies, without parsing (it allocates)
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {

@@ -287,7 +287,23 @@ defmodule LemonMCP.Client do
   @spec request(client(), String.t(), map() | nil, call_opts()) :: {:ok, term()} | {:error, reason()}
   def request(client, method, params \\ nil, opts \\ @default_timeout) do
     opts = normalize(opts)
-    GenServer.call(client, {:call, method, params, opts}, outer(Keyword.get(opts, :timeout)))
+
+    case direct(client) do
+      {pid, res, timeout_ms} ->
+        case Server.direct_call(res, timeout_ms, method, params, opts, outer(Keyword.get(opts, :timeout))) do
+          :stale ->
+            # The client process is gone (or was replaced): forget it and
+            # go through the process, which exits like any GenServer.call.
+            forget_direct(pid)
+            GenServer.call(client, {:call, method, params, opts}, outer(Keyword.get(opts, :timeout)))
+
+          reply ->
+            reply
+        end
+
+      nil ->
+        GenServer.call(client, {:call, method, params, opts}, outer(Keyword.get(opts, :timeout)))
+    end
   end
 
   @doc """
@@ -319,6 +335,42 @@ defmodule LemonMCP.Client do
   def notify(client, method, params \\ nil), do: GenServer.call(client, {:notify, method, params})
 
   # ------------------------------------------------------------- helpers
+
+  # A request goes from the calling process straight to the library: the
+  # NIF call returns at once and the completion message comes back to the
+  # caller, so a call costs no hop through the client process (which keeps
+  # ownership and lifecycle: it adopted the resource, and its exit frees
+  # the client). The resource and the client's default timeout are asked
+  # for once per caller and client, and kept in the caller's process
+  # dictionary, for at most @direct_cache clients (a long-lived caller of
+  # many short-lived clients must not accumulate them). A client on another
+  # node is called through its process.
+  @direct_cache 32
+
+  defp direct(client) do
+    case GenServer.whereis(client) do
+      pid when is_pid(pid) and node(pid) == node() ->
+        cache = Process.get({__MODULE__, :direct}, %{})
+
+        case cache do
+          %{^pid => {res, timeout_ms}} ->
+            {pid, res, timeout_ms}
+
+          _ ->
+            {res, timeout_ms} = GenServer.call(pid, :direct_info)
+            cache = if map_size(cache) >= @direct_cache, do: %{}, else: cache
+            Process.put({__MODULE__, :direct}, Map.put(cache, pid, {res, timeout_ms}))
+            {pid, res, timeout_ms}
+        end
+
+      _ ->
+        nil
+    end
+  end
+
+  defp forget_direct(pid) do
+    Process.put({__MODULE__, :direct}, Map.delete(Process.get({__MODULE__, :direct}, %{}), pid))
+  end
 
   defp list(client, method, key, opts) do
     with {:ok, r} <- request(client, method, nil, Keyword.put(normalize(opts), :all_pages, true)) do

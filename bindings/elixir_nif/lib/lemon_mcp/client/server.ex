@@ -203,6 +203,45 @@ defmodule LemonMCP.Client.Server do
 
   def handle_call(:resource, _from, st), do: {:reply, st.res, st}
 
+  # What a caller needs to call the library directly (direct_call/6).
+  def handle_call(:direct_info, _from, st), do: {:reply, {st.res, st.timeout_ms}, st}
+
+  @doc false
+  # A request made by the calling process itself (LemonMCP.Client.request/4):
+  # NIF.call sends the completion to its caller, so the caller receives it
+  # here, with no hop through the client process. Returns the reply, or
+  # :stale when the resource was freed (the client process is gone).
+  def direct_call(res, timeout_ms, method, params, opts, outer) do
+    case NIF.call(res, method, params, call_options(opts, timeout_ms)) do
+      {:ok, id} ->
+        receive do
+          {:lmcp_done, ^id, status, payload} -> done_reply(status, payload, res)
+        after
+          outer ->
+            # A safety net: the library's own deadline is shorter. The
+            # completion still comes once; it must not stay in the mailbox.
+            NIF.cancel(res, id)
+
+            receive do
+              {:lmcp_done, ^id, _, _} -> :ok
+            after
+              1_000 -> :ok
+            end
+
+            {:error, :timeout}
+        end
+
+      {:error, -2, _info} ->
+        :stale
+
+      {:error, status, info} ->
+        {:error, Error.reason(status, info, res_state(res))}
+
+      {:error, reason} ->
+        {:error, reason}
+    end
+  end
+
   # ---------------------------------------------------------- messages
 
   @impl true
@@ -247,15 +286,19 @@ defmodule LemonMCP.Client.Server do
 
   # ------------------------------------------------------------ helpers
 
-  defp state_of(st) do
-    case NIF.state(st.res) do
+  defp state_of(st), do: res_state(st.res)
+
+  defp res_state(res) do
+    case NIF.state(res) do
       n when is_integer(n) -> Map.get(@states, n, :disconnected)
       _ -> :disconnected
     end
   end
 
-  defp call_options(opts, st) do
-    timeout = effective_timeout(Keyword.get(opts, :timeout, st.timeout_ms), st.timeout_ms)
+  defp call_options(opts, %__MODULE__{timeout_ms: timeout_ms}), do: call_options(opts, timeout_ms)
+
+  defp call_options(opts, timeout_ms) do
+    timeout = effective_timeout(Keyword.get(opts, :timeout, timeout_ms), timeout_ms)
 
     %{"timeout_ms" => timeout}
     |> put_opt("all_pages", opts[:all_pages])
@@ -276,7 +319,8 @@ defmodule LemonMCP.Client.Server do
 
   defp done_reply(0, {:lmcp_raw, _raw, why}, _st), do: {:error, {:decode_error, why}}
   defp done_reply(0, payload, _st), do: {:ok, payload}
-  defp done_reply(status, info, st), do: {:error, Error.reason(status, info, state_of(st))}
+  defp done_reply(status, info, %__MODULE__{} = st), do: {:error, Error.reason(status, info, state_of(st))}
+  defp done_reply(status, info, res), do: {:error, Error.reason(status, info, res_state(res))}
 
   defp on_event(:ready, _payload, st) do
     Enum.each(st.waiters, fn {_, {from, timer}} ->

@@ -1,0 +1,85 @@
+package core
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/memory"
+	"github.com/stretchr/testify/require"
+)
+
+// inlineTransport runs a waiting request's exchange inside Send, as the
+// Streamable HTTP transport does, against a server that never answers: Send
+// returns only when the request is aborted.
+type inlineTransport struct {
+	*memory.Transport
+	mu      sync.Mutex
+	aborted map[int64]chan struct{}
+	waited  chan int64 // the ids of waiting requests, as Send starts them
+}
+
+func (t *inlineTransport) Send(ctx context.Context, msg transport.Outbound) error {
+	if msg.Kind != transport.KindRequest || !msg.Waiting {
+		return t.Transport.Send(ctx, msg)
+	}
+	ch := make(chan struct{})
+	t.mu.Lock()
+	t.aborted[msg.ID] = ch
+	t.mu.Unlock()
+	t.waited <- msg.ID
+	<-ch
+	return nil
+}
+
+func (t *inlineTransport) Abort(id int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if ch := t.aborted[id]; ch != nil {
+		close(ch)
+		delete(t.aborted, id)
+	}
+}
+
+// TestCallSyncWaitingTimeout: CallSync marks its request Waiting; when the
+// transport holds the caller inside Send, the call's timeout aborts the
+// exchange, so the caller gets StatusTimeout at the timeout, and the server
+// is still told (notifications/cancelled). An async call never waits, nor
+// does CallSyncFromThread.
+func TestCallSyncWaitingTimeout(t *testing.T) {
+	s := newFakeServer(t, "2025-11-25", defaultCaps())
+	mem, peer := memory.NewPair(1024)
+	s.peer = peer
+	tr := &inlineTransport{Transport: mem, aborted: map[int64]chan struct{}{}, waited: make(chan int64, 4)}
+	c := New(testOptions(), tr)
+	go s.serve()
+	t.Cleanup(func() {
+		c.Free()
+		close(s.stop)
+		<-s.done
+	})
+	require.Nil(t, errOrNil(c.Connect()))
+	require.Nil(t, errOrNil(c.WaitReady(3*time.Second)))
+
+	start := time.Now()
+	_, err := c.CallSync("tools/call", []byte(`{"name":"x"}`), CallOptions{Timeout: 150 * time.Millisecond, TimeoutSet: true})
+	require.NotNil(t, err)
+	require.Equal(t, StatusTimeout, err.Status)
+	require.Less(t, time.Since(start), 2*time.Second)
+	id := <-tr.waited
+	_, ok := s.waitFor(func(m wireMsg) bool { return m.Method == "notifications/cancelled" })
+	require.True(t, ok, "the server was not told of the timeout")
+	tr.mu.Lock()
+	require.NotContains(t, tr.aborted, id, "the exchange was not aborted")
+	tr.mu.Unlock()
+
+	s.handle("tools/call", func(_ *fakeServer, _ wireMsg) reply { return reply{result: map[string]any{"content": []any{}}} })
+	_, ch := asyncCall(t, c, "tools/call", `{"name":"x"}`, CallOptions{})
+	require.Equal(t, StatusOK, waitCompletion(t, ch).status)
+	require.Empty(t, tr.waited, "an async call was sent as waiting")
+	_, err = c.CallSyncFromThread("tools/call", []byte(`{"name":"x"}`), CallOptions{})
+	require.Nil(t, errOrNil(err))
+	require.Empty(t, tr.waited, "a call from a C thread was sent as waiting")
+}

@@ -1,0 +1,289 @@
+/* bench_host: LemonMCP through a C host, for `make bench` (tests/bench).
+ * It speaks the same command line and prints the same JSON line as
+ * tests/bench/benchclient:
+ *
+ *   bench_host -mode calls -n N -par P -pn PN (-stdio "CMD ARGS" | -url URL)
+ *   bench_host -mode large -n N (-stdio ... | -url ...)
+ *   bench_host -mode many -n CLIENTS -stdio ...
+ *
+ * Every call is lmcp_client_call_sync, as a blocking C host makes it; the
+ * P-way figure runs P threads on one client. Figures are printed, never
+ * checked: the machines are shared and noisy. */
+#include <dirent.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lemonmcp.h"
+
+#define PINNED "2025-11-25"
+static const char ECHO[] = "{\"name\":\"echo\",\"arguments\":{\"text\":\"hello\"}}";
+static const char LARGE[] = "{\"name\":\"large\",\"arguments\":{\"bytes\":10485760}}";
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void die(const char *what, lmcp_status st, char *err) {
+  fprintf(stderr, "bench_host: %s: %s (%s)\n", what, lmcp_status_string(st), err ? err : "");
+  lmcp_free(err);
+  exit(1);
+}
+
+/* proc_status reads one numeric field of /proc/self/status. */
+static long proc_status(const char *field) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  size_t n = strlen(field);
+  long v = -1;
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, field, n) == 0 && line[n] == ':') {
+      v = strtol(line + n + 1, NULL, 10);
+      break;
+    }
+  }
+  fclose(f);
+  return v;
+}
+
+static long tasks(void) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d) return -1;
+  long n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] != '.') n++;
+  }
+  closedir(d);
+  return n;
+}
+
+/* json_str appends s as a JSON string (the arguments come from the bench
+ * driver: paths and flags, no control characters). */
+static void json_str(char *out, size_t cap, const char *s) {
+  size_t len = strlen(out);
+  if (len + 1 < cap) out[len++] = '"';
+  for (; *s && len + 3 < cap; s++) {
+    if (*s == '"' || *s == '\\') out[len++] = '\\';
+    out[len++] = *s;
+  }
+  out[len++] = '"';
+  out[len] = 0;
+}
+
+static char config[8192];
+
+static void build_config(const char *stdio_cmd, const char *url) {
+  strcpy(config, "{\"protocol\":{\"mode\":\"legacy\",\"versions\":[\"" PINNED "\"]},\"transport\":");
+  if (url) {
+    strcat(config, "{\"type\":\"streamable_http\",\"url\":");
+    json_str(config, sizeof config, url);
+    strcat(config, "}}");
+    return;
+  }
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", stdio_cmd);
+  strcat(config, "{\"type\":\"stdio\",\"command\":");
+  char *save = NULL;
+  char *tok = strtok_r(buf, " ", &save);
+  json_str(config, sizeof config, tok);
+  strcat(config, ",\"args\":[");
+  int first = 1;
+  while ((tok = strtok_r(NULL, " ", &save)) != NULL) {
+    if (!first) strcat(config, ",");
+    json_str(config, sizeof config, tok);
+    first = 0;
+  }
+  strcat(config, "]}}");
+}
+
+static lmcp_client *connect_client(void) {
+  lmcp_client *c = NULL;
+  char *err = NULL;
+  lmcp_status st = lmcp_client_new(config, strlen(config), &c, &err);
+  if (st != LMCP_OK) die("lmcp_client_new", st, err);
+  if ((st = lmcp_client_connect(c, &err)) != LMCP_OK) die("lmcp_client_connect", st, err);
+  if ((st = lmcp_client_wait_ready(c, 30000, &err)) != LMCP_OK) die("lmcp_client_wait_ready", st, err);
+  return c;
+}
+
+static void call(lmcp_client *c, const char *params) {
+  char *out = NULL, *err = NULL;
+  size_t n = 0;
+  lmcp_status st = lmcp_client_call_sync(c, "tools/call", params, strlen(params), NULL, 0, &out, &n, &err);
+  if (st != LMCP_OK) die("lmcp_client_call_sync", st, err);
+  lmcp_free(out);
+}
+
+static void close_client(lmcp_client *c) {
+  char *err = NULL;
+  lmcp_client_close(c, 5000, &err);
+  lmcp_free(err);
+  lmcp_client_free(c);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+struct worker {
+  lmcp_client *c;
+  int calls;
+};
+
+static void *work(void *arg) {
+  struct worker *w = arg;
+  for (int i = 0; i < w->calls; i++) call(w->c, ECHO);
+  return NULL;
+}
+
+static void mode_calls(int n, int par, int pn) {
+  double t0 = now_us();
+  lmcp_client *c = connect_client();
+  double connect_us = now_us() - t0;
+  t0 = now_us();
+  call(c, ECHO);
+  double first_us = now_us() - t0;
+  int warm = n / 10 < 200 ? n / 10 : 200;
+  for (int i = 0; i < warm; i++) call(c, ECHO);
+  double *lat = malloc(sizeof(double) * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    t0 = now_us();
+    call(c, ECHO);
+    lat[i] = now_us() - t0;
+  }
+  qsort(lat, (size_t)n, sizeof(double), cmp_double);
+  pthread_t th[256];
+  struct worker w[256];
+  if (par > 256) par = 256;
+  t0 = now_us();
+  for (int i = 0; i < par; i++) {
+    w[i].c = c;
+    w[i].calls = pn / par;
+    pthread_create(&th[i], NULL, work, &w[i]);
+  }
+  for (int i = 0; i < par; i++) pthread_join(th[i], NULL);
+  double wall = now_us() - t0;
+  printf("{\"connect_us\":%.1f,\"first_us\":%.1f,\"p50_us\":%.2f,\"p99_us\":%.2f,\"cps\":%.0f,\"rss_kb\":%ld,\"threads\":%ld}\n",
+         connect_us, first_us, lat[n / 2], lat[n * 99 / 100], (pn / par * par) / (wall / 1e6), proc_status("VmRSS"),
+         tasks());
+  free(lat);
+  close_client(c);
+}
+
+static void mode_large(int n) {
+  lmcp_client *c = connect_client();
+  call(c, LARGE); /* warm-up */
+  double *ts = malloc(sizeof(double) * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    double t0 = now_us();
+    call(c, LARGE);
+    ts[i] = now_us() - t0;
+  }
+  qsort(ts, (size_t)n, sizeof(double), cmp_double);
+  printf("{\"large_ms\":%.2f,\"hwm_kb\":%ld}\n", ts[n / 2] / 1e3, proc_status("VmHWM"));
+  free(ts);
+  close_client(c);
+}
+
+/* count_children counts this process's children, zombies included. */
+static int count_children(void) {
+  DIR *d = opendir("/proc");
+  if (!d) return -1;
+  char self[32], path[300], buf[512];
+  snprintf(self, sizeof self, "%d", (int)getpid());
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = 0;
+    char *p = strrchr(buf, ')'); /* after it: state ppid ... */
+    char state, ppid[32];
+    if (p && sscanf(p + 1, " %c %31s", &state, ppid) == 2 && !strcmp(ppid, self)) n++;
+  }
+  closedir(d);
+  return n;
+}
+
+/* children_left waits up to two seconds for the children to go and
+ * reports how many are left: what the clients leave behind. */
+static int children_left(void) {
+  for (int i = 0; i < 40; i++) {
+    int n = count_children();
+    if (n <= 0) return n;
+    struct timespec t = {0, 50 * 1000 * 1000};
+    nanosleep(&t, NULL);
+  }
+  return count_children();
+}
+
+/* mode_many holds n clients at once, each having made one call. */
+static void mode_many(int n) {
+  long base = proc_status("VmRSS");
+  lmcp_client **cs = calloc((size_t)n, sizeof(*cs));
+  double t0 = now_us();
+  char *err = NULL;
+  for (int i = 0; i < n; i++) { /* connect returns at once: all start together */
+    lmcp_status st = lmcp_client_new(config, strlen(config), &cs[i], &err);
+    if (st != LMCP_OK) die("lmcp_client_new", st, err);
+    if ((st = lmcp_client_connect(cs[i], &err)) != LMCP_OK) die("lmcp_client_connect", st, err);
+  }
+  for (int i = 0; i < n; i++) {
+    lmcp_status st = lmcp_client_wait_ready(cs[i], 60000, &err);
+    if (st != LMCP_OK) die("lmcp_client_wait_ready", st, err);
+    call(cs[i], ECHO);
+  }
+  double elapsed = now_us() - t0;
+  struct timespec settle = {0, 200 * 1000 * 1000};
+  nanosleep(&settle, NULL);
+  long rss = proc_status("VmRSS");
+  long threads = tasks();
+  for (int i = 0; i < n; i++) close_client(cs[i]); /* each server reaped before exit */
+  free(cs);
+  printf("{\"clients\":%d,\"rss_kb\":%ld,\"rss_per_client_kb\":%.1f,\"threads\":%ld,\"connect_all_ms\":%.0f,\"children_left\":%d}\n",
+         n, rss, (double)(rss - base) / n, threads, elapsed / 1e3, children_left());
+}
+
+int main(int argc, char **argv) {
+  const char *mode = "calls", *stdio_cmd = NULL, *url = NULL;
+  int n = 2000, par = 16, pn = 4000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const char *k = argv[i], *v = argv[i + 1];
+    if (!strcmp(k, "-mode")) mode = v;
+    else if (!strcmp(k, "-stdio")) stdio_cmd = v;
+    else if (!strcmp(k, "-url")) url = v;
+    else if (!strcmp(k, "-n")) n = atoi(v);
+    else if (!strcmp(k, "-par")) par = atoi(v);
+    else if (!strcmp(k, "-pn")) pn = atoi(v);
+    else {
+      fprintf(stderr, "bench_host: unknown flag %s\n", k);
+      return 2;
+    }
+  }
+  if ((stdio_cmd == NULL) == (url == NULL) || n < 1 || par < 1 || pn < par) {
+    fprintf(stderr, "bench_host: need exactly one of -stdio and -url, and positive counts\n");
+    return 2;
+  }
+  build_config(stdio_cmd, url);
+  if (!strcmp(mode, "calls")) mode_calls(n, par, pn);
+  else if (!strcmp(mode, "large")) mode_large(n);
+  else if (!strcmp(mode, "many")) mode_many(n);
+  else {
+    fprintf(stderr, "bench_host: unknown -mode %s\n", mode);
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,99 @@
+package streamablehttp
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/internal/sinktest"
+)
+
+// countingSink counts deliveries as they happen.
+type countingSink struct {
+	*sinktest.Sink
+	received atomic.Int32
+}
+
+func (s *countingSink) Receive(data []byte) {
+	s.received.Add(1)
+	s.Sink.Receive(data)
+}
+
+// waiting is a request whose sender waits for it (a synchronous call).
+func waiting(id int64, method string) transport.Outbound {
+	m := request(id, method)
+	m.Waiting = true
+	return m
+}
+
+// TestSendWaiting: a waiting request's exchange runs inside Send. A JSON
+// reply has been delivered when Send returns; an SSE stream that the
+// server keeps open after the response does not hold the sender; a server
+// that never answers holds it only until the request is aborted, as the
+// core does when the call times out.
+func TestSendWaiting(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	srv := newServer(t, mcp("s1", func(w http.ResponseWriter, r *http.Request, m msg) {
+		switch m.Method {
+		case "json":
+			echo(w, r, m)
+		case "sse-open":
+			startSSE(w)
+			event(w, message(result(m.ID, `{"sse":true}`)))
+			select { // keeps the stream open past the response
+			case <-release:
+			case <-r.Context().Done():
+			}
+		case "error":
+			http.Error(w, "nope", http.StatusInternalServerError)
+		case "hang":
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+	}))
+	tr, err := New(Config{URL: srv.URL})
+	require.NoError(t, err)
+	sink := &countingSink{Sink: sinktest.New()}
+	require.NoError(t, tr.Start(context.Background(), sink))
+	defer tr.Close(context.Background())
+	handshake(t, tr, sink.Sink)
+
+	t.Run("json reply delivered before Send returns", func(t *testing.T) {
+		before := sink.received.Load()
+		require.NoError(t, tr.Send(context.Background(), waiting(2, "json")))
+		require.Equal(t, before+1, sink.received.Load(), "the reply was not delivered inside Send")
+		require.JSONEq(t, `{"jsonrpc":"2.0","id":2,"result":{"echo":"json"}}`, sink.Next(t))
+	})
+	t.Run("sse stream held open does not hold the sender", func(t *testing.T) {
+		start := time.Now()
+		require.NoError(t, tr.Send(context.Background(), waiting(3, "sse-open")))
+		require.Less(t, time.Since(start), responseGrace, "Send waited for the stream's end")
+		require.JSONEq(t, `{"jsonrpc":"2.0","id":3,"result":{"sse":true}}`, sink.Next(t))
+	})
+	t.Run("error status reported", func(t *testing.T) {
+		require.NoError(t, tr.Send(context.Background(), waiting(4, "error")))
+		f := sink.Failure(t)
+		require.Equal(t, int64(4), f.ID)
+		require.Equal(t, transport.CodeTransport, f.Err.Code)
+	})
+	t.Run("abort releases the sender", func(t *testing.T) {
+		done := make(chan error, 1)
+		go func() { done <- tr.Send(context.Background(), waiting(5, "hang")) }()
+		srv.waitFor(t, isCall("hang"))
+		tr.Abort(5)
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(sinktest.Wait):
+			require.FailNow(t, "Send still running after Abort")
+		}
+	})
+}
