@@ -93,7 +93,7 @@ func parseProtocol(root *object, p *Parsed) *core.Error {
 	if err != nil || !ok {
 		return err
 	}
-	mode, err := o.enum("mode", core.ModeLegacy, core.ModeLegacy, core.ModeAuto, core.ModeModern)
+	mode, err := o.enum("mode", core.ModeAuto, core.ModeLegacy, core.ModeAuto, core.ModeModern)
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		{"fractional timeout", `{"transport":{"type":"stdio","command":"x"},"timeouts":{"call_ms":1.5}}`, core.StatusInvalidArgument, "config.timeouts.call_ms: must be a whole number"},
 		{"unknown version", `{"transport":{"type":"stdio","command":"x"},"protocol":{"versions":["2030-01-01"]}}`, core.StatusInvalidArgument, "config.protocol.versions[0]"},
 		{"modern mode without a modern version", `{"transport":{"type":"stdio","command":"x"},"protocol":{"mode":"modern","versions":["2025-11-25"]}}`, core.StatusInvalidArgument, "config.protocol.versions"},
-		{"legacy mode without a legacy version", `{"transport":{"type":"stdio","command":"x"},"protocol":{"versions":["2026-07-28"]}}`, core.StatusInvalidArgument, "config.protocol.versions"},
+		{"legacy mode without a legacy version", `{"transport":{"type":"stdio","command":"x"},"protocol":{"mode":"legacy","versions":["2026-07-28"]}}`, core.StatusInvalidArgument, "config.protocol.versions"},
 		{"unknown mode", `{"transport":{"type":"stdio","command":"x"},"protocol":{"mode":"newest"}}`, core.StatusInvalidArgument, "config.protocol.mode"},
 		{"unknown result format", `{"transport":{"type":"stdio","command":"x"},"result_format":"xml"}`, core.StatusInvalidArgument, "config.result_format: must be one of \"json\""},
 		{"removed result format", `{"transport":{"type":"stdio","command":"x"},"result_format":"etf"}`, core.StatusInvalidArgument, "config.result_format: must be \"json\" (the \"etf\" format was removed"},

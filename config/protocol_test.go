@@ -17,7 +17,9 @@ func TestParseProtocolModes(t *testing.T) {
 		legacy   []string
 		modern   []string
 	}{
-		{"default is legacy", `{}`, core.ModeLegacy, core.LegacyVersions, core.ModernVersions},
+		{"default is auto", `{}`, core.ModeAuto, core.LegacyVersions, core.ModernVersions},
+		{"legacy", `{"mode":"legacy"}`, core.ModeLegacy, core.LegacyVersions, core.ModernVersions},
+		{"default with modern versions only", `{"versions":["2026-07-28"]}`, core.ModeAuto, nil, []string{"2026-07-28"}},
 		{"auto", `{"mode":"auto"}`, core.ModeAuto, core.LegacyVersions, core.ModernVersions},
 		{"modern drops legacy versions", `{"mode":"modern"}`, core.ModeModern, nil, core.ModernVersions},
 		{"mixed list is split", `{"mode":"auto","versions":["2025-06-18","2026-07-28"]}`, core.ModeAuto, []string{"2025-06-18"}, []string{"2026-07-28"}},
@@ -32,4 +34,15 @@ func TestParseProtocolModes(t *testing.T) {
 			require.Equal(t, tc.modern, p.Options.Modern)
 		})
 	}
+}
+
+// With no protocol object the client probes both eras (docs/modern.md, "Era
+// default"): only "auto" connects to legacy-only, modern-only and dual-era
+// servers.
+func TestParseDefaultModeIsAuto(t *testing.T) {
+	p, err := Parse([]byte(`{"transport":{"type":"stdio","command":"x"}}`), "1")
+	require.Nil(t, errOrNil(err))
+	require.Equal(t, core.ModeAuto, p.Options.Mode)
+	require.Equal(t, core.LegacyVersions, p.Options.Versions)
+	require.Equal(t, core.ModernVersions, p.Options.Modern)
 }

@@ -169,7 +169,7 @@ func TestCallBeforeReady(t *testing.T) {
 		}()
 		return reply{none: true}
 	})
-	c := s.client(testOptions())
+	c := s.client(legacyOptions())
 	_, err := c.Call("tools/list", nil, CallOptions{}, func(uint64, Status, []byte) { t.Error("must not fire") })
 	require.NotNil(t, err)
 	require.Equal(t, StatusInvalidState, err.Status)
@@ -741,7 +741,7 @@ func TestSessionExpiryReinitializesOnce(t *testing.T) {
 		}
 		return reply{result: map[string]any{"content": []any{}, "ok": true}}
 	})
-	c := readyClient(t, s, testOptions())
+	c := readyClient(t, s, legacyOptions())
 	out, err := c.CallSync("tools/call", []byte(`{"name":"x"}`), CallOptions{})
 	require.Nil(t, errOrNil(err))
 	require.Contains(t, string(out), `"ok":true`)

@@ -41,6 +41,14 @@ func isModernErrorCode(code int64) bool {
 
 // startEra begins the first handshake the configured mode asks for.
 func (c *Client) startEra() {
+	// A supervised client's next generation races afresh: the last one's
+	// probe outcome (done, racing, a held initialize failure) is not its.
+	c.mu.Lock()
+	if c.probe.timer != nil {
+		c.probe.timer.Stop()
+	}
+	c.probe = probeState{}
+	c.mu.Unlock()
 	if c.opts.Mode == ModeLegacy || c.opts.Mode == "" || len(c.opts.Modern) == 0 {
 		c.startHandshake(c.opts.Versions[0], nil)
 		return

@@ -270,6 +270,15 @@ func testOptions() Options {
 	return o
 }
 
+// legacyOptions are testOptions pinned to the legacy era, for tests that
+// check the exact wire sequence of the initialize handshake (the default,
+// ModeAuto, sends server/discover first).
+func legacyOptions() Options {
+	o := testOptions()
+	o.Mode = ModeLegacy
+	return o
+}
+
 // readyClient connects a client to s and waits for readiness.
 func readyClient(t *testing.T, s *fakeServer, opts Options) *Client {
 	c := s.client(opts)

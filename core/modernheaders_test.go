@@ -217,7 +217,7 @@ func TestModernHeaders(t *testing.T) {
 // Legacy messages carry no headers at all: that path stays as it was.
 func TestLegacyCarriesNoHeaders(t *testing.T) {
 	s := newFakeServer(t, "2025-11-25", defaultCaps())
-	c, ht := headerClient(t, s, testOptions())
+	c, ht := headerClient(t, s, legacyOptions())
 	_, err := c.CallSync("tools/call", []byte(`{"name":"echo","arguments":{"text":"x"}}`), CallOptions{})
 	require.Nil(t, errOrNil(err))
 	ht.mu.Lock()

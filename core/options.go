@@ -66,9 +66,10 @@ func (h Handlers) Any() bool { return h.Roots || h.Sampling || h.Elicitation }
 // Options configure a Client.
 type Options struct {
 	ClientInfo ClientInfo
-	// Mode is ModeLegacy (the zero value means it too), ModeModern or
-	// ModeAuto (docs/modern.md: the measured case for making it the
-	// default).
+	// Mode is ModeAuto (DefaultOptions' choice: it alone connects to
+	// legacy-only, modern-only and dual-era servers, for at most one extra
+	// round trip; docs/modern.md), ModeLegacy (the zero value means it
+	// too) or ModeModern.
 	Mode string
 	// Versions are the legacy-era revisions the client accepts, newest
 	// first; the first is offered to initialize. Empty in ModeModern.
@@ -126,7 +127,7 @@ func (o Options) needsHostHandler() bool {
 func DefaultOptions(libraryVersion string) Options {
 	return Options{
 		ClientInfo: ClientInfo{Name: "lemonmcp", Version: libraryVersion},
-		Mode:       ModeLegacy,
+		Mode:       ModeAuto,
 		Versions:   append([]string(nil), LegacyVersions...),
 		Modern:     append([]string(nil), ModernVersions...),
 		Timeouts: Timeouts{

@@ -24,12 +24,16 @@ void test_host_requests_expire(void) {
   temp_path(log, sizeof log, "host.log");
   snprintf(args, sizeof args, "\"-log-file\",\"%s\"", log);
 
+  /* Server-to-client requests over a session, and the initialize request's
+   * capabilities: legacy-era behaviour, pinned (the default, "auto", speaks
+   * 2026-07-28 to the dual-era fixture, where they become MRTR). */
+#define LEGACY "\"protocol\":{\"mode\":\"legacy\"},"
   /* never answered: expires after host_request_ms */
   hostrec_t hr;
   hostrec_init(&hr, NULL);
   lmcp_client *c =
       new_client(fixture_config(cfg, sizeof cfg, args, NULL,
-                                "\"handlers\":{\"roots\":{}},\"timeouts\":{\"host_request_ms\":300}"),
+                                LEGACY "\"handlers\":{\"roots\":{}},\"timeouts\":{\"host_request_ms\":300}"),
                  NULL);
   if (c == NULL) return;
   hr.client = c;
@@ -85,7 +89,7 @@ void test_host_requests_expire(void) {
   const char *roots = "{\"roots\":[{\"uri\":\"file:///tmp\",\"name\":\"tmp\"}]}";
   hostrec_init(&hr, roots);
   c = new_client(
-      fixture_config(cfg, sizeof cfg, NULL, NULL, "\"handlers\":{\"roots\":{\"list_changed\":true}}"), NULL);
+      fixture_config(cfg, sizeof cfg, NULL, NULL, LEGACY "\"handlers\":{\"roots\":{\"list_changed\":true}}"), NULL);
   if (c == NULL) return;
   hr.client = c;
   CHECK_ST(lmcp_client_set_host_request_handler(c, hostrec_cb, &hr, hostrec_destroy, &err), LMCP_OK, err);
@@ -115,7 +119,7 @@ void test_host_requests_expire(void) {
 
   /* answered later, from another thread, with an error */
   hostrec_init(&hr, NULL);
-  c = new_client(fixture_config(cfg, sizeof cfg, NULL, NULL, "\"handlers\":{\"roots\":{}}"), NULL);
+  c = new_client(fixture_config(cfg, sizeof cfg, NULL, NULL, LEGACY "\"handlers\":{\"roots\":{}}"), NULL);
   if (c == NULL) return;
   hr.client = c;
   CHECK_ST(lmcp_client_set_host_request_handler(c, hostrec_cb, &hr, hostrec_destroy, &err), LMCP_OK, err);
@@ -151,7 +155,7 @@ void test_host_requests_expire(void) {
   CHECK(hr.destroys == 1);
   hostrec_free(&hr);
 
-  /* handlers configured but no host-request handler: connect refuses */
+  /* handlers configured but no host-request handler: connect refuses (any era) */
   c = new_client(fixture_config(cfg, sizeof cfg, NULL, NULL, "\"handlers\":{\"roots\":{}}"), NULL);
   if (c == NULL) return;
   CHECK_ST(lmcp_client_connect(c, &err), LMCP_E_INVALID_ARGUMENT, err);
@@ -159,6 +163,7 @@ void test_host_requests_expire(void) {
   lmcp_free(err);
   err = NULL;
   lmcp_client_free(c);
+#undef LEGACY
 }
 
 /* ---- callbacks exactly once, destroy exactly once */
@@ -388,7 +393,9 @@ void test_notifications(void) {
   char cfg[2048];
   evrec_t ev;
   evrec_init(&ev);
-  lmcp_client *c = start_client(fixture_config(cfg, sizeof cfg, NULL, NULL, NULL), &ev);
+  /* logging/setLevel and notifications over a session: the legacy era */
+  lmcp_client *c =
+      start_client(fixture_config(cfg, sizeof cfg, NULL, NULL, "\"protocol\":{\"mode\":\"legacy\"}"), &ev);
   if (c == NULL) return;
   char *info = NULL, *res, *err;
   lmcp_client_server_info(c, &info, NULL, NULL);

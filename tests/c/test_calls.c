@@ -236,7 +236,9 @@ void test_server_errors_and_gating(void) {
   char cfg[2048], log[256], args[400];
   temp_path(log, sizeof log, "gating.log");
   snprintf(args, sizeof args, "\"-log-file\",\"%s\"", log);
-  lmcp_client *c = start_client(fixture_config(cfg, sizeof cfg, args, NULL, NULL), NULL);
+  /* ping and the capability gating of a legacy session: the legacy era */
+  lmcp_client *c =
+      start_client(fixture_config(cfg, sizeof cfg, args, NULL, "\"protocol\":{\"mode\":\"legacy\"}"), NULL);
   if (c == NULL) return;
   char *res, *err;
   long long code = 0;

@@ -49,11 +49,14 @@ static void answer_destroy(void *ud) {
 
 static char *host_config(char *buf, size_t n) {
   const char *fx = fixture_path();
+  /* Both eras in one host: alpha pins the legacy era (ping and server
+   * requests over a session are checked on it), beta the modern one. */
   snprintf(buf, n,
            "{\"tool_prefix\":\"always\","
            "\"defaults\":{\"handlers\":{\"elicitation\":{}},\"timeouts\":{\"ready_ms\":5000,\"close_grace_ms\":300}},"
            "\"mcpServers\":{"
-           "\"alpha\":{\"command\":\"%s\",\"restart\":{\"backoff_ms\":20,\"max_restarts\":3}},"
+           "\"alpha\":{\"command\":\"%s\",\"protocol\":{\"mode\":\"legacy\"},"
+           "\"restart\":{\"backoff_ms\":20,\"max_restarts\":3}},"
            "\"beta\":{\"command\":\"%s\",\"protocol\":{\"mode\":\"modern\"}},"
            "\"broken\":{\"command\":\"/nonexistent/lmcp-test-server\",\"restart\":{\"backoff_ms\":5000}},"
            "\"off\":{\"command\":\"%s\",\"enabled\":false}}}",

@@ -215,8 +215,9 @@ void test_host_requests() {
   CHECK(contains(r, "file:///from-cpp"));
 
   // A handler that throws still answers: the server gets an error, the call
-  // completes instead of waiting for host_request_ms.
-  lemonmcp::Client d(stdio_config(R"(,"handlers":{"roots":{}})"));
+  // completes instead of waiting for host_request_ms. A server request over
+  // a session is legacy-era behaviour, so the era is pinned.
+  lemonmcp::Client d(stdio_config(R"(,"protocol":{"mode":"legacy"},"handlers":{"roots":{}})"));
   d.on_host_request([&](lemonmcp::Client &, const lemonmcp::HostRequest &) { throw std::runtime_error("no"); });
   d.connect();
   d.wait_ready(20000);

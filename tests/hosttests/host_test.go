@@ -126,7 +126,9 @@ func textOf(t *testing.T, raw []byte) string {
 }
 
 func TestHostTwoServersWithTheSameTools(t *testing.T) {
-	cfg := fmt.Sprintf(`{"mcpServers":{"alpha":%s,"beta":%s}}`, stdioServer(""), stdioServer(`"protocol":{"mode":"modern"}`))
+	// Both eras in one host: alpha pins the legacy era (the default, auto,
+	// would find the dual-era fixture modern too).
+	cfg := fmt.Sprintf(`{"mcpServers":{"alpha":%s,"beta":%s}}`, stdioServer(`"protocol":{"mode":"legacy"}`), stdioServer(`"protocol":{"mode":"modern"}`))
 	h, ev := newHost(t, cfg)
 	require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
 

@@ -19,7 +19,14 @@ func TestFeatures(t *testing.T) {
 			t.Run("initialize", func(t *testing.T) {
 				info := c.serverInfo(t)
 				require.Equal(t, m.want, info["transport"])
-				require.Equal(t, "2025-11-25", info["protocolVersion"])
+				// The default era (auto): the SDK's stateless server speaks
+				// 2026-07-28; its stateful ones discover only legacy revisions.
+				version, era := "2025-11-25", "legacy"
+				if !m.stateful {
+					version, era = "2026-07-28", "modern"
+				}
+				require.Equal(t, version, info["protocolVersion"])
+				require.Equal(t, era, info["era"])
 				require.Equal(t, "go-sdk-fixture", info["serverInfo"].(map[string]any)["name"])
 			})
 			t.Run("tools/list all pages", func(t *testing.T) {

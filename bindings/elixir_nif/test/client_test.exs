@@ -82,7 +82,9 @@ defmodule LemonMCP.ClientTest do
   end
 
   test "ping, and completion the server did not declare", %{c: c} do
-    assert :ok = Client.ping(c)
+    # ping is a legacy-era request (the default, "auto", finds the dual-era
+    # fixture modern), so it goes to a client pinned to that era.
+    assert :ok = Client.ping(Fixture.start!(protocol_mode: "legacy"))
 
     assert {:error, {:unsupported, msg}} =
              Client.complete(c, %{ref: %{type: "ref/prompt", name: "greet"}, argument: %{name: "name", value: "A"}})
@@ -172,7 +174,15 @@ defmodule LemonMCP.ClientTest do
 
   test "the initialize request carries clientInfo; non-JSON banner lines are tolerated" do
     log = Fixture.tmp_path("stdin")
-    c = Fixture.start!(args: ["-banner", "3", "-log-file", log], client_name: "my-host", client_version: "9.9")
+    # the initialize request: the legacy era, pinned
+    c =
+      Fixture.start!(
+        protocol_mode: "legacy",
+        args: ["-banner", "3", "-log-file", log],
+        client_name: "my-host",
+        client_version: "9.9"
+      )
+
     assert {:ok, _} = Client.call_tool(c, "echo", %{text: "x"})
     [init | _] = File.read!(log) |> String.split("\n", trim: true)
     assert {:ok, %{"method" => "initialize", "params" => params}} = LemonMCP.NIF.decode_json(init)

@@ -11,7 +11,13 @@ defmodule LemonMCP.HostTest do
     %{
       "defaults" => %{"timeouts" => %{"ready_ms" => 5000, "close_grace_ms" => 300}},
       "mcpServers" => %{
-        "alpha" => %{"command" => Fixture.path(), "restart" => %{"backoff_ms" => 20, "max_restarts" => 3}},
+        # alpha pins the legacy era (both eras in one host; a server
+        # request over its session is answered with its name)
+        "alpha" => %{
+          "command" => Fixture.path(),
+          "protocol" => %{"mode" => "legacy"},
+          "restart" => %{"backoff_ms" => 20, "max_restarts" => 3}
+        },
         "beta" => %{"command" => Fixture.path(), "protocol" => %{"mode" => "modern"}},
         "broken" => %{"command" => "/nonexistent/lmcp-ex-server", "restart" => %{"backoff_ms" => 5000}}
       }

@@ -7,6 +7,12 @@ defmodule LemonMCP.SamplingTest do
   alias LemonMCP.Client
   alias LemonMCP.Test.Fixture
 
+  # The tests of how a refusal reaches the server (an error answer to its
+  # sampling/createMessage, which its tool turns into an isError result) and
+  # of the initialize request pin protocol_mode "legacy": the default, "auto",
+  # speaks 2026-07-28 to the dual-era fixture, where sampling is an input
+  # request and a refusal fails the call in the client instead.
+
   @answer %{"role" => "assistant", "content" => %{"type" => "text", "text" => "pong"}, "model" => "test-model"}
 
   defp sample(c, prompt, max_tokens) do
@@ -24,6 +30,7 @@ defmodule LemonMCP.SamplingTest do
 
     c =
       Fixture.start!(
+        protocol_mode: "legacy",
         args: ["-log-file", log],
         sampling_handler: fn params ->
           send(me, {:handler, self(), params})
@@ -67,6 +74,7 @@ defmodule LemonMCP.SamplingTest do
   test "a handler's {:error, reason} and a crash become errors for the server" do
     c =
       Fixture.start!(
+        protocol_mode: "legacy",
         sampling_handler: fn %{"messages" => [%{"content" => %{"text" => t}}]} ->
           case t do
             "refuse" -> {:error, :not_today}
@@ -85,7 +93,7 @@ defmodule LemonMCP.SamplingTest do
   end
 
   test "without a handler or policy, sampling is not advertised and the server's request is refused" do
-    c = Fixture.start!()
+    c = Fixture.start!(protocol_mode: "legacy")
     assert {:error, {:tool_error, [%{"text" => text}]}} = sample(c, "ping", 8)
     assert text != ""
   end
@@ -140,6 +148,7 @@ defmodule LemonMCP.SamplingTest do
 
     c =
       Fixture.start!(
+        protocol_mode: "legacy",
         sampling_policy: [
           mode: :reviewed_model,
           max_tokens: 100,
@@ -161,6 +170,7 @@ defmodule LemonMCP.SamplingTest do
 
     c =
       Fixture.start!(
+        protocol_mode: "legacy",
         sampling_policy: [
           mode: :reviewed_model,
           reviewer: fn _ -> {:reject, "too spicy for this server"} end,
@@ -177,7 +187,7 @@ defmodule LemonMCP.SamplingTest do
   end
 
   test "deny mode refuses every request (sampling_disabled)" do
-    c = Fixture.start!(sampling_policy: [mode: :deny])
+    c = Fixture.start!(protocol_mode: "legacy", sampling_policy: [mode: :deny])
     {_text, denial} = denied(c, "hello", 8)
     assert denial["reason"] == "sampling_disabled"
   end
@@ -185,6 +195,7 @@ defmodule LemonMCP.SamplingTest do
   test "a reviewer's {:error, _} is review_failed" do
     c =
       Fixture.start!(
+        protocol_mode: "legacy",
         sampling_policy: [
           mode: :reviewed_model,
           reviewer: fn _ -> {:error, :ops_down} end,
@@ -201,6 +212,7 @@ defmodule LemonMCP.SamplingTest do
 
     c =
       Fixture.start!(
+        protocol_mode: "legacy",
         sampling_policy: [
           mode: :model,
           allowed_models: ["good-model"],

@@ -180,14 +180,16 @@ class ClientBase:
         self._session.notify(method, params)
 
     def set_roots(self, roots: Sequence[Any]) -> None:
-        """Replace the roots answered to roots/list and tell the server
-        (notifications/roots/list_changed) when connected."""
+        """Replace the roots answered to roots/list and tell a legacy-era
+        server (notifications/roots/list_changed) when connected; a
+        2026-07-28 server asks for roots with each request that needs them,
+        so there is nothing to tell it."""
         cb = self._session.callbacks
         if cb.roots_list is None and cb.roots_fn is None:
             raise InvalidState("roots: the client was created without roots; pass roots=[...] to the constructor")
         cb.roots_list = normalize_roots(roots, "roots")
         cb.roots_fn = None
-        if self._session.state() == _ffi.STATE_READY:
+        if self._session.state() == _ffi.STATE_READY and self.server_info.era != "modern":
             self._session.notify("notifications/roots/list_changed", None)
 
     # ------------------------------------------------------ request building

@@ -755,7 +755,12 @@ def _run_command(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[s
         return _complete(client, ns, out, err, as_json)
     if cmd == "ping":
         start = time.perf_counter()
-        client.ping()
+        if client.server_info.era == "modern":
+            # The 2026-07-28 era has no ping; server/discover past the result
+            # cache is the cheapest request such a server must answer.
+            client.call("server/discover", {}, no_cache=True)
+        else:
+            client.ping()
         ms = (time.perf_counter() - start) * 1000.0
         if as_json:
             _dump({"ok": True, "ms": round(ms, 3)}, out)

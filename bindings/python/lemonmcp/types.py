@@ -84,6 +84,12 @@ class ServerInfo:
         """The server's ``serverInfo`` object as sent (icons, websiteUrl, ...)."""
         return _d(self.raw.get("serverInfo"))
 
+    @property
+    def era(self) -> str:
+        """``"modern"`` when the server speaks 2026-07-28 (server/discover),
+        ``"legacy"`` when it was reached through initialize."""
+        return _s(self.raw.get("era")) or "legacy"
+
     def has_capability(self, name: str) -> bool:
         return name in self.capabilities
 

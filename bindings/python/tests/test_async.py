@@ -27,7 +27,9 @@ def run(coro_fn: Callable[[], Awaitable[T]], timeout: float = 60.0) -> T:
 
 def test_helpers(fixture_path: str) -> None:
     async def main() -> None:
-        async with AsyncClient.stdio(fixture_path, call_timeout=CALL_S) as c:
+        # every helper, ping and set_logging_level included: the legacy era
+        # (the default, "auto", finds the dual-era fixture modern)
+        async with AsyncClient.stdio(fixture_path, call_timeout=CALL_S, protocol_mode="legacy") as c:
             assert c.server_info.name == "lemon-fixture"
             assert "echo" in {t.name for t in await c.list_tools()}
             assert (await c.call_tool("add", {"a": 1, "b": 2})).structured_content == {"sum": 3}
@@ -139,7 +141,9 @@ def test_async_host_handler_error(fixture_path: str) -> None:
         async def sampling(params: Dict[str, Any]) -> Dict[str, Any]:
             raise lemonmcp.PolicyDenied("denied by test")
 
-        async with AsyncClient.stdio(fixture_path, sampling=sampling) as c:
+        # the refusal reaches the server as the answer to its request over a
+        # session: the legacy era
+        async with AsyncClient.stdio(fixture_path, sampling=sampling, protocol_mode="legacy") as c:
             r = await c.call_tool("sample", {"prompt": "p", "max_tokens": 2})
             assert r.is_error and "denied by test" in r.text
 

@@ -40,7 +40,8 @@ CASES = [
     ("read-blob", srv() + ["read", "fixture://blob"], OK, "[blob application/octet-stream, 16 bytes]", None),
     ("prompts", srv() + ["prompts"], OK, "greet", None),
     ("prompt", srv() + ["prompt", "greet", "name=Zed"], OK, "Hello, Zed!", None),
-    ("ping", srv() + ["ping"], OK, "pong from lemon-fixture", None),
+    ("ping", srv() + ["ping"], OK, "pong from lemon-fixture", None),  # a modern server: server/discover
+    ("ping-legacy", srv("-protocol", "2025-11-25") + ["ping"], OK, "pong from lemon-fixture", None),
     ("progress", srv() + ["call", "slow", "ms=300", "steps=3"], OK, "done", "progress 3/3"),
     ("quiet", srv() + ["-q", "call", "slow", "ms=100", "steps=2"], OK, "done", None),
     ("verbose", srv() + ["-v", "call", "stderr", "bytes=100"], OK, "ok", "[server] fixture stderr line"),

@@ -128,7 +128,10 @@ def test_prompts(client: Client) -> None:
     assert client.get_prompt("plain").messages
 
 
-def test_ping_and_logging_level(client: Client) -> None:
+def test_ping_and_logging_level(make_client: MakeClient) -> None:
+    # ping and logging/setLevel exist in the legacy era only (the default,
+    # "auto", finds the dual-era fixture modern)
+    client = make_client(protocol_mode="legacy")
     assert client.ping() is None
     assert client.set_logging_level("debug") is None
     with pytest.raises(lemonmcp.InvalidArgument, match="level"):
@@ -163,7 +166,7 @@ def test_list_changed_and_server_log_notifications(make_client: MakeClient) -> N
         if "notifications/tools/list_changed" in methods and "notifications/message" in methods:
             done.set()
 
-    c = make_client(on_notification=on_note)
+    c = make_client(on_notification=on_note, protocol_mode="legacy")  # logging/setLevel: legacy era
     c.set_logging_level("info")
     c.call_tool("notify")
     assert done.wait(CALL_S), methods
@@ -371,8 +374,11 @@ def test_roots(make_client: MakeClient, roots: Any, expected: Any) -> None:
     assert json.loads(r.text)["roots"] == expected
 
 
-def test_set_roots_notifies_the_server(make_client: MakeClient) -> None:
-    c = make_client(roots=["file:///one"])
+@pytest.mark.parametrize("mode, era", [("legacy", "legacy"), ("auto", "modern")])
+def test_set_roots_notifies_the_server(make_client: MakeClient, mode: str, era: str) -> None:
+    # a legacy server is told (roots/list_changed); a modern one asks anew
+    c = make_client(roots=["file:///one"], protocol_mode=mode)
+    assert c.server_info.era == era
     c.set_roots(["file:///two"])
     assert json.loads(c.call_tool("roots").text)["roots"] == [{"uri": "file:///two"}]
 
@@ -403,7 +409,8 @@ def test_sampling_handler_runs_off_the_main_thread(make_client: MakeClient) -> N
     ],
 )
 def test_host_handler_errors_become_error_replies(make_client: MakeClient, handler: Any, needle: str) -> None:
-    c = make_client(sampling=handler)
+    # an error reply to the server's request over a session: the legacy era
+    c = make_client(sampling=handler, protocol_mode="legacy")
     r = c.call_tool("sample", {"prompt": "x", "max_tokens": 1})
     assert r.is_error and needle in r.text
     assert "secret detail" not in r.text
@@ -431,7 +438,9 @@ def test_elicitation_answered_later_through_a_future(make_client: MakeClient) ->
         pool.shutdown()
 
 
-def test_no_handler_means_no_capability(client: Client) -> None:
+def test_no_handler_means_no_capability(make_client: MakeClient) -> None:
+    # the server sees the capabilities of initialize: the legacy era
+    client = make_client(protocol_mode="legacy")
     r = client.call_tool("sample", {"prompt": "x", "max_tokens": 1})
     assert r.is_error  # the server learns the client cannot sample
 
@@ -610,13 +619,13 @@ c = lemonmcp.Client.stdio(sys.argv[1]); c.open(timeout=15)
 pid = os.fork()
 if pid == 0:
     try:
-        c.ping()
-        print("child: ping worked?!", flush=True)
+        c.call_tool("echo", {"text": "x"})
+        print("child: call worked?!", flush=True)
     except lemonmcp.InternalError as e:
         print("child refused:", "fork" in str(e), flush=True)
     os._exit(0)
 os.waitpid(pid, 0)
-c.ping()
+c.call_tool("echo", {"text": "x"})
 print("parent fine", flush=True)
 c.close()
 """
@@ -663,7 +672,8 @@ def test_sampling_policy_and_review(make_client: MakeClient, policy: Dict[str, A
         denials.append(d)
         got.set()
 
-    c = make_client(sampling=_answer, review=_review, sampling_policy=policy, on_sampling_denied=on_denied)
+    # a denial reaches the server as the answer to its request: the legacy era
+    c = make_client(sampling=_answer, review=_review, sampling_policy=policy, on_sampling_denied=on_denied, protocol_mode="legacy")
     r = c.call_tool("sample", {"prompt": "hi", "max_tokens": max_tokens})
     if denied_reason is None:
         assert not r.is_error and json.loads(r.text)["model"] == "m1"
@@ -674,7 +684,8 @@ def test_sampling_policy_and_review(make_client: MakeClient, policy: Dict[str, A
 
 
 def test_sampling_flat_keywords(make_client: MakeClient) -> None:
-    c = make_client(sampling=_answer, sampling_mode="model", sampling_max_tokens=3)
+    # a refusal reaches the server as an error answer: the legacy era
+    c = make_client(sampling=_answer, sampling_mode="model", sampling_max_tokens=3, protocol_mode="legacy")
     assert c.config["sampling_policy"] == {"mode": "model", "max_tokens": 3}
     assert c.call_tool("sample", {"prompt": "hi", "max_tokens": 10}).is_error
     assert not c.call_tool("sample", {"prompt": "hi", "max_tokens": 2}).is_error

@@ -20,7 +20,8 @@ def _config(fixture: str) -> Dict[str, Any]:
     return {
         "defaults": {"timeouts": {"ready_ms": 5000, "close_grace_ms": 300}},
         "mcpServers": {
-            "alpha": {"command": fixture, "restart": {"backoff_ms": 20, "max_restarts": 3}},
+            # alpha pins the legacy era: both eras in one host
+            "alpha": {"command": fixture, "protocol": {"mode": "legacy"}, "restart": {"backoff_ms": 20, "max_restarts": 3}},
             "beta": {"command": fixture, "protocol": {"mode": "modern"}},
             "broken": {"command": "/nonexistent/lmcp-py-server", "restart": {"backoff_ms": 5000}},
         },

@@ -41,7 +41,8 @@ defmodule LemonMCP.Client do
     * `:elicitation_handler` — `params -> {:ok, result} | {:error, reason}`
     * `:timeout_ms` — the deadline of each request (30 000)
     * `:ready_timeout_ms` — the deadline of the handshake (30 000)
-    * `:protocol_mode` — `"legacy"`, `"auto"` or `"modern"` (protocol.mode);
+    * `:protocol_mode` — `"auto"` (the default), `"legacy"` or `"modern"`
+      (protocol.mode);
       `:protocol_tasks` — `true` to take part in the tasks extension
       (docs/modern.md)
     * `:subscriber` — a pid that receives events (see `subscribe/3`)
