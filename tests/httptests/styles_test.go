@@ -139,7 +139,10 @@ func TestServerJSONStylesOverHTTP(t *testing.T) {
 				srv := serve(t, restyled(m.handler(), style))
 				c := connect(t, m.transport, srv.URL+m.path, "")
 				require.Equal(t, "grüße ✓ 𝄞", c.toolText(t, "echo", map[string]any{"text": "grüße ✓ 𝄞"}))
-				res := c.call(t, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"steps": 2, "ms": 1}}, core.CallOptions{Progress: true})
+				// The first progress goes out 100 ms before the reply: with a
+				// JSON reply the notifications travel on the GET stream, and a
+				// progress that arrives after its call finished is dropped.
+				res := c.call(t, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{"steps": 2, "ms": 100}}, core.CallOptions{Progress: true})
 				require.NotNil(t, res)
 				c.waitEvent(t, "progress", `"progress"`)
 				require.Contains(t, c.toolText(t, "roots", map[string]any{}), "file:///work")
