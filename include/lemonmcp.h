@@ -201,7 +201,9 @@ lmcp_status lmcp_features(char **json_out, size_t *len_out);
  * "result_cache" counts the cacheable 2026-07-28 calls answered from the
  * result cache and those sent to the server, across clients.
  * "live_queues" counts the completion queues of lmcp_queue_new not yet
- * freed.
+ * freed. "pending_calls" counts requests in flight, the library's own
+ * included: a handshake, and in the 2026-07-28 era the subscriptions/listen
+ * request a ready client keeps open (docs/modern.md).
  * "goroutines" counts the library's goroutines (the Go runtime's own system
  * goroutines excluded): a host or test can compare it before creating and
  * after freeing clients and hosts to detect leaks; right after loading it is the

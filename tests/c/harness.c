@@ -92,12 +92,9 @@ void h_run_test(const char *name, void (*fn)(void), int deadline_s) {
     pthread_detach(t);
     wd_started = 1;
   }
-  const char *scale = getenv("LMCP_TEST_TIME_SCALE"); /* slower under valgrind */
-  int k = scale != NULL ? atoi(scale) : 1;
-  if (k < 1) k = 1;
   pthread_mutex_lock(&wd_mu);
   h_current = name;
-  wd_deadline = now_ms() + (int64_t)deadline_s * 1000 * k;
+  wd_deadline = now_ms() + (int64_t)deadline_s * 1000 * h_time_scale;
   pthread_cond_signal(&wd_cv);
   pthread_mutex_unlock(&wd_mu);
 
@@ -769,6 +766,14 @@ int get_diag(h_diag *d) {
 /* --------------------------------------------------------- fixture clients */
 
 int h_time_scale = 1;
+
+/* Every test program gets the scale before main runs, so no program can
+ * forget it (a deadline that is not scaled fails under valgrind). */
+__attribute__((constructor)) static void read_time_scale(void) {
+  const char *scale = getenv("LMCP_TEST_TIME_SCALE"); /* slower under valgrind */
+  h_time_scale = scale != NULL ? atoi(scale) : 1;
+  if (h_time_scale < 1) h_time_scale = 1;
+}
 
 int destroy_count;
 void count_destroy(void *ud) {

@@ -40,12 +40,6 @@
 
 #define HAMMERS 4
 
-static int time_scale(void) {
-  const char *s = getenv("LMCP_TEST_TIME_SCALE");
-  int k = s != NULL ? atoi(s) : 1;
-  return k < 1 ? 1 : k;
-}
-
 /* One client's life: what its callbacks and the threads around it saw. */
 typedef struct {
   lmcp_client *c;
@@ -257,7 +251,7 @@ static int open_client(life_t *l) {
   CHECK_ST(lmcp_client_connect(l->c, &err), LMCP_OK, err);
   lmcp_free(err);
   err = NULL;
-  st = lmcp_client_wait_ready(l->c, 10000 * time_scale(), &err);
+  st = lmcp_client_wait_ready(l->c, 10000 * h_time_scale, &err);
   CHECK_ST(st, LMCP_OK, err);
   lmcp_free(err);
   return st == LMCP_OK;
@@ -290,7 +284,7 @@ static void test_free_races_every_call(void) {
     AST(l->free_returned, 1);
     int dones_at_free = AL(l->dones), destroys_at_free = AL(l->destroys);
 
-    sleep_ms(15 * time_scale()); /* time for a late callback to show up */
+    sleep_ms(15 * h_time_scale); /* time for a late callback to show up */
     AST(l->stop, 1);
     for (int i = 0; i < HAMMERS; i++) {
       pthread_join(th[i], NULL);
@@ -351,7 +345,7 @@ static void free_in_callback(int which) {
   if (which == 3) {
     CHECK_ST(call_async(l, "roots", "{}", NULL), LMCP_OK, NULL);
   }
-  int64_t deadline = now_ms() + 10000 * time_scale();
+  int64_t deadline = now_ms() + 10000 * h_time_scale;
   while (!AL(l->free_done_in_cb) && now_ms() < deadline) {
     sleep_ms(5);
   }
@@ -363,7 +357,7 @@ static void free_in_callback(int which) {
   while (AL(l->destroys) < 2 && now_ms() < deadline) {
     sleep_ms(5);
   }
-  sleep_ms(15 * time_scale());
+  sleep_ms(15 * h_time_scale);
   CHECKM(AL(l->dones_when_freed) == AL(l->accepted), NULL,
          "%d calls accepted, %d completed when free returned", AL(l->accepted), AL(l->dones_when_freed));
   CHECKM(AL(l->cancelled) >= 3, NULL, "the pending calls complete cancelled (%d)", AL(l->cancelled));
@@ -407,7 +401,7 @@ static void test_free_other_client_inside_callback(void) {
   }
   /* b's event callback frees a. */
   call_async(b, "slow", "{\"ms\":3000,\"steps\":300}", "{\"progress\":true}");
-  int64_t deadline = now_ms() + 10000 * time_scale();
+  int64_t deadline = now_ms() + 10000 * h_time_scale;
   while (AL(a->destroys) < 2 && now_ms() < deadline) {
     sleep_ms(5);
   }
@@ -429,7 +423,7 @@ static void test_free_other_client_inside_callback(void) {
 /* Every client is gone and no call is pending once the frees are done. */
 static void test_zz_nothing_left(void) {
   h_diag d = {0};
-  int64_t deadline = now_ms() + 5000 * time_scale();
+  int64_t deadline = now_ms() + 5000 * h_time_scale;
   do {
     CHECK(get_diag(&d));
     if (d.live_clients == 0 && d.pending_calls == 0) {

@@ -44,12 +44,6 @@
 
 #define HAMMERS 4
 
-static int time_scale(void) {
-  const char *s = getenv("LMCP_TEST_TIME_SCALE");
-  int k = s != NULL ? atoi(s) : 1;
-  return k < 1 ? 1 : k;
-}
-
 /* One host's life: what its callbacks and the threads around it saw. */
 typedef struct {
   lmcp_host *h;
@@ -286,7 +280,7 @@ static int open_host(life_t *l) {
   CHECK_ST(lmcp_host_connect(l->h, &err), LMCP_OK, err);
   lmcp_free(err);
   err = NULL;
-  st = lmcp_host_wait_ready(l->h, 10000 * time_scale(), &err);
+  st = lmcp_host_wait_ready(l->h, 10000 * h_time_scale, &err);
   CHECK_ST(st, LMCP_OK, err);
   lmcp_free(err);
   return st == LMCP_OK;
@@ -319,7 +313,7 @@ static void test_free_races_every_call(void) {
     AST(l->free_returned, 1);
     int dones_at_free = AL(l->dones), destroys_at_free = AL(l->destroys);
 
-    sleep_ms(15 * time_scale()); /* time for a late callback to show up */
+    sleep_ms(15 * h_time_scale); /* time for a late callback to show up */
     AST(l->stop, 1);
     for (int i = 0; i < HAMMERS; i++) {
       pthread_join(th[i], NULL);
@@ -380,7 +374,7 @@ static void free_in_callback(int which) {
   if (which == 3) {
     CHECK_ST(call_tool(l, "a__roots", "{}", NULL), LMCP_OK, NULL);
   }
-  int64_t deadline = now_ms() + 10000 * time_scale();
+  int64_t deadline = now_ms() + 10000 * h_time_scale;
   while (!AL(l->free_done_in_cb) && now_ms() < deadline) {
     sleep_ms(5);
   }
@@ -392,7 +386,7 @@ static void free_in_callback(int which) {
   while (AL(l->destroys) < 2 && now_ms() < deadline) {
     sleep_ms(5);
   }
-  sleep_ms(15 * time_scale());
+  sleep_ms(15 * h_time_scale);
   CHECKM(AL(l->dones_when_freed) == AL(l->accepted), NULL,
          "%d calls accepted, %d completed when free returned", AL(l->accepted), AL(l->dones_when_freed));
   CHECKM(AL(l->cancelled) >= 3, NULL, "the pending calls complete cancelled (%d)", AL(l->cancelled));
@@ -419,7 +413,7 @@ static void test_free_inside_own_host_request_callback(void) {
 
 /* check_freed_by_other: host a was freed by another's callback. */
 static void check_freed_by_other(life_t *a) {
-  int64_t deadline = now_ms() + 10000 * time_scale();
+  int64_t deadline = now_ms() + 10000 * h_time_scale;
   while (AL(a->destroys) < 2 && now_ms() < deadline) {
     sleep_ms(5);
   }
@@ -448,7 +442,7 @@ static void test_free_inside_other_hosts_callback(void) {
   }
   /* b's event callback frees a. */
   call_tool(b, "a__slow", "{\"ms\":3000,\"steps\":300}", "{\"progress\":true}");
-  int64_t deadline = now_ms() + 10000 * time_scale();
+  int64_t deadline = now_ms() + 10000 * h_time_scale;
   while (!AL(b->other_freed) && now_ms() < deadline) {
     sleep_ms(5);
   }
@@ -505,7 +499,7 @@ static void test_free_inside_clients_callback(void) {
   CHECK_ST(lmcp_client_connect(c, &err), LMCP_OK, err);
   lmcp_free(err);
   err = NULL;
-  CHECK_ST(lmcp_client_wait_ready(c, 10000 * time_scale(), &err), LMCP_OK, err);
+  CHECK_ST(lmcp_client_wait_ready(c, 10000 * h_time_scale, &err), LMCP_OK, err);
   lmcp_free(err);
   err = NULL;
   static const char slow[] = "{\"name\":\"slow\",\"arguments\":{\"ms\":3000,\"steps\":300}}";
@@ -513,7 +507,7 @@ static void test_free_inside_clients_callback(void) {
                             NULL, &err),
            LMCP_OK, err);
   lmcp_free(err);
-  int64_t deadline = now_ms() + 10000 * time_scale();
+  int64_t deadline = now_ms() + 10000 * h_time_scale;
   while (!AL(f.freed) && now_ms() < deadline) {
     sleep_ms(5);
   }
@@ -532,7 +526,7 @@ static long long idle_goroutines = -1;
 static long long settled_goroutines(long long floor) {
   h_diag d = {0};
   long long g = -1;
-  int64_t deadline = now_ms() + 5000 * time_scale();
+  int64_t deadline = now_ms() + 5000 * h_time_scale;
   for (;;) {
     if (get_diag(&d)) {
       g = d.goroutines;
@@ -573,7 +567,7 @@ static void test_zz_nothing_left(void) {
   h_diag d = {0};
   char *js = NULL;
   long long live_hosts = -1;
-  int64_t deadline = now_ms() + 5000 * time_scale();
+  int64_t deadline = now_ms() + 5000 * h_time_scale;
   do {
     CHECK(get_diag(&d));
     CHECK_ST(lmcp_diagnostics(&js, NULL), LMCP_OK, NULL);

@@ -89,9 +89,6 @@ static const test_case k_tests[] = {
 
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
-  const char *scale = getenv("LMCP_TEST_TIME_SCALE");
-  h_time_scale = scale ? atoi(scale) : 1;
-  if (h_time_scale < 1) h_time_scale = 1;
   signal(SIGPIPE, SIG_IGN);
 
   h_diag d0;

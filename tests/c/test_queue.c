@@ -56,9 +56,13 @@ static lmcp_queue *new_queue(int *fd) {
   return q;
 }
 
+/* The legacy era: these tests wait for pending_calls to drop to 0, and in
+ * the 2026-07-28 era the library keeps its own subscriptions/listen request
+ * open (and counted) while the client is ready. The queue behaves the same
+ * in both eras. */
 static lmcp_client *fixture(void) {
   char cfg[2048];
-  return start_client(fixture_config(cfg, sizeof cfg, NULL, NULL, NULL), NULL);
+  return start_client(fixture_config(cfg, sizeof cfg, NULL, NULL, "\"protocol\":{\"mode\":\"legacy\"}"), NULL);
 }
 
 static lmcp_status queued(lmcp_client *c, const char *params, const char *opts, lmcp_queue *q, uint64_t tag,
