@@ -21,6 +21,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <poll.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,7 +328,13 @@ static void test_queue_free_races_pop(void) {
   if (c == NULL) return;
   for (int round = 0; round < 20; round++) {
     race_t r = {0};
-    r.q = new_queue(&r.fd);
+    int qfd = -1;
+    r.q = new_queue(&qfd);
+    /* The poller watches a duplicate of the queue's descriptor: if it only
+     * reaches poll() after lmcp_queue_free closed the original (a slow
+     * thread under valgrind), the number may already name another file,
+     * while the duplicate still names the eventfd that free signalled. */
+    r.fd = dup(qfd);
     pthread_t pl;
     pthread_create(&pl, NULL, poller, &r);
     sleep_ms(5);
@@ -341,6 +348,7 @@ static void test_queue_free_races_pop(void) {
     sleep_ms(round % 5);
     lmcp_queue_free(r.q);
     pthread_join(pl, NULL);
+    close(r.fd);
     for (int i = 0; i < 3; i++) pthread_join(pops[i], NULL);
     CHECKM(AL(r.woke) == 1, NULL, "round %d: the poller woke", round);
     CHECKM(AL(r.invalid) == 3, NULL, "round %d: %d poppers saw the free", round, AL(r.invalid));
