@@ -201,6 +201,27 @@ func (c *Client) finishSwitch() {
 	c.relisten()
 }
 
+// forgetListensLocked drops every listen of a connection that is gone (a
+// supervised client restarting its server): the new server never saw them,
+// so there is nothing to cancel and no switch to wait for, and the next
+// ready listens at once. The filter (lists, uris, tasks) is kept: the new
+// listen asks for the same. Subscribe calls waiting for an acknowledgement
+// were failed with the connection.
+func (c *Client) forgetListensLocked() {
+	clear(c.listen.live)
+	clear(c.listen.asked)
+	c.listen.current = 0
+	c.listen.waiters = nil
+	c.listen.failures = 0
+	c.listen.closing = nil
+	if c.listen.switchTimer != nil {
+		c.listen.switchTimer.Stop()
+	}
+	if c.listen.timer != nil {
+		c.listen.timer.Stop()
+	}
+}
+
 // takeListensLocked removes the open listens other than keep.
 func (c *Client) takeListensLocked(keep int64) []*call {
 	var out []*call

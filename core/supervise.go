@@ -200,6 +200,7 @@ func (c *Client) takeInFlightLocked() []*call {
 		}
 	}
 	clear(c.pending)
+	c.forgetListensLocked()
 	return out
 }
 
