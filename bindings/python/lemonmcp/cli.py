@@ -172,6 +172,9 @@ def _common(p: argparse.ArgumentParser, sub: bool) -> None:
                    help="run the authorization code flow interactively: print the URL to open, read the redirected URL from stdin")
     o = p.add_argument_group("behaviour")
     o.add_argument("--timeout", metavar="SECONDS", type=float, default=d, help="bound the connection and each request")
+    o.add_argument("--protocol", metavar="MODE", choices=("auto", "legacy", "modern"), default=d,
+                   help="protocol era: auto (default: 2026-07-28 when the server speaks it, else the initialize "
+                   "handshake), legacy (initialize only) or modern (2026-07-28 only)")
     o.add_argument("-v", "--verbose", action="store_true", default=d, help="show the server's log lines on stderr")
     o.add_argument("-q", "--quiet", action="store_true", default=d, help="no progress on stderr")
     o.add_argument("--log-level", metavar="LEVEL", choices=LOG_LEVELS, default=d,
@@ -641,6 +644,10 @@ def _set_log_level(client: Client, level: str, err: IO[str]) -> None:
     if not client.server_info.has_capability("logging"):
         err.write(f"{PROG}: warning: the server does not declare logging; --log-level {level} is not sent\n")
         return
+    if client.server_info.era == "modern":
+        err.write(f"{PROG}: warning: the server speaks 2026-07-28, which has no logging/setLevel; "
+                  f"--log-level {level} is not sent (use --protocol legacy for a dual-era server)\n")
+        return
     client.set_logging_level(level)
 
 
@@ -963,6 +970,8 @@ def main(
         options["call_timeout"] = ns.timeout  # 0: no limit
         if ns.timeout > 0:
             options["ready_timeout"] = ns.timeout
+    if ns.protocol:
+        options["protocol"] = {"mode": ns.protocol}
     if ns.verbose:
         options["on_log"] = _log_printer(err)
     if ns.verbose or ns.log_level:

@@ -144,11 +144,17 @@ def test_cli_config_file(fixture_path: str, tmp_path: Any) -> None:
 
 
 def test_cli_offers_no_root_unasked(fixture_path: str) -> None:
-    # Without --root the client declares no roots capability: the server's
-    # roots/list is refused, and the fixture reports that as a tool error.
-    r = run_cli(srv() + ["call", "roots"])
+    # Without --root the client declares no roots capability. In the legacy
+    # era the server's roots/list is refused, and the fixture reports that
+    # as a tool error.
+    r = run_cli(srv() + ["--protocol", "legacy", "call", "roots"])
     assert r.returncode == TOOL_ERROR, (r.stdout, r.stderr)
     assert "roots/list" in r.stdout and "method not found" in r.stdout
+    # In the 2026-07-28 era the request for roots comes back inside the
+    # result (input_required), and the client ends the call itself.
+    r = run_cli(srv() + ["call", "roots"])
+    assert r.returncode == 4, (r.stdout, r.stderr)
+    assert "roots/list" in r.stderr and "did not declare" in r.stderr
 
 
 def test_cli_roots_are_the_ones_given(fixture_path: str, tmp_path: Any) -> None:

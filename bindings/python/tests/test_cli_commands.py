@@ -66,7 +66,9 @@ def test_complete_unsupported_by_the_server(fixture_path: str) -> None:
 
 
 def test_log_level_shows_the_servers_log_messages(fixture_path: str) -> None:
-    r = run_cli(fx() + ["--log-level", "info", "call", "notify"])
+    # logging/setLevel is of the legacy era; a 2026-07-28 server gets none
+    # (the warning below).
+    r = run_cli(fx() + ["--protocol", "legacy", "--log-level", "info", "call", "notify"])
     assert r.returncode == 0, r.stderr
     assert "[server info lemon-fixture] notify called" in r.stderr
     # Without it the server is not asked, and sends nothing.
@@ -90,3 +92,9 @@ def test_log_level_without_server_logging_is_a_warning(tmp_path: Any) -> None:
     r = run_cli(["--stdio", shlex.join([sys.executable, str(script)]), "--log-level", "info", "ping"])
     assert r.returncode == 0, r.stderr
     assert "warning: the server does not declare logging" in r.stderr
+
+
+def test_log_level_with_a_modern_server_warns_and_runs(fixture_path: str) -> None:
+    r = run_cli(fx() + ["--log-level", "info", "call", "notify"])
+    assert r.returncode == 0, r.stderr
+    assert "has no logging/setLevel" in r.stderr and "Traceback" not in r.stderr

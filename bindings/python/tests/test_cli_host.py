@@ -54,8 +54,9 @@ def test_sampling_command_answers(fixture_path: str) -> None:
     ],
 )
 def test_sampling_command_failure_is_a_clear_refusal(fixture_path: str, mode: str, why: str) -> None:
-    r = run_cli(srv() + model(mode) + ["call", "sample", "prompt=p", "max_tokens=40"])
-    # The fixture reports the client's refusal as an error result.
+    # The legacy era: the fixture reports the client's refusal as an error
+    # result (in the 2026-07-28 era the refusal ends the call in the client).
+    r = run_cli(srv() + ["--protocol", "legacy"] + model(mode) + ["call", "sample", "prompt=p", "max_tokens=40"])
     assert r.returncode == 1, (r.stdout, r.stderr)
     assert "[sampling] refused: the sampling command python" in r.stderr and why in r.stderr
     assert why in r.stdout  # what the server was told
