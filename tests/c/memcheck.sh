@@ -35,14 +35,12 @@ run() {
 # Pass 1: memory errors (exit 99 means memcheck found one).
 # lmcp_free_race (free racing every call; 12 iterations under valgrind)
 # and lmcp_host_free_race (lmcp_host_free racing every host call; 8
-# iterations) and lmcp_queue (the completion queue: batches, racing frees)
-# take no baseline.
-for prog in smoke ctest free_race host_free_race queue; do
+# iterations) take no baseline.
+for prog in smoke ctest free_race host_free_race; do
   args=("$MC_DIR/baseline.txt")
   [ "$prog" = ctest ] && args+=(${CTEST_ONLY:-})
   [ "$prog" = free_race ] && args=()
   [ "$prog" = host_free_race ] && args=()
-  [ "$prog" = queue ] && args=()
   run "$prog.errors" $VG_ERRORS -- "$MC_DIR/lmcp_$prog" "${args[@]}"
   st=$?
   grep -H 'ERROR SUMMARY' "$MC_DIR/$prog.errors.vg.log"
