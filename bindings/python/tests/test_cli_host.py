@@ -64,7 +64,8 @@ def test_sampling_command_failure_is_a_clear_refusal(fixture_path: str, mode: st
 
 
 def test_sampling_command_local_bounds_apply(fixture_path: str) -> None:
-    r = run_cli(srv() + model("ok") + ["call", "sample", "prompt=p", "max_tokens=5000"])
+    # The legacy era: the fixture reports the refusal as an error result.
+    r = run_cli(srv() + ["--protocol", "legacy"] + model("ok") + ["call", "sample", "prompt=p", "max_tokens=5000"])
     assert r.returncode == 1
     assert "[sampling] refused a request from lemon-fixture: max_tokens_exceeded" in r.stderr
 
@@ -83,8 +84,14 @@ def test_sampling_command_must_exist() -> None:
     ],
 )
 def test_nothing_is_offered_without_a_terminal(fixture_path: str, tool: str, args: List[str], refusal: str) -> None:
-    r = run_cli(srv() + ["call", tool, *args])
+    # Legacy era: the server's request is refused and the fixture reports
+    # that as the tool's error.
+    r = run_cli(srv() + ["--protocol", "legacy", "call", tool, *args])
     assert r.returncode == 1 and refusal in r.stdout, (r.stdout, r.stderr)
+    # 2026-07-28: the request comes back inside the result, and the client
+    # ends the call itself, naming what it did not declare.
+    r = run_cli(srv() + ["call", tool, *args])
+    assert r.returncode == 4 and "did not declare" in r.stderr, (r.stdout, r.stderr)
 
 
 FIELDS = [

@@ -65,8 +65,9 @@ def test_elicitation_decline_and_cancel_on_a_terminal(fixture_path: str) -> None
 
 
 def test_sampling_on_a_terminal_is_shown_and_refused(fixture_path: str) -> None:
-    status, out = run_pty(srv() + ["call", "sample", "prompt=secret words here", "max_tokens=30"])
-    assert status == 1, out  # the fixture turns the refusal into an error result
+    # The legacy era: the fixture turns the refusal into an error result.
+    status, out = run_pty(srv() + ["--protocol", "legacy", "call", "sample", "prompt=secret words here", "max_tokens=30"])
+    assert status == 1, out
     line = next(ln for ln in out.splitlines() if ln.startswith("[sampling] refused"))
     # The redacted summary: counts and a hash, never the text.
     assert "lemon-fixture" in line and "1 message (user)" in line and "max_tokens 30" in line

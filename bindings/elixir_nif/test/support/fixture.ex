@@ -49,6 +49,8 @@ defmodule LemonMCP.Test.Fixture do
 
   @doc "A fresh temporary file path."
   def tmp_path(name) do
-    Path.join(System.tmp_dir!(), "lemonmcp-#{name}-#{System.unique_integer([:positive])}")
+    # The OS pid too: unique_integer restarts with every VM, and a file left
+    # by an earlier run (the fixture appends to its log) must never be read.
+    Path.join(System.tmp_dir!(), "lemonmcp-#{name}-#{System.pid()}-#{System.unique_integer([:positive])}")
   end
 end
