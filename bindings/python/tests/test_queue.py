@@ -45,6 +45,18 @@ def pending_calls() -> int:
 # ------------------------------------------------------------ the raw queue
 
 
+# These tests count the library's requests in flight (pending_calls). In
+# the 2026-07-28 era a ready client keeps its own subscriptions/listen
+# request open, and counted, so they speak the legacy era; the queue works
+# the same in both.
+LEGACY = {"mode": "legacy"}
+
+
+@pytest.fixture
+def client(make_client: MakeClient) -> lemonmcp.Client:
+    return make_client(protocol=LEGACY)
+
+
 def test_queue_pops_every_completion_with_its_tag(client: lemonmcp.Client) -> None:
     q = _queue.CompletionQueue()
     try:
@@ -91,7 +103,7 @@ def test_timeout_on_the_main_thread(client: lemonmcp.Client) -> None:
 
 
 def test_close_from_another_thread_ends_a_blocked_call(make_client: MakeClient) -> None:
-    c = make_client()
+    c = make_client(protocol=LEGACY)
     closer = threading.Timer(0.3, c.close)
     closer.start()
     t0 = time.monotonic()
@@ -138,7 +150,7 @@ import sys, threading, time
 import lemonmcp
 
 fixture, log = sys.argv[1], sys.argv[2]
-c = lemonmcp.Client.stdio(fixture, ["-log-file", log], call_timeout=60)
+c = lemonmcp.Client.stdio(fixture, ["-log-file", log], call_timeout=60, protocol={"mode": "legacy"})
 c.open(timeout=15)
 
 def announce():
@@ -198,7 +210,7 @@ def test_ctrl_c_during_a_plain_blocking_call(fixture_path: str, tmp_path: Any) -
 
 def test_async_cancel_cancels_the_call(fixture_path: str) -> None:
     async def main() -> None:
-        async with AsyncClient.stdio(fixture_path, call_timeout=CALL_S, ready_timeout=READY_S) as c:
+        async with AsyncClient.stdio(fixture_path, call_timeout=CALL_S, ready_timeout=READY_S, protocol=LEGACY) as c:
             task = asyncio.ensure_future(c.call_tool("slow", SLOW))
             await asyncio.sleep(0.2)
             task.cancel()
@@ -217,7 +229,7 @@ def test_async_cancel_cancels_the_call(fixture_path: str) -> None:
 
 def test_async_timeout(fixture_path: str) -> None:
     async def main() -> None:
-        async with AsyncClient.stdio(fixture_path, ready_timeout=READY_S) as c:
+        async with AsyncClient.stdio(fixture_path, ready_timeout=READY_S, protocol=LEGACY) as c:
             with pytest.raises(lemonmcp.TimeoutError):
                 await c.call_tool("slow", SLOW, timeout=0.2)
             results = await asyncio.gather(
@@ -231,7 +243,7 @@ def test_async_timeout(fixture_path: str) -> None:
 
 def test_async_close_races_queued_calls(fixture_path: str) -> None:
     async def main() -> None:
-        c = AsyncClient.stdio(fixture_path, call_timeout=CALL_S, ready_timeout=READY_S)
+        c = AsyncClient.stdio(fixture_path, call_timeout=CALL_S, ready_timeout=READY_S, protocol=LEGACY)
         await c.open()
         calls = [asyncio.ensure_future(c.call_tool("slow", SLOW)) for _ in range(8)]
         calls += [asyncio.ensure_future(c.call_tool("echo", {"text": str(i)})) for i in range(8)]
@@ -253,8 +265,8 @@ def test_one_queue_per_loop_and_none_left_behind(fixture_path: str) -> None:
     base = live_queues()
 
     async def main() -> None:
-        async with AsyncClient.stdio(fixture_path, ready_timeout=READY_S) as a, AsyncClient.stdio(
-            fixture_path, ready_timeout=READY_S
+        async with AsyncClient.stdio(fixture_path, ready_timeout=READY_S, protocol=LEGACY) as a, AsyncClient.stdio(
+            fixture_path, ready_timeout=READY_S, protocol=LEGACY
         ) as b:
             ra, rb = await asyncio.gather(a.call_tool("echo", {"text": "a"}), b.call_tool("echo", {"text": "b"}))
             assert (ra.text, rb.text) == ("a", "b")
