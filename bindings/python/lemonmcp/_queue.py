@@ -35,6 +35,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from . import _ffi
 from ._callbacks import registry
+from .errors import InternalError
 from ._ffi import lib, lib_held
 
 __all__ = ["CompletionQueue", "ThreadWaiter", "LoopQueue", "thread_waiter", "loop_queue"]
@@ -60,6 +61,13 @@ class CompletionQueue:
     __slots__ = ("handle", "fd", "_batch", "_count", "_size", "_args", "_finalizer", "__weakref__")
 
     def __init__(self) -> None:
+        if registry.forked:
+            # Any library call would hang here: the Go runtime does not
+            # survive fork() (a thread's first call makes its queue).
+            raise InternalError(
+                "lemonmcp cannot be used in a fork() child of the process that loaded it "
+                "(use multiprocessing's 'spawn' or 'forkserver' start method)"
+            )
         handle = _ffi.QueueHandle()
         fd = c_int(-1)
         lib.lmcp_queue_new(byref(handle), byref(fd), c_void_p())

@@ -151,6 +151,7 @@ class Client(ClientBase):
         # bench/bench_call.py): ctypes then releases and retakes the GIL
         # around a call that blocks in Go.
         sess = self._session
+        sess.handle()  # a closed client, or a fork() child, is refused before any library call
         waiter = thread_waiter()
         tag = next_tag()
         waiter.expect(tag)

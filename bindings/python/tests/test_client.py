@@ -624,7 +624,17 @@ if pid == 0:
     except lemonmcp.InternalError as e:
         print("child refused:", "fork" in str(e), flush=True)
     os._exit(0)
-os.waitpid(pid, 0)
+# A child that hangs (a library call in it would) is killed rather than
+# left behind holding the server's pipes.
+import signal, time
+deadline = time.monotonic() + 20
+while os.waitpid(pid, os.WNOHANG) == (0, 0):
+    if time.monotonic() > deadline:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        print("child hung", flush=True)
+        break
+    time.sleep(0.01)
 c.call_tool("echo", {"text": "x"})
 print("parent fine", flush=True)
 c.close()
