@@ -9,6 +9,8 @@ import "C"
 import (
 	"github.com/lemonmcp/lemonmcp/config"
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/host"
+	"github.com/lemonmcp/lemonmcp/internal/cqueue"
 )
 
 // The host's calls with completion queues (lmcp_host_call_queued,
@@ -22,11 +24,7 @@ import (
 //export lmcp_host_call_queued
 func lmcp_host_call_queued(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, queue *C.lmcp_queue, tag C.uint64_t, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
 	defer recoverHost(&st, errOut, hp, "lmcp_host_call_queued")
-	h, err := lookupHost(hp)
-	if err != nil {
-		return setErr(errOut, err)
-	}
-	q, err := lookupQueue(queue)
+	h, q, err := lookupHostQueue(hp, queue)
 	if err != nil {
 		return setErr(errOut, err)
 	}
@@ -45,11 +43,7 @@ func lmcp_host_call_queued(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t
 //export lmcp_host_call_tool_queued
 func lmcp_host_call_tool_queued(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_t, alen C.size_t, options *C.cchar_t, olen C.size_t, queue *C.lmcp_queue, tag C.uint64_t, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
 	defer recoverHost(&st, errOut, hp, "lmcp_host_call_tool_queued")
-	h, err := lookupHost(hp)
-	if err != nil {
-		return setErr(errOut, err)
-	}
-	q, err := lookupQueue(queue)
+	h, q, err := lookupHostQueue(hp, queue)
 	if err != nil {
 		return setErr(errOut, err)
 	}
@@ -63,6 +57,19 @@ func lmcp_host_call_tool_queued(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_
 	}
 	id, err := h.CallTool(tool, goBytes(args, alen), opts, queuedDone(q, tag))
 	return setCallID(id, err, callIDOut, errOut)
+}
+
+// lookupHostQueue resolves the host and the queue of a queued call.
+func lookupHostQueue(hp *C.lmcp_host, queue *C.lmcp_queue) (*host.Host, *cqueue.Queue, *core.Error) {
+	h, err := lookupHost(hp)
+	if err != nil {
+		return nil, nil, err
+	}
+	q, err := lookupQueue(queue)
+	if err != nil {
+		return nil, nil, err
+	}
+	return h, q, nil
 }
 
 // setCallID ends a call export: the error, or the accepted call's id.
