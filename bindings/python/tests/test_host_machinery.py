@@ -125,3 +125,33 @@ def test_an_unclosed_host_is_collected_and_freed(fixture_path: str, make: Callab
     gc.collect()
     assert ref() is None, gc.get_referrers(ref())
     assert wait_until(lambda: _live_hosts() == base), (_live_hosts(), base)
+
+
+def _never_ready_config(fixture: str) -> Dict[str, Any]:
+    return {
+        "defaults": {"timeouts": {"ready_ms": 60000, "close_grace_ms": 300}},
+        "mcpServers": {"mute": {"command": fixture, "args": ["-no-init"]}, "ok": {"command": fixture}},
+    }
+
+
+def test_wait_ready_names_the_servers_still_connecting(fixture_path: str) -> None:
+    host = lemonmcp.Host(_never_ready_config(fixture_path))
+    try:
+        host.connect()
+        with pytest.raises(lemonmcp.TimeoutError, match=r"after 0.3 s, still connecting: mute$"):
+            host.wait_ready(0.3)
+        assert wait_until(lambda: host.servers()["ok"]["state"] == "ready")
+    finally:
+        host.close(timeout=5)
+
+    async def bounded() -> None:
+        ahost = AsyncHost(_never_ready_config(fixture_path))
+        await ahost.connect()
+        try:
+            with pytest.raises(lemonmcp.TimeoutError, match=r"after 0.3 s, still connecting: mute$"):
+                await ahost.wait_ready(0.3)
+        finally:
+            await ahost.close(timeout=5)
+        assert ahost.closed
+
+    asyncio.run(bounded())
