@@ -154,8 +154,9 @@ class HostSession(HandleSession):
         except TimeoutError:
             return False
 
-    def json(self, fn: Any) -> Any:
-        """One of the host's JSON-returning functions (lmcp_host_servers, ...)."""
+    def json_of(self, fn: Any) -> Any:
+        """What one of the host's JSON-returning functions returns
+        (lmcp_host_servers, lmcp_host_list_tools, ...), decoded."""
         out = c_void_p()
         length = c_size_t()
         try:
@@ -183,7 +184,7 @@ class HostSession(HandleSession):
         if self._handle is None:
             return False
         try:
-            servers = self.json(lib.lmcp_host_servers)
+            servers = self.json_of(lib.lmcp_host_servers)
         except ClosedError:
             return False
         return any(s.get("state") in _CLOSING_STATES for s in servers.values())
@@ -227,7 +228,14 @@ class HostBase:
         config = _load_config(config_or_path)
         if tool_prefix != "always" or "tool_prefix" not in config:
             config["tool_prefix"] = tool_prefix
+        if "on_request" in options:
+            raise TypeError(
+                "on_request: a Host takes the Client's handler keywords instead "
+                "(sampling=, elicitation=, roots=, ...; params.server names the server)"
+            )
         callbacks = Callbacks(**{k: options.pop(k) for k in CALLBACK_KEYWORDS if k in options})
+        for key, value in options.items():
+            dumps(value, key)  # a misspelt callback keyword is named here; the library judges the rest
         config.update(options)
         kinds = callbacks.kinds()
         if kinds or callbacks.host_token_store:
@@ -250,7 +258,7 @@ class HostBase:
         return self._session.released
 
     def _json(self, fn: Any) -> Any:
-        return self._session.json(fn)
+        return self._session.json_of(fn)
 
     def _servers(self) -> Dict[str, Dict[str, Any]]:
         result: Dict[str, Dict[str, Any]] = self._json(lib.lmcp_host_servers)

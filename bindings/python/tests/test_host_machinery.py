@@ -155,3 +155,18 @@ def test_wait_ready_names_the_servers_still_connecting(fixture_path: str) -> Non
         assert ahost.closed
 
     asyncio.run(bounded())
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, words",
+    [
+        pytest.param({"on_request": lambda kind, payload: {}}, TypeError, "on_request: a Host takes", id="on_request"),
+        pytest.param({"sampling": "not callable"}, lemonmcp.InvalidArgument, "sampling: expected a callable", id="sampling"),
+        pytest.param({"roots": 42}, lemonmcp.InvalidArgument, "roots: expected a list of roots", id="roots"),
+        pytest.param({"on_evnt": print}, lemonmcp.InvalidArgument, "on_evnt: not JSON-serializable", id="misspelt"),
+        pytest.param({"mcpServer": {}}, lemonmcp.InvalidArgument, "mcpServer", id="unknown field"),
+    ],
+)
+def test_bad_keywords_are_refused_by_name(kwargs: Dict[str, Any], error: type, words: str) -> None:
+    with pytest.raises(error, match=words):
+        lemonmcp.Host({"mcpServers": {}}, **kwargs)
