@@ -170,3 +170,20 @@ def test_wait_ready_names_the_servers_still_connecting(fixture_path: str) -> Non
 def test_bad_keywords_are_refused_by_name(kwargs: Dict[str, Any], error: type, words: str) -> None:
     with pytest.raises(error, match=words):
         lemonmcp.Host({"mcpServers": {}}, **kwargs)
+
+
+def test_the_clients_handler_keywords_answer_every_server(fixture_path: str) -> None:
+    asked: List[str] = []
+
+    def sampling(params: Any) -> Dict[str, Any]:
+        asked.append(f"sampling {params.server}")
+        return {"role": "assistant", "content": {"type": "text", "text": f"from {params.server}"}, "model": "m"}
+
+    def roots(params: Any) -> List[str]:
+        asked.append(f"roots {params.server}")
+        return [f"file:///srv/{params.server}"]
+
+    with lemonmcp.Host(_config(fixture_path, "a", "b"), sampling=sampling, roots=roots) as host:
+        assert "file:///srv/b" in host.call_tool("b__roots").text
+        assert "from a" in host.call_tool("a__sample", {"prompt": "hi", "max_tokens": 5}).text
+    assert asked == ["roots b", "sampling a"]
