@@ -12,8 +12,7 @@ Callbacks and handlers run on the loop and may be coroutine functions.
 
 from __future__ import annotations
 
-from types import TracebackType
-from typing import Any, Dict, List, Mapping, Optional, Type
+from typing import Any, Dict, List, Mapping, Optional
 
 from ._dispatch import Dispatcher, LoopDispatcher
 from ._ffi import lib
@@ -53,12 +52,7 @@ class AsyncHost(HostBase):
             raise
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
     async def connect(self) -> "AsyncHost":

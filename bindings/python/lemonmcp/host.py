@@ -33,8 +33,7 @@ import json
 import os
 from ctypes import byref, c_size_t, c_uint64, c_void_p
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Type, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, TypeVar, Union
 
 from . import _ffi
 from ._base import CALLBACK_KEYWORDS
@@ -208,6 +207,8 @@ def _ms(seconds: Optional[float]) -> int:
     return -1 if seconds is None else int(seconds * 1000)
 
 
+_Item = TypeVar("_Item")
+
 #: A tool call as the session makes it: (tool name, arguments, options).
 ToolRequest = Tuple[str, Optional[Mapping[str, Any]], Dict[str, Any]]
 
@@ -301,19 +302,17 @@ class HostBase:
 
     @staticmethod
     def _prompts(doc: Any) -> List[HostPrompt]:
-        out = []
-        for p in doc.get("prompts", []):
-            base = Prompt.from_json(p)
-            out.append(HostPrompt(**{**base.__dict__, "server": str(p.get("server", ""))}))
-        return out
+        return _with_server(doc, "prompts", Prompt.from_json, HostPrompt)
 
     @staticmethod
     def _resources(doc: Any) -> List[HostResource]:
-        out = []
-        for r in doc.get("resources", []):
-            base = Resource.from_json(r)
-            out.append(HostResource(**{**base.__dict__, "server": str(r.get("server", ""))}))
-        return out
+        return _with_server(doc, "resources", Resource.from_json, HostResource)
+
+
+def _with_server(doc: Any, key: str, read: Callable[[Any], Any], make: Callable[..., _Item]) -> List[_Item]:
+    """The entries of doc[key], each read as a client's entry and made into
+    its host twin with ``server``."""
+    return [make(**{**read(x).__dict__, "server": str(x.get("server", ""))}) for x in doc.get(key, [])]
 
 
 class Host(HostBase):
@@ -371,12 +370,7 @@ class Host(HostBase):
             raise
         return self
 
-    def __exit__(
-        self,
-        exc_type: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def close(self, timeout: Optional[float] = None) -> None:
