@@ -506,7 +506,7 @@ typedef struct lmcp_queue lmcp_queue;
  * otherwise an error object (see CONVENTIONS). It points into the batch and
  * is valid until the batch is freed. */
 typedef struct lmcp_completion {
-  uint64_t tag;         /* the tag given to lmcp_client_call_queued */
+  uint64_t tag;         /* the tag given to the *_call_queued function */
   lmcp_call_id call_id; /* the call's id, as *call_id_out received it */
   lmcp_status status;   /* LMCP_OK or the call's error status */
   uint32_t reserved;    /* 0 */
@@ -742,6 +742,35 @@ lmcp_status lmcp_host_call_sync(lmcp_host *host, const char *server,
                                 size_t params_len, const char *options_json,
                                 size_t options_len, char **result_out,
                                 size_t *result_len_out, char **err_out);
+
+/* lmcp_host_call_queued and lmcp_host_call_tool_queued are lmcp_host_call
+ * and lmcp_host_call_tool whose completion goes to queue (see QUEUE) instead
+ * of a done callback, as lmcp_client_call_queued is lmcp_client_call's: same
+ * arguments, options, host-wide call id (lmcp_host_cancel takes it) and
+ * statuses, and they never block either. On LMCP_OK exactly one completion
+ * with this tag and *call_id_out's id (may be NULL) is queued when the call
+ * finishes; it may already be there when this returns. It is queued where a
+ * done callback of the host would run: on the host's delivery thread, after
+ * the call's "progress" events' callbacks have returned. On any other status
+ * nothing is queued. When lmcp_host_free returns, the completion of every
+ * call the host had accepted is queued (LMCP_E_CANCELLED for those still
+ * pending). If the queue is freed first, the completion is dropped by the
+ * library. Queueing never calls host code.
+ * Returns the statuses of lmcp_host_call / lmcp_host_call_tool (without
+ * "NULL done"), and LMCP_E_INVALID_HANDLE when the host or the queue is
+ * NULL, unknown or freed (the message says which). */
+lmcp_status lmcp_host_call_queued(lmcp_host *host, const char *server,
+                                  const char *method, const char *params_json,
+                                  size_t params_len, const char *options_json,
+                                  size_t options_len, lmcp_queue *queue,
+                                  uint64_t tag, lmcp_call_id *call_id_out,
+                                  char **err_out);
+lmcp_status lmcp_host_call_tool_queued(lmcp_host *host, const char *name,
+                                       const char *args_json, size_t args_len,
+                                       const char *options_json,
+                                       size_t options_len, lmcp_queue *queue,
+                                       uint64_t tag, lmcp_call_id *call_id_out,
+                                       char **err_out);
 
 /* lmcp_host_cancel cancels a call made through the host, as
  * lmcp_client_cancel. Returns LMCP_OK, LMCP_E_NOT_FOUND, or
