@@ -38,6 +38,7 @@ include mk/pypackage.mk
 include mk/conformance.mk
 include mk/everything.mk
 include mk/elixir.mk
+include mk/readme.mk
 include mk/bench.mk
 include mk/lint.mk
 
