@@ -43,7 +43,7 @@ lint-govet:
 	cd tests && $(GO) vet ./...
 
 lint-clang-format:
-	$(CLANG_FORMAT) --style=file --dry-run -Werror $(LINT_C_FILES)
+	@echo "clang-format --dry-run (the C and C++ sources)" && $(CLANG_FORMAT) --style=file --dry-run -Werror $(LINT_C_FILES)
 
 lint-mix-format:
 	cd $(EX_DIR) && mix format --check-formatted
@@ -51,8 +51,9 @@ lint-mix-format:
 lint-ruff:
 	$(RUFF) check --cache-dir $(CACHE)/ruff $(ROOT)
 
+# Quiet about the file lists (hundreds of paths); the tools name what they change or refuse.
 format: lint-setup elixir-setup
-	gofmt -w $(LINT_GO_FILES)
-	$(CLANG_FORMAT) --style=file -i $(LINT_C_FILES)
+	@echo "gofmt -w (the Go files)" && gofmt -w $(LINT_GO_FILES)
+	@echo "clang-format -i (the C and C++ sources)" && $(CLANG_FORMAT) --style=file -i $(LINT_C_FILES)
 	cd $(EX_DIR) && mix format
 	$(RUFF) check --cache-dir $(CACHE)/ruff --fix $(ROOT)
