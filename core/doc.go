@@ -16,6 +16,9 @@
 //   - The pending table and call lifecycle (calls.go): request ids, per-call
 //     timeouts (with reset on progress and a total bound), cancellation and
 //     progress.
+//   - Options and features (options.go, features.go): the client's options
+//     with their defaults and the protocol revisions it speaks, and what
+//     lmcp_features reports about this build.
 //   - Era negotiation and capability gating (handshake.go, discover.go): the
 //     legacy-era initialize handshake with version negotiation, in ModeAuto
 //     a server/discover probe that picks the 2026-07-28 era when the server
@@ -27,7 +30,9 @@
 //     instead of a result; the library asks the host for each input
 //     (sampling, elicitation, roots) through the same path as a legacy
 //     server request, then retries the call with the answers and the
-//     server's requestState, a bounded number of times.
+//     server's requestState, a bounded number of times. Beside them, the
+//     era's subscriptions/listen (listen.go), the ttlMs result cache
+//     (resultcache.go) and the tasks extension (tasks.go).
 //   - Pagination (pages.go): the AllPages option walks list cursors and
 //     returns one merged result.
 //   - Server request dispatch (hostreq.go, roots.go, elicitation.go,
@@ -39,9 +44,11 @@
 //   - Result verification (verify.go): the resources/read "verify" option
 //     checks size, digest and skill frontmatter (parsed by
 //     internal/frontmatter) before content reaches the host.
-//   - Delivery and status (deliver.go, status.go): host callbacks run in
-//     order on a library goroutine; Status and Error are the ABI's result
-//     codes.
+//   - Supervision (supervise.go): the restart policy that brings a lost
+//     server back with backoff.
+//   - Delivery and status (deliver.go, poison.go, status.go): host callbacks
+//     run in order on a library goroutine; a recovered panic poisons the
+//     client; Status and Error are the ABI's result codes.
 //
 // Its callbacks (call completions, events, host requests) never run while
 // a lock of the client is held, and never on the goroutine of the call that

@@ -318,35 +318,11 @@ lmcp_status lmcp_client_wait_ready(lmcp_client *client, int64_t timeout_ms,
  * Returns LMCP_OK, LMCP_E_INVALID_HANDLE, or LMCP_E_INVALID_ARGUMENT. */
 lmcp_status lmcp_client_state(lmcp_client *client, lmcp_state *state_out);
 
-/* Call options (options_json, all optional; docs/call-options.md has the
- * details):
- *   {"timeout_ms": <int> [timeouts.call_ms; 0 = no limit],
- *    "reset_timeout_on_progress": <bool> [timeouts.reset_timeout_on_progress],
- *    "max_total_ms": <int> [timeouts.max_total_ms],
- *    "all_pages": <bool> [false]: for the .../list methods, follow nextCursor and
- *        return one result with every item (stops on a repeated cursor;
- *        fails past limits.max_pages),
- *    "progress": <bool> [false]: ask the server for progress, delivered as
- *        "progress" events carrying this call's id,
- *    "wait_ready": <bool> [false]: queue the call until the client is ready
- *        instead of failing with LMCP_E_INVALID_STATE,
- *    "fail_if_restarting": <bool> [false]: a supervised client ("restart",
- *        see docs/host.md) that is restarting its server fails the call at
- *        once with LMCP_E_INVALID_STATE instead of queueing it until the
- *        server is ready again (bounded by timeouts.ready_ms),
- *    "_meta": {..}: merged into params._meta,
- *    "no_cache": <bool> [false]: send the request even when the 2026-07-28
- *        result cache holds a fresh result for it (docs/modern.md),
- *    "verify": {"digest": "sha256:<64 lowercase hex>"?, "size": <bytes>?,
- *               "frontmatter": {..}?} [none]: resources/read only (any other
- *        method: LMCP_E_INVALID_ARGUMENT); at least one member. The single
- *        content item of the result must match (SHA-256, size, YAML
- *        frontmatter field by field); on any mismatch the call completes
- *        with LMCP_E_PROTOCOL, "resources/read verification failed: ..."
- *        naming what differed (never the content), and the content is not
- *        returned.}
- * A timeout sends notifications/cancelled to the server (2026-07-28 over
- * HTTP: the request's response stream is closed instead). */
+/* Call options: options_json is a JSON object, every member optional:
+ * timeout_ms, reset_timeout_on_progress, max_total_ms, all_pages, progress,
+ * wait_ready, fail_if_restarting, no_cache, _meta, verify. Their meanings
+ * and defaults are in docs/call-options.md (one place, not repeated here).
+ * A bad option fails the call with LMCP_E_INVALID_ARGUMENT naming it. */
 
 /* lmcp_client_call sends a request asynchronously. method is NUL-terminated;
  * params_json (params_len bytes) is a JSON object or absent. On LMCP_OK,

@@ -2,13 +2,20 @@ defmodule LemonMCP.Host do
   @moduledoc """
   Many named MCP servers behind one process, from an `mcpServers`
   configuration (the format of Claude Desktop, Claude Code, Cursor and VS
-  Code files; see `docs/host.md` for every field):
+  Code files), a path to one or the decoded map:
 
       {:ok, h} = LemonMCP.Host.start_link("mcp.json")
       :ok = LemonMCP.Host.await_ready(h, 30_000)
       {:ok, tools} = LemonMCP.Host.list_tools(h)       # "files__read_file", ... with "server"
       {:ok, content} = LemonMCP.Host.call_tool(h, "files__read_file", %{path: "/tmp/x"})
       {:ok, %{"files" => %{"state" => "ready", "restarts" => 0}}} = LemonMCP.Host.servers(h)
+
+  Each server is a command (`command`, `args`, `env`, `cwd`) or a URL
+  (`url`, `headers`, `type`); `tools` (`%{"allow" => globs, "deny" =>
+  globs}`) filters its tools, `enabled: false` keeps it configured but never
+  started, `restart` tunes its supervision, and `${VAR}` / `${VAR:-default}`
+  in any string come from the environment. An unknown or invalid field is an
+  error naming it (`config.mcpServers.<name>.<field>`).
 
   The process owns one `lmcp_host` of `liblemonmcp.so`: the servers are
   connected in parallel and supervised by the library (a crashed server is
