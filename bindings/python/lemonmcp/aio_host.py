@@ -14,9 +14,9 @@ from __future__ import annotations
 import asyncio
 import functools
 from types import TracebackType
-from typing import Any, Callable, Dict, List, Mapping, Optional, Type, TypeVar
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Type, TypeVar
 
-from .host import Host, HostPrompt, HostResource, HostTool
+from .host import Host, HostPrompt, HostResource, HostTool, ToolSearchResult
 from .types import CallToolResult
 
 __all__ = ["AsyncHost"]
@@ -59,6 +59,11 @@ class AsyncHost:
 
     async def list_tools(self) -> List[HostTool]:
         return await self._run(self._host.list_tools)
+
+    async def search_tools(
+        self, query: str, *, limit: Optional[int] = None, servers: Optional[Sequence[str]] = None
+    ) -> List[ToolSearchResult]:
+        return await self._run(self._host.search_tools, query, limit=limit, servers=servers)
 
     async def list_prompts(self) -> List[HostPrompt]:
         return await self._run(self._host.list_prompts)

@@ -30,13 +30,14 @@ import threading
 from ctypes import byref, c_size_t, c_uint64, c_void_p
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Callable, Dict, List, Mapping, Optional, Type, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Type, Union
 
 from . import _ffi
 from .errors import LemonMCPError
+from ._tool_search import ToolSearchResult, parse_results, search_options
 from .types import CallToolResult, Prompt, Resource, Tool
 
-__all__ = ["Host", "HostTool", "HostPrompt", "HostResource", "EventHandler", "RequestHandler"]
+__all__ = ["Host", "HostTool", "HostPrompt", "HostResource", "EventHandler", "RequestHandler", "ToolSearchResult"]
 
 #: on_event(kind, payload): every server's events with payload["server"],
 #: and "list_changed" {"server", "list"}; runs on a library thread.
@@ -292,6 +293,23 @@ class Host:
             base = Resource.from_json(r)
             out.append(HostResource(**{**base.__dict__, "server": str(r.get("server", ""))}))
         return out
+
+    def search_tools(
+        self, query: str, *, limit: Optional[int] = None, servers: Optional[Sequence[str]] = None
+    ) -> List[ToolSearchResult]:
+        """Rank every ready server's tools against ``query`` (a few words:
+        "create a github issue"): at most ``limit`` (default 10, at most 100)
+        results, best first, only ``servers``' tools when given. Each result's
+        ``name`` is callable with :meth:`call_tool`. An empty query, one of
+        only common words, or a bad option raises :class:`InvalidArgument`; an
+        unknown server :class:`NotFound`."""
+        if not isinstance(query, str):
+            raise TypeError("search_tools: query must be a str")
+        opts = search_options(limit, servers)
+        out = c_void_p()
+        length = c_size_t()
+        _ffi.lib.lmcp_host_search_tools(self._handle(), query.encode(), opts or None, len(opts), out, byref(length), c_void_p())
+        return parse_results(_ffi.decode_json(_ffi.take_bytes(out, length.value)))
 
     # --------------------------------------------------------------- calls
 
