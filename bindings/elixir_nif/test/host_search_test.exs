@@ -28,6 +28,7 @@ defmodule LemonMCP.HostSearchTest do
 
   test "search_tools ranks the catalogue" do
     h = start()
+
     assert {:ok, [%{"name" => "alpha__pid", "server" => "alpha", "score" => score, "tool" => tool}]} =
              Host.search_tools(h, "process id", limit: 1)
 

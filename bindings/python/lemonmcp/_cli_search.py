@@ -14,7 +14,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["run_search"]
 
 
-def run_search(host: "Host", query: str, limit: int, out: IO[str], err: IO[str], as_json: bool, width: Optional[int], prog: str) -> int:
+def run_search(
+    host: "Host", query: str, limit: int, out: IO[str], err: IO[str], as_json: bool, width: Optional[int], prog: str
+) -> int:
     """Prints the ranked tools; exit status 0 (also when nothing matches,
     which is said on stderr)."""
     results = host.search_tools(query, limit=limit)
