@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"sync"
 
 	"github.com/lemonmcp/lemonmcp/core"
@@ -38,9 +39,11 @@ type catalogueTool struct {
 	search toolsearch.Tool
 }
 
-// builtFrom reports whether c was built from exactly these lists: the
-// same servers and, for each, the same cached list (a refetch always
-// makes a new slice).
+// builtFrom reports whether c was built from these lists: the same
+// servers and, for each, the same cached list or one with the same items
+// (a server whose lists go stale at once, a 2026-07-28 one without ttlMs,
+// is refetched on every call: comparing bytes is much cheaper than
+// building the catalogue and its index again).
 func (c *catalogue) builtFrom(servers []*server, lists [][]item) bool {
 	if len(c.sources) != len(servers) {
 		return false
@@ -57,7 +60,15 @@ func sameItems(a, b []item) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	return len(a) == 0 || &a[0] == &b[0]
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	for i := range a {
+		if a[i].name != b[i].name || !bytes.Equal(a[i].raw, b[i].raw) {
+			return false
+		}
+	}
+	return true
 }
 
 // searchIndex is the catalogue's index, built once.

@@ -122,3 +122,26 @@ func TestSearchQueryChecks(t *testing.T) {
 		require.JSONEq(t, `{"results":[]}`, string(res))
 	})
 }
+
+func TestSameItems(t *testing.T) {
+	a := []item{{name: "x", raw: []byte(`{"name":"x"}`)}, {name: "y", raw: []byte(`{"name":"y"}`)}}
+	refetched := []item{{name: "x", raw: []byte(`{"name":"x"}`)}, {name: "y", raw: []byte(`{"name":"y"}`)}}
+	cases := []struct {
+		name string
+		b    []item
+		want bool
+	}{
+		{"the same slice", a, true},
+		{"a refetch with the same items", refetched, true},
+		{"a changed description", []item{a[0], {name: "y", raw: []byte(`{"name":"y","description":"new"}`)}}, false},
+		{"a tool fewer", a[:1], false},
+		{"reordered", []item{a[1], a[0]}, false},
+		{"an empty list", nil, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			require.Equal(t, c.want, sameItems(a, c.b))
+		})
+	}
+	require.True(t, sameItems(nil, []item{}))
+}
