@@ -224,6 +224,11 @@ func (h *Host) callSearchTool(arguments []byte, opts core.CallOptions, done Done
 
 // searchToolResult is the tools/call result of the host's search tool.
 func (h *Host) searchToolResult(args map[string]any) []byte {
+	for _, k := range sortedKeys(args) {
+		if k != "query" && k != "limit" {
+			return toolError(`search_tools takes "query" and "limit"; ` + jsonQuote(k) + ` is not one of them`)
+		}
+	}
 	query, ok := args["query"].(string)
 	if !ok {
 		return toolError(`search_tools needs "query": a few words saying what the tool should do`)

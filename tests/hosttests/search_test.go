@@ -154,6 +154,7 @@ func TestHostDeferredTools(t *testing.T) {
 		{"no query", `{}`, nil, `needs "query"`},
 		{"query of common words", `{"query":"the of"}`, nil, "has no word to search for"},
 		{"bad limit", `{"query":"add","limit":0}`, nil, `"limit" must be an integer from 1 to 100`},
+		{"unknown argument", `{"query":"add","server":"a"}`, nil, `"server" is not one of them`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
