@@ -51,6 +51,10 @@ type Host struct {
 
 	poisoned atomic.Pointer[core.Error]
 	gone     chan struct{} // closed by Free: wakes WaitReady
+
+	// tools is the last aggregated tool list, with its search index
+	// (catalogue.go).
+	tools atomic.Pointer[catalogue]
 }
 
 type route struct {
@@ -342,6 +346,9 @@ func (h *Host) CallSync(serverName, method string, params []byte, opts core.Call
 // CallTool calls a tool by the name list_tools gives it (server__tool when
 // prefixed); arguments is a JSON object or nil.
 func (h *Host) CallTool(name string, arguments []byte, opts core.CallOptions, done DoneFunc) (uint64, *core.Error) {
+	if h.cfg.Deferred != nil && name == SearchToolName {
+		return h.callSearchTool(arguments, opts, done)
+	}
 	s, tool, err := h.resolveTool(name)
 	if err != nil {
 		return 0, err

@@ -562,8 +562,8 @@ void lmcp_queue_free(lmcp_queue *queue);
  * handle. Configuration (the common "mcpServers" shape plus per-server
  * "restart", "timeouts", "protocol", "auth", "sampling_policy", "handlers",
  * "enabled", "tools": {"allow","deny"} globs; "tool_prefix"; "defaults";
- * ${VAR} and ${VAR:-default} expansion) and the host's events are described
- * in docs/host.md. Every event and request payload is a JSON object whose
+ * "deferred_tools"; ${VAR} and ${VAR:-default} expansion) and the host's
+ * events are described in docs/host.md. Every event and request payload is a JSON object whose
  * first member is "server": the server's name (null in the host's own
  * "log" events, which report a library panic). Opaque.
  *
@@ -657,6 +657,18 @@ lmcp_status lmcp_host_servers(lmcp_host *host, char **json_out,
  * notifications/tools/list_changed, a restart, or (2026-07-28 era) when their
  * ttlMs ran out; this call blocks the calling thread while a stale list is
  * fetched. *json_out is library-allocated (free with lmcp_free).
+ *
+ * Deferred exposure: with the host option "deferred_tools": {"always_loaded":
+ * [host tool names or globs], "max_results": 1..100 [5]}, the list holds only
+ * the tools always_loaded matches, then one tool of the host's own,
+ * "search_tools" (input {"query": text, "limit"?: 1..100}), for an
+ * application that hands the list to a model. lmcp_host_call_tool answers
+ * it in the library, without a server, with the tools/call result
+ * {"content": [{"type": "text", "text": <JSON>}], "structuredContent":
+ * {"tools": [the best matching tools, as this list gives them]}} (a bad
+ * query or limit is an "isError" result); every tool stays callable by its
+ * name. A server's own tool named "search_tools" is then prefixed
+ * (tool_prefix "on_collision") or a collision ("never").
  * Returns LMCP_OK; LMCP_E_INVALID_STATE (tool_prefix "never" and two servers
  * offer one name: the message names both); LMCP_E_INVALID_HANDLE;
  * LMCP_E_INVALID_ARGUMENT (NULL json_out). */
@@ -671,6 +683,35 @@ lmcp_status lmcp_host_list_prompts(lmcp_host *host, char **json_out,
 lmcp_status lmcp_host_list_resources(lmcp_host *host, char **json_out,
                                      size_t *len_out, char **err_out);
 
+/* lmcp_host_search_tools ranks the tools lmcp_host_list_tools would give
+ * without "deferred_tools" (every ready server's tools, tools.allow and
+ * tools.deny applied) against query, a NUL-terminated UTF-8 free text of at
+ * most 4096 bytes ("create a github issue"), with BM25F over each tool's
+ * name split into words (snake_case, camelCase, kebab-case), title,
+ * description, parameter names and descriptions, and its server's name.
+ * options_json (options_len bytes; NULL or empty for the defaults):
+ * {"limit": 1..100 [10], "servers": ["<server>", ...] [every server]}.
+ * *json_out (library-allocated, free with lmcp_free; *len_out may be NULL)
+ * receives {"results": [{"name", "server", "score", "tool"}, ...],
+ * "errors"?: {"<server>": "<message>"}}: best first, equal scores ordered
+ * by name, only tools sharing a word with the query; "name" is the host's
+ * name of the tool (which lmcp_host_call_tool takes, also under
+ * "deferred_tools"), "tool" the whole tool as lmcp_host_list_tools gives
+ * it. The same query on the same catalogue gives the same answer. The
+ * index follows the servers (list_changed, restarts, ttlMs) as the list
+ * caches do; this call blocks the calling thread while a stale list is
+ * fetched, and otherwise only ranks (well under a millisecond for 1,000
+ * tools). No callback runs.
+ * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (NULL query or json_out, a query
+ * that is empty, too long or only common words such as "the", bad options:
+ * the message names the field); LMCP_E_NOT_FOUND (options.servers names no
+ * server of the host); LMCP_E_INVALID_STATE (tool_prefix "never" and two
+ * servers offer one name); LMCP_E_INVALID_HANDLE. */
+lmcp_status lmcp_host_search_tools(lmcp_host *host, const char *query,
+                                   const char *options_json,
+                                   size_t options_len, char **json_out,
+                                   size_t *len_out, char **err_out);
+
 /* lmcp_host_call_tool calls a tool by the name lmcp_host_list_tools gives it
  * (a <server>__<tool> name routes even before any listing). args_json
  * (args_len bytes) is the arguments object or absent; options_json as for
@@ -679,7 +720,10 @@ lmcp_status lmcp_host_list_resources(lmcp_host *host, char **json_out,
  * up to its timeouts.ready_ms. On LMCP_OK *call_id_out (may be NULL) receives
  * a host-wide call id and done runs exactly once on a library thread, as for
  * lmcp_client_call; a call in flight when its server crashes completes with
- * LMCP_E_CLOSED and is never replayed.
+ * LMCP_E_CLOSED and is never replayed. Under "deferred_tools" the name
+ * "search_tools" is the host's own tool (see lmcp_host_list_tools): its done
+ * also runs on a library thread, and lmcp_host_cancel answers
+ * LMCP_E_NOT_FOUND for it (it waits for no server).
  * Returns LMCP_OK; LMCP_E_NOT_FOUND (no server offers the name);
  * LMCP_E_POLICY_DENIED (tools.allow/tools.deny exclude it);
  * LMCP_E_INVALID_ARGUMENT (empty name, ambiguous unprefixed name, arguments

@@ -12,13 +12,13 @@ Callbacks and handlers run on the loop and may be coroutine functions.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ._dispatch import Dispatcher, LoopDispatcher
 from ._ffi import lib
 from ._loop import LoopCaller
 from .errors import TimeoutError
-from .host import HostBase, HostPrompt, HostResource, HostTool
+from .host import HostBase, HostPrompt, HostResource, HostTool, ToolSearchResult
 from .types import CallToolResult
 
 __all__ = ["AsyncHost"]
@@ -89,6 +89,12 @@ class AsyncHost(HostBase):
 
     async def list_tools(self) -> List[HostTool]:
         return self._tools(self._json(lib.lmcp_host_list_tools))
+
+    async def search_tools(
+        self, query: str, *, limit: Optional[int] = None, servers: Optional[Sequence[str]] = None
+    ) -> List[ToolSearchResult]:
+        """As :meth:`lemonmcp.Host.search_tools`."""
+        return self._search(query, limit, servers)
 
     async def list_prompts(self) -> List[HostPrompt]:
         return self._prompts(self._json(lib.lmcp_host_list_prompts))

@@ -33,7 +33,7 @@ import json
 import os
 from ctypes import byref, c_size_t, c_uint64, c_void_p
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 from . import _ffi
 from ._base import CALLBACK_KEYWORDS
@@ -42,10 +42,11 @@ from ._config import call_options, declare_handlers, use_host_token_store
 from ._dispatch import Callbacks, Dispatcher, RequestParams
 from ._ffi import lib, lib_held
 from ._session import HOST, HandleSession
+from ._tool_search import ToolSearchResult, parse_results, search_options
 from .errors import ClosedError, InvalidArgument, InvalidHandle, TimeoutError
 from .types import CallToolResult, Prompt, Resource, Tool
 
-__all__ = ["Host", "HostTool", "HostPrompt", "HostResource", "EventHandler", "RequestParams"]
+__all__ = ["Host", "HostTool", "HostPrompt", "HostResource", "EventHandler", "RequestParams", "ToolSearchResult"]
 
 #: on_event(kind, payload): every server's events with payload["server"],
 #: and "list_changed" {"server", "list"}; runs on a library thread.
@@ -294,6 +295,17 @@ class HostBase:
             raise InvalidArgument("server: expected a server name")
         return server
 
+    def _search(self, query: str, limit: Optional[int], servers: Optional[Sequence[str]]) -> List[ToolSearchResult]:
+        if not isinstance(query, str):
+            raise TypeError("search_tools: query must be a str")
+        opts = search_options(limit, servers)
+        q = query.encode()
+
+        def search(handle: Any, out: Any, length: Any, err: Any) -> Any:
+            return lib.lmcp_host_search_tools(handle, q, opts or None, len(opts), out, length, err)
+
+        return parse_results(self._json(search))
+
     # ------------------------------------------------------ result readers
 
     @staticmethod
@@ -402,6 +414,17 @@ class Host(HostBase):
     def list_resources(self) -> List[HostResource]:
         """Every ready server's resources, each with ``.server``."""
         return self._resources(self._json(lib.lmcp_host_list_resources))
+
+    def search_tools(
+        self, query: str, *, limit: Optional[int] = None, servers: Optional[Sequence[str]] = None
+    ) -> List[ToolSearchResult]:
+        """Rank every ready server's tools against ``query`` (a few words:
+        "create a github issue"): at most ``limit`` (default 10, at most 100)
+        results, best first, only ``servers``' tools when given. Each result's
+        ``name`` is callable with :meth:`call_tool`. An empty query, one of
+        only common words, or a bad option raises :class:`InvalidArgument`; an
+        unknown server :class:`NotFound`."""
+        return self._search(query, limit, servers)
 
     # --------------------------------------------------------------- calls
 
