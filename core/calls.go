@@ -372,7 +372,7 @@ func (c *Client) withdraw(cl *call) bool {
 	defer c.mu.Unlock()
 	_, ok := c.retireLocked(cl)
 	if ok && cl.owesDelivery() {
-		c.out.forgive()
+		c.out.Forgive()
 	}
 	return ok
 }
@@ -392,7 +392,7 @@ func (c *Client) complete(cl *call, err *Error, data []byte) {
 		return
 	}
 	done, id := cl.done, cl.id
-	c.out.push(func() { done(id, st, data) }, deliverDone)
+	c.out.Push(func() { done(id, st, data) }, deliverDone)
 }
 
 // owesDelivery reports whether the call's completion goes through the

@@ -375,7 +375,7 @@ func (c *Client) onProgress(raw []byte) {
 // can skip building payloads nobody receives.
 func (c *Client) hasEvents() bool {
 	r := c.events.Load()
-	return r != nil && r.event != nil
+	return r != nil && r.Handler != nil
 }
 
 // emit queues an event for the handler installed when it is delivered.
@@ -384,13 +384,13 @@ func (c *Client) emit(kind string, payload []byte, isLog bool) {
 	if isLog {
 		dk = deliverLog
 	}
-	c.out.push(func() {
+	c.out.Push(func() {
 		reg := c.events.Load()
-		if reg == nil || reg.event == nil || !reg.enter() {
+		if reg == nil || reg.Handler == nil || !reg.Enter() {
 			return
 		}
-		defer reg.exit()
-		reg.event(kind, payload)
+		defer reg.Exit()
+		reg.Handler(kind, payload)
 	}, dk)
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/internal/callbackgate"
 	"github.com/stretchr/testify/require"
 )
 
@@ -99,10 +100,10 @@ func TestFreeRunsOwedCompletions(t *testing.T) {
 		t.Run(map[bool]string{false: "from another goroutine", true: "from the delivery goroutine"}[fromCallback], func(t *testing.T) {
 			h := newIdleHost(t)
 			var dones atomic.Int32
-			h.out.owe() // an accepted call whose client completes it later
+			h.out.Owe() // an accepted call whose client completes it later
 			go func() {
 				time.Sleep(20 * time.Millisecond)
-				h.out.push(func() { dones.Add(1) }, true)
+				h.out.Push(func() { dones.Add(1) }, callbackgate.Completion)
 			}()
 			if !fromCallback {
 				h.Free()

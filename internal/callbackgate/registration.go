@@ -1,0 +1,82 @@
+package callbackgate
+
+import "sync"
+
+// Registration is one host handler with its destroy function. It counts the
+// callbacks running through it so that destroy runs exactly once, after the
+// registration is closed and no callback of it is running.
+//
+// A nil *Registration is a valid "no handler": Enter refuses and Close does
+// nothing. (Only the host's copy tolerated a nil in Enter; every caller that
+// loads a registration from an atomic slot can meet one, so both do now.)
+type Registration[H any] struct {
+	// Handler is the host's function; the owner calls it between Enter and
+	// Exit.
+	Handler H
+	destroy func()
+	gate    *Gate
+
+	mu        sync.Mutex
+	inflight  int
+	closed    bool
+	destroyed bool
+}
+
+// NewRegistration registers handler and its destroy (either may be nil)
+// under gate, which counts the destroy so that Drain waits for it.
+func NewRegistration[H any](gate *Gate, handler H, destroy func()) *Registration[H] {
+	return &Registration[H]{Handler: handler, destroy: destroy, gate: gate}
+}
+
+// Enter reports whether a callback may start; each true must be followed by
+// Exit.
+func (r *Registration[H]) Enter() bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return false
+	}
+	r.inflight++
+	return true
+}
+
+// Exit ends a callback. When it was the last of a closed registration, the
+// destroy runs on a goroutine of its own (never on the delivery goroutine,
+// where a destroy that frees the owner could not be told apart from a
+// stranger), counted by the gate so that Drain waits for it.
+func (r *Registration[H]) Exit() {
+	r.mu.Lock()
+	r.inflight--
+	run := r.closed && r.inflight == 0 && !r.destroyed
+	r.destroyed = r.destroyed || run
+	r.mu.Unlock()
+	if run && r.destroy != nil {
+		r.gate.Hold()
+		go func() {
+			defer r.gate.Exit()
+			defer r.gate.Recover(r.gate.hooks.DestroyWhere)
+			r.destroy()
+		}()
+	}
+}
+
+// Close stops new callbacks and runs destroy now, or when the last running
+// callback returns. The caller counts itself in the gate (Hold) when a Free
+// may be waiting, so that Free waits for a destroy run here.
+func (r *Registration[H]) Close() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.closed = true
+	run := r.inflight == 0 && !r.destroyed
+	r.destroyed = r.destroyed || run
+	r.mu.Unlock()
+	if run && r.destroy != nil {
+		defer r.gate.Recover(r.gate.hooks.DestroyWhere)
+		r.destroy()
+	}
+}
