@@ -8,6 +8,7 @@ import (
 
 	"github.com/lemonmcp/lemonmcp/internal/callbackgate"
 	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/respawn"
 )
 
 // State is the client's lifecycle state; the values are the ABI's lmcp_state.
@@ -118,7 +119,7 @@ func New(opts Options, tr transport.Transport) *Client {
 	}
 	c.aborter, _ = tr.(transport.Aborter)
 	if opts.Restart != nil && opts.NewTransport != nil {
-		live := newLiveTransport(tr, opts.NewTransport)
+		live := respawn.New(tr, opts.NewTransport)
 		c.tr, c.sup = live, &supervisor{policy: *opts.Restart, live: live}
 		if c.aborter != nil {
 			c.aborter = live
