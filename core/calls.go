@@ -86,7 +86,7 @@ type modernCall struct {
 	retry   *retryInput  // the inputs the next send carries
 	rounds  int          // input_required rounds so far
 	cached  *cacheLookup // the cache miss the outstanding request may fill
-	task    *taskState   // the task a task-augmented call follows (tasks.go)
+	task    *taskState   // the task a task-augmented call follows (modern_tasks.go)
 }
 
 // modernCallFor is the modern part of a call admitted while st is the

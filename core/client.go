@@ -79,11 +79,11 @@ type Client struct {
 	// the Mcp-Param-* headers of tools/call.
 	thMu        sync.Mutex
 	toolHeaders map[string][]headerBinding
-	// cache holds fresh 2026-07-28 results (see resultcache.go).
+	// cache holds fresh 2026-07-28 results (see modern_cache.go).
 	cache resultCache
-	// listen is the subscriptions/listen side (see listen.go).
+	// listen is the subscriptions/listen side (see modern_listen.go).
 	listen listenState
-	// probe is ModeAuto's handshake race (discover.go).
+	// probe is ModeAuto's handshake race (modern_discover.go).
 	probe probeState
 
 	// sup is set for a supervised client (Options.Restart).
