@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lemonmcp/lemonmcp/internal/callbackgate"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 	"github.com/lemonmcp/lemonmcp/transport"
 )
@@ -384,14 +385,7 @@ func (c *Client) emit(kind string, payload []byte, isLog bool) {
 	if isLog {
 		dk = deliverLog
 	}
-	c.out.Push(func() {
-		reg := c.events.Load()
-		if reg == nil || reg.Handler == nil || !reg.Enter() {
-			return
-		}
-		defer reg.Exit()
-		reg.Handler(kind, payload)
-	}, dk)
+	callbackgate.Emit(&c.out, &c.events, kind, payload, dk)
 }
 
 func (c *Client) emitLog(level, source, message string) {

@@ -544,14 +544,7 @@ func (h *Host) emit(kind string, payload []byte) {
 	if kind == "log" {
 		dk = callbackgate.Log
 	}
-	h.out.Push(func() {
-		reg := h.events.Load()
-		if reg == nil || reg.Handler == nil || !reg.Enter() {
-			return
-		}
-		defer reg.Exit()
-		reg.Handler(kind, payload)
-	}, dk)
+	callbackgate.Emit(&h.out, &h.events, kind, payload, dk)
 }
 
 // background runs fn on a goroutine Free waits for.

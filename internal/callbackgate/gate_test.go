@@ -14,11 +14,11 @@ type rig struct {
 	g       Gate
 	mu      sync.Mutex
 	reports []string
-	dropped []int
+	dropped chan int // what Hooks.Dropped was told
 }
 
 func newRig() *rig {
-	r := &rig{}
+	r := &rig{dropped: make(chan int, 16)}
 	r.g.Init(Hooks{
 		Owner:         "client",
 		DeliveryWhere: "a callback delivery",
@@ -28,11 +28,7 @@ func newRig() *rig {
 			r.reports = append(r.reports, text)
 			r.mu.Unlock()
 		},
-		Dropped: func(n int) {
-			r.mu.Lock()
-			r.dropped = append(r.dropped, n)
-			r.mu.Unlock()
-		},
+		Dropped: func(n int) { r.dropped <- n },
 	})
 	return r
 }
@@ -110,9 +106,11 @@ func TestLogBound(t *testing.T) {
 	r.settle()
 	require.Equal(t, int64(MaxQueuedLogs), logs.Load())
 	require.Equal(t, int64(1), events.Load())
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	require.Equal(t, []int{extra}, r.dropped, "one notice counts the dropped logs")
+	// The notice comes once the queue has emptied, after the settling
+	// completion.
+	require.Equal(t, extra, <-r.dropped, "one notice counts the dropped logs")
+	r.settle()
+	require.Empty(t, r.dropped, "and only one")
 }
 
 func TestDrainWaitsForHostCode(t *testing.T) {
@@ -286,6 +284,52 @@ func TestRecoveryFrame(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.frame, func(t *testing.T) {
 			require.Equal(t, tt.skip, recoveryFrame(tt.frame))
+		})
+	}
+}
+
+// TestEmit: an event goes to the handler in the slot when it is delivered,
+// not to the one installed when it was queued.
+func TestEmit(t *testing.T) {
+	type handler func(kind string, payload []byte)
+	tests := []struct {
+		name    string
+		install func(r *rig, slot *atomic.Pointer[Registration[handler]], record func(who string) handler)
+		want    []string
+	}{
+		{"no handler", func(*rig, *atomic.Pointer[Registration[handler]], func(string) handler) {}, nil},
+		{"a registration without a handler", func(r *rig, slot *atomic.Pointer[Registration[handler]], _ func(string) handler) {
+			slot.Store(NewRegistration[handler](&r.g, nil, nil))
+		}, nil},
+		{"replaced while queued", func(r *rig, slot *atomic.Pointer[Registration[handler]], record func(string) handler) {
+			slot.Store(NewRegistration(&r.g, record("old"), nil))
+			release := r.block()
+			Emit(&r.g, slot, "ev", []byte("x"), Event)
+			slot.Swap(NewRegistration(&r.g, record("new"), nil)).Close()
+			close(release)
+		}, []string{"new ev x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig()
+			var slot atomic.Pointer[Registration[handler]]
+			var mu sync.Mutex
+			var got []string
+			record := func(who string) handler {
+				return func(kind string, payload []byte) {
+					mu.Lock()
+					got = append(got, who+" "+kind+" "+string(payload))
+					mu.Unlock()
+				}
+			}
+			tt.install(r, &slot, record)
+			if slot.Load() == nil || slot.Load().Handler == nil {
+				Emit(&r.g, &slot, "ev", []byte("x"), Event)
+			}
+			r.settle()
+			mu.Lock()
+			defer mu.Unlock()
+			require.Equal(t, tt.want, got)
 		})
 	}
 }

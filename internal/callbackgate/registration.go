@@ -1,6 +1,9 @@
 package callbackgate
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Registration is one host handler with its destroy function. It counts the
 // callbacks running through it so that destroy runs exactly once, after the
@@ -79,4 +82,18 @@ func (r *Registration[H]) Close() {
 		defer r.gate.Recover(r.gate.hooks.DestroyWhere)
 		r.destroy()
 	}
+}
+
+// Emit queues, as a delivery of kind k, an event for the handler that is
+// in slot when the delivery runs (a handler replaced meanwhile is not
+// called: its destroy may have run).
+func Emit[H ~func(kind string, payload []byte)](g *Gate, slot *atomic.Pointer[Registration[H]], kind string, payload []byte, k Kind) {
+	g.Push(func() {
+		reg := slot.Load()
+		if reg == nil || reg.Handler == nil || !reg.Enter() {
+			return
+		}
+		defer reg.Exit()
+		reg.Handler(kind, payload)
+	}, k)
 }
