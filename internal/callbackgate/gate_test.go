@@ -333,3 +333,18 @@ func TestEmit(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCompletion is a call's share of the gate on the per-call path:
+// Owe when the call is accepted, Push of its completion, and the delivery.
+func BenchmarkCompletion(b *testing.B) {
+	r := newRig()
+	var n atomic.Int64
+	fn := func() { n.Add(1) }
+	b.ReportAllocs()
+	for b.Loop() {
+		r.g.Owe()
+		r.g.Push(fn, Completion)
+	}
+	r.settle()
+	require.Equal(b, int64(b.N), n.Load())
+}
