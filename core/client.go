@@ -139,7 +139,7 @@ func (c *Client) SetEventHandler(h EventHandler, destroy func()) *Error {
 	defer c.out.Exit()
 	var reg *eventRegistration
 	if h != nil || destroy != nil {
-		reg = callbackgate.NewRegistration[EventHandler](&c.out, h, destroy)
+		reg = callbackgate.NewRegistration(&c.out, h, destroy)
 	}
 	c.mu.Lock()
 	if c.freed {

@@ -219,3 +219,42 @@ func TestPanicInBackgroundGoroutinePoisonsHost(t *testing.T) {
 	require.Contains(t, h.Poisoned().Message, "(in the tools refresh of server off)")
 	require.Contains(t, <-logs, "internal error in the tools refresh of server off: from the background")
 }
+
+// TestLogEventsAreBounded: log events waiting for a slow application are
+// bounded as a client's are; the ones dropped are counted in one warning,
+// and other events are never dropped.
+func TestLogEventsAreBounded(t *testing.T) {
+	const extra = 3
+	h := newIdleHost(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	kinds := map[string]int{}
+	var warnings []string
+	h.SetEventHandler(func(kind string, payload []byte) {
+		if kind == "block" {
+			close(entered)
+			<-release
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		kinds[kind]++
+		if kind == "log" && strings.Contains(string(payload), `"level":"warning"`) {
+			warnings = append(warnings, string(payload))
+		}
+	}, nil)
+	h.emit("block", []byte(`{}`))
+	<-entered
+	for range callbackgate.MaxQueuedLogs + extra {
+		h.emit("log", []byte(`{"server":"s","level":"info","source":"stderr","message":"line"}`))
+	}
+	h.emit("list_changed", []byte(`{"server":"s","list":"tools"}`))
+	close(release)
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(warnings) == 1 }, 10*time.Second, time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, callbackgate.MaxQueuedLogs+1, kinds["log"], "the bound, then the warning")
+	require.Equal(t, 1, kinds["list_changed"], "other events are never dropped")
+	require.Contains(t, warnings[0], `"server":null`)
+	require.Contains(t, warnings[0], "dropped 3 log events because the application fell behind")
+}
