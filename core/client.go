@@ -135,49 +135,38 @@ func New(opts Options, tr transport.Transport) *Client {
 // destroy runs once none of its callbacks is running. On a freed client it
 // fails with StatusInvalidHandle, and destroy runs at once.
 func (c *Client) SetEventHandler(h EventHandler, destroy func()) *Error {
-	c.out.Hold() // a Free meanwhile waits until the replaced handler's destroy ran
-	defer c.out.Exit()
 	var reg *eventRegistration
 	if h != nil || destroy != nil {
 		reg = callbackgate.NewRegistration(&c.out, h, destroy)
 	}
-	c.mu.Lock()
-	if c.freed {
-		c.mu.Unlock()
-		reg.Close()
-		return errFreed()
-	}
-	old := c.events.Swap(reg)
-	c.mu.Unlock()
-	old.Close()
-	return nil
+	var err *Error
+	callbackgate.Install(&c.out, &c.mu, &c.events, reg, func() bool {
+		if c.freed {
+			err = errFreed()
+		}
+		return err != nil
+	})
+	return err
 }
 
 // SetHostRequestHandler installs the host-request handler. It must be set
 // before Connect; afterwards it fails with StatusInvalidState (and destroy
 // runs at once).
 func (c *Client) SetHostRequestHandler(h HostRequestHandler, destroy func()) *Error {
-	c.out.Hold() // as in SetEventHandler
-	defer c.out.Exit()
 	var reg *hostRegistration
 	if h != nil || destroy != nil {
 		reg = callbackgate.NewRegistration(&c.out, h, destroy)
 	}
-	c.mu.Lock()
-	if c.freed {
-		c.mu.Unlock()
-		reg.Close()
-		return errFreed()
-	}
-	if c.state != StateNew {
-		c.mu.Unlock()
-		reg.Close()
-		return Errorf(StatusInvalidState, "the host request handler must be set before connect")
-	}
-	old := c.hosts.Swap(reg)
-	c.mu.Unlock()
-	old.Close()
-	return nil
+	var err *Error
+	callbackgate.Install(&c.out, &c.mu, &c.hosts, reg, func() bool {
+		if c.freed {
+			err = errFreed()
+		} else if c.state != StateNew {
+			err = Errorf(StatusInvalidState, "the host request handler must be set before connect")
+		}
+		return err != nil
+	})
+	return err
 }
 
 // State returns the current state.

@@ -139,29 +139,18 @@ func (h *Host) freeClients() {
 // destroy runs once none of its callbacks is running. On a freed host
 // destroy runs at once.
 func (h *Host) SetEventHandler(fn func(kind string, payload []byte), destroy func()) {
-	install(h, &h.events, callbackgate.NewRegistration(&h.out, fn, destroy))
+	callbackgate.Install(&h.out, &h.mu, &h.events, callbackgate.NewRegistration(&h.out, fn, destroy), h.freedLocked)
 }
 
 // SetHostRequestHandler installs the handler of every server's requests
 // (sampling, elicitation, roots, authorization), which answers with
 // Respond. Without one, such requests are refused.
 func (h *Host) SetHostRequestHandler(fn func(id uint64, kind string, payload []byte), destroy func()) {
-	install(h, &h.handlers, callbackgate.NewRegistration(&h.out, fn, destroy))
+	callbackgate.Install(&h.out, &h.mu, &h.handlers, callbackgate.NewRegistration(&h.out, fn, destroy), h.freedLocked)
 }
 
-func install[F any](h *Host, slot *atomic.Pointer[callbackgate.Registration[F]], reg *callbackgate.Registration[F]) {
-	h.out.Hold() // a Free meanwhile waits until the replaced handler's destroy ran
-	defer h.out.Exit()
-	h.mu.Lock()
-	if h.freed {
-		h.mu.Unlock()
-		reg.Close()
-		return
-	}
-	old := slot.Swap(reg)
-	h.mu.Unlock()
-	old.Close()
-}
+// freedLocked reports whether Free was called; the caller holds h.mu.
+func (h *Host) freedLocked() bool { return h.freed }
 
 // Connect starts every enabled server at once. It returns when each has
 // been started; readiness arrives as events and through WaitReady. A

@@ -13,7 +13,9 @@
 //     completion owed by an accepted call has been delivered.
 //   - registration.go: Registration, one handler with its destroy, counted
 //     per callback so that destroy runs once, after the handler is replaced
-//     and none of its callbacks is running.
+//     and none of its callbacks is running; Install, which replaces the
+//     handler in an owner's slot, and Emit, which delivers an event to the
+//     handler in the slot when the delivery runs.
 //   - poison.go: the poisoned state a recovered panic leaves in the gate's
 //     owner, and the bounded report (panic value, short stack) of it.
 //

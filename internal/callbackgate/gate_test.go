@@ -348,3 +348,43 @@ func BenchmarkCompletion(b *testing.B) {
 	r.settle()
 	require.Equal(b, int64(b.N), n.Load())
 }
+
+func TestInstall(t *testing.T) {
+	tests := []struct {
+		name    string
+		refused bool
+		// what has been destroyed after Install, and which one is in the slot
+		wantDestroyed []string
+		wantInSlot    string
+	}{
+		{"replaces and destroys the old one", false, []string{"old"}, "new"},
+		{"refused: the new one is destroyed at once", true, []string{"new"}, "old"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig()
+			var mu sync.Mutex
+			var destroyed []string
+			reg := func(name string) *Registration[string] {
+				return NewRegistration(&r.g, name, func() {
+					mu.Lock()
+					destroyed = append(destroyed, name)
+					mu.Unlock()
+				})
+			}
+			var slot atomic.Pointer[Registration[string]]
+			var owner sync.Mutex
+			Install(&r.g, &owner, &slot, reg("old"), func() bool { return false })
+			var locked bool
+			Install(&r.g, &owner, &slot, reg("new"), func() bool {
+				locked = !owner.TryLock()
+				return tt.refused
+			})
+			require.True(t, locked, "refused runs under the owner's lock")
+			mu.Lock()
+			defer mu.Unlock()
+			require.Equal(t, tt.wantDestroyed, destroyed)
+			require.Equal(t, tt.wantInSlot, slot.Load().Handler)
+		})
+	}
+}

@@ -97,3 +97,24 @@ func Emit[H ~func(kind string, payload []byte)](g *Gate, slot *atomic.Pointer[Re
 		reg.Handler(kind, payload)
 	}, k)
 }
+
+// Install puts reg (nil: no handler) in slot and closes the registration
+// it replaces, whose destroy runs once its callbacks have returned. refused
+// runs under lock, the owner's lock under which Free marks it freed, and
+// reports whether reg may not be installed now (the owner is freed, or
+// past the state where this handler may change); reg is then closed at
+// once instead. The gate counts the whole step, so that a Free meanwhile
+// waits until the replaced handler's destroy ran.
+func Install[H any](g *Gate, lock sync.Locker, slot *atomic.Pointer[Registration[H]], reg *Registration[H], refused func() bool) {
+	g.Hold()
+	defer g.Exit()
+	lock.Lock()
+	if refused() {
+		lock.Unlock()
+		reg.Close()
+		return
+	}
+	old := slot.Swap(reg)
+	lock.Unlock()
+	old.Close()
+}
