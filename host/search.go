@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/internal/callbackgate"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 	"github.com/lemonmcp/lemonmcp/internal/toolsearch"
 )
@@ -197,7 +198,7 @@ func (h *Host) callSearchTool(arguments []byte, opts core.CallOptions, done Done
 		return 0, errHostFreed()
 	}
 	if queued {
-		h.out.owe() // Free waits until the completion is delivered
+		h.out.Owe() // Free waits until the completion is delivered
 	}
 	h.bg.Add(1) // under mu: Free marks the host freed before it waits
 	h.mu.Unlock()
@@ -217,7 +218,7 @@ func (h *Host) callSearchTool(arguments []byte, opts core.CallOptions, done Done
 			done(id, st, data)
 			return
 		}
-		h.out.push(func() { done(id, st, data) }, true)
+		h.out.Push(func() { done(id, st, data) }, callbackgate.Completion)
 	}()
 	return id, nil
 }
