@@ -38,6 +38,15 @@ type CallOptions struct {
 	// (possibly the caller's, inside Call). Only for completions that never
 	// block, such as handing the result to a waiting goroutine.
 	Inline bool
+	// Task asks for a task-augmented tools/call where the server and the
+	// tool allow one but do not require it (2025-11-25 tasks,
+	// tasks_legacy.go); a tool that requires a task always gets one.
+	Task bool
+
+	// own marks a call the library makes for itself (a lookup the host
+	// never asked for): the host never received its id, so Cancel does not
+	// reach it.
+	own bool
 }
 
 // livePending counts accepted calls not yet completed, across clients, for
@@ -237,7 +246,9 @@ func (c *Client) Cancel(callID uint64) *Error {
 	c.mu.Lock()
 	cl := c.calls[callID]
 	c.mu.Unlock()
-	if cl == nil {
+	if cl == nil || cl.internal != nil || cl.opts.own {
+		// The library's own requests (the handshake, listens, lookups)
+		// have ids the host never received: they are not its to cancel.
 		return Errorf(StatusNotFound, "no pending call with id %d", callID)
 	}
 	if !c.finish(cl, Errorf(StatusCancelled, "the call was cancelled"), nil) {

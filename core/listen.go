@@ -440,6 +440,12 @@ func subscribeURI(cl *call) string {
 // unsubscribe at once. The call is registered and its timer armed.
 func (c *Client) serveSubscribe(cl *call) {
 	uri := subscribeURI(cl)
+	if c.opts.NoListen {
+		// protocol.listen false means no listen at all: a subscription
+		// could only be served by one.
+		c.finish(cl, Errorf(StatusInvalidState, "%s needs a subscriptions/listen stream, which protocol.listen false turns off", cl.method), nil)
+		return
+	}
 	if uri == "" {
 		c.finish(cl, Errorf(StatusInvalidArgument, "%s needs params.uri, a non-empty string", cl.method), nil)
 		return

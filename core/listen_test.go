@@ -161,3 +161,48 @@ func TestListenRefusedAndEnded(t *testing.T) {
 		require.Len(t, s.requests("subscriptions/listen"), 1)
 	})
 }
+
+// protocol.listen false means no listen at all: resources/subscribe fails
+// with StatusInvalidState instead of opening one.
+func TestListenOffRefusesSubscribe(t *testing.T) {
+	s := listenServer(t, nil)
+	opts := modernOptions(ModeModern)
+	opts.NoListen = true
+	c, err := connectWith(t, s, opts, nil)
+	require.Nil(t, errOrNil(err))
+	_, cerr := c.CallSync("resources/subscribe", []byte(`{"uri":"file:///a"}`), CallOptions{})
+	require.NotNil(t, cerr)
+	require.Equal(t, StatusInvalidState, cerr.Status)
+	require.Contains(t, cerr.Message, "protocol.listen")
+	_, cerr = c.CallSync("tools/call", []byte(`{"name":"x","arguments":{"text":"a"}}`), CallOptions{})
+	require.Nil(t, errOrNil(cerr))
+	require.Empty(t, s.requests("subscriptions/listen"))
+}
+
+// The host reaches only its own calls: the library's listen has a call id
+// the host never received, and cancelling it answers StatusNotFound and
+// leaves the listen open.
+func TestCancelOwnListenNotFound(t *testing.T) {
+	s := listenServer(t, nil)
+	c, err := connectWith(t, s, modernOptions(ModeModern), nil)
+	require.Nil(t, errOrNil(err))
+	_, ok := s.waitFor(func(m wireMsg) bool { return m.Method == "subscriptions/listen" })
+	require.True(t, ok)
+	c.mu.Lock()
+	var own []uint64
+	for id := range c.calls {
+		own = append(own, id)
+	}
+	c.mu.Unlock()
+	require.NotEmpty(t, own, "the listen is an accepted call")
+	for _, id := range own {
+		cerr := c.Cancel(id)
+		require.NotNil(t, cerr)
+		require.Equal(t, StatusNotFound, cerr.Status)
+	}
+	c.mu.Lock()
+	live := len(c.listen.live)
+	c.mu.Unlock()
+	require.Equal(t, 1, live, "the listen is still open")
+	require.Empty(t, s.requests("notifications/cancelled"))
+}

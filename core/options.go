@@ -107,8 +107,9 @@ type Options struct {
 	// a credential): private cached results are kept per context. Nil
 	// means one context (stdio).
 	AuthContext func() string
-	// NoListen: no subscriptions/listen stream is opened for list changes
-	// (resources/subscribe still opens one).
+	// NoListen: no subscriptions/listen stream is ever opened; in the
+	// modern era resources/subscribe then fails with StatusInvalidState,
+	// and tasks are followed by polling alone.
 	NoListen bool
 	// Tasks declares the io.modelcontextprotocol/tasks extension on every
 	// modern request; a task-augmented call then completes once, with the
