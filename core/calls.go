@@ -85,6 +85,9 @@ type call struct {
 	// mod is set, when the call is admitted, for a call of the 2026-07-28
 	// era; legacy calls carry only this nil pointer.
 	mod *modernCall
+	// lt is a 2025-11-25 task-augmented tools/call's task
+	// (tasks_legacy.go). Guarded by c.mu.
+	lt *legacyTask
 }
 
 // modernCall is what a 2026-07-28 call needs beyond a legacy one.
@@ -163,6 +166,14 @@ func (c *Client) call(method string, params []byte, opts CallOptions, done DoneF
 			c.startTimerLocked(cl)
 			c.mu.Unlock()
 			c.serveSubscribe(cl)
+			return cl.id, nil
+		}
+		if c.wantsLegacyTask(cl) {
+			c.calls[cl.id] = cl
+			livePending.Add(1)
+			c.startTimerLocked(cl)
+			c.mu.Unlock()
+			c.legacyTaskSend(cl)
 			return cl.id, nil
 		}
 	case c.sup != nil && c.waitsForRestartLocked():
@@ -339,9 +350,17 @@ func formatMS(d time.Duration) string {
 func (c *Client) finish(cl *call, err *Error, data []byte) bool {
 	c.mu.Lock()
 	reqID, ok := c.retireLocked(cl)
+	lt := cl.lt
 	c.mu.Unlock()
 	if !ok {
 		return false
+	}
+	if lt != nil {
+		// A task is cancelled with tasks/cancel, never with
+		// notifications/cancelled.
+		c.endLegacyTask(cl, lt, reqID, err)
+		c.complete(cl, err, data)
+		return true
 	}
 
 	if reqID != 0 && err != nil && (err.Status == StatusTimeout || err.Status == StatusCancelled) {
@@ -542,6 +561,7 @@ var resultShapes = map[string]struct {
 	"resources/list":           {"resources", jsonx.KindArray, true},
 	"resources/templates/list": {"resourceTemplates", jsonx.KindArray, true},
 	"prompts/list":             {"prompts", jsonx.KindArray, true},
+	"tasks/list":               {"tasks", jsonx.KindArray, true},
 	"tools/call":               {"content", jsonx.KindArray, false},
 	"resources/read":           {"contents", jsonx.KindArray, false},
 	"prompts/get":              {"messages", jsonx.KindArray, false},

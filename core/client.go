@@ -81,6 +81,8 @@ type Client struct {
 	cache resultCache
 	// listen is the subscriptions/listen side (see listen.go).
 	listen listenState
+	// ltasks follows 2025-11-25 tasks (tasks_legacy.go).
+	ltasks legacyTasks
 	// probe is ModeAuto's handshake race (discover.go).
 	probe probeState
 

@@ -20,6 +20,9 @@ fixtures:
 # (LEMONMCP_REQUIRE_PEERS).
 MODERN_TS := $(CACHE)/modern-ts
 MODERN_PY := $(CACHE)/modern-py
+# The 2025-11-25 tasks peer: the TypeScript SDK v1 (its experimental tasks
+# support) into .cache/tasks-ts, for tests/fixtures/tsv1tasks.
+TASKS_TS  := $(CACHE)/tasks-ts
 .PHONY: peers-setup
 peers-setup:
 	@test -f $(MODERN_TS)/node_modules/@modelcontextprotocol/server/package.json || { \
@@ -27,6 +30,9 @@ peers-setup:
 	  npm install --silent --no-audit --no-fund --prefix $(MODERN_TS) @modelcontextprotocol/server@2.4.0 zod@4 >/dev/null; }
 	@$(MODERN_PY)/bin/python -c "import mcp.server.mcpserver" 2>/dev/null || { \
 	  $(PYTHON) -m venv $(MODERN_PY) && $(MODERN_PY)/bin/pip install --quiet --disable-pip-version-check mcp==2.3.0; }
+	@test -f $(TASKS_TS)/node_modules/@modelcontextprotocol/sdk/package.json || { \
+	  mkdir -p $(TASKS_TS) && echo '{"name":"tasks-ts","private":true,"type":"module"}' > $(TASKS_TS)/package.json && \
+	  npm install --silent --no-audit --no-fund --prefix $(TASKS_TS) @modelcontextprotocol/sdk@1.32.2 zod@3 >/dev/null; }
 
 test-fixtures: peers-setup
 	cd tests && $(GO) vet ./...
