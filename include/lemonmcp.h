@@ -337,6 +337,12 @@ lmcp_status lmcp_client_state(lmcp_client *client, lmcp_state *state_out);
  *    "_meta": {..}: merged into params._meta,
  *    "no_cache": <bool> [false]: send the request even when the 2026-07-28
  *        result cache holds a fresh result for it (docs/modern.md),
+ *    "task": <bool> [false]: tools/call on a 2025-11-25 server that declares
+ *        capabilities.tasks.requests.tools.call: run a tool whose
+ *        execution.taskSupport is "optional" as a task (a "required" one
+ *        always is; one that takes no tasks fails with LMCP_E_UNSUPPORTED,
+ *        as does any server without the capability). The call still
+ *        completes once, with the task's result (docs/tasks.md),
  *    "verify": {"digest": "sha256:<64 lowercase hex>"?, "size": <bytes>?,
  *               "frontmatter": {..}?} [none]: resources/read only (any other
  *        method: LMCP_E_INVALID_ARGUMENT); at least one member. The single
@@ -346,7 +352,8 @@ lmcp_status lmcp_client_state(lmcp_client *client, lmcp_state *state_out);
  *        naming what differed (never the content), and the content is not
  *        returned.}
  * A timeout sends notifications/cancelled to the server (2026-07-28 over
- * HTTP: the request's response stream is closed instead). */
+ * HTTP: the request's response stream is closed instead; a task-augmented
+ * call sends tasks/cancel instead). */
 
 /* lmcp_client_call sends a request asynchronously. method is NUL-terminated;
  * params_json (params_len bytes) is a JSON object or absent. On LMCP_OK,
