@@ -81,8 +81,10 @@ type Client struct {
 	cache resultCache
 	// listen is the subscriptions/listen side (see listen.go).
 	listen listenState
-	// ltasks follows 2025-11-25 tasks (tasks_legacy.go).
+	// ltasks follows 2025-11-25 tasks (tasks_legacy.go); served holds
+	// the tasks the client runs for its server (tasks_receiver.go).
 	ltasks legacyTasks
+	served map[string]*servedTask
 	// probe is ModeAuto's handshake race (discover.go).
 	probe probeState
 

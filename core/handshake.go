@@ -131,6 +131,7 @@ func (c *Client) clientCapabilities(version string) map[string]any {
 	if len(c.opts.Experimental) > 0 {
 		caps["experimental"] = jsonx.RawMessage(c.opts.Experimental)
 	}
+	c.receiverTasksCapability(caps, version)
 	if h.Elicitation {
 		modes := map[string]any{}
 		if version >= "2025-11-25" {

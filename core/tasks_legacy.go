@@ -46,6 +46,9 @@ type legacyTask struct {
 	lastMsg  string
 	polls    int
 	done     bool // the task reached a terminal status
+	// notified: a status notification that arrived while a tasks/get was
+	// out; it wins over that answer if the answer still says "working".
+	notified *taskFieldsLegacy
 }
 
 // legacyTasks is the client's side of 2025-11-25 tasks. Guarded by c.mu.
@@ -251,6 +254,12 @@ func (c *Client) onLegacyTaskResponse(cl *call, result []byte) {
 			c.finish(cl, Errorf(StatusProtocol, "the server's tasks/get result is malformed"), nil)
 			return
 		}
+		c.mu.Lock()
+		if lt.notified != nil && tf.Status == "working" {
+			tf = *lt.notified
+		}
+		lt.notified = nil
+		c.mu.Unlock()
 		c.onLegacyTaskStatus(cl, &tf)
 	case "tasks/result":
 		c.mu.Lock()
@@ -267,7 +276,11 @@ func (c *Client) onLegacyTaskStatus(cl *call, tf *taskFieldsLegacy) {
 	c.mu.Lock()
 	lt := cl.lt
 	if cl.finished || lt == nil || lt.inflight != "" {
-		// An answer under way will tell the same or newer.
+		if lt != nil && lt.inflight == "tasks/get" && tf.Status != "working" {
+			// The poll's answer may predate this notification.
+			n := *tf
+			lt.notified = &n
+		}
 		c.mu.Unlock()
 		return
 	}

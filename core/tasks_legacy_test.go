@@ -304,3 +304,83 @@ func TestLegacyTaskStatusNotificationAndList(t *testing.T) {
 	require.Nil(t, errOrNil(cerr))
 	require.JSONEq(t, `{"tasks":[{"taskId":"t1"},{"taskId":"t2"}]}`, string(out))
 }
+
+// The client as receiver (Options.Tasks): it declares the tasks
+// capability for the handlers it has, answers a task-augmented elicitation
+// with a CreateTaskResult at once, serves tasks/get, tasks/result (held
+// until the host answered, then the result with related-task) and
+// tasks/list, and announces the end; tasks/cancel drops the host's
+// question.
+func TestLegacyTaskReceiver(t *testing.T) {
+	s := newFakeServer(t, "2025-11-25", defaultCaps())
+	opts := legacyOptions()
+	opts.Tasks = true
+	opts.Handlers.Elicitation, opts.Handlers.ElicitForm = true, true
+	questions := make(chan uint64, 4)
+	c, err := connectWith(t, s, opts, func(c *Client, id uint64, kind string, payload []byte) {
+		require.Equal(t, "elicitation", kind)
+		require.Contains(t, string(payload), `"task_id"`)
+		questions <- id
+	})
+	require.Nil(t, errOrNil(err))
+	init := s.requests("initialize")[0]
+	var ip struct {
+		Capabilities map[string]json.RawMessage `json:"capabilities"`
+	}
+	require.NoError(t, json.Unmarshal(init.Params, &ip))
+	require.JSONEq(t, `{"list":{},"cancel":{},"requests":{"elicitation":{"create":{}}}}`, string(ip.Capabilities["tasks"]))
+
+	ask := func(id string) string {
+		s.write(map[string]any{"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": map[string]any{
+			"task": map[string]any{"ttl": 60000}, "message": "name?", "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}})
+		m, ok := s.waitFor(func(m wireMsg) bool { return string(m.ID) == `"`+id+`"` && m.Method == "" })
+		require.True(t, ok)
+		var created struct {
+			Task struct {
+				TaskID string `json:"taskId"`
+				Status string `json:"status"`
+			} `json:"task"`
+		}
+		require.NoError(t, json.Unmarshal(m.Result, &created))
+		require.Equal(t, "working", created.Task.Status)
+		require.NotEmpty(t, created.Task.TaskID)
+		return created.Task.TaskID
+	}
+	request := func(id, method, taskID string) {
+		s.write(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": map[string]any{"taskId": taskID}})
+	}
+	answer := func(id string) wireMsg {
+		m, ok := s.waitFor(func(m wireMsg) bool { return string(m.ID) == `"`+id+`"` && m.Method == "" })
+		require.True(t, ok, id)
+		return m
+	}
+
+	task := ask("e1")
+	q := <-questions
+	request("g1", "tasks/get", task)
+	require.Contains(t, string(answer("g1").Result), `"status":"working"`)
+	request("r1", "tasks/result", task) // held until the host answers
+	require.Nil(t, errOrNil(c.Respond(q, StatusOK, []byte(`{"action":"accept","content":{"name":"Ada"}}`))))
+	res := answer("r1")
+	require.Contains(t, string(res.Result), `"name":"Ada"`)
+	require.Contains(t, string(res.Result), `"io.modelcontextprotocol/related-task":{"taskId":"`+task+`"}`)
+	_, ok := s.waitFor(func(m wireMsg) bool { return m.Method == "notifications/tasks/status" })
+	require.True(t, ok)
+
+	second := ask("e2")
+	q2 := <-questions
+	request("c2", "tasks/cancel", second)
+	require.Contains(t, string(answer("c2").Result), `"status":"cancelled"`)
+	cerr := c.Respond(q2, StatusOK, []byte(`{"action":"accept","content":{"name":"Bob"}}`))
+	require.NotNil(t, cerr)
+	require.Equal(t, StatusNotFound, cerr.Status, "the cancelled task's question is dropped")
+	request("c3", "tasks/cancel", second)
+	require.Contains(t, string(answer("c3").Error), "-32602")
+
+	request("l1", "tasks/list", "")
+	list := string(answer("l1").Result)
+	require.Contains(t, list, task)
+	require.Contains(t, list, second)
+	request("g4", "tasks/get", "nope")
+	require.Contains(t, string(answer("g4").Error), "-32602")
+}
