@@ -169,14 +169,8 @@ test-c-free-race: lib fixtures $(CTEST_OUT)/lmcp_free_race
 	$(CTEST_OUT)/lmcp_free_race
 
 # 2025-11-25 tasks through the C ABI (tests/c/test_tasks.c), against the
-# fixture and the TypeScript SDK v1 server, prepared in $(TSV1_DIR): the
-# script beside a link to the packages make tasks-peer-setup installed.
-TSV1_DIR := $(BUILD)/tsv1tasks
-.PHONY: tsv1-fixture test-c-tasks
-tsv1-fixture: tasks-peer-setup
-	@mkdir -p $(TSV1_DIR) && cp $(ROOT)/tests/fixtures/tsv1tasks/server.mjs $(TSV1_DIR)/server.mjs \
-	  && ln -sfn $(TASKS_TS)/node_modules $(TSV1_DIR)/node_modules
-
+# fixture and the TypeScript SDK v1 server (make tsv1-fixture).
+.PHONY: test-c-tasks
 $(CTEST_OUT)/lmcp_tasks_test: $(CTEST_SRC)/test_tasks.c $(CTEST_HARNESS) $(LIB) $(HEADER)
 	@mkdir -p $(dir $@)
 	$(CTEST_CC) $(CTEST_CFLAGS) -DLMCP_TSV1_DIR='"$(TSV1_DIR)"' -o $@ $(CTEST_SRC)/test_tasks.c $(CTEST_SRC)/harness.c \

@@ -38,6 +38,14 @@ tasks-peer-setup:
 	  mkdir -p $(TASKS_TS) && echo '{"name":"tasks-ts","private":true,"type":"module"}' > $(TASKS_TS)/package.json && \
 	  npm install --silent --no-audit --no-fund --prefix $(TASKS_TS) @modelcontextprotocol/sdk@1.32.2 zod@3 >/dev/null; }
 
+# The TypeScript SDK v1 tasks server ready to run for the C and Elixir
+# tests: the script beside a link to the packages tasks-peer-setup installed.
+TSV1_DIR := $(BUILD)/tsv1tasks
+.PHONY: tsv1-fixture
+tsv1-fixture: tasks-peer-setup
+	@mkdir -p $(TSV1_DIR) && cp $(ROOT)/tests/fixtures/tsv1tasks/server.mjs $(TSV1_DIR)/server.mjs \
+	  && ln -sfn $(TASKS_TS)/node_modules $(TSV1_DIR)/node_modules
+
 test-fixtures: peers-setup
 	cd tests && $(GO) vet ./...
 	set -o pipefail; cd tests && LEMONMCP_REQUIRE_PEERS=1 $(GO) test -race -count=1 -json ./... | $(PYTHON) $(ROOT)/tests/tools/gotest_summary.py tests-module
