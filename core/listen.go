@@ -392,7 +392,7 @@ func (c *Client) onListenEnd(id int64, result []byte, err *Error) {
 	}
 	ready := c.state == StateReady
 	var waiters []*call
-	if current && err != nil && (err.Code != nil || c.listen.failures >= maxRelisten) {
+	if current && (err == nil || err.Code != nil || c.listen.failures >= maxRelisten) {
 		waiters = c.listen.waiters
 		c.listen.waiters = nil
 	}
@@ -409,13 +409,23 @@ func (c *Client) onListenEnd(id int64, result []byte, err *Error) {
 	switch {
 	case !live:
 	case err == nil:
-		c.logf("info", "the server ended subscription %d", id)
+		// SubscriptionsListenResult: the server tore the subscription down
+		// gracefully (shutting down, say). It is not reopened; the host
+		// hears that its subscriptions ended.
+		if sid, ok := subscriptionIDOf(result); !ok || sid != id {
+			c.logf("warning", "the server ended subscription %d with a result whose _meta does not name it (%s)", id, metaSubscriptionID)
+		}
+		c.logf("warning", "the server ended subscription %d: list changes and resource updates it carried are no longer delivered", id)
 	case retry:
 		c.logf("warning", "subscription %d broke (%s); listening again", id, err.Message)
 	case err.Status != StatusClosed:
 		c.logf("warning", "subscriptions/listen failed: %s", err.Message)
 	}
 	for _, w := range waiters {
+		if err == nil {
+			c.finish(w, Errorf(StatusClosed, "the server ended the subscription to %s before acknowledging it", subscribeURI(w)), nil)
+			continue
+		}
 		c.finish(w, &Error{Status: err.Status, Code: err.Code, Data: err.Data, Message: "subscriptions/listen failed: " + err.Message}, nil)
 	}
 }

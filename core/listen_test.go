@@ -160,6 +160,21 @@ func TestListenRefusedAndEnded(t *testing.T) {
 		require.Nil(t, errOrNil(cerr))
 		require.Len(t, s.requests("subscriptions/listen"), 1)
 	})
+	t.Run("graceful end before the acknowledgement", func(t *testing.T) {
+		// The server ends the listen with its SubscriptionsListenResult
+		// instead of acknowledging it: the subscribe waiting for it fails
+		// at once, naming the uri, instead of at its timeout.
+		s := listenServer(t, nil)
+		s.handle("subscriptions/listen", func(_ *fakeServer, m wireMsg) reply {
+			return reply{result: map[string]any{"resultType": "complete", "_meta": map[string]any{metaSubscriptionID: m.ID}}}
+		})
+		c, err := connectWith(t, s, modernOptions(ModeModern), nil)
+		require.Nil(t, errOrNil(err))
+		_, cerr := c.CallSync("resources/subscribe", []byte(`{"uri":"file:///a"}`), CallOptions{})
+		require.NotNil(t, cerr)
+		require.Equal(t, StatusClosed, cerr.Status)
+		require.Contains(t, cerr.Message, "file:///a")
+	})
 }
 
 // protocol.listen false means no listen at all: resources/subscribe fails

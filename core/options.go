@@ -66,6 +66,10 @@ func (h Handlers) Any() bool { return h.Roots || h.Sampling || h.Elicitation }
 // Options configure a Client.
 type Options struct {
 	ClientInfo ClientInfo
+	// OmitClientInfo: 2026-07-28 requests carry no
+	// io.modelcontextprotocol/clientInfo (optional in the published
+	// revision); initialize, where clientInfo is required, still does.
+	OmitClientInfo bool
 	// Mode is ModeAuto (DefaultOptions' choice: it alone connects to
 	// legacy-only, modern-only and dual-era servers, for at most one extra
 	// round trip; docs/modern.md), ModeLegacy (the zero value means it
