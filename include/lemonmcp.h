@@ -397,9 +397,12 @@ lmcp_status lmcp_client_call_sync(lmcp_client *client, const char *method,
 
 /* lmcp_client_cancel cancels an accepted call: its done callback runs with
  * LMCP_E_CANCELLED and the server receives notifications/cancelled (in the
- * 2026-07-28 era over HTTP, the request's stream is closed instead). Safe from
- * any thread, including from callbacks. Returns LMCP_OK, LMCP_E_NOT_FOUND
- * (already completed, or unknown), or LMCP_E_INVALID_HANDLE. */
+ * 2026-07-28 era over HTTP, the request's stream is closed instead; a
+ * task-augmented call sends tasks/cancel). Safe from any thread, including
+ * from callbacks. Returns LMCP_OK, LMCP_E_NOT_FOUND (already completed,
+ * unknown, or an id the host never received: the library's own requests,
+ * such as its subscriptions/listen, task polls and lookups, are not the
+ * host's to cancel), or LMCP_E_INVALID_HANDLE. */
 lmcp_status lmcp_client_cancel(lmcp_client *client, lmcp_call_id call_id);
 
 /* lmcp_client_notify sends a notification to the server (e.g.
@@ -751,7 +754,8 @@ lmcp_status lmcp_host_call_sync(lmcp_host *host, const char *server,
                                 size_t *result_len_out, char **err_out);
 
 /* lmcp_host_cancel cancels a call made through the host, as
- * lmcp_client_cancel. Returns LMCP_OK, LMCP_E_NOT_FOUND, or
+ * lmcp_client_cancel (only ids lmcp_host_call returned: a blocking call's
+ * is not reachable). Returns LMCP_OK, LMCP_E_NOT_FOUND, or
  * LMCP_E_INVALID_HANDLE. */
 lmcp_status lmcp_host_cancel(lmcp_host *host, lmcp_call_id call_id);
 
