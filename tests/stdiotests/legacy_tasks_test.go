@@ -170,3 +170,31 @@ func checkLegacyTasks(t *testing.T, p taskPeer) {
 		cancelled(t, 1)
 	})
 }
+
+// The client as receiver against the TypeScript SDK v1: with
+// protocol.tasks the client declares task-augmented elicitation, the
+// server's elicitation carrying params.task becomes a task the server
+// follows (tasks/get, tasks/result), and the host answers it as any other.
+func TestLegacyTaskReceiverAgainstTypeScriptSDKv1(t *testing.T) {
+	node, script := tsv1TasksServer(t)
+	cfg := fmt.Sprintf(`{"transport":{"type":"stdio","command":%q,"args":[%q]},"protocol":{"tasks":true},"handlers":{"elicitation":{}},
+		"timeouts":{"ready_ms":20000,"call_ms":15000,"close_grace_ms":500}}`, node, script)
+	parsed, perr := config.Parse([]byte(cfg), "test")
+	require.Nil(t, errOrNil(perr))
+	c := core.New(parsed.Options, parsed.Transport)
+	asked := make(chan string, 1)
+	require.Nil(t, errOrNil(c.SetHostRequestHandler(func(id uint64, kind string, payload []byte) {
+		asked <- string(payload)
+		c.Respond(id, core.StatusOK, []byte(`{"action":"accept","content":{"name":"Ada"}}`))
+	}, nil)))
+	require.Nil(t, errOrNil(c.Connect()))
+	t.Cleanup(func() {
+		c.Close(5 * time.Second)
+		c.Free()
+	})
+	require.Nil(t, errOrNil(c.WaitReady(30*time.Second)))
+	res, err := c.CallSync("tools/call", []byte(`{"name":"ask_as_task","arguments":{}}`), core.CallOptions{})
+	require.Nil(t, errOrNil(err))
+	require.Equal(t, "hello Ada (task created)", taskText(t, res))
+	require.Contains(t, <-asked, `"task_id"`)
+}
