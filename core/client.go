@@ -83,6 +83,10 @@ type Client struct {
 	cache resultCache
 	// listen is the subscriptions/listen side (see modern_listen.go).
 	listen listenState
+	// ltasks follows 2025-11-25 tasks (tasks_legacy.go); served holds
+	// the tasks the client runs for its server (tasks_receiver.go).
+	ltasks legacyTasks
+	served map[string]*servedTask
 	// probe is ModeAuto's handshake race (modern_discover.go).
 	probe probeState
 

@@ -260,8 +260,10 @@ func (c *Client) onResponse(env *envelope) {
 	delete(c.pending, env.id)
 	cl.reqID = 0
 	modern := cl.mod != nil && cl.internal == nil
-	if !modern {
-		// In the modern era the call's timeout covers every MRTR round.
+	lt := cl.lt
+	if !modern && lt == nil {
+		// In the modern era the call's timeout covers every MRTR round,
+		// and a task's covers every poll.
 		cl.lastActivity = time.Now()
 	}
 	c.mu.Unlock()
@@ -278,6 +280,10 @@ func (c *Client) onResponse(env *envelope) {
 	}
 	if modern {
 		c.onModernResult(cl, env.result)
+		return
+	}
+	if lt != nil {
+		c.onLegacyTaskResponse(cl, env.result)
 		return
 	}
 	if cl.pages != nil {
@@ -300,8 +306,13 @@ func (c *Client) onNotification(env *envelope) {
 		return
 	}
 	c.cacheInvalidate(env.method, env.params)
-	if env.method == "notifications/tasks" {
+	switch env.method {
+	case "notifications/tasks":
 		c.onTaskNotification(env.params)
+	case "notifications/tasks/status":
+		c.onLegacyTaskNotification(env.params)
+	case "notifications/tools/list_changed":
+		c.forgetToolTasks()
 	}
 	switch env.method {
 	case "notifications/progress":

@@ -73,6 +73,9 @@ type hostCall struct {
 	srv      *server
 	clientID uint64
 	done     bool
+	// hidden: a blocking wrapper's call, whose id the application never
+	// received, so Cancel does not reach it.
+	hidden bool
 }
 
 // DoneFunc receives a call's completion, as core.DoneFunc, with the host's
@@ -281,7 +284,7 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 		return 0, core.Errorf(core.StatusInvalidArgument, "a completion callback is required")
 	}
 	id := h.nextCall.Add(1)
-	hc := &hostCall{srv: s}
+	hc := &hostCall{srv: s, hidden: opts.Inline}
 	// A blocking wrapper's completion (Inline) is library code: it runs
 	// where the call completes. Any other completion is the application's
 	// and goes through the host's gate, in order with the host's events.
@@ -442,7 +445,7 @@ func (h *Host) Cancel(callID uint64) *core.Error {
 		clientID = hc.clientID
 	}
 	h.mu.Unlock()
-	if hc == nil || clientID == 0 {
+	if hc == nil || clientID == 0 || hc.hidden {
 		return core.Errorf(core.StatusNotFound, "no pending host call with id %d", callID)
 	}
 	return hc.srv.client.Cancel(clientID)

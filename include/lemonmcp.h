@@ -320,9 +320,12 @@ lmcp_status lmcp_client_state(lmcp_client *client, lmcp_state *state_out);
 
 /* Call options: options_json is a JSON object, every member optional:
  * timeout_ms, reset_timeout_on_progress, max_total_ms, all_pages, progress,
- * wait_ready, fail_if_restarting, no_cache, _meta, verify. Their meanings
- * and defaults are in docs/call-options.md (one place, not repeated here).
- * A bad option fails the call with LMCP_E_INVALID_ARGUMENT naming it. */
+ * wait_ready, fail_if_restarting, no_cache, task, _meta, verify. Their
+ * meanings and defaults are in docs/call-options.md (one place, not repeated
+ * here). A bad option fails the call with LMCP_E_INVALID_ARGUMENT naming it.
+ * A timeout sends notifications/cancelled to the server (2026-07-28 over
+ * HTTP: the request's response stream is closed instead; a task-augmented
+ * call sends tasks/cancel instead). */
 
 /* lmcp_client_call sends a request asynchronously. method is NUL-terminated;
  * params_json (params_len bytes) is a JSON object or absent. On LMCP_OK,
@@ -366,9 +369,12 @@ lmcp_status lmcp_client_call_sync(lmcp_client *client, const char *method,
 
 /* lmcp_client_cancel cancels an accepted call: its done callback runs with
  * LMCP_E_CANCELLED and the server receives notifications/cancelled (in the
- * 2026-07-28 era over HTTP, the request's stream is closed instead). Safe from
- * any thread, including from callbacks. Returns LMCP_OK, LMCP_E_NOT_FOUND
- * (already completed, or unknown), or LMCP_E_INVALID_HANDLE. */
+ * 2026-07-28 era over HTTP, the request's stream is closed instead; a
+ * task-augmented call sends tasks/cancel). Safe from any thread, including
+ * from callbacks. Returns LMCP_OK, LMCP_E_NOT_FOUND (already completed,
+ * unknown, or an id the host never received: the library's own requests,
+ * such as its subscriptions/listen, task polls and lookups, are not the
+ * host's to cancel), or LMCP_E_INVALID_HANDLE. */
 lmcp_status lmcp_client_cancel(lmcp_client *client, lmcp_call_id call_id);
 
 /* lmcp_client_notify sends a notification to the server (e.g.
@@ -793,7 +799,8 @@ lmcp_status lmcp_host_call_tool_queued(lmcp_host *host, const char *name,
                                        char **err_out);
 
 /* lmcp_host_cancel cancels a call made through the host, as
- * lmcp_client_cancel. Returns LMCP_OK, LMCP_E_NOT_FOUND, or
+ * lmcp_client_cancel (only ids lmcp_host_call returned: a blocking call's
+ * is not reachable). Returns LMCP_OK, LMCP_E_NOT_FOUND, or
  * LMCP_E_INVALID_HANDLE. */
 lmcp_status lmcp_host_cancel(lmcp_host *host, lmcp_call_id call_id);
 

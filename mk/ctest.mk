@@ -179,6 +179,18 @@ TEST_SUITES += test-c-free-race
 test-c-free-race: lib fixtures $(CTEST_OUT)/lmcp_free_race
 	$(CTEST_OUT)/lmcp_free_race
 
+# 2025-11-25 tasks through the C ABI (tests/c/test_tasks.c), against the
+# fixture and the TypeScript SDK v1 server (make tsv1-fixture).
+.PHONY: test-c-tasks
+$(CTEST_OUT)/lmcp_tasks_test: $(CTEST_SRC)/test_tasks.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -DLMCP_TSV1_DIR='"$(TSV1_DIR)"' -o $@ $(CTEST_SRC)/test_tasks.c $(CTEST_SRC)/harness.c \
+		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
+TEST_SUITES += test-c-tasks
+test-c-tasks: lib fixtures tsv1-fixture $(CTEST_OUT)/lmcp_tasks_test
+	$(CTEST_OUT)/lmcp_tasks_test $(CTEST_ONLY)
+
 .PHONY: test-c-host-free-race
 TEST_SUITES += test-c-host-free-race
 test-c-host-free-race: lib fixtures $(CTEST_OUT)/lmcp_host_free_race

@@ -371,6 +371,7 @@ def call_options(
     meta: Optional[Mapping[str, Any]] = None,
     verify: Optional[Mapping[str, Any]] = None,
     no_cache: Optional[bool] = None,
+    task: Optional[bool] = None,
 ) -> Dict[str, Any]:
     """The ``options_json`` object of ``lmcp_client_call``
     (docs/call-options.md); the library checks it when the call is made.
@@ -383,7 +384,10 @@ def call_options(
     ``skills/list``): the library checks the content and raises
     ``ProtocolError`` instead of returning content that does not match.
     ``no_cache`` sends the request even when the 2026-07-28 result cache
-    holds a fresh result for it (see docs/modern.md).
+    holds a fresh result for it (see docs/modern.md). ``task`` runs a
+    ``tools/call`` whose tool takes tasks optionally (2025-11-25
+    ``execution.taskSupport: "optional"``) as a task; a tool that requires
+    one always gets one (see docs/tasks.md).
     """
     opts: Dict[str, Any] = {}
     if timeout is not None and timeout_ms is not None:
@@ -404,6 +408,7 @@ def call_options(
         ("_meta", meta),
         ("verify", verify),
         ("no_cache", no_cache),
+        ("task", task),
     ):
         if value is not None:
             opts[key] = _json("options." + key, value)

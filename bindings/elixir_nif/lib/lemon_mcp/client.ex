@@ -284,7 +284,10 @@ defmodule LemonMCP.Client do
   a keyword list: `:timeout`, `:all_pages` (for list methods), `:meta`
   (merged into `params._meta`), `:progress` (ask for progress events,
   delivered to subscribers), `:wait_ready` (queue until ready instead of
-  `{:not_ready, state}`).
+  `{:not_ready, state}`), `:task` (a 2025-11-25 `tools/call` of a tool whose
+  `execution.taskSupport` is `"optional"` runs as a task; a `"required"`
+  one always does, and either way the call completes once, with the task's
+  result).
   """
   @spec request(client(), String.t(), map() | nil, call_opts()) :: {:ok, term()} | {:error, reason()}
   def request(client, method, params \\ nil, opts \\ @default_timeout) do
