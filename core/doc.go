@@ -40,6 +40,10 @@
 //     request whose filter names what the host wants to hear about.
 //   - Tasks (modern_tasks.go): the tasks extension, where a tools/call the
 //     server turns into a task stays one call to the host.
+//   - Tasks of the 2025-11-25 revision (tasks_legacy.go, tasks_receiver.go):
+//     as requestor, a task-augmented tools/call followed with tasks/get,
+//     tasks/result and tasks/cancel until it completes once; as receiver,
+//     task-augmented sampling and elicitation requests the client serves.
 //   - Result caching (modern_cache.go): which calls use the cache and how
 //     a call is answered from it; the cache itself (keys, ttlMs, scope,
 //     invalidation) is internal/resultcache.
