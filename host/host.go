@@ -89,10 +89,14 @@ func New(cfg *Config, libraryVersion string) (*Host, *core.Error) {
 			if err != nil {
 				h.freeClients()
 				msg := err.Message
+				at := sc.At
+				if at == "" {
+					at = "config.mcpServers." + sc.Name
+				}
 				if strings.HasPrefix(msg, "config.") {
-					msg = "config.mcpServers." + sc.Name + "." + strings.TrimPrefix(msg, "config.")
+					msg = at + "." + strings.TrimPrefix(msg, "config.")
 				} else {
-					msg = "config.mcpServers." + sc.Name + ": " + msg
+					msg = at + ": " + msg
 				}
 				return nil, &core.Error{Status: err.Status, Message: msg}
 			}
@@ -245,6 +249,10 @@ func (h *Host) Servers() []byte {
 	}
 	return jsonx.MustMarshal(out)
 }
+
+// Warnings are the configuration's warnings: one per member of the file
+// the host ignored.
+func (h *Host) Warnings() []string { return append([]string(nil), h.cfg.Warnings...) }
 
 // ServerNames lists the servers, sorted.
 func (h *Host) ServerNames() []string {
