@@ -149,9 +149,9 @@ func TestLoadFile(t *testing.T) {
 func TestStripJSONC(t *testing.T) {
 	tests := map[string]string{
 		`{"a":"//not a comment","b":"/*nor this*/"}`: `{"a":"//not a comment","b":"/*nor this*/"}`,
-		"{\"a\":1, // c\n}":                           "{\"a\":1      \n}",
-		`{"a":[1,2,],}`:                               `{"a":[1,2 ] }`,
-		`{"a":"\",}"}`:                                `{"a":"\",}"}`,
+		"{\"a\":1, // c\n}":                          "{\"a\":1      \n}",
+		`{"a":[1,2,],}`:                              `{"a":[1,2 ] }`,
+		`{"a":"\",}"}`:                               `{"a":"\",}"}`,
 	}
 	for in, want := range tests {
 		t.Run(in, func(t *testing.T) { require.Equal(t, want, string(stripJSONC([]byte(in)))) })
