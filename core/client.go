@@ -206,10 +206,13 @@ func (c *Client) Connect() *Error {
 		e := AsError(err)
 		c.mu.Lock()
 		if c.supervisedLocked() {
-			// The first start failed: the restart policy retries it.
-			c.started = true
-			c.restartLocked(e, nil)
-			return nil
+			if !permanentStart(err) {
+				// The first start failed: the restart policy retries it.
+				c.started = true
+				c.restartLocked(e, nil)
+				return nil
+			}
+			e = notRetried(err)
 		}
 		if c.state == StateConnecting { // not closed or freed meanwhile (they closed ready)
 			c.state, c.stateErr = StateFailed, e

@@ -195,7 +195,9 @@ func checkCwd(cwd string) error {
 // configuration works once the program is installed, and to the host it is
 // "the server could not be started", like any other spawn failure.
 func notFound(command string) error {
-	return transport.Errorf(transport.CodeTransport, "executable not found: %s", command)
+	e := transport.Errorf(transport.CodeTransport, "executable not found: %s", command)
+	e.Permanent = true // a supervisor retrying it would only delay the report
+	return e
 }
 
 // execError maps the exec failures that mean "this configuration cannot
