@@ -77,17 +77,14 @@ func TestDialects(t *testing.T) {
 			err: "config.mcpServers.a.envFile: the file /nonexistent/.env does not exist"},
 		{name: "envFile malformed names the line", config: `{"mcpServers":{"a":{"command":"x","envFile":"` + filepath.Join(dir, "bad.env") + `"}}}`,
 			err: "bad.env is not NAME=value"},
-		{name: "start and idle", config: `{"start":"lazy","idle_ms":500,"mcpServers":{"a":{"command":"x"},"b":{"command":"x","start":"eager"},"c":{"command":"x","idle_ms":9}}}`,
+		{name: "start", config: `{"start":"lazy","mcpServers":{"a":{"command":"x"},"b":{"command":"x","start":"eager"}}}`,
 			check: func(t *testing.T, c *Config) {
 				require.Equal(t, StartLazy, c.Servers[0].Start)
-				require.Equal(t, int64(500), c.Servers[0].Idle.Milliseconds())
 				require.Equal(t, StartEager, c.Servers[1].Start)
-				require.Equal(t, int64(9), c.Servers[2].Idle.Milliseconds())
 			}},
 		{name: "start option overrides the file", opts: LoadOptions{Start: StartLazy}, config: `{"start":"eager","mcpServers":{"a":{"command":"x"}}}`,
 			check: func(t *testing.T, c *Config) { require.Equal(t, StartLazy, c.Servers[0].Start) }},
 		{name: "bad start", config: `{"mcpServers":{"a":{"command":"x","start":"later"}}}`, err: `config.mcpServers.a.start: must be "eager" or "lazy"`},
-		{name: "bad idle", config: `{"idle_ms":0,"mcpServers":{}}`, err: "config.idle_ms: must be a whole number of milliseconds"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

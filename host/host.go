@@ -80,7 +80,7 @@ func New(cfg *Config, libraryVersion string) (*Host, *core.Error) {
 	h.out.idle.L = &h.out.mu
 	h.out.onPanic = h.poison
 	for _, sc := range cfg.Servers {
-		s := &server{h: h, cfg: sc, name: sc.Name, settled: make(chan struct{})}
+		s := &server{h: h, cfg: sc, name: sc.Name, settled: make(chan struct{}), secrets: configuredSecrets(sc.Client)}
 		for i := range s.lists {
 			s.lists[i] = &listCache{kind: listKinds[i]}
 		}
@@ -178,17 +178,14 @@ func (h *Host) Connect() *core.Error {
 	h.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, s := range h.servers {
-		if s.client == nil {
+		if s.client == nil || s.lazy() {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer h.recoverPanic("the connect of server " + s.name)
-			if err := s.client.Connect(); err != nil {
-				s.setError(err)
-				s.settle()
-			}
+			s.start()
 		}()
 	}
 	wg.Wait()
@@ -216,6 +213,9 @@ func (h *Host) WaitReady(timeout time.Duration) *core.Error {
 		deadline = t.C
 	}
 	for _, s := range h.servers {
+		if s.lazy() && !s.started.Load() {
+			continue // waits for its first use
+		}
 		select {
 		case <-s.settled:
 			continue // settled wins over an expired deadline
@@ -228,6 +228,9 @@ func (h *Host) WaitReady(timeout time.Duration) *core.Error {
 		case <-deadline:
 			var waiting []string
 			for _, s := range h.servers {
+				if s.lazy() && !s.started.Load() {
+					continue
+				}
 				select {
 				case <-s.settled:
 				default:
@@ -287,6 +290,9 @@ func (h *Host) Call(serverName, method string, params []byte, opts core.CallOpti
 func (h *Host) call(s *server, method string, params []byte, opts core.CallOptions, done DoneFunc) (uint64, *core.Error) {
 	if done == nil {
 		return 0, core.Errorf(core.StatusInvalidArgument, "a completion callback is required")
+	}
+	if s.lazy() && (h.wake(s) || s.started.Load()) {
+		opts.WaitReady = true // a lazy server's first calls wait for the handshake they started
 	}
 	id := h.nextCall.Add(1)
 	hc := &hostCall{srv: s}
@@ -412,6 +418,7 @@ func (h *Host) resolveTool(name string) (*server, string, *core.Error) {
 		}
 	}
 	if !ok && h.cfg.ToolPrefix != PrefixAlways {
+		h.wakeAll() // an unprefixed name may be any server's
 		var found []*server
 		for _, s := range h.servers {
 			if s.hasTool(name) {

@@ -202,6 +202,7 @@ func (h *Host) readyServers() []*server {
 
 // gather fetches one list from every ready server in parallel.
 func (h *Host) gather(k listKind) ([]*server, [][]item, map[string]string) {
+	h.wakeAll()
 	servers := h.readyServers()
 	lists := make([][]item, len(servers))
 	errs := make([]*core.Error, len(servers))

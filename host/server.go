@@ -5,9 +5,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/internal/redact"
 )
 
 // server is one named server of a host.
@@ -25,6 +27,11 @@ type server struct {
 	transport  string
 	settleOnce sync.Once
 	settled    chan struct{} // closed once the first attempt ended either way
+	fail       failure       // why it is in trouble (failure.go)
+	secrets    redact.Set    // its configured env and header values
+
+	startOnce sync.Once
+	started   atomic.Bool // Connect was called (a lazy server waits for its first use)
 
 	lists [3]*listCache
 
@@ -84,6 +91,9 @@ func (s *server) state() string {
 func (s *server) report() map[string]any {
 	st := s.state()
 	r := map[string]any{"state": st, "enabled": s.client != nil, "restarts": 0}
+	if s.lazy() {
+		r["start"] = StartLazy
+	}
 	if s.client == nil {
 		return r
 	}
@@ -97,6 +107,9 @@ func (s *server) report() map[string]any {
 	}
 	if st != StateReady && s.lastErr != "" {
 		r["last_error"] = s.lastErr
+	}
+	if st != StateReady {
+		s.addFailure(r)
 	}
 	return r
 }
@@ -121,6 +134,7 @@ func (s *server) onEvent(kind string, payload []byte) {
 		s.everReady = true
 		s.era, s.version, s.transport = info.Era, info.ProtocolVersion, info.Transport
 		s.mu.Unlock()
+		s.noteReady()
 		for _, l := range s.lists {
 			l.invalidate()
 		}
@@ -138,6 +152,7 @@ func (s *server) onEvent(kind string, payload []byte) {
 		s.mu.Lock()
 		s.lastErr = ev.Reason
 		s.mu.Unlock()
+		s.noteLoss(payload)
 		for _, l := range s.lists {
 			l.invalidate()
 		}
@@ -156,6 +171,7 @@ func (s *server) onEvent(kind string, payload []byte) {
 			s.lastErr = ev.Reason
 		}
 		s.mu.Unlock()
+		s.noteLoss(payload)
 		s.h.dropRequestsOf(s)
 		s.settle()
 		// Its items left the aggregated lists.
