@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 )
 
 // maxConfigFileBytes bounds a config file (a large one is not a config).
@@ -51,4 +52,62 @@ func errText(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// ParseLoadOptions reads the options of a config file as the C ABI and
+// the bindings give them: {"strict": bool, "inputs": {id: value},
+// "workspace_folder": path, "start": "eager"|"lazy"}; empty means none.
+// Unknown members are errors: these are LemonMCP's own options.
+func ParseLoadOptions(raw []byte) (LoadOptions, *core.Error) {
+	var opts LoadOptions
+	if len(raw) == 0 {
+		return opts, nil
+	}
+	var doc map[string]any
+	if err := jsonx.Unmarshal(raw, &doc); err != nil || doc == nil {
+		return opts, core.Errorf(core.StatusInvalidArgument, "options: must be a JSON object")
+	}
+	for _, k := range sortedKeys(doc) {
+		v := doc[k]
+		switch k {
+		case "strict":
+			b, ok := v.(bool)
+			if !ok {
+				return opts, core.Errorf(core.StatusInvalidArgument, "options.strict: must be true or false")
+			}
+			opts.Strict = b
+		case "inputs":
+			m, ok := v.(map[string]any)
+			if !ok {
+				return opts, core.Errorf(core.StatusInvalidArgument, "options.inputs: must be a JSON object of input id to string value")
+			}
+			opts.Inputs = make(map[string]string, len(m))
+			for id, iv := range m {
+				s, ok := iv.(string)
+				if !ok {
+					return opts, core.Errorf(core.StatusInvalidArgument, "options.inputs.%s: must be a string", id)
+				}
+				opts.Inputs[id] = s
+			}
+		case "workspace_folder":
+			s, ok := v.(string)
+			if !ok || s == "" {
+				return opts, core.Errorf(core.StatusInvalidArgument, "options.workspace_folder: must be a non-empty path")
+			}
+			opts.WorkspaceFolder = s
+		case "start":
+			s, err := startMode("options.start", v)
+			if err != nil {
+				return opts, err
+			}
+			opts.Start = s
+		default:
+			msg := "options." + k + ": is not a known option (known: strict, inputs, workspace_folder, start)"
+			if s := closest(k, []string{"strict", "inputs", "workspace_folder", "start"}); s != "" {
+				msg += "; did you mean " + jsonQuote(s) + "?"
+			}
+			return opts, core.Errorf(core.StatusInvalidArgument, "%s", msg)
+		}
+	}
+	return opts, nil
 }
