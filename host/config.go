@@ -92,6 +92,9 @@ func ParseConfigWith(raw []byte, opts LoadOptions) (*Config, *core.Error) {
 	if !ok {
 		return nil, invalid("config", "must be a JSON object")
 	}
+	for k, v := range opts.Override {
+		root[k] = v
+	}
 	if v, ok := root["strict"]; ok {
 		b, isBool := v.(bool)
 		if !isBool {

@@ -31,6 +31,9 @@ type LoadOptions struct {
 	// Start, when set, overrides the file's host-wide "start" ("eager" or
 	// "lazy"); a server's own "start" still wins.
 	Start string
+	// Override holds top-level members laid over the file's own (an
+	// application's "tool_prefix" or "defaults"), read as the file's.
+	Override map[string]any
 }
 
 // Start modes ("start"): an eager server starts with Connect, a lazy one

@@ -154,3 +154,41 @@ func TestStripJSONC(t *testing.T) {
 		t.Run(in, func(t *testing.T) { require.Equal(t, want, string(stripJSONC([]byte(in)))) })
 	}
 }
+
+func TestParseLoadOptions(t *testing.T) {
+	tests := []struct {
+		name, raw, err string
+		check          func(t *testing.T, o LoadOptions)
+	}{
+		{name: "none", raw: ``, check: func(t *testing.T, o LoadOptions) { require.Equal(t, LoadOptions{}, o) }},
+		{name: "all", raw: `{"strict":true,"inputs":{"a":"b"},"workspace_folder":"/w","start":"lazy","override":{"tool_prefix":"never"}}`,
+			check: func(t *testing.T, o LoadOptions) {
+				require.True(t, o.Strict)
+				require.Equal(t, map[string]string{"a": "b"}, o.Inputs)
+				require.Equal(t, "/w", o.WorkspaceFolder)
+				require.Equal(t, StartLazy, o.Start)
+				require.Equal(t, map[string]any{"tool_prefix": "never"}, o.Override)
+			}},
+		{name: "unknown", raw: `{"strct":true}`, err: `options.strct: is not a known option (known: strict, inputs, workspace_folder, start, override); did you mean "strict"?`},
+		{name: "bad input", raw: `{"inputs":{"a":1}}`, err: "options.inputs.a: must be a string"},
+		{name: "bad start", raw: `{"start":"soon"}`, err: `options.start: must be "eager" or "lazy"`},
+		{name: "not an object", raw: `[]`, err: "options: must be a JSON object"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := ParseLoadOptions([]byte(tc.raw))
+			if tc.err != "" {
+				require.NotNil(t, err)
+				require.Equal(t, tc.err, err.Message)
+				return
+			}
+			require.Nil(t, err)
+			tc.check(t, o)
+		})
+	}
+	t.Run("override lies over the file", func(t *testing.T) {
+		c, err := ParseConfigWith([]byte(`{"tool_prefix":"always","mcpServers":{"a":{"command":"x"}}}`), LoadOptions{Override: map[string]any{"tool_prefix": "never"}})
+		require.Nil(t, err)
+		require.Equal(t, PrefixNever, c.ToolPrefix)
+	})
+}

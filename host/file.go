@@ -56,7 +56,8 @@ func errText(err error) string {
 
 // ParseLoadOptions reads the options of a config file as the C ABI and
 // the bindings give them: {"strict": bool, "inputs": {id: value},
-// "workspace_folder": path, "start": "eager"|"lazy"}; empty means none.
+// "workspace_folder": path, "start": "eager"|"lazy", "override": {top-level
+// members laid over the file's}}; empty means none.
 // Unknown members are errors: these are LemonMCP's own options.
 func ParseLoadOptions(raw []byte) (LoadOptions, *core.Error) {
 	var opts LoadOptions
@@ -101,9 +102,15 @@ func ParseLoadOptions(raw []byte) (LoadOptions, *core.Error) {
 				return opts, err
 			}
 			opts.Start = s
+		case "override":
+			m, ok := v.(map[string]any)
+			if !ok {
+				return opts, core.Errorf(core.StatusInvalidArgument, "options.override: must be a JSON object of top-level config members")
+			}
+			opts.Override = m
 		default:
-			msg := "options." + k + ": is not a known option (known: strict, inputs, workspace_folder, start)"
-			if s := closest(k, []string{"strict", "inputs", "workspace_folder", "start"}); s != "" {
+			msg := "options." + k + ": is not a known option (known: strict, inputs, workspace_folder, start, override)"
+			if s := closest(k, []string{"strict", "inputs", "workspace_folder", "start", "override"}); s != "" {
 				msg += "; did you mean " + jsonQuote(s) + "?"
 			}
 			return opts, core.Errorf(core.StatusInvalidArgument, "%s", msg)

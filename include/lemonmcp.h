@@ -630,7 +630,9 @@ lmcp_status lmcp_host_new(const char *config_json, size_t len,
  * "inputs": {"<id>": "<value>"} (the values of ${input:id}: the library never
  * prompts), "workspace_folder": path [the parent of the file's .vscode or
  * .cursor directory, else the file's directory] (${workspaceFolder}, and
- * where a relative envFile is found), "start": "eager"|"lazy" [the file's]}.
+ * where a relative envFile is found), "start": "eager"|"lazy" [the file's],
+ * "override": {top-level members laid over the file's, such as "tool_prefix"
+ * or "defaults"}}.
  * Every message and warning starts with the path.
  * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (NULL path or host_out, no such
  * file, unreadable, malformed or invalid config, unknown option: the message

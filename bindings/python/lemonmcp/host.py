@@ -30,9 +30,9 @@ import threading
 from ctypes import byref, c_size_t, c_uint64, c_void_p
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Callable, Dict, List, Mapping, Optional, Type, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Type, Union
 
-from . import _ffi
+from . import _ffi, _host_file
 from .errors import LemonMCPError
 from .types import CallToolResult, Prompt, Resource, Tool
 
@@ -157,8 +157,14 @@ def _ms(seconds: Optional[float]) -> int:
 class Host:
     """Many named MCP servers from one ``mcpServers`` configuration.
 
-    ``config_or_path`` is a dict, a JSON text, or the path of a JSON file
-    (Claude Desktop, VS Code and Cursor files work as they are).
+    ``config_or_path`` is a dict, a JSON text, or the path of a config file
+    as Claude Desktop, Claude Code, Cursor, VS Code, Cline, Roo Code or
+    Windsurf write it: the library reads a path itself (messages name the
+    file), ignores the members it does not use with one warning each, logged
+    on the ``lemonmcp`` logger and kept in :attr:`warnings` (``strict=True``
+    makes them errors), resolves ``${input:id}`` from ``inputs`` and
+    ``${workspaceFolder}`` from ``workspace_folder`` (default: the file's
+    project). ``start="lazy"`` starts each server on its first use.
     ``tool_prefix``: ``"always"`` (``server__tool``), ``"on_collision"`` or
     ``"never"``; the file's own value is kept when the argument is left at
     its default. Other keyword options are top-level host fields
@@ -177,17 +183,39 @@ class Host:
         on_event: Optional[EventHandler] = None,
         on_request: Optional[RequestHandler] = None,
         ready_timeout: Optional[float] = 30.0,
+        strict: bool = False,
+        inputs: Optional[Mapping[str, str]] = None,
+        workspace_folder: Optional[Union[str, "os.PathLike[str]"]] = None,
+        start: Optional[str] = None,
         **options: Any,
     ) -> None:
-        config = _load_config(config_or_path)
-        if tool_prefix != "always" or "tool_prefix" not in config:
-            config["tool_prefix"] = tool_prefix
-        config.update(options)
-        raw = json.dumps(config).encode()
-        handle = _ffi.HostHandle()
-        err = c_void_p()
-        _ffi.lib.lmcp_host_new(raw, len(raw), byref(handle), err)
+        if _host_file.is_path(config_or_path):
+            override = dict(options)
+            if tool_prefix != "always":
+                override["tool_prefix"] = tool_prefix
+            opts = _host_file.load_options(
+                strict=strict, inputs=inputs, workspace_folder=workspace_folder, start=start, override=override
+            )
+            handle = _host_file.new_host_from_file(config_or_path, opts)  # type: ignore[arg-type]
+        else:
+            config = _load_config(config_or_path)
+            if tool_prefix != "always" or "tool_prefix" not in config:
+                config["tool_prefix"] = tool_prefix
+            config.update(options)
+            if strict:
+                config["strict"] = True
+            if start is not None:
+                config["start"] = start
+            raw = json.dumps(config).encode()
+            handle = _ffi.HostHandle()
+            err = c_void_p()
+            _ffi.lib.lmcp_host_new(raw, len(raw), byref(handle), err)
         self._h: Any = handle
+        #: The members of the configuration the host ignored, one line each
+        #: (also logged as warnings on the ``lemonmcp`` logger).
+        self.warnings: List[str] = _host_file.warnings_of(handle)
+        _host_file.log_warnings(self.warnings)
+        self._failures_logged: Set[str] = set()
         self._lock = threading.Lock()
         self._freed = False
         self._connected = False
@@ -209,8 +237,10 @@ class Host:
 
     def wait_ready(self, timeout: Optional[float] = None) -> None:
         """Wait until every enabled server is ready or has failed once
-        (:class:`TimeoutError` names those still connecting)."""
+        (:class:`TimeoutError` names those still connecting). Each server
+        that failed is logged once as a warning saying why."""
         _ffi.lib.lmcp_host_wait_ready(self._handle(), _ms(timeout), c_void_p())
+        _host_file.log_failed(self.servers(), self._failures_logged)
 
     def __enter__(self) -> "Host":
         try:
@@ -265,8 +295,9 @@ class Host:
         return _ffi.decode_json(_ffi.take_bytes(out, length.value))
 
     def servers(self) -> Dict[str, Dict[str, Any]]:
-        """Each server: {"state", "restarts", "enabled", "era"?,
-        "protocol_version"?, "transport"?, "last_error"?}."""
+        """Each server: {"state", "restarts", "enabled", "start"?, "era"?,
+        "protocol_version"?, "transport"?, and when not ready "last_error"?,
+        "cause"?, "exit_code"?, "signal"?, "stderr_tail"?}."""
         result: Dict[str, Dict[str, Any]] = self._json(_ffi.lib.lmcp_host_servers)
         return result
 
