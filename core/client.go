@@ -53,6 +53,7 @@ type Client struct {
 	mu        sync.Mutex
 	state     State
 	stateErr  *Error        // why the client failed or closed
+	loss      lossRecord    // the last time the server went away on its own (lastloss.go)
 	ready     chan struct{} // closed when the handshake ends, either way
 	server    *serverState  // set once ready
 	pending   map[int64]*call

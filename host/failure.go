@@ -7,6 +7,7 @@ import (
 
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 	"github.com/lemonmcp/lemonmcp/internal/redact"
+	"github.com/lemonmcp/lemonmcp/transport"
 )
 
 // A failure says why: a server that prints "Error: GITHUB_TOKEN is not
@@ -29,6 +30,12 @@ type failure struct {
 	exitCode *int
 	signal   string
 	stderr   []string
+	// causeIsLoss: cause is the server going away (a closed or restarting
+	// event), not a failure it caused (a handshake that could not be sent).
+	causeIsLoss bool
+	// lossesAtReady is the client's loss count when it was last ready: a
+	// later loss is this trouble's (see addFailure).
+	lossesAtReady uint64
 }
 
 // lossEvent is the part of a client's "restarting" and "closed" events
@@ -55,8 +62,10 @@ func (s *server) noteLoss(payload []byte) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.fail.cause == "" {
-		s.fail.cause = reason
+	if s.fail.cause == "" || (!s.fail.causeIsLoss && ev.Reason != "") {
+		// A loss (closed, restarting: a reason with the exit status or
+		// signal) is a better first cause than the failure it caused.
+		s.fail.cause, s.fail.causeIsLoss = reason, ev.Reason != ""
 	}
 	if ev.ExitCode != nil || ev.Signal != "" {
 		s.fail.exitCode, s.fail.signal = ev.ExitCode, ev.Signal
@@ -68,8 +77,9 @@ func (s *server) noteLoss(payload []byte) {
 
 // noteReady clears the trouble: the server serves again.
 func (s *server) noteReady() {
+	_, n := s.client.LastLoss()
 	s.mu.Lock()
-	s.fail = failure{}
+	s.fail = failure{lossesAtReady: n}
 	s.mu.Unlock()
 }
 
@@ -83,9 +93,27 @@ func (s *server) noteStartError(msg string) {
 	s.mu.Unlock()
 }
 
-// addFailure puts the trouble into a server report (s.mu held).
-func (s *server) addFailure(r map[string]any) {
+// addFailure puts the trouble into a server report (s.mu held). loss and
+// losses are the client's LastLoss, read before s.mu: the closed or
+// restarting event that tells the same may not have been delivered yet
+// when a failed call makes the application ask why.
+func (s *server) addFailure(r map[string]any, loss *transport.ClosedError, losses uint64) {
 	f := s.fail
+	if loss != nil && losses > f.lossesAtReady {
+		if f.cause == "" || !f.causeIsLoss {
+			f.cause = loss.Message // an exit status or signal says more than "closed its stdin"
+		}
+		if f.exitCode == nil && f.signal == "" {
+			if loss.ExitCode >= 0 {
+				code := loss.ExitCode
+				f.exitCode = &code
+			}
+			f.signal = loss.Signal
+		}
+		if len(f.stderr) == 0 && len(loss.StderrTail) > 0 {
+			f.stderr = s.boundedStderr(loss.StderrTail)
+		}
+	}
 	if f.cause != "" {
 		r["cause"] = f.cause
 	}

@@ -98,6 +98,8 @@ func (s *server) report() map[string]any {
 		return r
 	}
 	r["restarts"] = s.client.Restarts()
+	loss, losses := s.client.LastLoss()
+	clientErr := s.client.LastError()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.era != "" {
@@ -107,9 +109,12 @@ func (s *server) report() map[string]any {
 	}
 	if st != StateReady && s.lastErr != "" {
 		r["last_error"] = s.lastErr
+	} else if st == StateFailed && clientErr != nil {
+		// The failed event that records it may not be delivered yet.
+		r["last_error"] = clientErr.Message
 	}
 	if st != StateReady {
-		s.addFailure(r)
+		s.addFailure(r, loss, losses)
 	}
 	return r
 }

@@ -11,19 +11,25 @@ application's config file through one :class:`lemonmcp.Host`.
 - a server that failed is reported at once with why: its reason, exit
   status or signal and its last stderr lines (bounded, escaped and scrubbed
   by the library); ``servers`` exits 3 when one failed;
-- ``-v`` shows every server's log lines, labelled with its name.
+- ``-v`` shows every server's log lines, labelled with its name;
+- ``check`` loads the file and shows each server, starting nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import time
 from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ._host_file import failure_text
 from .errors import InvalidArgument, LemonMCPError
 
-__all__ = ["run_config", "parse_inputs"]
+__all__ = ["run_config", "parse_inputs", "EXIT_REPORT_WAIT_S"]
+
+#: How long a failed call waits for its server's exit report (seconds).
+EXIT_REPORT_WAIT_S = 2.0
 
 
 class _StderrHandler(logging.Handler):
@@ -115,6 +121,12 @@ def run_config(
             )
         except InvalidArgument as exc:
             raise usage_error(error_text(exc)) from None
+        if ns.command == "check":
+            try:
+                _check(host, out, as_json)
+            finally:
+                host.close()
+            return exits["ok"]
         with host:
             if ns.command == "servers":
                 servers = host.servers()
@@ -128,6 +140,19 @@ def run_config(
     finally:
         logger.removeHandler(handler)
         logger.propagate = propagate
+
+
+def _check(host: Any, out: IO[str], as_json: bool) -> None:
+    """``check``: what the host makes of the file (the warnings went to
+    stderr as it was loaded)."""
+    servers = host.servers()
+    if as_json:
+        json.dump({"servers": {n: {"enabled": s.get("enabled"), "start": s.get("start", "eager")} for n, s in servers.items()},
+                   "warnings": host.warnings}, out, indent=2)
+        out.write("\n")
+        return
+    for name, s in sorted(servers.items()):
+        out.write(f"{name}: {'enabled' if s.get('enabled') else 'disabled'}, starts {s.get('start', 'eager')}\n")
 
 
 def _call(
@@ -147,9 +172,21 @@ def _call(
 
     def failed_start(exc: LemonMCPError) -> Exception:
         report = host.servers().get(server or "", {})
-        if report.get("state") == "failed":
-            return failure(exits["connect"], failure_text(server or "", report))
-        return exc
+        if report.get("state") != "failed":
+            return exc
+        # A server process that died is reaped a moment after the call it
+        # failed: wait (boundedly) for its exit status and last stderr
+        # lines. A start that could not happen has none, and reports now.
+        deadline = time.monotonic() + EXIT_REPORT_WAIT_S
+        while (
+            "exit_code" not in report
+            and "signal" not in report
+            and "not retried" not in str(report.get("last_error", ""))
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.02)
+            report = host.servers().get(server or "", {})
+        return failure(exits["connect"], failure_text(server or "", report))
 
     try:
         if server is not None:

@@ -241,6 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="an argument already given (repeatable)")
     json_flag(co)
     json_flag(sub("servers", "with --config FILE and no --server: each server's state"))
+    json_flag(sub("check", "with --config FILE: load it as the host would and show each server and every warning, starting nothing"))
     return parser
 
 
@@ -874,7 +875,7 @@ def _show_tool_result(
 # The commands that, with --config and no --server, run every server of the
 # file through one host (lemonmcp.Host): tools are listed as server__tool,
 # `call server__tool` routes, `servers` shows each server's state.
-HOST_COMMANDS = ("tools", "call", "servers")
+HOST_COMMANDS = ("tools", "call", "servers", "check")
 
 
 def _host_main(ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
@@ -952,8 +953,8 @@ def main(
             return fail(_exit_for(exc), _error_text(exc))
         except KeyboardInterrupt:
             return fail(EXIT_INTERRUPTED, "interrupted")
-    if ns.command == "servers":
-        return fail(EXIT_USAGE, "servers needs --config FILE (without --server)")
+    if ns.command in ("servers", "check"):
+        return fail(EXIT_USAGE, f"{ns.command} needs --config FILE (without --server)")
 
     try:
         target, transport = _transport(ns)
