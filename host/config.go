@@ -46,6 +46,36 @@ type ServerConfig struct {
 	// At is the server's path in messages, as the file spells it
 	// ("config.servers.github").
 	At string
+	// spelled maps a transport field to the member the file gave it as
+	// ("url" from Windsurf's "serverUrl"), for messages.
+	spelled map[string]string
+}
+
+// Spell turns a message about the server's client configuration
+// ("config.transport.url: ...", "config.timeouts.call_ms: ...") into one
+// that names the member as the file spells it ("config.mcpServers.w.serverUrl:
+// ...", "config.mcpServers.w.timeouts.call_ms: ...").
+func (sc *ServerConfig) Spell(msg string) string {
+	at := sc.At
+	if at == "" {
+		at = "config.mcpServers." + sc.Name
+	}
+	rest, ok := strings.CutPrefix(msg, "config.")
+	if !ok {
+		return at + ": " + msg
+	}
+	if tr, isTr := strings.CutPrefix(rest, "transport."); isTr {
+		end := strings.IndexAny(tr, ".:[")
+		if end < 0 {
+			end = len(tr)
+		}
+		key := tr[:end]
+		if spelled := sc.spelled[key]; spelled != "" {
+			key = spelled
+		}
+		rest = key + tr[end:]
+	}
+	return at + "." + rest
 }
 
 // serverName: the characters MCP allows in tool names, since the name
@@ -193,7 +223,7 @@ func (r *reader) parseServer(name string, v any, defaults map[string]any) (*Serv
 	if !ok {
 		return nil, invalid(at, "must be a JSON object")
 	}
-	sc := &ServerConfig{Name: name, Enabled: true, At: at}
+	sc := &ServerConfig{Name: name, Enabled: true, At: at, spelled: map[string]string{}}
 	client := map[string]any{}
 	for k, dv := range defaults {
 		dv, err := r.expandAll("config.defaults."+k, dv)
@@ -259,7 +289,7 @@ func (r *reader) parseServer(name string, v any, defaults map[string]any) (*Serv
 			if _, dup := m["url"]; dup {
 				return nil, invalid(at+"."+k, "is another spelling of \"url\", which is also given; use one")
 			}
-			tr["url"] = fv
+			tr["url"], sc.spelled["url"] = fv, k
 			if k == "httpUrl" {
 				tr["type"] = "streamable_http"
 			}
@@ -267,7 +297,7 @@ func (r *reader) parseServer(name string, v any, defaults map[string]any) (*Serv
 			if _, dup := m["type"]; dup {
 				return nil, invalid(at+".transportType", "is another spelling of \"type\", which is also given; use one")
 			}
-			tr["type"] = fv
+			tr["type"], sc.spelled["type"] = fv, k
 		case k == "disabledTools":
 			arr, ok := fv.([]any)
 			if !ok {
@@ -300,6 +330,11 @@ func (r *reader) parseServer(name string, v any, defaults map[string]any) (*Serv
 	}
 	t, err := transportOf(at, tr)
 	if err != nil {
+		for canon, spelled := range sc.spelled {
+			if p := at + "." + canon + ":"; strings.HasPrefix(err.Message, p) {
+				err = &core.Error{Status: err.Status, Message: at + "." + spelled + ":" + strings.TrimPrefix(err.Message, p)}
+			}
+		}
 		return nil, err
 	}
 	client["transport"] = t

@@ -192,3 +192,20 @@ func TestParseLoadOptions(t *testing.T) {
 		require.Equal(t, PrefixNever, c.ToolPrefix)
 	})
 }
+
+func TestClientConfigErrorsSpellTheFilesMember(t *testing.T) {
+	tests := []struct{ name, config, err string }{
+		{"Windsurf serverUrl", `{"mcpServers":{"w":{"serverUrl":"ftp://x"}}}`, "config.mcpServers.w.serverUrl: must be an http:// or https:// URL"},
+		{"url", `{"mcpServers":{"w":{"url":"ftp://x"}}}`, "config.mcpServers.w.url: must be an http:// or https:// URL"},
+		{"VS Code env", `{"servers":{"v":{"command":"x","env":{"A":1}}}}`, "config.servers.v.env.A: must be a string"},
+		{"Cline transportType", `{"mcpServers":{"c":{"url":"http://h","transportType":"websocket"}}}`, `config.mcpServers.c.transportType: must be one of`},
+		{"timeouts", `{"mcpServers":{"a":{"command":"x","timeouts":{"call_ms":"soon"}}}}`, "config.mcpServers.a.timeouts.call_ms: must be a whole number"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.config), "test")
+			require.NotNil(t, err)
+			require.Contains(t, err.Message, tc.err)
+		})
+	}
+}

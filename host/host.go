@@ -88,17 +88,7 @@ func New(cfg *Config, libraryVersion string) (*Host, *core.Error) {
 			p, err := config.ParseSupervised(sc.Client, libraryVersion)
 			if err != nil {
 				h.freeClients()
-				msg := err.Message
-				at := sc.At
-				if at == "" {
-					at = "config.mcpServers." + sc.Name
-				}
-				if strings.HasPrefix(msg, "config.") {
-					msg = at + "." + strings.TrimPrefix(msg, "config.")
-				} else {
-					msg = at + ": " + msg
-				}
-				return nil, &core.Error{Status: err.Status, Message: msg}
+				return nil, &core.Error{Status: err.Status, Message: sc.Spell(err.Message)}
 			}
 			s.client = core.New(p.Options, p.Transport)
 			s.client.SetEventHandler(s.onEvent, nil)
