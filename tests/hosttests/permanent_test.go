@@ -120,3 +120,16 @@ func TestServerExitingBeforeItsHandshake(t *testing.T) {
 	require.Contains(t, restarting, `"exit_code":1`)
 	require.Contains(t, restarting, `"stderr_tail":["Error: GITHUB_TOKEN is not set"]`)
 }
+
+// TestMissingInterpreterIsNotRetried: a script whose #! interpreter does
+// not exist cannot start either.
+func TestMissingInterpreterIsNotRetried(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "server.sh")
+	require.NoError(t, os.WriteFile(script, []byte("#!/nonexistent/interpreter\n"), 0o700))
+	c, _ := supervisedClient(t, script, nil, "")
+	err := c.Connect()
+	require.NotNil(t, err)
+	require.Contains(t, err.Message, "or its interpreter is missing")
+	require.Contains(t, err.Message, "not retried")
+	require.Equal(t, 0, c.Restarts())
+}

@@ -212,8 +212,10 @@ func execError(command string, err error) error {
 	case syscall.ENOENT, syscall.ENOTDIR:
 		// The file was there a moment ago, so this is most likely a
 		// missing "#!" interpreter or dynamic loader.
-		return transport.Errorf(transport.CodeTransport,
+		e := transport.Errorf(transport.CodeTransport,
 			"executable not found: %s (or its interpreter is missing)", command)
+		e.Permanent = true
+		return e
 	case syscall.EACCES, syscall.EPERM:
 		return transport.Errorf(transport.CodeInvalidArgument, "not allowed to execute: %s", command)
 	case syscall.ENOEXEC:
