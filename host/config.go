@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/lemonmcp/lemonmcp/core"
@@ -43,6 +44,9 @@ type ServerConfig struct {
 	Allow, Deny []string
 	// Start is StartEager or StartLazy.
 	Start string
+	// Idle stops a lazy server nothing has used for that long (0: never;
+	// idle.go).
+	Idle time.Duration
 	// At is the server's path in messages, as the file spells it
 	// ("config.servers.github").
 	At string
@@ -99,7 +103,7 @@ func ParseConfig(raw []byte) (*Config, *core.Error) {
 //
 //	{"mcpServers": {name: server, ...}, "tool_prefix": "always",
 //	 "defaults": {fields every server gets unless it sets them},
-//	 "start": "eager"|"lazy", "strict": false}
+//	 "start": "eager"|"lazy", "idle_ms": n, "strict": false}
 //
 // as Claude Desktop, Claude Code, Cursor, VS Code ("servers", "inputs",
 // JSON with comments), Cline, Roo Code and Windsurf write it (dialects.go).
@@ -134,6 +138,7 @@ func ParseConfigWith(raw []byte, opts LoadOptions) (*Config, *core.Error) {
 	}
 	cfg := &Config{ToolPrefix: PrefixAlways}
 	start := StartEager
+	idle := time.Duration(-1)
 	var servers map[string]any
 	for _, key := range sortedKeys(root) {
 		v := root[key]
@@ -159,6 +164,12 @@ func ParseConfigWith(raw []byte, opts LoadOptions) (*Config, *core.Error) {
 				return nil, err
 			}
 			start = s
+		case "idle_ms":
+			d, err := idleMS("config.idle_ms", v)
+			if err != nil {
+				return nil, err
+			}
+			idle = d
 		case "inputs":
 			if err := r.parseInputs(v); err != nil {
 				return nil, err
@@ -199,6 +210,15 @@ func ParseConfigWith(raw []byte, opts LoadOptions) (*Config, *core.Error) {
 		if sc.Start == "" {
 			sc.Start = start
 		}
+		if sc.Idle < 0 {
+			sc.Idle = 0
+			if idle > 0 && sc.Start == StartLazy {
+				sc.Idle = idle // the host-wide value is for its lazy servers
+			}
+		}
+		if sc.Idle > 0 && sc.Start != StartLazy {
+			return nil, invalid(sc.At+".idle_ms", `stops a lazy server: it needs "start": "lazy" (the server's or the host's)`)
+		}
 		cfg.Servers = append(cfg.Servers, sc)
 	}
 	cfg.Warnings = r.warnings
@@ -213,6 +233,14 @@ func startMode(at string, v any) (string, *core.Error) {
 	return s, nil
 }
 
+func idleMS(at string, v any) (time.Duration, *core.Error) {
+	n, ok := v.(float64)
+	if !ok || n < 1 || n != float64(int64(n)) || n > 1<<40 {
+		return 0, invalid(at, "must be a whole number of milliseconds, at least 1")
+	}
+	return time.Duration(n) * time.Millisecond, nil
+}
+
 func (r *reader) parseServer(name string, v any, defaults map[string]any) (*ServerConfig, *core.Error) {
 	top := "config." + r.serversKey
 	at := top + "." + name
@@ -223,7 +251,7 @@ func (r *reader) parseServer(name string, v any, defaults map[string]any) (*Serv
 	if !ok {
 		return nil, invalid(at, "must be a JSON object")
 	}
-	sc := &ServerConfig{Name: name, Enabled: true, At: at, spelled: map[string]string{}}
+	sc := &ServerConfig{Name: name, Enabled: true, At: at, Idle: -1, spelled: map[string]string{}}
 	client := map[string]any{}
 	for k, dv := range defaults {
 		dv, err := r.expandAll("config.defaults."+k, dv)
@@ -273,6 +301,12 @@ func (r *reader) parseServer(name string, v any, defaults map[string]any) (*Serv
 				return nil, err
 			}
 			sc.Start = s
+		case k == "idle_ms":
+			d, err := idleMS(at+".idle_ms", fv)
+			if err != nil {
+				return nil, err
+			}
+			sc.Idle = d
 		case k == "envFile":
 			s, ok := fv.(string)
 			if !ok || s == "" {

@@ -44,11 +44,11 @@ const (
 )
 
 // hostKeys are the top-level members the host reads.
-var hostKeys = []string{"mcpServers", "servers", "tool_prefix", "defaults", "inputs", "strict", "start"}
+var hostKeys = []string{"mcpServers", "servers", "tool_prefix", "defaults", "inputs", "strict", "start", "idle_ms"}
 
 // serverKeys are the server members the host reads besides clientKeys and
 // transportKeys (and the foreign ones it honours, in honouredServerKeys).
-var serverKeys = []string{"enabled", "disabled", "tools", "start"}
+var serverKeys = []string{"enabled", "disabled", "tools", "start", "idle_ms"}
 
 // honouredServerKeys are other clients' server members that mean something
 // here, and what they become.

@@ -82,6 +82,14 @@ func TestDialects(t *testing.T) {
 				require.Equal(t, StartLazy, c.Servers[0].Start)
 				require.Equal(t, StartEager, c.Servers[1].Start)
 			}},
+		{name: "idle_ms", config: `{"start":"lazy","idle_ms":500,"mcpServers":{"a":{"command":"x"},"b":{"command":"x","start":"eager"},"c":{"command":"x","idle_ms":9}}}`,
+			check: func(t *testing.T, c *Config) {
+				require.Equal(t, int64(500), c.Servers[0].Idle.Milliseconds())
+				require.Zero(t, c.Servers[1].Idle, "the host-wide idle_ms is for lazy servers")
+				require.Equal(t, int64(9), c.Servers[2].Idle.Milliseconds())
+			}},
+		{name: "idle_ms on an eager server", config: `{"mcpServers":{"a":{"command":"x","idle_ms":5}}}`, err: `config.mcpServers.a.idle_ms: stops a lazy server: it needs "start": "lazy"`},
+		{name: "bad idle_ms", config: `{"idle_ms":0,"mcpServers":{}}`, err: "config.idle_ms: must be a whole number of milliseconds, at least 1"},
 		{name: "start option overrides the file", opts: LoadOptions{Start: StartLazy}, config: `{"start":"eager","mcpServers":{"a":{"command":"x"}}}`,
 			check: func(t *testing.T, c *Config) { require.Equal(t, StartLazy, c.Servers[0].Start) }},
 		{name: "bad start", config: `{"mcpServers":{"a":{"command":"x","start":"later"}}}`, err: `config.mcpServers.a.start: must be "eager" or "lazy"`},

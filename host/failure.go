@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 	"github.com/lemonmcp/lemonmcp/internal/redact"
 	"github.com/lemonmcp/lemonmcp/transport"
@@ -76,8 +77,8 @@ func (s *server) noteLoss(payload []byte) {
 }
 
 // noteReady clears the trouble: the server serves again.
-func (s *server) noteReady() {
-	_, n := s.client.LastLoss()
+func (s *server) noteReady(c *core.Client) {
+	_, n := c.LastLoss()
 	s.mu.Lock()
 	s.fail = failure{lossesAtReady: n}
 	s.mu.Unlock()

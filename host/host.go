@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lemonmcp/lemonmcp/config"
 	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 )
@@ -27,6 +26,7 @@ const (
 // concurrent use.
 type Host struct {
 	cfg     *Config
+	version string    // the library's, for the clients of idle-stopped servers
 	servers []*server // by name
 	byName  map[string]*server
 
@@ -59,12 +59,14 @@ type route struct {
 }
 
 type pendingRequest struct {
-	srv *server
-	id  uint64
+	srv    *server
+	client *core.Client // the generation it came from
+	id     uint64
 }
 
 type hostCall struct {
 	srv      *server
+	client   *core.Client // the generation it went to
 	clientID uint64
 	done     bool
 }
@@ -75,30 +77,21 @@ type DoneFunc = core.DoneFunc
 
 // New builds a host from cfg; nothing starts until Connect.
 func New(cfg *Config, libraryVersion string) (*Host, *core.Error) {
-	h := &Host{cfg: cfg, byName: map[string]*server{}, routes: map[string]route{}, requests: map[uint64]pendingRequest{}, calls: map[uint64]*hostCall{}}
+	h := &Host{cfg: cfg, version: libraryVersion, byName: map[string]*server{}, routes: map[string]route{}, requests: map[uint64]pendingRequest{}, calls: map[uint64]*hostCall{}}
 	h.gone = make(chan struct{})
 	h.out.idle.L = &h.out.mu
 	h.out.onPanic = h.poison
 	for _, sc := range cfg.Servers {
-		s := &server{h: h, cfg: sc, name: sc.Name, settled: make(chan struct{}), secrets: configuredSecrets(sc.Client)}
+		s := &server{h: h, cfg: sc, name: sc.Name, secrets: configuredSecrets(sc.Client)}
 		for i := range s.lists {
 			s.lists[i] = &listCache{kind: listKinds[i]}
 		}
-		if sc.Enabled {
-			p, err := config.ParseSupervised(sc.Client, libraryVersion)
-			if err != nil {
-				h.freeClients()
-				return nil, &core.Error{Status: err.Status, Message: sc.Spell(err.Message)}
-			}
-			s.client = core.New(p.Options, p.Transport)
-			s.client.SetEventHandler(s.onEvent, nil)
-			if err := s.client.SetHostRequestHandler(s.onRequest, nil); err != nil {
-				h.freeClients()
-				return nil, err
-			}
-		} else {
-			close(s.settled)
+		g, err := s.newGeneration()
+		if err != nil {
+			h.freeClients()
+			return nil, err
 		}
+		s.cur.Store(g)
 		h.servers = append(h.servers, s)
 		h.byName[s.name] = s
 	}
@@ -116,8 +109,8 @@ func Parse(raw []byte, libraryVersion string) (*Host, *core.Error) {
 
 func (h *Host) freeClients() {
 	for _, s := range h.servers {
-		if s.client != nil {
-			s.client.Free()
+		if c := s.client(); c != nil {
+			c.Free()
 		}
 	}
 }
@@ -168,7 +161,7 @@ func (h *Host) Connect() *core.Error {
 	h.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, s := range h.servers {
-		if s.client == nil || s.lazy() {
+		if s.client() == nil || s.lazy() {
 			continue
 		}
 		wg.Add(1)
@@ -203,26 +196,28 @@ func (h *Host) WaitReady(timeout time.Duration) *core.Error {
 		deadline = t.C
 	}
 	for _, s := range h.servers {
-		if s.lazy() && !s.started.Load() {
+		g := s.gen()
+		if s.lazy() && !g.started.Load() {
 			continue // waits for its first use
 		}
 		select {
-		case <-s.settled:
+		case <-g.settled:
 			continue // settled wins over an expired deadline
 		default:
 		}
 		select {
-		case <-s.settled:
+		case <-g.settled:
 		case <-h.gone:
 			return errHostFreed()
 		case <-deadline:
 			var waiting []string
 			for _, s := range h.servers {
-				if s.lazy() && !s.started.Load() {
+				g := s.gen()
+				if s.lazy() && !g.started.Load() {
 					continue
 				}
 				select {
-				case <-s.settled:
+				case <-g.settled:
 				default:
 					waiting = append(waiting, s.name)
 				}
@@ -261,7 +256,7 @@ func (h *Host) server(name string) (*server, *core.Error) {
 	if s == nil {
 		return nil, core.Errorf(core.StatusNotFound, "no server named %s in the host (servers: %s)", jsonQuote(name), strings.Join(h.ServerNames(), ", "))
 	}
-	if s.client == nil {
+	if s.client() == nil {
 		return nil, core.Errorf(core.StatusInvalidState, "the server %s is disabled (enabled: false)", jsonQuote(name))
 	}
 	return s, nil
@@ -281,15 +276,36 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 	if done == nil {
 		return 0, core.Errorf(core.StatusInvalidArgument, "a completion callback is required")
 	}
-	if s.lazy() && (h.wake(s) || s.started.Load()) {
-		opts.WaitReady = true // a lazy server's first calls wait for the handshake they started
+	// With idle_ms, counted as a use from here (so that the client this
+	// call is given to is never stopped under it) until its completion.
+	idle := s.cfg.Idle > 0
+	if idle {
+		s.useBegin()
 	}
-	id := h.nextCall.Add(1)
-	hc := &hostCall{srv: s}
 	// A blocking wrapper's completion (Inline) is library code: it runs
 	// where the call completes. Any other completion is the application's
 	// and goes through the host's gate, in order with the host's events.
 	queued := !opts.Inline
+	owed, accepted := false, false
+	defer func() {
+		// Refused, or a panic on the way (the export recovers it): the
+		// completion will not come, so Free must not wait for it.
+		if accepted {
+			return
+		}
+		if owed {
+			h.out.forgive()
+		}
+		if idle {
+			s.useEnd()
+		}
+	}()
+	if s.lazy() && (h.wake(s) || s.gen().started.Load()) {
+		opts.WaitReady = true // a lazy server's first calls wait for the handshake they started
+	}
+	client := s.client()
+	id := h.nextCall.Add(1)
+	hc := &hostCall{srv: s, client: client}
 	h.mu.Lock()
 	if h.freed {
 		h.mu.Unlock()
@@ -298,21 +314,17 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 	h.calls[id] = hc
 	if queued {
 		h.out.owe() // Free waits until the completion is delivered
+		owed = true
 	}
 	h.mu.Unlock()
-	accepted := false
-	defer func() {
-		// Refused, or a panic on the way (the export recovers it): the
-		// completion will not come, so Free must not wait for it.
-		if queued && !accepted {
-			h.out.forgive()
-		}
-	}()
-	clientID, err := s.client.Call(method, params, opts, func(_ uint64, st core.Status, data []byte) {
+	clientID, err := client.Call(method, params, opts, func(_ uint64, st core.Status, data []byte) {
 		h.mu.Lock()
 		hc.done = true
 		delete(h.calls, id)
 		h.mu.Unlock()
+		if idle {
+			s.useEnd()
+		}
 		if !queued {
 			done(id, st, data)
 			return
@@ -334,7 +346,7 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 		}
 		return 0, err
 	}
-	accepted = true
+	accepted = true // the completion ends the use
 	return id, nil
 }
 
@@ -426,7 +438,7 @@ func (h *Host) resolveTool(name string) (*server, string, *core.Error) {
 	if !ok {
 		return nil, "", core.Errorf(core.StatusNotFound, "no server offers a tool named %s (tool names are server__tool with tool_prefix %q)", jsonQuote(name), h.cfg.ToolPrefix)
 	}
-	if r.srv.client == nil {
+	if r.srv.client() == nil {
 		return nil, "", core.Errorf(core.StatusInvalidState, "the server %s is disabled (enabled: false)", jsonQuote(r.srv.name))
 	}
 	if !r.srv.cfg.Permits(r.tool) {
@@ -447,7 +459,7 @@ func (h *Host) Cancel(callID uint64) *core.Error {
 	if hc == nil || clientID == 0 {
 		return core.Errorf(core.StatusNotFound, "no pending host call with id %d", callID)
 	}
-	return hc.srv.client.Cancel(clientID)
+	return hc.client.Cancel(clientID)
 }
 
 // Respond answers a server request the host's handler received.
@@ -459,7 +471,7 @@ func (h *Host) Respond(requestID uint64, status core.Status, data []byte) *core.
 	if !ok {
 		return core.Errorf(core.StatusNotFound, "no pending host request with id %d (already answered, expired, or its server restarted)", requestID)
 	}
-	return pr.srv.client.Respond(pr.id, status, data)
+	return pr.client.Respond(pr.id, status, data)
 }
 
 // Close closes every server, in parallel, within timeout (negative: the
@@ -471,13 +483,14 @@ func (h *Host) Close(timeout time.Duration) *core.Error {
 	var wg sync.WaitGroup
 	errs := make([]*core.Error, len(h.servers))
 	for i, s := range h.servers {
-		if s.client == nil {
+		c := s.client()
+		if c == nil {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = s.client.Close(timeout)
+			errs[i] = c.Close(timeout)
 		}()
 	}
 	wg.Wait()
@@ -518,6 +531,9 @@ func (h *Host) FreeFrom(from core.FreeCaller) {
 	close(h.gone)
 	h.mu.Unlock()
 	h.out.close()
+	for _, s := range h.servers {
+		s.stopIdleTimer()
+	}
 	// The clients' own callbacks are the host's library code, which never
 	// blocks on the application, so freeing them waits for nothing but
 	// their cancelled completions, which they queue here.

@@ -12,13 +12,14 @@ func (s *server) lazy() bool { return s.cfg.Start == StartLazy }
 // that fails before any event (a permanent failure: no such executable) is
 // recorded and settles s.
 func (s *server) start() (first bool) {
-	s.startOnce.Do(func() {
+	g := s.gen()
+	g.startOnce.Do(func() {
 		first = true
-		s.started.Store(true)
-		if err := s.client.Connect(); err != nil {
+		g.started.Store(true)
+		if err := g.client.Connect(); err != nil {
 			s.setError(err)
 			s.noteStartError(err.Message)
-			s.settle()
+			g.settle()
 		}
 	})
 	return first
@@ -28,7 +29,7 @@ func (s *server) start() (first bool) {
 // (before Connect, or once closed, the call reports the server's state).
 // It reports whether this use started it.
 func (h *Host) wake(s *server) bool {
-	if s.client == nil || !s.lazy() || s.started.Load() {
+	if g := s.gen(); g.client == nil || !s.lazy() || g.started.Load() {
 		return false
 	}
 	h.mu.Lock()
@@ -41,15 +42,15 @@ func (h *Host) wake(s *server) bool {
 // settled (ready, or its first attempt failed: bounded by its ready
 // timeout), for a list that covers every server.
 func (h *Host) wakeAll() {
-	var woken []*server
+	var woken []*generation
 	for _, s := range h.servers {
 		if h.wake(s) {
-			woken = append(woken, s)
+			woken = append(woken, s.gen())
 		}
 	}
-	for _, s := range woken {
+	for _, g := range woken {
 		select {
-		case <-s.settled:
+		case <-g.settled:
 		case <-h.gone:
 			return
 		}

@@ -698,7 +698,8 @@ lmcp_status lmcp_host_wait_ready(lmcp_host *host, int64_t timeout_ms,
 
 /* lmcp_host_servers reports each server as JSON: {"<name>": {"state":
  * "new"|"connecting"|"ready"|"restarting"|"failed"|"closed"|"disabled",
- * "enabled", "restarts", "start"? ("lazy"; "new" until its first use),
+ * "enabled", "restarts", "start"? ("lazy"; "new" until its first use, and
+ * again once stopped after its "idle_ms"),
  * "era"?, "protocol_version"?, "transport"?, and when not ready:
  * "last_error"?, "cause"? (the first reason since it was last ready),
  * "exit_code"? or "signal"? (of the last loss), "stderr_tail"? (the lost
