@@ -308,6 +308,8 @@ func (h *Host) dropRequestsOf(s *server) {
 
 // hasTool reports whether the server's cached tool list has name.
 func (s *server) hasTool(name string) bool {
+	s.useBegin()
+	defer s.useEnd()
 	if c := s.client(); c == nil || c.State() != core.StateReady {
 		return false
 	}
