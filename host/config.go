@@ -30,6 +30,8 @@ type Config struct {
 	// Warnings name each member of the file the host ignored (see
 	// LoadOptions.Strict), as "config.<path>: ignored: why".
 	Warnings []string
+	// Deferred is "deferred_tools" (nil: list_tools offers every tool).
+	Deferred *DeferredConfig
 }
 
 // ServerConfig is one server of the host.
@@ -127,7 +129,9 @@ func ParseConfigWith(raw []byte, opts LoadOptions) (*Config, *core.Error) {
 		return nil, invalid("config", "must be a JSON object")
 	}
 	for k, v := range opts.Override {
-		root[k] = v
+		// An object lies over the file's member by member (an
+		// application's "defaults": {"handlers"} keeps the file's timeouts).
+		root[k] = mergeObjects(root[k], v)
 	}
 	if v, ok := root["strict"]; ok {
 		b, isBool := v.(bool)
@@ -174,6 +178,12 @@ func ParseConfigWith(raw []byte, opts LoadOptions) (*Config, *core.Error) {
 			if err := r.parseInputs(v); err != nil {
 				return nil, err
 			}
+		case "deferred_tools":
+			d, err := parseDeferred(v)
+			if err != nil {
+				return nil, err
+			}
+			cfg.Deferred = d
 		case "defaults", "strict":
 		default:
 			if err := r.ignore("config", key, foreignKeys[key], hostKeys); err != nil {

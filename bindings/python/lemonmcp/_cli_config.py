@@ -90,8 +90,10 @@ def run_config(
     schema_of: Callable[[Sequence[Any], str, str], Mapping[str, Any]],
     show_result: Callable[[Any, str, IO[str], IO[str], bool], int],
     error_text: Callable[[LemonMCPError], str],
+    search: Callable[[Any, bool], int],
 ) -> int:
-    """Runs ``tools``, ``call`` or ``servers`` over the file's servers; the
+    """Runs ``tools``, ``call``, ``servers``, ``search`` or ``check`` over
+    the file's servers; the
     command line's helpers are passed in (cli.py owns them)."""
     from .host import Host, HostTool  # the host is only loaded when used
 
@@ -136,6 +138,8 @@ def run_config(
             if ns.command == "tools":
                 show_tools(host.list_tools(), out, err, as_json)
                 return exits["ok"]
+            if ns.command == "search":
+                return search(host, as_json)
             return _call(host, HostTool, ns, out, err, as_json, failure, call_arguments, schema_of, show_result, exits)
     finally:
         logger.removeHandler(handler)

@@ -33,7 +33,7 @@ def is_path(config_or_path: PathOrConfig) -> bool:
 
 def load_options(
     *,
-    strict: bool = False,
+    strict: Optional[bool] = False,
     inputs: Optional[Mapping[str, str]] = None,
     workspace_folder: Optional[Union[str, "os.PathLike[str]"]] = None,
     start: Optional[str] = None,

@@ -8,6 +8,7 @@
     lemonmcp --config mcp.json tools                  (every server: files__read, ...)
     lemonmcp --config mcp.json call files__read path=/etc/hostname
     lemonmcp --config mcp.json servers
+    lemonmcp --config mcp.json search "create a github issue"
     lemonmcp --url https://example.com/mcp --json info
 
 KEY=VALUE arguments are typed by the tool's input schema (lemonmcp._cli_args).
@@ -48,6 +49,7 @@ from typing import IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, S
 
 from . import __version__
 from ._config import http_transport, stdio_transport
+from ._cli_search import run_search
 from ._cli_host import TerminalInput, denial_printer, elicitation_handler, review_printer, sampling_command_handler
 from ._cli_output import (
     _describe_resource,
@@ -241,6 +243,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="an argument already given (repeatable)")
     json_flag(co)
     json_flag(sub("servers", "with --config FILE and no --server: each server's state"))
+    se = sub("search", "with --config FILE and no --server: every server's tools ranked against QUERY")
+    se.add_argument("query", metavar="QUERY", help='what the tool should do, in a few words ("create a github issue")')
+    se.add_argument("--limit", metavar="N", type=int, default=10, help="at most N tools (1-100, default 10)")
+    json_flag(se)
     json_flag(sub("check", "with --config FILE: load it as the host would and show each server and every warning, starting nothing"))
     return parser
 
@@ -875,7 +881,7 @@ def _show_tool_result(
 # The commands that, with --config and no --server, run every server of the
 # file through one host (lemonmcp.Host): tools are listed as server__tool,
 # `call server__tool` routes, `servers` shows each server's state.
-HOST_COMMANDS = ("tools", "call", "servers", "check")
+HOST_COMMANDS = ("tools", "call", "servers", "search", "check")
 
 
 def _host_main(ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
@@ -916,6 +922,7 @@ def _host_main(ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         schema_of=_schema_of,
         show_result=lambda result, tool, out, err, as_json: _show_tool_result(result, tool, out, err, as_json, width),
         error_text=_error_text,
+        search=lambda host, as_json: run_search(host, ns.query, ns.limit, out, err, as_json, width, PROG),
     )
 
 
@@ -953,7 +960,7 @@ def main(
             return fail(_exit_for(exc), _error_text(exc))
         except KeyboardInterrupt:
             return fail(EXIT_INTERRUPTED, "interrupted")
-    if ns.command in ("servers", "check"):
+    if ns.command in ("servers", "search", "check"):
         return fail(EXIT_USAGE, f"{ns.command} needs --config FILE (without --server)")
 
     try:
