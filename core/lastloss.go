@@ -11,12 +11,18 @@ type lossRecord struct {
 	count uint64
 }
 
-// noteLoss records cerr when the server went away on its own.
+// noteLoss records cerr when the server went away on its own, or was
+// closed because its handshake failed (often because it was exiting: its
+// exit status and stderr say why), not when the application closed it.
 func (c *Client) noteLoss(cerr *transport.ClosedError) {
-	if cerr == nil || cerr.Requested {
+	if cerr == nil {
 		return
 	}
 	c.mu.Lock()
+	if cerr.Requested && c.state != StateFailed {
+		c.mu.Unlock()
+		return
+	}
 	c.loss.last = cerr
 	c.loss.count++
 	c.mu.Unlock()

@@ -54,8 +54,11 @@ type lossEvent struct {
 // (the host closing the server) are not trouble.
 func (s *server) noteLoss(payload []byte) {
 	var ev lossEvent
-	if jsonx.Unmarshal(payload, &ev) != nil || ev.Requested {
+	if jsonx.Unmarshal(payload, &ev) != nil {
 		return
+	}
+	if ev.Requested && s.client().State() != core.StateFailed {
+		return // closed by the application, not trouble
 	}
 	reason := ev.Reason
 	if reason == "" {

@@ -146,3 +146,21 @@ func TestHostLazyServerBeforeConnect(t *testing.T) {
 	require.NotNil(t, cerr)
 	require.Equal(t, core.StatusInvalidState, cerr.Status)
 }
+
+// TestHostReportsWhyAnUnsupervisedServerFailed: a server without restarts
+// that exits during its handshake (the client closes it because the
+// handshake could not be sent) is still reported with its exit status and
+// stderr.
+func TestHostReportsWhyAnUnsupervisedServerFailed(t *testing.T) {
+	for i := 0; i < 5; i++ {
+		h, _ := newHost(t, `{"mcpServers":{"s":{"command":"/bin/sh","args":["-c","echo 'Error: GITHUB_TOKEN is not set' >&2; exit 1"],"restart":false}}}`)
+		require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
+		require.Eventually(t, func() bool {
+			r := failureReports(t, h)["s"]
+			return r.State == "failed" && r.ExitCode != nil && len(r.StderrTail) == 1
+		}, 10*time.Second, 20*time.Millisecond, "%+v", failureReports(t, h)["s"])
+		r := failureReports(t, h)["s"]
+		require.Equal(t, 1, *r.ExitCode)
+		require.Equal(t, "Error: GITHUB_TOKEN is not set", r.StderrTail[0])
+	}
+}

@@ -20,16 +20,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import time
 from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ._host_file import failure_text
+from ._host_file import failure_text, settled_report
 from .errors import InvalidArgument, LemonMCPError
 
-__all__ = ["run_config", "parse_inputs", "EXIT_REPORT_WAIT_S"]
-
-#: How long a failed call waits for its server's exit report (seconds).
-EXIT_REPORT_WAIT_S = 2.0
+__all__ = ["run_config", "parse_inputs"]
 
 
 class _StderrHandler(logging.Handler):
@@ -175,22 +171,12 @@ def _call(
     server = _server_of(host, ns.tool)
 
     def failed_start(exc: LemonMCPError) -> Exception:
-        report = host.servers().get(server or "", {})
-        if report.get("state") != "failed":
+        if host.servers().get(server or "", {}).get("state") != "failed":
             return exc
         # A server process that died is reaped a moment after the call it
-        # failed: wait (boundedly) for its exit status and last stderr
-        # lines. A start that could not happen has none, and reports now.
-        deadline = time.monotonic() + EXIT_REPORT_WAIT_S
-        while (
-            "exit_code" not in report
-            and "signal" not in report
-            and "not retried" not in str(report.get("last_error", ""))
-            and time.monotonic() < deadline
-        ):
-            time.sleep(0.02)
-            report = host.servers().get(server or "", {})
-        return failure(exits["connect"], failure_text(server or "", report))
+        # failed: its exit status and last stderr lines are waited for
+        # (boundedly). A start that could not happen reports now.
+        return failure(exits["connect"], failure_text(server or "", settled_report(host.servers, server or "")))
 
     try:
         if server is not None:

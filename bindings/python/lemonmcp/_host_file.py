@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from ctypes import byref, c_size_t, c_void_p
-from typing import Any, Dict, List, Mapping, Optional, Set, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple, Union
 
 from . import _ffi
 
@@ -94,14 +95,42 @@ def failure_text(name: str, report: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def log_failed(servers: Mapping[str, Mapping[str, Any]], logged: Set[str]) -> Tuple[str, ...]:
-    """Logs a warning for each server that failed and was not logged yet;
-    returns their names."""
+#: How long a failed server's report may wait for its exit status (seconds).
+EXIT_REPORT_WAIT_S = 2.0
+
+
+def _awaits_exit(report: Mapping[str, Any]) -> bool:
+    """A failed server whose process ran and whose exit status and last
+    stderr lines have not reached the host yet (its process is reaped a
+    moment after the failure it caused). A start that could not happen has
+    none to wait for."""
+    return (
+        report.get("state") == "failed"
+        and "exit_code" not in report
+        and "signal" not in report
+        and "not retried" not in str(report.get("last_error", ""))
+    )
+
+
+def settled_report(servers: Callable[[], Mapping[str, Mapping[str, Any]]], name: str) -> Mapping[str, Any]:
+    """The report of server ``name``, waiting (at most EXIT_REPORT_WAIT_S)
+    for the exit report of a process that died."""
+    report = servers().get(name, {})
+    deadline = time.monotonic() + EXIT_REPORT_WAIT_S
+    while _awaits_exit(report) and time.monotonic() < deadline:
+        time.sleep(0.02)
+        report = servers().get(name, {})
+    return report
+
+
+def log_failed(servers: Callable[[], Mapping[str, Mapping[str, Any]]], logged: Set[str]) -> Tuple[str, ...]:
+    """Logs a warning for each server that failed and was not logged yet,
+    with why; returns their names."""
     failed = []
-    for name in sorted(servers):
-        report = servers[name]
-        if report.get("state") == "failed" and name not in logged:
+    current = servers()
+    for name in sorted(current):
+        if current[name].get("state") == "failed" and name not in logged:
             logged.add(name)
             failed.append(name)
-            log.warning("%s", failure_text(name, report))
+            log.warning("%s", failure_text(name, settled_report(servers, name)))
     return tuple(failed)

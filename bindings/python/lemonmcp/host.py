@@ -415,7 +415,7 @@ class Host(HostBase):
             lambda: True,
             lambda: self._not_ready(timeout),
         )
-        _host_file.log_failed(self.servers(), self._failures_logged)
+        _host_file.log_failed(self.servers, self._failures_logged)
 
     def __enter__(self) -> "Host":
         try:

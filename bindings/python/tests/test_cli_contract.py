@@ -15,11 +15,11 @@ from typing import Any, Dict, List
 
 import pytest
 
-from cli_run import run_cli
-from conftest import FIXTURE, REPO
-
 import lemonmcp
 from lemonmcp import cli
+
+from cli_run import run_cli
+from conftest import FIXTURE, REPO
 
 CONFIGS = os.path.join(REPO, "tests", "configs")
 USAGE, CONNECT, NOT_FOUND = cli.EXIT["usage"], cli.EXIT["connect"], cli.EXIT["not_found"]
