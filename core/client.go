@@ -55,6 +55,7 @@ type Client struct {
 	mu        sync.Mutex
 	state     State
 	stateErr  *Error        // why the client failed or closed
+	loss      lossRecord    // the last time the server went away on its own (lastloss.go)
 	ready     chan struct{} // closed when the handshake ends, either way
 	server    *serverState  // set once ready
 	pending   map[int64]*call
@@ -204,10 +205,13 @@ func (c *Client) Connect() *Error {
 		e := AsError(err)
 		c.mu.Lock()
 		if c.supervisedLocked() {
-			// The first start failed: the restart policy retries it.
-			c.started = true
-			c.restartLocked(e, nil)
-			return nil
+			if !permanentStart(err) {
+				// The first start failed: the restart policy retries it.
+				c.started = true
+				c.restartLocked(e, nil)
+				return nil
+			}
+			e = notRetried(err)
 		}
 		if c.state == StateConnecting { // not closed or freed meanwhile (they closed ready)
 			c.state, c.stateErr = StateFailed, e

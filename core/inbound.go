@@ -160,6 +160,7 @@ func (c *Client) Log(line transport.LogLine) {
 // Closed implements transport.Sink: the connection is gone. Every waiting
 // call fails at once with the reason.
 func (c *Client) Closed(cerr *transport.ClosedError) {
+	c.noteLoss(cerr)
 	if c.sup != nil && c.restartOnClose(cerr) {
 		return
 	}

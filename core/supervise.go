@@ -120,7 +120,7 @@ func (c *Client) restartLocked(reason *Error, cerr *transport.ClosedError) {
 	s.recent = kept
 	c.stateErr = reason
 	if len(s.recent) >= s.policy.MaxRestarts {
-		c.giveUpLocked(reason, failed, hosts, cerr)
+		c.giveUpLocked(&Error{Status: StatusClosed, Message: reason.Message + " (gave up after " + itoa(int64(s.policy.MaxRestarts)) + " restarts within " + formatMS(s.policy.Window) + ")"}, failed, hosts, cerr)
 		return
 	}
 	s.recent = append(s.recent, now)
@@ -145,9 +145,12 @@ func (c *Client) restartLocked(reason *Error, cerr *transport.ClosedError) {
 		Reason   string `json:"reason"`
 		ExitCode *int   `json:"exit_code,omitempty"`
 		Signal   string `json:"signal,omitempty"`
+		// StderrTail: the lost server's last stderr lines (scrubbed), so
+		// that a host can tell why it keeps failing.
+		StderrTail []string `json:"stderr_tail,omitempty"`
 	}{Attempt: attempt, Restarts: restarts, DelayMS: delay.Milliseconds(), Reason: reason.Message}
 	if cerr != nil {
-		ev.Signal = cerr.Signal
+		ev.Signal, ev.StderrTail = cerr.Signal, cerr.StderrTail
 		if cerr.ExitCode >= 0 && !cerr.Requested {
 			code := cerr.ExitCode
 			ev.ExitCode = &code
@@ -156,11 +159,10 @@ func (c *Client) restartLocked(reason *Error, cerr *transport.ClosedError) {
 	c.emit("restarting", jsonx.MustMarshal(ev), false)
 }
 
-// giveUpLocked closes the client for good after too many restarts. It
-// unlocks c.mu.
-func (c *Client) giveUpLocked(reason *Error, failed []*call, hosts []*hostRequest, cerr *transport.ClosedError) {
+// giveUpLocked closes the client for good with final (too many restarts,
+// or a start that cannot succeed). It unlocks c.mu.
+func (c *Client) giveUpLocked(final *Error, failed []*call, hosts []*hostRequest, cerr *transport.ClosedError) {
 	s := c.sup
-	final := &Error{Status: StatusClosed, Message: reason.Message + " (gave up after " + itoa(int64(s.policy.MaxRestarts)) + " restarts within " + formatMS(s.policy.Window) + ")"}
 	if c.state == StateConnecting {
 		close(c.ready)
 	}
@@ -221,13 +223,17 @@ func (c *Client) respawn() {
 	}
 	live := c.sup.live
 	c.mu.Unlock()
-	if err := AsError(live.Next()); err != nil {
+	if err := live.Next(); err != nil {
 		c.mu.Lock()
 		if !c.supervisedLocked() {
 			c.mu.Unlock()
 			return
 		}
-		c.restartLocked(err, nil)
+		if permanentStart(err) {
+			c.failForGoodLocked(notRetried(err))
+			return
+		}
+		c.restartLocked(AsError(err), nil)
 		return
 	}
 	c.startEra()

@@ -1,11 +1,13 @@
 package host
 
 import (
-	"os"
+	"bytes"
+	"encoding/json"
 	"path"
 	"regexp"
-	"sort"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
@@ -25,6 +27,9 @@ const Separator = "__"
 type Config struct {
 	ToolPrefix string
 	Servers    []*ServerConfig // sorted by name
+	// Warnings name each member of the file the host ignored (see
+	// LoadOptions.Strict), as "config.<path>: ignored: why".
+	Warnings []string
 	// Deferred is "deferred_tools" (nil: list_tools offers every tool).
 	Deferred *DeferredConfig
 }
@@ -39,6 +44,44 @@ type ServerConfig struct {
 	// Allow and Deny are glob lists (path.Match) over the server's tool
 	// names; an empty Allow allows every tool.
 	Allow, Deny []string
+	// Start is StartEager or StartLazy.
+	Start string
+	// Idle stops a lazy server nothing has used for that long (0: never;
+	// idle.go).
+	Idle time.Duration
+	// At is the server's path in messages, as the file spells it
+	// ("config.servers.github").
+	At string
+	// spelled maps a transport field to the member the file gave it as
+	// ("url" from Windsurf's "serverUrl"), for messages.
+	spelled map[string]string
+}
+
+// Spell turns a message about the server's client configuration
+// ("config.transport.url: ...", "config.timeouts.call_ms: ...") into one
+// that names the member as the file spells it ("config.mcpServers.w.serverUrl:
+// ...", "config.mcpServers.w.timeouts.call_ms: ...").
+func (sc *ServerConfig) Spell(msg string) string {
+	at := sc.At
+	if at == "" {
+		at = "config.mcpServers." + sc.Name
+	}
+	rest, ok := strings.CutPrefix(msg, "config.")
+	if !ok {
+		return at + ": " + msg
+	}
+	if tr, isTr := strings.CutPrefix(rest, "transport."); isTr {
+		end := strings.IndexAny(tr, ".:[")
+		if end < 0 {
+			end = len(tr)
+		}
+		key := tr[:end]
+		if spelled := sc.spelled[key]; spelled != "" {
+			key = spelled
+		}
+		rest = key + tr[end:]
+	}
+	return at + "." + rest
 }
 
 // serverName: the characters MCP allows in tool names, since the name
@@ -52,32 +95,57 @@ var clientKeys = []string{"restart", "timeouts", "protocol", "auth", "sampling_p
 // transportKeys are the mcpServers fields that describe the transport.
 var transportKeys = []string{"command", "args", "env", "cwd", "env_inherit", "stderr", "url", "headers", "type"}
 
-// ParseConfig validates a host configuration:
+// ParseConfig validates a host configuration given as text (see
+// ParseConfigWith).
+func ParseConfig(raw []byte) (*Config, *core.Error) {
+	return ParseConfigWith(raw, LoadOptions{})
+}
+
+// ParseConfigWith validates a host configuration:
 //
 //	{"mcpServers": {name: server, ...}, "tool_prefix": "always",
-//	 "defaults": {fields every server gets unless it sets them}}
+//	 "defaults": {fields every server gets unless it sets them},
+//	 "start": "eager"|"lazy", "idle_ms": n, "strict": false}
 //
-// ("servers" is accepted for "mcpServers", as in VS Code's mcp.json).
-// Strings may use ${VAR} and ${VAR:-default}, expanded from the process
-// environment; messages name a missing variable, never a value.
-func ParseConfig(raw []byte) (*Config, *core.Error) {
-	if len(raw) == 0 {
+// as Claude Desktop, Claude Code, Cursor, VS Code ("servers", "inputs",
+// JSON with comments), Cline, Roo Code and Windsurf write it (dialects.go).
+// Strings may use the references variables.go resolves; messages name a
+// missing variable, never a value.
+func ParseConfigWith(raw []byte, opts LoadOptions) (*Config, *core.Error) {
+	r := &reader{opts: opts, strict: opts.Strict}
+	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, invalid("config", "is empty (a JSON object with \"mcpServers\" is required)")
 	}
-	if _, err := jsonx.CheckValue(raw); err != nil {
-		return nil, invalid("config", err.Error())
+	if !utf8.Valid(raw) {
+		return nil, invalid("config", "is not valid UTF-8")
 	}
+	text := stripJSONC(raw)
 	var doc any
-	if err := jsonx.Unmarshal(raw, &doc); err != nil {
-		return nil, invalid("config", "not valid JSON")
+	if err := json.Unmarshal(text, &doc); err != nil {
+		return nil, invalid("config", "is not valid JSON"+syntaxWhere(text, err))
 	}
 	root, ok := doc.(map[string]any)
 	if !ok {
 		return nil, invalid("config", "must be a JSON object")
 	}
+	for k, v := range opts.Override {
+		// An object lies over the file's member by member (an
+		// application's "defaults": {"handlers"} keeps the file's timeouts).
+		root[k] = mergeObjects(root[k], v)
+	}
+	if v, ok := root["strict"]; ok {
+		b, isBool := v.(bool)
+		if !isBool {
+			return nil, invalid("config.strict", "must be true or false")
+		}
+		r.strict = r.strict || b
+	}
 	cfg := &Config{ToolPrefix: PrefixAlways}
+	start := StartEager
+	idle := time.Duration(-1)
 	var servers map[string]any
-	for key, v := range root {
+	for _, key := range sortedKeys(root) {
+		v := root[key]
 		switch key {
 		case "mcpServers", "servers":
 			if servers != nil {
@@ -87,26 +155,51 @@ func ParseConfig(raw []byte) (*Config, *core.Error) {
 			if !ok {
 				return nil, invalid("config."+key, "must be a JSON object of servers by name")
 			}
-			servers = m
+			servers, r.serversKey = m, key
 		case "tool_prefix":
 			s, _ := v.(string)
 			if s != PrefixAlways && s != PrefixOnCollision && s != PrefixNever {
 				return nil, invalid("config.tool_prefix", `must be one of "always", "on_collision", "never"`)
 			}
 			cfg.ToolPrefix = s
-		case "defaults":
+		case "start":
+			s, err := startMode("config.start", v)
+			if err != nil {
+				return nil, err
+			}
+			start = s
+		case "idle_ms":
+			d, err := idleMS("config.idle_ms", v)
+			if err != nil {
+				return nil, err
+			}
+			idle = d
+		case "inputs":
+			if err := r.parseInputs(v); err != nil {
+				return nil, err
+			}
 		case "deferred_tools":
 			d, err := parseDeferred(v)
 			if err != nil {
 				return nil, err
 			}
 			cfg.Deferred = d
+		case "defaults", "strict":
 		default:
-			return nil, invalid("config."+key, "is not a known field (known: mcpServers, servers, tool_prefix, defaults, deferred_tools)")
+			if err := r.ignore("config", key, foreignKeys[key], hostKeys); err != nil {
+				return nil, err
+			}
 		}
 	}
+	if opts.Start != "" {
+		s, err := startMode("the start option", opts.Start)
+		if err != nil {
+			return nil, err
+		}
+		start = s
+	}
 	if servers == nil {
-		return nil, invalid("config.mcpServers", "is required")
+		return nil, invalid("config.mcpServers", "is required (or \"servers\", as VS Code writes it)")
 	}
 	var defaults map[string]any
 	if v, ok := root["defaults"]; ok && v != nil {
@@ -119,46 +212,82 @@ func ParseConfig(raw []byte) (*Config, *core.Error) {
 			}
 		}
 	}
-	names := make([]string, 0, len(servers))
-	for name := range servers {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		sc, err := parseServer(name, servers[name], defaults)
+	for _, name := range sortedKeys(servers) {
+		sc, err := r.parseServer(name, servers[name], defaults)
 		if err != nil {
 			return nil, err
 		}
+		if sc.Start == "" {
+			sc.Start = start
+		}
+		if sc.Idle < 0 {
+			sc.Idle = 0
+			if idle > 0 && sc.Start == StartLazy {
+				sc.Idle = idle // the host-wide value is for its lazy servers
+			}
+		}
+		if sc.Idle > 0 && sc.Start != StartLazy {
+			return nil, invalid(sc.At+".idle_ms", `stops a lazy server: it needs "start": "lazy" (the server's or the host's)`)
+		}
 		cfg.Servers = append(cfg.Servers, sc)
 	}
+	cfg.Warnings = r.warnings
 	return cfg, nil
 }
 
-func parseServer(name string, v any, defaults map[string]any) (*ServerConfig, *core.Error) {
-	at := "config.mcpServers." + name
+func startMode(at string, v any) (string, *core.Error) {
+	s, _ := v.(string)
+	if s != StartEager && s != StartLazy {
+		return "", invalid(at, `must be "eager" or "lazy"`)
+	}
+	return s, nil
+}
+
+func idleMS(at string, v any) (time.Duration, *core.Error) {
+	n, ok := v.(float64)
+	if !ok || n < 1 || n != float64(int64(n)) || n > 1<<40 {
+		return 0, invalid(at, "must be a whole number of milliseconds, at least 1")
+	}
+	return time.Duration(n) * time.Millisecond, nil
+}
+
+func (r *reader) parseServer(name string, v any, defaults map[string]any) (*ServerConfig, *core.Error) {
+	top := "config." + r.serversKey
+	at := top + "." + name
 	if !serverName.MatchString(name) || strings.Contains(name, Separator) {
-		return nil, invalid("config.mcpServers", "the server name "+jsonQuote(name)+" must use only letters, digits, '_', '-' and '.' (at most 64) and must not contain \"__\": it prefixes tool names")
+		return nil, invalid(top, "the server name "+jsonQuote(name)+" must use only letters, digits, '_', '-' and '.' (at most 64) and must not contain \"__\": it prefixes tool names")
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, invalid(at, "must be a JSON object")
 	}
-	expanded, err := expandAll(at, m)
-	if err != nil {
-		return nil, err
-	}
-	m = expanded.(map[string]any)
-	sc := &ServerConfig{Name: name, Enabled: true}
+	sc := &ServerConfig{Name: name, Enabled: true, At: at, Idle: -1, spelled: map[string]string{}}
 	client := map[string]any{}
 	for k, dv := range defaults {
-		dv, err := expandAll("config.defaults."+k, dv)
+		dv, err := r.expandAll("config.defaults."+k, dv)
 		if err != nil {
 			return nil, err
 		}
 		client[k] = dv
 	}
 	tr := map[string]any{}
-	for k, fv := range m {
+	var envFile string
+	timeoutSeconds := -1.0
+	known := append(append(append([]string(nil), serverKeys...), clientKeys...), transportKeys...)
+	for hk := range honouredServerKeys {
+		known = append(known, hk)
+	}
+	for _, k := range sortedKeys(m) {
+		if !contains(known, k) {
+			if err := r.ignore(at, k, foreignKeys[k], known); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		fv, err := r.expandAll(at+"."+k, m[k])
+		if err != nil {
+			return nil, err
+		}
 		switch {
 		case k == "enabled":
 			b, ok := fv.(bool)
@@ -166,7 +295,7 @@ func parseServer(name string, v any, defaults map[string]any) (*ServerConfig, *c
 				return nil, invalid(at+".enabled", "must be true or false")
 			}
 			sc.Enabled = b
-		case k == "disabled": // Claude Code's spelling
+		case k == "disabled": // Claude Code's, Cline's and Windsurf's spelling
 			b, ok := fv.(bool)
 			if !ok {
 				return nil, invalid(at+".disabled", "must be true or false")
@@ -176,16 +305,80 @@ func parseServer(name string, v any, defaults map[string]any) (*ServerConfig, *c
 			if err := parseToolFilter(at+".tools", fv, sc); err != nil {
 				return nil, err
 			}
+		case k == "start":
+			s, err := startMode(at+".start", fv)
+			if err != nil {
+				return nil, err
+			}
+			sc.Start = s
+		case k == "idle_ms":
+			d, err := idleMS(at+".idle_ms", fv)
+			if err != nil {
+				return nil, err
+			}
+			sc.Idle = d
+		case k == "envFile":
+			s, ok := fv.(string)
+			if !ok || s == "" {
+				return nil, invalid(at+".envFile", "must be the path of a file of NAME=value lines")
+			}
+			envFile = s
+		case k == "timeout":
+			n, ok := fv.(float64)
+			if !ok || n <= 0 || n > 1<<30 {
+				return nil, invalid(at+".timeout", "must be a positive number of seconds (Cline's request timeout)")
+			}
+			timeoutSeconds = n
+		case k == "serverUrl" || k == "httpUrl":
+			if _, dup := m["url"]; dup {
+				return nil, invalid(at+"."+k, "is another spelling of \"url\", which is also given; use one")
+			}
+			tr["url"], sc.spelled["url"] = fv, k
+			if k == "httpUrl" {
+				tr["type"] = "streamable_http"
+			}
+		case k == "transportType":
+			if _, dup := m["type"]; dup {
+				return nil, invalid(at+".transportType", "is another spelling of \"type\", which is also given; use one")
+			}
+			tr["type"], sc.spelled["type"] = fv, k
+		case k == "disabledTools":
+			arr, ok := fv.([]any)
+			if !ok {
+				return nil, invalid(at+".disabledTools", "must be an array of tool names")
+			}
+			for i, item := range arr {
+				s, ok := item.(string)
+				if !ok {
+					return nil, invalid(at+".disabledTools["+itoa(i)+"]", "must be a string")
+				}
+				sc.Deny = append(sc.Deny, globEscape(s))
+			}
 		case contains(clientKeys, k):
 			client[k] = mergeObjects(client[k], fv)
-		case contains(transportKeys, k):
+		default: // transportKeys
 			tr[k] = fv
-		default:
-			return nil, invalid(at+"."+k, "is not a known server field")
+		}
+	}
+	if envFile != "" {
+		if err := r.mergeEnvFile(at+".envFile", envFile, tr); err != nil {
+			return nil, err
+		}
+	}
+	if timeoutSeconds > 0 {
+		t, _ := client["timeouts"].(map[string]any)
+		if _, set := t["call_ms"]; !set {
+			t = mergeObjects(t, map[string]any{"call_ms": float64(int64(timeoutSeconds * 1000))}).(map[string]any)
+			client["timeouts"] = t
 		}
 	}
 	t, err := transportOf(at, tr)
 	if err != nil {
+		for canon, spelled := range sc.spelled {
+			if p := at + "." + canon + ":"; strings.HasPrefix(err.Message, p) {
+				err = &core.Error{Status: err.Status, Message: at + "." + spelled + ":" + strings.TrimPrefix(err.Message, p)}
+			}
+		}
 		return nil, err
 	}
 	client["transport"] = t
@@ -295,7 +488,7 @@ func parseToolFilter(at string, v any, sc *ServerConfig) *core.Error {
 		if k == "allow" {
 			sc.Allow = globs
 		} else {
-			sc.Deny = globs
+			sc.Deny = append(sc.Deny, globs...) // after disabledTools'
 		}
 	}
 	return nil
@@ -318,64 +511,6 @@ func (sc *ServerConfig) Permits(tool string) bool {
 		}
 	}
 	return false
-}
-
-// varRef is ${NAME} or ${NAME:-default}.
-var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
-
-// expandAll expands variables in every string of v. Messages name the
-// field and the variable, never a value.
-func expandAll(at string, v any) (any, *core.Error) {
-	switch x := v.(type) {
-	case string:
-		return expand(at, x)
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, item := range x {
-			e, err := expandAll(at+"."+k, item)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = e
-		}
-		return out, nil
-	case []any:
-		out := make([]any, len(x))
-		for i, item := range x {
-			e, err := expandAll(at+"["+itoa(i)+"]", item)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = e
-		}
-		return out, nil
-	default:
-		return v, nil
-	}
-}
-
-func expand(at, s string) (string, *core.Error) {
-	if !strings.Contains(s, "${") {
-		return s, nil
-	}
-	var missing string
-	out := varRef.ReplaceAllStringFunc(s, func(ref string) string {
-		m := varRef.FindStringSubmatch(ref)
-		if val, ok := os.LookupEnv(m[1]); ok && (val != "" || m[2] == "") {
-			return val
-		}
-		if m[2] != "" {
-			return m[3]
-		}
-		if missing == "" {
-			missing = m[1]
-		}
-		return ""
-	})
-	if missing != "" {
-		return "", invalid(at, "uses ${"+missing+"}, which is not set in the environment (write ${"+missing+":-default} for a fallback)")
-	}
-	return out, nil
 }
 
 func invalid(path, what string) *core.Error {

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lemonmcp/lemonmcp/config"
 	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/lemonmcp/lemonmcp/internal/callbackgate"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
@@ -28,6 +27,7 @@ const (
 // concurrent use.
 type Host struct {
 	cfg     *Config
+	version string    // the library's, for the clients of idle-stopped servers
 	servers []*server // by name
 	byName  map[string]*server
 
@@ -65,12 +65,14 @@ type route struct {
 }
 
 type pendingRequest struct {
-	srv *server
-	id  uint64
+	srv    *server
+	client *core.Client // the generation it came from
+	id     uint64
 }
 
 type hostCall struct {
 	srv      *server
+	client   *core.Client // the generation it went to
 	clientID uint64
 	done     bool
 	// hidden: a blocking wrapper's call, whose id the application never
@@ -84,7 +86,7 @@ type DoneFunc = core.DoneFunc
 
 // New builds a host from cfg; nothing starts until Connect.
 func New(cfg *Config, libraryVersion string) (*Host, *core.Error) {
-	h := &Host{cfg: cfg, byName: map[string]*server{}, routes: map[string]route{}, requests: map[uint64]pendingRequest{}, calls: map[uint64]*hostCall{}}
+	h := &Host{cfg: cfg, version: libraryVersion, byName: map[string]*server{}, routes: map[string]route{}, requests: map[uint64]pendingRequest{}, calls: map[uint64]*hostCall{}}
 	h.gone = make(chan struct{})
 	h.out.Init(callbackgate.Hooks{
 		Owner:         "host",
@@ -94,31 +96,16 @@ func New(cfg *Config, libraryVersion string) (*Host, *core.Error) {
 		Dropped:       h.reportDroppedLogs,
 	})
 	for _, sc := range cfg.Servers {
-		s := &server{h: h, cfg: sc, name: sc.Name, settled: make(chan struct{})}
+		s := &server{h: h, cfg: sc, name: sc.Name, secrets: configuredSecrets(sc.Client)}
 		for i := range s.lists {
 			s.lists[i] = &listCache{kind: listKinds[i]}
 		}
-		if sc.Enabled {
-			p, err := config.ParseSupervised(sc.Client, libraryVersion)
-			if err != nil {
-				h.freeClients()
-				msg := err.Message
-				if strings.HasPrefix(msg, "config.") {
-					msg = "config.mcpServers." + sc.Name + "." + strings.TrimPrefix(msg, "config.")
-				} else {
-					msg = "config.mcpServers." + sc.Name + ": " + msg
-				}
-				return nil, &core.Error{Status: err.Status, Message: msg}
-			}
-			s.client = core.New(p.Options, p.Transport)
-			s.client.SetEventHandler(s.onEvent, nil)
-			if err := s.client.SetHostRequestHandler(s.onRequest, nil); err != nil {
-				h.freeClients()
-				return nil, err
-			}
-		} else {
-			close(s.settled)
+		g, err := s.newGeneration()
+		if err != nil {
+			h.freeClients()
+			return nil, err
 		}
+		s.cur.Store(g)
 		h.servers = append(h.servers, s)
 		h.byName[s.name] = s
 	}
@@ -136,8 +123,8 @@ func Parse(raw []byte, libraryVersion string) (*Host, *core.Error) {
 
 func (h *Host) freeClients() {
 	for _, s := range h.servers {
-		if s.client != nil {
-			s.client.Free()
+		if c := s.client(); c != nil {
+			c.Free()
 		}
 	}
 }
@@ -177,17 +164,14 @@ func (h *Host) Connect() *core.Error {
 	h.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, s := range h.servers {
-		if s.client == nil {
+		if s.client() == nil || s.lazy() {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer h.recoverPanic("the connect of server " + s.name)
-			if err := s.client.Connect(); err != nil {
-				s.setError(err)
-				s.settle()
-			}
+			s.start()
 		}()
 	}
 	wg.Wait()
@@ -215,20 +199,28 @@ func (h *Host) WaitReady(timeout time.Duration) *core.Error {
 		deadline = t.C
 	}
 	for _, s := range h.servers {
+		g := s.gen()
+		if s.lazy() && !g.started.Load() {
+			continue // waits for its first use
+		}
 		select {
-		case <-s.settled:
+		case <-g.settled:
 			continue // settled wins over an expired deadline
 		default:
 		}
 		select {
-		case <-s.settled:
+		case <-g.settled:
 		case <-h.gone:
 			return errHostFreed()
 		case <-deadline:
 			var waiting []string
 			for _, s := range h.servers {
+				g := s.gen()
+				if s.lazy() && !g.started.Load() {
+					continue
+				}
 				select {
-				case <-s.settled:
+				case <-g.settled:
 				default:
 					waiting = append(waiting, s.name)
 				}
@@ -249,6 +241,10 @@ func (h *Host) Servers() []byte {
 	return jsonx.MustMarshal(out)
 }
 
+// Warnings are the configuration's warnings: one per member of the file
+// the host ignored.
+func (h *Host) Warnings() []string { return append([]string(nil), h.cfg.Warnings...) }
+
 // ServerNames lists the servers, sorted.
 func (h *Host) ServerNames() []string {
 	names := make([]string, len(h.servers))
@@ -263,7 +259,7 @@ func (h *Host) server(name string) (*server, *core.Error) {
 	if s == nil {
 		return nil, core.Errorf(core.StatusNotFound, "no server named %s in the host (servers: %s)", jsonQuote(name), strings.Join(h.ServerNames(), ", "))
 	}
-	if s.client == nil {
+	if s.client() == nil {
 		return nil, core.Errorf(core.StatusInvalidState, "the server %s is disabled (enabled: false)", jsonQuote(name))
 	}
 	return s, nil
@@ -283,12 +279,36 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 	if done == nil {
 		return 0, core.Errorf(core.StatusInvalidArgument, "a completion callback is required")
 	}
-	id := h.nextCall.Add(1)
-	hc := &hostCall{srv: s, hidden: opts.Inline}
+	// With idle_ms, counted as a use from here (so that the client this
+	// call is given to is never stopped under it) until its completion.
+	idle := s.cfg.Idle > 0
+	if idle {
+		s.useBegin()
+	}
 	// A blocking wrapper's completion (Inline) is library code: it runs
 	// where the call completes. Any other completion is the application's
 	// and goes through the host's gate, in order with the host's events.
 	queued := !opts.Inline
+	owed, accepted := false, false
+	defer func() {
+		// Refused, or a panic on the way (the export recovers it): the
+		// completion will not come, so Free must not wait for it.
+		if accepted {
+			return
+		}
+		if owed {
+			h.out.Forgive()
+		}
+		if idle {
+			s.useEnd()
+		}
+	}()
+	if s.lazy() && (h.wake(s) || s.gen().started.Load()) {
+		opts.WaitReady = true // a lazy server's first calls wait for the handshake they started
+	}
+	client := s.client()
+	id := h.nextCall.Add(1)
+	hc := &hostCall{srv: s, client: client, hidden: opts.Inline}
 	h.mu.Lock()
 	if h.freed {
 		h.mu.Unlock()
@@ -297,21 +317,17 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 	h.calls[id] = hc
 	if queued {
 		h.out.Owe() // Free waits until the completion is delivered
+		owed = true
 	}
 	h.mu.Unlock()
-	accepted := false
-	defer func() {
-		// Refused, or a panic on the way (the export recovers it): the
-		// completion will not come, so Free must not wait for it.
-		if queued && !accepted {
-			h.out.Forgive()
-		}
-	}()
-	clientID, err := s.client.Call(method, params, opts, func(_ uint64, st core.Status, data []byte) {
+	clientID, err := client.Call(method, params, opts, func(_ uint64, st core.Status, data []byte) {
 		h.mu.Lock()
 		hc.done = true
 		delete(h.calls, id)
 		h.mu.Unlock()
+		if idle {
+			s.useEnd()
+		}
 		if !queued {
 			done(id, st, data)
 			return
@@ -333,7 +349,7 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 		}
 		return 0, err
 	}
-	accepted = true
+	accepted = true // the completion ends the use
 	return id, nil
 }
 
@@ -410,6 +426,7 @@ func (h *Host) resolveTool(name string) (*server, string, *core.Error) {
 		}
 	}
 	if !ok && h.cfg.ToolPrefix != PrefixAlways {
+		h.wakeAll() // an unprefixed name may be any server's
 		var found []*server
 		for _, s := range h.servers {
 			if s.hasTool(name) {
@@ -427,7 +444,7 @@ func (h *Host) resolveTool(name string) (*server, string, *core.Error) {
 	if !ok {
 		return nil, "", core.Errorf(core.StatusNotFound, "no server offers a tool named %s (tool names are server__tool with tool_prefix %q)", jsonQuote(name), h.cfg.ToolPrefix)
 	}
-	if r.srv.client == nil {
+	if r.srv.client() == nil {
 		return nil, "", core.Errorf(core.StatusInvalidState, "the server %s is disabled (enabled: false)", jsonQuote(r.srv.name))
 	}
 	if !r.srv.cfg.Permits(r.tool) {
@@ -448,7 +465,7 @@ func (h *Host) Cancel(callID uint64) *core.Error {
 	if hc == nil || clientID == 0 || hc.hidden {
 		return core.Errorf(core.StatusNotFound, "no pending host call with id %d", callID)
 	}
-	return hc.srv.client.Cancel(clientID)
+	return hc.client.Cancel(clientID)
 }
 
 // Respond answers a server request the host's handler received.
@@ -460,7 +477,7 @@ func (h *Host) Respond(requestID uint64, status core.Status, data []byte) *core.
 	if !ok {
 		return core.Errorf(core.StatusNotFound, "no pending host request with id %d (already answered, expired, or its server restarted)", requestID)
 	}
-	return pr.srv.client.Respond(pr.id, status, data)
+	return pr.client.Respond(pr.id, status, data)
 }
 
 // Close closes every server, in parallel, within timeout (negative: the
@@ -472,13 +489,14 @@ func (h *Host) Close(timeout time.Duration) *core.Error {
 	var wg sync.WaitGroup
 	errs := make([]*core.Error, len(h.servers))
 	for i, s := range h.servers {
-		if s.client == nil {
+		c := s.client()
+		if c == nil {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = s.client.Close(timeout)
+			errs[i] = c.Close(timeout)
 		}()
 	}
 	wg.Wait()
@@ -519,6 +537,9 @@ func (h *Host) FreeFrom(from core.FreeCaller) {
 	close(h.gone)
 	h.mu.Unlock()
 	h.out.Close()
+	for _, s := range h.servers {
+		s.stopIdleTimer()
+	}
 	// The clients' own callbacks are the host's library code, which never
 	// blocks on the application, so freeing them waits for nothing but
 	// their cancelled completions, which they queue here.

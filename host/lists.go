@@ -129,7 +129,7 @@ func (l *listCache) fetch(s *server) ([]item, *int64, *core.Error) {
 		if cursor != "" {
 			params = jsonx.MustMarshal(map[string]string{"cursor": cursor})
 		}
-		res, err := s.client.CallSync(l.kind.method, params, core.CallOptions{})
+		res, err := s.client().CallSync(l.kind.method, params, core.CallOptions{})
 		if err != nil {
 			if err.Status == core.StatusUnsupported {
 				return nil, nil, nil
@@ -193,7 +193,7 @@ func (h *Host) readyServers() []*server {
 	}
 	var out []*server
 	for _, s := range h.servers {
-		if s.client != nil && s.client.State() == core.StateReady {
+		if c := s.client(); c != nil && c.State() == core.StateReady {
 			out = append(out, s)
 		}
 	}
@@ -202,6 +202,7 @@ func (h *Host) readyServers() []*server {
 
 // gather fetches one list from every ready server in parallel.
 func (h *Host) gather(k listKind) ([]*server, [][]item, map[string]string) {
+	h.wakeAll()
 	servers := h.readyServers()
 	lists := make([][]item, len(servers))
 	errs := make([]*core.Error, len(servers))
@@ -216,6 +217,8 @@ func (h *Host) gather(k listKind) ([]*server, [][]item, map[string]string) {
 					errs[i] = h.Poisoned()
 				}
 			}()
+			s.useBegin()
+			defer s.useEnd()
 			lists[i], errs[i] = s.lists[k].get(s)
 		}()
 	}

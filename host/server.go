@@ -5,27 +5,33 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/lemonmcp/lemonmcp/internal/callbackgate"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/internal/redact"
 )
 
 // server is one named server of a host.
 type server struct {
-	h      *Host
-	cfg    *ServerConfig
-	name   string
-	client *core.Client // nil when disabled
+	h    *Host
+	cfg  *ServerConfig
+	name string
+	// cur is the server's current client and its start state (idle.go): a
+	// lazy server stopped after idle_ms gets a new one. Never nil.
+	cur atomic.Pointer[generation]
+	// idle counts the uses in flight and stops an idle lazy server.
+	idle idleState
 
-	mu         sync.Mutex
-	everReady  bool
-	lastErr    string
-	era        string
-	version    string
-	transport  string
-	settleOnce sync.Once
-	settled    chan struct{} // closed once the first attempt ended either way
+	mu        sync.Mutex
+	everReady bool
+	lastErr   string
+	era       string
+	version   string
+	transport string
+	fail      failure    // why it is in trouble (failure.go)
+	secrets   redact.Set // its configured env and header values
 
 	lists [3]*listCache
 
@@ -36,8 +42,9 @@ type server struct {
 	announced  [3]uint64
 }
 
-// settle marks the first attempt over (ready or failed).
-func (s *server) settle() { s.settleOnce.Do(func() { close(s.settled) }) }
+// gen is the current generation; client its client (nil when disabled).
+func (s *server) gen() *generation     { return s.cur.Load() }
+func (s *server) client() *core.Client { return s.cur.Load().client }
 
 func (s *server) setError(err *core.Error) {
 	s.mu.Lock()
@@ -47,20 +54,21 @@ func (s *server) setError(err *core.Error) {
 
 // state derives the server's host-level state from its client.
 func (s *server) state() string {
-	if s.client == nil {
+	c := s.client()
+	if c == nil {
 		return StateDisabled
 	}
 	s.mu.Lock()
 	everReady := s.everReady
 	s.mu.Unlock()
-	switch s.client.State() {
+	switch c.State() {
 	case core.StateNew:
 		return StateNew
 	case core.StateReady:
 		return StateReady
 	case core.StateConnecting:
 		switch {
-		case !s.client.Restarting():
+		case !c.Restarting():
 			return StateConnecting
 		case everReady:
 			return StateRestarting
@@ -84,11 +92,17 @@ func (s *server) state() string {
 
 func (s *server) report() map[string]any {
 	st := s.state()
-	r := map[string]any{"state": st, "enabled": s.client != nil, "restarts": 0}
-	if s.client == nil {
+	c := s.client()
+	r := map[string]any{"state": st, "enabled": c != nil, "restarts": 0}
+	if s.lazy() {
+		r["start"] = StartLazy
+	}
+	if c == nil {
 		return r
 	}
-	r["restarts"] = s.client.Restarts()
+	r["restarts"] = c.Restarts()
+	loss, losses := c.LastLoss()
+	clientErr := c.LastError()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.era != "" {
@@ -98,6 +112,12 @@ func (s *server) report() map[string]any {
 	}
 	if st != StateReady && s.lastErr != "" {
 		r["last_error"] = s.lastErr
+	} else if st == StateFailed && clientErr != nil {
+		// The failed event that records it may not be delivered yet.
+		r["last_error"] = clientErr.Message
+	}
+	if st != StateReady {
+		s.addFailure(r, loss, losses)
 	}
 	return r
 }
@@ -105,7 +125,10 @@ func (s *server) report() map[string]any {
 // onEvent takes the client's events (on its delivery goroutine): it keeps
 // the server's bookkeeping, then passes the event on with the server's
 // name.
-func (s *server) onEvent(kind string, payload []byte) {
+func (s *server) onEvent(g *generation, kind string, payload []byte) {
+	if g != s.gen() {
+		return // a client stopped after idle_ms (its Free already ran)
+	}
 	switch kind {
 	case "ready":
 		var ev struct {
@@ -122,10 +145,11 @@ func (s *server) onEvent(kind string, payload []byte) {
 		s.everReady = true
 		s.era, s.version, s.transport = info.Era, info.ProtocolVersion, info.Transport
 		s.mu.Unlock()
+		s.noteReady(g.client)
 		for _, l := range s.lists {
 			l.invalidate()
 		}
-		s.settle()
+		g.settle()
 		// The client's {"server": info} becomes {"server": name, "info": info}.
 		s.h.emit(kind, withServer(s.name, jsonx.MustMarshal(map[string]jsonx.RawMessage{"info": orEmpty(ev.Server)})))
 		// A server that comes (back) may change the aggregated tools.
@@ -139,11 +163,12 @@ func (s *server) onEvent(kind string, payload []byte) {
 		s.mu.Lock()
 		s.lastErr = ev.Reason
 		s.mu.Unlock()
+		s.noteLoss(payload)
 		for _, l := range s.lists {
 			l.invalidate()
 		}
 		s.h.dropRequestsOf(s)
-		s.settle()
+		g.settle()
 	case "failed", "closed":
 		var ev struct {
 			Message string `json:"message"`
@@ -157,8 +182,9 @@ func (s *server) onEvent(kind string, payload []byte) {
 			s.lastErr = ev.Reason
 		}
 		s.mu.Unlock()
+		s.noteLoss(payload)
 		s.h.dropRequestsOf(s)
-		s.settle()
+		g.settle()
 		// Its items left the aggregated lists.
 		for k := range s.lists {
 			s.announce(listKind(k), 0)
@@ -195,7 +221,9 @@ func (s *server) onEvent(kind string, payload []byte) {
 // refresh re-fetches one list and tells the application when the
 // aggregated list changed.
 func (s *server) refresh(k listKind) {
-	if s.client.State() != core.StateReady {
+	s.useBegin()
+	defer s.useEnd()
+	if c := s.client(); c == nil || c.State() != core.StateReady {
 		return
 	}
 	items, err := s.lists[k].get(s)
@@ -239,18 +267,18 @@ func (s *server) fingerprint(k listKind, items []item) uint64 {
 
 // onRequest takes a server request and passes it to the host's handler
 // with a host-wide id and the server's name.
-func (s *server) onRequest(id uint64, kind string, payload []byte) {
+func (s *server) onRequest(c *core.Client, id uint64, kind string, payload []byte) {
 	h := s.h
 	hid := h.nextRequest.Add(1)
 	h.mu.Lock()
-	h.requests[hid] = pendingRequest{srv: s, id: id}
+	h.requests[hid] = pendingRequest{srv: s, client: c, id: id}
 	h.mu.Unlock()
 	body := withServer(s.name, payload)
 	h.out.Push(func() {
 		reg := h.handlers.Load()
 		if reg == nil || reg.Handler == nil || !reg.Enter() {
 			if h.takeRequest(hid) {
-				_ = s.client.Respond(id, core.StatusUnsupported, nil)
+				_ = c.Respond(id, core.StatusUnsupported, nil)
 			}
 			return
 		}
@@ -281,7 +309,9 @@ func (h *Host) dropRequestsOf(s *server) {
 
 // hasTool reports whether the server's cached tool list has name.
 func (s *server) hasTool(name string) bool {
-	if s.client == nil || s.client.State() != core.StateReady {
+	s.useBegin()
+	defer s.useEnd()
+	if c := s.client(); c == nil || c.State() != core.StateReady {
 		return false
 	}
 	items, err := s.lists[listTools].get(s)

@@ -593,13 +593,45 @@ typedef struct lmcp_host lmcp_host;
 
 /* lmcp_host_new validates config_json (len bytes) and creates a host with one
  * client per enabled server. Nothing is started. On success *host_out owns a
- * new handle, released with lmcp_host_free.
- * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (bad JSON; unknown or invalid
- * field, bad server name, unset ${VAR} without default: the message names the
- * field as config.mcpServers.<name>.<field>, never a value; NULL host_out);
- * LMCP_E_UNSUPPORTED (a transport this build lacks). */
+ * new handle, released with lmcp_host_free. The text may be any application's
+ * config file (Claude Desktop, Claude Code, Cursor, VS Code with comments,
+ * Cline, Roo Code, Windsurf): members the host does not use are ignored with
+ * one warning each (lmcp_host_warnings), or refused when the config says
+ * "strict": true.
+ * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (bad JSON, with its line and
+ * column; invalid field, bad server name, an unresolvable ${VAR}, ${env:VAR}
+ * or ${input:id}: the message names the field as the file spells it,
+ * config.mcpServers.<name>.<field> or config.servers.<name>.<field>, never a
+ * value; NULL host_out); LMCP_E_UNSUPPORTED (a transport this build lacks). */
 lmcp_status lmcp_host_new(const char *config_json, size_t len,
                           lmcp_host **host_out, char **err_out);
+
+/* lmcp_host_new_file is lmcp_host_new for the config file at path (a
+ * NUL-terminated path, read on the calling thread). options_json
+ * (options_len bytes; NULL or 0: none) is {"strict": bool [false],
+ * "inputs": {"<id>": "<value>"} (the values of ${input:id}: the library never
+ * prompts), "workspace_folder": path [the parent of the file's .vscode or
+ * .cursor directory, else the file's directory] (${workspaceFolder}, and
+ * where a relative envFile is found), "start": "eager"|"lazy" [the file's],
+ * "override": {top-level members laid over the file's, such as "tool_prefix"
+ * or "defaults"}}.
+ * Every message and warning starts with the path.
+ * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (NULL path or host_out, no such
+ * file, unreadable, malformed or invalid config, unknown option: the message
+ * names the file); LMCP_E_UNSUPPORTED, as lmcp_host_new. */
+lmcp_status lmcp_host_new_file(const char *path, const char *options_json,
+                               size_t options_len, lmcp_host **host_out,
+                               char **err_out);
+
+/* lmcp_host_warnings returns the configuration's warnings as a JSON array of
+ * strings, one per member the host ignored ("<file>: config.<path>: ignored:
+ * <what it is>", or "... is not a member LemonMCP knows; ignored (did you mean
+ * \"command\"?)"); [] when none. *json_out is library-allocated (free with
+ * lmcp_free); *len_out (may be NULL) receives its length. Never blocks.
+ * Returns LMCP_OK, LMCP_E_INVALID_HANDLE, or LMCP_E_INVALID_ARGUMENT (NULL
+ * json_out). */
+lmcp_status lmcp_host_warnings(lmcp_host *host, char **json_out,
+                               size_t *len_out, char **err_out);
 
 /* lmcp_host_set_event_handler registers the host's event callback (NULL cb
  * removes it); replacing a handler runs the previous destroy once none of its
@@ -626,16 +658,20 @@ lmcp_status lmcp_host_set_host_request_handler(lmcp_host *host,
                                                lmcp_destroy_cb destroy,
                                                char **err_out);
 
-/* lmcp_host_connect starts every enabled server in parallel and returns once
- * each was started. A server that fails to start or to handshake is reported
- * ("failed" state with its reason) and retried by its restart policy; it
- * never fails the others or this call.
+/* lmcp_host_connect starts every enabled eager server in parallel and returns
+ * once each was started; a server with "start": "lazy" (its own or the
+ * host's) starts on its first call or list instead. A server that fails to
+ * start or to handshake is reported ("failed" state with its reason) and
+ * retried by its restart policy, except a start that cannot succeed (no such
+ * executable, not executable, working directory missing), which fails at
+ * once without retries; it never fails the others or this call.
  * Returns LMCP_OK; LMCP_E_INVALID_HANDLE; LMCP_E_INVALID_STATE (connect was
  * already called, or the host is closed). */
 lmcp_status lmcp_host_connect(lmcp_host *host, char **err_out);
 
 /* lmcp_host_wait_ready blocks the calling thread until every enabled server
- * is ready or has failed once, or timeout_ms passes (negative: no limit).
+ * that was started (lazy servers not used yet are skipped) is ready or has
+ * failed once, or timeout_ms passes (negative: no limit).
  * Returns LMCP_OK (all settled: see lmcp_host_servers for which are ready);
  * LMCP_E_TIMEOUT (the message names the servers still connecting);
  * LMCP_E_INVALID_STATE (connect not called); LMCP_E_INVALID_HANDLE. */
@@ -644,15 +680,23 @@ lmcp_status lmcp_host_wait_ready(lmcp_host *host, int64_t timeout_ms,
 
 /* lmcp_host_servers reports each server as JSON: {"<name>": {"state":
  * "new"|"connecting"|"ready"|"restarting"|"failed"|"closed"|"disabled",
- * "enabled", "restarts", "era"?, "protocol_version"?, "transport"?,
- * "last_error"?}}. *json_out is library-allocated (free with lmcp_free);
+ * "enabled", "restarts", "start"? ("lazy"; "new" until its first use, and
+ * again once stopped after its "idle_ms"),
+ * "era"?, "protocol_version"?, "transport"?, and when not ready:
+ * "last_error"?, "cause"? (the first reason since it was last ready),
+ * "exit_code"? or "signal"? (of the last loss), "stderr_tail"? (the lost
+ * server's last stderr lines: at most 10 of at most 512 bytes, control
+ * characters escaped as \xNN, its configured env and header values replaced
+ * by [redacted])}}. *json_out is library-allocated (free with lmcp_free);
  * *len_out (may be NULL) receives its length. Never blocks.
  * Returns LMCP_OK, LMCP_E_INVALID_HANDLE, or LMCP_E_INVALID_ARGUMENT (NULL
  * json_out). */
 lmcp_status lmcp_host_servers(lmcp_host *host, char **json_out,
                               size_t *len_out, char **err_out);
 
-/* lmcp_host_list_tools returns the tools of every ready server:
+/* lmcp_host_list_tools starts the lazy servers not used yet (waiting for each
+ * to be ready or fail, within its timeouts.ready_ms), then returns the tools
+ * of every ready server:
  * {"tools": [...], "errors"?: {"<server>": "<message>"}}. Each tool is the
  * server's tool object with "name" set to the host's name for it (tool_prefix
  * "always": <server>__<tool>; "on_collision": prefixed only when two servers
@@ -719,7 +763,8 @@ lmcp_status lmcp_host_search_tools(lmcp_host *host, const char *query,
                                    size_t *len_out, char **err_out);
 
 /* lmcp_host_call_tool calls a tool by the name lmcp_host_list_tools gives it
- * (a <server>__<tool> name routes even before any listing). args_json
+ * (a <server>__<tool> name routes even before any listing, and starts that
+ * server if it is lazy: the call then waits for its handshake). args_json
  * (args_len bytes) is the arguments object or absent; options_json as for
  * lmcp_client_call, plus "fail_if_restarting": <bool> [false]: while the
  * server restarts, fail at once with LMCP_E_INVALID_STATE instead of waiting

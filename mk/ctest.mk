@@ -96,7 +96,8 @@ $(CTEST_OUT)/lmcp_ctest: $(CTEST_SUITE_DEPS) $(LIB) $(HEADER)
 # so that its count line is summed by `make test`.
 $(CTEST_OUT)/lmcp_host_test: $(CTEST_SRC)/test_host.c $(CTEST_HARNESS) $(LIB) $(HEADER)
 	@mkdir -p $(dir $@)
-	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_host.c $(CTEST_SRC)/harness.c \
+	$(CTEST_CC) $(CTEST_CFLAGS) -DLMCP_CONFIGS_DIR='"$(ROOT)/tests/configs"' \
+		-o $@ $(CTEST_SRC)/test_host.c $(CTEST_SRC)/harness.c \
 		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
 
 .PHONY: test-c-host

@@ -174,6 +174,10 @@ type Error struct {
 	// The core decides what it means: on a probe, whether the server is
 	// modern; otherwise, the call's protocol error.
 	RPCError []byte
+	// Permanent marks a start failure that trying again cannot cure (an
+	// executable that does not exist): a supervised client does not retry
+	// it. CodeInvalidArgument failures are permanent too.
+	Permanent bool
 }
 
 func (e *Error) Error() string { return e.Message }

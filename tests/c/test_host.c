@@ -98,6 +98,118 @@ static void test_host_config_errors(void) {
   lmcp_free(err);
 }
 
+/* The corpus of config files other applications write (tests/configs, whose
+ * expected.json lists every server and warning; here: how many warnings and
+ * one of them) loads through lmcp_host_new_file, and each warning names the
+ * file. */
+static void test_host_config_file_corpus(void) {
+  static const struct {
+    const char *path, *options;
+    int warnings;
+    const char *needle;
+  } cases[] = {
+      {"claude-desktop/claude_desktop_config.json", NULL, 2, "config.globalShortcut: ignored: Claude Desktop's keyboard shortcut"},
+      {"claude-code/.mcp.json", NULL, 0, NULL},
+      {"cursor/.cursor/mcp.json", NULL, 0, NULL},
+      {"vscode/.vscode/mcp.json", "{\"inputs\":{\"github-token\":\"test-token\"}}", 1, "config.servers.workspace.dev: ignored"},
+      {"cline/cline_mcp_settings.json", NULL, 2, "config.mcpServers.weather.autoApprove: ignored"},
+      {"windsurf/mcp_config.json", NULL, 0, NULL},
+      {"roo/mcp_settings.json", NULL, 1, "config.mcpServers.files.alwaysAllow: ignored"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", LMCP_CONFIGS_DIR, cases[i].path);
+    lmcp_host *h = NULL;
+    char *err = NULL;
+    const char *opt = cases[i].options;
+    CHECK_ST(lmcp_host_new_file(path, opt, opt ? strlen(opt) : 0, &h, &err), LMCP_OK, err);
+    lmcp_free(err);
+    err = NULL;
+    if (h == NULL) continue;
+    char *js = NULL;
+    size_t len = 0;
+    CHECK_ST(lmcp_host_warnings(h, &js, &len, &err), LMCP_OK, err);
+    CHECK(js != NULL && json_valid(js, len));
+    int n = js ? count_substr(js, path) : -1;
+    CHECKM(n == cases[i].warnings, js, "%s: %d warnings, want %d", cases[i].path, n, cases[i].warnings);
+    if (cases[i].needle) CHECKM(js && strstr(js, cases[i].needle), js, "expected %s", cases[i].needle);
+    lmcp_free(js);
+    lmcp_host_free(h);
+  }
+  /* An input without a value, a malformed file, an unknown option. */
+  char path[1024];
+  snprintf(path, sizeof path, "%s/vscode/.vscode/mcp.json", LMCP_CONFIGS_DIR);
+  lmcp_host *h = NULL;
+  char *err = NULL;
+  CHECK_ST(lmcp_host_new_file(path, NULL, 0, &h, &err), LMCP_E_INVALID_ARGUMENT, err);
+  CHECKM(err && strstr(err, "${input:github-token}") && strstr(err, "mcp.json"), err, "names the input and the file");
+  lmcp_free(err);
+  err = NULL;
+  CHECK_ST(lmcp_host_new_file(path, "{\"strct\":true}", 14, &h, &err), LMCP_E_INVALID_ARGUMENT, err);
+  CHECKM(err && strstr(err, "did you mean \\\"strict\\\""), err, "an unknown option is named");
+  lmcp_free(err);
+  err = NULL;
+  char bad[512];
+  temp_path(bad, sizeof bad, "malformed.json");
+  FILE *f = fopen(bad, "w");
+  CHECK(f != NULL);
+  if (f) {
+    fputs("{\"mcpServers\": {\n", f);
+    fclose(f);
+  }
+  CHECK_ST(lmcp_host_new_file(bad, NULL, 0, &h, &err), LMCP_E_INVALID_ARGUMENT, err);
+  CHECKM(err && strstr(err, bad) && strstr(err, "not valid JSON"), err, "a malformed file is named");
+  CHECK(h == NULL);
+  lmcp_free(err);
+  err = NULL;
+  CHECK_ST(lmcp_host_new_file(NULL, NULL, 0, &h, &err), LMCP_E_INVALID_ARGUMENT, err);
+  lmcp_free(err);
+  err = NULL;
+  char *w = NULL;
+  CHECK_ST(lmcp_host_warnings(NULL, &w, NULL, NULL), LMCP_E_INVALID_HANDLE, NULL);
+  CHECK(w == NULL);
+}
+
+/* lmcp_host_servers says why a server failed: its first cause, exit status,
+ * last stderr lines (escaped, configured secrets scrubbed); a server that
+ * cannot start is not retried and a call to it fails at once. */
+static void test_host_failure_fields(void) {
+  const char *cfg =
+      "{\"mcpServers\":{"
+      "\"dying\":{\"command\":\"/bin/sh\",\"args\":[\"-c\",\"echo \\\"Error: token $API_TOKEN refused\\\" >&2; exit 1\"],"
+      "\"env\":{\"API_TOKEN\":\"tok-secret-42\"},\"restart\":{\"max_restarts\":1,\"backoff_ms\":20},"
+      "\"timeouts\":{\"close_grace_ms\":200}},"
+      "\"broken\":{\"command\":\"/nonexistent/lmcp-test-server\"}}}";
+  lmcp_host *h = NULL;
+  char *err = NULL;
+  CHECK_ST(lmcp_host_new(cfg, strlen(cfg), &h, &err), LMCP_OK, err);
+  if (h == NULL) return;
+  CHECK_ST(lmcp_host_connect(h, &err), LMCP_OK, err);
+  char *js = NULL;
+  int64_t deadline = now_ms() + 15000;
+  for (;;) {
+    lmcp_free(js);
+    js = NULL;
+    CHECK_ST(lmcp_host_servers(h, &js, NULL, &err), LMCP_OK, err);
+    if ((js && strstr(js, "gave up")) || now_ms() > deadline) break;
+    sleep_ms(20);
+  }
+  CHECKM(js && strstr(js, "\"exit_code\":1"), js, "the exit status");
+  CHECKM(js && strstr(js, "\"stderr_tail\":[\"Error: token [redacted] refused\"]"), js, "stderr, scrubbed");
+  CHECKM(js && !strstr(js, "tok-secret-42"), js, "no secret");
+  CHECKM(js && strstr(js, "\"cause\":"), js, "the first cause");
+  CHECKM(js && strstr(js, "executable not found: /nonexistent/lmcp-test-server (not retried"), js, "not retried");
+  lmcp_free(js);
+  char *res = NULL;
+  CHECK_ST(lmcp_host_call_tool_sync(h, "broken__echo", "{}", 2, NULL, 0, &res, NULL, &err), LMCP_E_INVALID_STATE, err);
+  CHECKM(err && strstr(err, "executable not found"), err, "the call fails with the reason");
+  lmcp_free(err);
+  lmcp_free(res);
+  err = NULL;
+  CHECK_ST(lmcp_host_close(h, 5000, &err), LMCP_OK, err);
+  lmcp_host_free(h);
+}
+
 /* The library's goroutines now (lmcp_diagnostics), or -1. */
 static long long goroutines(void) {
   char *js = NULL;
@@ -279,6 +391,8 @@ int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   RUN_TEST(test_host_config_errors, 30);
   RUN_TEST(test_host_lifecycle, 60);
+  RUN_TEST(test_host_config_file_corpus, 30);
+  RUN_TEST(test_host_failure_fields, 60);
   temp_dir_cleanup();
   return h_finish();
 }

@@ -235,16 +235,18 @@ func TestHostFailingSlowAndHealthyServers(t *testing.T) {
 	require.Nil(t, errOrNil(err), "a failing server never fails the others")
 	require.Equal(t, "fine", textOf(t, res))
 
-	// The broken one gives up after its restarts; the mute one too.
+	// The broken one is not retried (it cannot start); the mute one gives
+	// up after its restarts.
+	require.Contains(t, rep["broken"].LastError, "not retried")
 	require.Eventually(t, func() bool {
-		r := servers(t, h)
-		return strings.Contains(r["broken"].LastError, "gave up") && strings.Contains(r["mute"].LastError, "gave up")
+		return strings.Contains(servers(t, h)["mute"].LastError, "gave up")
 	}, 10*time.Second, 20*time.Millisecond)
 	rep = servers(t, h)
-	require.Equal(t, "failed", rep["broken"].State, "never ready, given up")
-	require.Equal(t, 2, rep["broken"].Restarts)
+	require.Equal(t, "failed", rep["broken"].State, "never ready, not retried")
+	require.Equal(t, 0, rep["broken"].Restarts)
 	require.Equal(t, "failed", rep["mute"].State)
-	require.True(t, ev.has("restarting", `"server":"broken"`))
+	require.True(t, ev.has("failed", `"server":"broken"`))
+	require.False(t, ev.has("restarting", `"server":"broken"`))
 	require.True(t, ev.has("closed", `"server":"mute"`))
 
 	require.Nil(t, errOrNil(h.Close(5*time.Second)))

@@ -195,7 +195,9 @@ func checkCwd(cwd string) error {
 // configuration works once the program is installed, and to the host it is
 // "the server could not be started", like any other spawn failure.
 func notFound(command string) error {
-	return transport.Errorf(transport.CodeTransport, "executable not found: %s", command)
+	e := transport.Errorf(transport.CodeTransport, "executable not found: %s", command)
+	e.Permanent = true // a supervisor retrying it would only delay the report
+	return e
 }
 
 // execError maps the exec failures that mean "this configuration cannot
@@ -210,8 +212,10 @@ func execError(command string, err error) error {
 	case syscall.ENOENT, syscall.ENOTDIR:
 		// The file was there a moment ago, so this is most likely a
 		// missing "#!" interpreter or dynamic loader.
-		return transport.Errorf(transport.CodeTransport,
+		e := transport.Errorf(transport.CodeTransport,
 			"executable not found: %s (or its interpreter is missing)", command)
+		e.Permanent = true
+		return e
 	case syscall.EACCES, syscall.EPERM:
 		return transport.Errorf(transport.CodeInvalidArgument, "not allowed to execute: %s", command)
 	case syscall.ENOEXEC:

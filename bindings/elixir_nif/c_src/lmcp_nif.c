@@ -693,6 +693,8 @@ static ERL_NIF_TERM nif_encode_json(ErlNifEnv *env, int argc, const ERL_NIF_TERM
 
 /* The host NIFs (defined at the end of this file). */
 static ERL_NIF_TERM nif_host_new(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_new_file(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_warnings(ErlNifEnv *, int, const ERL_NIF_TERM[]);
 static ERL_NIF_TERM nif_host_set_handlers(ErlNifEnv *, int, const ERL_NIF_TERM[]);
 static ERL_NIF_TERM nif_host_connect(ErlNifEnv *, int, const ERL_NIF_TERM[]);
 static ERL_NIF_TERM nif_host_wait_ready(ErlNifEnv *, int, const ERL_NIF_TERM[]);
@@ -727,6 +729,8 @@ static ErlNifFunc nif_funcs[] = {
     {"decode_json", 1, nif_decode_json, 0},
     {"encode_json", 1, nif_encode_json, 0},
     {"host_new", 1, nif_host_new, 0},
+    {"host_new_file", 2, nif_host_new_file, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"host_warnings", 1, nif_host_warnings, 0},
     {"host_set_handlers", 2, nif_host_set_handlers, 0},
     {"host_connect", 1, nif_host_connect, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"host_wait_ready", 2, nif_host_wait_ready, ERL_NIF_DIRTY_JOB_IO_BOUND},
@@ -863,6 +867,49 @@ static ERL_NIF_TERM nif_host_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM ar
   return enif_make_tuple2(env, atom_ok, t);
 }
 
+/* host_new_file(Path, Options) -> {ok, Host} | {error, Status, Info}: the
+ * config file at Path (a binary), read by the library; Options is a map
+ * (strict, inputs, workspace_folder, start, override) or nil. The caller owns
+ * the host. (dirty I/O: the file is read) */
+static ERL_NIF_TERM nif_host_new_file(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  ErlNifBinary path;
+  if (!enif_inspect_binary(env, argv[0], &path) || memchr(path.data, 0, path.size) != NULL) {
+    return enif_make_badarg(env);
+  }
+  char *cpath = enif_alloc(path.size + 1);
+  if (cpath == NULL) {
+    return enif_make_badarg(env);
+  }
+  memcpy(cpath, path.data, path.size);
+  cpath[path.size] = 0;
+  lmcp_buf buf = {0};
+  const char *eerr = NULL;
+  if (!enif_is_identical(argv[1], lmcp_atom_nil) && !lmcp_term_to_json(env, argv[1], &buf, &eerr)) {
+    lmcp_buf_free(&buf);
+    enif_free(cpath);
+    return encode_error(env, "options", eerr);
+  }
+  lmcp_host *h = NULL;
+  char *err = NULL;
+  lmcp_status st = lmcp_host_new_file(cpath, buf.data, buf.len, &h, &err);
+  lmcp_buf_free(&buf);
+  enif_free(cpath);
+  if (st != LMCP_OK) {
+    return lib_error(env, st, err);
+  }
+  host_res *r = enif_alloc_resource(host_type, sizeof(*r));
+  memset(r, 0, sizeof(*r));
+  r->host = h;
+  enif_self(env, &r->owner);
+  ERL_NIF_TERM t = enif_make_resource(env, r);
+  if (enif_monitor_process(env, r, &r->owner, &r->mon) != 0) {
+    lmcp_host_free(h); /* the owner is already gone */
+  }
+  enif_release_resource(r);
+  return enif_make_tuple2(env, atom_ok, t);
+}
+
 /* host_set_handlers(Host, Tag) -> ok | {error, ...} */
 static ERL_NIF_TERM nif_host_set_handlers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
@@ -925,6 +972,12 @@ static ERL_NIF_TERM host_json(ErlNifEnv *env, ERL_NIF_TERM t,
 static ERL_NIF_TERM nif_host_servers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   return host_json(env, argv[0], lmcp_host_servers);
+}
+
+/* host_warnings(Host) -> {ok, [Binary]} | {error, ...}   (never waits) */
+static ERL_NIF_TERM nif_host_warnings(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  return host_json(env, argv[0], lmcp_host_warnings);
 }
 
 /* host_list(Host, Kind) -> {ok, Map} | {error, ...}; Kind is tools, prompts

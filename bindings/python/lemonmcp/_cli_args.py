@@ -10,11 +10,12 @@ types is a usage error naming the argument.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
-__all__ = ["ArgumentError", "allowed_types", "coerce_value", "arguments_from_words", "split_words"]
+__all__ = ["ArgumentError", "allowed_types", "coerce_value", "arguments_from_words", "split_words", "check_arguments", "did_you_mean"]
 
 # Every JSON Schema type name a value may take, in the order a typed word is
 # tried: the string reading goes last, so that `n=3` is 3 where both a
@@ -174,7 +175,8 @@ def arguments_from_words(words: Sequence[str], schema: Optional[Mapping[str, Any
             if not known:
                 props = schema.get("properties")
                 names = ", ".join(props) if isinstance(props, Mapping) and props else "none"
-                raise ArgumentError(f"argument {key}: the tool takes no such argument (it takes: {names})")
+                hint = did_you_mean(key, list(props) if isinstance(props, Mapping) else [])
+                raise ArgumentError(f"argument {key}: the tool takes no such argument{hint} (it takes: {names})")
         count = sum(1 for k, _ in pairs if k == key)
         if count > 1:
             if not _is_array_only(prop):
@@ -192,3 +194,49 @@ def arguments_from_words(words: Sequence[str], schema: Optional[Mapping[str, Any
                 continue
         out[key] = coerce_value(key, value, prop)
     return out
+
+
+def did_you_mean(word: str, known: Sequence[str]) -> str:
+    """' (did you mean "x"?)' for the closest of known, or ''."""
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    if not close:
+        lowered = {k.lower(): k for k in known}
+        if word.lower() in lowered:
+            close = [lowered[word.lower()]]
+    return f' (did you mean "{close[0]}"?)' if close else ""
+
+
+def check_arguments(arguments: Mapping[str, Any], schema: Optional[Mapping[str, Any]]) -> None:
+    """Checks a call's arguments against the tool's input schema before
+    anything is sent: every required argument is there, and no key is
+    unknown. A key is unknown when the schema allows no other properties
+    ("additionalProperties": false), or when it is a near miss of a
+    property's name (a typo: ``txt`` for ``text``), whatever the schema
+    says of others. ArgumentError names what is wrong."""
+    if not isinstance(schema, Mapping):
+        return
+    props = schema.get("properties")
+    props = props if isinstance(props, Mapping) else {}
+    strict = schema.get("additionalProperties") is False
+    for key in arguments:
+        if key in props:
+            continue
+        hint = did_you_mean(key, list(props))
+        if strict or hint:
+            names = ", ".join(props) or "none"
+            raise ArgumentError(f"argument {key}: the tool takes no such argument{hint} (it takes: {names})")
+    required = schema.get("required")
+    missing = [r for r in required if isinstance(r, str) and r not in arguments] if isinstance(required, list) else []
+    if missing:
+        described = []
+        for name in missing:
+            prop = props.get(name)
+            desc = prop.get("description") if isinstance(prop, Mapping) else None
+            described.append(f"{name} ({_one_line(str(desc))})" if desc else name)
+        which = "argument" if len(missing) == 1 else "arguments"
+        raise ArgumentError(f"missing required {which}: {', '.join(described)} (give {' '.join(m + '=...' for m in missing)})")
+
+
+def _one_line(text: str, limit: int = 60) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -28,12 +28,8 @@ read from the environment, never from the command line), --scope,
 flow: the URL to open is printed on stderr and the URL the browser was
 redirected to is read from stdin.
 
-Exit status: 0 success, 1 the tool returned an error result, 2 usage error,
-3 connection failure (the server could not be started or reached, or went
-away; a missing executable is one), 4 protocol error (a JSON-RPC error from
-the server), 5 unsupported (by the server or by this build), 6 authorization
-required (the server wants OAuth the client could not complete), 124 timeout
-(--timeout or the handshake's bound ran out; as timeout(1)), 130 interrupted.
+Exit status: one table (lemonmcp._cli_exit), the same in every mode, shown
+by --help and in bindings/python/README.md.
 
 When a stdio server fails, the last lines it wrote on stderr are shown
 (at most 20 lines, 4 KiB), labelled as the server's.
@@ -73,7 +69,8 @@ from ._cli_output import (
     format_table,
     stderr_tail_text,
 )
-from ._cli_args import ArgumentError, arguments_from_words, split_words
+from ._cli_args import ArgumentError, arguments_from_words, check_arguments, did_you_mean, split_words
+from ._cli_exit import EXIT_CODES, exit_table_text
 from .client import Client
 from .errors import (
     AuthRequired,
@@ -81,6 +78,7 @@ from .errors import (
     ClosedError,
     InvalidArgument,
     LemonMCPError,
+    NotFound,
     ProtocolError,
     TimeoutError,
     TransportError,
@@ -97,20 +95,12 @@ EXIT_CONNECT = 3
 EXIT_PROTOCOL = 4
 EXIT_UNSUPPORTED = 5
 EXIT_AUTH = 6
+EXIT_NOT_FOUND = 7
 # As timeout(1) does, so that scripts wrapping either read it the same way.
 EXIT_TIMEOUT = 124
 EXIT_INTERRUPTED = 130
-EXIT = {
-    "ok": EXIT_OK,
-    "tool_error": EXIT_TOOL_ERROR,
-    "usage": EXIT_USAGE,
-    "connect": EXIT_CONNECT,
-    "protocol": EXIT_PROTOCOL,
-    "unsupported": EXIT_UNSUPPORTED,
-    "auth": EXIT_AUTH,
-    "timeout": EXIT_TIMEOUT,
-    "interrupted": EXIT_INTERRUPTED,
-}
+#: Every exit status by name, from the one table (lemonmcp._cli_exit).
+EXIT = {name: code for code, name, _ in EXIT_CODES}
 
 PROG = "lemonmcp"
 #: The MCP log levels, lowest first (logging/setLevel).
@@ -134,8 +124,8 @@ class Failure(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        # One useful line, not the usage banner: --help has the rest.
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {PROG} --help)\n")
 
 
 def _common(p: argparse.ArgumentParser, sub: bool) -> None:
@@ -149,6 +139,10 @@ def _common(p: argparse.ArgumentParser, sub: bool) -> None:
     g.add_argument("--sse", metavar="URL", default=d, help="legacy HTTP+SSE server")
     g.add_argument("--config", metavar="FILE", default=d, help='JSON file in the "mcpServers" shape')
     g.add_argument("--server", metavar="NAME", default=d, help="which server of --config (optional when it has one)")
+    g.add_argument("--input", dest="input" + sfx, metavar="ID=VALUE", action="append", default=d,
+                   help="the value of ${input:ID} in a --config file (VS Code's inputs; repeatable)")
+    g.add_argument("--strict", action="store_true", default=d,
+                   help="refuse the members of a --config file LemonMCP does not use, instead of warning")
     g.add_argument("--header", dest="header" + sfx, metavar="'NAME: VALUE'", action="append", default=d, help="HTTP header (repeatable)")
     g.add_argument("--env", dest="env" + sfx, metavar="KEY=VALUE", action="append", default=d, help="environment variable for a stdio server (repeatable)")
     g.add_argument("--cwd", metavar="DIR", default=d, help="working directory of a stdio server")
@@ -193,10 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="A Model Context Protocol client: ask an MCP server for its tools, resources and prompts, and use them.",
-        epilog="Elicitation is offered only on a terminal (a form); sampling only with --sampling-command "
-        "(on a terminal without it a request is shown and refused); roots only with --root. "
-        "exit status: 0 ok, 1 tool error result, 2 usage, 3 connection failure (including a missing executable), "
-        "4 protocol error, 5 unsupported, 6 authorization required, 124 timeout, 130 interrupted",
+        epilog="Elicitation is offered only on a terminal (a form); sampling only with --sampling-command\n"
+        "(on a terminal without it a request is shown and refused); roots only with --root.\n\n" + exit_table_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     _common(parser, sub=False)
@@ -254,11 +247,12 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("query", metavar="QUERY", help='what the tool should do, in a few words ("create a github issue")')
     se.add_argument("--limit", metavar="N", type=int, default=10, help="at most N tools (1-100, default 10)")
     json_flag(se)
+    json_flag(sub("check", "with --config FILE: load it as the host would and show each server and every warning, starting nothing"))
     return parser
 
 
 def _merge_sub(ns: argparse.Namespace) -> argparse.Namespace:
-    for name in ("header", "env", "scope", "root"):
+    for name in ("header", "env", "scope", "root", "input"):
         extra = getattr(ns, name + "_sub", None)
         if extra:
             setattr(ns, name, (getattr(ns, name) or []) + list(extra))
@@ -504,12 +498,16 @@ def interactive_authorize(stdin: IO[str], err: IO[str]) -> Callable[[Dict[str, A
     return authorize
 
 
+#: What fixes a 401, as command-line flags.
+AUTH_FLAGS_HINT = ("give --client-id ID with --client-secret-env VAR (client credentials), "
+                   "or --authorize --redirect-uri URI (sign in), or --header 'Authorization: Bearer ...'")
+
+
 def _auth_required_text(exc: AuthRequired) -> str:
     msg = _error_text(exc)
     servers = exc.authorization_servers
-    if servers:
-        msg += f" (authorization server: {', '.join(servers)}; see --client-id, --client-secret-env, --authorize)"
-    return msg
+    where = f"authorization server: {', '.join(servers)}; " if servers else ""
+    return f"{msg} ({where}{AUTH_FLAGS_HINT})"
 
 
 # ------------------------------------------------------------------ output
@@ -632,6 +630,8 @@ def _exit_for(exc: LemonMCPError) -> int:
         return EXIT_CONNECT
     if isinstance(exc, Cancelled):
         return EXIT_INTERRUPTED
+    if isinstance(exc, NotFound):
+        return EXIT_NOT_FOUND
     if isinstance(exc, InvalidArgument):
         return EXIT_USAGE
     return EXIT_PROTOCOL
@@ -784,13 +784,24 @@ def _run_command(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[s
     raise UsageError(f"unknown command {cmd!r}")  # pragma: no cover - argparse guards
 
 
-def _input_schema(client: Client, tool: str) -> Optional[Mapping[str, Any]]:
-    """The tool's inputSchema from tools/list (None when the server does not
-    list it: then the call itself says what is wrong)."""
-    for t in client.list_tools():
+def _schema_of(tools: Sequence[Any], tool: str, where: str) -> Mapping[str, Any]:
+    """The input schema of ``tool`` among ``tools`` (a listing), or
+    Failure(EXIT_NOT_FOUND) naming it, with a "did you mean"."""
+    for t in tools:
         if t.name == tool:
-            return t.input_schema if isinstance(t.input_schema, Mapping) else None
-    return None
+            return t.input_schema if isinstance(t.input_schema, Mapping) else {}
+    names = [t.name for t in tools]
+    raise Failure(EXIT_NOT_FOUND, f"{where} has no tool named {tool!r}{did_you_mean(tool, names)} (see {PROG} tools)")
+
+
+def _input_schema(client: Client, tool: str) -> Optional[Mapping[str, Any]]:
+    """The tool's inputSchema from tools/list (None when the server cannot
+    list its tools: then the call itself says what is wrong)."""
+    try:
+        tools = client.list_tools()
+    except UnsupportedError:
+        return None
+    return _schema_of(tools, tool, "the server")
 
 
 def _typed_arguments(tool: str, words: Sequence[str], schema: Callable[[], Optional[Mapping[str, Any]]]) -> Dict[str, Any]:
@@ -802,8 +813,19 @@ def _typed_arguments(tool: str, words: Sequence[str], schema: Callable[[], Optio
         raise UsageError(f"call {tool}: {exc}") from None
 
 
+def _checked_arguments(ns: argparse.Namespace, as_json: bool, schema: Optional[Mapping[str, Any]]) -> Tuple[Dict[str, Any], bool]:
+    """The call's arguments, checked against the tool's input schema before
+    anything is sent (required arguments, unknown keys)."""
+    arguments, as_json = _tool_arguments(ns, as_json, lambda: schema)
+    try:
+        check_arguments(arguments, schema)
+    except ArgumentError as exc:
+        raise UsageError(f"call {ns.tool}: {exc}") from None
+    return arguments, as_json
+
+
 def _call(client: Client, ns: argparse.Namespace, out: IO[str], err: IO[str], as_json: bool, width: Optional[int]) -> int:
-    arguments, as_json = _tool_arguments(ns, as_json, lambda: _input_schema(client, ns.tool))
+    arguments, as_json = _checked_arguments(ns, as_json, _input_schema(client, ns.tool))
     progress = None if ns.quiet else _ProgressLine(err)
     try:
         result: CallToolResult = client.call_tool(ns.tool, arguments, progress=progress if progress else None)
@@ -850,8 +872,8 @@ def _show_tool_result(
         elif result.structured_content is not None:
             _dump(result.structured_content, out)
     if result.is_error:
-        first = _one_line(result.text.splitlines()[0] if result.text else "")
-        err.write(f"{PROG}: tool {tool} reported an error" + (f": {first}" if first else "") + "\n")
+        # The error's text is the result, on stdout; it is not repeated.
+        err.write(f"{PROG}: tool {tool} reported an error (exit status {EXIT_TOOL_ERROR})\n")
         return EXIT_TOOL_ERROR
     return EXIT_OK
 
@@ -859,67 +881,49 @@ def _show_tool_result(
 # The commands that, with --config and no --server, run every server of the
 # file through one host (lemonmcp.Host): tools are listed as server__tool,
 # `call server__tool` routes, `servers` shows each server's state.
-HOST_COMMANDS = ("tools", "call", "servers", "search")
+HOST_COMMANDS = ("tools", "call", "servers", "search", "check")
 
 
 def _host_main(ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
-    from .host import Host  # the host is only loaded when used
+    from ._cli_config import run_config
 
-    as_json = bool(getattr(ns, "json_output", False))
     width: Optional[int] = _width() if _isatty(out) else None
-    try:
-        with open(ns.config, encoding="utf-8") as f:
-            config = json.load(f)
-    except OSError as exc:
-        raise UsageError(f"--config: cannot read {ns.config}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise UsageError(f"--config: {ns.config} is not valid JSON: {exc}") from None
-    if not isinstance(config, dict):
-        raise UsageError(f"--config: {ns.config} is not a JSON object")
-    if ns.timeout is not None and ns.timeout < 0:
-        raise UsageError("--timeout: expected a non-negative number of seconds")
-    ready = ns.timeout if ns.timeout else 30.0
-    try:
-        host = Host(config, ready_timeout=ready)
-    except InvalidArgument as exc:
-        raise UsageError(_error_text(exc)) from None
-    with host:
-        servers = host.servers()
-        if ns.command == "servers":
-            if as_json:
-                _dump(servers, out)
-            else:
-                rows: List[Tuple[str, ...]] = [
-                    (name, s.get("state", ""), s.get("era", ""), str(s.get("restarts", 0)), _one_line(s.get("last_error", "")))
-                    for name, s in sorted(servers.items())
-                ]
-                out.write(format_table(("SERVER", "STATE", "ERA", "RESTARTS", "LAST ERROR"), rows, width) + "\n")
-            return EXIT_OK
-        if not ns.quiet:
-            for name, s in sorted(servers.items()):
-                if s.get("state") not in ("ready", "disabled"):
-                    err.write(f"{PROG}: server {name} is {s.get('state')}: {_one_line(s.get('last_error', ''))}\n")
-        if ns.command == "search":
-            return run_search(host, ns.query, ns.limit, out, err, as_json, width, PROG)
-        if ns.command == "tools":
-            tools = host.list_tools()
-            if as_json:
-                _dump({"tools": [t.raw for t in tools]}, out)
-            elif not tools:
-                err.write(f"{PROG}: no server has tools\n")
-            else:
-                rows = [(t.name, t.server, _schema_args(t.input_schema), _one_line(t.description or t.title or "")) for t in tools]
-                out.write(format_table(("NAME", "SERVER", "ARGUMENTS", "DESCRIPTION"), rows, width) + "\n")
-            return EXIT_OK
-        def schema() -> Optional[Mapping[str, Any]]:
-            for t in host.list_tools():
-                if t.name == ns.tool:
-                    return t.input_schema if isinstance(t.input_schema, Mapping) else None
-            return None
 
-        arguments, as_json = _tool_arguments(ns, as_json, schema)
-        result = host.call_tool(ns.tool, arguments, timeout=ns.timeout or None)
-        return _show_tool_result(result, ns.tool, out, err, as_json, width)
+    def show_tools(tools: List[Any], out: IO[str], err: IO[str], as_json: bool) -> None:
+        if as_json:
+            _dump({"tools": [t.raw for t in tools]}, out)
+        elif not tools:
+            err.write(f"{PROG}: no server has tools\n")
+        else:
+            rows = [(t.name, t.server, _schema_args(t.input_schema), _one_line(t.description or t.title or "")) for t in tools]
+            out.write(format_table(("NAME", "SERVER", "ARGUMENTS", "DESCRIPTION"), rows, width) + "\n")
+
+    def show_servers(servers: Dict[str, Dict[str, Any]], out: IO[str], as_json: bool) -> None:
+        if as_json:
+            _dump(servers, out)
+            return
+        rows: List[Tuple[str, ...]] = [
+            (name, s.get("state", ""), s.get("era", ""), str(s.get("restarts", 0)), _one_line(s.get("last_error", "")))
+            for name, s in sorted(servers.items())
+        ]
+        out.write(format_table(("SERVER", "STATE", "ERA", "RESTARTS", "LAST ERROR"), rows, width) + "\n")
+
+    return run_config(
+        ns,
+        out,
+        err,
+        prog=PROG,
+        usage_error=UsageError,
+        failure=Failure,
+        exits=EXIT,
+        show_tools=show_tools,
+        show_servers=show_servers,
+        call_arguments=_checked_arguments,
+        schema_of=_schema_of,
+        show_result=lambda result, tool, out, err, as_json: _show_tool_result(result, tool, out, err, as_json, width),
+        error_text=_error_text,
+        search=lambda host, as_json: run_search(host, ns.query, ns.limit, out, err, as_json, width, PROG),
+    )
 
 
 def main(
@@ -947,24 +951,22 @@ def main(
         try:
             return _host_main(ns, out, err)
         except UsageError as exc:
-            parser.print_usage(err)
             return fail(EXIT_USAGE, str(exc))
+        except Failure as exc:
+            return fail(exc.status, str(exc))
+        except AuthRequired as exc:
+            return fail(EXIT_AUTH, _auth_required_text(exc))
         except LemonMCPError as exc:
             return fail(_exit_for(exc), _error_text(exc))
         except KeyboardInterrupt:
             return fail(EXIT_INTERRUPTED, "interrupted")
-    if ns.command == "servers":
-        parser.print_usage(err)
-        return fail(EXIT_USAGE, "servers needs --config FILE (without --server)")
-    if ns.command == "search":
-        parser.print_usage(err)
-        return fail(EXIT_USAGE, "search needs --config FILE (without --server)")
+    if ns.command in ("servers", "search", "check"):
+        return fail(EXIT_USAGE, f"{ns.command} needs --config FILE (without --server)")
 
     try:
         target, transport = _transport(ns)
         auth_options = _auth_options(ns, transport, inp, err)
     except UsageError as exc:
-        parser.print_usage(err)
         return fail(EXIT_USAGE, str(exc))
 
     options: Dict[str, Any] = dict(auth_options)
@@ -976,7 +978,6 @@ def main(
         options["ready_timeout"] = AUTHORIZE_TIMEOUT_S + 30.0
     if ns.timeout is not None:
         if ns.timeout < 0:
-            parser.print_usage(err)
             return fail(EXIT_USAGE, "--timeout: expected a non-negative number of seconds")
         options["call_timeout"] = ns.timeout  # 0: no limit
         if ns.timeout > 0:
@@ -995,7 +996,6 @@ def main(
     try:
         options.update(_host_request_options(ns, inp, err, term))
     except UsageError as exc:
-        parser.print_usage(err)
         return fail(EXIT_USAGE, str(exc))
 
     client: Optional[Client] = None
@@ -1017,7 +1017,10 @@ def main(
             return fail(code, f"the server {target} failed the handshake: {_error_text(exc)}")
         except LemonMCPError as exc:
             status = fail(_connect_exit(exc), f"cannot connect to {target}: {_error_text(exc)}")
-            if stdio and not ns.verbose:  # with -v its lines were shown as they came
+            if stdio and not ns.verbose and isinstance(exc, ClosedError):
+                # The process ran and died: its last words come with the
+                # closed event. A start that failed (no such executable) has
+                # none to wait for, and reports at once.
                 _show_stderr_tail(closed.wait(), err)
             return status
         try:

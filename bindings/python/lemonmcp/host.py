@@ -33,9 +33,9 @@ import json
 import os
 from ctypes import byref, c_size_t, c_uint64, c_void_p
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar, Union
 
-from . import _ffi
+from . import _ffi, _host_file
 from ._base import CALLBACK_KEYWORDS
 from ._codec import dumps
 from ._config import call_options, declare_handlers, use_host_token_store
@@ -90,10 +90,23 @@ class HostSession(HandleSession):
     (``target``), or none for a tool call: then ``method`` is the host's
     name of the tool and ``params`` its arguments."""
 
-    def __init__(self, config: Mapping[str, Any], callbacks: Callbacks, dispatcher: Dispatcher) -> None:
-        blob = dumps(config, "config")
-        handle = _ffi.HostHandle()
-        lib.lmcp_host_new(blob, len(blob), byref(handle), c_void_p())
+    def __init__(
+        self,
+        config: Mapping[str, Any],
+        callbacks: Callbacks,
+        dispatcher: Dispatcher,
+        path: Optional[str] = None,
+        load_options: Optional[Dict[str, Any]] = None,
+    ) -> None:
+        if path is not None:
+            # The library reads an application's file itself (_host_file);
+            # config holds the members laid over the file's.
+            opts = _host_file.load_options(**(load_options or {}), override=config)
+            handle = _host_file.new_host_from_file(path, opts)
+        else:
+            blob = dumps(config, "config")
+            handle = _ffi.HostHandle()
+            lib.lmcp_host_new(blob, len(blob), byref(handle), c_void_p())
         self.connected = False
         super().__init__(handle, HOST, callbacks, dispatcher)
 
@@ -225,11 +238,30 @@ class HostBase:
         tool_prefix: str = "always",
         *,
         ready_timeout: Optional[float] = 30.0,
+        strict: bool = False,
+        inputs: Optional[Mapping[str, str]] = None,
+        workspace_folder: Optional[Union[str, "os.PathLike[str]"]] = None,
+        start: Optional[str] = None,
         **options: Any,
     ) -> None:
-        config = _load_config(config_or_path)
-        if tool_prefix != "always" or "tool_prefix" not in config:
-            config["tool_prefix"] = tool_prefix
+        path: Optional[str] = None
+        load_options: Dict[str, Any] = {}
+        if _host_file.is_path(config_or_path):
+            # An application's config file: read by the library, which names
+            # the file in every message; config is what is laid over it.
+            path = os.fspath(config_or_path)  # type: ignore[arg-type]
+            config: Dict[str, Any] = {}
+            if tool_prefix != "always":
+                config["tool_prefix"] = tool_prefix
+            load_options = {"strict": strict, "inputs": inputs, "workspace_folder": workspace_folder, "start": start}
+        else:
+            config = _load_config(config_or_path)
+            if tool_prefix != "always" or "tool_prefix" not in config:
+                config["tool_prefix"] = tool_prefix
+            if strict:
+                config["strict"] = True
+            if start is not None:
+                config["start"] = start
         if "on_request" in options:
             raise TypeError(
                 "on_request: a Host takes the Client's handler keywords instead "
@@ -249,7 +281,12 @@ class HostBase:
                 use_host_token_store(defaults)
             config["defaults"] = defaults
         self.ready_timeout = ready_timeout
-        self._session = HostSession(config, callbacks, self._make_dispatcher())
+        self._session = HostSession(config, callbacks, self._make_dispatcher(), path, load_options)
+        #: The members of the configuration the host ignored, one line each
+        #: (also logged as warnings on the ``lemonmcp`` logger).
+        self.warnings: List[str] = _host_file.warnings_of(self._session.handle())
+        _host_file.log_warnings(self.warnings)
+        self._failures_logged: Set[str] = set()
 
     def _make_dispatcher(self) -> Dispatcher:
         return Dispatcher()
@@ -330,8 +367,14 @@ def _with_server(doc: Any, key: str, read: Callable[[Any], Any], make: Callable[
 class Host(HostBase):
     """Many named MCP servers from one ``mcpServers`` configuration.
 
-    ``config_or_path`` is a dict, a JSON text, or the path of a JSON file
-    (Claude Desktop, VS Code and Cursor files work as they are).
+    ``config_or_path`` is a dict, a JSON text, or the path of a config file
+    as Claude Desktop, Claude Code, Cursor, VS Code, Cline, Roo Code or
+    Windsurf write it: the library reads a path itself (messages name the
+    file), ignores the members it does not use with one warning each, logged
+    on the ``lemonmcp`` logger and kept in :attr:`warnings` (``strict=True``
+    makes them errors), resolves ``${input:id}`` from ``inputs`` and
+    ``${workspaceFolder}`` from ``workspace_folder`` (default: the file's
+    project). ``start="lazy"`` starts each server on its first use.
     ``tool_prefix``: ``"always"`` (``server__tool``), ``"on_collision"`` or
     ``"never"``; the file's own value is kept when the argument is left at
     its default. Other keyword options are top-level host fields
@@ -363,7 +406,8 @@ class Host(HostBase):
     def wait_ready(self, timeout: Optional[float] = None) -> None:
         """Wait until every enabled server is ready or has failed once
         (:class:`TimeoutError` names those still connecting). Ctrl-C
-        interrupts the wait."""
+        interrupts the wait. Each server that failed is logged once as a
+        warning saying why."""
         sess = self._session
         sess.wait_sliced(
             sess.wait_ready_slice,
@@ -371,6 +415,7 @@ class Host(HostBase):
             lambda: True,
             lambda: self._not_ready(timeout),
         )
+        _host_file.log_failed(self.servers, self._failures_logged)
 
     def __enter__(self) -> "Host":
         try:
@@ -399,8 +444,9 @@ class Host(HostBase):
     # ------------------------------------------------------------- queries
 
     def servers(self) -> Dict[str, Dict[str, Any]]:
-        """Each server: {"state", "restarts", "enabled", "era"?,
-        "protocol_version"?, "transport"?, "last_error"?}. Never blocks."""
+        """Each server: {"state", "restarts", "enabled", "start"?, "era"?,
+        "protocol_version"?, "transport"?, and when not ready "last_error"?,
+        "cause"?, "exit_code"?, "signal"?, "stderr_tail"?}. Never blocks."""
         return self._servers()
 
     def list_tools(self) -> List[HostTool]:

@@ -20,7 +20,7 @@ def srv(*flags: str) -> List[str]:
     return ["--stdio", shlex.join([FIXTURE, *flags])]
 
 
-OK, TOOL_ERROR, USAGE, CONNECT, PROTOCOL, UNSUPPORTED, TIMEOUT = 0, 1, 2, 3, 4, 5, 124
+OK, TOOL_ERROR, USAGE, CONNECT, PROTOCOL, UNSUPPORTED, NOT_FOUND, TIMEOUT = 0, 1, 2, 3, 4, 5, 7, 124
 
 CASES = [
     # (id, argv, exit status, text in stdout, text in stderr)
@@ -31,8 +31,8 @@ CASES = [
     ("call-json-args", srv() + ["call", "echo", "--json", '{"text": "as json"}'], OK, "as json", None),
     ("call-args-option", srv() + ["call", "echo", "--args", '{"text": "via args"}'], OK, "via args", None),
     ("options-after-command", ["call", "echo", "text=late"] + srv(), OK, "late", None),
-    ("tool-error", srv() + ["call", "fail", "message=it broke"], TOOL_ERROR, "it broke", "reported an error: it broke"),
-    ("unknown-tool", srv() + ["call", "no_such_tool"], PROTOCOL, None, "no_such_tool"),
+    ("tool-error", srv() + ["call", "fail", "message=it broke"], TOOL_ERROR, "it broke", "tool fail reported an error (exit status 1)"),
+    ("unknown-tool", srv() + ["call", "no_such_tool"], NOT_FOUND, None, "the server has no tool named 'no_such_tool'"),
     ("unknown-prompt", srv() + ["prompt", "no_such_prompt"], PROTOCOL, None, "lemonmcp:"),
     ("resources", srv() + ["resources"], OK, "fixture://item/25", None),
     ("templates", srv() + ["templates"], OK, "fixture://items/{id}", None),
@@ -140,7 +140,7 @@ def test_cli_config_file(fixture_path: str, tmp_path: Any) -> None:
     r = run_cli(["--config", str(cfg), "--server", "nope", "tools"])
     assert r.returncode == 2 and "no server 'nope'" in r.stderr
     r = run_cli(["--config", str(tmp_path / "missing.json"), "tools"])
-    assert r.returncode == 2 and "cannot read" in r.stderr
+    assert r.returncode == 2 and "missing.json: no such config file" in r.stderr
 
 
 def test_cli_offers_no_root_unasked(fixture_path: str) -> None:
@@ -258,9 +258,13 @@ def test_cli_server_stderr_tail_is_bounded_and_escaped(tmp_path: Any) -> None:
 
 def test_cli_timeout_exit_code_is_documented() -> None:
     r = run_cli(["--help"])
-    assert "124 timeout" in r.stdout
+    from lemonmcp._cli_exit import EXIT_CODES
     from lemonmcp.cli import EXIT
 
+    help_text = " ".join(r.stdout.split())
+    for code, name, meaning in EXIT_CODES:
+        assert f"{code} {' '.join(meaning.split())}" in help_text, (code, r.stdout)
+        assert EXIT[name] == code
     assert EXIT["timeout"] == TIMEOUT
 
 
@@ -295,11 +299,11 @@ def test_cli_config_runs_every_server_as_a_host(fixture_path: str, tmp_path: Any
     r = run_cli(["--config", str(cfg), "tools"])
     assert r.returncode == 0, r.stderr
     assert "fx__echo" in r.stdout and "fy__echo" in r.stdout
-    assert "server dead is failed" in r.stderr
+    assert "server 'dead' failed to start: executable not found: /nonexistent/lmcp-cli-server" in r.stderr
     r = run_cli(["--config", str(cfg), "call", "fy__echo", "text=routed"])
     assert r.returncode == 0 and "routed" in r.stdout, r.stderr
     r = run_cli(["--config", str(cfg), "--json", "servers"])
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == CONNECT, "servers exits non-zero when a server failed"
     states = {name: s["state"] for name, s in json.loads(r.stdout).items()}
     assert states == {"fx": "ready", "fy": "ready", "dead": "failed"}
     r = run_cli(["--config", str(cfg), "--json", "call", "fx__echo", "text=42"])
@@ -307,6 +311,6 @@ def test_cli_config_runs_every_server_as_a_host(fixture_path: str, tmp_path: Any
     r = run_cli(["--config", str(cfg), "call", "fx__add", "a=1", "b=two"])
     assert r.returncode == 2 and "argument b: expected a number" in r.stderr, r.stderr
     r = run_cli(["--config", str(cfg), "call", "nope__echo"])
-    assert r.returncode != 0 and "nope__echo" in r.stderr
+    assert r.returncode == NOT_FOUND and "nope__echo" in r.stderr, "the same code as --stdio's unknown tool"
     r = run_cli(srv() + ["servers"])
     assert r.returncode == 2 and "servers needs --config" in r.stderr

@@ -164,7 +164,8 @@ def test_wait_ready_names_the_servers_still_connecting(fixture_path: str) -> Non
         pytest.param({"sampling": "not callable"}, lemonmcp.InvalidArgument, "sampling: expected a callable", id="sampling"),
         pytest.param({"roots": 42}, lemonmcp.InvalidArgument, "roots: expected a list of roots", id="roots"),
         pytest.param({"on_evnt": print}, lemonmcp.InvalidArgument, "on_evnt: not JSON-serializable", id="misspelt"),
-        pytest.param({"mcpServer": {}}, lemonmcp.InvalidArgument, "mcpServer", id="unknown field"),
+        # An unknown member is a warning (host.warnings), refused under strict.
+        pytest.param({"mcpServer": {}, "strict": True}, lemonmcp.InvalidArgument, "mcpServer", id="unknown field"),
     ],
 )
 def test_bad_keywords_are_refused_by_name(kwargs: Dict[str, Any], error: type, words: str) -> None:

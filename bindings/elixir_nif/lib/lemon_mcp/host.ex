@@ -43,9 +43,26 @@ defmodule LemonMCP.Host do
       `payload["server"]` names the server. Runs in a task per request.
       Without it such requests are refused.
     * `:name` — a name to register the process under
+    * `:strict` — refuse the members of the configuration the host does not
+      use instead of warning about each (`true`/`false`, default `false`)
+    * `:inputs` — `%{"id" => "value"}`: the values of VS Code's `${input:id}`
+      (the library never prompts)
+    * `:workspace_folder` — `${workspaceFolder}` of a config file (default: the
+      file's project directory)
+    * `:start` — `"eager"` (every server starts now) or `"lazy"` (each on its
+      first call or list); the configuration's own value otherwise
+
+  A config file is read by the library: Claude Desktop, Claude Code, Cursor,
+  VS Code (with comments, `servers`, `inputs`, `envFile`), Cline, Roo Code and
+  Windsurf files load as they are, a malformed one is an error naming it, and
+  each member the host ignores is logged once with `Logger.warning/1` (see
+  `warnings/1`). `await_ready/2` logs a warning for each server that failed
+  to start, with why (its exit status and last stderr lines).
   """
 
   use GenServer
+
+  require Logger
 
   alias LemonMCP.{Error, NIF}
 
@@ -65,12 +82,23 @@ defmodule LemonMCP.Host do
   """
   @spec start_link(map() | String.t(), keyword()) :: GenServer.on_start()
   def start_link(config, opts \\ []) do
-    with {:ok, config} <- load(config) do
-      config = if p = opts[:tool_prefix], do: Map.put(config, "tool_prefix", p), else: config
-      gen_opts = if name = opts[:name], do: [name: name], else: []
-      GenServer.start_link(__MODULE__, {config, opts}, gen_opts)
+    gen_opts = if name = opts[:name], do: [name: name], else: []
+
+    if file?(config) do
+      GenServer.start_link(__MODULE__, {{:file, config}, opts}, gen_opts)
+    else
+      with {:ok, config} <- load(config) do
+        config = if p = opts[:tool_prefix], do: Map.put(config, "tool_prefix", p), else: config
+        config = if opts[:strict], do: Map.put(config, "strict", true), else: config
+        config = if s = opts[:start], do: Map.put(config, "start", s), else: config
+        GenServer.start_link(__MODULE__, {config, opts}, gen_opts)
+      end
     end
   end
+
+  @doc "The members of the configuration the host ignored, one line each."
+  @spec warnings(host()) :: [String.t()]
+  def warnings(host), do: GenServer.call(host, :warnings)
 
   @doc "Stops the host: every server is closed and reaped."
   @spec stop(host()) :: :ok
@@ -84,7 +112,9 @@ defmodule LemonMCP.Host do
   @spec await_ready(host(), timeout()) :: :ok | {:error, term()}
   def await_ready(host, timeout \\ @default_timeout) do
     ms = if timeout == :infinity, do: -1, else: timeout
-    lib(host, &NIF.host_wait_ready(&1, ms))
+    result = lib(host, &NIF.host_wait_ready(&1, ms))
+    log_failed(host)
+    result
   end
 
   @doc "Each server: `%{name => %{\"state\", \"restarts\", \"enabled\", \"era\", \"last_error\", ...}}`."
@@ -182,6 +212,51 @@ defmodule LemonMCP.Host do
 
   # ------------------------------------------------------------ helpers
 
+  defp file?(config) when is_binary(config), do: not String.starts_with?(String.trim_leading(config), "{")
+  defp file?(_config), do: false
+
+  defp file_options(opts) do
+    o = %{}
+    o = if opts[:strict], do: Map.put(o, "strict", true), else: o
+    o = if i = opts[:inputs], do: Map.put(o, "inputs", Map.new(i, fn {k, v} -> {to_string(k), v} end)), else: o
+    o = if w = opts[:workspace_folder], do: Map.put(o, "workspace_folder", w), else: o
+    o = if s = opts[:start], do: Map.put(o, "start", s), else: o
+    o = if p = opts[:tool_prefix], do: Map.put(o, "override", %{"tool_prefix" => p}), else: o
+    if o == %{}, do: nil, else: o
+  end
+
+  defp new_host({:file, path}, opts), do: NIF.host_new_file(path, file_options(opts))
+  defp new_host(config, _opts), do: NIF.host_new(config)
+
+  # Each server that failed is logged once, with why.
+  defp log_failed(host) do
+    with {:ok, servers} <- lib(host, &NIF.host_servers/1) do
+      failed = for {name, %{"state" => "failed"} = r} <- servers, into: %{}, do: {name, r}
+
+      for {name, r} <- GenServer.call(host, {:not_yet_logged, failed}) do
+        Logger.warning(failure_text(name, r))
+      end
+    end
+
+    :ok
+  end
+
+  @doc false
+  def failure_text(name, r) do
+    parts = ["server #{inspect(name)} failed to start: #{r["last_error"] || r["cause"] || "no reason given"}"]
+    parts = if r["cause"] && r["cause"] != r["last_error"], do: parts ++ ["first cause: #{r["cause"]}"], else: parts
+    parts = if code = r["exit_code"], do: parts ++ ["exit status #{code}"], else: parts
+    parts = if sig = r["signal"], do: parts ++ ["killed by #{sig}"], else: parts
+
+    parts =
+      case r["stderr_tail"] do
+        [_ | _] = tail -> parts ++ ["stderr: " <> Enum.join(Enum.take(tail, -3), " | ")]
+        _ -> parts
+      end
+
+    Enum.join(parts, "; ")
+  end
+
   defp load(config) when is_map(config), do: {:ok, config}
 
   defp load(config) when is_binary(config) do
@@ -231,10 +306,20 @@ defmodule LemonMCP.Host do
 
   @impl true
   def init({config, opts}) do
-    with {:ok, ref} <- NIF.host_new(config),
+    with {:ok, ref} <- new_host(config, opts),
+         {:ok, warnings} <- NIF.host_warnings(ref),
+         :ok <- Enum.each(warnings, &Logger.warning/1),
          :ok <- NIF.host_set_handlers(ref, :host),
          :ok <- NIF.host_connect(ref) do
-      {:ok, %{ref: ref, pending: %{}, subscriber: opts[:subscriber], handler: opts[:request_handler]}}
+      {:ok,
+       %{
+         ref: ref,
+         pending: %{},
+         subscriber: opts[:subscriber],
+         handler: opts[:request_handler],
+         warnings: warnings,
+         logged: MapSet.new()
+       }}
     else
       {:error, status, info} -> {:stop, Error.reason(status, info)}
       {:error, reason} -> {:stop, reason}
@@ -243,6 +328,12 @@ defmodule LemonMCP.Host do
 
   @impl true
   def handle_call(:ref, _from, st), do: {:reply, st.ref, st}
+  def handle_call(:warnings, _from, st), do: {:reply, st.warnings, st}
+
+  def handle_call({:not_yet_logged, failed}, _from, st) do
+    new = Enum.reject(failed, fn {name, _} -> MapSet.member?(st.logged, name) end)
+    {:reply, new, %{st | logged: Enum.reduce(new, st.logged, fn {n, _}, acc -> MapSet.put(acc, n) end)}}
+  end
 
   def handle_call({:call_tool, name, args, opts}, from, st) do
     start_call(NIF.host_call_tool(st.ref, name, args, opts), from, st)

@@ -96,6 +96,12 @@ defmodule LemonMCP.NIF do
   @spec host_new(map()) :: {:ok, host()} | lib_error() | {:error, term()}
   def host_new(_config), do: :erlang.nif_error(:not_loaded)
 
+  @spec host_new_file(String.t(), map() | nil) :: {:ok, host()} | lib_error() | {:error, term()}
+  def host_new_file(_path, _options), do: :erlang.nif_error(:not_loaded)
+
+  @spec host_warnings(host()) :: {:ok, [String.t()]} | lib_error()
+  def host_warnings(_host), do: :erlang.nif_error(:not_loaded)
+
   @spec host_set_handlers(host(), term()) :: :ok | lib_error()
   def host_set_handlers(_host, _tag), do: :erlang.nif_error(:not_loaded)
 

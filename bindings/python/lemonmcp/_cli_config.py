@@ -1,0 +1,201 @@
+"""``lemonmcp --config FILE`` without ``--server``: every server of an
+application's config file through one :class:`lemonmcp.Host`.
+
+- the file is read by the library (``lmcp_host_new_file``): a malformed file
+  is one line naming it; the members the host ignores are warnings on
+  stderr (``--strict`` refuses them); ``--input ID=VALUE`` gives VS Code's
+  ``${input:ID}``;
+- ``call SERVER__TOOL`` starts only that server (the others stay unstarted:
+  the host is lazy) and checks the arguments against that server's listing
+  of the tool before anything is sent;
+- a server that failed is reported at once with why: its reason, exit
+  status or signal and its last stderr lines (bounded, escaped and scrubbed
+  by the library); ``servers`` exits 3 when one failed;
+- ``-v`` shows every server's log lines, labelled with its name;
+- ``check`` loads the file and shows each server, starting nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ._host_file import failure_text, settled_report
+from .errors import InvalidArgument, LemonMCPError
+
+__all__ = ["run_config", "parse_inputs"]
+
+
+class _StderrHandler(logging.Handler):
+    """The ``lemonmcp`` logger's warnings as ``lemonmcp: warning: ...``
+    lines (the Host logs ignored members and failed servers there)."""
+
+    def __init__(self, err: IO[str], prog: str, quiet: bool) -> None:
+        super().__init__(logging.WARNING)
+        self.err, self.prog, self.quiet = err, prog, quiet
+
+    def emit(self, record: logging.LogRecord) -> None:
+        msg = record.getMessage()
+        failure = msg.startswith("server ")
+        if self.quiet and not failure:
+            return  # -q: no warnings; a failed server is an error and shows
+        self.err.write(f"{self.prog}: {'' if failure else 'warning: '}{msg}\n")
+        self.err.flush()
+
+
+def parse_inputs(items: Optional[Sequence[str]]) -> Dict[str, str]:
+    """--input ID=VALUE words (ValueError names a malformed one)."""
+    out: Dict[str, str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--input: expected ID=VALUE, got {item!r}")
+        out[key] = value
+    return out
+
+
+def _server_of(host: Any, tool: str) -> Optional[str]:
+    """The server a ``server__tool`` name routes to, when it names one."""
+    server, sep, _ = tool.partition("__")
+    return server if sep and server in host.servers() else None
+
+
+def _log_printer(err: IO[str]) -> Callable[[str, Dict[str, Any]], None]:
+    def on_event(kind: str, payload: Dict[str, Any]) -> None:
+        if kind == "log":
+            err.write(f"[{payload.get('server') or 'host'}] {payload.get('message', '')}\n")
+            err.flush()
+
+    return on_event
+
+
+def run_config(
+    ns: argparse.Namespace,
+    out: IO[str],
+    err: IO[str],
+    *,
+    prog: str,
+    usage_error: Callable[[str], Exception],
+    failure: Callable[[int, str], Exception],
+    exits: Mapping[str, int],
+    show_tools: Callable[[List[Any], IO[str], IO[str], bool], None],
+    show_servers: Callable[[Dict[str, Dict[str, Any]], IO[str], bool], None],
+    call_arguments: Callable[[argparse.Namespace, bool, Optional[Mapping[str, Any]]], Tuple[Dict[str, Any], bool]],
+    schema_of: Callable[[Sequence[Any], str, str], Mapping[str, Any]],
+    show_result: Callable[[Any, str, IO[str], IO[str], bool], int],
+    error_text: Callable[[LemonMCPError], str],
+    search: Callable[[Any, bool], int],
+) -> int:
+    """Runs ``tools``, ``call``, ``servers``, ``search`` or ``check`` over
+    the file's servers; the
+    command line's helpers are passed in (cli.py owns them)."""
+    from .host import Host, HostTool  # the host is only loaded when used
+
+    as_json = bool(getattr(ns, "json_output", False))
+    if ns.timeout is not None and ns.timeout < 0:
+        raise usage_error("--timeout: expected a non-negative number of seconds")
+    try:
+        inputs = parse_inputs(getattr(ns, "input", None))
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
+    ready = ns.timeout if ns.timeout else 30.0
+    logger = logging.getLogger("lemonmcp")
+    handler = _StderrHandler(err, prog, bool(ns.quiet))
+    logger.addHandler(handler)
+    propagate = logger.propagate
+    logger.propagate = False  # printed here, once, not by logging's last resort
+    try:
+        try:
+            host = Host(
+                ns.config,
+                ready_timeout=ready,
+                strict=bool(getattr(ns, "strict", False)),
+                inputs=inputs,
+                # `call` starts only the server it needs.
+                start="lazy" if ns.command == "call" else None,
+                on_event=_log_printer(err) if ns.verbose else None,
+            )
+        except InvalidArgument as exc:
+            raise usage_error(error_text(exc)) from None
+        if ns.command == "check":
+            try:
+                _check(host, out, as_json)
+            finally:
+                host.close()
+            return exits["ok"]
+        with host:
+            if ns.command == "servers":
+                servers = host.servers()
+                show_servers(servers, out, as_json)
+                failed = [n for n, s in servers.items() if s.get("state") == "failed"]
+                return exits["connect"] if failed else exits["ok"]
+            if ns.command == "tools":
+                show_tools(host.list_tools(), out, err, as_json)
+                return exits["ok"]
+            if ns.command == "search":
+                return search(host, as_json)
+            return _call(host, HostTool, ns, out, err, as_json, failure, call_arguments, schema_of, show_result, exits)
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
+def _check(host: Any, out: IO[str], as_json: bool) -> None:
+    """``check``: what the host makes of the file (the warnings went to
+    stderr as it was loaded)."""
+    servers = host.servers()
+    if as_json:
+        json.dump({"servers": {n: {"enabled": s.get("enabled"), "start": s.get("start", "eager")} for n, s in servers.items()},
+                   "warnings": host.warnings}, out, indent=2)
+        out.write("\n")
+        return
+    for name, s in sorted(servers.items()):
+        out.write(f"{name}: {'enabled' if s.get('enabled') else 'disabled'}, starts {s.get('start', 'eager')}\n")
+
+
+def _call(
+    host: Any,
+    host_tool: Any,
+    ns: argparse.Namespace,
+    out: IO[str],
+    err: IO[str],
+    as_json: bool,
+    failure: Callable[[int, str], Exception],
+    call_arguments: Callable[[argparse.Namespace, bool, Optional[Mapping[str, Any]]], Tuple[Dict[str, Any], bool]],
+    schema_of: Callable[[Sequence[Any], str, str], Mapping[str, Any]],
+    show_result: Callable[[Any, str, IO[str], IO[str], bool], int],
+    exits: Mapping[str, int],
+) -> int:
+    server = _server_of(host, ns.tool)
+
+    def failed_start(exc: LemonMCPError) -> Exception:
+        if host.servers().get(server or "", {}).get("state") != "failed":
+            return exc
+        # A server process that died is reaped a moment after the call it
+        # failed: its exit status and last stderr lines are waited for
+        # (boundedly). A start that could not happen reports now.
+        return failure(exits["connect"], failure_text(server or "", settled_report(host.servers, server or "")))
+
+    try:
+        if server is not None:
+            # Only this server's listing: the others stay unstarted.
+            listing = host.call(server, "tools/list", {}, timeout=ns.timeout or None)
+            tools = [host_tool.from_host_json({**t, "name": f"{server}__{t.get('name')}"})
+                     for t in listing.get("tools", []) if isinstance(t, dict)]
+            where = f"the server {server!r}"
+            paged = bool(listing.get("nextCursor"))
+        else:
+            tools = host.list_tools()
+            where, paged = "the host", False
+        schema: Optional[Mapping[str, Any]]
+        if paged and not any(t.name == ns.tool for t in tools):
+            schema = None  # on a later page: the call says what is wrong
+        else:
+            schema = schema_of(tools, ns.tool, where)
+        arguments, as_json = call_arguments(ns, as_json, schema)
+        result = host.call_tool(ns.tool, arguments, timeout=ns.timeout or None)
+    except LemonMCPError as exc:
+        raise failed_start(exc) from None
+    return show_result(result, ns.tool, out, err, as_json)

@@ -1,0 +1,136 @@
+"""Creating a host from an application's config file, and telling the user
+what went wrong through ``logging``.
+
+A config file belongs to another program (Claude Desktop, Claude Code,
+Cursor, VS Code, Cline, Roo Code, Windsurf): the library reads it by path
+(``lmcp_host_new_file``), so that every message names the file, VS Code's
+``${workspaceFolder}`` and relative ``envFile`` are found from it, and the
+members it ignores come back as warnings. Each warning, and each server that
+failed to start, is logged once on the ``lemonmcp`` logger.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from ctypes import byref, c_size_t, c_void_p
+from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple, Union
+
+from . import _ffi
+
+log = logging.getLogger("lemonmcp")
+
+PathOrConfig = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+
+def is_path(config_or_path: PathOrConfig) -> bool:
+    """A path, as opposed to a mapping or a JSON text."""
+    if isinstance(config_or_path, Mapping):
+        return False
+    return not os.fspath(config_or_path).lstrip().startswith("{")
+
+
+def load_options(
+    *,
+    strict: Optional[bool] = False,
+    inputs: Optional[Mapping[str, str]] = None,
+    workspace_folder: Optional[Union[str, "os.PathLike[str]"]] = None,
+    start: Optional[str] = None,
+    override: Optional[Mapping[str, Any]] = None,
+) -> bytes:
+    """The options JSON of ``lmcp_host_new_file``; the library validates it."""
+    o: Dict[str, Any] = {}
+    if strict:
+        o["strict"] = True
+    if inputs:
+        o["inputs"] = dict(inputs)
+    if workspace_folder is not None:
+        o["workspace_folder"] = os.fspath(workspace_folder)
+    if start is not None:
+        o["start"] = start
+    if override:
+        o["override"] = dict(override)
+    return json.dumps(o).encode() if o else b""
+
+
+def new_host_from_file(path: Union[str, "os.PathLike[str]"], options: bytes) -> Any:
+    """``lmcp_host_new_file``: a malformed or invalid file raises an error
+    whose message starts with the path."""
+    handle = _ffi.HostHandle()
+    _ffi.lib.lmcp_host_new_file(os.fsencode(path), options or None, len(options), byref(handle), c_void_p())
+    return handle
+
+
+def warnings_of(handle: Any) -> List[str]:
+    """``lmcp_host_warnings``: one line per member the host ignored."""
+    out = c_void_p()
+    length = c_size_t()
+    _ffi.lib.lmcp_host_warnings(handle, out, byref(length), c_void_p())
+    result = _ffi.decode_json(_ffi.take_bytes(out, length.value))
+    return [str(w) for w in result] if isinstance(result, list) else []
+
+
+def log_warnings(warnings: List[str]) -> None:
+    for w in warnings:
+        log.warning("%s", w)
+
+
+def failure_text(name: str, report: Mapping[str, Any]) -> str:
+    """One line saying why a server failed: its reason, first cause, exit
+    status or signal, and its last stderr lines (already bounded, escaped and
+    scrubbed by the library)."""
+    parts = [f"server {name!r} failed to start: {report.get('last_error') or report.get('cause') or 'no reason given'}"]
+    cause = report.get("cause")
+    if cause and cause != report.get("last_error"):
+        parts.append(f"first cause: {cause}")
+    if "exit_code" in report:
+        parts.append(f"exit status {report['exit_code']}")
+    if report.get("signal"):
+        parts.append(f"killed by {report['signal']}")
+    tail = report.get("stderr_tail") or []
+    if tail:
+        parts.append("stderr: " + " | ".join(str(line) for line in tail[-3:]))
+    return "; ".join(parts)
+
+
+#: How long a failed server's report may wait for its exit status (seconds).
+EXIT_REPORT_WAIT_S = 2.0
+
+
+def _awaits_exit(report: Mapping[str, Any]) -> bool:
+    """A failed server whose process ran and whose exit status and last
+    stderr lines have not reached the host yet (its process is reaped a
+    moment after the failure it caused). A start that could not happen has
+    none to wait for."""
+    return (
+        report.get("state") == "failed"
+        and "exit_code" not in report
+        and "signal" not in report
+        and "not retried" not in str(report.get("last_error", ""))
+    )
+
+
+def settled_report(servers: Callable[[], Mapping[str, Mapping[str, Any]]], name: str) -> Mapping[str, Any]:
+    """The report of server ``name``, waiting (at most EXIT_REPORT_WAIT_S)
+    for the exit report of a process that died."""
+    report = servers().get(name, {})
+    deadline = time.monotonic() + EXIT_REPORT_WAIT_S
+    while _awaits_exit(report) and time.monotonic() < deadline:
+        time.sleep(0.02)
+        report = servers().get(name, {})
+    return report
+
+
+def log_failed(servers: Callable[[], Mapping[str, Mapping[str, Any]]], logged: Set[str]) -> Tuple[str, ...]:
+    """Logs a warning for each server that failed and was not logged yet,
+    with why; returns their names."""
+    failed = []
+    current = servers()
+    for name in sorted(current):
+        if current[name].get("state") == "failed" and name not in logged:
+            logged.add(name)
+            failed.append(name)
+            log.warning("%s", failure_text(name, settled_report(servers, name)))
+    return tuple(failed)

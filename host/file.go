@@ -1,0 +1,120 @@
+package host
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+
+	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+)
+
+// maxConfigFileBytes bounds a config file (a large one is not a config).
+const maxConfigFileBytes = 16 << 20
+
+// LoadFile reads and validates the config file at path (opts.File is set
+// to it). Every message and warning starts with the path, so a malformed
+// file is an error that names it.
+func LoadFile(path string, opts LoadOptions) (*Config, *core.Error) {
+	if path == "" {
+		return nil, core.Errorf(core.StatusInvalidArgument, "the config file path is empty")
+	}
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, core.Errorf(core.StatusInvalidArgument, "%s: no such config file", path)
+	case err != nil:
+		return nil, core.Errorf(core.StatusInvalidArgument, "%s: cannot read the config file (%s)", path, errText(err))
+	case info.IsDir():
+		return nil, core.Errorf(core.StatusInvalidArgument, "%s: is a directory, not a config file", path)
+	case info.Size() > maxConfigFileBytes:
+		return nil, core.Errorf(core.StatusInvalidArgument, "%s: the config file is over 16 MiB", path)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, core.Errorf(core.StatusInvalidArgument, "%s: cannot read the config file (%s)", path, errText(err))
+	}
+	opts.File = path
+	cfg, cerr := ParseConfigWith(raw, opts)
+	if cerr != nil {
+		return nil, &core.Error{Status: cerr.Status, Message: path + ": " + cerr.Message}
+	}
+	for i, w := range cfg.Warnings {
+		cfg.Warnings[i] = path + ": " + w
+	}
+	return cfg, nil
+}
+
+// errText is an OS error without the path it repeats.
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// ParseLoadOptions reads the options of a config file as the C ABI and
+// the bindings give them: {"strict": bool, "inputs": {id: value},
+// "workspace_folder": path, "start": "eager"|"lazy", "override": {top-level
+// members laid over the file's}}; empty means none.
+// Unknown members are errors: these are LemonMCP's own options.
+func ParseLoadOptions(raw []byte) (LoadOptions, *core.Error) {
+	var opts LoadOptions
+	if len(raw) == 0 {
+		return opts, nil
+	}
+	var doc map[string]any
+	if err := jsonx.Unmarshal(raw, &doc); err != nil || doc == nil {
+		return opts, core.Errorf(core.StatusInvalidArgument, "options: must be a JSON object")
+	}
+	for _, k := range sortedKeys(doc) {
+		v := doc[k]
+		switch k {
+		case "strict":
+			b, ok := v.(bool)
+			if !ok {
+				return opts, core.Errorf(core.StatusInvalidArgument, "options.strict: must be true or false")
+			}
+			opts.Strict = b
+		case "inputs":
+			m, ok := v.(map[string]any)
+			if !ok {
+				return opts, core.Errorf(core.StatusInvalidArgument, "options.inputs: must be a JSON object of input id to string value")
+			}
+			opts.Inputs = make(map[string]string, len(m))
+			for id, iv := range m {
+				s, ok := iv.(string)
+				if !ok {
+					return opts, core.Errorf(core.StatusInvalidArgument, "options.inputs.%s: must be a string", id)
+				}
+				opts.Inputs[id] = s
+			}
+		case "workspace_folder":
+			s, ok := v.(string)
+			if !ok || s == "" {
+				return opts, core.Errorf(core.StatusInvalidArgument, "options.workspace_folder: must be a non-empty path")
+			}
+			opts.WorkspaceFolder = s
+		case "start":
+			s, err := startMode("options.start", v)
+			if err != nil {
+				return opts, err
+			}
+			opts.Start = s
+		case "override":
+			m, ok := v.(map[string]any)
+			if !ok {
+				return opts, core.Errorf(core.StatusInvalidArgument, "options.override: must be a JSON object of top-level config members")
+			}
+			opts.Override = m
+		default:
+			msg := "options." + k + ": is not a known option (known: strict, inputs, workspace_folder, start, override)"
+			if s := closest(k, []string{"strict", "inputs", "workspace_folder", "start", "override"}); s != "" {
+				msg += "; did you mean " + jsonQuote(s) + "?"
+			}
+			return opts, core.Errorf(core.StatusInvalidArgument, "%s", msg)
+		}
+	}
+	return opts, nil
+}

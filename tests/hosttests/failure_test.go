@@ -1,0 +1,166 @@
+package hosttests
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/host"
+)
+
+// failureReport is the part of a server report that says why.
+type failureReport struct {
+	State      string   `json:"state"`
+	Start      string   `json:"start"`
+	LastError  string   `json:"last_error"`
+	Cause      string   `json:"cause"`
+	ExitCode   *int     `json:"exit_code"`
+	Signal     string   `json:"signal"`
+	StderrTail []string `json:"stderr_tail"`
+}
+
+func failureReports(t *testing.T, h *host.Host) map[string]failureReport {
+	t.Helper()
+	var out map[string]failureReport
+	require.NoError(t, json.Unmarshal(h.Servers(), &out))
+	return out
+}
+
+// TestHostReportsWhyAServerFailed: a server that prints its trouble and
+// exits (or is killed) is reported with its first cause, exit status or
+// signal, and its last stderr lines, escaped, bounded and without the
+// secrets its configuration holds.
+func TestHostReportsWhyAServerFailed(t *testing.T) {
+	many := "for i in $(seq 1 30); do echo line $i >&2; done; exit 2"
+	tests := []struct {
+		name   string
+		script string
+		env    string
+		check  func(t *testing.T, r failureReport)
+	}{
+		{name: "exit status and stderr", script: "echo 'Error: GITHUB_TOKEN is not set' >&2; exit 1",
+			check: func(t *testing.T, r failureReport) {
+				require.NotNil(t, r.ExitCode)
+				require.Equal(t, 1, *r.ExitCode)
+				require.Equal(t, []string{"Error: GITHUB_TOKEN is not set"}, r.StderrTail)
+				require.NotEmpty(t, r.Cause)
+			}},
+		{name: "signal", script: "echo dying >&2; kill -9 $$",
+			check: func(t *testing.T, r failureReport) {
+				require.Equal(t, "SIGKILL", r.Signal)
+				require.Nil(t, r.ExitCode)
+				require.Equal(t, []string{"dying"}, r.StderrTail)
+			}},
+		{name: "secrets scrubbed, control characters escaped", env: `"env":{"API_TOKEN":"tok-1234567890"}`,
+			script: `printf '\033[31mbad token tok-1234567890\033[0m\n' >&2; exit 3`,
+			check: func(t *testing.T, r failureReport) {
+				require.Equal(t, []string{`\x1b[31mbad token [redacted]\x1b[0m`}, r.StderrTail)
+			}},
+		{name: "bounded to the last lines", script: many,
+			check: func(t *testing.T, r failureReport) {
+				require.Len(t, r.StderrTail, 10)
+				require.Equal(t, "line 30", r.StderrTail[9])
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			argv, _ := json.Marshal([]string{"-c", tc.script})
+			srv := fmt.Sprintf(`{"command":"/bin/sh","args":%s,"restart":{"max_restarts":1,"backoff_ms":20},"timeouts":{"ready_ms":5000,"close_grace_ms":200}`, argv)
+			if tc.env != "" {
+				srv += "," + tc.env
+			}
+			h, _ := newHost(t, `{"mcpServers":{"s":`+srv+`}}}`)
+			require.Eventually(t, func() bool {
+				return strings.Contains(failureReports(t, h)["s"].LastError, "gave up")
+			}, 15*time.Second, 20*time.Millisecond)
+			r := failureReports(t, h)["s"]
+			require.Equal(t, "failed", r.State)
+			tc.check(t, r)
+			raw := string(h.Servers())
+			require.NotContains(t, raw, "tok-1234567890")
+		})
+	}
+}
+
+// TestHostCallToAFailedServerFailsAtOnce: a call to a server that failed
+// for good fails at once with its reason, and a lazy one's start failure
+// is the call's error.
+func TestHostCallToAFailedServerFailsAtOnce(t *testing.T) {
+	for _, start := range []string{"eager", "lazy"} {
+		t.Run(start, func(t *testing.T) {
+			h, _ := newHost(t, `{"start":"`+start+`","mcpServers":{"broken":{"command":"/nonexistent/mcp-server"}}}`)
+			require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
+			_, err := h.CallToolSync("broken__echo", []byte(`{}`), core.CallOptions{})
+			require.NotNil(t, err)
+			require.Equal(t, core.StatusInvalidState, err.Status, err.Message)
+			require.Contains(t, err.Message, "executable not found: /nonexistent/mcp-server")
+			r := failureReports(t, h)["broken"]
+			require.Equal(t, "failed", r.State)
+			require.Contains(t, r.Cause, "executable not found")
+		})
+	}
+}
+
+// TestHostLazyStart: lazy servers start on their first call or list; the
+// others are never started.
+func TestHostLazyStart(t *testing.T) {
+	before := fixtureProcesses()
+	cfg := fmt.Sprintf(`{"start":"lazy","mcpServers":{"a":%s,"b":%s,"c":%s}}`, stdioServer(""), stdioServer(""), stdioServer(`"start":"eager"`))
+	h, _ := newHost(t, cfg)
+	require.Nil(t, errOrNil(h.WaitReady(10*time.Second)), "wait_ready does not start lazy servers")
+	rep := failureReports(t, h)
+	require.Equal(t, "new", rep["a"].State)
+	require.Equal(t, "lazy", rep["a"].Start)
+	require.Equal(t, "new", rep["b"].State)
+	require.Equal(t, "ready", rep["c"].State)
+	require.Equal(t, "", rep["c"].Start)
+	require.Equal(t, before+1, fixtureProcesses(), "only the eager server runs")
+
+	res, err := h.CallToolSync("a__echo", []byte(`{"text":"woke"}`), core.CallOptions{})
+	require.Nil(t, errOrNil(err), "the first call starts the lazy server and waits for it")
+	require.Equal(t, "woke", textOf(t, res))
+	rep = failureReports(t, h)
+	require.Equal(t, "ready", rep["a"].State)
+	require.Equal(t, "new", rep["b"].State, "the call started only the server it needed")
+
+	tools := listTools(t, h)
+	require.Contains(t, tools, "b__echo", "a list starts every lazy server")
+	require.Equal(t, "ready", failureReports(t, h)["b"].State)
+
+	require.Nil(t, errOrNil(h.Close(5*time.Second)))
+	require.Equal(t, before, fixtureProcesses(), "no orphan process")
+}
+
+// TestHostLazyServerBeforeConnect: before Connect a lazy server is not
+// started by a call, which reports the state.
+func TestHostLazyServerBeforeConnect(t *testing.T) {
+	h, err := host.Parse([]byte(fmt.Sprintf(`{"start":"lazy","mcpServers":{"a":%s}}`, stdioServer(""))), "test")
+	require.Nil(t, errOrNil(err))
+	defer h.Free()
+	_, cerr := h.CallToolSync("a__echo", []byte(`{}`), core.CallOptions{})
+	require.NotNil(t, cerr)
+	require.Equal(t, core.StatusInvalidState, cerr.Status)
+}
+
+// TestHostReportsWhyAnUnsupervisedServerFailed: a server without restarts
+// that exits during its handshake (the client closes it because the
+// handshake could not be sent) is still reported with its exit status and
+// stderr.
+func TestHostReportsWhyAnUnsupervisedServerFailed(t *testing.T) {
+	for i := 0; i < 5; i++ {
+		h, _ := newHost(t, `{"mcpServers":{"s":{"command":"/bin/sh","args":["-c","echo 'Error: GITHUB_TOKEN is not set' >&2; exit 1"],"restart":false}}}`)
+		require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
+		require.Eventually(t, func() bool {
+			r := failureReports(t, h)["s"]
+			return r.State == "failed" && r.ExitCode != nil && len(r.StderrTail) == 1
+		}, 10*time.Second, 20*time.Millisecond, "%+v", failureReports(t, h)["s"])
+		r := failureReports(t, h)["s"]
+		require.Equal(t, 1, *r.ExitCode)
+		require.Equal(t, "Error: GITHUB_TOKEN is not set", r.StderrTail[0])
+	}
+}
