@@ -61,6 +61,11 @@
 //   - Supervision (supervise.go): a supervised client restarts its server
 //     after a loss, by its RestartPolicy; the transport it restarts is a
 //     transport/respawn wrapper, so the Client stays the same object.
+//   - Why a server failed (lastloss.go, permanent.go): the last loss the
+//     server caused (exit status or signal, its last stderr lines), read at
+//     once by a host reporting a failed call; and the start failures that
+//     cannot be cured by retrying (no such executable, the config refused),
+//     which a supervised client reports at once instead of backing off.
 //   - Result verification (verify.go): the resources/read "verify" option
 //     checks size, digest and skill frontmatter (parsed by
 //     internal/frontmatter) before content reaches the host.
