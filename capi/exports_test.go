@@ -22,10 +22,12 @@ const (
 func newTestClient(t *testing.T) (*core.Client, unsafe.Pointer) {
 	tr, _ := memory.NewPair(64)
 	c := core.New(core.DefaultOptions("test"), tr)
-	key := clients.Save(c)
+	key := clients.registry.Save(c)
 	t.Cleanup(func() { lmcpgo_client_free(clientPtr(key), 0, 0) })
 	return c, key
 }
+
+func clientPtr(key unsafe.Pointer) *_Ctype_lmcp_client { return (*_Ctype_lmcp_client)(key) }
 
 // TestExportsRaceFree calls an export from many goroutines while the handle
 // is freed: each call answers as a live client (no such call: NOT_FOUND) or
@@ -56,14 +58,14 @@ func TestExportsRaceFree(t *testing.T) {
 }
 
 // TestPanicInExportPoisonsClient runs an export's panic recovery
-// (recoverInto) with a panic: the export returns LMCP_E_INTERNAL, and every
+// (handleKind.recover) with a panic: the export returns LMCP_E_INTERNAL, and every
 // later call on that client does too, with a message saying why.
 func TestPanicInExportPoisonsClient(t *testing.T) {
 	c, key := newTestClient(t)
 	st := lmcp_client_cancel(clientPtr(key), 1)
 	require.EqualValues(t, statusNotFound, st, "healthy: no such call")
 	func() {
-		defer recoverInto(&st, nil, clientPtr(key), "lmcp_client_cancel")
+		defer clients.recover(&st, nil, clientPtr(key), "lmcp_client_cancel")
 		panic("boom")
 	}()
 	require.EqualValues(t, statusInternal, st)

@@ -1,6 +1,7 @@
 /* Public lmcp_host entry points that take user_data: they pass it to Go as
- * an integer (see host.go). */
-#include "host_bridge.h"
+ * an integer (see host.go), and lmcp_host_free, which first counts the
+ * freed host's callback frames on this thread (bridge.c). */
+#include "bridge.h"
 
 lmcp_status lmcp_host_set_event_handler(lmcp_host *host, lmcp_event_cb cb,
                                         void *user_data,
@@ -40,11 +41,6 @@ lmcp_status lmcp_host_call(lmcp_host *host, const char *server,
                           (uintptr_t)user_data, call_id_out, err_out);
 }
 
-/* lmcp_host_free counts the freed host's callback frames on this thread, as
- * lmcp_client_free does a client's (bridge.c): Free waits for the host's
- * running callbacks but these, and when one of them is a completion, event
- * or request (this thread is the host's delivery thread) it delivers the
- * remaining completions itself. */
 void lmcp_host_free(lmcp_host *host) {
   int delivering;
   int callbacks = lmcp_bridge_frames((uintptr_t)host, &delivering);

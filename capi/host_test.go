@@ -22,7 +22,7 @@ const (
 func newTestHost(t *testing.T) (*host.Host, unsafe.Pointer) {
 	h, err := host.Parse([]byte(`{"mcpServers":{"off":{"command":"/nonexistent/lmcp-test","enabled":false}}}`), "test")
 	require.Nil(t, err)
-	key := hosts.Save(h)
+	key := hosts.registry.Save(h)
 	t.Cleanup(func() { lmcpgo_host_free(hostPtr(key), 0, 0) })
 	return h, key
 }
@@ -66,7 +66,7 @@ func TestHostExportsRaceFree(t *testing.T) {
 }
 
 // TestPanicInHostExportPoisonsHost runs a host export's panic recovery
-// (recoverHost) with a panic: the export returns LMCP_E_INTERNAL, every
+// (handleKind.recover) with a panic: the export returns LMCP_E_INTERNAL, every
 // later call on that host does too, naming the earlier failure, and the
 // panic is reported as an "error" log event of the host.
 func TestPanicInHostExportPoisonsHost(t *testing.T) {
@@ -80,7 +80,7 @@ func TestPanicInHostExportPoisonsHost(t *testing.T) {
 	require.EqualValues(t, statusNotFound, lmcp_host_cancel(hostPtr(key), 1), "healthy: no such call")
 	var st _Ctype_lmcp_status
 	func() {
-		defer recoverHost(&st, nil, hostPtr(key), "lmcp_host_cancel")
+		defer hosts.recover(&st, nil, hostPtr(key), "lmcp_host_cancel")
 		panic("boom")
 	}()
 	require.EqualValues(t, statusInternal, st)

@@ -9,8 +9,18 @@
 // host (host.Host.Poisoned). Host function pointers are only ever invoked
 // through the bridge functions in bridge.c, which also keep the per-thread
 // callback frames lmcp_client_free and lmcp_host_free read (bridge.c).
-// Handles may be freed while other exports use them: see the clients and
-// hosts registries.
+// Handles may be freed while other exports use them: see handleKind.
+//
+// The files, by object:
+//
+//	exports.go      the library-wide exports (version, features, diagnostics)
+//	handle.go       handleKind: the glue every client and host export shares
+//	client.go       the lmcp_client exports      client_bridge.c  their C wrappers
+//	host.go         the lmcp_host exports        host_bridge.c    their C wrappers
+//	queue.go        the completion queue's exports
+//	status.go       lmcp_status_string, and the header's statuses held to core's
+//	cmem.go         the conversions between C and Go data
+//	bridge.h/.c     the trampolines and callback frames client and host share
 package main
 
 func main() {}

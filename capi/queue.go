@@ -16,7 +16,8 @@ import (
 )
 
 // queues maps the hosts' lmcp_queue pointers to completion queues; freed
-// handles stay behind as tombstones, as for clients.
+// handles stay behind as tombstones, as for clients. A queue is no
+// handleKind: it has no callbacks and cannot be poisoned.
 var queues handles.Registry[cqueue.Queue]
 
 func lookupQueue(p *C.lmcp_queue) (*cqueue.Queue, *core.Error) {
@@ -29,7 +30,7 @@ func lookupQueue(p *C.lmcp_queue) (*cqueue.Queue, *core.Error) {
 
 //export lmcp_queue_new
 func lmcp_queue_new(queueOut **C.lmcp_queue, fdOut *C.int, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut, nil, "lmcp_queue_new")
+	defer recoverExport(&st, errOut, "lmcp_queue_new")
 	if queueOut == nil {
 		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "queue_out is NULL"))
 	}
@@ -47,8 +48,8 @@ func lmcp_queue_new(queueOut **C.lmcp_queue, fdOut *C.int, errOut **C.char) (st 
 
 //export lmcp_client_call_queued
 func lmcp_client_call_queued(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, queue *C.lmcp_queue, tag C.uint64_t, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut, client, "lmcp_client_call_queued")
-	c, err := lookup(client)
+	defer clients.recover(&st, errOut, client, "lmcp_client_call_queued")
+	c, err := clients.lookup(client)
 	if err != nil {
 		return setErr(errOut, err)
 	}
@@ -68,13 +69,7 @@ func lmcp_client_call_queued(client *C.lmcp_client, method *C.cchar_t, params *C
 	id, err := c.Call(m, p, opts, func(callID uint64, status core.Status, data []byte) {
 		q.Push(cqueue.Completion{Tag: t, CallID: callID, Status: int32(status), Data: data})
 	})
-	if err != nil {
-		return setErr(errOut, err)
-	}
-	if callIDOut != nil {
-		*callIDOut = C.lmcp_call_id(id)
-	}
-	return setErr(errOut, nil)
+	return callStarted(id, err, callIDOut, errOut)
 }
 
 // popped holds the completions of one pop while they are copied out.
@@ -82,7 +77,7 @@ var popped = sync.Pool{New: func() any { s := make([]cqueue.Completion, 0, 64); 
 
 //export lmcp_queue_pop
 func lmcp_queue_pop(queue *C.lmcp_queue, max C.size_t, batchOut **C.lmcp_completion, countOut *C.size_t, sizeOut *C.size_t) (st C.lmcp_status) {
-	defer recoverInto(&st, nil, nil, "lmcp_queue_pop")
+	defer recoverExport(&st, nil, "lmcp_queue_pop")
 	if batchOut == nil || countOut == nil {
 		return C.LMCP_E_INVALID_ARGUMENT
 	}
@@ -150,7 +145,7 @@ func encodeBatch(items []cqueue.Completion) (*C.lmcp_completion, C.size_t) {
 //export lmcp_queue_free
 func lmcp_queue_free(queue *C.lmcp_queue) {
 	var st C.lmcp_status
-	defer recoverInto(&st, nil, nil, "lmcp_queue_free")
+	defer recoverExport(&st, nil, "lmcp_queue_free")
 	if q, ok := queues.Release(unsafe.Pointer(queue)); ok {
 		q.Close()
 	}
