@@ -66,8 +66,6 @@ LMCP_INTERNAL lmcp_status lmcpgo_client_call(
     size_t params_len, cchar_t *options_json, size_t options_len,
     lmcp_done_cb done, uintptr_t user_data, lmcp_call_id *call_id_out,
     char **err_out);
-LMCP_INTERNAL void lmcpgo_client_free(lmcp_client *client, int callbacks,
-                                      int delivering);
 
 LMCP_INTERNAL lmcp_status lmcpgo_host_set_event_handler(
     lmcp_host *host, lmcp_event_cb cb, uintptr_t user_data,
@@ -84,7 +82,5 @@ LMCP_INTERNAL lmcp_status lmcpgo_host_call(
     size_t params_len, cchar_t *options_json, size_t options_len,
     lmcp_done_cb done, uintptr_t user_data, lmcp_call_id *call_id_out,
     char **err_out);
-LMCP_INTERNAL void lmcpgo_host_free(lmcp_host *host, int callbacks,
-                                    int delivering);
 
 #endif

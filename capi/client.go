@@ -24,9 +24,9 @@ var clients = newHandleKind[core.Client, *core.Client, *C.lmcp_client]("client",
 //
 // Every trampoline is also given the handle, which it records in a
 // per-thread callback frame while host code runs: lmcp_client_free and
-// lmcp_host_free read those frames to learn whether they are called from
-// inside one of the freed object's own callbacks (core.FreeCaller), so that
-// they never wait for themselves.
+// lmcp_host_free read those frames (handleKind.free) to learn whether they
+// are called from inside one of the freed object's own callbacks
+// (core.FreeCaller), so that they never wait for themselves.
 
 //export lmcp_client_new
 func lmcp_client_new(configJSON *C.cchar_t, n C.size_t, clientOut **C.lmcp_client, errOut **C.char) (st C.lmcp_status) {
@@ -165,10 +165,5 @@ func lmcp_client_close(client *C.lmcp_client, timeoutMS C.int64_t, errOut **C.ch
 	return clients.with(client, errOut, func(c *core.Client) *core.Error { return c.Close(millis(timeoutMS)) })
 }
 
-// lmcpgo_client_free is lmcp_client_free (client_bridge.c) once the wrapper
-// has counted the freed client's callbacks on the calling thread's stack.
-//
-//export lmcpgo_client_free
-func lmcpgo_client_free(client *C.lmcp_client, callbacks C.int, delivering C.int) {
-	clients.free(client, callbacks, delivering)
-}
+//export lmcp_client_free
+func lmcp_client_free(client *C.lmcp_client) { clients.free(client) }

@@ -1,6 +1,5 @@
 /* Public lmcp_client entry points that take user_data: they pass it to Go
- * as an integer (see client.go), and lmcp_client_free, which first counts
- * the freed client's callback frames on this thread (bridge.c). */
+ * as an integer (see client.go). */
 #include "bridge.h"
 
 lmcp_status lmcp_client_set_event_handler(lmcp_client *client, lmcp_event_cb cb,
@@ -28,10 +27,4 @@ lmcp_status lmcp_client_call(lmcp_client *client, const char *method,
   return lmcpgo_client_call(client, method, params_json, params_len,
                             options_json, options_len, done,
                             (uintptr_t)user_data, call_id_out, err_out);
-}
-
-void lmcp_client_free(lmcp_client *client) {
-  int delivering;
-  int callbacks = lmcp_bridge_frames((uintptr_t)client, &delivering);
-  lmcpgo_client_free(client, callbacks, delivering);
 }

@@ -23,7 +23,7 @@ func newTestClient(t *testing.T) (*core.Client, unsafe.Pointer) {
 	tr, _ := memory.NewPair(64)
 	c := core.New(core.DefaultOptions("test"), tr)
 	key := clients.registry.Save(c)
-	t.Cleanup(func() { lmcpgo_client_free(clientPtr(key), 0, 0) })
+	t.Cleanup(func() { lmcp_client_free(clientPtr(key)) })
 	return c, key
 }
 
@@ -47,7 +47,7 @@ func TestExportsRaceFree(t *testing.T) {
 				}
 			}()
 		}
-		lmcpgo_client_free(clientPtr(key), 0, 0)
+		lmcp_client_free(clientPtr(key))
 		wg.Wait()
 		close(got)
 		for st := range got {

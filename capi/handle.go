@@ -138,13 +138,18 @@ func (k *handleKind[T, P, H]) hostRequest(cb C.lmcp_host_request_cb, ud C.uintpt
 	}
 }
 
-// free is the Go side of lmcp_<kind>_free, once the C wrapper has counted
-// the freed object's callback frames on the calling thread's stack.
-func (k *handleKind[T, P, H]) free(h H, callbacks C.int, delivering C.int) {
+// free is lmcp_<kind>_free. It first counts the freed object's callback
+// frames on the calling thread (a cgo export runs on its C caller's
+// thread, so the C side's per-thread frames are that caller's): Free waits
+// for the object's running callbacks but these, and when one of them is on
+// its delivery thread, it delivers the remaining completions itself.
+func (k *handleKind[T, P, H]) free(h H) {
 	var st C.lmcp_status
 	// A panic is recovered (never let it reach a finalizer) and reported
 	// through the object; there is no status to return.
 	defer k.recover(&st, nil, h, k.freeExport)
+	var delivering C.int
+	callbacks := C.lmcp_bridge_frames(handleKey(h), &delivering)
 	// Release first: from here on every new call with this handle gets
 	// LMCP_E_INVALID_HANDLE, and only calls already past their lookup reach
 	// the object, which answers them as a freed one.

@@ -207,10 +207,5 @@ func lmcp_host_close(hp *C.lmcp_host, timeoutMS C.int64_t, errOut **C.char) (st 
 	return hosts.with(hp, errOut, func(h *host.Host) *core.Error { return h.Close(millis(timeoutMS)) })
 }
 
-// lmcpgo_host_free is lmcp_host_free (host_bridge.c) once the wrapper has
-// counted the freed host's callbacks on the calling thread's stack.
-//
-//export lmcpgo_host_free
-func lmcpgo_host_free(hp *C.lmcp_host, callbacks C.int, delivering C.int) {
-	hosts.free(hp, callbacks, delivering)
-}
+//export lmcp_host_free
+func lmcp_host_free(hp *C.lmcp_host) { hosts.free(hp) }

@@ -1,6 +1,5 @@
 /* Public lmcp_host entry points that take user_data: they pass it to Go as
- * an integer (see host.go), and lmcp_host_free, which first counts the
- * freed host's callback frames on this thread (bridge.c). */
+ * an integer (see host.go). */
 #include "bridge.h"
 
 lmcp_status lmcp_host_set_event_handler(lmcp_host *host, lmcp_event_cb cb,
@@ -39,10 +38,4 @@ lmcp_status lmcp_host_call(lmcp_host *host, const char *server,
   return lmcpgo_host_call(host, server, method, params_json, params_len,
                           options_json, options_len, done,
                           (uintptr_t)user_data, call_id_out, err_out);
-}
-
-void lmcp_host_free(lmcp_host *host) {
-  int delivering;
-  int callbacks = lmcp_bridge_frames((uintptr_t)host, &delivering);
-  lmcpgo_host_free(host, callbacks, delivering);
 }

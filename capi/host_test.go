@@ -23,7 +23,7 @@ func newTestHost(t *testing.T) (*host.Host, unsafe.Pointer) {
 	h, err := host.Parse([]byte(`{"mcpServers":{"off":{"command":"/nonexistent/lmcp-test","enabled":false}}}`), "test")
 	require.Nil(t, err)
 	key := hosts.registry.Save(h)
-	t.Cleanup(func() { lmcpgo_host_free(hostPtr(key), 0, 0) })
+	t.Cleanup(func() { lmcp_host_free(hostPtr(key)) })
 	return h, key
 }
 
@@ -55,7 +55,7 @@ func TestHostExportsRaceFree(t *testing.T) {
 				}
 			}()
 		}
-		lmcpgo_host_free(hostPtr(key), 0, 0)
+		lmcp_host_free(hostPtr(key))
 		wg.Wait()
 		close(got)
 		for st := range got {

@@ -8,7 +8,7 @@
 // that client (core.Client.Poisoned), one while serving an lmcp_host that
 // host (host.Host.Poisoned). Host function pointers are only ever invoked
 // through the bridge functions in bridge.c, which also keep the per-thread
-// callback frames lmcp_client_free and lmcp_host_free read (bridge.c).
+// callback frames lmcp_client_free and lmcp_host_free read (handle.go).
 // Handles may be freed while other exports use them: see handleKind.
 //
 // The files, by object:
