@@ -1,0 +1,171 @@
+/* host_nif.c — the host's NIFs: an lmcp_host as a handle kind
+ * (handle_nif.c), and what only a host has (wait_ready, the aggregated
+ * lists, call_tool, a call to one server).
+ *
+ * Host NIFs that wait (connect spawns every server, wait_ready, the lists
+ * that may fetch, close) run on dirty I/O schedulers; the calls never
+ * block. Messages are the client's: {lmcp_done, CallId, Status, Payload}
+ * to the caller, {lmcp_event, Tag, Kind, Payload} and {lmcp_host_request,
+ * Tag, RequestId, Kind, Payload} to the process that set the handlers;
+ * every event and request payload has a "server" member. */
+#include <string.h>
+
+#include "lmcp_nif.h"
+
+static lmcp_status host_create(const char *json, size_t len, void **handle, char **err) {
+  return lmcp_host_new(json, len, (lmcp_host **)handle, err);
+}
+static void host_free(void *handle) {
+  lmcp_host_free(handle);
+}
+static lmcp_status host_set_event_handler(void *handle, lmcp_event_cb cb, void *user_data, lmcp_destroy_cb destroy,
+                                          char **err) {
+  return lmcp_host_set_event_handler(handle, cb, user_data, destroy, err);
+}
+static lmcp_status host_set_host_request_handler(void *handle, lmcp_host_request_cb cb, void *user_data,
+                                                 lmcp_destroy_cb destroy, char **err) {
+  return lmcp_host_set_host_request_handler(handle, cb, user_data, destroy, err);
+}
+static lmcp_status host_connect(void *handle, char **err) {
+  return lmcp_host_connect(handle, err);
+}
+static lmcp_status host_cancel(void *handle, lmcp_call_id id) {
+  return lmcp_host_cancel(handle, id);
+}
+static lmcp_status host_respond(void *handle, lmcp_request_id id, lmcp_status status, const char *json, size_t len,
+                                char **err) {
+  return lmcp_host_respond(handle, id, status, json, len, err);
+}
+static lmcp_status host_close(void *handle, int64_t timeout_ms, char **err) {
+  return lmcp_host_close(handle, timeout_ms, err);
+}
+
+lmcp_kind lmcp_host_kind = {
+    .noun = "host",
+    .freed_message = "the host was freed (its owner exited or host_free/1 was called)",
+    .create = host_create,
+    .free_handle = host_free,
+    .set_event_handler = host_set_event_handler,
+    .set_host_request_handler = host_set_host_request_handler,
+    .connect = host_connect,
+    .cancel = host_cancel,
+    .respond = host_respond,
+    .close = host_close,
+};
+
+#define KIND (&lmcp_host_kind)
+
+/* host_new(Config) -> {ok, Host} | {error, Status, Info}; the caller owns it. */
+ERL_NIF_TERM nif_host_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  return lmcp_handle_new(env, argv, KIND, NULL);
+}
+
+/* host_set_handlers(Host, Tag) -> ok | {error, ...} */
+ERL_NIF_TERM nif_host_set_handlers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  return lmcp_handle_set_handlers(env, argv, KIND);
+}
+
+/* host_connect(Host) -> ok | {error, ...}   (dirty I/O) */
+ERL_NIF_TERM nif_host_connect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  return lmcp_handle_connect(env, argv, KIND);
+}
+
+/* host_wait_ready(Host, TimeoutMs) -> ok | {error, ...}   (dirty I/O) */
+ERL_NIF_TERM nif_host_wait_ready(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  lmcp_res *r;
+  ErlNifSInt64 timeout;
+  if (!lmcp_get_args(env, argv, KIND, "rl", &r, &timeout)) {
+    return enif_make_badarg(env);
+  }
+  char *err = NULL;
+  lmcp_status st = lmcp_host_wait_ready(r->handle, timeout, &err);
+  return lmcp_handle_status(env, KIND, st, err);
+}
+
+static ERL_NIF_TERM host_json(ErlNifEnv *env, const ERL_NIF_TERM argv[],
+                              lmcp_status (*fn)(lmcp_host *, char **, size_t *, char **)) {
+  lmcp_res *r;
+  if (!lmcp_get_args(env, argv, KIND, "r", &r)) {
+    return enif_make_badarg(env);
+  }
+  char *json = NULL, *err = NULL;
+  size_t len = 0;
+  lmcp_status st = fn(r->handle, &json, &len, &err);
+  return st == LMCP_OK ? lmcp_ok_json(env, json, len) : lmcp_handle_error(env, KIND, st, err);
+}
+
+/* host_servers(Host) -> {ok, Map} | {error, ...}   (never waits) */
+ERL_NIF_TERM nif_host_servers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  return host_json(env, argv, lmcp_host_servers);
+}
+
+/* host_list(Host, Kind) -> {ok, Map} | {error, ...}; Kind is tools, prompts
+ * or resources.   (dirty I/O: a stale list is fetched) */
+ERL_NIF_TERM nif_host_list(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  char kind[16];
+  if (!enif_get_atom(env, argv[1], kind, sizeof kind, ERL_NIF_LATIN1)) {
+    return enif_make_badarg(env);
+  }
+  if (strcmp(kind, "tools") == 0) {
+    return host_json(env, argv, lmcp_host_list_tools);
+  }
+  if (strcmp(kind, "prompts") == 0) {
+    return host_json(env, argv, lmcp_host_list_prompts);
+  }
+  if (strcmp(kind, "resources") == 0) {
+    return host_json(env, argv, lmcp_host_list_resources);
+  }
+  return enif_make_badarg(env);
+}
+
+static lmcp_status start_tool_call(void *handle, char **strs, const lmcp_buf *args, const lmcp_buf *opts,
+                                   lmcp_call_box *box, lmcp_call_id *id, char **err) {
+  return lmcp_host_call_tool(handle, strs[0], args->data, args->len, opts->data, opts->len, lmcp_on_done, box, id,
+                             err);
+}
+
+static lmcp_status start_server_call(void *handle, char **strs, const lmcp_buf *params, const lmcp_buf *opts,
+                                     lmcp_call_box *box, lmcp_call_id *id, char **err) {
+  return lmcp_host_call(handle, strs[0], strs[1], params->data, params->len, opts->data, opts->len, lmcp_on_done,
+                        box, id, err);
+}
+
+/* host_call_tool(Host, Name, Args, Options) -> {ok, CallId} | {error, ...} */
+ERL_NIF_TERM nif_host_call_tool(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  return lmcp_handle_start_call(env, argc, argv, KIND, 1, "arguments", "host_call_tool", nif_host_call_tool,
+                                start_tool_call);
+}
+
+/* host_call(Host, Server, Method, Params, Options) -> {ok, CallId} | {error, ...} */
+ERL_NIF_TERM nif_host_call(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  return lmcp_handle_start_call(env, argc, argv, KIND, 2, "params", "host_call", nif_host_call, start_server_call);
+}
+
+/* host_cancel(Host, CallId) -> ok | {error, ...} */
+ERL_NIF_TERM nif_host_cancel(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  return lmcp_handle_cancel(env, argv, KIND);
+}
+
+/* host_respond(Host, RequestId, Status, Answer) -> ok | {error, ...} */
+ERL_NIF_TERM nif_host_respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  return lmcp_handle_respond(env, argc, argv, KIND, "host_respond", nif_host_respond);
+}
+
+/* host_close(Host, TimeoutMs) -> ok | {error, ...}   (dirty I/O) */
+ERL_NIF_TERM nif_host_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  return lmcp_handle_close(env, argv, KIND);
+}
+
+/* host_free(Host) -> ok (never waits for a server) */
+ERL_NIF_TERM nif_host_free(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  return lmcp_handle_free(env, argv, KIND);
+}
