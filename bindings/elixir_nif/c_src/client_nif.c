@@ -6,46 +6,9 @@
 
 #include "lmcp_nif.h"
 
-static lmcp_status client_create(const char *json, size_t len, void **handle, char **err) {
-  return lmcp_client_new(json, len, (lmcp_client **)handle, err);
-}
-static void client_free(void *handle) {
-  lmcp_client_free(handle);
-}
-static lmcp_status client_set_event_handler(void *handle, lmcp_event_cb cb, void *user_data,
-                                            lmcp_destroy_cb destroy, char **err) {
-  return lmcp_client_set_event_handler(handle, cb, user_data, destroy, err);
-}
-static lmcp_status client_set_host_request_handler(void *handle, lmcp_host_request_cb cb, void *user_data,
-                                                   lmcp_destroy_cb destroy, char **err) {
-  return lmcp_client_set_host_request_handler(handle, cb, user_data, destroy, err);
-}
-static lmcp_status client_connect(void *handle, char **err) {
-  return lmcp_client_connect(handle, err);
-}
-static lmcp_status client_cancel(void *handle, lmcp_call_id id) {
-  return lmcp_client_cancel(handle, id);
-}
-static lmcp_status client_respond(void *handle, lmcp_request_id id, lmcp_status status, const char *json,
-                                  size_t len, char **err) {
-  return lmcp_client_respond(handle, id, status, json, len, err);
-}
-static lmcp_status client_close(void *handle, int64_t timeout_ms, char **err) {
-  return lmcp_client_close(handle, timeout_ms, err);
-}
-
-lmcp_kind lmcp_client_kind = {
-    .noun = "client",
-    .freed_message = "the client was freed (its owner exited or free/1 was called)",
-    .create = client_create,
-    .free_handle = client_free,
-    .set_event_handler = client_set_event_handler,
-    .set_host_request_handler = client_set_host_request_handler,
-    .connect = client_connect,
-    .cancel = client_cancel,
-    .respond = client_respond,
-    .close = client_close,
-};
+/* The NIFs every kind has (set_handlers, connect, cancel, respond, close, free: see LMCP_DEFINE_KIND_NIFS). */
+LMCP_DEFINE_KIND(client, "the client was freed (its owner exited or free/1 was called)");
+LMCP_DEFINE_KIND_NIFS(client, )
 
 #define KIND (&lmcp_client_kind)
 
@@ -101,19 +64,6 @@ ERL_NIF_TERM nif_adopt(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   return result;
 }
 
-/* set_handlers(Client, Tag) -> ok | {error, Status, Info}
- * Events and host requests go to the caller, tagged with Tag. */
-ERL_NIF_TERM nif_set_handlers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
-  return lmcp_handle_set_handlers(env, argv, KIND);
-}
-
-/* connect(Client) -> ok | {error, Status, Info}   (dirty I/O: spawns) */
-ERL_NIF_TERM nif_connect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
-  return lmcp_handle_connect(env, argv, KIND);
-}
-
 static lmcp_status start_call(void *handle, char **strs, const lmcp_buf *params, const lmcp_buf *opts,
                               lmcp_call_box *box, lmcp_call_id *id, char **err) {
   return lmcp_client_call(handle, strs[0], params->data, params->len, opts->data, opts->len, lmcp_on_done, box,
@@ -125,12 +75,6 @@ static lmcp_status start_call(void *handle, char **strs, const lmcp_buf *params,
  * Params and Options are maps or nil. */
 ERL_NIF_TERM nif_call(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   return lmcp_handle_start_call(env, argc, argv, KIND, 1, "params", "call", nif_call, start_call);
-}
-
-/* cancel(Client, CallId) -> ok | {error, Status, Info} */
-ERL_NIF_TERM nif_cancel(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
-  return lmcp_handle_cancel(env, argv, KIND);
 }
 
 /* notify(Client, Method, Params) -> ok | {error, ...} */
@@ -158,11 +102,6 @@ ERL_NIF_TERM nif_notify(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   return result;
 }
 
-/* respond(Client, RequestId, Status, Answer) -> ok | {error, ...} */
-ERL_NIF_TERM nif_respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  return lmcp_handle_respond(env, argc, argv, KIND, "respond", nif_respond);
-}
-
 /* state(Client) -> integer LMCP_STATE_* | {error, ...} */
 ERL_NIF_TERM nif_state(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
@@ -188,14 +127,3 @@ ERL_NIF_TERM nif_server_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
   return st == LMCP_OK ? lmcp_ok_json(env, json, len) : lmcp_handle_error(env, KIND, st, err);
 }
 
-/* close(Client, TimeoutMs) -> ok | {error, ...}   (dirty I/O: blocks) */
-ERL_NIF_TERM nif_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
-  return lmcp_handle_close(env, argv, KIND);
-}
-
-/* free(Client) -> ok: lmcp_client_free. Never waits for the server. */
-ERL_NIF_TERM nif_free(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
-  return lmcp_handle_free(env, argv, KIND);
-}

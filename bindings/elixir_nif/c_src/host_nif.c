@@ -12,46 +12,10 @@
 
 #include "lmcp_nif.h"
 
-static lmcp_status host_create(const char *json, size_t len, void **handle, char **err) {
-  return lmcp_host_new(json, len, (lmcp_host **)handle, err);
-}
-static void host_free(void *handle) {
-  lmcp_host_free(handle);
-}
-static lmcp_status host_set_event_handler(void *handle, lmcp_event_cb cb, void *user_data, lmcp_destroy_cb destroy,
-                                          char **err) {
-  return lmcp_host_set_event_handler(handle, cb, user_data, destroy, err);
-}
-static lmcp_status host_set_host_request_handler(void *handle, lmcp_host_request_cb cb, void *user_data,
-                                                 lmcp_destroy_cb destroy, char **err) {
-  return lmcp_host_set_host_request_handler(handle, cb, user_data, destroy, err);
-}
-static lmcp_status host_connect(void *handle, char **err) {
-  return lmcp_host_connect(handle, err);
-}
-static lmcp_status host_cancel(void *handle, lmcp_call_id id) {
-  return lmcp_host_cancel(handle, id);
-}
-static lmcp_status host_respond(void *handle, lmcp_request_id id, lmcp_status status, const char *json, size_t len,
-                                char **err) {
-  return lmcp_host_respond(handle, id, status, json, len, err);
-}
-static lmcp_status host_close(void *handle, int64_t timeout_ms, char **err) {
-  return lmcp_host_close(handle, timeout_ms, err);
-}
-
-lmcp_kind lmcp_host_kind = {
-    .noun = "host",
-    .freed_message = "the host was freed (its owner exited or host_free/1 was called)",
-    .create = host_create,
-    .free_handle = host_free,
-    .set_event_handler = host_set_event_handler,
-    .set_host_request_handler = host_set_host_request_handler,
-    .connect = host_connect,
-    .cancel = host_cancel,
-    .respond = host_respond,
-    .close = host_close,
-};
+/* The NIFs every kind has (host_set_handlers, host_connect, host_cancel, host_respond, host_close,
+ * host_free: see LMCP_DEFINE_KIND_NIFS). */
+LMCP_DEFINE_KIND(host, "the host was freed (its owner exited or host_free/1 was called)");
+LMCP_DEFINE_KIND_NIFS(host, host_)
 
 #define KIND (&lmcp_host_kind)
 
@@ -59,18 +23,6 @@ lmcp_kind lmcp_host_kind = {
 ERL_NIF_TERM nif_host_new(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
   return lmcp_handle_new(env, argv, KIND, NULL);
-}
-
-/* host_set_handlers(Host, Tag) -> ok | {error, ...} */
-ERL_NIF_TERM nif_host_set_handlers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
-  return lmcp_handle_set_handlers(env, argv, KIND);
-}
-
-/* host_connect(Host) -> ok | {error, ...}   (dirty I/O) */
-ERL_NIF_TERM nif_host_connect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
-  return lmcp_handle_connect(env, argv, KIND);
 }
 
 /* host_wait_ready(Host, TimeoutMs) -> ok | {error, ...}   (dirty I/O) */
@@ -147,25 +99,3 @@ ERL_NIF_TERM nif_host_call(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) 
   return lmcp_handle_start_call(env, argc, argv, KIND, 2, "params", "host_call", nif_host_call, start_server_call);
 }
 
-/* host_cancel(Host, CallId) -> ok | {error, ...} */
-ERL_NIF_TERM nif_host_cancel(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
-  return lmcp_handle_cancel(env, argv, KIND);
-}
-
-/* host_respond(Host, RequestId, Status, Answer) -> ok | {error, ...} */
-ERL_NIF_TERM nif_host_respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  return lmcp_handle_respond(env, argc, argv, KIND, "host_respond", nif_host_respond);
-}
-
-/* host_close(Host, TimeoutMs) -> ok | {error, ...}   (dirty I/O) */
-ERL_NIF_TERM nif_host_close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
-  return lmcp_handle_close(env, argv, KIND);
-}
-
-/* host_free(Host) -> ok (never waits for a server) */
-ERL_NIF_TERM nif_host_free(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
-  return lmcp_handle_free(env, argv, KIND);
-}

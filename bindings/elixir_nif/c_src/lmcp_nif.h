@@ -193,6 +193,82 @@ LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_start_call(ErlNifEnv *env, int argc, const 
                                                 const lmcp_kind *kind, int nstr, const char *args_name,
                                                 const char *self_name, lmcp_nif_fn self, lmcp_start_fn start);
 
+/* LMCP_DEFINE_KIND(obj, freed) defines lmcp_<obj>_kind (freed: its freed message) from the
+ * header's lmcp_<obj>_ functions (lmcp_client_connect, lmcp_host_connect,
+ * ...), each wrapped to take its handle as void *: the header names both
+ * kinds' functions alike, and this is the one place that relies on it. */
+#define LMCP_DEFINE_KIND(obj, freed)                                                                          \
+  static lmcp_status obj##_kind_create(const char *json, size_t len, void **handle, char **err) {             \
+    lmcp_##obj *h = NULL;                                                                                     \
+    lmcp_status st = lmcp_##obj##_new(json, len, &h, err);                                                    \
+    *handle = h;                                                                                               \
+    return st;                                                                                                 \
+  }                                                                                                            \
+  static void obj##_kind_free(void *h) { lmcp_##obj##_free(h); }                                             \
+  static lmcp_status obj##_kind_set_event_handler(void *h, lmcp_event_cb cb, void *ud, lmcp_destroy_cb destroy, \
+                                                   char **err) {                                               \
+    return lmcp_##obj##_set_event_handler(h, cb, ud, destroy, err);                                           \
+  }                                                                                                            \
+  static lmcp_status obj##_kind_set_host_request_handler(void *h, lmcp_host_request_cb cb, void *ud,          \
+                                                          lmcp_destroy_cb destroy, char **err) {               \
+    return lmcp_##obj##_set_host_request_handler(h, cb, ud, destroy, err);                                    \
+  }                                                                                                            \
+  static lmcp_status obj##_kind_connect(void *h, char **err) { return lmcp_##obj##_connect(h, err); }        \
+  static lmcp_status obj##_kind_cancel(void *h, lmcp_call_id id) { return lmcp_##obj##_cancel(h, id); }      \
+  static lmcp_status obj##_kind_respond(void *h, lmcp_request_id id, lmcp_status status, const char *json,    \
+                                         size_t len, char **err) {                                             \
+    return lmcp_##obj##_respond(h, id, status, json, len, err);                                               \
+  }                                                                                                            \
+  static lmcp_status obj##_kind_close(void *h, int64_t timeout_ms, char **err) {                              \
+    return lmcp_##obj##_close(h, timeout_ms, err);                                                            \
+  }                                                                                                            \
+  lmcp_kind lmcp_##obj##_kind = {                                                                             \
+      .noun = #obj,                                                                                           \
+      .freed_message = freed,                                                                                  \
+      .create = obj##_kind_create,                                                                            \
+      .free_handle = obj##_kind_free,                                                                         \
+      .set_event_handler = obj##_kind_set_event_handler,                                                      \
+      .set_host_request_handler = obj##_kind_set_host_request_handler,                                        \
+      .connect = obj##_kind_connect,                                                                          \
+      .cancel = obj##_kind_cancel,                                                                            \
+      .respond = obj##_kind_respond,                                                                          \
+      .close = obj##_kind_close,                                                                              \
+  }
+
+/* LMCP_DEFINE_KIND_NIFS(obj, prefix) defines the NIFs every kind has, each
+ * the shared body (handle_nif.c) for lmcp_<obj>_kind, named
+ * nif_<prefix><name> (Erlang name <prefix><name>):
+ *   set_handlers(Handle, Tag) -> ok | {error, Status, Info}
+ *   connect(Handle) -> ok | {error, ...}          (dirty I/O: spawns)
+ *   cancel(Handle, CallId) -> ok | {error, ...}
+ *   respond(Handle, RequestId, Status, Answer) -> ok | {error, ...}
+ *   close(Handle, TimeoutMs) -> ok | {error, ...}  (dirty I/O: blocks)
+ *   free(Handle) -> ok                             (never waits for a server) */
+#define LMCP_DEFINE_KIND_NIFS(obj, prefix)                                                                    \
+  ERL_NIF_TERM nif_##prefix##set_handlers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {               \
+    (void)argc;                                                                                                \
+    return lmcp_handle_set_handlers(env, argv, &lmcp_##obj##_kind);                                           \
+  }                                                                                                            \
+  ERL_NIF_TERM nif_##prefix##connect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {                    \
+    (void)argc;                                                                                                \
+    return lmcp_handle_connect(env, argv, &lmcp_##obj##_kind);                                                \
+  }                                                                                                            \
+  ERL_NIF_TERM nif_##prefix##cancel(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {                     \
+    (void)argc;                                                                                                \
+    return lmcp_handle_cancel(env, argv, &lmcp_##obj##_kind);                                                 \
+  }                                                                                                            \
+  ERL_NIF_TERM nif_##prefix##respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {                    \
+    return lmcp_handle_respond(env, argc, argv, &lmcp_##obj##_kind, #prefix "respond", nif_##prefix##respond); \
+  }                                                                                                            \
+  ERL_NIF_TERM nif_##prefix##close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {                      \
+    (void)argc;                                                                                                \
+    return lmcp_handle_close(env, argv, &lmcp_##obj##_kind);                                                  \
+  }                                                                                                            \
+  ERL_NIF_TERM nif_##prefix##free(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {                       \
+    (void)argc;                                                                                                \
+    return lmcp_handle_free(env, argv, &lmcp_##obj##_kind);                                                   \
+  }
+
 /* ------------------------------------------------- client_nif.c, host_nif.c */
 
 #define LMCP_NIF(name) LMCP_HIDDEN ERL_NIF_TERM name(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
