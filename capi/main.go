@@ -17,7 +17,9 @@
 //	handle.go       handleKind: the glue every client and host export shares
 //	client.go       the lmcp_client exports      client_bridge.c  their C wrappers
 //	host.go         the lmcp_host exports        host_bridge.c    their C wrappers
-//	queue.go        the completion queue's exports
+//	search.go       lmcp_host_search_tools
+//	queue.go        the completion queue's exports, lmcp_client_call_queued
+//	host_queue.go   lmcp_host_call_queued, lmcp_host_call_tool_queued
 //	status.go       lmcp_status_string, and the header's statuses held to core's
 //	cmem.go         the conversions between C and Go data
 //	bridge.h/.c     the trampolines and callback frames client and host share

@@ -28,6 +28,20 @@ func lookupQueue(p *C.lmcp_queue) (*cqueue.Queue, *core.Error) {
 	return q, nil
 }
 
+// lookupQueued resolves the handle and the queue of a call made with a
+// *_queued export (lmcp_client_call_queued, lmcp_host_call_queued, ...).
+func (k *handleKind[T, P, H]) lookupQueued(h H, queue *C.lmcp_queue) (P, *cqueue.Queue, *core.Error) {
+	obj, err := k.lookup(h)
+	if err != nil {
+		return nil, nil, err
+	}
+	q, err := lookupQueue(queue)
+	if err != nil {
+		return nil, nil, err
+	}
+	return obj, q, nil
+}
+
 //export lmcp_queue_new
 func lmcp_queue_new(queueOut **C.lmcp_queue, fdOut *C.int, errOut **C.char) (st C.lmcp_status) {
 	defer recoverExport(&st, errOut, "lmcp_queue_new")
@@ -49,11 +63,7 @@ func lmcp_queue_new(queueOut **C.lmcp_queue, fdOut *C.int, errOut **C.char) (st 
 //export lmcp_client_call_queued
 func lmcp_client_call_queued(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, queue *C.lmcp_queue, tag C.uint64_t, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
 	defer clients.recover(&st, errOut, client, "lmcp_client_call_queued")
-	c, err := clients.lookup(client)
-	if err != nil {
-		return setErr(errOut, err)
-	}
-	q, err := lookupQueue(queue)
+	c, q, err := clients.lookupQueued(client, queue)
 	if err != nil {
 		return setErr(errOut, err)
 	}
@@ -65,11 +75,17 @@ func lmcp_client_call_queued(client *C.lmcp_client, method *C.cchar_t, params *C
 	// callback: so a completion is queued after the callbacks of the
 	// client's earlier events (a call's last progress) have returned, and
 	// lmcp_client_free returns only once the cancelled completions are in.
-	t := uint64(tag)
-	id, err := c.Call(m, p, opts, func(callID uint64, status core.Status, data []byte) {
-		q.Push(cqueue.Completion{Tag: t, CallID: callID, Status: int32(status), Data: data})
-	})
+	id, err := c.Call(m, p, opts, queuedDone(q, tag))
 	return callStarted(id, err, callIDOut, errOut)
+}
+
+// queuedDone is the completion of a call made with a *_queued export: it
+// queues the call's completion, carrying tag, in q.
+func queuedDone(q *cqueue.Queue, tag C.uint64_t) core.DoneFunc {
+	t := uint64(tag)
+	return func(callID uint64, status core.Status, data []byte) {
+		q.Push(cqueue.Completion{Tag: t, CallID: callID, Status: int32(status), Data: data})
+	}
 }
 
 // popped holds the completions of one pop while they are copied out.

@@ -9,7 +9,7 @@ import (
 
 // ParseCallOptions reads the ABI's call options object:
 // {"timeout_ms","reset_timeout_on_progress","max_total_ms","all_pages",
-// "progress","wait_ready","fail_if_restarting","no_cache","_meta","verify"}.
+// "progress","wait_ready","fail_if_restarting","no_cache","task","_meta","verify"}.
 // Empty input means defaults. Unknown fields are an error that names them.
 // It runs on every call, so it reads the object in one pass with a pooled
 // iterator and builds nothing the options do not hold.
@@ -35,7 +35,7 @@ func ParseCallOptions(raw []byte) (core.CallOptions, *core.Error) {
 			} else {
 				o.MaxTotal, o.MaxTotalSet = ms, true
 			}
-		case "reset_timeout_on_progress", "all_pages", "progress", "wait_ready", "fail_if_restarting", "no_cache":
+		case "reset_timeout_on_progress", "all_pages", "progress", "wait_ready", "fail_if_restarting", "no_cache", "task":
 			if it.WhatIsNext() != jsonx.KindBool {
 				return o, core.Errorf(core.StatusInvalidArgument, "options.%s must be true or false", field)
 			}
@@ -53,6 +53,8 @@ func ParseCallOptions(raw []byte) (core.CallOptions, *core.Error) {
 				o.FailIfRestarting = v
 			case "no_cache":
 				o.NoCache = v
+			case "task":
+				o.Task = v
 			}
 		case "_meta":
 			if it.WhatIsNext() != jsonx.KindObject {

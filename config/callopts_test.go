@@ -23,6 +23,7 @@ func TestParseCallOptions(t *testing.T) {
 			core.CallOptions{Timeout: 1500 * time.Millisecond, TimeoutSet: true, MaxTotalSet: true, ResetSet: true}},
 		{"flags", `{"all_pages":true,"progress":true,"wait_ready":true,"reset_timeout_on_progress":true}`,
 			core.CallOptions{AllPages: true, Progress: true, WaitReady: true, ResetOnProgress: true, ResetSet: true}},
+		{"task", `{"task":true}`, core.CallOptions{Task: true}},
 		{"meta kept as given", "{\"_meta\":{\"trace\":\"a\"}}", core.CallOptions{Meta: []byte(`{"trace":"a"}`)}},
 		{"line breaks", "{\n\"timeout_ms\": 5\n}", core.CallOptions{Timeout: 5 * time.Millisecond, TimeoutSet: true}},
 		{"verify", `{"verify":{"size":4}}`, core.CallOptions{Verify: &core.ResourceVerify{Size: 4, SizeSet: true}}},

@@ -70,6 +70,11 @@ func parseClientInfo(root *object, p *Parsed) *core.Error {
 		return err
 	}
 	ci := &p.Options.ClientInfo
+	if send, ok, err := o.boolean("send"); err != nil {
+		return err
+	} else if ok {
+		p.Options.OmitClientInfo = !send
+	}
 	for key, dst := range map[string]*string{"name": &ci.Name, "version": &ci.Version, "title": &ci.Title, "description": &ci.Description, "website_url": &ci.WebsiteURL} {
 		s, ok, err := o.str(key)
 		if err != nil {

@@ -129,3 +129,15 @@ func TestParseSamplingPolicyAndCapabilities(t *testing.T) {
 		})
 	}
 }
+
+// client_info.send false leaves clientInfo out of 2026-07-28 requests; it
+// must be a boolean.
+func TestParseClientInfoSend(t *testing.T) {
+	p, err := Parse([]byte(`{"transport":{"type":"stdio","command":"srv"},"client_info":{"send":false}}`), "1.2.3")
+	require.Nil(t, errOrNil(err))
+	require.True(t, p.Options.OmitClientInfo)
+	require.Equal(t, "lemonmcp", p.Options.ClientInfo.Name, "the defaults stay for initialize")
+	_, err = Parse([]byte(`{"transport":{"type":"stdio","command":"srv"},"client_info":{"send":"no"}}`), "1.2.3")
+	require.NotNil(t, err)
+	require.Contains(t, err.Message, "config.client_info.send")
+}

@@ -38,6 +38,15 @@ type CallOptions struct {
 	// (possibly the caller's, inside Call). Only for completions that never
 	// block, such as handing the result to a waiting goroutine.
 	Inline bool
+	// Task asks for a task-augmented tools/call where the server and the
+	// tool allow one but do not require it (2025-11-25 tasks,
+	// tasks_legacy.go); a tool that requires a task always gets one.
+	Task bool
+
+	// own marks a call the library makes for itself (a lookup the host
+	// never asked for): the host never received its id, so Cancel does not
+	// reach it.
+	own bool
 }
 
 // livePending counts accepted calls not yet completed, across clients, for
@@ -76,6 +85,9 @@ type call struct {
 	// mod is set, when the call is admitted, for a call of the 2026-07-28
 	// era; legacy calls carry only this nil pointer.
 	mod *modernCall
+	// lt is a 2025-11-25 task-augmented tools/call's task
+	// (tasks_legacy.go). Guarded by c.mu.
+	lt *legacyTask
 }
 
 // modernCall is what a 2026-07-28 call needs beyond a legacy one.
@@ -86,7 +98,7 @@ type modernCall struct {
 	retry   *retryInput  // the inputs the next send carries
 	rounds  int          // input_required rounds so far
 	cached  *cacheLookup // the cache miss the outstanding request may fill
-	task    *taskState   // the task a task-augmented call follows (tasks.go)
+	task    *taskState   // the task a task-augmented call follows (modern_tasks.go)
 }
 
 // modernCallFor is the modern part of a call admitted while st is the
@@ -154,6 +166,14 @@ func (c *Client) call(method string, params []byte, opts CallOptions, done DoneF
 			c.startTimerLocked(cl)
 			c.mu.Unlock()
 			c.serveSubscribe(cl)
+			return cl.id, nil
+		}
+		if c.wantsLegacyTask(cl) {
+			c.calls[cl.id] = cl
+			livePending.Add(1)
+			c.startTimerLocked(cl)
+			c.mu.Unlock()
+			c.legacyTaskSend(cl)
 			return cl.id, nil
 		}
 	case c.sup != nil && c.waitsForRestartLocked():
@@ -237,7 +257,9 @@ func (c *Client) Cancel(callID uint64) *Error {
 	c.mu.Lock()
 	cl := c.calls[callID]
 	c.mu.Unlock()
-	if cl == nil {
+	if cl == nil || cl.internal != nil || cl.opts.own {
+		// The library's own requests (the handshake, listens, lookups)
+		// have ids the host never received: they are not its to cancel.
 		return Errorf(StatusNotFound, "no pending call with id %d", callID)
 	}
 	if !c.finish(cl, Errorf(StatusCancelled, "the call was cancelled"), nil) {
@@ -328,9 +350,17 @@ func formatMS(d time.Duration) string {
 func (c *Client) finish(cl *call, err *Error, data []byte) bool {
 	c.mu.Lock()
 	reqID, ok := c.retireLocked(cl)
+	lt := cl.lt
 	c.mu.Unlock()
 	if !ok {
 		return false
+	}
+	if lt != nil {
+		// A task is cancelled with tasks/cancel, never with
+		// notifications/cancelled.
+		c.endLegacyTask(cl, lt, reqID, err)
+		c.complete(cl, err, data)
+		return true
 	}
 
 	if reqID != 0 && err != nil && (err.Status == StatusTimeout || err.Status == StatusCancelled) {
@@ -372,7 +402,7 @@ func (c *Client) withdraw(cl *call) bool {
 	defer c.mu.Unlock()
 	_, ok := c.retireLocked(cl)
 	if ok && cl.owesDelivery() {
-		c.out.forgive()
+		c.out.Forgive()
 	}
 	return ok
 }
@@ -392,7 +422,7 @@ func (c *Client) complete(cl *call, err *Error, data []byte) {
 		return
 	}
 	done, id := cl.done, cl.id
-	c.out.push(func() { done(id, st, data) }, deliverDone)
+	c.out.Push(func() { done(id, st, data) }, deliverDone)
 }
 
 // owesDelivery reports whether the call's completion goes through the
@@ -531,6 +561,7 @@ var resultShapes = map[string]struct {
 	"resources/list":           {"resources", jsonx.KindArray, true},
 	"resources/templates/list": {"resourceTemplates", jsonx.KindArray, true},
 	"prompts/list":             {"prompts", jsonx.KindArray, true},
+	"tasks/list":               {"tasks", jsonx.KindArray, true},
 	"tools/call":               {"content", jsonx.KindArray, false},
 	"resources/read":           {"contents", jsonx.KindArray, false},
 	"prompts/get":              {"messages", jsonx.KindArray, false},

@@ -27,6 +27,8 @@ type serverState struct {
 // serverCaps are the capabilities calls are gated on.
 type serverCaps struct {
 	tools, resources, subscribe, prompts, logging, completions bool
+	// 2025-11-25 tasks: tasks.requests.tools.call, tasks.list, tasks.cancel.
+	taskTools, taskList, taskCancel bool
 }
 
 type initializeResult struct {
@@ -44,6 +46,15 @@ type capabilityFlags struct {
 	Prompts     *struct{} `json:"prompts"`
 	Logging     *struct{} `json:"logging"`
 	Completions *struct{} `json:"completions"`
+	Tasks       *struct {
+		List     *struct{} `json:"list"`
+		Cancel   *struct{} `json:"cancel"`
+		Requests struct {
+			Tools struct {
+				Call *struct{} `json:"call"`
+			} `json:"tools"`
+		} `json:"requests"`
+	} `json:"tasks"`
 }
 
 // startHandshake sends initialize offering version. tried holds versions
@@ -120,6 +131,7 @@ func (c *Client) clientCapabilities(version string) map[string]any {
 	if len(c.opts.Experimental) > 0 {
 		caps["experimental"] = jsonx.RawMessage(c.opts.Experimental)
 	}
+	c.receiverTasksCapability(caps, version)
 	if h.Elicitation {
 		modes := map[string]any{}
 		if version >= "2025-11-25" {
@@ -271,14 +283,20 @@ func parseServerCaps(raw []byte, version string) (serverCaps, *Error) {
 			return serverCaps{}, Errorf(StatusProtocol, "the server's capabilities are malformed")
 		}
 	}
-	return serverCaps{
+	caps := serverCaps{
 		tools:       flags.Tools != nil,
 		resources:   flags.Resources != nil,
 		subscribe:   flags.Resources != nil && flags.Resources.Subscribe,
 		prompts:     flags.Prompts != nil,
 		logging:     flags.Logging != nil,
 		completions: flags.Completions != nil || version == "2024-11-05",
-	}, nil
+	}
+	if t := flags.Tasks; t != nil && version >= "2025-11-25" && !isModern(version) {
+		caps.taskTools = t.Requests.Tools.Call != nil
+		caps.taskList = t.List != nil
+		caps.taskCancel = t.Cancel != nil
+	}
+	return caps, nil
 }
 
 // serverInfoJSON is what ServerInfo and the ready event report; era is
@@ -363,6 +381,11 @@ func (c *Client) sendQueued(queued []*call) {
 			c.serveSubscribe(cl)
 			continue
 		}
+		if c.wantsLegacyTask(cl) {
+			c.mu.Unlock()
+			c.legacyTaskSend(cl)
+			continue
+		}
 		cl.reqID = c.nextReqID.Add(1)
 		c.pending[cl.reqID] = cl
 		reqID := cl.reqID
@@ -396,6 +419,16 @@ func (s *serverState) gate(method string) *Error {
 		need, ok = "logging", s.caps.logging
 	case "completion/complete":
 		need, ok = "completions", s.caps.completions
+	case "tasks/list":
+		if s.modern != "" {
+			return nil
+		}
+		need, ok = "tasks.list", s.caps.taskList
+	case "tasks/cancel":
+		if s.modern != "" {
+			return nil
+		}
+		need, ok = "tasks.cancel", s.caps.taskCancel
 	default:
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lemonmcp/lemonmcp/internal/callbackgate"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 	"github.com/lemonmcp/lemonmcp/transport"
 )
@@ -259,8 +260,10 @@ func (c *Client) onResponse(env *envelope) {
 	delete(c.pending, env.id)
 	cl.reqID = 0
 	modern := cl.mod != nil && cl.internal == nil
-	if !modern {
-		// In the modern era the call's timeout covers every MRTR round.
+	lt := cl.lt
+	if !modern && lt == nil {
+		// In the modern era the call's timeout covers every MRTR round,
+		// and a task's covers every poll.
 		cl.lastActivity = time.Now()
 	}
 	c.mu.Unlock()
@@ -277,6 +280,10 @@ func (c *Client) onResponse(env *envelope) {
 	}
 	if modern {
 		c.onModernResult(cl, env.result)
+		return
+	}
+	if lt != nil {
+		c.onLegacyTaskResponse(cl, env.result)
 		return
 	}
 	if cl.pages != nil {
@@ -299,8 +306,13 @@ func (c *Client) onNotification(env *envelope) {
 		return
 	}
 	c.cacheInvalidate(env.method, env.params)
-	if env.method == "notifications/tasks" {
+	switch env.method {
+	case "notifications/tasks":
 		c.onTaskNotification(env.params)
+	case "notifications/tasks/status":
+		c.onLegacyTaskNotification(env.params)
+	case "notifications/tools/list_changed":
+		c.forgetToolTasks()
 	}
 	switch env.method {
 	case "notifications/progress":
@@ -375,7 +387,7 @@ func (c *Client) onProgress(raw []byte) {
 // can skip building payloads nobody receives.
 func (c *Client) hasEvents() bool {
 	r := c.events.Load()
-	return r != nil && r.event != nil
+	return r != nil && r.Handler != nil
 }
 
 // emit queues an event for the handler installed when it is delivered.
@@ -384,14 +396,7 @@ func (c *Client) emit(kind string, payload []byte, isLog bool) {
 	if isLog {
 		dk = deliverLog
 	}
-	c.out.push(func() {
-		reg := c.events.Load()
-		if reg == nil || reg.event == nil || !reg.enter() {
-			return
-		}
-		defer reg.exit()
-		reg.event(kind, payload)
-	}, dk)
+	callbackgate.Emit(&c.out, &c.events, kind, payload, dk)
 }
 
 func (c *Client) emitLog(level, source, message string) {

@@ -66,6 +66,10 @@ func (h Handlers) Any() bool { return h.Roots || h.Sampling || h.Elicitation }
 // Options configure a Client.
 type Options struct {
 	ClientInfo ClientInfo
+	// OmitClientInfo: 2026-07-28 requests carry no
+	// io.modelcontextprotocol/clientInfo (optional in the published
+	// revision); initialize, where clientInfo is required, still does.
+	OmitClientInfo bool
 	// Mode is ModeAuto (DefaultOptions' choice: it alone connects to
 	// legacy-only, modern-only and dual-era servers, for at most one extra
 	// round trip; docs/modern.md), ModeLegacy (the zero value means it
@@ -107,8 +111,9 @@ type Options struct {
 	// a credential): private cached results are kept per context. Nil
 	// means one context (stdio).
 	AuthContext func() string
-	// NoListen: no subscriptions/listen stream is opened for list changes
-	// (resources/subscribe still opens one).
+	// NoListen: no subscriptions/listen stream is ever opened; in the
+	// modern era resources/subscribe then fails with StatusInvalidState,
+	// and tasks are followed by polling alone.
 	NoListen bool
 	// Tasks declares the io.modelcontextprotocol/tasks extension on every
 	// modern request; a task-augmented call then completes once, with the

@@ -17,6 +17,7 @@ var listKeys = map[string]string{
 	"resources/list":           "resources",
 	"resources/templates/list": "resourceTemplates",
 	"prompts/list":             "prompts",
+	"tasks/list":               "tasks",
 }
 
 func newPageWalk(method string) (*pageWalk, *Error) {

@@ -104,6 +104,17 @@ TEST_SUITES += test-c-host
 test-c-host: lib fixtures $(CTEST_OUT)/lmcp_host_test
 	$(CTEST_OUT)/lmcp_host_test
 
+# Tool search and deferred exposure through the host (issue 22).
+$(CTEST_OUT)/lmcp_host_search_test: $(CTEST_SRC)/test_host_search.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_host_search.c $(CTEST_SRC)/harness.c \
+		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
+.PHONY: test-c-host-search
+TEST_SUITES += test-c-host-search
+test-c-host-search: lib fixtures $(CTEST_OUT)/lmcp_host_search_test
+	$(CTEST_OUT)/lmcp_host_search_test
+
 # lmcp_client_free and lmcp_host_free racing every other call on their
 # handle, and no callback after free: one program, a table of operations
 # per handle kind.
@@ -162,6 +173,18 @@ test-c-interop: lib fixtures $(CTEST_OUT)/lmcp_interop
 TEST_SUITES += test-c-free-race
 test-c-free-race: lib fixtures $(CTEST_OUT)/lmcp_free_race
 	$(CTEST_OUT)/lmcp_free_race
+
+# 2025-11-25 tasks through the C ABI (tests/c/test_tasks.c), against the
+# fixture and the TypeScript SDK v1 server (make tsv1-fixture).
+.PHONY: test-c-tasks
+$(CTEST_OUT)/lmcp_tasks_test: $(CTEST_SRC)/test_tasks.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -DLMCP_TSV1_DIR='"$(TSV1_DIR)"' -o $@ $(CTEST_SRC)/test_tasks.c $(CTEST_SRC)/harness.c \
+		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
+TEST_SUITES += test-c-tasks
+test-c-tasks: lib fixtures tsv1-fixture $(CTEST_OUT)/lmcp_tasks_test
+	$(CTEST_OUT)/lmcp_tasks_test $(CTEST_ONLY)
 
 # ---------------------------------------------------------------- memcheck
 

@@ -6,7 +6,7 @@
 
 EX_DIR     := $(ROOT)/bindings/elixir_nif
 EX_FIXTURE := $(BUILD)/fixtures/mcpfixture
-EX_ENV     := LEMONMCP_LIB=$(BUILD)/$(SONAME) LEMONMCP_FIXTURE=$(EX_FIXTURE) MIX_ENV=test
+EX_ENV     := LEMONMCP_LIB=$(BUILD)/$(SONAME) LEMONMCP_FIXTURE=$(EX_FIXTURE) LEMONMCP_TSV1_DIR=$(BUILD)/tsv1tasks MIX_ENV=test
 ERTS_HEADER = $(shell erl -noshell -eval 'io:format("~ts/erts-~ts/include/erl_nif.h", [code:root_dir(), erlang:system_info(version)]), halt().' 2>/dev/null)
 
 .PHONY: elixir-setup elixir-nif test-elixir elixir-bench
@@ -21,7 +21,7 @@ elixir-setup:
 elixir-nif: lib elixir-setup
 	cd $(EX_DIR) && $(EX_ENV) mix compile
 
-test-elixir: lib fixtures elixir-setup
+test-elixir: lib fixtures tsv1-fixture elixir-setup
 	cd $(EX_DIR) && $(EX_ENV) mix test --color=false
 
 elixir-bench: lib fixtures elixir-setup

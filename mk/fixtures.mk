@@ -20,13 +20,31 @@ fixtures:
 # (LEMONMCP_REQUIRE_PEERS).
 MODERN_TS := $(CACHE)/modern-ts
 MODERN_PY := $(CACHE)/modern-py
-.PHONY: peers-setup
-peers-setup:
+# The 2025-11-25 tasks peer: the TypeScript SDK v1 (its experimental tasks
+# support) into .cache/tasks-ts, for tests/fixtures/tsv1tasks.
+TASKS_TS  := $(CACHE)/tasks-ts
+.PHONY: peers-setup tasks-peer-setup
+peers-setup: tasks-peer-setup
 	@test -f $(MODERN_TS)/node_modules/@modelcontextprotocol/server/package.json || { \
 	  mkdir -p $(MODERN_TS) && echo '{"name":"modern-ts","private":true,"type":"module"}' > $(MODERN_TS)/package.json && \
 	  npm install --silent --no-audit --no-fund --prefix $(MODERN_TS) @modelcontextprotocol/server@2.4.0 zod@4 >/dev/null; }
 	@$(MODERN_PY)/bin/python -c "import mcp.server.mcpserver" 2>/dev/null || { \
 	  $(PYTHON) -m venv $(MODERN_PY) && $(MODERN_PY)/bin/pip install --quiet --disable-pip-version-check mcp==2.3.0; }
+
+# The TypeScript SDK v1 (its experimental tasks) for tests/fixtures/tsv1tasks,
+# which the Go, C, Python and Elixir tasks tests run against. Idempotent.
+tasks-peer-setup:
+	@test -f $(TASKS_TS)/node_modules/@modelcontextprotocol/sdk/package.json || { \
+	  mkdir -p $(TASKS_TS) && echo '{"name":"tasks-ts","private":true,"type":"module"}' > $(TASKS_TS)/package.json && \
+	  npm install --silent --no-audit --no-fund --prefix $(TASKS_TS) @modelcontextprotocol/sdk@1.32.2 zod@3 >/dev/null; }
+
+# The TypeScript SDK v1 tasks server ready to run for the C and Elixir
+# tests: the script beside a link to the packages tasks-peer-setup installed.
+TSV1_DIR := $(BUILD)/tsv1tasks
+.PHONY: tsv1-fixture
+tsv1-fixture: tasks-peer-setup
+	@mkdir -p $(TSV1_DIR) && cp $(ROOT)/tests/fixtures/tsv1tasks/server.mjs $(TSV1_DIR)/server.mjs \
+	  && ln -sfn $(TASKS_TS)/node_modules $(TSV1_DIR)/node_modules
 
 test-fixtures: peers-setup
 	cd tests && $(GO) vet ./...

@@ -101,13 +101,10 @@ func checkSDKv2(t *testing.T, command, script string) {
 			require.Equal(t, "modern", gotEra)
 			require.Equal(t, "2026-07-28", version)
 
-			// Known interop gap (see the closing note of this change): a
-			// subscribe right after ready replaces the client's first listen
-			// before the server acknowledged it; over stdio the TypeScript
-			// SDK 2.4.0 then sometimes answers the new listen with "Method
-			// not found" (about 1 run in 5 under -race). Let the first listen
-			// settle; the subscribe itself is what this test checks.
-			time.Sleep(500 * time.Millisecond)
+			// A subscribe right after ready: the client replaces its first
+			// listen only once the server acknowledged it (the TypeScript
+			// SDK 2.4.0 answered a listen "Method not found" when its
+			// predecessor was cancelled while being set up).
 			_, serr := c.CallSync("resources/subscribe", []byte(`{"uri":"test://doc"}`), core.CallOptions{})
 			require.Nil(t, errOrNil(serr))
 			require.Equal(t, "ok", toolText(t, c, "touch", `{}`))

@@ -1,6 +1,6 @@
 /* host_nif.c — the host's NIFs: an lmcp_host as a handle kind
  * (handle_nif.c), and what only a host has (wait_ready, the aggregated
- * lists, call_tool, a call to one server).
+ * lists, call_tool, a call to one server, tool search).
  *
  * Host NIFs that wait (connect spawns every server, wait_ready, the lists
  * that may fetch, close) run on dirty I/O schedulers; the calls never
@@ -8,6 +8,7 @@
  * to the caller, {lmcp_event, Tag, Kind, Payload} and {lmcp_host_request,
  * Tag, RequestId, Kind, Payload} to the process that set the handlers;
  * every event and request payload has a "server" member. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "lmcp_nif.h"
@@ -99,3 +100,28 @@ ERL_NIF_TERM nif_host_call(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) 
   return lmcp_handle_start_call(env, argc, argv, KIND, 2, "params", "host_call", nif_host_call, start_server_call);
 }
 
+/* host_search_tools(Host, Query, Options) -> {ok, Map} | {error, ...}:
+ * lmcp_host_search_tools with Query a NUL-free binary and Options a map or
+ * nil.   (dirty I/O: a stale list is fetched) */
+ERL_NIF_TERM nif_host_search_tools(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  lmcp_res *r;
+  char *query = NULL;
+  if (!lmcp_get_args(env, argv, KIND, "rs", &r, &query)) {
+    return enif_make_badarg(env);
+  }
+  lmcp_buf opts = {0};
+  const char *eerr = NULL;
+  ERL_NIF_TERM result;
+  if (lmcp_encode_arg(env, argv[2], &opts, &eerr) != 1) { /* a dirty NIF has no limit: only a bad term fails */
+    result = lmcp_encode_error(env, "options", eerr);
+  } else {
+    char *json = NULL, *err = NULL;
+    size_t len = 0;
+    lmcp_status st = lmcp_host_search_tools(r->handle, query, opts.data, opts.len, &json, &len, &err);
+    result = st == LMCP_OK ? lmcp_ok_json(env, json, len) : lmcp_handle_error(env, KIND, st, err);
+  }
+  free(query);
+  lmcp_buf_free(&opts);
+  return result;
+}

@@ -280,6 +280,7 @@ static ErlNifFunc nif_funcs[] = {
     {"host_respond", 4, nif_host_respond, 0},
     {"host_close", 2, nif_host_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"host_free", 1, nif_host_free, 0},
+    {"host_search_tools", 3, nif_host_search_tools, ERL_NIF_DIRTY_JOB_IO_BOUND},
 };
 
 static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info) {

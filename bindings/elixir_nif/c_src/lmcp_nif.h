@@ -296,5 +296,6 @@ LMCP_NIF(nif_host_cancel);
 LMCP_NIF(nif_host_respond);
 LMCP_NIF(nif_host_close);
 LMCP_NIF(nif_host_free);
+LMCP_NIF(nif_host_search_tools);
 
 #endif

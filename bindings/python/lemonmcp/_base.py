@@ -62,6 +62,7 @@ _CALL_OPTION_KEYS = (
     "meta",
     "verify",
     "no_cache",
+    "task",
 )
 
 Request = Tuple[str, Optional[Mapping[str, Any]], Dict[str, Any], Optional[ProgressHandler]]

@@ -309,35 +309,50 @@ def build_config(
         if not isinstance(current, dict):
             raise _bad_type(group, "a dict", current)
         current[field] = value
-    kinds = list(handler_kinds)
-    if kinds:
-        handlers = config.setdefault("handlers", {})
-        if not isinstance(handlers, dict):
-            raise _bad_type("handlers", "a dict", handlers)
-        for kind in kinds:
-            if kind in handlers:
-                continue
-            if kind == "roots":
-                handlers["roots"] = {"list_changed": roots_list_changed}
-            elif kind == "sampling":
-                handlers["sampling"] = {}
-            elif kind == "elicitation":
-                handlers["elicitation"] = {"form": True}
-            elif kind == "authorization":
-                handlers["authorization"] = {}
-            else:  # pragma: no cover - internal
-                raise ValueError(kind)
+    declare_handlers(config, handler_kinds, roots_list_changed)
     if host_token_store:
-        auth = config.setdefault("auth", {})
-        if not isinstance(auth, dict):
-            raise _bad_type("auth", "a dict", auth)
-        if auth.get("token_store", "host") != "host":
-            raise InvalidArgument(
-                "config.auth.token_store: conflicts with token_store= (the host's store answers "
-                "token_load/token_save; leave auth.token_store out or set it to \"host\")"
-            )
-        auth["token_store"] = "host"
+        use_host_token_store(config)
     return check_config(config)
+
+
+def declare_handlers(config: Dict[str, Any], kinds: Iterable[str], roots_list_changed: bool = True) -> None:
+    """Add each host request the caller answers ("roots", "sampling",
+    "elicitation", "authorization") to ``config["handlers"]`` unless that
+    object already mentions it: in a client's configuration, or in a host's
+    ``defaults`` (which every server of the host gets)."""
+    kinds = list(kinds)
+    if not kinds:
+        return
+    handlers = config.setdefault("handlers", {})
+    if not isinstance(handlers, dict):
+        raise _bad_type("handlers", "a dict", handlers)
+    for kind in kinds:
+        if kind in handlers:
+            continue
+        if kind == "roots":
+            handlers["roots"] = {"list_changed": roots_list_changed}
+        elif kind == "sampling":
+            handlers["sampling"] = {}
+        elif kind == "elicitation":
+            handlers["elicitation"] = {"form": True}
+        elif kind == "authorization":
+            handlers["authorization"] = {}
+        else:  # pragma: no cover - internal
+            raise ValueError(kind)
+
+
+def use_host_token_store(config: Dict[str, Any]) -> None:
+    """The caller answers "token_load"/"token_save": ``auth.token_store``
+    becomes "host" (an explicit "memory" is an error)."""
+    auth = config.setdefault("auth", {})
+    if not isinstance(auth, dict):
+        raise _bad_type("auth", "a dict", auth)
+    if auth.get("token_store", "host") != "host":
+        raise InvalidArgument(
+            "config.auth.token_store: conflicts with token_store= (the host's store answers "
+            "token_load/token_save; leave auth.token_store out or set it to \"host\")"
+        )
+    auth["token_store"] = "host"
 
 
 # ----------------------------------------------------------- call options
@@ -356,6 +371,7 @@ def call_options(
     meta: Optional[Mapping[str, Any]] = None,
     verify: Optional[Mapping[str, Any]] = None,
     no_cache: Optional[bool] = None,
+    task: Optional[bool] = None,
 ) -> Dict[str, Any]:
     """The ``options_json`` object of ``lmcp_client_call``
     (docs/call-options.md); the library checks it when the call is made.
@@ -368,7 +384,10 @@ def call_options(
     ``skills/list``): the library checks the content and raises
     ``ProtocolError`` instead of returning content that does not match.
     ``no_cache`` sends the request even when the 2026-07-28 result cache
-    holds a fresh result for it (see docs/modern.md).
+    holds a fresh result for it (see docs/modern.md). ``task`` runs a
+    ``tools/call`` whose tool takes tasks optionally (2025-11-25
+    ``execution.taskSupport: "optional"``) as a task; a tool that requires
+    one always gets one (see docs/tasks.md).
     """
     opts: Dict[str, Any] = {}
     if timeout is not None and timeout_ms is not None:
@@ -389,6 +408,7 @@ def call_options(
         ("_meta", meta),
         ("verify", verify),
         ("no_cache", no_cache),
+        ("task", task),
     ):
         if value is not None:
             opts[key] = _json("options." + key, value)

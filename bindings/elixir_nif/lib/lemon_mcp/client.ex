@@ -27,7 +27,7 @@ defmodule LemonMCP.Client do
     * `:env` — extra environment variables (keyword list or map)
     * `:env_inherit` — `:minimal` (the default: `PATH`, `HOME`, `USER`,
       `LANG`, ... only) or `:all` (the whole environment of the VM, as the
-      seed library did)
+      `lemon_mcp` library this one replaces passed)
     * `:cwd`, `:stderr` (`:capture` | `:merge` | `:discard`)
     * `:client_name`, `:client_version` — `clientInfo` (`"lemon-mcp"`,
       the library's version)
@@ -44,7 +44,8 @@ defmodule LemonMCP.Client do
     * `:protocol_mode` — `"auto"` (the default), `"legacy"` or `"modern"`
       (protocol.mode);
       `:protocol_tasks` — `true` to take part in the tasks extension
-      (docs/modern.md)
+      (`io.modelcontextprotocol/tasks`: a tool call the server runs as a
+      task is still one call, answered when the task ends)
     * `:subscriber` — a pid that receives events (see `subscribe/3`)
     * `:name` — a name to register the client process under
 
@@ -283,7 +284,10 @@ defmodule LemonMCP.Client do
   a keyword list: `:timeout`, `:all_pages` (for list methods), `:meta`
   (merged into `params._meta`), `:progress` (ask for progress events,
   delivered to subscribers), `:wait_ready` (queue until ready instead of
-  `{:not_ready, state}`).
+  `{:not_ready, state}`), `:task` (a 2025-11-25 `tools/call` of a tool whose
+  `execution.taskSupport` is `"optional"` runs as a task; a `"required"`
+  one always does, and either way the call completes once, with the task's
+  result).
   """
   @spec request(client(), String.t(), map() | nil, call_opts()) :: {:ok, term()} | {:error, reason()}
   def request(client, method, params \\ nil, opts \\ @default_timeout) do

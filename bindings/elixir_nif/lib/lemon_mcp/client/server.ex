@@ -305,6 +305,7 @@ defmodule LemonMCP.Client.Server do
     |> put_opt("progress", opts[:progress])
     |> put_opt("_meta", opts[:meta])
     |> put_opt("wait_ready", opts[:wait_ready])
+    |> put_opt("task", opts[:task])
   end
 
   # The library's deadline is the shorter of the caller's and the client's,

@@ -60,9 +60,21 @@ type discoverResult struct {
 	SupportedVersions []string         `json:"supportedVersions"`
 	Capabilities      jsonx.RawMessage `json:"capabilities"`
 	Instructions      *string          `json:"instructions,omitempty"`
-	Meta              struct {
+	// ServerInfo is where the release candidate put the server's identity;
+	// the published revision moved it to _meta, which is read first.
+	ServerInfo jsonx.RawMessage `json:"serverInfo"`
+	Meta       struct {
 		ServerInfo jsonx.RawMessage `json:"io.modelcontextprotocol/serverInfo"`
 	} `json:"_meta"`
+}
+
+// identity is the server's Implementation: _meta's (published 2026-07-28),
+// else the serverInfo member of servers written to the release candidate.
+func (r *discoverResult) identity() jsonx.RawMessage {
+	if len(r.Meta.ServerInfo) > 0 && string(r.Meta.ServerInfo) != "null" {
+		return r.Meta.ServerInfo
+	}
+	return r.ServerInfo
 }
 
 // startDiscover probes with server/discover carrying version in _meta.
@@ -211,11 +223,11 @@ func (c *Client) onDiscover(offered string, tried []string, result []byte, err *
 	c.configureListen(res.Capabilities)
 	st := &serverState{version: version, modern: version, caps: caps}
 	st.meta = c.modernMeta(version)
-	st.identity = orEmptyObject(res.Meta.ServerInfo)
+	st.identity = orEmptyObject(res.identity())
 	st.infoJSON = c.serverInfoJSON(&initializeResult{
 		ProtocolVersion: version,
 		Capabilities:    res.Capabilities,
-		ServerInfo:      res.Meta.ServerInfo,
+		ServerInfo:      res.identity(),
 		Instructions:    res.Instructions,
 	}, "modern")
 	c.becomeReady(st)
@@ -314,8 +326,10 @@ func (c *Client) modernMeta(version string) []byte {
 	caps := c.clientCapabilities(version)
 	c.tasksCapability(caps)
 	buf = append(buf, jsonx.MustMarshal(caps)...)
-	buf = append(buf, `,"io.modelcontextprotocol/clientInfo":`...)
-	buf = append(buf, jsonx.MustMarshal(c.clientInfo())...)
+	if !c.opts.OmitClientInfo {
+		buf = append(buf, `,"io.modelcontextprotocol/clientInfo":`...)
+		buf = append(buf, jsonx.MustMarshal(c.clientInfo())...)
+	}
 	return buf
 }
 

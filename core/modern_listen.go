@@ -14,7 +14,18 @@ import (
 // host wants to hear about (list changes the server advertises, the
 // resources the host subscribed to, the tasks being awaited). A change of
 // the filter opens a new listen; the old one ends once the new one is
-// acknowledged, so nothing is missed in between. Notifications carry the
+// acknowledged, so nothing is missed in between. A listen is never
+// replaced before the server acknowledged it: the change waits for that
+// acknowledgement (a listen cancelled while the server was still setting it
+// up made the TypeScript SDK v2 answer the next one "Method not found").
+// Over stdio a server may tear down all of a connection's subscriptions
+// when any listen ends (the Go SDK v1.8.0 does, and answers the cancelled
+// listen); against such a server, or one not known yet, the old listens
+// end first and the new one goes out once the server has answered their
+// cancellation or, for a server not known yet, a server/discover sent
+// right after it (the stream is ordered: its answer means the cancellation
+// was read). A server that does not answer cancelled listens is from then
+// on switched like HTTP. Notifications carry the
 // listen's request id in _meta; those of a listen the client no longer
 // keeps are dropped. They reach the host as the same "notification"
 // events a legacy server's produce.
@@ -28,11 +39,10 @@ const (
 	maxRelisten = 5
 	// relistenDelay is the first re-listen's delay; each failure doubles it.
 	relistenDelay = 100 * time.Millisecond
-	// switchWait bounds how long a stdio listen switch waits for the old
-	// listens to answer their cancellation: a server that follows the
-	// cancellation rules does not answer, so this is what a filter change
-	// costs against it.
-	switchWait = 250 * time.Millisecond
+	// switchBound bounds a stdio switch whose old listens, or whose
+	// server/discover fence, the server does not answer: a safety net, not
+	// the switch's pace (which the server's answers set).
+	switchBound = 5 * time.Second
 )
 
 // listenFilter is the notifications member of subscriptions/listen and of
@@ -45,6 +55,12 @@ type listenFilter struct {
 	TaskIDs               []string `json:"taskIds,omitempty"`
 }
 
+func (f listenFilter) equal(g listenFilter) bool {
+	return f.ToolsListChanged == g.ToolsListChanged && f.PromptsListChanged == g.PromptsListChanged &&
+		f.ResourcesListChanged == g.ResourcesListChanged && slices.Equal(f.ResourceSubscriptions, g.ResourceSubscriptions) &&
+		slices.Equal(f.TaskIDs, g.TaskIDs)
+}
+
 func (f *listenFilter) empty() bool {
 	return !f.ToolsListChanged && !f.PromptsListChanged && !f.ResourcesListChanged && len(f.ResourceSubscriptions) == 0 && len(f.TaskIDs) == 0
 }
@@ -53,7 +69,7 @@ func (f *listenFilter) empty() bool {
 type listenState struct {
 	lists    listenFilter           // the list changes asked for (from the server's capabilities)
 	uris     []string               // resources the host subscribed to
-	tasks    []string               // tasks awaited (tasks.go)
+	tasks    []string               // tasks awaited (modern_tasks.go)
 	awaiting map[string]*call       // the call following each awaited task
 	live     map[int64]*call        // open listens by request id (= subscription id)
 	current  int64                  // the newest listen's id, 0 when none
@@ -64,6 +80,16 @@ type listenState struct {
 	// closing: on stdio, the listens whose end the next one waits for.
 	closing     map[int64]bool
 	switchTimer *time.Timer
+	// unacked: the current listen is not acknowledged yet; dirty: a
+	// filter change waits for that acknowledgement.
+	unacked, dirty bool
+	// cancelAnswers (stdio): 1 the server answers a cancelled listen, -1
+	// it does not (seen at a fence), 0 not known yet.
+	cancelAnswers int8
+	// probing: cancelled listens kept pending after a fence, whose late
+	// answer would show that the server answers them after all.
+	probing    map[int64]*call
+	probeTimer *time.Timer
 }
 
 type capsListChanged struct {
@@ -117,13 +143,17 @@ func (c *Client) relisten() {
 		c.mu.Unlock()
 		return // the switch under way opens the listen once the old ones ended
 	}
-	if !c.headers && len(c.listen.live) > 0 {
-		// stdio: one connection carries every listen, and a server may keep
-		// subscriptions per connection (the Go SDK v1.8.0 clears all of a
-		// connection's list-change subscriptions when any listen ends). The
-		// old listens end first; the new one goes out once the server has
-		// answered their cancellation (or after switchWait), so its
-		// registration is never undone.
+	if c.listen.current != 0 && c.listen.unacked {
+		// Replaced only once acknowledged (onListenAck listens again).
+		c.listen.dirty = true
+		c.mu.Unlock()
+		return
+	}
+	if !c.headers && len(c.listen.live) > 0 && c.listen.cancelAnswers >= 0 {
+		// stdio, against a server that answers cancelled listens or one
+		// not known yet: the old listens end first, and the new one goes
+		// out once the server answered their cancellation or the fence, so
+		// its registration is never undone by their teardown.
 		old := c.takeListensLocked(0)
 		c.listen.current = 0
 		c.listen.closing = map[int64]bool{}
@@ -132,11 +162,20 @@ func (c *Client) relisten() {
 			c.listen.closing[cl.reqID] = true
 			ids = append(ids, cl.reqID)
 		}
-		c.listen.switchTimer = time.AfterFunc(switchWait, c.finishSwitch)
+		fence := c.listen.cancelAnswers == 0
+		c.listen.switchTimer = time.AfterFunc(switchBound, c.finishSwitch)
 		c.mu.Unlock()
-		for _, id := range ids {
-			go c.sendCancelled(id, "the subscription is replaced or no longer needed")
-		}
+		// One goroutine, so the fence follows the cancellations on the
+		// wire (and no caller, the transport's reader among them, waits on
+		// a write).
+		go func() {
+			for _, id := range ids {
+				c.sendCancelled(id, "the subscription is replaced or no longer needed")
+			}
+			if fence {
+				c.sendSwitchFence()
+			}
+		}()
 		return
 	}
 	f := c.filterLocked()
@@ -165,6 +204,7 @@ func (c *Client) relisten() {
 	c.listen.live[reqID] = cl
 	c.listen.asked[reqID] = f
 	c.listen.current = reqID
+	c.listen.unacked, c.listen.dirty = true, false
 	c.mu.Unlock()
 	if err := c.sendRequest(cl, reqID, params); err != nil {
 		c.finish(cl, err, nil)
@@ -195,10 +235,16 @@ func (c *Client) finishSwitch() {
 		c.retireLocked(cl)
 	}
 	c.mu.Unlock()
+	c.invalidateListCaches()
+	c.relisten()
+}
+
+// invalidateListCaches makes the cached lists stale: a switch may have
+// missed the changes the server announced in between.
+func (c *Client) invalidateListCaches() {
 	for _, m := range []string{"notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed"} {
 		c.cacheInvalidate(m, nil)
 	}
-	c.relisten()
 }
 
 // forgetListensLocked drops every listen of a connection that is gone (a
@@ -219,6 +265,11 @@ func (c *Client) forgetListensLocked() {
 	}
 	if c.listen.timer != nil {
 		c.listen.timer.Stop()
+	}
+	c.listen.unacked, c.listen.dirty, c.listen.cancelAnswers = false, false, 0
+	clear(c.listen.probing)
+	if c.listen.probeTimer != nil {
+		c.listen.probeTimer.Stop()
 	}
 }
 
@@ -320,7 +371,12 @@ func (c *Client) onListenAck(id int64, params []byte) {
 	asked := c.listen.asked[id]
 	current := id == c.listen.current
 	var done, refused []*call
+	dirty := false
 	if current {
+		// A change asked for meanwhile that this listen already carries
+		// (it was opened after the change) needs no new one.
+		dirty = c.listen.dirty && !asked.equal(c.filterLocked())
+		c.listen.unacked, c.listen.dirty = false, false
 		c.listen.failures = 0
 		keep := c.listen.waiters[:0]
 		for _, w := range c.listen.waiters {
@@ -366,6 +422,9 @@ func (c *Client) onListenAck(id int64, params []byte) {
 	for _, w := range refused {
 		c.finish(w, Errorf(StatusUnsupported, "the server did not acknowledge a subscription to %s", subscribeURI(w)), nil)
 	}
+	if dirty {
+		c.relisten() // the filter changed while this listen was being set up
+	}
 }
 
 // onListenEnd takes the end of a listen request: a result is the server
@@ -376,11 +435,27 @@ func (c *Client) onListenEnd(id int64, result []byte, err *Error) {
 	c.mu.Lock()
 	if c.listen.closing[id] {
 		delete(c.listen.closing, id)
+		if err == nil && c.listen.cancelAnswers == 0 {
+			c.listen.cancelAnswers = 1 // from now on the switch waits for this answer
+		}
 		last := len(c.listen.closing) == 0
 		c.mu.Unlock()
 		if last {
 			c.finishSwitch()
 		}
+		return
+	}
+	if _, probed := c.listen.probing[id]; probed {
+		delete(c.listen.probing, id)
+		if err == nil && c.listen.cancelAnswers < 0 {
+			// It answers after all: later switches wait for that answer.
+			// This one is not redone: the server acts on a cancellation as
+			// it reads it (the Go SDK cancels in its read loop), before the
+			// fence, so the teardown preceded the new listen; listening
+			// again would open the very gap the wait avoids.
+			c.listen.cancelAnswers = 1
+		}
+		c.mu.Unlock()
 		return
 	}
 	_, live := c.listen.live[id]
@@ -389,10 +464,11 @@ func (c *Client) onListenEnd(id int64, result []byte, err *Error) {
 	current := live && id == c.listen.current
 	if current {
 		c.listen.current = 0
+		c.listen.unacked = false
 	}
 	ready := c.state == StateReady
 	var waiters []*call
-	if current && err != nil && (err.Code != nil || c.listen.failures >= maxRelisten) {
+	if current && (err == nil || err.Code != nil || c.listen.failures >= maxRelisten) {
 		waiters = c.listen.waiters
 		c.listen.waiters = nil
 	}
@@ -409,13 +485,23 @@ func (c *Client) onListenEnd(id int64, result []byte, err *Error) {
 	switch {
 	case !live:
 	case err == nil:
-		c.logf("info", "the server ended subscription %d", id)
+		// SubscriptionsListenResult: the server tore the subscription down
+		// gracefully (shutting down, say). It is not reopened; the host
+		// hears that its subscriptions ended.
+		if sid, ok := subscriptionIDOf(result); !ok || sid != id {
+			c.logf("warning", "the server ended subscription %d with a result whose _meta does not name it (%s)", id, metaSubscriptionID)
+		}
+		c.logf("warning", "the server ended subscription %d: list changes and resource updates it carried are no longer delivered", id)
 	case retry:
 		c.logf("warning", "subscription %d broke (%s); listening again", id, err.Message)
 	case err.Status != StatusClosed:
 		c.logf("warning", "subscriptions/listen failed: %s", err.Message)
 	}
 	for _, w := range waiters {
+		if err == nil {
+			c.finish(w, Errorf(StatusClosed, "the server ended the subscription to %s before acknowledging it", subscribeURI(w)), nil)
+			continue
+		}
 		c.finish(w, &Error{Status: err.Status, Code: err.Code, Data: err.Data, Message: "subscriptions/listen failed: " + err.Message}, nil)
 	}
 }
@@ -440,6 +526,12 @@ func subscribeURI(cl *call) string {
 // unsubscribe at once. The call is registered and its timer armed.
 func (c *Client) serveSubscribe(cl *call) {
 	uri := subscribeURI(cl)
+	if c.opts.NoListen {
+		// protocol.listen false means no listen at all: a subscription
+		// could only be served by one.
+		c.finish(cl, Errorf(StatusInvalidState, "%s needs a subscriptions/listen stream, which protocol.listen false turns off", cl.method), nil)
+		return
+	}
 	if uri == "" {
 		c.finish(cl, Errorf(StatusInvalidArgument, "%s needs params.uri, a non-empty string", cl.method), nil)
 		return
@@ -458,4 +550,72 @@ func (c *Client) serveSubscribe(cl *call) {
 	if cl.method == "resources/unsubscribe" {
 		c.finish(cl, nil, []byte("{}"))
 	}
+}
+
+// sendSwitchFence sends server/discover after the cancellations of a stdio
+// switch against a server not known yet: the stream is ordered, so its
+// answer means the server has read them (onSwitchFence).
+func (c *Client) sendSwitchFence() {
+	c.mu.Lock()
+	if c.state != StateReady || c.server == nil {
+		c.mu.Unlock()
+		return
+	}
+	cl := &call{id: c.nextCallID.Add(1), method: "server/discover", mod: modernCallFor(c.server)}
+	cl.opts.TimeoutSet, cl.opts.Timeout = true, switchBound
+	cl.internal = func([]byte, *Error) { c.onSwitchFence() }
+	c.armTimeouts(cl)
+	cl.reqID = c.nextReqID.Add(1)
+	c.calls[cl.id] = cl
+	livePending.Add(1)
+	c.pending[cl.reqID] = cl
+	c.startTimerLocked(cl)
+	reqID := cl.reqID
+	c.mu.Unlock()
+	if err := c.sendRequest(cl, reqID, nil); err != nil {
+		c.finish(cl, err, nil)
+	}
+}
+
+// onSwitchFence: the server read the cancellations. Listens it has not
+// answered by now it does not answer (the TypeScript and Python SDKs):
+// the switch goes on, and later ones open the new listen first. The
+// unanswered ones stay pending a while (probing), in case a late answer
+// shows otherwise (then later switches wait for the answers).
+func (c *Client) onSwitchFence() {
+	c.mu.Lock()
+	if c.listen.closing == nil {
+		c.mu.Unlock()
+		return // every cancelled listen answered first: the switch is done
+	}
+	if c.listen.probing == nil {
+		c.listen.probing = map[int64]*call{}
+	}
+	for id := range c.listen.closing {
+		if cl := c.pending[id]; cl != nil {
+			c.listen.probing[id] = cl
+		}
+	}
+	c.listen.closing = nil
+	c.listen.cancelAnswers = -1
+	if c.listen.switchTimer != nil {
+		c.listen.switchTimer.Stop()
+	}
+	if c.listen.probeTimer != nil {
+		c.listen.probeTimer.Stop()
+	}
+	c.listen.probeTimer = time.AfterFunc(switchBound, c.endProbing)
+	c.mu.Unlock()
+	c.invalidateListCaches() // changes announced in between may be lost
+	c.relisten()
+}
+
+// endProbing forgets the cancelled listens that never answered.
+func (c *Client) endProbing() {
+	c.mu.Lock()
+	for id, cl := range c.listen.probing {
+		c.retireLocked(cl)
+		delete(c.listen.probing, id)
+	}
+	c.mu.Unlock()
 }

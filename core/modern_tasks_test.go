@@ -148,6 +148,9 @@ func TestTaskCancel(t *testing.T) {
 			require.Equal(t, `"t1"`, string(params(t, m)["taskId"]))
 			time.Sleep(50 * time.Millisecond)
 			require.NotContains(t, s.methods(), "notifications/cancelled")
+			// The answer to tasks/cancel is taken (not left as an unknown
+			// response) and reported.
+			require.Eventually(t, func() bool { return c.pendingCount() == 0 }, 3*time.Second, 10*time.Millisecond)
 		})
 	}
 }

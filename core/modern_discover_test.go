@@ -164,3 +164,47 @@ func TestDiscoveryRace(t *testing.T) {
 		require.Equal(t, StateFailed, c.State())
 	})
 }
+
+// The published 2026-07-28 puts the server's identity under
+// _meta["io.modelcontextprotocol/serverInfo"]; a server written to the
+// release candidate sends serverInfo, which is read when _meta has none.
+// With client_info.send false, requests carry no clientInfo.
+func TestDiscoverIdentityAndOptionalClientInfo(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		result map[string]any
+		want   string
+	}{
+		{"published", map[string]any{"_meta": map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "meta", "version": "1"}}, "serverInfo": map[string]any{"name": "rc", "version": "1"}}, "meta"},
+		{"release candidate", map[string]any{"serverInfo": map[string]any{"name": "rc", "version": "1"}}, "rc"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newFakeServer(t, "2025-11-25", defaultCaps())
+			s.handle("server/discover", func(*fakeServer, wireMsg) reply {
+				r := map[string]any{"supportedVersions": []string{modernVersion}, "capabilities": defaultCaps()}
+				for k, v := range tc.result {
+					r[k] = v
+				}
+				return reply{result: r}
+			})
+			opts := modernOptions(ModeModern)
+			opts.OmitClientInfo = true
+			c, err := connectWith(t, s, opts, nil)
+			require.Nil(t, errOrNil(err))
+			info, ierr := c.ServerInfo()
+			require.Nil(t, errOrNil(ierr))
+			var si struct {
+				ServerInfo struct {
+					Name string `json:"name"`
+				} `json:"serverInfo"`
+			}
+			require.NoError(t, json.Unmarshal(info, &si))
+			require.Equal(t, tc.want, si.ServerInfo.Name)
+			_, cerr := c.CallSync("tools/call", []byte(`{"name":"x","arguments":{"text":"a"}}`), CallOptions{})
+			require.Nil(t, errOrNil(cerr))
+			m := s.requests("tools/call")[0]
+			require.NotContains(t, meta(t, m), "io.modelcontextprotocol/clientInfo")
+			require.Contains(t, meta(t, m), "io.modelcontextprotocol/protocolVersion")
+		})
+	}
+}

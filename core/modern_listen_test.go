@@ -2,7 +2,9 @@ package core
 
 import (
 	"encoding/json"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -160,4 +162,152 @@ func TestListenRefusedAndEnded(t *testing.T) {
 		require.Nil(t, errOrNil(cerr))
 		require.Len(t, s.requests("subscriptions/listen"), 1)
 	})
+	t.Run("graceful end before the acknowledgement", func(t *testing.T) {
+		// The server ends the listen with its SubscriptionsListenResult
+		// instead of acknowledging it: the subscribe waiting for it fails
+		// at once, naming the uri, instead of at its timeout.
+		s := listenServer(t, nil)
+		s.handle("subscriptions/listen", func(_ *fakeServer, m wireMsg) reply {
+			return reply{result: map[string]any{"resultType": "complete", "_meta": map[string]any{metaSubscriptionID: m.ID}}}
+		})
+		c, err := connectWith(t, s, modernOptions(ModeModern), nil)
+		require.Nil(t, errOrNil(err))
+		_, cerr := c.CallSync("resources/subscribe", []byte(`{"uri":"file:///a"}`), CallOptions{})
+		require.NotNil(t, cerr)
+		require.Equal(t, StatusClosed, cerr.Status)
+		require.Contains(t, cerr.Message, "file:///a")
+	})
+}
+
+// protocol.listen false means no listen at all: resources/subscribe fails
+// with StatusInvalidState instead of opening one.
+func TestListenOffRefusesSubscribe(t *testing.T) {
+	s := listenServer(t, nil)
+	opts := modernOptions(ModeModern)
+	opts.NoListen = true
+	c, err := connectWith(t, s, opts, nil)
+	require.Nil(t, errOrNil(err))
+	_, cerr := c.CallSync("resources/subscribe", []byte(`{"uri":"file:///a"}`), CallOptions{})
+	require.NotNil(t, cerr)
+	require.Equal(t, StatusInvalidState, cerr.Status)
+	require.Contains(t, cerr.Message, "protocol.listen")
+	_, cerr = c.CallSync("tools/call", []byte(`{"name":"x","arguments":{"text":"a"}}`), CallOptions{})
+	require.Nil(t, errOrNil(cerr))
+	require.Empty(t, s.requests("subscriptions/listen"))
+}
+
+// The host reaches only its own calls: the library's listen has a call id
+// the host never received, and cancelling it answers StatusNotFound and
+// leaves the listen open.
+func TestCancelOwnListenNotFound(t *testing.T) {
+	s := listenServer(t, nil)
+	c, err := connectWith(t, s, modernOptions(ModeModern), nil)
+	require.Nil(t, errOrNil(err))
+	_, ok := s.waitFor(func(m wireMsg) bool { return m.Method == "subscriptions/listen" })
+	require.True(t, ok)
+	c.mu.Lock()
+	var own []uint64
+	for id := range c.calls {
+		own = append(own, id)
+	}
+	c.mu.Unlock()
+	require.NotEmpty(t, own, "the listen is an accepted call")
+	for _, id := range own {
+		cerr := c.Cancel(id)
+		require.NotNil(t, cerr)
+		require.Equal(t, StatusNotFound, cerr.Status)
+	}
+	c.mu.Lock()
+	live := len(c.listen.live)
+	c.mu.Unlock()
+	require.Equal(t, 1, live, "the listen is still open")
+	require.Empty(t, s.requests("notifications/cancelled"))
+}
+
+// A listen is replaced only once acknowledged: a subscribe made while the
+// first listen is not acknowledged yet waits for that acknowledgement
+// before it cancels anything (the TypeScript SDK v2 answered the next
+// listen "Method not found" when its predecessor was cancelled while it
+// was being set up).
+func TestListenSwitchWaitsForAcknowledgement(t *testing.T) {
+	s := listenServer(t, nil)
+	release := make(chan struct{})
+	var first json.RawMessage
+	var mu sync.Mutex
+	ackFirst := s.handlers["subscriptions/listen"]
+	s.handle("subscriptions/listen", func(fs *fakeServer, m wireMsg) reply {
+		mu.Lock()
+		isFirst := first == nil
+		if isFirst {
+			first = m.ID
+		}
+		mu.Unlock()
+		if isFirst {
+			go func() {
+				<-release
+				ackFirst(fs, m)
+			}()
+			return reply{none: true}
+		}
+		return ackFirst(fs, m)
+	})
+	c, err := connectWith(t, s, modernOptions(ModeModern), nil)
+	require.Nil(t, errOrNil(err))
+	_, ok := s.waitFor(func(m wireMsg) bool { return m.Method == "subscriptions/listen" })
+	require.True(t, ok)
+	done := make(chan *Error, 1)
+	go func() {
+		_, cerr := c.CallSync("resources/subscribe", []byte(`{"uri":"file:///a"}`), CallOptions{})
+		done <- cerr
+	}()
+	time.Sleep(100 * time.Millisecond)
+	require.Empty(t, s.requests("notifications/cancelled"), "the unacknowledged listen is not cancelled")
+	require.Len(t, s.requests("subscriptions/listen"), 1)
+	close(release)
+	select {
+	case cerr := <-done:
+		require.Nil(t, errOrNil(cerr))
+	case <-time.After(5 * time.Second):
+		t.Fatal("the subscribe did not complete")
+	}
+	require.Len(t, s.requests("subscriptions/listen"), 2)
+}
+
+// Over stdio against a server that does not answer a cancelled listen
+// (the TypeScript and Python SDKs): the first switch goes on when the
+// server answers the server/discover sent after the cancellation, not
+// after a fixed wait; later switches open the new listen first and cancel
+// the old one once the new one is acknowledged.
+func TestListenSwitchWithoutCancelAnswers(t *testing.T) {
+	s := listenServer(t, nil)
+	s.handle("notifications/cancelled", func(*fakeServer, wireMsg) reply { return reply{none: true} })
+	c, err := connectWith(t, s, modernOptions(ModeModern), nil)
+	require.Nil(t, errOrNil(err))
+	_, ok := s.waitFor(func(m wireMsg) bool { return m.Method == "subscriptions/listen" })
+	require.True(t, ok)
+	_, cerr := c.CallSync("resources/subscribe", []byte(`{"uri":"file:///a"}`), CallOptions{})
+	require.Nil(t, errOrNil(cerr))
+	require.Len(t, s.requests("server/discover"), 2, "the handshake's, and the fence of the first switch")
+
+	_, cerr = c.CallSync("resources/subscribe", []byte(`{"uri":"file:///b"}`), CallOptions{})
+	require.Nil(t, errOrNil(cerr))
+	require.Len(t, s.requests("server/discover"), 2, "no fence once the server is known")
+	ids := listenIDs(s)
+	require.Len(t, ids, 3)
+	_, ok = s.waitFor(func(m wireMsg) bool {
+		return m.Method == "notifications/cancelled" && string(params(t, m)["requestId"]) == string(ids[1])
+	})
+	require.True(t, ok, "the replaced listen is cancelled after the new one was acknowledged")
+	s.mu.Lock()
+	var order []string
+	for _, m := range s.received {
+		switch {
+		case m.Method == "subscriptions/listen" && string(m.ID) == string(ids[2]):
+			order = append(order, "new")
+		case m.Method == "notifications/cancelled" && string(params(t, m)["requestId"]) == string(ids[1]):
+			order = append(order, "cancel old")
+		}
+	}
+	s.mu.Unlock()
+	require.Equal(t, []string{"new", "cancel old"}, order)
 }

@@ -45,6 +45,9 @@ type serverRequest struct {
 	answer   func(result []byte, err *Error)
 	callID   uint64
 	inputKey string
+	// served, when set, takes the outcome instead of the wire: the request
+	// was task-augmented (tasks_receiver.go).
+	served *servedTask
 }
 
 // onServerRequest answers ping itself, serves the requests the client
@@ -57,6 +60,9 @@ func (c *Client) onServerRequest(env *envelope) {
 		return
 	}
 	req := &serverRequest{id: env.idRaw, method: env.method, params: env.params}
+	if c.serveTaskRequest(req) {
+		return
+	}
 	h := c.opts.Handlers
 	switch {
 	case env.method == "ping":
@@ -76,7 +82,7 @@ func (c *Client) onServerRequest(env *envelope) {
 // the host receives.
 func (c *Client) askHost(kind string, req *serverRequest, payload []byte, onAnswer func(Status, []byte) *Error, onExpire func()) {
 	reg := c.hosts.Load()
-	if reg == nil || reg.host == nil {
+	if reg == nil || reg.Handler == nil {
 		c.replyError(req, codeInternal, "the client has no handler for "+req.method, nil)
 		return
 	}
@@ -87,6 +93,9 @@ func (c *Client) askHost(kind string, req *serverRequest, payload []byte, onAnsw
 		return
 	}
 	c.hostReqs[hr.id] = hr
+	if req.served != nil {
+		req.served.hostReqs = append(req.served.hostReqs, hr.id)
+	}
 	hr.timer = time.AfterFunc(c.opts.Timeouts.HostRequest, func() { c.expireHostRequest(hr) })
 	c.mu.Unlock()
 	go func() {
@@ -100,17 +109,17 @@ func (c *Client) askHost(kind string, req *serverRequest, payload []byte, onAnsw
 }
 
 // callHost runs the host-request callback through the client's gate (see
-// deliverer); false when the client is being freed and it did not run.
-func (c *Client) callHost(reg *registration, id uint64, kind string, payload []byte) bool {
-	if !c.out.enter() {
+// deliver.go); false when the client is being freed and it did not run.
+func (c *Client) callHost(reg *hostRegistration, id uint64, kind string, payload []byte) bool {
+	if !c.out.Enter() {
 		return false
 	}
-	defer c.out.exit()
-	if !reg.enter() {
+	defer c.out.Exit()
+	if !reg.Enter() {
 		return false
 	}
-	defer reg.exit()
-	reg.host(id, kind, payload)
+	defer reg.Exit()
+	reg.Handler(id, kind, payload)
 	return true
 }
 
@@ -120,6 +129,9 @@ func hostPayload(req *serverRequest, extra ...any) []byte {
 	m := map[string]any{"method": req.method, "params": jsonx.RawMessage(orEmptyObject(req.params))}
 	if req.answer != nil {
 		m["call_id"], m["input_key"] = req.callID, req.inputKey
+	}
+	if req.served != nil {
+		m["task_id"] = req.served.id
 	}
 	for i := 0; i+1 < len(extra); i += 2 {
 		m[extra[i].(string)] = extra[i+1]
@@ -242,6 +254,10 @@ func (c *Client) rejectHostAnswer(req *serverRequest, err *Error) {
 }
 
 func (c *Client) replyResult(req *serverRequest, result []byte) {
+	if req.served != nil {
+		c.servedTaskDone(req.served, orEmptyObject(result), 0, "", nil)
+		return
+	}
 	if req.answer != nil {
 		req.answer(orEmptyObject(result), nil)
 		return
@@ -250,6 +266,10 @@ func (c *Client) replyResult(req *serverRequest, result []byte) {
 }
 
 func (c *Client) replyError(req *serverRequest, code int64, message string, data []byte) {
+	if req.served != nil {
+		c.servedTaskDone(req.served, nil, code, message, data)
+		return
+	}
 	if req.answer != nil {
 		req.answer(nil, inputError(req, code, message, data))
 		return

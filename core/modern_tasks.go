@@ -413,12 +413,28 @@ func (c *Client) endTask(cl *call, err *Error) {
 	}
 }
 
-// cancelTask sends tasks/cancel, bounded like a notification; the answer
-// is not awaited (cancellation is cooperative).
+// cancelTask sends tasks/cancel as the library's own request (the host's
+// call has completed already): its answer, or its absence, is reported
+// (onTaskCancelAnswer, tasks_legacy.go).
 func (c *Client) cancelTask(cl *call, taskID string) {
-	reqID := c.nextReqID.Add(1)
-	if err := c.sendTaskRequest(cl, reqID, "tasks/cancel", taskID, nil); err != nil && err.Status != StatusClosed {
-		c.logf("warning", "could not send tasks/cancel for task %s: %s", strconv.Quote(taskID), err.Message)
+	own := &call{id: c.nextCallID.Add(1), method: "tasks/cancel"}
+	own.opts.TimeoutSet, own.opts.Timeout = true, legacyCancelWait
+	own.internal = func(result []byte, err *Error) { c.onTaskCancelAnswer(taskID, result, err) }
+	c.armTimeouts(own)
+	c.mu.Lock()
+	if c.state != StateReady {
+		c.mu.Unlock()
+		return
+	}
+	own.reqID = c.nextReqID.Add(1)
+	c.calls[own.id] = own
+	livePending.Add(1)
+	c.pending[own.reqID] = own
+	c.startTimerLocked(own)
+	reqID := own.reqID
+	c.mu.Unlock()
+	if err := c.sendTaskRequest(cl, reqID, "tasks/cancel", taskID, nil); err != nil {
+		c.finish(own, &Error{Status: err.Status, Message: "could not send tasks/cancel: " + err.Message}, nil)
 	}
 }
 

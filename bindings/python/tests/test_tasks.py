@@ -1,0 +1,105 @@
+"""2025-11-25 tasks through the Python binding: a task-augmented tools/call
+is one call that completes (with progress), against the fixture server
+(the Go SDK with -legacy-tasks) and the TypeScript SDK v1 server
+(tests/fixtures/tsv1tasks, installed by `make tasks-peer-setup`)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from typing import Any, Callable, Iterator, List, NamedTuple
+
+import pytest
+
+import lemonmcp
+from lemonmcp import Client
+
+from conftest import READY_S, REPO
+
+
+class Peer(NamedTuple):
+    command: str
+    args: List[str]
+    slow: str
+    slow_args: dict
+    slow_text: str
+    ask: str
+    forever: str
+    maybe: str
+    maybe_text: str
+
+
+def _ts_v1_peer(tmp: str) -> Peer:
+    modules = os.path.join(REPO, ".cache", "tasks-ts", "node_modules")
+    node = shutil.which("node")
+    if node is None or not os.path.isfile(os.path.join(modules, "@modelcontextprotocol", "sdk", "package.json")):
+        why = "the TypeScript SDK v1 is not installed (make tasks-peer-setup)"
+        if os.environ.get("LEMONMCP_REQUIRE_PEERS"):
+            pytest.fail(why)
+        pytest.skip(why)
+    os.symlink(modules, os.path.join(tmp, "node_modules"))
+    script = os.path.join(tmp, "server.mjs")
+    shutil.copy(os.path.join(REPO, "tests", "fixtures", "tsv1tasks", "server.mjs"), script)
+    return Peer(node, [script], "delay", {"ms": 300}, "done after 300 ms", "ask", "forever", "maybe", "maybe lemon")
+
+
+@pytest.fixture(params=["go fixture", "typescript sdk v1"])
+def peer(request: Any, fixture_path: str) -> Iterator[Peer]:
+    if request.param == "go fixture":
+        yield Peer(fixture_path, ["-legacy-tasks"], "task_echo", {"text": "lemon"}, "lemon",
+                   "task_ask", "task_forever", "task_maybe", "lemon")
+        return
+    tmp = tempfile.mkdtemp(prefix=f"lemonmcp-tasks-{os.getpid()}-")
+    try:
+        yield _ts_v1_peer(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture
+def task_client(peer: Peer) -> Iterator[Client]:
+    c = Client.stdio(peer.command, peer.args, call_timeout=15.0, ready_timeout=READY_S,
+                     elicitation=lambda params: {"action": "accept", "content": {"name": "Ada"}})
+    c.open(timeout=READY_S)
+    yield c
+    c.close(timeout=10)
+
+
+def _cancelled(client: Client) -> int:
+    tasks = client.call("tasks/list", all_pages=True)["tasks"]
+    return sum(1 for t in tasks if t["status"] == "cancelled")
+
+
+def _eventually(pred: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
+
+
+def test_task_is_one_call_with_progress(task_client: Client, peer: Peer) -> None:
+    assert task_client.server_info.protocol_version == "2025-11-25"
+    seen: List[lemonmcp.Progress] = []
+    result = task_client.call_tool(peer.slow, peer.slow_args, progress=seen.append)
+    assert result.text == peer.slow_text
+    assert seen, "the task's status messages arrive as progress"
+    assert seen[0].raw.get("task_id")
+
+
+def test_task_input_through_the_host(task_client: Client, peer: Peer) -> None:
+    assert task_client.call_tool(peer.ask, {}).text == "hello Ada"
+
+
+def test_optional_task_on_request(task_client: Client, peer: Peer) -> None:
+    assert task_client.call_tool(peer.maybe, {"text": "lemon"}).text == peer.maybe_text
+    assert task_client.call_tool(peer.maybe, {"text": "lemon"}, task=True).text == peer.maybe_text
+
+
+def test_task_timeout_cancels_the_task(task_client: Client, peer: Peer) -> None:
+    with pytest.raises(lemonmcp.TimeoutError):
+        task_client.call_tool(peer.forever, {}, timeout=0.5)
+    assert _eventually(lambda: _cancelled(task_client) >= 1), "tasks/cancel reached the server"

@@ -1,0 +1,199 @@
+/*
+ * test_tasks.c — 2025-11-25 tasks through the C ABI: a task-augmented
+ * tools/call is one call that completes (with progress events), against the
+ * fixture server (the Go SDK with -legacy-tasks) and the TypeScript SDK v1
+ * server (tests/fixtures/tsv1tasks, prepared by make in LMCP_TSV1_DIR).
+ *
+ *   required    a tool whose taskSupport is "required": the call completes
+ *               with the task's result; its status messages are "progress"
+ *               events naming the task
+ *   ask         the task's elicitation, delivered by tasks/result, reaches
+ *               the host request handler
+ *   optional    "task":true in the options runs an optional tool as a task
+ *   cancel      lmcp_client_cancel cancels the task (tasks/list then shows
+ *               it cancelled)
+ *
+ * Usage: lmcp_tasks_test [name-filter...]
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#ifndef LMCP_TSV1_DIR
+#error "LMCP_TSV1_DIR must name the prepared tests/fixtures/tsv1tasks directory"
+#endif
+
+typedef struct {
+  const char *name;
+  const char *config_args; /* the transport's command and args */
+  const char *slow, *slow_args, *slow_text;
+  const char *ask, *forever, *maybe, *maybe_text;
+} peer_t;
+
+static const char *elicit_answer = "{\"action\":\"accept\",\"content\":{\"name\":\"Ada\"}}";
+
+static void answer_elicitation(void *ud, lmcp_request_id id, const char *kind, const char *json, size_t len) {
+  lmcp_client *c = (lmcp_client *)ud;
+  (void)json;
+  (void)len;
+  if (strcmp(kind, "elicitation") == 0) {
+    lmcp_client_respond(c, id, LMCP_OK, elicit_answer, strlen(elicit_answer), NULL);
+  } else {
+    lmcp_client_respond(c, id, LMCP_E_UNSUPPORTED, NULL, 0, NULL);
+  }
+}
+
+static lmcp_client *start(const peer_t *p, evrec_t *ev) {
+  char cfg[2048];
+  snprintf(cfg, sizeof cfg,
+           "{\"transport\":{\"type\":\"stdio\",%s},\"handlers\":{\"elicitation\":{}},"
+           "\"timeouts\":{\"ready_ms\":20000,\"call_ms\":15000,\"close_grace_ms\":500}}",
+           p->config_args);
+  lmcp_client *c = NULL;
+  char *err = NULL;
+  CHECK_ST(lmcp_client_new(cfg, strlen(cfg), &c, &err), LMCP_OK, err);
+  lmcp_free(err);
+  if (c == NULL) return NULL;
+  err = NULL;
+  CHECK_ST(lmcp_client_set_event_handler(c, evrec_cb, ev, evrec_destroy, &err), LMCP_OK, err);
+  lmcp_free(err);
+  err = NULL;
+  CHECK_ST(lmcp_client_set_host_request_handler(c, answer_elicitation, c, NULL, &err), LMCP_OK, err);
+  lmcp_free(err);
+  err = NULL;
+  CHECK_ST(lmcp_client_connect(c, &err), LMCP_OK, err);
+  lmcp_free(err);
+  err = NULL;
+  CHECK_ST(lmcp_client_wait_ready(c, 30000, &err), LMCP_OK, err);
+  lmcp_free(err);
+  return c;
+}
+
+static void stop(lmcp_client *c) {
+  char *err = NULL;
+  CHECK_ST(lmcp_client_close(c, 5000, &err), LMCP_OK, err);
+  lmcp_free(err);
+  lmcp_client_free(c);
+}
+
+/* Calls a tool; the result (lmcp_free) or NULL. */
+static char *tool(lmcp_client *c, const char *name, const char *args, const char *opts) {
+  char params[512];
+  char *res = NULL, *err = NULL;
+  size_t len = 0;
+  snprintf(params, sizeof params, "{\"name\":\"%s\",\"arguments\":%s}", name, args);
+  CHECK_ST(lmcp_client_call_sync(c, "tools/call", params, strlen(params), opts, opts ? strlen(opts) : 0, &res, &len, &err),
+           LMCP_OK, err);
+  lmcp_free(err);
+  if (res != NULL) CHECKE(json_valid(res, len), res);
+  return res;
+}
+
+/* Counts the cancelled tasks tasks/list reports. */
+static int cancelled_tasks(lmcp_client *c) {
+  const char *opts = "{\"all_pages\":true}";
+  char *res = NULL, *err = NULL;
+  size_t len = 0;
+  lmcp_status st = lmcp_client_call_sync(c, "tasks/list", NULL, 0, opts, strlen(opts), &res, &len, &err);
+  lmcp_free(err);
+  int n = st == LMCP_OK && res != NULL ? count_substr(res, "\"status\":\"cancelled\"") : -1;
+  lmcp_free(res);
+  return n;
+}
+
+static void check_peer(const peer_t *p) {
+  evrec_t ev;
+  evrec_init(&ev);
+  lmcp_client *c = start(p, &ev);
+  if (c == NULL) {
+    evrec_free(&ev);
+    return;
+  }
+  char *info = NULL, *err = NULL;
+  size_t ilen = 0;
+  CHECK_ST(lmcp_client_server_info(c, &info, &ilen, &err), LMCP_OK, err);
+  lmcp_free(err);
+  CHECKE(info != NULL && strstr(info, "\"protocolVersion\":\"2025-11-25\"") != NULL, info);
+  lmcp_free(info);
+
+  /* required: one call, progress from the task's status messages */
+  char *res = tool(c, p->slow, p->slow_args, "{\"progress\":true}");
+  CHECKE(res != NULL && strstr(res, p->slow_text) != NULL, res);
+  lmcp_free(res);
+  CHECKM(evrec_wait(&ev, "progress", "\"task_id\"", 1, 5000) >= 1, NULL, "%s: no progress event for the task", p->name);
+
+  /* ask: the elicitation comes through tasks/result */
+  res = tool(c, p->ask, "{}", NULL);
+  CHECKE(res != NULL && strstr(res, "hello Ada") != NULL, res);
+  lmcp_free(res);
+
+  /* optional: plain, then as a task */
+  res = tool(c, p->maybe, "{\"text\":\"lemon\"}", NULL);
+  CHECKE(res != NULL && strstr(res, p->maybe_text) != NULL, res);
+  lmcp_free(res);
+  res = tool(c, p->maybe, "{\"text\":\"lemon\"}", "{\"task\":true}");
+  CHECKE(res != NULL && strstr(res, p->maybe_text) != NULL, res);
+  lmcp_free(res);
+
+  /* cancel: the task is cancelled on the server */
+  donerec_t done;
+  donerec_init(&done, 1);
+  char params[128];
+  snprintf(params, sizeof params, "{\"name\":\"%s\",\"arguments\":{}}", p->forever);
+  lmcp_call_id id = 0;
+  CHECK_ST(lmcp_client_call(c, "tools/call", params, strlen(params), NULL, 0, done_cb, &done.slots[0], &id, NULL),
+           LMCP_OK, NULL);
+  sleep_ms(300); /* the task exists and is being polled */
+  CHECK_ST(lmcp_client_cancel(c, id), LMCP_OK, NULL);
+  CHECK(donerec_wait_all(&done, 10000) == 1);
+  CHECK(done.slots[0].status == LMCP_E_CANCELLED);
+  int cancelled = 0;
+  for (int i = 0; i < 100 && cancelled < 1; i++) {
+    cancelled = cancelled_tasks(c);
+    if (cancelled < 1) sleep_ms(50);
+  }
+  CHECKM(cancelled == 1, NULL, "%s: tasks/list shows %d cancelled tasks", p->name, cancelled);
+  donerec_free(&done);
+
+  stop(c);
+  evrec_wait_destroys(&ev, 1, 5000);
+  evrec_free(&ev);
+}
+
+static void go_fixture(void) {
+  char args[1024];
+  snprintf(args, sizeof args, "\"command\":\"%s\",\"args\":[\"-legacy-tasks\"]", fixture_path());
+  peer_t p = {"go fixture", args, "task_echo", "{\"text\":\"lemon\"}", "lemon",
+              "task_ask", "task_forever", "task_maybe", "lemon"};
+  check_peer(&p);
+}
+
+static void typescript_sdk_v1(void) {
+  const char *args = "\"command\":\"node\",\"args\":[\"" LMCP_TSV1_DIR "/server.mjs\"]";
+  peer_t p = {"typescript sdk v1", args, "delay", "{\"ms\":300}", "done after 300 ms",
+              "ask", "forever", "maybe", "maybe lemon"};
+  check_peer(&p);
+}
+
+static const struct {
+  const char *name;
+  void (*fn)(void);
+} k_tests[] = {
+    {"go_fixture", go_fixture},
+    {"typescript_sdk_v1", typescript_sdk_v1},
+};
+
+int main(int argc, char **argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  signal(SIGPIPE, SIG_IGN);
+  for (size_t i = 0; i < sizeof k_tests / sizeof k_tests[0]; i++) {
+    int selected = argc <= 1;
+    for (int a = 1; a < argc; a++) selected |= strstr(k_tests[i].name, argv[a]) != NULL;
+    if (selected) h_run_test(k_tests[i].name, k_tests[i].fn, 60);
+  }
+  temp_dir_cleanup();
+  return h_finish();
+}
