@@ -53,26 +53,43 @@ LMCP_INTERNAL const char *lmcp_bridge_version(void);
  * Go memory, so that leak checkers (valgrind) see them as reachable. */
 LMCP_INTERNAL const char *lmcp_bridge_intern(const char *s, size_t n);
 
-/* The Go side of the functions whose public wrappers live in
- * client_bridge.c and host_bridge.c. */
-LMCP_INTERNAL lmcp_status lmcpgo_client_set_event_handler(
-    lmcp_client *client, lmcp_event_cb cb, uintptr_t user_data,
-    lmcp_destroy_cb destroy, char **err_out);
-LMCP_INTERNAL lmcp_status lmcpgo_client_set_host_request_handler(
-    lmcp_client *client, lmcp_host_request_cb cb, uintptr_t user_data,
-    lmcp_destroy_cb destroy, char **err_out);
+/* The handler setters of a handle kind (client, host): the Go halves,
+ * declared here so that a drift from their cgo exports fails the build, and
+ * the public wrappers, defined once per kind in <kind>_bridge.c, which pass
+ * user_data to Go as an integer. Both kinds' setters are these by
+ * construction. */
+#define LMCP_BRIDGE_DECLARE_SETTERS(kind)                                      \
+  LMCP_INTERNAL lmcp_status lmcpgo_##kind##_set_event_handler(                 \
+      lmcp_##kind *handle, lmcp_event_cb cb, uintptr_t user_data,              \
+      lmcp_destroy_cb destroy, char **err_out);                                \
+  LMCP_INTERNAL lmcp_status lmcpgo_##kind##_set_host_request_handler(          \
+      lmcp_##kind *handle, lmcp_host_request_cb cb, uintptr_t user_data,       \
+      lmcp_destroy_cb destroy, char **err_out)
+
+#define LMCP_BRIDGE_DEFINE_SETTERS(kind)                                       \
+  lmcp_status lmcp_##kind##_set_event_handler(                                 \
+      lmcp_##kind *handle, lmcp_event_cb cb, void *user_data,                  \
+      lmcp_destroy_cb destroy, char **err_out) {                               \
+    return lmcpgo_##kind##_set_event_handler(handle, cb, (uintptr_t)user_data, \
+                                             destroy, err_out);                \
+  }                                                                            \
+  lmcp_status lmcp_##kind##_set_host_request_handler(                          \
+      lmcp_##kind *handle, lmcp_host_request_cb cb, void *user_data,           \
+      lmcp_destroy_cb destroy, char **err_out) {                               \
+    return lmcpgo_##kind##_set_host_request_handler(                           \
+        handle, cb, (uintptr_t)user_data, destroy, err_out);                   \
+  }
+
+LMCP_BRIDGE_DECLARE_SETTERS(client);
+LMCP_BRIDGE_DECLARE_SETTERS(host);
+
+/* The Go side of the calls whose public wrappers live in client_bridge.c
+ * and host_bridge.c. */
 LMCP_INTERNAL lmcp_status lmcpgo_client_call(
     lmcp_client *client, cchar_t *method, cchar_t *params_json,
     size_t params_len, cchar_t *options_json, size_t options_len,
     lmcp_done_cb done, uintptr_t user_data, lmcp_call_id *call_id_out,
     char **err_out);
-
-LMCP_INTERNAL lmcp_status lmcpgo_host_set_event_handler(
-    lmcp_host *host, lmcp_event_cb cb, uintptr_t user_data,
-    lmcp_destroy_cb destroy, char **err_out);
-LMCP_INTERNAL lmcp_status lmcpgo_host_set_host_request_handler(
-    lmcp_host *host, lmcp_host_request_cb cb, uintptr_t user_data,
-    lmcp_destroy_cb destroy, char **err_out);
 LMCP_INTERNAL lmcp_status lmcpgo_host_call_tool(
     lmcp_host *host, cchar_t *name, cchar_t *args_json, size_t args_len,
     cchar_t *options_json, size_t options_len, lmcp_done_cb done,

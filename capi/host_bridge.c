@@ -2,40 +2,18 @@
  * an integer (see host.go). */
 #include "bridge.h"
 
-lmcp_status lmcp_host_set_event_handler(lmcp_host *host, lmcp_event_cb cb,
-                                        void *user_data,
-                                        lmcp_destroy_cb destroy,
-                                        char **err_out) {
-  return lmcpgo_host_set_event_handler(host, cb, (uintptr_t)user_data, destroy,
-                                       err_out);
+LMCP_BRIDGE_DEFINE_SETTERS(host)
+
+lmcp_status lmcp_host_call_tool(lmcp_host *host, const char *name, const char *args_json, size_t args_len,
+                                const char *options_json, size_t options_len, lmcp_done_cb done,
+                                void *user_data, lmcp_call_id *call_id_out, char **err_out) {
+  return lmcpgo_host_call_tool(host, name, args_json, args_len, options_json, options_len, done,
+                               (uintptr_t)user_data, call_id_out, err_out);
 }
 
-lmcp_status lmcp_host_set_host_request_handler(lmcp_host *host,
-                                               lmcp_host_request_cb cb,
-                                               void *user_data,
-                                               lmcp_destroy_cb destroy,
-                                               char **err_out) {
-  return lmcpgo_host_set_host_request_handler(host, cb, (uintptr_t)user_data,
-                                              destroy, err_out);
-}
-
-lmcp_status lmcp_host_call_tool(lmcp_host *host, const char *name,
-                                const char *args_json, size_t args_len,
-                                const char *options_json, size_t options_len,
-                                lmcp_done_cb done, void *user_data,
-                                lmcp_call_id *call_id_out, char **err_out) {
-  return lmcpgo_host_call_tool(host, name, args_json, args_len, options_json,
-                               options_len, done, (uintptr_t)user_data,
-                               call_id_out, err_out);
-}
-
-lmcp_status lmcp_host_call(lmcp_host *host, const char *server,
-                           const char *method, const char *params_json,
-                           size_t params_len, const char *options_json,
-                           size_t options_len, lmcp_done_cb done,
-                           void *user_data, lmcp_call_id *call_id_out,
-                           char **err_out) {
-  return lmcpgo_host_call(host, server, method, params_json, params_len,
-                          options_json, options_len, done,
+lmcp_status lmcp_host_call(lmcp_host *host, const char *server, const char *method, const char *params_json,
+                           size_t params_len, const char *options_json, size_t options_len, lmcp_done_cb done,
+                           void *user_data, lmcp_call_id *call_id_out, char **err_out) {
+  return lmcpgo_host_call(host, server, method, params_json, params_len, options_json, options_len, done,
                           (uintptr_t)user_data, call_id_out, err_out);
 }
