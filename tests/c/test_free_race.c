@@ -74,9 +74,9 @@ typedef struct {
   int free_in_cb; /* which callback frees: 0 none, 1 event, 2 done, 3 host request */
   int freeing;    /* the callback that frees has been chosen */
   int dones_when_freed, destroys_when_freed;
-  int free_done_in_cb;    /* free returned inside the callback */
-  void *other;            /* an object to free from this one's event callback */
-  const kind_t *other_k;  /* its kind */
+  int free_done_in_cb;   /* free returned inside the callback */
+  void *other;           /* an object to free from this one's event callback */
+  const kind_t *other_k; /* its kind */
   int other_freed;
 } life_t;
 
@@ -283,11 +283,12 @@ static lmcp_status client_create(life_t *l, char **err) {
   fixture_config(config, sizeof(config), NULL, NULL, "\"handlers\":{\"roots\":{\"list_changed\":true}}");
   return lmcp_client_new(config, strlen(config), (lmcp_client **)&l->h, err);
 }
-static lmcp_status client_set_event_handler(life_t *l, lmcp_event_cb cb, lmcp_destroy_cb destroy, char **err) {
+static lmcp_status client_set_event_handler(life_t *l, lmcp_event_cb cb, lmcp_destroy_cb destroy,
+                                            char **err) {
   return lmcp_client_set_event_handler(l->h, cb, l, destroy, err);
 }
-static lmcp_status client_set_host_request_handler(life_t *l, lmcp_host_request_cb cb, lmcp_destroy_cb destroy,
-                                                   char **err) {
+static lmcp_status client_set_host_request_handler(life_t *l, lmcp_host_request_cb cb,
+                                                   lmcp_destroy_cb destroy, char **err) {
   return lmcp_client_set_host_request_handler(l->h, cb, l, destroy, err);
 }
 static lmcp_status client_connect(life_t *l, char **err) {
@@ -296,8 +297,8 @@ static lmcp_status client_connect(life_t *l, char **err) {
 static lmcp_status client_wait_ready(life_t *l, int64_t timeout_ms, char **err) {
   return lmcp_client_wait_ready(l->h, timeout_ms, err);
 }
-static lmcp_status client_start_tool(life_t *l, const char *tool, const char *args, const char *opts, void *box,
-                                     lmcp_call_id *id, char **err) {
+static lmcp_status client_start_tool(life_t *l, const char *tool, const char *args, const char *opts,
+                                     void *box, lmcp_call_id *id, char **err) {
   char params[256];
   snprintf(params, sizeof(params), "{\"name\":\"%s\",\"arguments\":%s}", tool, args);
   return lmcp_client_call(l->h, "tools/call", params, strlen(params), opts, opts ? strlen(opts) : 0, on_done,
@@ -338,8 +339,12 @@ static lmcp_status client_server_info(life_t *l) {
 
 /* Every function of the client API but new and free. */
 static const op_fn client_ops[] = {
-    op_slow,        op_echo,       client_call_sync, client_notify, client_state,  client_server_info,
-    op_cancel_last, op_respond_unknown, op_roots,    op_stderr,     op_wait_ready, op_connect,
+    op_slow,          op_echo,
+    client_call_sync, client_notify,
+    client_state,     client_server_info,
+    op_cancel_last,   op_respond_unknown,
+    op_roots,         op_stderr,
+    op_wait_ready,    op_connect,
 };
 
 static const kind_t client_kind = {
@@ -460,9 +465,9 @@ static lmcp_status host_list_prompts(life_t *l) {
 
 /* Every function of the host API but new and free. */
 static const op_fn host_ops[] = {
-    op_slow,           op_echo,         host_call_tool_sync, host_call_server,  host_call_sync,
-    host_servers_all,  host_list_tools, op_cancel_last,      op_respond_unknown, op_roots,
-    op_stderr,         op_wait_ready,   host_list_prompts,   op_connect,
+    op_slow,          op_echo,         host_call_tool_sync, host_call_server,   host_call_sync,
+    host_servers_all, host_list_tools, op_cancel_last,      op_respond_unknown, op_roots,
+    op_stderr,        op_wait_ready,   host_list_prompts,   op_connect,
 };
 
 static const kind_t host_kind = {
@@ -543,9 +548,9 @@ static int iterations = -1; /* from the command line; -1: the kind's */
 static void test_free_races_every_call(void) {
   long long events = 0, progress = 0, logs = 0, dones = 0, cancelled = 0, hostreqs = 0, late_calls = 0;
   int failures = 0;
-  int n = iterations >= 0                             ? iterations
+  int n = iterations >= 0                          ? iterations
           : getenv("LMCP_TEST_TIME_SCALE") != NULL ? K->iterations_valgrind
-                                                      : K->iterations;
+                                                   : K->iterations;
   for (int it = 0; it < n && failures < 3; it++) {
     life_t *l = open_life(K, 0);
     if (l == NULL) {
@@ -809,7 +814,8 @@ int main(int argc, char **argv) {
     K = kinds[i];
     for (size_t s = 0; s < sizeof(scenarios) / sizeof(scenarios[0]); s++) {
       snprintf(name, sizeof name, "%s: %s", K->name, scenarios[s].name);
-      h_run_test(name, scenarios[s].fn, scenarios[s].deadline_s ? scenarios[s].deadline_s : K->race_deadline_s);
+      h_run_test(name, scenarios[s].fn,
+                 scenarios[s].deadline_s ? scenarios[s].deadline_s : K->race_deadline_s);
     }
   }
   RUN_TEST(test_zz_nothing_left, 20);

@@ -6,7 +6,8 @@
 
 #include "lmcp_nif.h"
 
-/* The NIFs every kind has (set_handlers, connect, cancel, respond, close, free: see LMCP_DEFINE_KIND_NIFS). */
+/* The NIFs every kind has (set_handlers, connect, cancel, respond, close,
+ * free: see LMCP_DEFINE_KIND_NIFS). */
 LMCP_DEFINE_KIND(client, "the client was freed (its owner exited or free/1 was called)");
 LMCP_DEFINE_KIND_NIFS(client, )
 
@@ -66,8 +67,8 @@ ERL_NIF_TERM nif_adopt(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
 
 static lmcp_status start_call(void *handle, char **strs, const lmcp_buf *params, const lmcp_buf *opts,
                               lmcp_call_box *box, lmcp_call_id *id, char **err) {
-  return lmcp_client_call(handle, strs[0], params->data, params->len, opts->data, opts->len, lmcp_on_done, box,
-                          id, err);
+  return lmcp_client_call(handle, strs[0], params->data, params->len, opts->data, opts->len, lmcp_on_done,
+                          box, id, err);
 }
 
 /* call(Client, Method, Params, Options) -> {ok, CallId} | {error, ...}
@@ -126,4 +127,3 @@ ERL_NIF_TERM nif_server_info(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
   lmcp_status st = lmcp_client_server_info(r->handle, &json, &len, &err);
   return st == LMCP_OK ? lmcp_ok_json(env, json, len) : lmcp_handle_error(env, KIND, st, err);
 }
-

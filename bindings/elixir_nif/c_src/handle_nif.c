@@ -70,9 +70,7 @@ int lmcp_get_args(ErlNifEnv *env, const ERL_NIF_TERM argv[], const lmcp_kind *ki
   int ok = 1;
   for (int i = 0; ok && fmt[i] != 0; i++) {
     switch (fmt[i]) {
-    case 'r':
-      ok = enif_get_resource(env, argv[i], kind->type, (void **)va_arg(ap, lmcp_res **));
-      break;
+    case 'r': ok = enif_get_resource(env, argv[i], kind->type, (void **)va_arg(ap, lmcp_res **)); break;
     case 's': {
       char **out = va_arg(ap, char **);
       *out = ncopied < (int)(sizeof copied / sizeof copied[0]) ? lmcp_copy_cstr(env, argv[i]) : NULL;
@@ -82,17 +80,10 @@ int lmcp_get_args(ErlNifEnv *env, const ERL_NIF_TERM argv[], const lmcp_kind *ki
       }
       break;
     }
-    case 'u':
-      ok = enif_get_uint64(env, argv[i], va_arg(ap, ErlNifUInt64 *));
-      break;
-    case 'i':
-      ok = enif_get_int(env, argv[i], va_arg(ap, int *));
-      break;
-    case 'l':
-      ok = enif_get_int64(env, argv[i], va_arg(ap, ErlNifSInt64 *));
-      break;
-    default:
-      ok = 0;
+    case 'u': ok = enif_get_uint64(env, argv[i], va_arg(ap, ErlNifUInt64 *)); break;
+    case 'i': ok = enif_get_int(env, argv[i], va_arg(ap, int *)); break;
+    case 'l': ok = enif_get_int64(env, argv[i], va_arg(ap, ErlNifSInt64 *)); break;
+    default: ok = 0;
     }
   }
   va_end(ap);
@@ -127,13 +118,14 @@ void lmcp_on_done(void *user_data, lmcp_call_id id, lmcp_status st, const char *
 static void on_event(void *user_data, const char *kind, const char *json, size_t len) {
   reg_box *box = user_data;
   ErlNifEnv *env = enif_alloc_env();
-  ERL_NIF_TERM msg = enif_make_tuple4(env, atom_lmcp_event, enif_make_copy(env, box->tag), enif_make_atom(env, kind),
-                                      lmcp_payload_term(env, json, len));
+  ERL_NIF_TERM msg = enif_make_tuple4(env, atom_lmcp_event, enif_make_copy(env, box->tag),
+                                      enif_make_atom(env, kind), lmcp_payload_term(env, json, len));
   enif_send(NULL, &box->pid, env, msg);
   enif_free_env(env);
 }
 
-static void on_host_request(void *user_data, lmcp_request_id id, const char *kind, const char *json, size_t len) {
+static void on_host_request(void *user_data, lmcp_request_id id, const char *kind, const char *json,
+                            size_t len) {
   reg_box *box = user_data;
   ErlNifEnv *env = enif_alloc_env();
   ERL_NIF_TERM args[5] = {atom_lmcp_host_request, enif_make_copy(env, box->tag), enif_make_uint64(env, id),
@@ -161,7 +153,8 @@ static reg_box *new_reg(ErlNifEnv *env, ERL_NIF_TERM tag) {
 
 /* ------------------------------------------------------------ NIF bodies */
 
-ERL_NIF_TERM lmcp_handle_new(ErlNifEnv *env, const ERL_NIF_TERM argv[], const lmcp_kind *kind, lmcp_res **res) {
+ERL_NIF_TERM lmcp_handle_new(ErlNifEnv *env, const ERL_NIF_TERM argv[], const lmcp_kind *kind,
+                             lmcp_res **res) {
   lmcp_buf buf = {0};
   ERL_NIF_TERM result;
   if (!lmcp_encode_config(env, argv[0], &buf, &result)) {
@@ -278,9 +271,9 @@ ERL_NIF_TERM lmcp_handle_free(ErlNifEnv *env, const ERL_NIF_TERM argv[], const l
   return lmcp_atom_ok;
 }
 
-ERL_NIF_TERM lmcp_handle_start_call(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[], const lmcp_kind *kind,
-                                    int nstr, const char *args_name, const char *self_name, lmcp_nif_fn self,
-                                    lmcp_start_fn start) {
+ERL_NIF_TERM lmcp_handle_start_call(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[],
+                                    const lmcp_kind *kind, int nstr, const char *args_name,
+                                    const char *self_name, lmcp_nif_fn self, lmcp_start_fn start) {
   ErlNifTime t0 = enif_monotonic_time(ERL_NIF_USEC);
   lmcp_res *r;
   char *strs[2] = {NULL, NULL};

@@ -79,14 +79,14 @@ ERL_NIF_TERM nif_host_list(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) 
 
 static lmcp_status start_tool_call(void *handle, char **strs, const lmcp_buf *args, const lmcp_buf *opts,
                                    lmcp_call_box *box, lmcp_call_id *id, char **err) {
-  return lmcp_host_call_tool(handle, strs[0], args->data, args->len, opts->data, opts->len, lmcp_on_done, box, id,
-                             err);
+  return lmcp_host_call_tool(handle, strs[0], args->data, args->len, opts->data, opts->len, lmcp_on_done, box,
+                             id, err);
 }
 
 static lmcp_status start_server_call(void *handle, char **strs, const lmcp_buf *params, const lmcp_buf *opts,
                                      lmcp_call_box *box, lmcp_call_id *id, char **err) {
-  return lmcp_host_call(handle, strs[0], strs[1], params->data, params->len, opts->data, opts->len, lmcp_on_done,
-                        box, id, err);
+  return lmcp_host_call(handle, strs[0], strs[1], params->data, params->len, opts->data, opts->len,
+                        lmcp_on_done, box, id, err);
 }
 
 /* host_call_tool(Host, Name, Args, Options) -> {ok, CallId} | {error, ...} */
@@ -97,7 +97,8 @@ ERL_NIF_TERM nif_host_call_tool(ErlNifEnv *env, int argc, const ERL_NIF_TERM arg
 
 /* host_call(Host, Server, Method, Params, Options) -> {ok, CallId} | {error, ...} */
 ERL_NIF_TERM nif_host_call(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  return lmcp_handle_start_call(env, argc, argv, KIND, 2, "params", "host_call", nif_host_call, start_server_call);
+  return lmcp_handle_start_call(env, argc, argv, KIND, 2, "params", "host_call", nif_host_call,
+                                start_server_call);
 }
 
 /* host_search_tools(Host, Query, Options) -> {ok, Map} | {error, ...}:
@@ -113,7 +114,8 @@ ERL_NIF_TERM nif_host_search_tools(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
   lmcp_buf opts = {0};
   const char *eerr = NULL;
   ERL_NIF_TERM result;
-  if (lmcp_encode_arg(env, argv[2], &opts, &eerr) != 1) { /* a dirty NIF has no limit: only a bad term fails */
+  if (lmcp_encode_arg(env, argv[2], &opts, &eerr) !=
+      1) { /* a dirty NIF has no limit: only a bad term fails */
     result = lmcp_encode_error(env, "options", eerr);
   } else {
     char *json = NULL, *err = NULL;
