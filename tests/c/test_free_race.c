@@ -276,26 +276,49 @@ static lmcp_status json_op(lmcp_status st, char *out, char *err) {
 
 static const char sync_opts[] = "{\"timeout_ms\":3000}";
 
+/* The adapters every kind has, from the header's naming (lmcp_<kind>_connect,
+ * ...), and the kind_t fields they fill: both kinds are driven through the
+ * same functions by construction. A kind writes create, start_tool and its
+ * query itself. */
+#define KIND_ADAPTERS(k)                                                                         \
+  static lmcp_status k##_set_event_handler(life_t *l, lmcp_event_cb cb, lmcp_destroy_cb destroy, \
+                                           char **err) {                                         \
+    return lmcp_##k##_set_event_handler(l->h, cb, l, destroy, err);                              \
+  }                                                                                              \
+  static lmcp_status k##_set_host_request_handler(life_t *l, lmcp_host_request_cb cb,            \
+                                                  lmcp_destroy_cb destroy, char **err) {         \
+    return lmcp_##k##_set_host_request_handler(l->h, cb, l, destroy, err);                       \
+  }                                                                                              \
+  static lmcp_status k##_connect(life_t *l, char **err) {                                        \
+    return lmcp_##k##_connect(l->h, err);                                                        \
+  }                                                                                              \
+  static lmcp_status k##_wait_ready(life_t *l, int64_t timeout_ms, char **err) {                 \
+    return lmcp_##k##_wait_ready(l->h, timeout_ms, err);                                         \
+  }                                                                                              \
+  static lmcp_status k##_cancel(life_t *l, lmcp_call_id id) {                                    \
+    return lmcp_##k##_cancel(l->h, id);                                                          \
+  }                                                                                              \
+  static lmcp_status k##_respond(life_t *l, lmcp_request_id id, const char *json, char **err) {  \
+    return lmcp_##k##_respond(l->h, id, LMCP_OK, json, strlen(json), err);                       \
+  }                                                                                              \
+  static void k##_free(void *h) {                                                                \
+    lmcp_##k##_free(h);                                                                          \
+  }
+
+#define KIND_FUNCS(k)                                                                                       \
+  .create = k##_create, .set_event_handler = k##_set_event_handler,                                         \
+  .set_host_request_handler = k##_set_host_request_handler, .connect = k##_connect,                         \
+  .wait_ready = k##_wait_ready, .start_tool = k##_start_tool, .cancel = k##_cancel, .respond = k##_respond, \
+  .free_handle = k##_free
+
 /* ----------------------------------------------------------------- clients */
+
+KIND_ADAPTERS(client)
 
 static lmcp_status client_create(life_t *l, char **err) {
   char config[1024];
   fixture_config(config, sizeof(config), NULL, NULL, "\"handlers\":{\"roots\":{\"list_changed\":true}}");
   return lmcp_client_new(config, strlen(config), (lmcp_client **)&l->h, err);
-}
-static lmcp_status client_set_event_handler(life_t *l, lmcp_event_cb cb, lmcp_destroy_cb destroy,
-                                            char **err) {
-  return lmcp_client_set_event_handler(l->h, cb, l, destroy, err);
-}
-static lmcp_status client_set_host_request_handler(life_t *l, lmcp_host_request_cb cb,
-                                                   lmcp_destroy_cb destroy, char **err) {
-  return lmcp_client_set_host_request_handler(l->h, cb, l, destroy, err);
-}
-static lmcp_status client_connect(life_t *l, char **err) {
-  return lmcp_client_connect(l->h, err);
-}
-static lmcp_status client_wait_ready(life_t *l, int64_t timeout_ms, char **err) {
-  return lmcp_client_wait_ready(l->h, timeout_ms, err);
 }
 static lmcp_status client_start_tool(life_t *l, const char *tool, const char *args, const char *opts,
                                      void *box, lmcp_call_id *id, char **err) {
@@ -304,20 +327,10 @@ static lmcp_status client_start_tool(life_t *l, const char *tool, const char *ar
   return lmcp_client_call(l->h, "tools/call", params, strlen(params), opts, opts ? strlen(opts) : 0, on_done,
                           box, id, err);
 }
-static lmcp_status client_cancel(life_t *l, lmcp_call_id id) {
-  return lmcp_client_cancel(l->h, id);
-}
-static lmcp_status client_respond(life_t *l, lmcp_request_id id, const char *json, char **err) {
-  return lmcp_client_respond(l->h, id, LMCP_OK, json, strlen(json), err);
-}
 static lmcp_status client_state(life_t *l) {
   lmcp_state s;
   return lmcp_client_state(l->h, &s);
 }
-static void client_free(void *h) {
-  lmcp_client_free(h);
-}
-
 static lmcp_status client_call_sync(life_t *l) {
   static const char echo[] = "{\"name\":\"echo\",\"arguments\":{\"text\":\"x\"}}";
   char *out = NULL, *err = NULL;
@@ -352,16 +365,8 @@ static const kind_t client_kind = {
     .iterations = 100,
     .iterations_valgrind = 12,
     .race_deadline_s = 120,
-    .create = client_create,
-    .set_event_handler = client_set_event_handler,
-    .set_host_request_handler = client_set_host_request_handler,
-    .connect = client_connect,
-    .wait_ready = client_wait_ready,
-    .start_tool = client_start_tool,
-    .cancel = client_cancel,
-    .respond = client_respond,
+    KIND_FUNCS(client),
     .query = client_state,
-    .free_handle = client_free,
     .slow = "slow",
     .echo = "echo",
     .roots = "roots",
@@ -371,6 +376,8 @@ static const kind_t client_kind = {
 };
 
 /* ------------------------------------------------------------------- hosts */
+
+KIND_ADAPTERS(host)
 
 static lmcp_status host_create(life_t *l, char **err) {
   char config[2048];
@@ -384,38 +391,15 @@ static lmcp_status host_create(life_t *l, char **err) {
            fx, fx);
   return lmcp_host_new(config, strlen(config), (lmcp_host **)&l->h, err);
 }
-static lmcp_status host_set_event_handler(life_t *l, lmcp_event_cb cb, lmcp_destroy_cb destroy, char **err) {
-  return lmcp_host_set_event_handler(l->h, cb, l, destroy, err);
-}
-static lmcp_status host_set_host_request_handler(life_t *l, lmcp_host_request_cb cb, lmcp_destroy_cb destroy,
-                                                 char **err) {
-  return lmcp_host_set_host_request_handler(l->h, cb, l, destroy, err);
-}
-static lmcp_status host_connect(life_t *l, char **err) {
-  return lmcp_host_connect(l->h, err);
-}
-static lmcp_status host_wait_ready(life_t *l, int64_t timeout_ms, char **err) {
-  return lmcp_host_wait_ready(l->h, timeout_ms, err);
-}
 static lmcp_status host_start_tool(life_t *l, const char *tool, const char *args, const char *opts, void *box,
                                    lmcp_call_id *id, char **err) {
   return lmcp_host_call_tool(l->h, tool, args, strlen(args), opts, opts ? strlen(opts) : 0, on_done, box, id,
                              err);
 }
-static lmcp_status host_cancel(life_t *l, lmcp_call_id id) {
-  return lmcp_host_cancel(l->h, id);
-}
-static lmcp_status host_respond(life_t *l, lmcp_request_id id, const char *json, char **err) {
-  return lmcp_host_respond(l->h, id, LMCP_OK, json, strlen(json), err);
-}
 static lmcp_status host_query(life_t *l) {
   char *out = NULL;
   return json_op(lmcp_host_servers(l->h, &out, NULL, NULL), out, NULL);
 }
-static void host_free(void *h) {
-  lmcp_host_free(h);
-}
-
 static const char echo_call[] = "{\"name\":\"echo\",\"arguments\":{\"text\":\"y\"}}";
 
 static lmcp_status host_call_tool_sync(life_t *l) {
@@ -475,16 +459,8 @@ static const kind_t host_kind = {
     .iterations = 40,
     .iterations_valgrind = 8,
     .race_deadline_s = 180,
-    .create = host_create,
-    .set_event_handler = host_set_event_handler,
-    .set_host_request_handler = host_set_host_request_handler,
-    .connect = host_connect,
-    .wait_ready = host_wait_ready,
-    .start_tool = host_start_tool,
-    .cancel = host_cancel,
-    .respond = host_respond,
+    KIND_FUNCS(host),
     .query = host_query,
-    .free_handle = host_free,
     .slow = "a__slow",
     .echo = "b__echo",
     .roots = "a__roots",
