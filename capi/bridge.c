@@ -1,17 +1,20 @@
-/* Trampolines from Go into host function pointers, the per-thread callback
- * frames, and the static version string. (lmcp_status_string's names are
- * core.Status's: see exports.go.) */
+/* What the client's and the host's C side share: the trampolines from Go
+ * into host function pointers, the per-thread callback frames, the static
+ * version string and the interned kinds. The public wrappers of each object
+ * are in client_bridge.c and host_bridge.c. (lmcp_status_string's names are
+ * core.Status's: see status.go.) */
 #include <pthread.h>
 
 #include "bridge.h"
 
 /* A callback frame: one host function running on this thread for a client
- * or a host (lmcp_host), named by its handle.
+ * or a host (lmcp_host), named by its handle (key).
  * Frames live on the trampolines' stacks and are linked per thread; nested
  * callbacks (a callback whose lmcp_ call runs another) stack up. */
 struct lmcp_frame {
-  uintptr_t client;
-  int delivering; /* a completion or event: the client's delivery thread */
+  uintptr_t key;
+  int delivering; /* on the object's delivery thread (a completion, event, or
+                     a host's request) */
   struct lmcp_frame *prev;
 };
 
@@ -22,42 +25,33 @@ static __thread struct lmcp_frame *lmcp_frames;
   lmcp_frames = &frame
 #define LMCP_FRAME_EXIT() lmcp_frames = frame.prev
 
-void lmcp_bridge_event(lmcp_event_cb cb, uintptr_t user_data, uintptr_t client,
+void lmcp_bridge_event(lmcp_event_cb cb, uintptr_t user_data, uintptr_t key,
                        const char *kind, const char *json, size_t len) {
-  LMCP_FRAME_ENTER(client, 1);
+  LMCP_FRAME_ENTER(key, 1);
   cb((void *)user_data, kind, json, len);
   LMCP_FRAME_EXIT();
 }
 
 void lmcp_bridge_host_request(lmcp_host_request_cb cb, uintptr_t user_data,
-                              uintptr_t client, uint64_t id, const char *kind,
-                              const char *json, size_t len) {
-  LMCP_FRAME_ENTER(client, 0);
+                              uintptr_t key, int delivering, uint64_t id,
+                              const char *kind, const char *json, size_t len) {
+  LMCP_FRAME_ENTER(key, delivering);
   cb((void *)user_data, (lmcp_request_id)id, kind, json, len);
   LMCP_FRAME_EXIT();
 }
 
-void lmcp_bridge_done(lmcp_done_cb cb, uintptr_t user_data, uintptr_t client,
+void lmcp_bridge_done(lmcp_done_cb cb, uintptr_t user_data, uintptr_t key,
                       uint64_t call_id, int32_t status, const char *json,
                       size_t len) {
-  LMCP_FRAME_ENTER(client, 1);
+  LMCP_FRAME_ENTER(key, 1);
   cb((void *)user_data, (lmcp_call_id)call_id, (lmcp_status)status, json, len);
   LMCP_FRAME_EXIT();
 }
 
-void lmcp_bridge_queued_host_request(lmcp_host_request_cb cb,
-                                     uintptr_t user_data, uintptr_t key,
-                                     uint64_t id, const char *kind,
-                                     const char *json, size_t len) {
-  LMCP_FRAME_ENTER(key, 1);
-  cb((void *)user_data, (lmcp_request_id)id, kind, json, len);
-  LMCP_FRAME_EXIT();
-}
-
 void lmcp_bridge_destroy(lmcp_destroy_cb cb, uintptr_t user_data,
-                         uintptr_t client) {
+                         uintptr_t key) {
   if (cb != NULL) {
-    LMCP_FRAME_ENTER(client, 0);
+    LMCP_FRAME_ENTER(key, 0);
     cb((void *)user_data);
     LMCP_FRAME_EXIT();
   }
@@ -100,54 +94,18 @@ const char *lmcp_bridge_intern(const char *s, size_t n) {
   return out;
 }
 
-/* Public entry points that take user_data: they pass it to Go as an
- * integer (see exports.go). */
-
-lmcp_status lmcp_client_set_event_handler(lmcp_client *client, lmcp_event_cb cb,
-                                          void *user_data,
-                                          lmcp_destroy_cb destroy,
-                                          char **err_out) {
-  return lmcpgo_client_set_event_handler(client, cb, (uintptr_t)user_data,
-                                         destroy, err_out);
-}
-
-lmcp_status lmcp_client_set_host_request_handler(lmcp_client *client,
-                                                 lmcp_host_request_cb cb,
-                                                 void *user_data,
-                                                 lmcp_destroy_cb destroy,
-                                                 char **err_out) {
-  return lmcpgo_client_set_host_request_handler(
-      client, cb, (uintptr_t)user_data, destroy, err_out);
-}
-
-lmcp_status lmcp_client_call(lmcp_client *client, const char *method,
-                             const char *params_json, size_t params_len,
-                             const char *options_json, size_t options_len,
-                             lmcp_done_cb done, void *user_data,
-                             lmcp_call_id *call_id_out, char **err_out) {
-  return lmcpgo_client_call(client, method, params_json, params_len,
-                            options_json, options_len, done,
-                            (uintptr_t)user_data, call_id_out, err_out);
-}
-
-/* lmcp_client_free counts the freed client's callback frames on this
- * thread: Free waits for the client's running callbacks but these, and
- * when one of them is a completion or event (this thread is the client's
- * delivery thread) it delivers the remaining completions itself. */
+/* lmcp_bridge_frames: the freed object's callback frames on this thread.
+ * Free waits for the object's running callbacks but these, and when one of
+ * them is on its delivery thread, it delivers the remaining completions
+ * itself. */
 int lmcp_bridge_frames(uintptr_t key, int *delivering) {
   int callbacks = 0;
   *delivering = 0;
   for (const struct lmcp_frame *f = lmcp_frames; f != NULL; f = f->prev) {
-    if (f->client == key) {
+    if (f->key == key) {
       callbacks++;
       *delivering |= f->delivering;
     }
   }
   return callbacks;
-}
-
-void lmcp_client_free(lmcp_client *client) {
-  int delivering;
-  int callbacks = lmcp_bridge_frames((uintptr_t)client, &delivering);
-  lmcpgo_client_free(client, callbacks, delivering);
 }

@@ -21,33 +21,26 @@ typedef const char cchar_t;
  * the header are exported. */
 #define LMCP_INTERNAL __attribute__((visibility("hidden")))
 
-/* Each trampoline also takes the client's handle, as an integer: while the
- * host's function runs, the calling thread records it in a callback frame
- * (see bridge.c), so that lmcp_client_free knows when it is called from
- * inside one of the freed client's own callbacks. Completions and events run
- * on the client's delivery goroutine, and their frames say so. */
+/* Each trampoline also takes the handle of the client or host (lmcp_host)
+ * it serves, as an integer: while the host's function runs, the calling
+ * thread records it in a callback frame (see bridge.c), so that
+ * lmcp_client_free and lmcp_host_free know when they are called from inside
+ * one of the freed object's own callbacks (handle values of clients and
+ * hosts never coincide: see internal/handles). Completions and events run
+ * on the object's delivery goroutine, and their frames say so; so do a
+ * host's requests (delivering 1), while a client's run on its reader
+ * (delivering 0). */
 LMCP_INTERNAL void lmcp_bridge_event(lmcp_event_cb cb, uintptr_t user_data,
-                       uintptr_t client, const char *kind,
+                       uintptr_t key, const char *kind,
                        const char *json, size_t len);
 LMCP_INTERNAL void lmcp_bridge_host_request(lmcp_host_request_cb cb, uintptr_t user_data,
-                              uintptr_t client, uint64_t id, const char *kind,
-                              const char *json, size_t len);
+                              uintptr_t key, int delivering, uint64_t id,
+                              const char *kind, const char *json, size_t len);
 LMCP_INTERNAL void lmcp_bridge_done(lmcp_done_cb cb, uintptr_t user_data,
-                      uintptr_t client, uint64_t call_id,
+                      uintptr_t key, uint64_t call_id,
                       int32_t status, const char *json, size_t len);
 LMCP_INTERNAL void lmcp_bridge_destroy(lmcp_destroy_cb cb, uintptr_t user_data,
-                         uintptr_t client);
-
-/* A host (lmcp_host) uses the same trampolines with its own handle as the
- * key (handle values of clients and hosts never coincide: see
- * internal/handles). Its completions, events and host requests all run on
- * its one delivery goroutine, so its host requests go through this
- * trampoline, whose frame says so. */
-LMCP_INTERNAL void lmcp_bridge_queued_host_request(lmcp_host_request_cb cb,
-                                                   uintptr_t user_data,
-                                                   uintptr_t key, uint64_t id,
-                                                   const char *kind,
-                                                   const char *json, size_t len);
+                         uintptr_t key);
 
 /* lmcp_bridge_frames counts the callback frames of key on the calling
  * thread; *delivering is set when one of them is a completion or event
@@ -60,19 +53,51 @@ LMCP_INTERNAL const char *lmcp_bridge_version(void);
  * Go memory, so that leak checkers (valgrind) see them as reachable. */
 LMCP_INTERNAL const char *lmcp_bridge_intern(const char *s, size_t n);
 
-/* The Go side of the functions whose public wrappers live in bridge.c. */
-LMCP_INTERNAL lmcp_status lmcpgo_client_set_event_handler(
-    lmcp_client *client, lmcp_event_cb cb, uintptr_t user_data,
-    lmcp_destroy_cb destroy, char **err_out);
-LMCP_INTERNAL lmcp_status lmcpgo_client_set_host_request_handler(
-    lmcp_client *client, lmcp_host_request_cb cb, uintptr_t user_data,
-    lmcp_destroy_cb destroy, char **err_out);
+/* The handler setters of a handle kind (client, host): the Go halves,
+ * declared here so that a drift from their cgo exports fails the build, and
+ * the public wrappers, defined once per kind in <kind>_bridge.c, which pass
+ * user_data to Go as an integer. Both kinds' setters are these by
+ * construction. */
+#define LMCP_BRIDGE_DECLARE_SETTERS(kind)                                      \
+  LMCP_INTERNAL lmcp_status lmcpgo_##kind##_set_event_handler(                 \
+      lmcp_##kind *handle, lmcp_event_cb cb, uintptr_t user_data,              \
+      lmcp_destroy_cb destroy, char **err_out);                                \
+  LMCP_INTERNAL lmcp_status lmcpgo_##kind##_set_host_request_handler(          \
+      lmcp_##kind *handle, lmcp_host_request_cb cb, uintptr_t user_data,       \
+      lmcp_destroy_cb destroy, char **err_out)
+
+#define LMCP_BRIDGE_DEFINE_SETTERS(kind)                                       \
+  lmcp_status lmcp_##kind##_set_event_handler(                                 \
+      lmcp_##kind *handle, lmcp_event_cb cb, void *user_data,                  \
+      lmcp_destroy_cb destroy, char **err_out) {                               \
+    return lmcpgo_##kind##_set_event_handler(handle, cb, (uintptr_t)user_data, \
+                                             destroy, err_out);                \
+  }                                                                            \
+  lmcp_status lmcp_##kind##_set_host_request_handler(                          \
+      lmcp_##kind *handle, lmcp_host_request_cb cb, void *user_data,           \
+      lmcp_destroy_cb destroy, char **err_out) {                               \
+    return lmcpgo_##kind##_set_host_request_handler(                           \
+        handle, cb, (uintptr_t)user_data, destroy, err_out);                   \
+  }
+
+LMCP_BRIDGE_DECLARE_SETTERS(client);
+LMCP_BRIDGE_DECLARE_SETTERS(host);
+
+/* The Go side of the calls whose public wrappers live in client_bridge.c
+ * and host_bridge.c. */
 LMCP_INTERNAL lmcp_status lmcpgo_client_call(
     lmcp_client *client, cchar_t *method, cchar_t *params_json,
     size_t params_len, cchar_t *options_json, size_t options_len,
     lmcp_done_cb done, uintptr_t user_data, lmcp_call_id *call_id_out,
     char **err_out);
-LMCP_INTERNAL void lmcpgo_client_free(lmcp_client *client, int callbacks,
-                                      int delivering);
+LMCP_INTERNAL lmcp_status lmcpgo_host_call_tool(
+    lmcp_host *host, cchar_t *name, cchar_t *args_json, size_t args_len,
+    cchar_t *options_json, size_t options_len, lmcp_done_cb done,
+    uintptr_t user_data, lmcp_call_id *call_id_out, char **err_out);
+LMCP_INTERNAL lmcp_status lmcpgo_host_call(
+    lmcp_host *host, cchar_t *server, cchar_t *method, cchar_t *params_json,
+    size_t params_len, cchar_t *options_json, size_t options_len,
+    lmcp_done_cb done, uintptr_t user_data, lmcp_call_id *call_id_out,
+    char **err_out);
 
 #endif

@@ -8,10 +8,15 @@ import "C"
 
 import (
 	"sync"
+	"time"
 	"unsafe"
 
+	"github.com/lemonmcp/lemonmcp/config"
 	"github.com/lemonmcp/lemonmcp/core"
 )
+
+// The conversions between C and Go data every export uses: the one place
+// that allocates what the host frees with lmcp_free.
 
 // cBytes copies b into new C memory with a trailing NUL; the host frees it
 // with lmcp_free.
@@ -65,4 +70,67 @@ func cKind(kind string) *C.char {
 	s := C.lmcp_bridge_intern((*C.char)(unsafe.Pointer(unsafe.StringData(kind))), C.size_t(len(kind)))
 	kindNames.Store(kind, s)
 	return s
+}
+
+// writeJSON hands data to the host as library-allocated memory.
+func writeJSON(data []byte, out **C.char, lenOut *C.size_t) {
+	*out = cBytes(data)
+	if lenOut != nil {
+		*lenOut = C.size_t(len(data))
+	}
+}
+
+// callStarted finishes an asynchronous call export: its status, and the
+// call's id in *callIDOut when the host asked for it.
+func callStarted(id uint64, err *core.Error, callIDOut *C.lmcp_call_id, errOut **C.char) C.lmcp_status {
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	if callIDOut != nil {
+		*callIDOut = C.lmcp_call_id(id)
+	}
+	return setErr(errOut, nil)
+}
+
+// jsonResult finishes an export that hands JSON to the host: *out (named
+// outName in the NULL error) is cleared first, then set from get.
+func jsonResult(out **C.char, lenOut *C.size_t, outName string, errOut **C.char, get func() ([]byte, *core.Error)) C.lmcp_status {
+	if out == nil {
+		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "%s is NULL", outName))
+	}
+	*out = nil
+	data, err := get()
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	writeJSON(data, out, lenOut)
+	return setErr(errOut, nil)
+}
+
+// millis converts a timeout argument; a negative one waits without limit.
+func millis(ms C.int64_t) time.Duration {
+	if ms < 0 {
+		return -1
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// cString converts a required string argument named what.
+func cString(p *C.cchar_t, what string) (string, *core.Error) {
+	if p == nil {
+		return "", core.Errorf(core.StatusInvalidArgument, "%s is NULL", what)
+	}
+	return C.GoString(p), nil
+}
+
+// callArgs converts the common arguments of the call functions.
+func callArgs(method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t) (string, []byte, core.CallOptions, *core.Error) {
+	if method == nil {
+		return "", nil, core.CallOptions{}, core.Errorf(core.StatusInvalidArgument, "method is NULL")
+	}
+	opts, err := config.ParseCallOptions(goBytes(options, olen))
+	if err != nil {
+		return "", nil, opts, err
+	}
+	return C.GoString(method), goBytes(params, plen), opts, nil
 }

@@ -69,7 +69,7 @@ func TestHostQueuedCallsRefuse(t *testing.T) {
 	require.EqualValues(t, statusOK, lmcp_queue_pop(q, 0, &batch, &n, nil))
 	require.Zero(t, n, "a refused call queues nothing")
 
-	lmcpgo_host_free(hostPtr(key), 0, 0)
+	lmcp_host_free(hostPtr(key))
 	st, msg := tool("off__echo", q)
 	require.EqualValues(t, statusInvalidHandle, st, "after free")
 	require.Contains(t, msg, "host handle")

@@ -2,7 +2,7 @@ package main
 
 /*
 #cgo CFLAGS: -I${SRCDIR}/../include
-#include "host_bridge.h"
+#include "bridge.h"
 */
 import "C"
 
@@ -14,7 +14,7 @@ import (
 
 //export lmcp_host_new_file
 func lmcp_host_new_file(path *C.cchar_t, options *C.cchar_t, olen C.size_t, hostOut **C.lmcp_host, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut, nil, "lmcp_host_new_file")
+	defer recoverExport(&st, errOut, "lmcp_host_new_file")
 	if hostOut == nil {
 		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "host_out is NULL"))
 	}
@@ -35,13 +35,13 @@ func lmcp_host_new_file(path *C.cchar_t, options *C.cchar_t, olen C.size_t, host
 	if err != nil {
 		return setErr(errOut, &core.Error{Status: err.Status, Message: p + ": " + err.Message})
 	}
-	*hostOut = (*C.lmcp_host)(hosts.Save(h))
+	*hostOut = hosts.save(h)
 	return setErr(errOut, nil)
 }
 
 //export lmcp_host_warnings
 func lmcp_host_warnings(hp *C.lmcp_host, out **C.char, lenOut *C.size_t, errOut **C.char) (st C.lmcp_status) {
-	defer recoverHost(&st, errOut, hp, "lmcp_host_warnings")
+	defer hosts.recover(&st, errOut, hp, "lmcp_host_warnings")
 	return hostJSON(hp, out, lenOut, errOut, func(h *host.Host) ([]byte, *core.Error) {
 		w := h.Warnings()
 		if w == nil {

@@ -8,9 +8,22 @@
 // that client (core.Client.Poisoned), one while serving an lmcp_host that
 // host (host.Host.Poisoned). Host function pointers are only ever invoked
 // through the bridge functions in bridge.c, which also keep the per-thread
-// callback frames lmcp_client_free and lmcp_host_free read (bridge.c).
-// Handles may be freed while other exports use them: see the clients and
-// hosts registries.
+// callback frames lmcp_client_free and lmcp_host_free read (handle.go).
+// Handles may be freed while other exports use them: see handleKind.
+//
+// The files, by object:
+//
+//	exports.go      the library-wide exports (version, features, diagnostics)
+//	handle.go       handleKind: the glue every client and host export shares
+//	client.go       the lmcp_client exports      client_bridge.c  their C wrappers
+//	host.go         the lmcp_host exports        host_bridge.c    their C wrappers
+//	search.go       lmcp_host_search_tools
+//	hostfile.go     lmcp_host_new_file, lmcp_host_warnings (config files as other applications write them)
+//	queue.go        the completion queue's exports, lmcp_client_call_queued
+//	host_queue.go   lmcp_host_call_queued, lmcp_host_call_tool_queued
+//	status.go       lmcp_status_string, and the header's statuses held to core's
+//	cmem.go         the conversions between C and Go data
+//	bridge.h/.c     the trampolines and callback frames client and host share
 package main
 
 func main() {}

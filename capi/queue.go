@@ -16,7 +16,8 @@ import (
 )
 
 // queues maps the hosts' lmcp_queue pointers to completion queues; freed
-// handles stay behind as tombstones, as for clients.
+// handles stay behind as tombstones, as for clients. A queue is no
+// handleKind: it has no callbacks and cannot be poisoned.
 var queues handles.Registry[cqueue.Queue]
 
 func lookupQueue(p *C.lmcp_queue) (*cqueue.Queue, *core.Error) {
@@ -27,9 +28,23 @@ func lookupQueue(p *C.lmcp_queue) (*cqueue.Queue, *core.Error) {
 	return q, nil
 }
 
+// lookupQueued resolves the handle and the queue of a call made with a
+// *_queued export (lmcp_client_call_queued, lmcp_host_call_queued, ...).
+func (k *handleKind[T, P, H]) lookupQueued(h H, queue *C.lmcp_queue) (P, *cqueue.Queue, *core.Error) {
+	obj, err := k.lookup(h)
+	if err != nil {
+		return nil, nil, err
+	}
+	q, err := lookupQueue(queue)
+	if err != nil {
+		return nil, nil, err
+	}
+	return obj, q, nil
+}
+
 //export lmcp_queue_new
 func lmcp_queue_new(queueOut **C.lmcp_queue, fdOut *C.int, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut, nil, "lmcp_queue_new")
+	defer recoverExport(&st, errOut, "lmcp_queue_new")
 	if queueOut == nil {
 		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "queue_out is NULL"))
 	}
@@ -47,12 +62,8 @@ func lmcp_queue_new(queueOut **C.lmcp_queue, fdOut *C.int, errOut **C.char) (st 
 
 //export lmcp_client_call_queued
 func lmcp_client_call_queued(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, queue *C.lmcp_queue, tag C.uint64_t, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
-	defer recoverInto(&st, errOut, client, "lmcp_client_call_queued")
-	c, err := lookup(client)
-	if err != nil {
-		return setErr(errOut, err)
-	}
-	q, err := lookupQueue(queue)
+	defer clients.recover(&st, errOut, client, "lmcp_client_call_queued")
+	c, q, err := clients.lookupQueued(client, queue)
 	if err != nil {
 		return setErr(errOut, err)
 	}
@@ -65,13 +76,7 @@ func lmcp_client_call_queued(client *C.lmcp_client, method *C.cchar_t, params *C
 	// client's earlier events (a call's last progress) have returned, and
 	// lmcp_client_free returns only once the cancelled completions are in.
 	id, err := c.Call(m, p, opts, queuedDone(q, tag))
-	if err != nil {
-		return setErr(errOut, err)
-	}
-	if callIDOut != nil {
-		*callIDOut = C.lmcp_call_id(id)
-	}
-	return setErr(errOut, nil)
+	return callStarted(id, err, callIDOut, errOut)
 }
 
 // queuedDone is the completion of a call made with a *_queued export: it
@@ -88,7 +93,7 @@ var popped = sync.Pool{New: func() any { s := make([]cqueue.Completion, 0, 64); 
 
 //export lmcp_queue_pop
 func lmcp_queue_pop(queue *C.lmcp_queue, max C.size_t, batchOut **C.lmcp_completion, countOut *C.size_t, sizeOut *C.size_t) (st C.lmcp_status) {
-	defer recoverInto(&st, nil, nil, "lmcp_queue_pop")
+	defer recoverExport(&st, nil, "lmcp_queue_pop")
 	if batchOut == nil || countOut == nil {
 		return C.LMCP_E_INVALID_ARGUMENT
 	}
@@ -156,7 +161,7 @@ func encodeBatch(items []cqueue.Completion) (*C.lmcp_completion, C.size_t) {
 //export lmcp_queue_free
 func lmcp_queue_free(queue *C.lmcp_queue) {
 	var st C.lmcp_status
-	defer recoverInto(&st, nil, nil, "lmcp_queue_free")
+	defer recoverExport(&st, nil, "lmcp_queue_free")
 	if q, ok := queues.Release(unsafe.Pointer(queue)); ok {
 		q.Close()
 	}

@@ -116,7 +116,9 @@ TEST_SUITES += test-c-host-search
 test-c-host-search: lib fixtures $(CTEST_OUT)/lmcp_host_search_test
 	$(CTEST_OUT)/lmcp_host_search_test
 
-# lmcp_client_free racing every other call, and no callback after free.
+# lmcp_client_free and lmcp_host_free racing every other call on their
+# handle, and no callback after free: one program, a table of operations
+# per handle kind.
 $(CTEST_OUT)/lmcp_free_race: $(CTEST_SRC)/test_free_race.c $(CTEST_HARNESS) $(LIB) $(HEADER)
 	@mkdir -p $(dir $@)
 	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_free_race.c $(CTEST_SRC)/harness.c \
@@ -128,13 +130,6 @@ $(CTEST_OUT)/lmcp_interop: $(CTEST_SRC)/interop.c $(CTEST_HARNESS) $(LIB) $(HEAD
 	@mkdir -p $(dir $@)
 	$(CTEST_CC) $(CTEST_CFLAGS) -DLMCP_PYSERVER_PATH='"$(ROOT)/tests/fixtures/pyserver/server.py"' \
 		-o $@ $(CTEST_SRC)/interop.c $(CTEST_SRC)/harness.c -L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
-
-# lmcp_host_free racing every other host call, and no host callback after
-# free.
-$(CTEST_OUT)/lmcp_host_free_race: $(CTEST_SRC)/test_host_free_race.c $(CTEST_HARNESS) $(LIB) $(HEADER)
-	@mkdir -p $(dir $@)
-	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_host_free_race.c $(CTEST_SRC)/harness.c \
-		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
 
 # Completion queues (the QUEUE section of the header): calls completing
 # into a queue the host polls, the queue freed racing pops and pending calls.
@@ -192,11 +187,6 @@ TEST_SUITES += test-c-tasks
 test-c-tasks: lib fixtures tsv1-fixture $(CTEST_OUT)/lmcp_tasks_test
 	$(CTEST_OUT)/lmcp_tasks_test $(CTEST_ONLY)
 
-.PHONY: test-c-host-free-race
-TEST_SUITES += test-c-host-free-race
-test-c-host-free-race: lib fixtures $(CTEST_OUT)/lmcp_host_free_race
-	$(CTEST_OUT)/lmcp_host_free_race
-
 # ---------------------------------------------------------------- memcheck
 
 ctest-setup:
@@ -226,15 +216,10 @@ $(CTEST_MC)/lmcp_free_race: $(CTEST_SRC)/test_free_race.c $(CTEST_HARNESS) $(CTE
 	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_free_race.c $(CTEST_SRC)/harness.c \
 		-L$(CTEST_MC) -llemonmcp -Wl,-rpath,$(CTEST_MC)
 
-$(CTEST_MC)/lmcp_host_free_race: $(CTEST_SRC)/test_host_free_race.c $(CTEST_HARNESS) $(CTEST_MC)/liblemonmcp.so.1 $(HEADER)
-	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_host_free_race.c $(CTEST_SRC)/harness.c \
-		-L$(CTEST_MC) -llemonmcp -Wl,-rpath,$(CTEST_MC)
-
 # The whole suite runs under memcheck twice (errors, then leaks; 20-40 s
 # each), then a canary proves the checks are live; tests/c/memcheck.sh runs
 # every step and keeps the logs in $(CTEST_MC)/*.vg.log.
-test-c-memcheck: lib fixtures ctest-setup $(CTEST_MC)/lmcp_smoke $(CTEST_MC)/lmcp_ctest $(CTEST_MC)/lmcp_free_race \
-		$(CTEST_MC)/lmcp_host_free_race
+test-c-memcheck: lib fixtures ctest-setup $(CTEST_MC)/lmcp_smoke $(CTEST_MC)/lmcp_ctest $(CTEST_MC)/lmcp_free_race
 	MC_DIR=$(CTEST_MC) VG_ENV="$(CTEST_VG_ENV)" VG_ERRORS="$(CTEST_VG_ERRORS)" \
 		VG_LEAKS="$(CTEST_VG_LEAKS)" CTEST_ONLY="$(CTEST_ONLY)" $(CTEST_SRC)/memcheck.sh
 

@@ -33,14 +33,12 @@ run() {
 }
 
 # Pass 1: memory errors (exit 99 means memcheck found one).
-# lmcp_free_race (free racing every call; 12 iterations under valgrind)
-# and lmcp_host_free_race (lmcp_host_free racing every host call; 8
-# iterations) take no baseline.
-for prog in smoke ctest free_race host_free_race; do
+# lmcp_free_race (lmcp_client_free and lmcp_host_free racing every call;
+# 12 client and 8 host iterations under valgrind) takes no baseline.
+for prog in smoke ctest free_race; do
   args=("$MC_DIR/baseline.txt")
   [ "$prog" = ctest ] && args+=(${CTEST_ONLY:-})
   [ "$prog" = free_race ] && args=()
-  [ "$prog" = host_free_race ] && args=()
   run "$prog.errors" $VG_ERRORS -- "$MC_DIR/lmcp_$prog" "${args[@]}"
   st=$?
   grep -H 'ERROR SUMMARY' "$MC_DIR/$prog.errors.vg.log"

@@ -1,30 +1,44 @@
 /*
- * test_free_race.c — lmcp_client_free racing every other call, and the
- * promise that no callback runs once free has returned.
+ * test_free_race.c — lmcp_client_free and lmcp_host_free racing every other
+ * call on their handle, and the promise that no callback runs once free has
+ * returned.
  *
- * The header lets lmcp_client_free race any call on the same handle: a call
- * that comes later gets LMCP_E_INVALID_HANDLE, one already under way ends
- * cleanly, and when free returns every pending call's done has run, every
+ * The header lets lmcp_client_free race any call on the same handle, and
+ * gives lmcp_host_free the same guarantees: a call that comes later gets
+ * LMCP_E_INVALID_HANDLE, one already under way ends cleanly, and when free
+ * returns every pending call's done has run (LMCP_E_CANCELLED), every
  * callback that had started has returned, no callback starts again, and
  * every registration's destroy has run (except, when free is called from
- * one of the client's own callbacks, for those callbacks and their
- * registration). The tests here hold the library to that:
+ * one of the object's own callbacks, for those callbacks and their
+ * registration). A host's free never waits for a server.
  *
- *   test_free_races_every_call   many iterations of: a ready client with
+ * Every scenario runs once per handle kind, each described by a kind_t: how
+ * to open one (a client of the fixture; a host of two fixture servers, "a"
+ * legacy and "b" modern), the table of operations its hammer threads cycle
+ * through (every function of that kind), and the tool names its calls use.
+ *
+ *   test_aa_warm_up   a first client and host, created and freed, so that
+ *       what the library starts once per process is running before the
+ *       idle goroutine baseline is taken.
+ *   test_free_races_every_call   many iterations of: a ready object with
  *       progress and log events flowing and host requests coming, several
- *       threads calling call/call_sync/notify/state/server_info/cancel/
- *       respond/wait_ready/connect in a loop (callbacks call lmcp_ functions
- *       too), and the main thread freeing the client at a varying moment.
- *       Every callback checks whether free has already returned.
+ *       threads running its table of operations in a loop (callbacks call
+ *       the library too), and the main thread freeing it at a varying
+ *       moment. Every callback checks whether free has already returned.
  *   test_free_inside_own_event_callback, ..._done_callback,
- *   ..._host_request_callback   free called from the client's own
- *       callbacks: no deadlock, pending calls completed before free returns,
- *       the calling callback's own destroy deferred until it returns.
- *   test_free_other_client_inside_callback   a callback of client B frees
- *       client A while A is busy.
+ *   ..._host_request_callback   free called from the object's own
+ *       callbacks: no deadlock, pending calls completed before free
+ *       returns, the calling callback's own destroy deferred until it
+ *       returns.
+ *   test_free_inside_other_clients_callback, ..._hosts_callback   a
+ *       callback of another client (of another host) frees the object
+ *       while it is busy.
+ *   test_zz_nothing_left   no live client or host, no pending call, and the
+ *       library's goroutines back to the idle baseline.
  *
- * Usage: lmcp_free_race [N]   (N iterations of the race; default 100, or
- * 12 under LMCP_TEST_TIME_SCALE, i.e. valgrind).
+ * Usage: lmcp_free_race [N]   (N iterations of each race; by default 100
+ * for clients and 40 for hosts, or 12 and 8 under LMCP_TEST_TIME_SCALE,
+ * i.e. valgrind).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -37,13 +51,17 @@
 #define AL(x) __atomic_load_n(&(x), __ATOMIC_SEQ_CST)
 #define AST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_SEQ_CST)
 #define AADD(x, n) __atomic_add_fetch(&(x), (n), __ATOMIC_SEQ_CST)
+#define AXCHG(x, v) __atomic_exchange_n(&(x), (v), __ATOMIC_SEQ_CST)
 
 #define HAMMERS 4
 
-/* One client's life: what its callbacks and the threads around it saw. */
+typedef struct kind kind_t;
+
+/* One object's life: what its callbacks and the threads around it saw. */
 typedef struct {
-  lmcp_client *c;
-  int free_returned; /* set right after lmcp_client_free returns */
+  const kind_t *k;
+  void *h;           /* the lmcp_client or lmcp_host */
+  int free_returned; /* set right after free returns */
   int stop;          /* the hammer threads stop */
   int late;          /* callbacks that started after free returned */
   int late_destroys; /* destroys that ran after free returned */
@@ -53,13 +71,46 @@ typedef struct {
   int statuses[16];    /* -status: how often each status came back */
   unsigned long long last_call;
   /* for the free-from-a-callback tests */
-  int free_in_cb; /* which callback frees: 0 none, 1 event, 2 done, 3 host */
+  int free_in_cb; /* which callback frees: 0 none, 1 event, 2 done, 3 host request */
   int freeing;    /* the callback that frees has been chosen */
-  int dones_when_freed, accepted_when_freed, destroys_when_freed;
-  int free_done_in_cb; /* free returned inside the callback */
-  lmcp_client *other;  /* a client to free from this one's callbacks */
+  int dones_when_freed, destroys_when_freed;
+  int free_done_in_cb;   /* free returned inside the callback */
+  void *other;           /* an object to free from this one's event callback */
+  const kind_t *other_k; /* its kind */
   int other_freed;
 } life_t;
+
+typedef lmcp_status (*op_fn)(life_t *l);
+
+/* A handle kind: the functions of its API the scenarios need, its table of
+ * operations, and the tools its calls use. */
+struct kind {
+  const char *name;
+  int iterations, iterations_valgrind, race_deadline_s;
+  /* create makes l->h (not yet connected). */
+  lmcp_status (*create)(life_t *l, char **err);
+  lmcp_status (*set_event_handler)(life_t *l, lmcp_event_cb cb, lmcp_destroy_cb destroy, char **err);
+  lmcp_status (*set_host_request_handler)(life_t *l, lmcp_host_request_cb cb, lmcp_destroy_cb destroy,
+                                          char **err);
+  lmcp_status (*connect)(life_t *l, char **err);
+  lmcp_status (*wait_ready)(life_t *l, int64_t timeout_ms, char **err);
+  /* start_tool calls a tool with l as done's life; *id gets its call id. */
+  lmcp_status (*start_tool)(life_t *l, const char *tool, const char *args, const char *opts, void *box,
+                            lmcp_call_id *id, char **err);
+  lmcp_status (*cancel)(life_t *l, lmcp_call_id id);
+  lmcp_status (*respond)(life_t *l, lmcp_request_id id, const char *json, char **err);
+  /* query is a cheap call a callback makes on its own object. */
+  lmcp_status (*query)(life_t *l);
+  void (*free_handle)(void *h);
+  /* The tools: slow (progress), echo, roots (a host request), stderr. */
+  const char *slow, *echo, *roots, *stderr_tool;
+  /* The hammer's mix. */
+  const op_fn *ops;
+  size_t n_ops;
+};
+
+/* The kind the running test serves (the harness's tests take no argument). */
+static const kind_t *K;
 
 static void cb_enter(life_t *l) {
   if (AL(l->free_returned)) {
@@ -81,7 +132,7 @@ static void note_status(life_t *l, lmcp_status st) {
 
 /* free_from_callback is what the callback chosen to free does. */
 static void free_from_callback(life_t *l) {
-  lmcp_client_free(l->c);
+  l->k->free_handle(l->h);
   AST(l->dones_when_freed, AL(l->dones));
   AST(l->destroys_when_freed, AL(l->destroys));
   AST(l->free_done_in_cb, 1);
@@ -98,16 +149,13 @@ static void on_event(void *ud, const char *kind, const char *json, size_t len) {
   } else if (strcmp(kind, "log") == 0) {
     AADD(l->logs, 1);
   }
-  lmcp_state s;
-  (void)lmcp_client_state(l->c, &s); /* a callback may call the library */
-  if (l->free_in_cb == 1 && AL(l->progress) >= 3 &&
-      __atomic_exchange_n(&l->freeing, 1, __ATOMIC_SEQ_CST) == 0) {
-    AST(l->accepted_when_freed, AL(l->accepted));
+  (void)l->k->query(l); /* a callback may call the library */
+  if (l->free_in_cb == 1 && AL(l->progress) >= 3 && AXCHG(l->freeing, 1) == 0) {
     free_from_callback(l);
   }
-  if (l->other != NULL && AL(l->progress) >= 2 &&
-      __atomic_exchange_n(&l->other_freed, 1, __ATOMIC_SEQ_CST) == 0) {
-    lmcp_client_free(l->other);
+  void *other = AL(l->other);
+  if (other != NULL && AL(l->progress) >= 2 && AXCHG(l->other_freed, 1) == 0) {
+    l->other_k->free_handle(other);
   }
   cb_exit(l);
 }
@@ -127,13 +175,11 @@ static void on_host_request(void *ud, lmcp_request_id id, const char *kind, cons
   (void)json;
   (void)len;
   AADD(l->hostreqs, 1);
-  if (l->free_in_cb == 3 && __atomic_exchange_n(&l->freeing, 1, __ATOMIC_SEQ_CST) == 0) {
-    AST(l->accepted_when_freed, AL(l->accepted));
+  if (l->free_in_cb == 3 && AXCHG(l->freeing, 1) == 0) {
     free_from_callback(l);
   }
-  const char *answer = "{\"roots\":[{\"uri\":\"file:///tmp\",\"name\":\"tmp\"}]}";
   char *err = NULL;
-  lmcp_status st = lmcp_client_respond(l->c, id, LMCP_OK, answer, strlen(answer), &err);
+  lmcp_status st = l->k->respond(l, id, "{\"roots\":[{\"uri\":\"file:///tmp\",\"name\":\"tmp\"}]}", &err);
   note_status(l, st);
   lmcp_free(err);
   cb_exit(l);
@@ -153,27 +199,18 @@ static void on_done(void *ud, lmcp_call_id id, lmcp_status st, const char *json,
   if (st == LMCP_E_CANCELLED) {
     AADD(l->cancelled, 1);
   }
-  (void)lmcp_client_cancel(l->c, id); /* already completed: NOT_FOUND or INVALID_HANDLE */
+  (void)l->k->cancel(l, id); /* already completed: NOT_FOUND or INVALID_HANDLE */
   AADD(l->dones, 1);
   free(box);
-  if (l->free_in_cb == 2 && __atomic_exchange_n(&l->freeing, 1, __ATOMIC_SEQ_CST) == 0) {
-    AST(l->accepted_when_freed, AL(l->accepted));
+  if (l->free_in_cb == 2 && AXCHG(l->freeing, 1) == 0) {
     free_from_callback(l);
   }
   cb_exit(l);
 }
 
-/* call_async starts tools/call name(args) with options; counts it. */
-static lmcp_status call_async(life_t *l, const char *name, const char *args, const char *opts) {
-  char params[256];
-  snprintf(params, sizeof(params), "{\"name\":\"%s\",\"arguments\":%s}", name, args);
-  call_box *box = malloc(sizeof(*box));
-  box->l = l;
-  lmcp_call_id id = 0;
-  char *err = NULL;
-  lmcp_status st = lmcp_client_call(l->c, "tools/call", params, strlen(params), opts, opts ? strlen(opts) : 0,
-                                    on_done, box, &id, &err);
-  lmcp_free(err);
+/* started counts a call that start returned st for, with box its done's
+ * user_data (freed here when done never runs). */
+static lmcp_status started(life_t *l, lmcp_status st, lmcp_call_id id, call_box *box) {
   if (st == LMCP_OK) {
     AADD(l->accepted, 1);
     AST(l->last_call, id);
@@ -183,37 +220,256 @@ static lmcp_status call_async(life_t *l, const char *name, const char *args, con
   return st;
 }
 
-/* one_op runs operation i of the mix against the client. */
-static lmcp_status one_op(life_t *l, int i) {
-  char *err = NULL, *out = NULL;
-  size_t n = 0;
-  lmcp_status st;
-  lmcp_state s;
-  static const char echo[] = "{\"name\":\"echo\",\"arguments\":{\"text\":\"x\"}}";
-  static const char notif[] = "notifications/roots/list_changed";
-  switch (i % 12) {
-  case 0: st = call_async(l, "slow", "{\"ms\":60,\"steps\":12}", "{\"progress\":true}"); break;
-  case 1: st = call_async(l, "echo", "{\"text\":\"hi\"}", NULL); break;
-  case 2:
-    st = lmcp_client_call_sync(l->c, "tools/call", echo, strlen(echo), "{\"timeout_ms\":3000}",
-                               strlen("{\"timeout_ms\":3000}"), &out, &n, &err);
-    break;
-  case 3: st = lmcp_client_notify(l->c, notif, NULL, 0, &err); break;
-  case 4: st = lmcp_client_state(l->c, &s); break;
-  case 5: st = lmcp_client_server_info(l->c, &out, &n, &err); break;
-  case 6: st = lmcp_client_cancel(l->c, AL(l->last_call)); break;
-  case 7: st = lmcp_client_respond(l->c, 999999, LMCP_OK, "{}", 2, &err); break;
-  case 8: st = call_async(l, "roots", "{}", NULL); break;
-  case 9: st = call_async(l, "stderr", "{\"bytes\":1500}", NULL); break;
-  case 10: st = lmcp_client_wait_ready(l->c, 0, &err); break;
-  default:
-    st = lmcp_client_connect(l->c, &err); /* already connected: INVALID_STATE */
-    break;
-  }
+/* call_tool starts the tool (one of l's kind's) with args and options. */
+static lmcp_status call_tool(life_t *l, const char *tool, const char *args, const char *opts) {
+  call_box *box = malloc(sizeof(*box));
+  box->l = l;
+  lmcp_call_id id = 0;
+  char *err = NULL;
+  lmcp_status st = l->k->start_tool(l, tool, args, opts, box, &id, &err);
+  lmcp_free(err);
+  return started(l, st, id, box);
+}
+
+/* ------------------------------------------------ operations of both kinds */
+
+static lmcp_status op_slow(life_t *l) {
+  return call_tool(l, l->k->slow, "{\"ms\":60,\"steps\":12}", "{\"progress\":true}");
+}
+static lmcp_status op_echo(life_t *l) {
+  return call_tool(l, l->k->echo, "{\"text\":\"hi\"}", NULL);
+}
+static lmcp_status op_roots(life_t *l) {
+  return call_tool(l, l->k->roots, "{}", NULL);
+}
+static lmcp_status op_stderr(life_t *l) {
+  return call_tool(l, l->k->stderr_tool, "{\"bytes\":1500}", NULL);
+}
+static lmcp_status op_cancel_last(life_t *l) {
+  return l->k->cancel(l, AL(l->last_call));
+}
+static lmcp_status op_respond_unknown(life_t *l) {
+  char *err = NULL;
+  lmcp_status st = l->k->respond(l, 999999, "{}", &err);
+  lmcp_free(err);
+  return st;
+}
+static lmcp_status op_wait_ready(life_t *l) {
+  char *err = NULL;
+  lmcp_status st = l->k->wait_ready(l, 0, &err);
+  lmcp_free(err);
+  return st;
+}
+static lmcp_status op_connect(life_t *l) {
+  char *err = NULL;
+  lmcp_status st = l->k->connect(l, &err); /* already connected: INVALID_STATE */
+  lmcp_free(err);
+  return st;
+}
+
+/* A JSON-returning function's output, freed. */
+static lmcp_status json_op(lmcp_status st, char *out, char *err) {
   lmcp_free(out);
   lmcp_free(err);
   return st;
 }
+
+static const char sync_opts[] = "{\"timeout_ms\":3000}";
+
+/* The adapters every kind has, from the header's naming (lmcp_<kind>_connect,
+ * ...), and the kind_t fields they fill: both kinds are driven through the
+ * same functions by construction. A kind writes create, start_tool and its
+ * query itself. */
+#define KIND_ADAPTERS(k)                                                                         \
+  static lmcp_status k##_set_event_handler(life_t *l, lmcp_event_cb cb, lmcp_destroy_cb destroy, \
+                                           char **err) {                                         \
+    return lmcp_##k##_set_event_handler(l->h, cb, l, destroy, err);                              \
+  }                                                                                              \
+  static lmcp_status k##_set_host_request_handler(life_t *l, lmcp_host_request_cb cb,            \
+                                                  lmcp_destroy_cb destroy, char **err) {         \
+    return lmcp_##k##_set_host_request_handler(l->h, cb, l, destroy, err);                       \
+  }                                                                                              \
+  static lmcp_status k##_connect(life_t *l, char **err) {                                        \
+    return lmcp_##k##_connect(l->h, err);                                                        \
+  }                                                                                              \
+  static lmcp_status k##_wait_ready(life_t *l, int64_t timeout_ms, char **err) {                 \
+    return lmcp_##k##_wait_ready(l->h, timeout_ms, err);                                         \
+  }                                                                                              \
+  static lmcp_status k##_cancel(life_t *l, lmcp_call_id id) {                                    \
+    return lmcp_##k##_cancel(l->h, id);                                                          \
+  }                                                                                              \
+  static lmcp_status k##_respond(life_t *l, lmcp_request_id id, const char *json, char **err) {  \
+    return lmcp_##k##_respond(l->h, id, LMCP_OK, json, strlen(json), err);                       \
+  }                                                                                              \
+  static void k##_free(void *h) {                                                                \
+    lmcp_##k##_free(h);                                                                          \
+  }
+
+#define KIND_FUNCS(k)                                                                                       \
+  .create = k##_create, .set_event_handler = k##_set_event_handler,                                         \
+  .set_host_request_handler = k##_set_host_request_handler, .connect = k##_connect,                         \
+  .wait_ready = k##_wait_ready, .start_tool = k##_start_tool, .cancel = k##_cancel, .respond = k##_respond, \
+  .free_handle = k##_free
+
+/* ----------------------------------------------------------------- clients */
+
+KIND_ADAPTERS(client)
+
+static lmcp_status client_create(life_t *l, char **err) {
+  char config[1024];
+  fixture_config(config, sizeof(config), NULL, NULL, "\"handlers\":{\"roots\":{\"list_changed\":true}}");
+  return lmcp_client_new(config, strlen(config), (lmcp_client **)&l->h, err);
+}
+static lmcp_status client_start_tool(life_t *l, const char *tool, const char *args, const char *opts,
+                                     void *box, lmcp_call_id *id, char **err) {
+  char params[256];
+  snprintf(params, sizeof(params), "{\"name\":\"%s\",\"arguments\":%s}", tool, args);
+  return lmcp_client_call(l->h, "tools/call", params, strlen(params), opts, opts ? strlen(opts) : 0, on_done,
+                          box, id, err);
+}
+static lmcp_status client_state(life_t *l) {
+  lmcp_state s;
+  return lmcp_client_state(l->h, &s);
+}
+static lmcp_status client_call_sync(life_t *l) {
+  static const char echo[] = "{\"name\":\"echo\",\"arguments\":{\"text\":\"x\"}}";
+  char *out = NULL, *err = NULL;
+  size_t n = 0;
+  lmcp_status st = lmcp_client_call_sync(l->h, "tools/call", echo, strlen(echo), sync_opts, strlen(sync_opts),
+                                         &out, &n, &err);
+  return json_op(st, out, err);
+}
+static lmcp_status client_notify(life_t *l) {
+  char *err = NULL;
+  return json_op(lmcp_client_notify(l->h, "notifications/roots/list_changed", NULL, 0, &err), NULL, err);
+}
+static lmcp_status client_server_info(life_t *l) {
+  char *out = NULL, *err = NULL;
+  size_t n = 0;
+  lmcp_status st = lmcp_client_server_info(l->h, &out, &n, &err);
+  return json_op(st, out, err);
+}
+
+/* Every function of the client API but new and free. */
+static const op_fn client_ops[] = {
+    op_slow,          op_echo,
+    client_call_sync, client_notify,
+    client_state,     client_server_info,
+    op_cancel_last,   op_respond_unknown,
+    op_roots,         op_stderr,
+    op_wait_ready,    op_connect,
+};
+
+static const kind_t client_kind = {
+    .name = "client",
+    .iterations = 100,
+    .iterations_valgrind = 12,
+    .race_deadline_s = 120,
+    KIND_FUNCS(client),
+    .query = client_state,
+    .slow = "slow",
+    .echo = "echo",
+    .roots = "roots",
+    .stderr_tool = "stderr",
+    .ops = client_ops,
+    .n_ops = sizeof(client_ops) / sizeof(client_ops[0]),
+};
+
+/* ------------------------------------------------------------------- hosts */
+
+KIND_ADAPTERS(host)
+
+static lmcp_status host_create(life_t *l, char **err) {
+  char config[2048];
+  const char *fx = fixture_path();
+  snprintf(config, sizeof config,
+           "{\"tool_prefix\":\"always\","
+           "\"defaults\":{\"handlers\":{\"roots\":{\"list_changed\":true}},"
+           "\"timeouts\":{\"ready_ms\":5000,\"close_grace_ms\":300}},"
+           "\"mcpServers\":{\"a\":{\"command\":\"%s\"},"
+           "\"b\":{\"command\":\"%s\",\"protocol\":{\"mode\":\"modern\"}}}}",
+           fx, fx);
+  return lmcp_host_new(config, strlen(config), (lmcp_host **)&l->h, err);
+}
+static lmcp_status host_start_tool(life_t *l, const char *tool, const char *args, const char *opts, void *box,
+                                   lmcp_call_id *id, char **err) {
+  return lmcp_host_call_tool(l->h, tool, args, strlen(args), opts, opts ? strlen(opts) : 0, on_done, box, id,
+                             err);
+}
+static lmcp_status host_query(life_t *l) {
+  char *out = NULL;
+  return json_op(lmcp_host_servers(l->h, &out, NULL, NULL), out, NULL);
+}
+static const char echo_call[] = "{\"name\":\"echo\",\"arguments\":{\"text\":\"y\"}}";
+
+static lmcp_status host_call_tool_sync(life_t *l) {
+  static const char echo[] = "{\"text\":\"x\"}";
+  char *out = NULL, *err = NULL;
+  size_t n = 0;
+  lmcp_status st = lmcp_host_call_tool_sync(l->h, "b__echo", echo, strlen(echo), sync_opts, strlen(sync_opts),
+                                            &out, &n, &err);
+  return json_op(st, out, err);
+}
+/* host_call_server starts a request to server a through lmcp_host_call. */
+static lmcp_status host_call_server(life_t *l) {
+  call_box *box = malloc(sizeof(*box));
+  box->l = l;
+  lmcp_call_id id = 0;
+  char *err = NULL;
+  lmcp_status st =
+      lmcp_host_call(l->h, "a", "tools/call", echo_call, strlen(echo_call), NULL, 0, on_done, box, &id, &err);
+  lmcp_free(err);
+  return started(l, st, id, box);
+}
+static lmcp_status host_call_sync(life_t *l) {
+  char *out = NULL, *err = NULL;
+  size_t n = 0;
+  lmcp_status st = lmcp_host_call_sync(l->h, "b", "tools/call", echo_call, strlen(echo_call), sync_opts,
+                                       strlen(sync_opts), &out, &n, &err);
+  return json_op(st, out, err);
+}
+static lmcp_status host_servers_all(life_t *l) {
+  char *out = NULL, *err = NULL;
+  size_t n = 0;
+  lmcp_status st = lmcp_host_servers(l->h, &out, &n, &err);
+  return json_op(st, out, err);
+}
+static lmcp_status host_list_tools(life_t *l) {
+  char *out = NULL, *err = NULL;
+  size_t n = 0;
+  lmcp_status st = lmcp_host_list_tools(l->h, &out, &n, &err);
+  return json_op(st, out, err);
+}
+static lmcp_status host_list_prompts(life_t *l) {
+  char *out = NULL, *err = NULL;
+  size_t n = 0;
+  lmcp_status st = lmcp_host_list_prompts(l->h, &out, &n, &err);
+  return json_op(st, out, err);
+}
+
+/* Every function of the host API but new and free. */
+static const op_fn host_ops[] = {
+    op_slow,          op_echo,         host_call_tool_sync, host_call_server,   host_call_sync,
+    host_servers_all, host_list_tools, op_cancel_last,      op_respond_unknown, op_roots,
+    op_stderr,        op_wait_ready,   host_list_prompts,   op_connect,
+};
+
+static const kind_t host_kind = {
+    .name = "host",
+    .iterations = 40,
+    .iterations_valgrind = 8,
+    .race_deadline_s = 180,
+    KIND_FUNCS(host),
+    .query = host_query,
+    .slow = "a__slow",
+    .echo = "b__echo",
+    .roots = "a__roots",
+    .stderr_tool = "b__stderr",
+    .ops = host_ops,
+    .n_ops = sizeof(host_ops) / sizeof(host_ops[0]),
+};
+
+/* --------------------------------------------------------------- scenarios */
 
 static int hammer_seed;
 
@@ -221,7 +477,7 @@ static void *hammer(void *arg) {
   life_t *l = arg;
   for (int i = AADD(hammer_seed, 5); !AL(l->stop); i++) {
     int after = AL(l->free_returned);
-    lmcp_status st = one_op(l, i);
+    lmcp_status st = l->k->ops[(size_t)i % l->k->n_ops](l);
     note_status(l, st);
     if (after && st != LMCP_E_INVALID_HANDLE) {
       AADD(l->bad_late_status, 1);
@@ -233,53 +489,60 @@ static void *hammer(void *arg) {
   return NULL;
 }
 
-static char config[1024];
-
-/* open_client creates, registers and connects a client for l. */
-static int open_client(life_t *l) {
-  fixture_config(config, sizeof(config), NULL, NULL, "\"handlers\":{\"roots\":{\"list_changed\":true}}");
+/* open_life creates an object of kind k for a new life (whose callback
+ * free_in_cb frees it), registers its handlers and connects it; NULL
+ * (everything released) when that fails. */
+static life_t *open_life(const kind_t *k, int free_in_cb) {
+  life_t *l = calloc(1, sizeof(*l));
+  l->k = k;
+  l->free_in_cb = free_in_cb;
   char *err = NULL;
-  lmcp_status st = lmcp_client_new(config, strlen(config), &l->c, &err);
+  lmcp_status st = k->create(l, &err);
   CHECK_ST(st, LMCP_OK, err);
   lmcp_free(err);
   err = NULL;
-  if (st != LMCP_OK) {
-    return 0;
+  if (st == LMCP_OK) {
+    CHECK_ST(k->set_event_handler(l, on_event, on_destroy, &err), LMCP_OK, err);
+    CHECK_ST(k->set_host_request_handler(l, on_host_request, on_destroy, &err), LMCP_OK, err);
+    CHECK_ST(k->connect(l, &err), LMCP_OK, err);
+    lmcp_free(err);
+    err = NULL;
+    st = k->wait_ready(l, 10000 * h_time_scale, &err);
+    CHECK_ST(st, LMCP_OK, err);
+    lmcp_free(err);
   }
-  CHECK_ST(lmcp_client_set_event_handler(l->c, on_event, l, on_destroy, &err), LMCP_OK, err);
-  CHECK_ST(lmcp_client_set_host_request_handler(l->c, on_host_request, l, on_destroy, &err), LMCP_OK, err);
-  CHECK_ST(lmcp_client_connect(l->c, &err), LMCP_OK, err);
-  lmcp_free(err);
-  err = NULL;
-  st = lmcp_client_wait_ready(l->c, 10000 * h_time_scale, &err);
-  CHECK_ST(st, LMCP_OK, err);
-  lmcp_free(err);
-  return st == LMCP_OK;
+  if (st != LMCP_OK) {
+    k->free_handle(l->h);
+    free(l);
+    return NULL;
+  }
+  return l;
 }
 
-static int iterations = 100;
+static int iterations = -1; /* from the command line; -1: the kind's */
 
 static void test_free_races_every_call(void) {
   long long events = 0, progress = 0, logs = 0, dones = 0, cancelled = 0, hostreqs = 0, late_calls = 0;
   int failures = 0;
-  for (int it = 0; it < iterations && failures < 3; it++) {
-    life_t *l = calloc(1, sizeof(*l));
-    if (!open_client(l)) {
-      lmcp_client_free(l->c);
-      free(l);
+  int n = iterations >= 0                          ? iterations
+          : getenv("LMCP_TEST_TIME_SCALE") != NULL ? K->iterations_valgrind
+                                                   : K->iterations;
+  for (int it = 0; it < n && failures < 3; it++) {
+    life_t *l = open_life(K, 0);
+    if (l == NULL) {
       failures++;
       continue;
     }
-    /* Progress events flowing before the hammers start. */
-    call_async(l, "slow", "{\"ms\":400,\"steps\":100}", "{\"progress\":true}");
-    call_async(l, "stderr", "{\"bytes\":4000}", NULL);
+    /* Progress events and logs flowing before the hammers start. */
+    call_tool(l, K->slow, "{\"ms\":400,\"steps\":100}", "{\"progress\":true}");
+    call_tool(l, K->stderr_tool, "{\"bytes\":4000}", NULL);
     pthread_t th[HAMMERS];
     for (int i = 0; i < HAMMERS; i++) {
       pthread_create(&th[i], NULL, hammer, l);
     }
     sleep_ms(2 + (it * 7) % 40);
 
-    lmcp_client_free(l->c);
+    K->free_handle(l->h);
     int running = AL(l->running);
     AST(l->free_returned, 1);
     int dones_at_free = AL(l->dones), destroys_at_free = AL(l->destroys);
@@ -321,29 +584,26 @@ static void test_free_races_every_call(void) {
   printf(
       "  %d iterations: %lld events (%lld progress, %lld log), %lld completions (%lld cancelled), %lld host "
       "requests, %lld calls answered LMCP_E_INVALID_HANDLE\n",
-      iterations, events, progress, logs, dones, cancelled, hostreqs, late_calls);
+      n, events, progress, logs, dones, cancelled, hostreqs, late_calls);
   CHECKM(progress > 0 && logs > 0 && hostreqs > 0, NULL, "events and host requests must have flowed");
   CHECKM(cancelled > 0, NULL, "some calls must have been pending when free ran");
 }
 
-/* free_in_callback runs one client whose callback `which` frees it. */
+/* free_in_callback runs one object whose callback `which` frees it. */
 static void free_in_callback(int which) {
-  life_t *l = calloc(1, sizeof(*l));
-  l->free_in_cb = which;
-  if (!open_client(l)) {
-    lmcp_client_free(l->c);
-    free(l);
+  life_t *l = open_life(K, which);
+  if (l == NULL) {
     return;
   }
   /* A few slow calls stay pending while the callback frees. */
   for (int i = 0; i < 3; i++) {
-    CHECK_ST(call_async(l, "slow", "{\"ms\":3000,\"steps\":300}", "{\"progress\":true}"), LMCP_OK, NULL);
+    CHECK_ST(call_tool(l, K->slow, "{\"ms\":3000,\"steps\":300}", "{\"progress\":true}"), LMCP_OK, NULL);
   }
   if (which == 2) {
-    CHECK_ST(call_async(l, "echo", "{\"text\":\"x\"}", NULL), LMCP_OK, NULL);
+    CHECK_ST(call_tool(l, K->echo, "{\"text\":\"x\"}", NULL), LMCP_OK, NULL);
   }
   if (which == 3) {
-    CHECK_ST(call_async(l, "roots", "{}", NULL), LMCP_OK, NULL);
+    CHECK_ST(call_tool(l, K->roots, "{}", NULL), LMCP_OK, NULL);
   }
   int64_t deadline = now_ms() + 10000 * h_time_scale;
   while (!AL(l->free_done_in_cb) && now_ms() < deadline) {
@@ -367,9 +627,8 @@ static void free_in_callback(int which) {
          AL(l->destroys_when_freed), want);
   CHECKM(AL(l->destroys) == 2, NULL, "both destroys ran in the end: %d", AL(l->destroys));
   CHECKM(AL(l->late) == 0, NULL, "%d callbacks started after free returned", AL(l->late));
-  lmcp_state s;
-  CHECK_ST(lmcp_client_state(l->c, &s), LMCP_E_INVALID_HANDLE, NULL);
-  lmcp_client_free(l->c); /* again: harmless */
+  CHECK_ST(K->query(l), LMCP_E_INVALID_HANDLE, NULL);
+  K->free_handle(l->h); /* again: harmless */
   free(l);
 }
 
@@ -383,26 +642,30 @@ static void test_free_inside_own_host_request_callback(void) {
   free_in_callback(3);
 }
 
-static void test_free_other_client_inside_callback(void) {
-  life_t *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
-  if (!open_client(a) || !open_client(b)) {
-    lmcp_client_free(a->c);
-    lmcp_client_free(b->c);
-    free(a);
-    free(b);
+/* free_inside_other_callback: an event callback of an object of kind by
+ * frees an object a of the running kind while a is busy. */
+static void free_inside_other_callback(const kind_t *by) {
+  life_t *a = open_life(K, 0);
+  life_t *b = a != NULL ? open_life(by, 0) : NULL;
+  if (b == NULL) {
+    if (a != NULL) {
+      K->free_handle(a->h);
+      free(a);
+    }
     return;
   }
   for (int i = 0; i < 3; i++) {
-    call_async(a, "slow", "{\"ms\":3000,\"steps\":300}", "{\"progress\":true}");
+    call_tool(a, K->slow, "{\"ms\":3000,\"steps\":300}", "{\"progress\":true}");
   }
-  b->other = a->c;
-  while (AL(a->progress) < 1) {
+  int64_t deadline = now_ms() + 10000 * h_time_scale;
+  while (AL(a->progress) < 1 && now_ms() < deadline) {
     sleep_ms(2);
   }
+  b->other_k = K;
+  AST(b->other, a->h);
   /* b's event callback frees a. */
-  call_async(b, "slow", "{\"ms\":3000,\"steps\":300}", "{\"progress\":true}");
-  int64_t deadline = now_ms() + 10000 * h_time_scale;
-  while (AL(a->destroys) < 2 && now_ms() < deadline) {
+  call_tool(b, by->slow, "{\"ms\":3000,\"steps\":300}", "{\"progress\":true}");
+  while ((!AL(b->other_freed) || AL(a->destroys) < 2) && now_ms() < deadline) {
     sleep_ms(5);
   }
   CHECKM(AL(b->other_freed), NULL, "b's callback freed a");
@@ -410,43 +673,127 @@ static void test_free_other_client_inside_callback(void) {
   CHECKM(AL(a->dones) == AL(a->accepted), NULL, "a: %d accepted, %d completed", AL(a->accepted),
          AL(a->dones));
   CHECKM(AL(a->running) == 0, NULL, "a: callbacks still running");
-  lmcp_state s;
-  CHECK_ST(lmcp_client_state(a->c, &s), LMCP_E_INVALID_HANDLE, NULL);
-  CHECK_ST(lmcp_client_state(b->c, &s), LMCP_OK, NULL);
-  lmcp_client_free(b->c);
+  CHECK_ST(K->query(a), LMCP_E_INVALID_HANDLE, NULL);
+  CHECK_ST(by->query(b), LMCP_OK, NULL);
+  by->free_handle(b->h);
   CHECKM(AL(b->dones) == AL(b->accepted), NULL, "b: %d accepted, %d completed", AL(b->accepted),
          AL(b->dones));
   free(a);
   free(b);
 }
 
-/* Every client is gone and no call is pending once the frees are done. */
+static void test_free_inside_other_clients_callback(void) {
+  free_inside_other_callback(&client_kind);
+}
+static void test_free_inside_other_hosts_callback(void) {
+  free_inside_other_callback(&host_kind);
+}
+
+/* The library's goroutines once the warm-up objects are gone: the idle
+ * baseline test_zz_nothing_left compares with. */
+static long long idle_goroutines = -1;
+
+/* settled_goroutines polls lmcp_diagnostics until the library's goroutines
+ * are down to floor (or 5 s pass); a negative floor reads them once. */
+static long long settled_goroutines(long long floor) {
+  h_diag d = {0};
+  long long g = -1;
+  int64_t deadline = now_ms() + 5000 * h_time_scale;
+  for (;;) {
+    if (get_diag(&d)) {
+      g = d.goroutines;
+    }
+    if (floor < 0 || (g >= 0 && g <= floor) || now_ms() >= deadline) {
+      return g;
+    }
+    sleep_ms(20);
+  }
+}
+
+/* A first client and host, created and freed, so that whatever the library
+ * starts once per process (the stdio transport's child reaping, ...) is
+ * running before the baseline is taken. */
+static void test_aa_warm_up(void) {
+  const kind_t *kinds[] = {&client_kind, &host_kind};
+  for (size_t i = 0; i < 2; i++) {
+    life_t *l = open_life(kinds[i], 0);
+    if (l == NULL) {
+      continue;
+    }
+    CHECK_ST(call_tool(l, kinds[i]->echo, "{\"text\":\"x\"}", NULL), LMCP_OK, NULL);
+    kinds[i]->free_handle(l->h);
+    CHECKM(AL(l->dones) == AL(l->accepted), NULL, "%s: %d accepted, %d completed", kinds[i]->name,
+           AL(l->accepted), AL(l->dones));
+    free(l);
+  }
+  /* The servers' teardown ends in the background: wait until the count
+   * stops falling. */
+  long long prev = -1, g = settled_goroutines(-1);
+  for (int i = 0; i < 50 && g != prev; i++) {
+    prev = g;
+    sleep_ms(100);
+    g = settled_goroutines(-1);
+  }
+  idle_goroutines = g;
+  CHECK(idle_goroutines > 0);
+}
+
+/* Every client and host is gone, no call is pending, and no goroutine of
+ * theirs is left once the frees are done. */
 static void test_zz_nothing_left(void) {
   h_diag d = {0};
+  char *js = NULL;
+  long long live_hosts = -1;
   int64_t deadline = now_ms() + 5000 * h_time_scale;
   do {
     CHECK(get_diag(&d));
-    if (d.live_clients == 0 && d.pending_calls == 0) {
+    CHECK_ST(lmcp_diagnostics(&js, NULL), LMCP_OK, NULL);
+    CHECKM(js != NULL && json_get_int(js, "live_hosts", &live_hosts), js, "diagnostics has live_hosts");
+    lmcp_free(js);
+    js = NULL;
+    if (d.live_clients == 0 && d.pending_calls == 0 && live_hosts == 0) {
       break;
     }
     sleep_ms(20);
   } while (now_ms() < deadline);
-  CHECKM(d.live_clients == 0 && d.pending_calls == 0, NULL, "live_clients=%lld pending_calls=%lld",
-         d.live_clients, d.pending_calls);
+  CHECKM(d.live_clients == 0 && d.pending_calls == 0 && live_hosts == 0, NULL,
+         "live_clients=%lld pending_calls=%lld live_hosts=%lld", d.live_clients, d.pending_calls, live_hosts);
+  long long g = settled_goroutines(idle_goroutines);
+  CHECKM(idle_goroutines > 0 && g <= idle_goroutines, NULL,
+         "goroutines: %lld idle after the first client and host, %lld after every one was freed",
+         idle_goroutines, g);
 }
 
+/* The scenarios every kind runs, with their deadlines (0: the kind's race
+ * deadline). */
+static const struct {
+  const char *name;
+  void (*fn)(void);
+  int deadline_s;
+} scenarios[] = {
+    {"test_free_races_every_call", test_free_races_every_call, 0},
+    {"test_free_inside_own_event_callback", test_free_inside_own_event_callback, 20},
+    {"test_free_inside_own_done_callback", test_free_inside_own_done_callback, 20},
+    {"test_free_inside_own_host_request_callback", test_free_inside_own_host_request_callback, 20},
+    {"test_free_inside_other_clients_callback", test_free_inside_other_clients_callback, 30},
+    {"test_free_inside_other_hosts_callback", test_free_inside_other_hosts_callback, 30},
+};
+
 int main(int argc, char **argv) {
-  if (getenv("LMCP_TEST_TIME_SCALE") != NULL) {
-    iterations = 12;
-  }
   if (argc > 1) {
     iterations = atoi(argv[1]);
   }
-  RUN_TEST(test_free_races_every_call, 120);
-  RUN_TEST(test_free_inside_own_event_callback, 20);
-  RUN_TEST(test_free_inside_own_done_callback, 20);
-  RUN_TEST(test_free_inside_own_host_request_callback, 20);
-  RUN_TEST(test_free_other_client_inside_callback, 20);
+  RUN_TEST(test_aa_warm_up, 30);
+  const kind_t *kinds[] = {&client_kind, &host_kind};
+  char name[128];
+  for (size_t i = 0; i < 2; i++) {
+    K = kinds[i];
+    for (size_t s = 0; s < sizeof(scenarios) / sizeof(scenarios[0]); s++) {
+      snprintf(name, sizeof name, "%s: %s", K->name, scenarios[s].name);
+      h_run_test(name, scenarios[s].fn,
+                 scenarios[s].deadline_s ? scenarios[s].deadline_s : K->race_deadline_s);
+    }
+  }
   RUN_TEST(test_zz_nothing_left, 20);
   temp_dir_cleanup();
   return h_finish();

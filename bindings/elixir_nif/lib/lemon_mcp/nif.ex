@@ -1,6 +1,6 @@
 defmodule LemonMCP.NIF do
   @moduledoc false
-  # The NIF shim over liblemonmcp (c_src/lmcp_nif.c). Every function starts
+  # The NIF shim over liblemonmcp (c_src/, see lmcp_nif.h). Every function starts
   # work and returns at once, except connect/1 and close/2, which run on
   # dirty I/O schedulers. Results arrive as messages:
   #
@@ -13,6 +13,9 @@ defmodule LemonMCP.NIF do
 
   @on_load :load_nif
   @external_resource Path.expand("../../c_src/lmcp_nif.c", __DIR__)
+  @external_resource Path.expand("../../c_src/handle_nif.c", __DIR__)
+  @external_resource Path.expand("../../c_src/client_nif.c", __DIR__)
+  @external_resource Path.expand("../../c_src/host_nif.c", __DIR__)
   @external_resource Path.expand("../../c_src/json_term.c", __DIR__)
   @external_resource Path.expand("../../c_src/term_json.c", __DIR__)
 

@@ -1,0 +1,169 @@
+package main
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../include
+#include "bridge.h"
+*/
+import "C"
+
+import (
+	"github.com/lemonmcp/lemonmcp/config"
+	"github.com/lemonmcp/lemonmcp/core"
+)
+
+// clients maps the hosts' lmcp_client pointers to clients (see handleKind).
+// A client's host requests run on its reader, not its delivery goroutine.
+var clients = newHandleKind[core.Client, *core.Client, *C.lmcp_client]("client", false)
+
+// The functions that take a host's user_data are exported under an lmcpgo_
+// name with user_data as an integer; their public lmcp_ names are thin C
+// wrappers in client_bridge.c and host_bridge.c. Go never holds user_data as
+// a pointer: the host's value may be any opaque word (a small integer, an
+// address Go does not own), which the garbage collector would reject as a
+// bad pointer.
+//
+// Every trampoline is also given the handle, which it records in a
+// per-thread callback frame while host code runs: lmcp_client_free and
+// lmcp_host_free read those frames (handleKind.free) to learn whether they
+// are called from inside one of the freed object's own callbacks
+// (core.FreeCaller), so that they never wait for themselves.
+
+//export lmcp_client_new
+func lmcp_client_new(configJSON *C.cchar_t, n C.size_t, clientOut **C.lmcp_client, errOut **C.char) (st C.lmcp_status) {
+	defer recoverExport(&st, errOut, "lmcp_client_new")
+	if clientOut == nil {
+		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "client_out is NULL"))
+	}
+	*clientOut = nil
+	parsed, err := config.Parse(goBytes(configJSON, n), libraryVersion)
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	*clientOut = clients.save(core.New(parsed.Options, parsed.Transport))
+	return setErr(errOut, nil)
+}
+
+//export lmcpgo_client_set_event_handler
+func lmcpgo_client_set_event_handler(client *C.lmcp_client, cb C.lmcp_event_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
+	defer clients.recover(&st, errOut, client, "lmcp_client_set_event_handler")
+	return clients.setHandler(client, ud, destroy, errOut, func(c *core.Client, key C.uintptr_t, release func()) *core.Error {
+		return c.SetEventHandler(clients.event(cb, ud, key), release)
+	})
+}
+
+//export lmcpgo_client_set_host_request_handler
+func lmcpgo_client_set_host_request_handler(client *C.lmcp_client, cb C.lmcp_host_request_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
+	defer clients.recover(&st, errOut, client, "lmcp_client_set_host_request_handler")
+	return clients.setHandler(client, ud, destroy, errOut, func(c *core.Client, key C.uintptr_t, release func()) *core.Error {
+		return c.SetHostRequestHandler(clients.hostRequest(cb, ud, key), release)
+	})
+}
+
+//export lmcp_client_connect
+func lmcp_client_connect(client *C.lmcp_client, errOut **C.char) (st C.lmcp_status) {
+	defer clients.recover(&st, errOut, client, "lmcp_client_connect")
+	return clients.with(client, errOut, (*core.Client).Connect)
+}
+
+//export lmcp_client_wait_ready
+func lmcp_client_wait_ready(client *C.lmcp_client, timeoutMS C.int64_t, errOut **C.char) (st C.lmcp_status) {
+	defer clients.recover(&st, errOut, client, "lmcp_client_wait_ready")
+	return clients.with(client, errOut, func(c *core.Client) *core.Error { return c.WaitReady(millis(timeoutMS)) })
+}
+
+//export lmcp_client_state
+func lmcp_client_state(client *C.lmcp_client, stateOut *C.lmcp_state) (st C.lmcp_status) {
+	defer clients.recover(&st, nil, client, "lmcp_client_state")
+	if stateOut == nil {
+		return C.LMCP_E_INVALID_ARGUMENT
+	}
+	c, err := clients.lookup(client)
+	if err != nil {
+		return C.lmcp_status(err.Status)
+	}
+	*stateOut = C.lmcp_state(c.State())
+	return C.LMCP_OK
+}
+
+//export lmcpgo_client_call
+func lmcpgo_client_call(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, done C.lmcp_done_cb, ud C.uintptr_t, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
+	defer clients.recover(&st, errOut, client, "lmcp_client_call")
+	c, err := clients.lookup(client)
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	if done == nil {
+		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "done is NULL"))
+	}
+	m, p, opts, err := callArgs(method, params, plen, options, olen)
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	id, err := c.Call(m, p, opts, doneFunc(done, ud, handleKey(client)))
+	return callStarted(id, err, callIDOut, errOut)
+}
+
+//export lmcp_client_call_sync
+func lmcp_client_call_sync(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, resultOut **C.char, resultLenOut *C.size_t, errOut **C.char) (st C.lmcp_status) {
+	defer clients.recover(&st, errOut, client, "lmcp_client_call_sync")
+	return jsonResult(resultOut, resultLenOut, "result_out", errOut, func() ([]byte, *core.Error) {
+		c, err := clients.lookup(client)
+		if err != nil {
+			return nil, err
+		}
+		m, p, opts, err := callArgs(method, params, plen, options, olen)
+		if err != nil {
+			return nil, err
+		}
+		return c.CallSyncFromThread(m, p, opts) // a C thread: see CallSyncFromThread
+	})
+}
+
+//export lmcp_client_cancel
+func lmcp_client_cancel(client *C.lmcp_client, callID C.lmcp_call_id) (st C.lmcp_status) {
+	defer clients.recover(&st, nil, client, "lmcp_client_cancel")
+	return clients.with(client, nil, func(c *core.Client) *core.Error { return c.Cancel(uint64(callID)) })
+}
+
+//export lmcp_client_notify
+func lmcp_client_notify(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_t, plen C.size_t, errOut **C.char) (st C.lmcp_status) {
+	defer clients.recover(&st, errOut, client, "lmcp_client_notify")
+	c, err := clients.lookup(client)
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	m, err := cString(method, "method")
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	return setErr(errOut, c.Notify(m, goBytes(params, plen)))
+}
+
+//export lmcp_client_respond
+func lmcp_client_respond(client *C.lmcp_client, requestID C.lmcp_request_id, status C.lmcp_status, json *C.cchar_t, n C.size_t, errOut **C.char) (st C.lmcp_status) {
+	defer clients.recover(&st, errOut, client, "lmcp_client_respond")
+	return clients.with(client, errOut, func(c *core.Client) *core.Error {
+		return c.Respond(uint64(requestID), core.Status(status), goBytes(json, n))
+	})
+}
+
+//export lmcp_client_server_info
+func lmcp_client_server_info(client *C.lmcp_client, jsonOut **C.char, lenOut *C.size_t, errOut **C.char) (st C.lmcp_status) {
+	defer clients.recover(&st, errOut, client, "lmcp_client_server_info")
+	return jsonResult(jsonOut, lenOut, "json_out", errOut, func() ([]byte, *core.Error) {
+		c, err := clients.lookup(client)
+		if err != nil {
+			return nil, err
+		}
+		return c.ServerInfo()
+	})
+}
+
+//export lmcp_client_close
+func lmcp_client_close(client *C.lmcp_client, timeoutMS C.int64_t, errOut **C.char) (st C.lmcp_status) {
+	defer clients.recover(&st, errOut, client, "lmcp_client_close")
+	return clients.with(client, errOut, func(c *core.Client) *core.Error { return c.Close(millis(timeoutMS)) })
+}
+
+//export lmcp_client_free
+func lmcp_client_free(client *C.lmcp_client) { clients.free(client) }
