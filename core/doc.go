@@ -58,9 +58,12 @@
 //   - The OAuth layer's host boundary (authhost.go): the library's own
 //     questions to the host (authorize, token load and save), over the same
 //     host requests.
-//   - Supervision (supervise.go): a supervised client restarts its server
-//     after a loss, by its RestartPolicy; the transport it restarts is a
-//     transport/respawn wrapper, so the Client stays the same object.
+//   - Supervision (supervise.go, permanent.go, lastloss.go): a supervised
+//     client restarts its server after a loss, by its RestartPolicy; the
+//     transport it restarts is a transport/respawn wrapper, so the Client
+//     stays the same object. A start that cannot succeed is not retried
+//     (permanent.go); the last loss is kept so that a host can say at once
+//     why a call failed (lastloss.go).
 //   - Result verification (verify.go): the resources/read "verify" option
 //     checks size, digest and skill frontmatter (parsed by
 //     internal/frontmatter) before content reaches the host.
