@@ -95,7 +95,16 @@ func (c *Client) restartOnClose(cerr *transport.ClosedError) bool {
 	}
 	reason := Errorf(StatusClosed, "%s", cerr.Message)
 	if c.sup.retiring != nil {
-		reason = c.sup.retiring
+		// Closed to restart after a failed handshake: the server often
+		// failed it by exiting, so its exit status and stderr still say
+		// why, and a handshake that failed only because the connection
+		// went away ("closed its stdin") says less than the exit does.
+		if c.sup.retiring.Status != StatusClosed {
+			reason = c.sup.retiring
+		}
+		lost := *cerr
+		lost.Requested = false
+		cerr = &lost
 	}
 	c.sup.retiring = nil
 	c.restartLocked(reason, cerr)

@@ -13,7 +13,7 @@ PY_FIXTURE := $(BUILD)/fixtures/mcpfixture
 PY_ENV     := PYTHONPATH=$(PY_DIR) PYTHONDONTWRITEBYTECODE=1
 PY_RUN     := $(PY_ENV) $(PYTHON) -m lemonmcp --stdio $(PY_FIXTURE)
 
-.PHONY: python-setup python-dev test-python python-bench demo
+.PHONY: python-setup python-dev test-python python-bench python-bench-cli demo
 
 python-setup:
 	@for mod in pytest mypy wheel; do \
@@ -36,6 +36,9 @@ test-python: lib fixtures python-dev python-setup tasks-peer-setup
 
 python-bench: lib fixtures python-dev
 	cd $(PY_DIR) && $(PY_ENV) LEMONMCP_FIXTURE=$(PY_FIXTURE) $(PYTHON) bench/bench_call.py
+
+python-bench-cli: lib fixtures
+	cd $(PY_DIR) && $(PY_ENV) LEMONMCP_FIXTURE=$(PY_FIXTURE) $(PYTHON) bench/bench_cli_config.py
 
 demo: lib fixtures python-dev
 	$(PY_RUN) info

@@ -133,3 +133,44 @@ func TestMissingInterpreterIsNotRetried(t *testing.T) {
 	require.Contains(t, err.Message, "not retried")
 	require.Equal(t, 0, c.Restarts())
 }
+
+// TestServerExitingAfterClosingItsStdin: a server that closes its stdin
+// and then exits fails the handshake with a broken pipe before its exit is
+// read, so the supervisor closes that generation itself to restart it. The
+// restarting event still says how the server ended and what it printed,
+// not just "closed its stdin" (the two orders of issue #18's race; this
+// one forced: the server answers server/discover with an error only after
+// closing its stdin, and exits a moment later).
+func TestServerExitingAfterClosingItsStdin(t *testing.T) {
+	script := `IFS= read -r line
+id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+exec 0<&-
+echo 'Error: GITHUB_TOKEN is not set' >&2
+printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}\n' "$id"
+sleep 0.5
+exit 1`
+	argv, _ := json.Marshal([]string{"-c", script})
+	cfg := fmt.Sprintf(`{"transport":{"type":"stdio","command":"/bin/sh","args":%s},
+		"restart":{"max_restarts":1,"backoff_ms":600000,"max_backoff_ms":600000,"window_ms":600000},
+		"timeouts":{"ready_ms":30000,"close_grace_ms":10000}}`, argv)
+	p, perr := config.Parse([]byte(cfg), "test")
+	require.Nil(t, errOrNil(perr))
+	c := core.New(p.Options, p.Transport)
+	rec := newRecorder()
+	c.SetEventHandler(rec.handle, nil)
+	t.Cleanup(func() {
+		c.Close(5 * time.Second)
+		c.Free()
+	})
+	require.Nil(t, errOrNil(c.Connect()))
+	rec.waitFor(t, "restarting", 30*time.Second)
+	var restarting string
+	for _, e := range rec.all() {
+		if len(e) > 11 && e[:11] == "restarting " {
+			restarting = e
+		}
+	}
+	require.Contains(t, restarting, `"exit_code":1`)
+	require.Contains(t, restarting, `"stderr_tail":["Error: GITHUB_TOKEN is not set"]`)
+	require.NotContains(t, restarting, "closed its stdin", "the exit says more than the broken pipe it caused")
+}

@@ -95,6 +95,14 @@ def test_unknown_tool_is_not_found_in_both_modes(tmp_path: Any) -> None:
     assert r.returncode == NOT_FOUND, r.stderr
 
 
+def test_tool_error_is_printed_once_in_both_modes(tmp_path: Any) -> None:
+    for argv in (["--stdio", FIXTURE, "call", "fail"], ["--config", _two_servers(tmp_path), "call", "fx__fail"]):
+        r = run_cli([*argv, "message=it broke"])
+        assert r.returncode == cli.EXIT["tool_error"], r.stderr
+        assert (r.stdout + r.stderr).count("it broke") == 1, (r.stdout, r.stderr)
+        assert r.stderr.count("\n") == 1 and "reported an error" in r.stderr, r.stderr
+
+
 def test_failed_server_says_why(tmp_path: Any) -> None:
     dying = {"command": "/bin/sh", "args": ["-c", "echo 'Error: GITHUB_TOKEN is not set' >&2; exit 1"], "restart": False}
     cfg = _two_servers(tmp_path, dying=dying, missing={"command": "/nonexistent/lmcp-cli-server"})
