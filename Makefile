@@ -1,6 +1,7 @@
 # LemonMCP build. `make` builds build/liblemonmcp.so and the public header;
-# `make test` runs every test suite; `make demo` runs the command-line client
-# against the bundled fixture server; `make bench` runs the benchmarks.
+# `make test` runs every test suite (`make lint` among them); `make demo`
+# runs the command-line client against the bundled fixture server; `make
+# bench` runs the benchmarks.
 # Each area keeps its rules in mk/*.mk; a fragment adds its suites to
 # TEST_SUITES, and `make test` runs them all, in order, and sums their counts.
 
@@ -29,15 +30,17 @@ all: lib
 include mk/lib.mk
 include mk/install.mk
 include mk/gotest.mk
-include $(wildcard mk/fixtures.mk)
-include $(wildcard mk/ctest.mk)
+include mk/fixtures.mk
+include mk/ctest.mk
 include mk/cxx.mk
-include $(wildcard mk/python.mk)
+include mk/python.mk
 include mk/pypackage.mk
-include $(wildcard mk/conformance.mk)
-include $(wildcard mk/everything.mk)
-include $(wildcard mk/elixir.mk)
-include $(wildcard mk/bench.mk)
+include mk/conformance.mk
+include mk/everything.mk
+include mk/elixir.mk
+include mk/readme.mk
+include mk/bench.mk
+include mk/lint.mk
 
 # Every suite runs even when an earlier one fails, so one run shows every
 # failure; the closing line sums them all and the exit status is non-zero if

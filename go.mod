@@ -6,6 +6,7 @@ require (
 	github.com/json-iterator/go v1.1.12
 	github.com/mattn/go-pointer v0.0.1
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/oauth2 v0.35.0
 )
 
 require (

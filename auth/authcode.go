@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"golang.org/x/oauth2"
 )
 
 // authorizationCode runs the authorization code grant with PKCE (S256):
@@ -28,7 +30,7 @@ func (m *Manager) authorizationCode(ctx context.Context, f *fetcher, d *discover
 	if err != nil {
 		return nil, m.authError(d, "the authorization_endpoint "+safeURL(as.AuthorizationEndpoint)+" "+err.Error())
 	}
-	verifier := newVerifier()
+	verifier := oauth2.GenerateVerifier()
 	req := &AuthorizationRequest{
 		AuthorizationEndpoint: safeURL(as.AuthorizationEndpoint),
 		Issuer:                as.Issuer, // recorded with verifier and state (RFC 9207)
@@ -37,25 +39,20 @@ func (m *Manager) authorizationCode(ctx context.Context, f *fetcher, d *discover
 		Scope:                 joinScopes(scopes),
 		Resource:              d.resource,
 		State:                 randomString(32),
-		CodeChallenge:         s256(verifier),
+		CodeChallenge:         oauth2.S256ChallengeFromVerifier(verifier),
 		CodeChallengeMethod:   "S256",
 		CodeVerifier:          verifier,
 	}
-	q := au.Query()
-	q.Set("response_type", "code")
-	q.Set("client_id", req.ClientID)
-	q.Set("redirect_uri", req.RedirectURI)
-	if req.Scope != "" {
-		q.Set("scope", req.Scope)
-	} else {
-		q.Del("scope")
+	resource := oauth2.SetAuthURLParam("resource", req.Resource) // RFC 8707, always
+	cfg := oauth2.Config{
+		ClientID:    req.ClientID,
+		RedirectURL: req.RedirectURI,
+		Endpoint:    oauth2.Endpoint{AuthURL: au.String(), TokenURL: as.TokenEndpoint},
 	}
-	q.Set("state", req.State)
-	q.Set("code_challenge", req.CodeChallenge)
-	q.Set("code_challenge_method", "S256")
-	q.Set("resource", req.Resource) // RFC 8707, always
-	au.RawQuery = q.Encode()
-	req.AuthorizationURL = au.String()
+	if req.Scope != "" {
+		cfg.Scopes = []string{req.Scope}
+	}
+	req.AuthorizationURL = cfg.AuthCodeURL(req.State, oauth2.S256ChallengeOption(verifier), resource)
 
 	h := m.hostOrNil()
 	actx, cancel := context.WithTimeout(ctx, m.authTimeout)
@@ -71,14 +68,16 @@ func (m *Manager) authorizationCode(ctx context.Context, f *fetcher, d *discover
 	if err != nil {
 		return nil, err
 	}
-	form := url.Values{
-		"grant_type":    {"authorization_code"},
-		"code":          {code},
-		"code_verifier": {verifier},
-		"redirect_uri":  {m.cfg.RedirectURI},
-		"resource":      {d.resource},
+	exchange := func(ctx context.Context, a clientAuth) (*oauth2.Token, error) {
+		c := cfg
+		c.ClientID, c.ClientSecret, c.Endpoint.AuthStyle = a.id, a.secret, a.style
+		opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(verifier), resource}
+		for k := range a.params {
+			opts = append(opts, oauth2.SetAuthURLParam(k, a.params.Get(k)))
+		}
+		return c.Exchange(ctx, code, opts...)
 	}
-	return m.tokenRequest(ctx, f, as, reg, form)
+	return m.tokenRequest(ctx, f, as, reg, exchange, []string{code, verifier})
 }
 
 // replyParams are the authorization response parameters of either reply

@@ -84,7 +84,7 @@ func (m *Manager) register(ctx context.Context, f *fetcher, d *discovery, flow F
 		body["scope"] = joinScopes(scopes)
 	}
 	data, _ := jsonx.Marshal(body)
-	r, err := f.do(ctx, http.MethodPost, as.RegistrationEndpoint, "application/json", data, nil)
+	r, err := f.do(ctx, http.MethodPost, as.RegistrationEndpoint, "application/json", data)
 	if err != nil {
 		return nil, m.authError(d, "dynamic client registration failed: "+err.Error())
 	}

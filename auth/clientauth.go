@@ -1,9 +1,9 @@
 package auth
 
 import (
-	"encoding/base64"
-	"net/http"
 	"net/url"
+
+	"golang.org/x/oauth2"
 )
 
 // authMethod picks the token endpoint authentication method:
@@ -55,32 +55,47 @@ func (m *Manager) authMethod(as *asMeta, reg *registration) string {
 	return MethodNone
 }
 
-// applyClientAuth adds client authentication to a token request.
-func (m *Manager) applyClientAuth(method string, as *asMeta, reg *registration, form url.Values, hdr http.Header) error {
+// clientAuth is how one token request authenticates the client, in the
+// terms x/oauth2 takes: the id and secret it places by style (Basic header
+// or form), and extra form parameters for what it cannot do itself
+// (private_key_jwt's client assertion).
+type clientAuth struct {
+	id, secret string
+	style      oauth2.AuthStyle
+	params     url.Values
+}
+
+// secretAuth is a secret-based (or no) authentication method. x/oauth2
+// never probes: the style is always explicit, so a refused request is not
+// resent in another form. Basic credentials are form-urlencoded before
+// base64 by x/oauth2 (RFC 6749 §2.3.1).
+func secretAuth(method, id, secret string) clientAuth {
 	switch method {
 	case MethodClientSecretBasic:
-		// RFC 6749 §2.3.1: each part form-urlencoded before base64.
-		cred := url.QueryEscape(reg.clientID) + ":" + url.QueryEscape(reg.secret)
-		hdr.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(cred)))
+		return clientAuth{id: id, secret: secret, style: oauth2.AuthStyleInHeader}
 	case MethodClientSecretPost:
-		form.Set("client_id", reg.clientID)
-		form.Set("client_secret", reg.secret)
-	case MethodPrivateKeyJWT:
-		aud := as.Issuer
-		if aud == "" {
-			aud = as.TokenEndpoint
-		}
-		a, err := m.signer.assertion(reg.clientID, aud, m.now())
-		if err != nil {
-			return err
-		}
-		form.Set("client_id", reg.clientID)
-		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
-		form.Set("client_assertion", a)
-	default:
-		if reg.clientID != "" {
-			form.Set("client_id", reg.clientID)
-		}
+		return clientAuth{id: id, secret: secret, style: oauth2.AuthStyleInParams}
 	}
-	return nil
+	// none: client_id in the form when there is one, no secret.
+	return clientAuth{id: id, style: oauth2.AuthStyleInParams}
+}
+
+// clientAuthFor builds the client authentication of one token request. It
+// is rebuilt for every request: a client assertion's jti must not repeat.
+func (m *Manager) clientAuthFor(method string, as *asMeta, reg *registration) (clientAuth, error) {
+	if method != MethodPrivateKeyJWT {
+		return secretAuth(method, reg.clientID, reg.secret), nil
+	}
+	aud := as.Issuer
+	if aud == "" {
+		aud = as.TokenEndpoint
+	}
+	a, err := m.signer.assertion(reg.clientID, aud, m.now())
+	if err != nil {
+		return clientAuth{}, err
+	}
+	return clientAuth{id: reg.clientID, style: oauth2.AuthStyleInParams, params: url.Values{
+		"client_assertion_type": {"urn:ietf:params:oauth:client-assertion-type:jwt-bearer"},
+		"client_assertion":      {a},
+	}}, nil
 }

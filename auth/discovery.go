@@ -178,7 +178,7 @@ func (m *Manager) discoverAS(ctx context.Context, f *fetcher, d *discovery, issu
 
 // fetchASMeta reads one metadata document; nil, nil when absent.
 func (m *Manager) fetchASMeta(ctx context.Context, f *fetcher, u string) (*asMeta, error) {
-	r, err := f.do(ctx, http.MethodGet, u, "", nil, nil)
+	r, err := f.do(ctx, http.MethodGet, u, "", nil)
 	if err != nil {
 		return nil, err
 	}

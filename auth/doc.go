@@ -34,14 +34,49 @@
 // *http.Client with metadata-only headers, never the configured MCP headers
 // and never a bearer token.
 //
-// Files: manager.go (state, New/Bind/Close), roundtrip.go (the wrapper),
-// flight.go (single-flight grants), grant.go (what one grant does),
-// challenge.go (WWW-Authenticate), resource.go (canonical URIs and URL
-// policy), fetch.go (bounded metadata HTTP), discovery.go (PRM and AS
-// metadata), metadata.go (what hosts see), client.go (client identity),
-// clientauth.go (token endpoint authentication), jwt.go (private_key_jwt),
-// authcode.go (authorization code + PKCE), token.go (token requests),
-// jwtbearer.go (jwt-bearer grant, token exchange), dpop.go (DPoP keys,
-// proofs, nonces),
-// scope.go (scope selection), store.go (host token store).
+// golang.org/x/oauth2 does what it provides: the PKCE verifier and S256
+// challenge, the authorization URL, the code exchange, the client
+// credentials request, token response and token error parsing, and the
+// client_secret_basic / client_secret_post / none authentication styles.
+// Every token request goes through it, on the package's own http.Client
+// (oauth2.HTTPClient). What it cannot do is written here by hand and
+// marked "by hand" below.
+//
+// Files:
+//   - api.go: the public types (Config, Flow, Host, Error, StoredToken).
+//   - manager.go: state, New/Bind/Close.
+//   - identity.go: TokenDigest, a cache key that does not reveal the token.
+//   - roundtrip.go: the wrapper (bearer and DPoP Authorization, 401/403).
+//   - flight.go: single-flight grants.
+//   - grant.go: what one grant does; the refresh_token grant is sent
+//     through x/oauth2's clientcredentials request with grant_type
+//     overridden, by hand only because x/oauth2's refresh cannot send
+//     resource (RFC 8707).
+//   - challenge.go: WWW-Authenticate parsing (by hand: x/oauth2 has none).
+//   - resource.go: canonical URIs and URL policy (by hand).
+//   - fetch.go: bounded metadata HTTP, metadata-only headers, and the one
+//     door to x/oauth2 (fetcher.token), which maps its errors to messages
+//     without URLs or secrets.
+//   - discovery.go: PRM (RFC 9728) and AS metadata (RFC 8414, OpenID) by
+//     hand: x/oauth2 has no discovery.
+//   - metadata.go: what hosts see.
+//   - client.go: client identity; dynamic registration (RFC 7591) and
+//     Client ID Metadata Documents by hand: x/oauth2 has neither.
+//   - clientauth.go: which token endpoint authentication method to use
+//     (ours), mapped onto x/oauth2's AuthStyle; private_key_jwt's
+//     assertion is added by hand.
+//   - jwt.go: private_key_jwt assertions (RFC 7523 §2.2), by hand.
+//   - authcode.go: authorization code + PKCE via x/oauth2 (AuthCodeURL,
+//     GenerateVerifier, S256ChallengeOption, Exchange); the reply check
+//     (state, RFC 9207 iss) by hand.
+//   - token.go: one token request via x/oauth2 with DPoP proofs on it and
+//     the use_dpop_nonce retry (by hand: RFC 9449 is not in x/oauth2);
+//     the token type and lifetime checks.
+//   - jwtbearer.go: the jwt-bearer grant and the RFC 8693 token exchange,
+//     sent through x/oauth2's clientcredentials request with grant_type
+//     overridden.
+//   - dpop.go: DPoP keys, proofs, nonces (by hand).
+//   - random.go: state and jti values.
+//   - scope.go: scope selection.
+//   - store.go: host token store.
 package auth

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 )
 
@@ -42,8 +44,11 @@ func newFetcher(base http.RoundTripper, cfg *Config, trigger *http.Request) *fet
 	if trigger != nil {
 		f.protoVersion = trigger.Header.Get("Mcp-Protocol-Version")
 	}
+	if base == nil {
+		base = http.DefaultTransport
+	}
 	f.client = &http.Client{
-		Transport: base,
+		Transport: &metadataHeaders{f: f, base: base},
 		// Redirects stay on the origin of the first request and each hop
 		// is checked against the URL policy again: a metadata document
 		// must not be fetchable from somewhere the client would refuse.
@@ -70,10 +75,25 @@ type httpResult struct {
 	body   []byte
 }
 
-// do sends one request with metadata-only headers; body, when non-nil, is
-// sent with contentType. extra headers (token endpoint Basic auth) are set
-// last.
-func (f *fetcher) do(ctx context.Context, method, rawURL, contentType string, body []byte, extra http.Header) (*httpResult, error) {
+// metadataHeaders puts the only headers metadata, registration and token
+// requests carry on each of them, x/oauth2's token requests included.
+type metadataHeaders struct {
+	f    *fetcher
+	base http.RoundTripper
+}
+
+func (t *metadataHeaders) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", t.f.userAgent)
+	if t.f.protoVersion != "" {
+		req.Header.Set("MCP-Protocol-Version", t.f.protoVersion)
+	}
+	return t.base.RoundTrip(req)
+}
+
+// do sends one request; body, when non-nil, is sent with contentType.
+func (f *fetcher) do(ctx context.Context, method, rawURL, contentType string, body []byte) (*httpResult, error) {
 	if _, err := checkAuthURL(rawURL, f.allowInsecure); err != nil {
 		return nil, fmt.Errorf("%s %s", safeURL(rawURL), err)
 	}
@@ -87,16 +107,8 @@ func (f *fetcher) do(ctx context.Context, method, rawURL, contentType string, bo
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot build request", safeURL(rawURL))
 	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", f.userAgent)
-	if f.protoVersion != "" {
-		req.Header.Set("MCP-Protocol-Version", f.protoVersion)
-	}
 	if body != nil {
 		req.Header.Set("Content-Type", contentType)
-	}
-	for k, v := range extra {
-		req.Header[k] = v
 	}
 	resp, err := f.client.Do(req)
 	if err != nil {
@@ -116,7 +128,7 @@ func (f *fetcher) do(ctx context.Context, method, rawURL, contentType string, bo
 // getJSON fetches a JSON object document. ok is false with a nil error for
 // a 404 or other non-200 answer (the caller tries the next location).
 func (f *fetcher) getJSON(ctx context.Context, rawURL string, into any) (status int, err error) {
-	r, err := f.do(ctx, http.MethodGet, rawURL, "", nil, nil)
+	r, err := f.do(ctx, http.MethodGet, rawURL, "", nil)
 	if err != nil {
 		return 0, err
 	}
@@ -129,9 +141,49 @@ func (f *fetcher) getJSON(ctx context.Context, rawURL string, into any) (status 
 	return r.status, nil
 }
 
-// postForm sends an application/x-www-form-urlencoded body.
-func (f *fetcher) postForm(ctx context.Context, rawURL string, form url.Values, extra http.Header) (*httpResult, error) {
-	return f.do(ctx, http.MethodPost, rawURL, "application/x-www-form-urlencoded", []byte(form.Encode()), extra)
+// token runs one x/oauth2 token request (call) against endpoint over the
+// fetcher's client, with the URL policy and time cap of every request;
+// proofs, when non-nil, adds DPoP. x/oauth2's errors become messages
+// without URLs or secrets: an OAuth error answer is an *oauthError.
+func (f *fetcher) token(ctx context.Context, endpoint string, proofs *dpopTransport, call func(context.Context) (*oauth2.Token, error), secrets []string) (*oauth2.Token, error) {
+	if _, err := checkAuthURL(endpoint, f.allowInsecure); err != nil {
+		return nil, fmt.Errorf("%s %s", safeURL(endpoint), err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	hc := f.client
+	if proofs != nil {
+		proofs.base = f.client.Transport
+		hc = &http.Client{Transport: proofs, CheckRedirect: f.client.CheckRedirect}
+	}
+	tok, err := call(context.WithValue(ctx, oauth2.HTTPClient, hc))
+	if err == nil {
+		return tok, nil
+	}
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		status := 0
+		if re.Response != nil {
+			status = re.Response.StatusCode
+		}
+		return nil, newOAuthError(status, re.ErrorCode, re.ErrorDescription, secrets)
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("%s: %s", safeURL(endpoint), describeNetErr(ctx.Err()))
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return nil, fmt.Errorf("%s: %s", safeURL(endpoint), describeNetErr(err))
+	}
+	// x/oauth2 has no error types for an unusable success answer; its
+	// messages are matched here and never shown.
+	switch msg := err.Error(); {
+	case strings.Contains(msg, "missing access_token"):
+		return nil, errors.New("the token response has no access_token")
+	case strings.Contains(msg, "cannot fetch token"):
+		return nil, fmt.Errorf("%s: reading the response failed", safeURL(endpoint))
+	}
+	return nil, errors.New("the token response is not a JSON object")
 }
 
 // describeNetErr keeps transport errors short and free of URLs (which

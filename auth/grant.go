@@ -206,12 +206,14 @@ func (m *Manager) refresh(ctx context.Context, f *fetcher, d *discovery, rt stri
 	if reg == nil {
 		return errors.New("no client identity is known for the refresh")
 	}
+	// x/oauth2's own refresh (Config.TokenSource) cannot send resource
+	// (RFC 8707), which MCP requires on every token request.
 	form := url.Values{
 		"grant_type":    {"refresh_token"},
 		"refresh_token": {rt},
 		"resource":      {d.resource},
 	}
-	tr, err := m.tokenRequest(ctx, f, d.as, reg, form)
+	tr, err := m.tokenRequest(ctx, f, d.as, reg, grantCall(d.as.TokenEndpoint, form), []string{rt})
 	if err != nil {
 		var oe *oauthError
 		if errors.As(err, &oe) {
@@ -248,11 +250,11 @@ func (m *Manager) knownClient(d *discovery) *registration {
 
 // clientCredentials runs the client credentials grant (SEP-1046).
 func (m *Manager) clientCredentials(ctx context.Context, f *fetcher, d *discovery, reg *registration, scopes []string) (*tokenResult, error) {
-	form := url.Values{"grant_type": {"client_credentials"}, "resource": {d.resource}}
+	form := url.Values{"grant_type": {GrantClientCredentials}, "resource": {d.resource}}
 	if len(scopes) > 0 {
 		form.Set("scope", joinScopes(scopes))
 	}
-	return m.tokenRequest(ctx, f, d.as, reg, form)
+	return m.tokenRequest(ctx, f, d.as, reg, grantCall(d.as.TokenEndpoint, form), nil)
 }
 
 // install makes tr the current token.

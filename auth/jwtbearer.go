@@ -2,12 +2,10 @@ package auth
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
-	"net/http"
 	"net/url"
 
-	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"golang.org/x/oauth2"
 )
 
 // jwtBearer runs the RFC 7523 §2.1 jwt-bearer grant: the configured
@@ -30,7 +28,7 @@ func (m *Manager) jwtBearer(ctx context.Context, f *fetcher, d *discovery, reg *
 	if len(scopes) > 0 {
 		form.Set("scope", joinScopes(scopes))
 	}
-	return m.tokenRequest(ctx, f, d.as, reg, form)
+	return m.tokenRequest(ctx, f, d.as, reg, grantCall(d.as.TokenEndpoint, form), []string{assertion})
 }
 
 // exchange is the RFC 8693 token exchange at the enterprise IdP: the
@@ -54,24 +52,11 @@ func (m *Manager) exchange(ctx context.Context, f *fetcher, d *discovery, scopes
 	} else if len(scopes) > 0 {
 		form.Set("scope", joinScopes(scopes))
 	}
-	hdr := http.Header{}
 	method := te.TokenAuthMethod
 	if method == "" {
 		method = MethodNone
 		if te.ClientSecret != "" {
 			method = MethodClientSecretBasic
-		}
-	}
-	switch method {
-	case MethodClientSecretBasic:
-		cred := url.QueryEscape(te.ClientID) + ":" + url.QueryEscape(te.ClientSecret)
-		hdr.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(cred)))
-	case MethodClientSecretPost:
-		form.Set("client_id", te.ClientID)
-		form.Set("client_secret", te.ClientSecret)
-	default:
-		if te.ClientID != "" {
-			form.Set("client_id", te.ClientID)
 		}
 	}
 	secrets := []string{te.SubjectToken, te.ClientSecret}
@@ -80,34 +65,24 @@ func (m *Manager) exchange(ctx context.Context, f *fetcher, d *discovery, scopes
 		e.Metadata["token_exchange_endpoint"] = safeURL(te.TokenEndpoint)
 		return e
 	}
-	r, err := f.postForm(ctx, te.TokenEndpoint, form, hdr)
+	tok, err := f.token(ctx, te.TokenEndpoint, nil, func(ctx context.Context) (*oauth2.Token, error) {
+		return grantCall(te.TokenEndpoint, form)(ctx, secretAuth(method, te.ClientID, te.ClientSecret))
+	}, secrets)
 	if err != nil {
 		return "", fail(err.Error())
 	}
-	if r.status != http.StatusOK {
-		return "", fail(parseOAuthError(r, secrets).Error())
-	}
-	var raw struct {
-		AccessToken     string `json:"access_token"`
-		IssuedTokenType string `json:"issued_token_type"`
-	}
-	if err := jsonx.Unmarshal(r.body, &raw); err != nil {
-		return "", fail("the response is not a JSON object")
-	}
-	if raw.AccessToken == "" {
-		return "", fail("the response has no access_token")
-	}
-	secrets = append(secrets, raw.AccessToken)
+	issued, _ := tok.Extra("issued_token_type").(string)
+	secrets = append(secrets, tok.AccessToken)
 	// RFC 8693 §2.2.1: issued_token_type is required; a different type
 	// than requested is not what the authorization server expects.
-	if raw.IssuedTokenType != "" && raw.IssuedTokenType != requested {
-		return "", fail(fmt.Sprintf("it issued %q, not the requested %s", sanitize(raw.IssuedTokenType, 80, secrets), requested))
+	if issued != "" && issued != requested {
+		return "", fail(fmt.Sprintf("it issued %q, not the requested %s", sanitize(issued, 80, secrets), requested))
 	}
-	if raw.IssuedTokenType == "" {
+	if issued == "" {
 		m.logf("info", "the identity provider's token exchange answer has no issued_token_type; assuming %s", requested)
 	}
 	m.logf("info", "exchanged the subject token for an authorization grant at %s", safeURL(te.TokenEndpoint))
-	return raw.AccessToken, nil
+	return tok.AccessToken, nil
 }
 
 func orDefault(s, def string) string {

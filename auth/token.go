@@ -8,7 +8,11 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 )
@@ -42,19 +46,34 @@ func (e *oauthError) Error() string {
 	return s
 }
 
-// tokenRequest sends one grant to the token endpoint with client
-// authentication. secrets are values the answer must not echo.
-func (m *Manager) tokenRequest(ctx context.Context, f *fetcher, as *asMeta, reg *registration, form url.Values) (*tokenResult, error) {
-	secrets := []string{reg.secret}
-	for _, k := range []string{"code", "code_verifier", "refresh_token", "client_secret", "client_assertion", "assertion"} {
-		secrets = append(secrets, form.Get(k))
-	}
-	var endpoint *url.URL
-	if m.dpop != nil {
-		var err error
-		if endpoint, err = url.Parse(as.TokenEndpoint); err != nil {
-			return nil, errors.New("the token endpoint is not a URL")
+// tokenCall sends one token request through x/oauth2 with the given client
+// authentication; ctx carries the HTTP client (oauth2.HTTPClient).
+type tokenCall func(ctx context.Context, a clientAuth) (*oauth2.Token, error)
+
+// grantCall is a token request of any grant but authorization_code: the
+// clientcredentials package sends it, its grant_type overridden through
+// EndpointParams (the package allows exactly that override). params holds
+// grant_type, the grant's own parameters, scope and resource.
+func grantCall(tokenURL string, params url.Values) tokenCall {
+	return func(ctx context.Context, a clientAuth) (*oauth2.Token, error) {
+		ep := url.Values{}
+		for k, v := range params {
+			ep[k] = v
 		}
+		for k, v := range a.params {
+			ep[k] = v
+		}
+		cc := clientcredentials.Config{ClientID: a.id, ClientSecret: a.secret, TokenURL: tokenURL, AuthStyle: a.style, EndpointParams: ep}
+		return cc.Token(ctx)
+	}
+}
+
+// tokenRequest sends one grant to the authorization server's token
+// endpoint with client authentication. secrets are values the answer must
+// not echo.
+func (m *Manager) tokenRequest(ctx context.Context, f *fetcher, as *asMeta, reg *registration, call tokenCall, secrets []string) (*tokenResult, error) {
+	secrets = append(secrets, reg.secret)
+	if m.dpop != nil {
 		if algs, ok := as.public["dpop_signing_alg_values_supported"].([]any); ok && len(algs) > 0 && !containsAny(algs, m.dpop.s.alg) {
 			m.logf("warning", "the authorization server does not list DPoP alg %s in dpop_signing_alg_values_supported", m.dpop.s.alg)
 		}
@@ -62,37 +81,53 @@ func (m *Manager) tokenRequest(ctx context.Context, f *fetcher, as *asMeta, reg 
 	// At most two rounds: the second only answers an authorization
 	// server's use_dpop_nonce (RFC 9449 §8).
 	for round := 0; ; round++ {
-		hdr := http.Header{}
-		method := m.authMethod(as, reg)
-		// Client authentication is rebuilt each round: a client
-		// assertion's jti must not repeat.
-		if err := m.applyClientAuth(method, as, reg, form, hdr); err != nil {
-			return nil, err
-		}
-		secrets = append(secrets, form.Get("client_assertion"))
-		if m.dpop != nil {
-			p, err := m.dpop.proof(http.MethodPost, endpoint, "", m.now())
-			if err != nil {
-				return nil, fmt.Errorf("signing the DPoP proof failed: %s", err)
-			}
-			hdr.Set("DPoP", p)
-		}
-		r, err := f.postForm(ctx, as.TokenEndpoint, form, hdr)
+		a, err := m.clientAuthFor(m.authMethod(as, reg), as, reg)
 		if err != nil {
 			return nil, err
 		}
-		if r.status == http.StatusOK {
-			if m.dpop != nil {
-				m.dpop.learnNonce(endpoint, r.header)
-			}
-			return m.parseTokenResponse(r.body, secrets)
+		secrets = append(secrets, a.params.Get("client_assertion"))
+		var proofs *dpopTransport
+		if m.dpop != nil {
+			proofs = &dpopTransport{key: m.dpop, now: m.now}
 		}
-		oe := parseOAuthError(r, secrets)
-		if m.dpop != nil && oe.code == "use_dpop_nonce" && round == 0 && m.dpop.learnNonce(endpoint, r.header) {
+		tok, err := f.token(ctx, as.TokenEndpoint, proofs, func(ctx context.Context) (*oauth2.Token, error) { return call(ctx, a) }, secrets)
+		if err == nil {
+			return m.tokenResultOf(tok, secrets)
+		}
+		var oe *oauthError
+		if proofs != nil && errors.As(err, &oe) && oe.code == "use_dpop_nonce" && round == 0 && proofs.fresh.Load() {
 			continue
 		}
-		return nil, oe
+		return nil, err
 	}
+}
+
+// dpopTransport puts a DPoP proof (RFC 9449) on each token request x/oauth2
+// sends, and remembers the nonce every answer carries. fresh says an
+// answer brought a nonce the client did not hold: a use_dpop_nonce refusal
+// is then worth one more round.
+type dpopTransport struct {
+	key   *dpopKey
+	now   func() time.Time
+	base  http.RoundTripper
+	fresh atomic.Bool
+}
+
+func (t *dpopTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	p, err := t.key.proof(req.Method, req.URL, "", t.now())
+	if err != nil {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, fmt.Errorf("signing the DPoP proof failed: %s", err)
+	}
+	req = req.Clone(req.Context())
+	req.Header.Set("DPoP", p)
+	resp, err := t.base.RoundTrip(req)
+	if err == nil && t.key.learnNonce(req.URL, resp.Header) {
+		t.fresh.Store(true)
+	}
+	return resp, err
 }
 
 func containsAny(list []any, s string) bool {
@@ -104,34 +139,26 @@ func containsAny(list []any, s string) bool {
 	return false
 }
 
-func (m *Manager) parseTokenResponse(body []byte, secrets []string) (*tokenResult, error) {
-	var raw struct {
-		AccessToken  string `json:"access_token"`
-		TokenType    string `json:"token_type"`
-		RefreshToken string `json:"refresh_token"`
-		Scope        string `json:"scope"`
-		ExpiresIn    any    `json:"expires_in"`
+// tokenResultOf checks a token x/oauth2 parsed: its type, and its lifetime
+// against the Manager's clock (x/oauth2's Expiry uses the wall clock).
+func (m *Manager) tokenResultOf(tok *oauth2.Token, secrets []string) (*tokenResult, error) {
+	t := &tokenResult{access: tok.AccessToken, refresh: tok.RefreshToken}
+	if s, ok := tok.Extra("scope").(string); ok {
+		t.scope = s
 	}
-	if err := jsonx.Unmarshal(body, &raw); err != nil {
-		return nil, errors.New("the token response is not a JSON object")
-	}
-	if raw.AccessToken == "" {
-		return nil, errors.New("the token response has no access_token")
-	}
-	t := &tokenResult{access: raw.AccessToken, refresh: raw.RefreshToken, scope: raw.Scope}
 	switch {
-	case raw.TokenType == "" || strings.EqualFold(raw.TokenType, "bearer"):
+	case tok.TokenType == "" || strings.EqualFold(tok.TokenType, "bearer"):
 		if m.dpop != nil {
 			m.logf("info", "the authorization server issued a Bearer token despite the DPoP proof; it is used as a bearer token")
 		}
-	case strings.EqualFold(raw.TokenType, "dpop") && m.dpop != nil:
+	case strings.EqualFold(tok.TokenType, "dpop") && m.dpop != nil:
 		t.dpop = true
-	case strings.EqualFold(raw.TokenType, "dpop"):
+	case strings.EqualFold(tok.TokenType, "dpop"):
 		return nil, errors.New("the token response has token_type DPoP, but DPoP is not configured (auth.dpop)")
 	default:
-		return nil, fmt.Errorf("the token response has token_type %q; only Bearer and DPoP are supported", sanitize(raw.TokenType, 32, secrets))
+		return nil, fmt.Errorf("the token response has token_type %q; only Bearer and DPoP are supported", sanitize(tok.TokenType, 32, secrets))
 	}
-	if secs, ok := expiresIn(raw.ExpiresIn); ok && secs > 0 {
+	if secs, ok := expiresIn(tok.Extra("expires_in")); ok && secs > 0 {
 		t.expiresAt = m.now().Add(time.Duration(secs) * time.Second)
 	}
 	return t, nil
@@ -153,17 +180,19 @@ func expiresIn(v any) (int64, bool) {
 	return 0, false
 }
 
+// parseOAuthError reads an OAuth error answer the library fetched itself
+// (dynamic registration).
 func parseOAuthError(r *httpResult, secrets []string) *oauthError {
-	e := &oauthError{status: r.status}
 	var body struct {
 		Error            string `json:"error"`
 		ErrorDescription string `json:"error_description"`
 	}
-	if jsonx.Unmarshal(r.body, &body) == nil {
-		e.code = sanitize(body.Error, 64, secrets)
-		e.desc = sanitize(body.ErrorDescription, 200, secrets)
-	}
-	return e
+	_ = jsonx.Unmarshal(r.body, &body)
+	return newOAuthError(r.status, body.Error, body.ErrorDescription, secrets)
+}
+
+func newOAuthError(status int, code, desc string, secrets []string) *oauthError {
+	return &oauthError{status: status, code: sanitize(code, 64, secrets), desc: sanitize(desc, 200, secrets)}
 }
 
 // sanitize makes server text safe for a message: printable ASCII only,

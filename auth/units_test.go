@@ -1,6 +1,10 @@
 package auth
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -166,27 +170,48 @@ func TestScopeHelpers(t *testing.T) {
 	})
 }
 
+// TestTokenResponseParsing drives x/oauth2 with one token endpoint answer
+// each and checks what the library makes of it.
 func TestTokenResponseParsing(t *testing.T) {
 	m, err := New(Config{}, "https://mcp.example.com/mcp")
 	require.NoError(t, err)
 	tests := []struct {
 		name    string
+		status  int
 		body    string
 		wantErr string
 		expiry  bool
 	}{
-		{"ok", `{"access_token":"a","token_type":"bearer","expires_in":60}`, "", true},
-		{"type absent", `{"access_token":"a"}`, "", false},
-		{"expires_in string", `{"access_token":"a","token_type":"Bearer","expires_in":"60"}`, "", true},
-		{"no token", `{"token_type":"Bearer"}`, "no access_token", false},
-		{"other type", `{"access_token":"a","token_type":"mac"}`, "only Bearer", false},
-		{"not json", `<html>`, "not a JSON object", false},
+		{"ok", 200, `{"access_token":"a","token_type":"bearer","expires_in":60}`, "", true},
+		{"type absent", 200, `{"access_token":"a"}`, "", false},
+		{"expires_in string", 200, `{"access_token":"a","token_type":"Bearer","expires_in":"60"}`, "", true},
+		{"no token", 200, `{"token_type":"Bearer"}`, "no access_token", false},
+		{"other type", 200, `{"access_token":"a","token_type":"mac"}`, "only Bearer", false},
+		{"not json", 200, `<html>`, "not a JSON object", false},
+		{"error bodies are sanitized", 400, `{"error":"invalid_grant\u0007","error_description":"token rt-SECRET-1 is bad"}`,
+			"HTTP 400 invalid_grant: token [redacted] is bad", false},
+		{"error answer without a body", 503, ``, "HTTP 503", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, err := m.parseTokenResponse([]byte(tc.body), nil)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tc.status)
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			f := newFetcher(nil, &Config{AllowInsecureHTTP: true}, nil)
+			form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"rt-SECRET-1"}}
+			tr, err := m.tokenRequest(context.Background(), f, &asMeta{TokenEndpoint: srv.URL}, &registration{clientID: "c"},
+				grantCall(srv.URL, form), []string{"rt-SECRET-1"})
 			if tc.wantErr != "" {
 				require.ErrorContains(t, err, tc.wantErr)
+				require.NotContains(t, err.Error(), "rt-SECRET-1")
+				if tc.status != 200 {
+					var oe *oauthError
+					require.ErrorAs(t, err, &oe)
+					require.Equal(t, tc.status, oe.status)
+				}
 				return
 			}
 			require.NoError(t, err)
@@ -194,10 +219,4 @@ func TestTokenResponseParsing(t *testing.T) {
 			require.Equal(t, tc.expiry, !tr.expiresAt.IsZero())
 		})
 	}
-	t.Run("error bodies are sanitized", func(t *testing.T) {
-		e := parseOAuthError(&httpResult{status: 400, body: []byte(`{"error":"invalid_grant\u0007","error_description":"token rt-SECRET-1 is bad"}`)}, []string{"rt-SECRET-1"})
-		require.Equal(t, "invalid_grant", e.code)
-		require.NotContains(t, e.Error(), "rt-SECRET-1")
-		require.Contains(t, e.Error(), "[redacted]")
-	})
 }

@@ -64,10 +64,7 @@ func lmcp_client_call_queued(client *C.lmcp_client, method *C.cchar_t, params *C
 	// callback: so a completion is queued after the callbacks of the
 	// client's earlier events (a call's last progress) have returned, and
 	// lmcp_client_free returns only once the cancelled completions are in.
-	t := uint64(tag)
-	id, err := c.Call(m, p, opts, func(callID uint64, status core.Status, data []byte) {
-		q.Push(cqueue.Completion{Tag: t, CallID: callID, Status: int32(status), Data: data})
-	})
+	id, err := c.Call(m, p, opts, queuedDone(q, tag))
 	if err != nil {
 		return setErr(errOut, err)
 	}
@@ -75,6 +72,15 @@ func lmcp_client_call_queued(client *C.lmcp_client, method *C.cchar_t, params *C
 		*callIDOut = C.lmcp_call_id(id)
 	}
 	return setErr(errOut, nil)
+}
+
+// queuedDone is the completion of a call made with a *_queued export: it
+// queues the call's completion, carrying tag, in q.
+func queuedDone(q *cqueue.Queue, tag C.uint64_t) core.DoneFunc {
+	t := uint64(tag)
+	return func(callID uint64, status core.Status, data []byte) {
+		q.Push(cqueue.Completion{Tag: t, CallID: callID, Status: int32(status), Data: data})
+	}
 }
 
 // popped holds the completions of one pop while they are copied out.

@@ -80,7 +80,7 @@ type hostAnswer struct {
 // host's own message is not repeated: it may echo a secret).
 func (c *Client) askHostSync(ctx context.Context, kind string, payload []byte, timeout time.Duration) ([]byte, *Error) {
 	reg := c.hosts.Load()
-	if reg == nil || reg.host == nil {
+	if reg == nil || reg.Handler == nil {
 		return nil, Errorf(StatusInvalidState, "no host-request handler is registered to answer %q", kind)
 	}
 	answers := make(chan hostAnswer, 1)

@@ -86,7 +86,7 @@ type modernCall struct {
 	retry   *retryInput  // the inputs the next send carries
 	rounds  int          // input_required rounds so far
 	cached  *cacheLookup // the cache miss the outstanding request may fill
-	task    *taskState   // the task a task-augmented call follows (tasks.go)
+	task    *taskState   // the task a task-augmented call follows (modern_tasks.go)
 }
 
 // modernCallFor is the modern part of a call admitted while st is the
@@ -372,7 +372,7 @@ func (c *Client) withdraw(cl *call) bool {
 	defer c.mu.Unlock()
 	_, ok := c.retireLocked(cl)
 	if ok && cl.owesDelivery() {
-		c.out.forgive()
+		c.out.Forgive()
 	}
 	return ok
 }
@@ -392,7 +392,7 @@ func (c *Client) complete(cl *call, err *Error, data []byte) {
 		return
 	}
 	done, id := cl.done, cl.id
-	c.out.push(func() { done(id, st, data) }, deliverDone)
+	c.out.Push(func() { done(id, st, data) }, deliverDone)
 }
 
 // owesDelivery reports whether the call's completion goes through the

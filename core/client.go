@@ -6,7 +6,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lemonmcp/lemonmcp/internal/callbackgate"
 	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/respawn"
 )
 
 // State is the client's lifecycle state; the values are the ABI's lmcp_state.
@@ -77,22 +79,21 @@ type Client struct {
 	// the Mcp-Param-* headers of tools/call.
 	thMu        sync.Mutex
 	toolHeaders map[string][]headerBinding
-	// cache holds fresh 2026-07-28 results (see resultcache.go).
+	// cache holds fresh 2026-07-28 results (see modern_cache.go).
 	cache resultCache
-	// listen is the subscriptions/listen side (see listen.go).
+	// listen is the subscriptions/listen side (see modern_listen.go).
 	listen listenState
-	// probe is ModeAuto's handshake race (discover.go).
+	// probe is ModeAuto's handshake race (modern_discover.go).
 	probe probeState
 
 	// sup is set for a supervised client (Options.Restart).
 	sup *supervisor
 
-	events atomic.Pointer[registration]
-	hosts  atomic.Pointer[registration]
-	out    deliverer
-
-	// poisoned is set by a recovered panic (see poison.go).
-	poisoned atomic.Pointer[Error]
+	events atomic.Pointer[eventRegistration]
+	hosts  atomic.Pointer[hostRegistration]
+	// out is the client's callback gate (see deliver.go); it also holds the
+	// poisoned state a recovered panic leaves (see poison.go).
+	out callbackgate.Gate
 }
 
 // New creates a client over tr in StateNew. Nothing starts until Connect.
@@ -106,15 +107,19 @@ func New(opts Options, tr transport.Transport) *Client {
 		calls:    make(map[uint64]*call),
 		hostReqs: make(map[uint64]*hostRequest),
 	}
-	c.out.idle.L = &c.out.mu
-	c.out.onDropped = c.reportDroppedLogs
-	c.out.onPanic = c.poison
+	c.out.Init(callbackgate.Hooks{
+		Owner:         "client",
+		DeliveryWhere: "a callback delivery",
+		DestroyWhere:  "a destroy callback",
+		Report:        func(text string) { c.emitLog("error", "library", text) },
+		Dropped:       c.reportDroppedLogs,
+	})
 	if hc, ok := tr.(transport.HeaderCarrier); ok && hc.CarriesHeaders() {
 		c.headers = true
 	}
 	c.aborter, _ = tr.(transport.Aborter)
 	if opts.Restart != nil && opts.NewTransport != nil {
-		live := newLiveTransport(tr, opts.NewTransport)
+		live := respawn.New(tr, opts.NewTransport)
 		c.tr, c.sup = live, &supervisor{policy: *opts.Restart, live: live}
 		if c.aborter != nil {
 			c.aborter = live
@@ -130,49 +135,38 @@ func New(opts Options, tr transport.Transport) *Client {
 // destroy runs once none of its callbacks is running. On a freed client it
 // fails with StatusInvalidHandle, and destroy runs at once.
 func (c *Client) SetEventHandler(h EventHandler, destroy func()) *Error {
-	c.out.hold() // a Free meanwhile waits until the replaced handler's destroy ran
-	defer c.out.exit()
-	var reg *registration
+	var reg *eventRegistration
 	if h != nil || destroy != nil {
-		reg = &registration{event: h, destroy: destroy, gate: &c.out}
+		reg = callbackgate.NewRegistration(&c.out, h, destroy)
 	}
-	c.mu.Lock()
-	if c.freed {
-		c.mu.Unlock()
-		reg.close()
-		return errFreed()
-	}
-	old := c.events.Swap(reg)
-	c.mu.Unlock()
-	old.close()
-	return nil
+	var err *Error
+	callbackgate.Install(&c.out, &c.mu, &c.events, reg, func() bool {
+		if c.freed {
+			err = errFreed()
+		}
+		return err != nil
+	})
+	return err
 }
 
 // SetHostRequestHandler installs the host-request handler. It must be set
 // before Connect; afterwards it fails with StatusInvalidState (and destroy
 // runs at once).
 func (c *Client) SetHostRequestHandler(h HostRequestHandler, destroy func()) *Error {
-	c.out.hold() // as in SetEventHandler
-	defer c.out.exit()
-	var reg *registration
+	var reg *hostRegistration
 	if h != nil || destroy != nil {
-		reg = &registration{host: h, destroy: destroy, gate: &c.out}
+		reg = callbackgate.NewRegistration(&c.out, h, destroy)
 	}
-	c.mu.Lock()
-	if c.freed {
-		c.mu.Unlock()
-		reg.close()
-		return errFreed()
-	}
-	if c.state != StateNew {
-		c.mu.Unlock()
-		reg.close()
-		return Errorf(StatusInvalidState, "the host request handler must be set before connect")
-	}
-	old := c.hosts.Swap(reg)
-	c.mu.Unlock()
-	old.close()
-	return nil
+	var err *Error
+	callbackgate.Install(&c.out, &c.mu, &c.hosts, reg, func() bool {
+		if c.freed {
+			err = errFreed()
+		} else if c.state != StateNew {
+			err = Errorf(StatusInvalidState, "the host request handler must be set before connect")
+		}
+		return err != nil
+	})
+	return err
 }
 
 // State returns the current state.
@@ -195,7 +189,7 @@ func (c *Client) Connect() *Error {
 		c.mu.Unlock()
 		return Errorf(StatusInvalidState, "connect was already called (the client is %s)", st)
 	}
-	if reg := c.hosts.Load(); c.opts.needsHostHandler() && (reg == nil || reg.host == nil) {
+	if reg := c.hosts.Load(); c.opts.needsHostHandler() && (reg == nil || reg.Handler == nil) {
 		c.mu.Unlock()
 		return Errorf(StatusInvalidArgument, "handlers, a sampling policy that delegates, or auth.token_store \"host\" are configured, but no host request handler is registered")
 	}
@@ -372,7 +366,7 @@ func (c *Client) FreeFrom(from FreeCaller) {
 	hosts := c.takeHostRequestsLocked()
 	started := c.started
 	c.mu.Unlock()
-	c.out.close()
+	c.out.Close()
 	for _, h := range hosts {
 		h.timer.Stop()
 		if h.onDrop != nil {
@@ -380,9 +374,9 @@ func (c *Client) FreeFrom(from FreeCaller) {
 		}
 	}
 	c.failCalls(failed, Errorf(StatusCancelled, "the client was freed"))
-	c.out.drain(from)
-	c.events.Swap(nil).close()
-	c.hosts.Swap(nil).close()
+	c.out.Drain(from)
+	c.events.Swap(nil).Close()
+	c.hosts.Swap(nil).Close()
 	if started {
 		go func() {
 			defer c.recoverPanic("the background teardown")
@@ -445,7 +439,7 @@ func (c *Client) retireLocked(cl *call) (int64, bool) {
 	cl.finished = true
 	livePending.Add(-1)
 	if cl.owesDelivery() {
-		c.out.owe() // Free waits until the completion is delivered
+		c.out.Owe() // Free waits until the completion is delivered
 	}
 	delete(c.calls, cl.id)
 	reqID := cl.reqID

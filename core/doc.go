@@ -4,44 +4,68 @@
 // and the configuration (including the per-call options) is parsed in
 // config.
 //
-// What core holds, by file:
+// What core holds, by file. Files of the 2026-07-28 era are named
+// modern_*.go, those of server-to-client requests serverreq_*.go; tests
+// sit beside what they test, fake_server_test.go and modern_fake_test.go
+// are the in-memory servers they talk to, example_test.go is the package
+// example.
 //
-//   - The codec (wire.go, params.go): JSON-RPC envelopes decoded into
+//   - The session (client.go, inbound.go): Client, its states, handler
+//     registration, Connect, Close and Free; the inbound Sink the transport
+//     feeds (responses, notifications such as progress and cancellation,
+//     server requests), and events for the host.
+//   - The codec (wire.go, wire_params.go): JSON-RPC envelopes decoded into
 //     copies the client owns, and requests built around the host's params,
 //     which pass through as given unless _meta or a progress token is
 //     merged in.
-//   - The session (client.go, inbound.go): the client's states, the inbound
-//     Sink the transport feeds (responses, notifications such as progress
-//     and cancellation, server requests), and events for the host.
 //   - The pending table and call lifecycle (calls.go): request ids, per-call
 //     timeouts (with reset on progress and a total bound), cancellation and
 //     progress.
-//   - Era negotiation and capability gating (handshake.go, discover.go): the
-//     legacy-era initialize handshake with version negotiation, in ModeAuto
-//     a server/discover probe that picks the 2026-07-28 era when the server
-//     speaks it, and the server's capabilities, which gate calls (a method
-//     the server did not declare is refused before anything is sent).
-//   - The 2026-07-28 era (modernsend.go, modernparams.go, toolheaders.go,
-//     mrtr.go): per-request _meta and HTTP headers, and multi round-trip
-//     requests (MRTR): a server may answer a call with input_required
-//     instead of a result; the library asks the host for each input
-//     (sampling, elicitation, roots) through the same path as a legacy
-//     server request, then retries the call with the answers and the
-//     server's requestState, a bounded number of times.
+//   - Legacy-era negotiation and capability gating (handshake.go): the
+//     initialize handshake with version negotiation, and the server's
+//     capabilities, which gate calls (a method the server did not declare
+//     is refused before anything is sent).
+//   - Era choice (modern_discover.go): in ModeAuto, a server/discover probe
+//     that picks the 2026-07-28 era when the server speaks it.
+//   - Requests of the 2026-07-28 era (modern_send.go, modern_params.go,
+//     modern_headers.go): per-request _meta, the standard HTTP headers and
+//     the x-mcp-header tool parameters (a tool whose annotations break the
+//     rules is dropped from tools/list).
+//   - Multi round-trip requests (modern_mrtr.go): a server may answer a
+//     call with input_required instead of a result; the library asks the
+//     host for each input (sampling, elicitation, roots) through the same
+//     path as a legacy server request, then retries the call with the
+//     answers and the server's requestState, a bounded number of times.
+//   - Subscriptions (modern_listen.go): subscriptions/listen, the one open
+//     request whose filter names what the host wants to hear about.
+//   - Tasks (modern_tasks.go): the tasks extension, where a tools/call the
+//     server turns into a task stays one call to the host.
+//   - Result caching (modern_cache.go): which calls use the cache and how
+//     a call is answered from it; the cache itself (keys, ttlMs, scope,
+//     invalidation) is internal/resultcache.
 //   - Pagination (pages.go): the AllPages option walks list cursors and
 //     returns one merged result.
-//   - Server request dispatch (hostreq.go, roots.go, elicitation.go,
-//     sampling.go, authhost.go): server-to-client requests go to the host's
-//     handler and its answer back to the server; the requests and answers
-//     are checked by internal/hostvalidate. The sampling policy (local
-//     bounds, a review that sees a redacted summary, then the delegate)
-//     lives here, as does the OAuth layer's host boundary.
+//   - Server-to-client requests (serverreq_*.go): serverreq_dispatch.go
+//     passes a server's request to the host's handler and its answer back
+//     to the server (requests and answers checked by internal/hostvalidate);
+//     serverreq_roots.go, serverreq_elicitation.go and serverreq_sampling.go
+//     are the three kinds, the last with the sampling policy (local bounds,
+//     a review that sees a redacted summary, then the delegate).
+//   - The OAuth layer's host boundary (authhost.go): the library's own
+//     questions to the host (authorize, token load and save), over the same
+//     host requests.
+//   - Supervision (supervise.go): a supervised client restarts its server
+//     after a loss, by its RestartPolicy; the transport it restarts is a
+//     transport/respawn wrapper, so the Client stays the same object.
 //   - Result verification (verify.go): the resources/read "verify" option
 //     checks size, digest and skill frontmatter (parsed by
 //     internal/frontmatter) before content reaches the host.
-//   - Delivery and status (deliver.go, status.go): host callbacks run in
-//     order on a library goroutine; Status and Error are the ABI's result
-//     codes.
+//   - Callbacks (deliver.go, poison.go): host callbacks run in order on a
+//     library goroutine through the client's internal/callbackgate.Gate,
+//     which Free closes and drains; a recovered panic poisons the client.
+//   - What the ABI reports (status.go, options.go, features.go): Status and
+//     Error, the ABI's result codes; Options with their defaults and the
+//     protocol revisions; Features, what lmcp_features says of this build.
 //
 // Its callbacks (call completions, events, host requests) never run while
 // a lock of the client is held, and never on the goroutine of the call that

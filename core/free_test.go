@@ -266,7 +266,7 @@ func TestPanicPoisonsClient(t *testing.T) {
 			require.Nil(t, errOrNil(err))
 		}},
 		{"host request callback", "a host request callback", func(t *testing.T, r *hostRig, boom func()) {
-			r.c.hosts.Load().host = func(uint64, string, []byte) { boom() }
+			r.c.hosts.Load().Handler = func(uint64, string, []byte) { boom() }
 			r.request("roots/list", nil)
 		}},
 		{"export", "lmcp_client_call", func(t *testing.T, r *hostRig, boom func()) {

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lemonmcp/lemonmcp/internal/callbackgate"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 	"github.com/lemonmcp/lemonmcp/transport"
 )
@@ -375,7 +376,7 @@ func (c *Client) onProgress(raw []byte) {
 // can skip building payloads nobody receives.
 func (c *Client) hasEvents() bool {
 	r := c.events.Load()
-	return r != nil && r.event != nil
+	return r != nil && r.Handler != nil
 }
 
 // emit queues an event for the handler installed when it is delivered.
@@ -384,14 +385,7 @@ func (c *Client) emit(kind string, payload []byte, isLog bool) {
 	if isLog {
 		dk = deliverLog
 	}
-	c.out.push(func() {
-		reg := c.events.Load()
-		if reg == nil || reg.event == nil || !reg.enter() {
-			return
-		}
-		defer reg.exit()
-		reg.event(kind, payload)
-	}, dk)
+	callbackgate.Emit(&c.out, &c.events, kind, payload, dk)
 }
 
 func (c *Client) emitLog(level, source, message string) {

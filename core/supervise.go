@@ -2,12 +2,11 @@ package core
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/respawn"
 )
 
 // RestartPolicy says how a supervised client brings its server back after
@@ -45,7 +44,7 @@ func (p RestartPolicy) delay(n int) time.Duration {
 // guarded by the client's mu.
 type supervisor struct {
 	policy     RestartPolicy
-	live       *liveTransport
+	live       *respawn.Transport
 	recent     []time.Time // restarts within the window
 	restarts   int         // restarts over the client's life
 	restarting bool        // between a loss and the next ready
@@ -222,7 +221,7 @@ func (c *Client) respawn() {
 	}
 	live := c.sup.live
 	c.mu.Unlock()
-	if err := live.next(c); err != nil {
+	if err := AsError(live.Next()); err != nil {
 		c.mu.Lock()
 		if !c.supervisedLocked() {
 			c.mu.Unlock()
@@ -249,7 +248,7 @@ func (c *Client) retireGeneration(reason *Error) bool {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*c.opts.Timeouts.CloseGrace+time.Second)
 		defer cancel()
-		live.closeCurrent(ctx)
+		live.CloseCurrent(ctx)
 	}()
 	return true
 }
@@ -276,164 +275,4 @@ func (c *Client) queueForRestartLocked(cl *call) {
 			c.finish(cl, Errorf(StatusTimeout, "the server was not ready again within %s (it is restarting)", formatMS(ready)), nil)
 		}
 	})
-}
-
-// liveTransport is the transport of a supervised client: it forwards to the
-// current generation and builds the next one on restart, so the client (and
-// the host's handle to it) stays the same across restarts.
-type liveTransport struct {
-	factory func() (transport.Transport, error)
-	name    string
-
-	// cur is the current generation, read without the lock on every send.
-	cur atomic.Pointer[transportBox]
-
-	mu      sync.Mutex
-	gen     uint64
-	running bool // cur was started and has not reported Closed
-	final   bool // Close was called: no further generation
-	sink    transport.Sink
-}
-
-func newLiveTransport(first transport.Transport, factory func() (transport.Transport, error)) *liveTransport {
-	l := &liveTransport{factory: factory, name: first.Name()}
-	l.cur.Store(&transportBox{first})
-	return l
-}
-
-// transportBox holds the current generation's transport.
-type transportBox struct{ t transport.Transport }
-
-// genSink passes one generation's messages to the client, and its Closed
-// only while it is the current generation.
-type genSink struct {
-	l   *liveTransport
-	gen uint64
-	transport.Sink
-}
-
-func (g genSink) Closed(err *transport.ClosedError) {
-	g.l.mu.Lock()
-	current := g.gen == g.l.gen
-	if current {
-		g.l.running = false
-	}
-	g.l.mu.Unlock()
-	if current {
-		g.Sink.Closed(err)
-	}
-}
-
-// Panicked passes a recovered panic of any generation to the client, which
-// is poisoned by it (transport.PanicSink): a panic is a bug in the library,
-// whichever generation of the server it happened with.
-func (g genSink) Panicked(where string, value any) {
-	if ps, ok := g.Sink.(transport.PanicSink); ok {
-		ps.Panicked(where, value)
-		return
-	}
-	g.Sink.Log(transport.LogLine{Level: "error", Source: "transport", Text: "internal error in " + where + " (a bug: please report it)"})
-}
-
-func (l *liveTransport) Start(ctx context.Context, sink transport.Sink) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.sink = sink
-	return l.startLocked(ctx)
-}
-
-func (l *liveTransport) startLocked(ctx context.Context) error {
-	l.gen++
-	if err := l.cur.Load().t.Start(ctx, genSink{l: l, gen: l.gen, Sink: l.sink}); err != nil {
-		return err
-	}
-	l.running = true
-	return nil
-}
-
-// next builds and starts a new generation.
-func (l *liveTransport) next(c *Client) *Error {
-	tr, err := l.factory()
-	if err != nil {
-		return AsError(err)
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.final {
-		return Errorf(StatusClosed, "the client was closed")
-	}
-	l.cur.Store(&transportBox{tr})
-	if err := l.startLocked(context.Background()); err != nil {
-		return AsError(err)
-	}
-	return nil
-}
-
-// closeCurrent closes the current generation only.
-func (l *liveTransport) closeCurrent(ctx context.Context) {
-	l.mu.Lock()
-	cur, running := l.cur.Load().t, l.running
-	l.mu.Unlock()
-	if running {
-		_ = cur.Close(ctx)
-	}
-}
-
-func (l *liveTransport) Send(ctx context.Context, msg transport.Outbound) error {
-	cur := l.cur.Load().t
-	return cur.Send(ctx, msg)
-}
-
-// Close ends supervision and closes the current generation; between
-// generations it reports Closed itself, as the contract asks.
-func (l *liveTransport) Close(ctx context.Context) error {
-	l.mu.Lock()
-	if l.final {
-		l.mu.Unlock()
-		return nil
-	}
-	l.final = true
-	cur, running, sink := l.cur.Load().t, l.running, l.sink
-	if !running {
-		l.gen++ // a late Closed of the last generation is not delivered twice
-	}
-	l.mu.Unlock()
-	if running {
-		return cur.Close(ctx)
-	}
-	if sink != nil {
-		sink.Closed(&transport.ClosedError{Message: "the client was closed", ExitCode: -1, Requested: true})
-	}
-	return nil
-}
-
-func (l *liveTransport) Name() string { return l.name }
-
-func (l *liveTransport) CarriesHeaders() bool {
-	cur := l.cur.Load().t
-	hc, ok := cur.(transport.HeaderCarrier)
-	return ok && hc.CarriesHeaders()
-}
-
-// InboundStream forwards transport.LineStreamer: every generation is of
-// the same kind, so the current one answers for all.
-func (l *liveTransport) InboundStream() string {
-	if ls, ok := l.cur.Load().t.(transport.LineStreamer); ok {
-		return ls.InboundStream()
-	}
-	return "transport"
-}
-
-func (l *liveTransport) Abort(id int64) {
-	cur := l.cur.Load().t
-	if a, ok := cur.(transport.Aborter); ok {
-		a.Abort(id)
-	}
-}
-
-func (l *liveTransport) SetProtocolVersion(version string) {
-	cur := l.cur.Load().t
-	if n, ok := cur.(transport.Negotiator); ok {
-		n.SetProtocolVersion(version)
-	}
 }

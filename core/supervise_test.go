@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lemonmcp/lemonmcp/transport"
 	"github.com/stretchr/testify/require"
 )
 
@@ -25,16 +24,4 @@ func TestRestartPolicyDelay(t *testing.T) {
 			require.Equal(t, tc.want, p.delay(tc.n))
 		})
 	}
-}
-
-// A supervised client's transport is wrapped per generation; the optional
-// transport interfaces the core relies on must still reach the real one.
-func TestSupervisedTransportForwardsOptionalInterfaces(t *testing.T) {
-	live := &liveTransport{}
-	var tr transport.Transport = live
-	_, isLineStreamer := tr.(transport.LineStreamer)
-	require.True(t, isLineStreamer, "liveTransport must forward transport.LineStreamer")
-	var sink transport.Sink = genSink{l: live}
-	_, isPanicSink := sink.(transport.PanicSink)
-	require.True(t, isPanicSink, "genSink must forward panics to the client (transport.PanicSink)")
 }

@@ -25,6 +25,8 @@ const Separator = "__"
 type Config struct {
 	ToolPrefix string
 	Servers    []*ServerConfig // sorted by name
+	// Deferred is "deferred_tools" (nil: list_tools offers every tool).
+	Deferred *DeferredConfig
 }
 
 // ServerConfig is one server of the host.
@@ -93,8 +95,14 @@ func ParseConfig(raw []byte) (*Config, *core.Error) {
 			}
 			cfg.ToolPrefix = s
 		case "defaults":
+		case "deferred_tools":
+			d, err := parseDeferred(v)
+			if err != nil {
+				return nil, err
+			}
+			cfg.Deferred = d
 		default:
-			return nil, invalid("config."+key, "is not a known field (known: mcpServers, servers, tool_prefix, defaults)")
+			return nil, invalid("config."+key, "is not a known field (known: mcpServers, servers, tool_prefix, defaults, deferred_tools)")
 		}
 	}
 	if servers == nil {

@@ -7,7 +7,8 @@
 // the server's name attached. The C ABI's lmcp_host is a handle to a Host.
 //
 // Every callback into the application (events, requests, completions)
-// runs through the host's gate (queue.go): one at a time, in order, on one
+// runs through the host's gate (queue.go), the internal/callbackgate.Gate
+// a client runs its own callbacks through: one at a time, in order, on one
 // library goroutine, counted, so that Free can promise what
 // core.Client.Free promises: when it returns, every accepted call has
 // completed, no callback runs or will start, and the destroys have run. A

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/internal/callbackgate"
 	"github.com/stretchr/testify/require"
 )
 
@@ -99,10 +100,10 @@ func TestFreeRunsOwedCompletions(t *testing.T) {
 		t.Run(map[bool]string{false: "from another goroutine", true: "from the delivery goroutine"}[fromCallback], func(t *testing.T) {
 			h := newIdleHost(t)
 			var dones atomic.Int32
-			h.out.owe() // an accepted call whose client completes it later
+			h.out.Owe() // an accepted call whose client completes it later
 			go func() {
 				time.Sleep(20 * time.Millisecond)
-				h.out.push(func() { dones.Add(1) }, true)
+				h.out.Push(func() { dones.Add(1) }, callbackgate.Completion)
 			}()
 			if !fromCallback {
 				h.Free()
@@ -217,4 +218,43 @@ func TestPanicInBackgroundGoroutinePoisonsHost(t *testing.T) {
 	require.NotNil(t, h.Poisoned())
 	require.Contains(t, h.Poisoned().Message, "(in the tools refresh of server off)")
 	require.Contains(t, <-logs, "internal error in the tools refresh of server off: from the background")
+}
+
+// TestLogEventsAreBounded: log events waiting for a slow application are
+// bounded as a client's are; the ones dropped are counted in one warning,
+// and other events are never dropped.
+func TestLogEventsAreBounded(t *testing.T) {
+	const extra = 3
+	h := newIdleHost(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	kinds := map[string]int{}
+	var warnings []string
+	h.SetEventHandler(func(kind string, payload []byte) {
+		if kind == "block" {
+			close(entered)
+			<-release
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		kinds[kind]++
+		if kind == "log" && strings.Contains(string(payload), `"level":"warning"`) {
+			warnings = append(warnings, string(payload))
+		}
+	}, nil)
+	h.emit("block", []byte(`{}`))
+	<-entered
+	for range callbackgate.MaxQueuedLogs + extra {
+		h.emit("log", []byte(`{"server":"s","level":"info","source":"stderr","message":"line"}`))
+	}
+	h.emit("list_changed", []byte(`{"server":"s","list":"tools"}`))
+	close(release)
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(warnings) == 1 }, 10*time.Second, time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, callbackgate.MaxQueuedLogs+1, kinds["log"], "the bound, then the warning")
+	require.Equal(t, 1, kinds["list_changed"], "other events are never dropped")
+	require.Contains(t, warnings[0], `"server":null`)
+	require.Contains(t, warnings[0], "dropped 3 log events because the application fell behind")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lemonmcp/lemonmcp/config"
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/internal/callbackgate"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 )
 
@@ -41,16 +42,21 @@ type Host struct {
 	nextRequest atomic.Uint64
 	nextCall    atomic.Uint64
 
-	events   atomic.Pointer[registration]
-	handlers atomic.Pointer[registration]
-	out      gate
+	events   atomic.Pointer[eventRegistration]
+	handlers atomic.Pointer[requestRegistration]
+	// out is the host's callback gate (see queue.go); it also holds the
+	// poisoned state a recovered panic leaves (see poison.go).
+	out callbackgate.Gate
 	// bg counts the list refreshes running in the background: Free waits
 	// for them (after freeing the clients they wait on), so a freed host
 	// leaves no goroutine behind.
 	bg sync.WaitGroup
 
-	poisoned atomic.Pointer[core.Error]
-	gone     chan struct{} // closed by Free: wakes WaitReady
+	gone chan struct{} // closed by Free: wakes WaitReady
+
+	// tools is the last aggregated tool list, with its search index
+	// (catalogue.go).
+	tools atomic.Pointer[catalogue]
 }
 
 type route struct {
@@ -77,8 +83,13 @@ type DoneFunc = core.DoneFunc
 func New(cfg *Config, libraryVersion string) (*Host, *core.Error) {
 	h := &Host{cfg: cfg, byName: map[string]*server{}, routes: map[string]route{}, requests: map[uint64]pendingRequest{}, calls: map[uint64]*hostCall{}}
 	h.gone = make(chan struct{})
-	h.out.idle.L = &h.out.mu
-	h.out.onPanic = h.poison
+	h.out.Init(callbackgate.Hooks{
+		Owner:         "host",
+		DeliveryWhere: "a host callback delivery",
+		DestroyWhere:  "a host destroy callback",
+		Report:        func(text string) { h.emitLog("error", text) },
+		Dropped:       h.reportDroppedLogs,
+	})
 	for _, sc := range cfg.Servers {
 		s := &server{h: h, cfg: sc, name: sc.Name, settled: make(chan struct{})}
 		for i := range s.lists {
@@ -132,29 +143,18 @@ func (h *Host) freeClients() {
 // destroy runs once none of its callbacks is running. On a freed host
 // destroy runs at once.
 func (h *Host) SetEventHandler(fn func(kind string, payload []byte), destroy func()) {
-	h.install(&h.events, &registration{event: fn, destroy: destroy, gate: &h.out})
+	callbackgate.Install(&h.out, &h.mu, &h.events, callbackgate.NewRegistration(&h.out, fn, destroy), h.freedLocked)
 }
 
 // SetHostRequestHandler installs the handler of every server's requests
 // (sampling, elicitation, roots, authorization), which answers with
 // Respond. Without one, such requests are refused.
 func (h *Host) SetHostRequestHandler(fn func(id uint64, kind string, payload []byte), destroy func()) {
-	h.install(&h.handlers, &registration{request: fn, destroy: destroy, gate: &h.out})
+	callbackgate.Install(&h.out, &h.mu, &h.handlers, callbackgate.NewRegistration(&h.out, fn, destroy), h.freedLocked)
 }
 
-func (h *Host) install(slot *atomic.Pointer[registration], reg *registration) {
-	h.out.hold() // a Free meanwhile waits until the replaced handler's destroy ran
-	defer h.out.exit()
-	h.mu.Lock()
-	if h.freed {
-		h.mu.Unlock()
-		reg.close()
-		return
-	}
-	old := slot.Swap(reg)
-	h.mu.Unlock()
-	old.close()
-}
+// freedLocked reports whether Free was called; the caller holds h.mu.
+func (h *Host) freedLocked() bool { return h.freed }
 
 // Connect starts every enabled server at once. It returns when each has
 // been started; readiness arrives as events and through WaitReady. A
@@ -293,7 +293,7 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 	}
 	h.calls[id] = hc
 	if queued {
-		h.out.owe() // Free waits until the completion is delivered
+		h.out.Owe() // Free waits until the completion is delivered
 	}
 	h.mu.Unlock()
 	accepted := false
@@ -301,7 +301,7 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 		// Refused, or a panic on the way (the export recovers it): the
 		// completion will not come, so Free must not wait for it.
 		if queued && !accepted {
-			h.out.forgive()
+			h.out.Forgive()
 		}
 	}()
 	clientID, err := s.client.Call(method, params, opts, func(_ uint64, st core.Status, data []byte) {
@@ -314,7 +314,7 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 			return
 		}
 		// data is a fresh slice (core.DoneFunc): it may wait in the queue.
-		h.out.push(func() { done(id, st, data) }, true)
+		h.out.Push(func() { done(id, st, data) }, callbackgate.Completion)
 	})
 	h.mu.Lock()
 	if err != nil {
@@ -342,6 +342,9 @@ func (h *Host) CallSync(serverName, method string, params []byte, opts core.Call
 // CallTool calls a tool by the name list_tools gives it (server__tool when
 // prefixed); arguments is a JSON object or nil.
 func (h *Host) CallTool(name string, arguments []byte, opts core.CallOptions, done DoneFunc) (uint64, *core.Error) {
+	if h.cfg.Deferred != nil && name == SearchToolName {
+		return h.callSearchTool(arguments, opts, done)
+	}
 	s, tool, err := h.resolveTool(name)
 	if err != nil {
 		return 0, err
@@ -512,15 +515,15 @@ func (h *Host) FreeFrom(from core.FreeCaller) {
 	clear(h.requests) // their clients drop them as they are freed
 	close(h.gone)
 	h.mu.Unlock()
-	h.out.close()
+	h.out.Close()
 	// The clients' own callbacks are the host's library code, which never
 	// blocks on the application, so freeing them waits for nothing but
 	// their cancelled completions, which they queue here.
 	h.freeClients()
 	h.bg.Wait()
-	h.out.drain(from)
-	h.events.Swap(nil).close()
-	h.handlers.Swap(nil).close()
+	h.out.Drain(from)
+	h.events.Swap(nil).Close()
+	h.handlers.Swap(nil).Close()
 }
 
 // errHostFreed is what a method of a freed host returns (the C ABI's
@@ -529,16 +532,15 @@ func errHostFreed() *core.Error {
 	return core.Errorf(core.StatusInvalidHandle, "the host was freed")
 }
 
-// emit queues a host event for the handler installed when it runs.
+// emit queues a host event for the handler installed when it runs. A "log"
+// event may be dropped when the application falls behind (see
+// callbackgate.MaxQueuedLogs).
 func (h *Host) emit(kind string, payload []byte) {
-	h.out.push(func() {
-		reg := h.events.Load()
-		if reg == nil || reg.event == nil || !reg.enter() {
-			return
-		}
-		defer reg.exit()
-		reg.event(kind, payload)
-	}, false)
+	dk := callbackgate.Event
+	if kind == "log" {
+		dk = callbackgate.Log
+	}
+	callbackgate.Emit(&h.out, &h.events, kind, payload, dk)
 }
 
 // background runs fn on a goroutine Free waits for.

@@ -231,59 +231,17 @@ func (h *Host) gather(k listKind) ([]*server, [][]item, map[string]string) {
 
 // ListTools lists the tools of every ready server, named by the host's
 // tool_prefix mode, each with "server" and "original_name":
-// {"tools":[...], "errors"?: {server: message}}.
+// {"tools":[...], "errors"?: {server: message}}. With deferred_tools it
+// lists only the tools always loaded and the host's search tool.
 func (h *Host) ListTools() ([]byte, *core.Error) {
-	servers, lists, failed := h.gather(listTools)
-	offeredBy := map[string][]string{}
-	for i, s := range servers {
-		for _, it := range lists[i] {
-			if s.cfg.Permits(it.name) {
-				// Collisions are of the names the application sees.
-				n := exposedName(it.name)
-				offeredBy[n] = append(offeredBy[n], s.name)
-			}
-		}
+	c, failed, err := h.toolCatalogue()
+	if err != nil {
+		return nil, err
 	}
-	if h.cfg.ToolPrefix == PrefixNever {
-		for _, name := range sortedKeys(offeredBy) {
-			if by := offeredBy[name]; len(by) > 1 {
-				return nil, core.Errorf(core.StatusInvalidState, "tool_prefix \"never\": the tool %s is offered by both %s and %s (use tool_prefix \"on_collision\" or \"always\", or tools.deny on one of them)", jsonQuote(name), jsonQuote(by[0]), jsonQuote(by[1]))
-			}
-		}
+	if h.cfg.Deferred != nil {
+		return listResult("tools", h.deferredTools(c), failed), nil
 	}
-	routes := map[string]route{}
-	tools := make([]jsonx.RawMessage, 0)
-	for i, s := range servers {
-		for _, it := range lists[i] {
-			if !s.cfg.Permits(it.name) {
-				continue
-			}
-			exposed := exposedName(it.name)
-			if h.cfg.ToolPrefix == PrefixAlways || (h.cfg.ToolPrefix == PrefixOnCollision && len(offeredBy[exposed]) > 1) {
-				exposed = s.name + Separator + exposed
-			}
-			exposed = boundedName(exposed)
-			// Two names of one server that differ only in characters MCP
-			// does not allow ("a b", "a_b") would meet: number the later.
-			for n, base := 2, exposed; ; n++ {
-				if _, taken := routes[exposed]; !taken {
-					break
-				}
-				exposed = boundedName(base + "_" + itoa(n))
-			}
-			var obj map[string]any
-			if jsonx.Unmarshal(it.raw, &obj) != nil {
-				continue
-			}
-			obj["name"], obj["server"], obj["original_name"] = exposed, s.name, it.name
-			tools = append(tools, jsonx.MustMarshal(obj))
-			routes[exposed] = route{s, it.name}
-		}
-	}
-	h.mu.Lock()
-	h.routes = routes
-	h.mu.Unlock()
-	return listResult("tools", tools, failed), nil
+	return listResult("tools", c.raws, failed), nil
 }
 
 // ListPrompts lists the prompts of every ready server, each with "server".

@@ -5,16 +5,21 @@ import (
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 )
 
-// A recovered panic poisons the host, as it poisons a client (see
-// core/poison.go): the state the panic interrupted is unknown, so every
-// later call fails with StatusInternal instead of running on it. The panic
-// is reported once as an "error" "log" event of the host ("server": null:
-// it is the host's own), never swallowed. Free still releases a poisoned
-// host.
+// A recovered panic poisons the host, as it poisons a client (the state and
+// the report are internal/callbackgate's): every later call fails with
+// StatusInternal instead of running on the state the panic interrupted. The
+// panic is reported once as an "error" "log" event of the host ("server":
+// null: it is the host's own), never swallowed. Free still releases a
+// poisoned host.
 
 // Poisoned returns the error every call of a poisoned host fails with, or
 // nil while the host is healthy.
-func (h *Host) Poisoned() *core.Error { return h.poisoned.Load() }
+func (h *Host) Poisoned() *core.Error {
+	if msg := h.out.Poisoned(); msg != "" {
+		return &core.Error{Status: core.StatusInternal, Message: msg}
+	}
+	return nil
+}
 
 // Recovered poisons the host after a panic the caller recovered (r) while
 // serving it in where, and reports it. The C exports call it from their
@@ -29,14 +34,15 @@ func (h *Host) recoverPanic(where string) {
 	}
 }
 
-func (h *Host) poison(r any, where string) {
-	h.poisoned.CompareAndSwap(nil, &core.Error{Status: core.StatusInternal,
-		Message: "the host is unusable: it was poisoned by an earlier internal error (in " + where + ")"})
-	payload := jsonx.MustMarshal(struct {
+// poison is the one way into the gate's poisoned state.
+func (h *Host) poison(r any, where string) { h.out.Poison(r, where) }
+
+// emitLog queues a log event of the host's own ("server": null).
+func (h *Host) emitLog(level, message string) {
+	h.emit("log", jsonx.MustMarshal(struct {
 		Server  *string `json:"server"`
 		Level   string  `json:"level"`
 		Source  string  `json:"source"`
 		Message string  `json:"message"`
-	}{nil, "error", "library", core.PanicMessage(r, where, "host")})
-	h.emit("log", payload)
+	}{nil, level, "library", message}))
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/internal/callbackgate"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 )
 
@@ -245,17 +246,17 @@ func (s *server) onRequest(id uint64, kind string, payload []byte) {
 	h.requests[hid] = pendingRequest{srv: s, id: id}
 	h.mu.Unlock()
 	body := withServer(s.name, payload)
-	h.out.push(func() {
+	h.out.Push(func() {
 		reg := h.handlers.Load()
-		if reg == nil || reg.request == nil || !reg.enter() {
+		if reg == nil || reg.Handler == nil || !reg.Enter() {
 			if h.takeRequest(hid) {
 				_ = s.client.Respond(id, core.StatusUnsupported, nil)
 			}
 			return
 		}
-		defer reg.exit()
-		reg.request(hid, kind, body)
-	}, false)
+		defer reg.Exit()
+		reg.Handler(hid, kind, body)
+	}, callbackgate.Event)
 }
 
 func (h *Host) takeRequest(hid uint64) bool {

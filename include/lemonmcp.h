@@ -318,35 +318,11 @@ lmcp_status lmcp_client_wait_ready(lmcp_client *client, int64_t timeout_ms,
  * Returns LMCP_OK, LMCP_E_INVALID_HANDLE, or LMCP_E_INVALID_ARGUMENT. */
 lmcp_status lmcp_client_state(lmcp_client *client, lmcp_state *state_out);
 
-/* Call options (options_json, all optional; docs/call-options.md has the
- * details):
- *   {"timeout_ms": <int> [timeouts.call_ms; 0 = no limit],
- *    "reset_timeout_on_progress": <bool> [timeouts.reset_timeout_on_progress],
- *    "max_total_ms": <int> [timeouts.max_total_ms],
- *    "all_pages": <bool> [false]: for the .../list methods, follow nextCursor and
- *        return one result with every item (stops on a repeated cursor;
- *        fails past limits.max_pages),
- *    "progress": <bool> [false]: ask the server for progress, delivered as
- *        "progress" events carrying this call's id,
- *    "wait_ready": <bool> [false]: queue the call until the client is ready
- *        instead of failing with LMCP_E_INVALID_STATE,
- *    "fail_if_restarting": <bool> [false]: a supervised client ("restart",
- *        see docs/host.md) that is restarting its server fails the call at
- *        once with LMCP_E_INVALID_STATE instead of queueing it until the
- *        server is ready again (bounded by timeouts.ready_ms),
- *    "_meta": {..}: merged into params._meta,
- *    "no_cache": <bool> [false]: send the request even when the 2026-07-28
- *        result cache holds a fresh result for it (docs/modern.md),
- *    "verify": {"digest": "sha256:<64 lowercase hex>"?, "size": <bytes>?,
- *               "frontmatter": {..}?} [none]: resources/read only (any other
- *        method: LMCP_E_INVALID_ARGUMENT); at least one member. The single
- *        content item of the result must match (SHA-256, size, YAML
- *        frontmatter field by field); on any mismatch the call completes
- *        with LMCP_E_PROTOCOL, "resources/read verification failed: ..."
- *        naming what differed (never the content), and the content is not
- *        returned.}
- * A timeout sends notifications/cancelled to the server (2026-07-28 over
- * HTTP: the request's response stream is closed instead). */
+/* Call options: options_json is a JSON object, every member optional:
+ * timeout_ms, reset_timeout_on_progress, max_total_ms, all_pages, progress,
+ * wait_ready, fail_if_restarting, no_cache, _meta, verify. Their meanings
+ * and defaults are in docs/call-options.md (one place, not repeated here).
+ * A bad option fails the call with LMCP_E_INVALID_ARGUMENT naming it. */
 
 /* lmcp_client_call sends a request asynchronously. method is NUL-terminated;
  * params_json (params_len bytes) is a JSON object or absent. On LMCP_OK,
@@ -506,7 +482,7 @@ typedef struct lmcp_queue lmcp_queue;
  * otherwise an error object (see CONVENTIONS). It points into the batch and
  * is valid until the batch is freed. */
 typedef struct lmcp_completion {
-  uint64_t tag;         /* the tag given to lmcp_client_call_queued */
+  uint64_t tag;         /* the tag given to the *_call_queued function */
   lmcp_call_id call_id; /* the call's id, as *call_id_out received it */
   lmcp_status status;   /* LMCP_OK or the call's error status */
   uint32_t reserved;    /* 0 */
@@ -586,8 +562,8 @@ void lmcp_queue_free(lmcp_queue *queue);
  * handle. Configuration (the common "mcpServers" shape plus per-server
  * "restart", "timeouts", "protocol", "auth", "sampling_policy", "handlers",
  * "enabled", "tools": {"allow","deny"} globs; "tool_prefix"; "defaults";
- * ${VAR} and ${VAR:-default} expansion) and the host's events are described
- * in docs/host.md. Every event and request payload is a JSON object whose
+ * "deferred_tools"; ${VAR} and ${VAR:-default} expansion) and the host's
+ * events are described in docs/host.md. Every event and request payload is a JSON object whose
  * first member is "server": the server's name (null in the host's own
  * "log" events, which report a library panic). Opaque.
  *
@@ -681,6 +657,18 @@ lmcp_status lmcp_host_servers(lmcp_host *host, char **json_out,
  * notifications/tools/list_changed, a restart, or (2026-07-28 era) when their
  * ttlMs ran out; this call blocks the calling thread while a stale list is
  * fetched. *json_out is library-allocated (free with lmcp_free).
+ *
+ * Deferred exposure: with the host option "deferred_tools": {"always_loaded":
+ * [host tool names or globs], "max_results": 1..100 [5]}, the list holds only
+ * the tools always_loaded matches, then one tool of the host's own,
+ * "search_tools" (input {"query": text, "limit"?: 1..100}), for an
+ * application that hands the list to a model. lmcp_host_call_tool answers
+ * it in the library, without a server, with the tools/call result
+ * {"content": [{"type": "text", "text": <JSON>}], "structuredContent":
+ * {"tools": [the best matching tools, as this list gives them]}} (a bad
+ * query or limit is an "isError" result); every tool stays callable by its
+ * name. A server's own tool named "search_tools" is then prefixed
+ * (tool_prefix "on_collision") or a collision ("never").
  * Returns LMCP_OK; LMCP_E_INVALID_STATE (tool_prefix "never" and two servers
  * offer one name: the message names both); LMCP_E_INVALID_HANDLE;
  * LMCP_E_INVALID_ARGUMENT (NULL json_out). */
@@ -695,6 +683,35 @@ lmcp_status lmcp_host_list_prompts(lmcp_host *host, char **json_out,
 lmcp_status lmcp_host_list_resources(lmcp_host *host, char **json_out,
                                      size_t *len_out, char **err_out);
 
+/* lmcp_host_search_tools ranks the tools lmcp_host_list_tools would give
+ * without "deferred_tools" (every ready server's tools, tools.allow and
+ * tools.deny applied) against query, a NUL-terminated UTF-8 free text of at
+ * most 4096 bytes ("create a github issue"), with BM25F over each tool's
+ * name split into words (snake_case, camelCase, kebab-case), title,
+ * description, parameter names and descriptions, and its server's name.
+ * options_json (options_len bytes; NULL or empty for the defaults):
+ * {"limit": 1..100 [10], "servers": ["<server>", ...] [every server]}.
+ * *json_out (library-allocated, free with lmcp_free; *len_out may be NULL)
+ * receives {"results": [{"name", "server", "score", "tool"}, ...],
+ * "errors"?: {"<server>": "<message>"}}: best first, equal scores ordered
+ * by name, only tools sharing a word with the query; "name" is the host's
+ * name of the tool (which lmcp_host_call_tool takes, also under
+ * "deferred_tools"), "tool" the whole tool as lmcp_host_list_tools gives
+ * it. The same query on the same catalogue gives the same answer. The
+ * index follows the servers (list_changed, restarts, ttlMs) as the list
+ * caches do; this call blocks the calling thread while a stale list is
+ * fetched, and otherwise only ranks (well under a millisecond for 1,000
+ * tools). No callback runs.
+ * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (NULL query or json_out, a query
+ * that is empty, too long or only common words such as "the", bad options:
+ * the message names the field); LMCP_E_NOT_FOUND (options.servers names no
+ * server of the host); LMCP_E_INVALID_STATE (tool_prefix "never" and two
+ * servers offer one name); LMCP_E_INVALID_HANDLE. */
+lmcp_status lmcp_host_search_tools(lmcp_host *host, const char *query,
+                                   const char *options_json,
+                                   size_t options_len, char **json_out,
+                                   size_t *len_out, char **err_out);
+
 /* lmcp_host_call_tool calls a tool by the name lmcp_host_list_tools gives it
  * (a <server>__<tool> name routes even before any listing). args_json
  * (args_len bytes) is the arguments object or absent; options_json as for
@@ -703,7 +720,10 @@ lmcp_status lmcp_host_list_resources(lmcp_host *host, char **json_out,
  * up to its timeouts.ready_ms. On LMCP_OK *call_id_out (may be NULL) receives
  * a host-wide call id and done runs exactly once on a library thread, as for
  * lmcp_client_call; a call in flight when its server crashes completes with
- * LMCP_E_CLOSED and is never replayed.
+ * LMCP_E_CLOSED and is never replayed. Under "deferred_tools" the name
+ * "search_tools" is the host's own tool (see lmcp_host_list_tools): its done
+ * also runs on a library thread, and lmcp_host_cancel answers
+ * LMCP_E_NOT_FOUND for it (it waits for no server).
  * Returns LMCP_OK; LMCP_E_NOT_FOUND (no server offers the name);
  * LMCP_E_POLICY_DENIED (tools.allow/tools.deny exclude it);
  * LMCP_E_INVALID_ARGUMENT (empty name, ambiguous unprefixed name, arguments
@@ -742,6 +762,35 @@ lmcp_status lmcp_host_call_sync(lmcp_host *host, const char *server,
                                 size_t params_len, const char *options_json,
                                 size_t options_len, char **result_out,
                                 size_t *result_len_out, char **err_out);
+
+/* lmcp_host_call_queued and lmcp_host_call_tool_queued are lmcp_host_call
+ * and lmcp_host_call_tool whose completion goes to queue (see QUEUE) instead
+ * of a done callback, as lmcp_client_call_queued is lmcp_client_call's: same
+ * arguments, options, host-wide call id (lmcp_host_cancel takes it) and
+ * statuses, and they never block either. On LMCP_OK exactly one completion
+ * with this tag and *call_id_out's id (may be NULL) is queued when the call
+ * finishes; it may already be there when this returns. It is queued where a
+ * done callback of the host would run: on the host's delivery thread, after
+ * the call's "progress" events' callbacks have returned. On any other status
+ * nothing is queued. When lmcp_host_free returns, the completion of every
+ * call the host had accepted is queued (LMCP_E_CANCELLED for those still
+ * pending). If the queue is freed first, the completion is dropped by the
+ * library. Queueing never calls host code.
+ * Returns the statuses of lmcp_host_call / lmcp_host_call_tool (without
+ * "NULL done"), and LMCP_E_INVALID_HANDLE when the host or the queue is
+ * NULL, unknown or freed (the message says which). */
+lmcp_status lmcp_host_call_queued(lmcp_host *host, const char *server,
+                                  const char *method, const char *params_json,
+                                  size_t params_len, const char *options_json,
+                                  size_t options_len, lmcp_queue *queue,
+                                  uint64_t tag, lmcp_call_id *call_id_out,
+                                  char **err_out);
+lmcp_status lmcp_host_call_tool_queued(lmcp_host *host, const char *name,
+                                       const char *args_json, size_t args_len,
+                                       const char *options_json,
+                                       size_t options_len, lmcp_queue *queue,
+                                       uint64_t tag, lmcp_call_id *call_id_out,
+                                       char **err_out);
 
 /* lmcp_host_cancel cancels a call made through the host, as
  * lmcp_client_cancel. Returns LMCP_OK, LMCP_E_NOT_FOUND, or

@@ -9,7 +9,12 @@
 #                     cores; BENCH_ROUNDS, BENCH_N, BENCH_PN, BENCH_MANY and
 #                     BENCH_SKIP=python,elixir tune it).
 #   make bench-go     the Go micro-benchmarks (go test -bench)
-.PHONY: bench bench-go bench-tools
+#   make bench-search the tool search on real catalogues (recorded tools/list
+#                     results of widely used servers and the live fixture,
+#                     tests/searcheval): recall at 1, 3, 5 on its query set,
+#                     list_tools bytes with every tool against deferred_tools,
+#                     and one search of 1,000 tools; make bench ends with it
+.PHONY: bench bench-go bench-tools bench-search
 BENCH_COUNT  ?= 3
 BENCH_ROUNDS ?= 3
 BENCH_N      ?= 2000
@@ -36,7 +41,13 @@ bench: $(BENCH_DEPS)
 		-rounds $(BENCH_ROUNDS) -n $(BENCH_N) -pn $(BENCH_PN) -large $(BENCH_LARGE) -many $(BENCH_MANY) -skip '$(BENCH_SKIP)' \
 		-out tests/bench/RESULTS.md \
 		$(if $(findstring python,$(BENCH_SKIP)),,-pybench 'cd $(PY_DIR) && $(PY_ENV) BENCH_N=1000 BENCH_ROUNDS=3 LEMONMCP_FIXTURE=$(PY_FIXTURE) $(PYTHON) bench/bench_call.py')
+	@$(MAKE) --no-print-directory bench-search
+
+bench-search: lib fixtures
+	cd tests && $(GO) run ./searcheval/searchreport -fixture $(BUILD)/fixtures/mcpfixture
 
 bench-go: lib fixtures
 	cd tests && $(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./bench/
 	$(GO) test -run '^$$' -bench . -benchmem ./transport/stdio/
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/toolsearch/
+	cd tests && $(GO) test -run '^$$' -bench . -benchmem ./searcheval/

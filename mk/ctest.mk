@@ -104,6 +104,17 @@ TEST_SUITES += test-c-host
 test-c-host: lib fixtures $(CTEST_OUT)/lmcp_host_test
 	$(CTEST_OUT)/lmcp_host_test
 
+# Tool search and deferred exposure through the host (issue 22).
+$(CTEST_OUT)/lmcp_host_search_test: $(CTEST_SRC)/test_host_search.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_host_search.c $(CTEST_SRC)/harness.c \
+		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
+.PHONY: test-c-host-search
+TEST_SUITES += test-c-host-search
+test-c-host-search: lib fixtures $(CTEST_OUT)/lmcp_host_search_test
+	$(CTEST_OUT)/lmcp_host_search_test
+
 # lmcp_client_free racing every other call, and no callback after free.
 $(CTEST_OUT)/lmcp_free_race: $(CTEST_SRC)/test_free_race.c $(CTEST_HARNESS) $(LIB) $(HEADER)
 	@mkdir -p $(dir $@)

@@ -137,6 +137,9 @@ defmodule LemonMCP.MixProject do
       compilers: [:lemonmcp_nif] ++ Mix.compilers(),
       start_permanent: false,
       deps: [],
+      description: "A Model Context Protocol (MCP) client over liblemonmcp (a NIF)",
+      # The repository's LICENSE; the Python package and lemonmcp.pc say the same.
+      package: [licenses: ["Apache-2.0"], files: ~w(lib c_src mix.exs .formatter.exs README.md)],
       test_coverage: [ignore_modules: [Mix.Tasks.Compile.LemonmcpNif, LemonMCP.NifBuild]]
     ]
   end

@@ -14,7 +14,7 @@ import (
 // BenchmarkConnectEraHTTP measures what protocol.mode costs at connect time
 // over HTTP against the Go SDK's servers: stateless (it speaks 2026-07-28),
 // stateful (its server/discover offers only legacy revisions) and the
-// legacy HTTP+SSE transport (detected). docs/modern.md records the figures.
+// legacy HTTP+SSE transport (detected). docs/measurements.md records the figures.
 func BenchmarkConnectEraHTTP(b *testing.B) {
 	servers := []struct {
 		name, kind, path string

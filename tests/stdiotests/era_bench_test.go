@@ -16,7 +16,7 @@ import (
 // (spawn, handshake, ready, close) against a dual-era server (the Go SDK
 // fixture), a legacy-only one (the fixture with -protocol, and the
 // TypeScript reference server when .cache/everything holds it) and a
-// modern-only one (the fixture with -modern-only). docs/modern.md records
+// modern-only one (the fixture with -modern-only). docs/measurements.md records
 // the figures behind the default.
 func BenchmarkConnectEra(b *testing.B) {
 	servers := []struct {

@@ -704,6 +704,7 @@ static ERL_NIF_TERM nif_host_cancel(ErlNifEnv *, int, const ERL_NIF_TERM[]);
 static ERL_NIF_TERM nif_host_respond(ErlNifEnv *, int, const ERL_NIF_TERM[]);
 static ERL_NIF_TERM nif_host_close(ErlNifEnv *, int, const ERL_NIF_TERM[]);
 static ERL_NIF_TERM nif_host_free(ErlNifEnv *, int, const ERL_NIF_TERM[]);
+static ERL_NIF_TERM nif_host_search_tools(ErlNifEnv *, int, const ERL_NIF_TERM[]);
 static int host_type_init(ErlNifEnv *env);
 
 static ErlNifFunc nif_funcs[] = {
@@ -737,6 +738,7 @@ static ErlNifFunc nif_funcs[] = {
     {"host_respond", 4, nif_host_respond, 0},
     {"host_close", 2, nif_host_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"host_free", 1, nif_host_free, 0},
+    {"host_search_tools", 3, nif_host_search_tools, ERL_NIF_DIRTY_JOB_IO_BOUND},
 };
 
 static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info) {
@@ -1073,4 +1075,31 @@ static ERL_NIF_TERM nif_host_free(ErlNifEnv *env, int argc, const ERL_NIF_TERM a
   }
   lmcp_host_free(r->host);
   return atom_ok;
+}
+
+/* host_search_tools(Host, Query, Options) -> {ok, Map} | {error, ...}:
+ * lmcp_host_search_tools with Query a NUL-free binary and Options a map or
+ * nil.   (dirty I/O: a stale list is fetched) */
+static ERL_NIF_TERM nif_host_search_tools(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  host_res *r;
+  char *query = NULL;
+  if (!get_host(env, argv[0], &r) || (query = copy_cstr(env, argv[1])) == NULL) {
+    return enif_make_badarg(env);
+  }
+  lmcp_buf opts = {0};
+  const char *eerr = NULL;
+  ERL_NIF_TERM result;
+  if (encode_arg(env, argv[2], &opts, &eerr) != 1) { /* a dirty NIF has no limit: only a bad term fails */
+    result = encode_error(env, "options", eerr);
+  } else {
+    char *json = NULL, *err = NULL;
+    size_t len = 0;
+    lmcp_status st = lmcp_host_search_tools(r->host, query, opts.data, opts.len, &json, &len, &err);
+    result = st == LMCP_OK ? enif_make_tuple2(env, atom_ok, payload_term(env, json, len)) : host_error(env, st, err);
+    lmcp_free(json);
+  }
+  free(query);
+  lmcp_buf_free(&opts);
+  return result;
 }

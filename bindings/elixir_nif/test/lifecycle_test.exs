@@ -164,6 +164,10 @@ defmodule LemonMCP.LifecycleTest do
   end
 
   test "creating and freeing many clients leaks no client" do
+    # A client of an earlier test may still be on its way out (its resource
+    # is freed when the last process holding it is collected): collect now,
+    # and allow the count to end below the start, never above it.
+    Enum.each(Process.list(), &:erlang.garbage_collect/1)
     before = live_clients()
 
     for _ <- 1..20 do
@@ -171,7 +175,7 @@ defmodule LemonMCP.LifecycleTest do
       :ok = Client.stop(c)
     end
 
-    assert Fixture.eventually(fn -> live_clients() == before end)
+    assert Fixture.eventually(fn -> live_clients() <= before end)
   end
 
   @tag capture_log: true

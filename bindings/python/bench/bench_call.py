@@ -139,7 +139,7 @@ async def wide_round(ac: "lemonmcp.AsyncClient", n: int, callback: bool = False)
 
     async def worker_callback() -> None:
         for _ in range(per_task):
-            read_tool_result(await ac._run_with_callback(ac._tool_req("echo", ARGS, {})))
+            read_tool_result(await ac._caller._run_with_callback(*ac._tool_req("echo", ARGS, {}), None))
 
 
     t0, c0 = time.perf_counter(), time.process_time()

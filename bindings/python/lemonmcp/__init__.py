@@ -44,6 +44,7 @@ if LOAD_ERROR is None:
     from .aio import AsyncClient
     from .client import Client
     from .host import Host, HostTool
+    from ._tool_search import ToolSearchResult
     from .errors import (
         AbiMismatch,
         AuthRequired,
@@ -125,6 +126,7 @@ __all__ = [
     "Client",
     "Host",
     "HostTool",
+    "ToolSearchResult",
     "Closed",
     "ClosedError",
     "CompleteResult",

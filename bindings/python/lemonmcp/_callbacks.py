@@ -6,8 +6,9 @@ globals, alive as long as the module), and ``user_data`` is an integer token
 into the registry (the library never dereferences it):
 
 - the event and host-request registrations map their token to a *weak*
-  reference to the session, so an un-closed client can still be garbage
-  collected; the registration's ``destroy`` removes the token;
+  reference to the session (a :class:`Target`: a client's or a host's), so
+  an un-closed client or host can still be garbage collected; the
+  registration's ``destroy`` removes the token;
 - a call maps its token to its completion function; the done callback, which
   runs exactly once, pops it.
 
@@ -36,18 +37,24 @@ import os
 import threading
 import time
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Protocol, Tuple
 
 from . import _ffi
-from ._ffi import lib
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ._session import Session
 
 log = logging.getLogger("lemonmcp")
 
 #: A call's completion: ``complete(call_id, status, data)``.
 Completion = Callable[[int, int, bytes], None]
+#: A handle's free function (``lmcp_client_free``, ``lmcp_host_free``).
+FreeFn = Callable[[Any], None]
+
+
+class Target(Protocol):
+    """What the event and host-request thunks reach: a handle's session."""
+
+    def on_event(self, kind: str, data: bytes) -> None: ...
+
+    def on_host_request(self, request_id: int, kind: str, data: bytes) -> None: ...
 
 
 class _Registry:
@@ -62,8 +69,8 @@ class _Registry:
         # for NULL. next() on a count is atomic under the GIL.
         self.tokens = itertools.count(1)
         self.done: Dict[int, Completion] = {}
-        self.targets: Dict[int, "weakref.ReferenceType[Session]"] = {}
-        self.live: Dict[int, Any] = {}  # session token -> handle not yet freed
+        self.targets: Dict[int, "weakref.ReferenceType[Target]"] = {}
+        self.live: Dict[int, Tuple[Any, FreeFn]] = {}  # session token -> handle not yet freed, its free
         self.exiting = False  # _at_exit waits for the last callbacks
         self.shutting_down = False
         self.forked = False  # this process is a fork() child of the one that loaded the library
@@ -83,13 +90,13 @@ class _Registry:
                 self.changed.notify_all()
         return fn
 
-    def add_target(self, sess: "Session") -> int:
+    def add_target(self, sess: Target) -> int:
         t = next(self.tokens)
         with self.lock:
             self.targets[t] = weakref.ref(sess)
         return t
 
-    def target(self, token: int) -> Optional["Session"]:
+    def target(self, token: int) -> Optional[Target]:
         ref = self.targets.get(token)
         return ref() if ref is not None else None
 
@@ -104,7 +111,7 @@ registry = _Registry()
 
 class _ThreadState(threading.local):
     pinned = False  # this library thread keeps its Python thread state
-    sessions: "tuple[Session, ...]" = ()  # sessions whose callback this thread is running
+    sessions: "tuple[Target, ...]" = ()  # sessions whose callback this thread is running
 
 
 _tls = _ThreadState()
@@ -124,7 +131,7 @@ def _pin_thread_state() -> None:
         _gil_ensure()
 
 
-def in_callback_of(sess: "Session") -> bool:
+def in_callback_of(sess: Target) -> bool:
     """True on a library thread that is running one of sess's callbacks."""
     return any(s is sess for s in _tls.sessions)
 
@@ -208,31 +215,34 @@ DESTROY_THUNK = _ffi.DESTROY_CB(_on_destroy)
 # ------------------------------------------------------------ handles alive
 
 
-def track_handle(handle: Any) -> int:
-    """Note a new handle so that exit frees it; returns its token."""
+def track_handle(handle: Any, free: FreeFn) -> int:
+    """Note a new handle and its free function so that exit frees it;
+    returns its token."""
     token = next(registry.tokens)
     with registry.lock:
-        registry.live[token] = handle
+        registry.live[token] = (handle, free)
     return token
 
 
-def untrack_handle(token: int) -> Any:
-    """The handle noted under token (None when already untracked)."""
+def untrack_handle(token: int) -> Optional[Tuple[Any, FreeFn]]:
+    """The handle noted under token and its free (None when already
+    untracked)."""
     with registry.lock:
         return registry.live.pop(token, None)
 
 
 def free_handle(token: int) -> None:
     """Finalizer of a session: free its handle unless already freed."""
-    handle = untrack_handle(token)
-    if handle is not None and not registry.shutting_down and not registry.forked:
-        lib.lmcp_client_free(handle)
+    entry = untrack_handle(token)
+    if entry is not None and not registry.shutting_down and not registry.forked:
+        handle, free = entry
+        free(handle)
 
 
-def free_off_thread(handle: Any) -> None:
-    """lmcp_client_free must not run inside one of that client's own
-    callbacks: hand it to a thread of ours (free never blocks)."""
-    threading.Thread(target=lib.lmcp_client_free, args=(handle,), name="lemonmcp-free", daemon=True).start()
+def free_off_thread(free: FreeFn, handle: Any) -> None:
+    """A handle must not be freed inside one of its own callbacks (the free
+    would wait for them): hand it to a thread of ours (free never blocks)."""
+    threading.Thread(target=free, args=(handle,), name="lemonmcp-free", daemon=True).start()
 
 
 def _after_fork_in_child() -> None:
@@ -255,9 +265,9 @@ def _at_exit() -> None:
         handles = list(registry.live.values())
         registry.live.clear()
         registry.exiting = True
-    for h in handles:
+    for h, free in handles:
         try:
-            lib.lmcp_client_free(h)
+            free(h)
         except BaseException:  # pragma: no cover
             pass
     deadline = time.monotonic() + 3.0

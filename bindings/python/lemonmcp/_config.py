@@ -309,35 +309,50 @@ def build_config(
         if not isinstance(current, dict):
             raise _bad_type(group, "a dict", current)
         current[field] = value
-    kinds = list(handler_kinds)
-    if kinds:
-        handlers = config.setdefault("handlers", {})
-        if not isinstance(handlers, dict):
-            raise _bad_type("handlers", "a dict", handlers)
-        for kind in kinds:
-            if kind in handlers:
-                continue
-            if kind == "roots":
-                handlers["roots"] = {"list_changed": roots_list_changed}
-            elif kind == "sampling":
-                handlers["sampling"] = {}
-            elif kind == "elicitation":
-                handlers["elicitation"] = {"form": True}
-            elif kind == "authorization":
-                handlers["authorization"] = {}
-            else:  # pragma: no cover - internal
-                raise ValueError(kind)
+    declare_handlers(config, handler_kinds, roots_list_changed)
     if host_token_store:
-        auth = config.setdefault("auth", {})
-        if not isinstance(auth, dict):
-            raise _bad_type("auth", "a dict", auth)
-        if auth.get("token_store", "host") != "host":
-            raise InvalidArgument(
-                "config.auth.token_store: conflicts with token_store= (the host's store answers "
-                "token_load/token_save; leave auth.token_store out or set it to \"host\")"
-            )
-        auth["token_store"] = "host"
+        use_host_token_store(config)
     return check_config(config)
+
+
+def declare_handlers(config: Dict[str, Any], kinds: Iterable[str], roots_list_changed: bool = True) -> None:
+    """Add each host request the caller answers ("roots", "sampling",
+    "elicitation", "authorization") to ``config["handlers"]`` unless that
+    object already mentions it: in a client's configuration, or in a host's
+    ``defaults`` (which every server of the host gets)."""
+    kinds = list(kinds)
+    if not kinds:
+        return
+    handlers = config.setdefault("handlers", {})
+    if not isinstance(handlers, dict):
+        raise _bad_type("handlers", "a dict", handlers)
+    for kind in kinds:
+        if kind in handlers:
+            continue
+        if kind == "roots":
+            handlers["roots"] = {"list_changed": roots_list_changed}
+        elif kind == "sampling":
+            handlers["sampling"] = {}
+        elif kind == "elicitation":
+            handlers["elicitation"] = {"form": True}
+        elif kind == "authorization":
+            handlers["authorization"] = {}
+        else:  # pragma: no cover - internal
+            raise ValueError(kind)
+
+
+def use_host_token_store(config: Dict[str, Any]) -> None:
+    """The caller answers "token_load"/"token_save": ``auth.token_store``
+    becomes "host" (an explicit "memory" is an error)."""
+    auth = config.setdefault("auth", {})
+    if not isinstance(auth, dict):
+        raise _bad_type("auth", "a dict", auth)
+    if auth.get("token_store", "host") != "host":
+        raise InvalidArgument(
+            "config.auth.token_store: conflicts with token_store= (the host's store answers "
+            "token_load/token_save; leave auth.token_store out or set it to \"host\")"
+        )
+    auth["token_store"] = "host"
 
 
 # ----------------------------------------------------------- call options

@@ -21,15 +21,12 @@ import inspect
 import logging
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
 from ._callbacks import report
 from ._codec import JSONObject, loads
 from .errors import E_INTERNAL, E_UNSUPPORTED, OK, InvalidArgument, LemonMCPError
 from .types import LogRecord, Notification, Progress, Closed
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ._session import Session
 
 log = logging.getLogger("lemonmcp")
 
@@ -44,6 +41,27 @@ HOST_KINDS = ("roots", "sampling", "elicitation", "review", "authorize", "token_
 #: payload is the whole request object, and what their handlers raise is
 #: never repeated anywhere (it may hold a token, a code or a secret).
 AUTH_KINDS = ("authorize", "token_load", "token_save")
+
+
+class RequestParams(Dict[str, Any]):
+    """The params of a server's request, as a host's handler receives them:
+    the request's params (a dict), and ``server``, the name of the host's
+    server that asked (a client's handlers get a plain dict)."""
+
+    server: str
+
+    def __init__(self, params: Mapping[str, Any], server: str) -> None:
+        super().__init__(params)
+        self.server = server
+
+
+class Answering(Protocol):
+    """What answers host requests: a client's or a host's session."""
+
+    callbacks: "Callbacks"
+    dispatcher: "Dispatcher"
+
+    def respond(self, request_id: int, status: int, body: Optional[Mapping[str, Any]]) -> bool: ...
 
 
 # ---------------------------------------------------------------- dispatchers
@@ -280,7 +298,7 @@ def normalize_roots(roots: Any, field: str) -> List[JSONObject]:
 # -------------------------------------------------------------- host requests
 
 
-def handle_host_request(sess: "Session", request_id: int, kind: str, data: bytes) -> None:
+def handle_host_request(sess: Answering, request_id: int, kind: str, data: bytes) -> None:
     """A host request from the library (on a library thread): answer roots
     from the list at once, refuse a kind without a handler, else run the
     handler through the dispatcher."""
@@ -296,6 +314,9 @@ def handle_host_request(sess: "Session", request_id: int, kind: str, data: bytes
         params = payload.get("params")
         if not isinstance(params, dict):
             params = {}
+        server = payload.get("server")
+        if isinstance(server, str):  # a host's request: which server asked
+            params = RequestParams(params, server)
     cb = sess.callbacks
     if kind == "roots" and cb.roots_list is not None and cb.roots_fn is None:
         sess.respond(request_id, OK, {"roots": list(cb.roots_list)})
@@ -311,7 +332,7 @@ def handle_host_request(sess: "Session", request_id: int, kind: str, data: bytes
     sess.dispatcher.answer(lambda: _answer(sess, request_id, kind, handler, params))
 
 
-def _answer(sess: "Session", request_id: int, kind: str, handler: HostHandler, params: JSONObject) -> None:
+def _answer(sess: Answering, request_id: int, kind: str, handler: HostHandler, params: JSONObject) -> None:
     """Run a host handler (on the dispatcher's thread or loop) and send its
     answer now or, for a future/awaitable, when it resolves."""
     try:
@@ -336,7 +357,7 @@ def _answer(sess: "Session", request_id: int, kind: str, handler: HostHandler, p
     _reply_value(sess, request_id, kind, result)
 
 
-def _reply_future(sess: "Session", request_id: int, kind: str, fut: Any) -> None:
+def _reply_future(sess: Answering, request_id: int, kind: str, fut: Any) -> None:
     try:
         if fut.cancelled():
             raise LemonMCPError("the host cancelled the request", status=E_INTERNAL)
@@ -349,7 +370,7 @@ def _reply_future(sess: "Session", request_id: int, kind: str, fut: Any) -> None
         _reply_error(sess, request_id, kind, exc)
 
 
-def _reply_value(sess: "Session", request_id: int, kind: str, result: Any) -> None:
+def _reply_value(sess: Answering, request_id: int, kind: str, result: Any) -> None:
     try:
         if kind == "roots" and not isinstance(result, Mapping):
             result = {"roots": normalize_roots(result, "roots() result")}
@@ -375,7 +396,7 @@ def _reply_value(sess: "Session", request_id: int, kind: str, result: Any) -> No
         _reply_error(sess, request_id, kind, exc)
 
 
-def _reply_error(sess: "Session", request_id: int, kind: str, exc: BaseException) -> None:
+def _reply_error(sess: Answering, request_id: int, kind: str, exc: BaseException) -> None:
     """An exception in a host handler becomes an error reply. The text of a
     LemonMCPError is sent (the host chose it); any other exception is logged
     here and the server only learns that the handler failed.

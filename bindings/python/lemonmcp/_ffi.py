@@ -40,7 +40,7 @@ from ctypes import (
 )
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
-from .errors import LemonMCPError, error_from_status
+from .errors import LemonMCPError, error_from_status, use_status_names
 
 __all__ = [
     "ABI_VERSION",
@@ -383,6 +383,7 @@ FUNCTIONS.extend(
         ("lmcp_host_list_tools", [HostHandle, _charpp, _sizep, _charpp], c_int32, _check_err_out),
         ("lmcp_host_list_prompts", [HostHandle, _charpp, _sizep, _charpp], c_int32, _check_err_out),
         ("lmcp_host_list_resources", [HostHandle, _charpp, _sizep, _charpp], c_int32, _check_err_out),
+        ("lmcp_host_search_tools", [HostHandle, c_char_p, c_char_p, c_size_t, _charpp, _sizep, _charpp], c_int32, _check_err_out),
         (
             "lmcp_host_call_tool",
             [HostHandle, c_char_p, c_char_p, c_size_t, c_char_p, c_size_t, DONE_CB, c_void_p, POINTER(c_uint64), _charpp],
@@ -419,6 +420,30 @@ FUNCTIONS.extend(
             c_int32,
             _check_err_out,
         ),
+        (
+            "lmcp_host_call_queued",
+            [
+                HostHandle,
+                c_char_p,
+                c_char_p,
+                c_char_p,
+                c_size_t,
+                c_char_p,
+                c_size_t,
+                QueueHandle,
+                c_uint64,
+                POINTER(c_uint64),
+                _charpp,
+            ],
+            c_int32,
+            _check_err_out,
+        ),
+        (
+            "lmcp_host_call_tool_queued",
+            [HostHandle, c_char_p, c_char_p, c_size_t, c_char_p, c_size_t, QueueHandle, c_uint64, POINTER(c_uint64), _charpp],
+            c_int32,
+            _check_err_out,
+        ),
         ("lmcp_host_cancel", [HostHandle, c_uint64], c_int32, _check_status),
         (
             "lmcp_host_respond",
@@ -438,7 +463,16 @@ FUNCTIONS.extend(
 #: and releasing and retaking it costs more than these calls themselves; on a
 #: busy client it also hands the GIL to a library thread waiting to deliver a
 #: completion, and the caller then waits for that callback to finish.
-HOLDS_GIL = frozenset({"lmcp_client_call", "lmcp_client_call_queued", "lmcp_queue_pop", "lmcp_free"})
+HOLDS_GIL = frozenset(
+    {
+        "lmcp_client_call",
+        "lmcp_client_call_queued",
+        "lmcp_host_call_queued",
+        "lmcp_host_call_tool_queued",
+        "lmcp_queue_pop",
+        "lmcp_free",
+    }
+)
 
 
 def _declare(dll: ctypes.CDLL, path: str, names: Optional[Sequence[str]] = None) -> None:
@@ -497,6 +531,9 @@ def status_string(status: int) -> str:
     """``lmcp_status_string``: the static name of a status."""
     raw = _lib.lmcp_status_string(status)
     return raw.decode("utf-8", "replace") if raw else "unknown status"
+
+
+use_status_names(status_string)
 
 
 def version() -> str:

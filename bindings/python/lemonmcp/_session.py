@@ -1,15 +1,24 @@
-"""One client handle: its lifecycle, the calls made on it, and the events it
-delivers.
+"""One handle of the library (a client's or a host's): its lifecycle, the
+calls made on it, and the events and requests it delivers.
 
-``Session`` owns an ``lmcp_client *`` and is shared by :class:`Client` and
-:class:`AsyncClient`; what differs between them is how a completion reaches
-the waiting caller and on which thread user callbacks run (a
-:class:`~lemonmcp._dispatch.Dispatcher`). The thunks and the token registry
-live in ``_callbacks``, the host-request answers in ``_dispatch``, the JSON
-encoding of every input in ``_codec``.
+:class:`HandleSession` is what a client and a host share: it owns the
+handle (freed by close, or by a finalizer when its owner is collected),
+registers the event and host-request callbacks (the thunks and the token
+registry live in ``_callbacks``), makes calls whose completions go to a
+completion queue (``_queue``) or a done callback, routes progress to the
+call that asked for it, and answers host requests (``_dispatch``). The C
+functions it calls for each kind of handle are a :class:`HandleKind`.
+:class:`Session` adds what only a client has (``lmcp_client_*``: state,
+handshake, server info, notifications); ``host.py`` adds the host's.
+
+A session is shared by the blocking and the asyncio front (:class:`Client`
+and :class:`AsyncClient`, :class:`Host` and :class:`AsyncHost`); what
+differs between them is how a completion reaches the waiting caller and on
+which thread user callbacks run (a :class:`~lemonmcp._dispatch.Dispatcher`).
+The JSON encoding of every input is ``_codec``'s.
 
 Close and free may race calls from other threads: the library makes every
-export safe against a concurrent ``lmcp_client_free`` (a late call returns
+export safe against a concurrent free (a late call returns
 LMCP_E_INVALID_HANDLE and no callback starts after free returns), so the
 session keeps no in-use count. A call that loses the race raises
 :class:`ClosedError`, like a call made after close.
@@ -21,7 +30,7 @@ import threading
 import time
 import weakref
 from ctypes import byref, c_int32, c_size_t, c_uint64, c_void_p
-from typing import Any, Callable, Dict, List, Mapping, NoReturn, Optional
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, NoReturn, Optional
 
 from . import _ffi
 from ._callbacks import (
@@ -30,6 +39,7 @@ from ._callbacks import (
     EVENT_THUNK,
     HOST_THUNK,
     Completion,
+    FreeFn,
     free_handle,
     free_off_thread,
     in_callback_of,
@@ -38,9 +48,10 @@ from ._callbacks import (
     track_handle,
     untrack_handle,
 )
-from ._codec import JSONObject, loads, dumps, encode_object
+from ._codec import JSONObject, loads, dumps, encode_object, result_of
 from ._dispatch import Callbacks, Dispatcher, ProgressHandler, handle_host_request
 from ._ffi import lib, lib_held
+from ._queue import next_tag, thread_waiter
 from .errors import (
     E_CLOSED,
     ClosedError,
@@ -54,7 +65,7 @@ from .errors import (
 )
 from .types import Closed, LogRecord, Notification, Progress, ServerInfo
 
-__all__ = ["Session"]
+__all__ = ["HandleKind", "CLIENT", "HOST", "HandleSession", "Session"]
 
 # Method names as the library takes them (NUL-terminated bytes), encoded once.
 _METHOD_BYTES: Dict[str, bytes] = {}
@@ -72,6 +83,36 @@ def method_bytes(method: str) -> bytes:
     return b
 
 
+class HandleKind(NamedTuple):
+    """The C functions a :class:`HandleSession` calls, for one kind of
+    handle (the lmcp_client_* or the lmcp_host_* of the same job)."""
+
+    noun: str  # "client" or "host", as messages name it
+    free: FreeFn
+    set_event_handler: Any
+    set_host_request_handler: Any
+    cancel: Any
+    respond: Any
+
+
+CLIENT = HandleKind(
+    "client",
+    lib.lmcp_client_free,
+    lib.lmcp_client_set_event_handler,
+    lib.lmcp_client_set_host_request_handler,
+    lib.lmcp_client_cancel,
+    lib.lmcp_client_respond,
+)
+HOST = HandleKind(
+    "host",
+    lib.lmcp_host_free,
+    lib.lmcp_host_set_event_handler,
+    lib.lmcp_host_set_host_request_handler,
+    lib.lmcp_host_cancel,
+    lib.lmcp_host_respond,
+)
+
+
 class _Call:
     """A call with a progress handler, while it runs."""
 
@@ -83,36 +124,28 @@ class _Call:
         self.progress = progress
 
 
-class Session:
-    def __init__(self, config: Mapping[str, Any], callbacks: Callbacks, dispatcher: Dispatcher) -> None:
-        self.config: JSONObject = dict(config)
+class HandleSession:
+    """What a client's and a host's session share (see the module doc)."""
+
+    def __init__(self, handle: Any, kind: HandleKind, callbacks: Callbacks, dispatcher: Dispatcher) -> None:
+        self.kind = kind
         self.callbacks = callbacks
         self.dispatcher = dispatcher
         self._cond = threading.Condition(threading.RLock())
-        self._handle: Any = None
         self._progress: Dict[int, _Call] = {}
         self._registering = 0
         self._early: Dict[int, List[Progress]] = {}
         self._ready_waiters: List[Callable[[], None]] = []
-        self.server_info: Optional[ServerInfo] = None
-        self.closed: Optional[Closed] = None
-        self.closed_event = threading.Event()
-        self.failure: Optional[JSONObject] = None
-        self.connected = False
         self._closing = False  # close() has begun: racing calls see ClosedError
-
-        blob = dumps(self.config, "config")
-        handle = _ffi.ClientHandle()
-        lib.lmcp_client_new(blob, len(blob), handle, c_void_p())
-        self._token = track_handle(handle)
-        self._handle = handle
+        self._token = track_handle(handle, kind.free)
+        self._handle: Any = handle
         self._finalizer = weakref.finalize(self, free_handle, self._token)
         self._finalizer.atexit = False  # the registry's exit hook frees what is left
         ev_token = registry.add_target(self)
         host_token = registry.add_target(self)
         # destroy runs even when the registration fails, dropping the token.
-        lib.lmcp_client_set_event_handler(handle, EVENT_THUNK, ev_token, DESTROY_THUNK, c_void_p())
-        lib.lmcp_client_set_host_request_handler(handle, HOST_THUNK, host_token, DESTROY_THUNK, c_void_p())
+        kind.set_event_handler(handle, EVENT_THUNK, ev_token, DESTROY_THUNK, c_void_p())
+        kind.set_host_request_handler(handle, HOST_THUNK, host_token, DESTROY_THUNK, c_void_p())
 
     # --------------------------------------------------------- the handle
 
@@ -133,16 +166,14 @@ class Session:
 
     def _lost_race(self, exc: LemonMCPError) -> NoReturn:
         """A call that raced close() got LMCP_E_INVALID_STATE (after
-        lmcp_client_close) or LMCP_E_INVALID_HANDLE (after lmcp_client_free):
-        to the caller that is a closed client, as for a call after close."""
+        close) or LMCP_E_INVALID_HANDLE (after free): to the caller that is
+        a closed client or host, as for a call after close."""
         if self._handle is None or self._closing:
             raise ClosedError(self._closed_message(), status=E_CLOSED) from None
         raise exc
 
     def _closed_message(self) -> str:
-        if self.closed is not None and self.closed.reason:
-            return f"the client is closed ({self.closed.reason})"
-        return "the client is closed"
+        return f"the {self.kind.noun} is closed"
 
     @property
     def released(self) -> bool:
@@ -161,9 +192,317 @@ class Session:
         if registry.forked:
             return
         if in_callback_of(self):
-            free_off_thread(h)
+            free_off_thread(self.kind.free, h)
         else:
-            lib.lmcp_client_free(h)
+            self.kind.free(h)
+
+    # --------------------------------------------------------- waiting
+
+    def add_ready_waiter(self, wake: Callable[[], None]) -> None:
+        with self._cond:
+            self._ready_waiters.append(wake)
+
+    def remove_ready_waiter(self, wake: Callable[[], None]) -> None:
+        with self._cond:
+            try:
+                self._ready_waiters.remove(wake)
+            except ValueError:
+                pass
+
+    def _wake_ready_waiters(self) -> None:
+        with self._cond:
+            waiters = list(self._ready_waiters)
+        for w in waiters:
+            try:
+                w()
+            except BaseException:
+                report("a ready waiter")
+
+    def wait_sliced(
+        self,
+        wait: Callable[[int], None],
+        timeout: Optional[float],
+        waiting: Callable[[], bool],
+        expired: Callable[[], BaseException],
+    ) -> None:
+        """Block in slices of at most 200 ms of ``wait(ms)`` (a library wait
+        that raises TimeoutError when its slice runs out), so that a signal
+        (Ctrl-C) is taken between slices. Ends when a slice returns, re-raises
+        a slice's TimeoutError once ``waiting()`` is false, and raises
+        ``expired()`` once ``timeout`` seconds (None: no limit) have passed."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if deadline is None:
+                ms = 200
+            else:
+                ms = max(0, min(200, int((deadline - time.monotonic()) * 1000)))
+            try:
+                wait(ms)
+                return
+            except TimeoutError:
+                if not waiting():
+                    raise
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise expired() from None
+
+    # --------------------------------------------------------- calls
+
+    def start_call(
+        self,
+        method: str,
+        params: Optional[Mapping[str, Any]],
+        options: Mapping[str, Any],
+        complete: Completion,
+        progress: Optional[ProgressHandler] = None,
+        target: Optional[str] = None,
+    ) -> int:
+        """Make a call whose ``complete(call_id, status, data)`` runs exactly
+        once on a library thread when this returns. ``target`` is what a
+        kind of handle needs besides the method (a host's server)."""
+        mb = method_bytes(method)
+        pjson = encode_object(params, "params")
+        ojson = dumps(options, "options") if options else None
+        if progress is not None:
+            return self._start_with_progress(mb, pjson, ojson, complete, progress, target)
+        return self._done_call(mb, pjson, ojson, complete, target)
+
+    def _done_call(
+        self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], complete: Completion, target: Optional[str]
+    ) -> int:
+        """The call with a done callback: the call id, or raises (and
+        complete never runs)."""
+        token = registry.add_done(complete)
+        try:
+            return self._call(mb, pjson, ojson, DONE_THUNK, token, target)
+        except BaseException as exc:
+            registry.pop_done(token)
+            if isinstance(exc, (InvalidHandle, InvalidState)):
+                self._lost_race(exc)
+            raise
+
+    def _call(
+        self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], done: Any, token: int, target: Optional[str]
+    ) -> int:
+        """The kind's call with a done callback (lmcp_client_call, ...)."""
+        raise NotImplementedError
+
+    def _start_with_progress(
+        self,
+        mb: bytes,
+        pjson: Optional[bytes],
+        ojson: Optional[bytes],
+        complete: Completion,
+        progress: ProgressHandler,
+        target: Optional[str],
+    ) -> int:
+        """start_call for a call with its own progress handler: progress
+        that arrives before the call id is known is kept and replayed."""
+        call = _Call(progress)
+
+        def done(call_id: int, status: int, data: bytes) -> None:
+            with self._cond:
+                call.finished = True
+                self._progress.pop(call_id, None)
+            complete(call_id, status, data)
+
+        with self._cond:
+            self._registering += 1
+        cid: Optional[int] = None
+        try:
+            cid = self._done_call(mb, pjson, ojson, done, target)
+        finally:
+            early: List[Progress] = []
+            with self._cond:
+                self._registering -= 1
+                if cid is not None:
+                    call.call_id = cid
+                    early = self._early.pop(cid, [])
+                    if not call.finished:
+                        self._progress[cid] = call
+                if self._registering == 0:
+                    self._early.clear()
+        for p in early:
+            self.dispatcher.deliver(progress, p)
+        return cid
+
+    def start_queued(
+        self,
+        method: str,
+        params: Optional[Mapping[str, Any]],
+        options: Mapping[str, Any],
+        queue: Any,
+        tag: int,
+        progress: Optional[ProgressHandler] = None,
+        target: Optional[str] = None,
+    ) -> int:
+        """A call whose completion, tagged tag, goes to queue (an lmcp_queue
+        handle): the call id, or raises and nothing is queued. A call with
+        its own progress handler stays registered until
+        :meth:`finish_queued`, which whoever takes its completion calls."""
+        mb = method_bytes(method)
+        pjson = encode_object(params, "params")
+        ojson = dumps(options, "options") if options else None
+        if progress is None:
+            try:
+                return self._call_queued(mb, pjson, ojson, queue, tag, target)
+            except (InvalidHandle, InvalidState) as exc:
+                self._lost_race(exc)
+        with self._cond:
+            self._registering += 1
+        cid: Optional[int] = None
+        try:
+            cid = self._call_queued(mb, pjson, ojson, queue, tag, target)
+        except (InvalidHandle, InvalidState) as exc:
+            self._lost_race(exc)
+        finally:
+            early: List[Progress] = []
+            with self._cond:
+                self._registering -= 1
+                if cid is not None:
+                    call = _Call(progress)
+                    call.call_id = cid
+                    early = self._early.pop(cid, [])
+                    self._progress[cid] = call
+                if self._registering == 0:
+                    self._early.clear()
+        for p in early:
+            self.dispatcher.deliver(progress, p)
+        return cid
+
+    def finish_queued(self, call_id: int) -> None:
+        """A queued call with a progress handler is over: no more progress
+        goes to its handler."""
+        with self._cond:
+            self._progress.pop(call_id, None)
+
+    def _call_queued(
+        self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], queue: Any, tag: int, target: Optional[str]
+    ) -> int:
+        """The kind's queued call (lmcp_client_call_queued, ...)."""
+        raise NotImplementedError
+
+    def call_blocking(
+        self,
+        method: str,
+        params: Optional[Mapping[str, Any]],
+        options: Mapping[str, Any],
+        progress: Optional[ProgressHandler] = None,
+        target: Optional[str] = None,
+    ) -> Any:
+        """Make a call and block until its result (or raise its error).
+
+        The completion goes to this thread's queue, and the thread waits in
+        poll() on its descriptor: no library thread enters Python, and a
+        signal interrupts the wait (Ctrl-C on the main thread cancels the
+        call, and the handle stays usable). This is also cheaper than a
+        library call that blocks (measured in bench/bench_call.py): ctypes
+        then releases and retakes the GIL around a call that blocks in Go."""
+        self.handle()  # a closed handle, or a fork() child, is refused before any library call
+        waiter = thread_waiter()
+        tag = next_tag()
+        waiter.expect(tag)
+        try:
+            call_id = self.start_queued(method, params, options, waiter.queue.handle, tag, progress, target)
+        except BaseException:
+            waiter.forget(tag)
+            raise
+        try:
+            rec = waiter.wait(tag)
+        except BaseException:  # KeyboardInterrupt, or what a signal handler raised
+            self.cancel(call_id)
+            raise
+        finally:
+            if progress is not None:
+                self.finish_queued(call_id)
+        return result_of(rec[2], rec[3])
+
+    def cancel(self, call_id: int) -> bool:
+        """Cancel a call; False when the call already finished."""
+        try:
+            self.kind.cancel(self.handle(), call_id)
+            return True
+        except (NotFound, ClosedError, InvalidHandle):
+            return False
+
+    def respond(self, request_id: int, status: int, body: Optional[Mapping[str, Any]]) -> bool:
+        """Answer a host request; False when the request is gone (expired,
+        answered) or the handle is closed."""
+        blob = encode_object(body, "result")
+        try:
+            self.kind.respond(self.handle(), request_id, status, blob, len(blob) if blob else 0, c_void_p())
+            return True
+        except (NotFound, ClosedError, InvalidHandle):
+            return False
+
+    # --------------------------------------------------------- from the library
+
+    def on_host_request(self, request_id: int, kind: str, data: bytes) -> None:
+        handle_host_request(self, request_id, kind, data)
+
+    def on_event(self, kind: str, data: bytes) -> None:
+        payload: Any = loads(data) if data else {}
+        cb = self.callbacks
+        if cb.on_event is not None:
+            self.dispatcher.deliver(cb.on_event, kind, payload)
+        if kind == "progress":
+            self._route_progress(Progress.from_json(payload))
+        elif kind == "log":
+            if cb.on_log is not None:
+                self.dispatcher.deliver(cb.on_log, LogRecord.from_json(payload))
+        elif kind == "notification":
+            if cb.on_notification is not None:
+                self.dispatcher.deliver(cb.on_notification, Notification.from_json(payload))
+        elif kind == "sampling_denied":
+            if cb.on_sampling_denied is not None:
+                self.dispatcher.deliver(cb.on_sampling_denied, payload)
+        elif kind == "closed":
+            closed = Closed.from_json(payload)
+            self._state_event(kind, closed)
+            self._wake_ready_waiters()
+            if cb.on_closed is not None:
+                self.dispatcher.deliver(cb.on_closed, closed)
+        elif kind in ("ready", "failed", "restarting"):
+            self._state_event(kind, payload)
+            self._wake_ready_waiters()
+
+    def _state_event(self, kind: str, payload: Any) -> None:
+        """What the kind keeps of a "ready", "failed" or "restarting" event
+        (its payload), or of "closed" (a Closed), before ready waiters
+        wake."""
+
+    def _route_progress(self, p: Progress) -> None:
+        handler: Optional[ProgressHandler] = None
+        with self._cond:
+            call = self._progress.get(p.call_id)
+            if call is not None:
+                handler = call.progress
+            elif self._registering:
+                self._early.setdefault(p.call_id, []).append(p)
+        if handler is not None:
+            self.dispatcher.deliver(handler, p)
+        if self.callbacks.on_progress is not None:
+            self.dispatcher.deliver(self.callbacks.on_progress, p)
+
+
+class Session(HandleSession):
+    """A client's session: an ``lmcp_client *``."""
+
+    def __init__(self, config: Mapping[str, Any], callbacks: Callbacks, dispatcher: Dispatcher) -> None:
+        self.config: JSONObject = dict(config)
+        self.server_info: Optional[ServerInfo] = None
+        self.closed: Optional[Closed] = None
+        self.closed_event = threading.Event()
+        self.failure: Optional[JSONObject] = None
+        self.connected = False
+        blob = dumps(self.config, "config")
+        handle = _ffi.ClientHandle()
+        lib.lmcp_client_new(blob, len(blob), handle, c_void_p())
+        super().__init__(handle, CLIENT, callbacks, dispatcher)
+
+    def _closed_message(self) -> str:
+        if self.closed is not None and self.closed.reason:
+            return f"the client is closed ({self.closed.reason})"
+        return "the client is closed"
 
     # --------------------------------------------------------- lifecycle
 
@@ -193,41 +532,15 @@ class Session:
             self._lost_race(exc)
 
     def wait_ready_blocking(self, timeout: Optional[float]) -> ServerInfo:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            if deadline is None:
-                ms = 200
-            else:
-                ms = max(0, min(200, int((deadline - time.monotonic()) * 1000)))
-            try:
-                self.wait_ready_slice(ms)
-                break
-            except TimeoutError:
-                if self.state() not in (_ffi.STATE_CONNECTING, _ffi.STATE_READY):
-                    raise  # timeouts.ready_ms ran out: the handshake failed
-                if deadline is not None and time.monotonic() >= deadline:
-                    raise TimeoutError(f"the server was not ready within {timeout:g} s") from None
+        # A TimeoutError while the client is neither connecting nor ready:
+        # timeouts.ready_ms ran out, the handshake failed.
+        self.wait_sliced(
+            self.wait_ready_slice,
+            timeout,
+            lambda: self.state() in (_ffi.STATE_CONNECTING, _ffi.STATE_READY),
+            lambda: TimeoutError(f"the server was not ready within {timeout:g} s"),
+        )
         return self.fetch_server_info()
-
-    def add_ready_waiter(self, wake: Callable[[], None]) -> None:
-        with self._cond:
-            self._ready_waiters.append(wake)
-
-    def remove_ready_waiter(self, wake: Callable[[], None]) -> None:
-        with self._cond:
-            try:
-                self._ready_waiters.remove(wake)
-            except ValueError:
-                pass
-
-    def _wake_ready_waiters(self) -> None:
-        with self._cond:
-            waiters = list(self._ready_waiters)
-        for w in waiters:
-            try:
-                w()
-            except BaseException:
-                report("a ready waiter")
 
     def fetch_server_info(self) -> ServerInfo:
         out = c_void_p()
@@ -259,156 +572,41 @@ class Session:
 
     # --------------------------------------------------------- calls
 
-    def start_call(
-        self,
-        method: str,
-        params: Optional[Mapping[str, Any]],
-        options: Mapping[str, Any],
-        complete: Completion,
-        progress: Optional[ProgressHandler] = None,
+    def _call(
+        self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], done: Any, token: int, target: Optional[str]
     ) -> int:
-        """lmcp_client_call; ``complete(call_id, status, data)`` runs exactly
-        once on a library thread when this returns."""
-        mb = method_bytes(method)
-        pjson = encode_object(params, "params")
-        ojson = dumps(options, "options") if options else None
-        if progress is not None:
-            return self._start_with_progress(mb, pjson, ojson, complete, progress)
-        return self._call(mb, pjson, ojson, complete)
-
-    def _call(self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], complete: Completion) -> int:
-        """The lmcp_client_call itself: the call id, or raises (and complete
-        never runs)."""
-        token = registry.add_done(complete)
         cid = c_uint64()
-        try:
-            lib_held.lmcp_client_call(
-                self.handle(),
-                mb,
-                pjson,
-                len(pjson) if pjson else 0,
-                ojson,
-                len(ojson) if ojson else 0,
-                DONE_THUNK,
-                token,
-                byref(cid),
-                c_void_p(),
-            )
-        except BaseException as exc:
-            registry.pop_done(token)
-            if isinstance(exc, (InvalidHandle, InvalidState)):
-                self._lost_race(exc)
-            raise
+        lib_held.lmcp_client_call(
+            self.handle(),
+            mb,
+            pjson,
+            len(pjson) if pjson else 0,
+            ojson,
+            len(ojson) if ojson else 0,
+            done,
+            token,
+            byref(cid),
+            c_void_p(),
+        )
         return cid.value
 
-    def _start_with_progress(
-        self,
-        mb: bytes,
-        pjson: Optional[bytes],
-        ojson: Optional[bytes],
-        complete: Completion,
-        progress: ProgressHandler,
+    def _call_queued(
+        self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], queue: Any, tag: int, target: Optional[str]
     ) -> int:
-        """start_call for a call with its own progress handler: progress
-        that arrives before the call id is known is kept and replayed."""
-        call = _Call(progress)
-
-        def done(call_id: int, status: int, data: bytes) -> None:
-            with self._cond:
-                call.finished = True
-                self._progress.pop(call_id, None)
-            complete(call_id, status, data)
-
-        with self._cond:
-            self._registering += 1
-        cid: Optional[int] = None
-        try:
-            cid = self._call(mb, pjson, ojson, done)
-        finally:
-            early: List[Progress] = []
-            with self._cond:
-                self._registering -= 1
-                if cid is not None:
-                    call.call_id = cid
-                    early = self._early.pop(cid, [])
-                    if not call.finished:
-                        self._progress[cid] = call
-                if self._registering == 0:
-                    self._early.clear()
-        for p in early:
-            self.dispatcher.deliver(progress, p)
-        return cid
-
-    def start_queued(
-        self,
-        method: str,
-        params: Optional[Mapping[str, Any]],
-        options: Mapping[str, Any],
-        queue: Any,
-        tag: int,
-        progress: Optional[ProgressHandler] = None,
-    ) -> int:
-        """lmcp_client_call_queued: the call id; its completion, tagged tag,
-        goes to queue (an lmcp_queue handle), or raises and nothing is
-        queued. A call with its own progress handler stays registered until
-        :meth:`finish_queued`, which whoever takes its completion calls."""
-        mb = method_bytes(method)
-        pjson = encode_object(params, "params")
-        ojson = dumps(options, "options") if options else None
-        if progress is None:
-            return self._call_queued(mb, pjson, ojson, queue, tag)
-        with self._cond:
-            self._registering += 1
-        cid: Optional[int] = None
-        try:
-            cid = self._call_queued(mb, pjson, ojson, queue, tag)
-        finally:
-            early: List[Progress] = []
-            with self._cond:
-                self._registering -= 1
-                if cid is not None:
-                    call = _Call(progress)
-                    call.call_id = cid
-                    early = self._early.pop(cid, [])
-                    self._progress[cid] = call
-                if self._registering == 0:
-                    self._early.clear()
-        for p in early:
-            self.dispatcher.deliver(progress, p)
-        return cid
-
-    def finish_queued(self, call_id: int) -> None:
-        """A queued call with a progress handler is over: no more progress
-        goes to its handler."""
-        with self._cond:
-            self._progress.pop(call_id, None)
-
-    def _call_queued(self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], queue: Any, tag: int) -> int:
         cid = c_uint64()
-        try:
-            lib_held.lmcp_client_call_queued(
-                self.handle(),
-                mb,
-                pjson,
-                len(pjson) if pjson else 0,
-                ojson,
-                len(ojson) if ojson else 0,
-                queue,
-                tag,
-                byref(cid),
-                c_void_p(),
-            )
-        except (InvalidHandle, InvalidState) as exc:
-            self._lost_race(exc)
+        lib_held.lmcp_client_call_queued(
+            self.handle(),
+            mb,
+            pjson,
+            len(pjson) if pjson else 0,
+            ojson,
+            len(ojson) if ojson else 0,
+            queue,
+            tag,
+            byref(cid),
+            c_void_p(),
+        )
         return cid.value
-
-    def cancel(self, call_id: int) -> bool:
-        """lmcp_client_cancel; False when the call already finished."""
-        try:
-            lib.lmcp_client_cancel(self.handle(), call_id)
-            return True
-        except (NotFound, ClosedError, InvalidHandle):
-            return False
 
     def notify(self, method: str, params: Optional[Mapping[str, Any]]) -> None:
         mb = method_bytes(method)
@@ -418,61 +616,14 @@ class Session:
         except (InvalidHandle, InvalidState) as exc:
             self._lost_race(exc)
 
-    def respond(self, request_id: int, status: int, body: Optional[Mapping[str, Any]]) -> bool:
-        """lmcp_client_respond; False when the request is gone (expired,
-        answered) or the client is closed."""
-        blob = encode_object(body, "result")
-        try:
-            lib.lmcp_client_respond(self.handle(), request_id, status, blob, len(blob) if blob else 0, c_void_p())
-            return True
-        except (NotFound, ClosedError, InvalidHandle):
-            return False
-
     # --------------------------------------------------------- from the library
 
-    def on_host_request(self, request_id: int, kind: str, data: bytes) -> None:
-        handle_host_request(self, request_id, kind, data)
-
-    def on_event(self, kind: str, data: bytes) -> None:
-        payload: Any = loads(data) if data else {}
-        cb = self.callbacks
-        if cb.on_event is not None:
-            self.dispatcher.deliver(cb.on_event, kind, payload)
-        if kind == "progress":
-            self._route_progress(Progress.from_json(payload))
-        elif kind == "log":
-            if cb.on_log is not None:
-                self.dispatcher.deliver(cb.on_log, LogRecord.from_json(payload))
-        elif kind == "notification":
-            if cb.on_notification is not None:
-                self.dispatcher.deliver(cb.on_notification, Notification.from_json(payload))
-        elif kind == "ready":
+    def _state_event(self, kind: str, payload: Any) -> None:
+        if kind == "ready":
             if isinstance(payload, dict) and isinstance(payload.get("server"), dict):
                 self.server_info = ServerInfo.from_json(payload["server"])
-            self._wake_ready_waiters()
         elif kind == "failed":
             self.failure = payload if isinstance(payload, dict) else {}
-            self._wake_ready_waiters()
-        elif kind == "sampling_denied":
-            if cb.on_sampling_denied is not None:
-                self.dispatcher.deliver(cb.on_sampling_denied, payload)
         elif kind == "closed":
-            closed = Closed.from_json(payload)
-            self.closed = closed
+            self.closed = payload
             self.closed_event.set()
-            self._wake_ready_waiters()
-            if cb.on_closed is not None:
-                self.dispatcher.deliver(cb.on_closed, closed)
-
-    def _route_progress(self, p: Progress) -> None:
-        handler: Optional[ProgressHandler] = None
-        with self._cond:
-            call = self._progress.get(p.call_id)
-            if call is not None:
-                handler = call.progress
-            elif self._registering:
-                self._early.setdefault(p.call_id, []).append(p)
-        if handler is not None:
-            self.dispatcher.deliver(handler, p)
-        if self.callbacks.on_progress is not None:
-            self.dispatcher.deliver(self.callbacks.on_progress, p)

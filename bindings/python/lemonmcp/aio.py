@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from types import TracebackType
-from typing import Any, Mapping, Optional, Tuple, Type, Union
+from typing import Any, Mapping, Optional, Type, Union
 
 from . import _ffi
 from ._base import (
@@ -15,9 +15,8 @@ from ._base import (
     read_resource_result,
     read_tool_result,
 )
-from ._codec import result_of
 from ._dispatch import Dispatcher, LoopDispatcher
-from ._queue import LoopQueue, loop_queue, next_tag
+from ._loop import LoopCaller
 from .errors import TimeoutError
 from .types import (
     CallToolResult,
@@ -33,11 +32,6 @@ from .types import (
 )
 
 __all__ = ["AsyncClient"]
-
-
-def _wake(fut: "asyncio.Future[None]") -> None:
-    if not fut.done():
-        fut.set_result(None)
 
 
 class AsyncClient(ClientBase):
@@ -56,54 +50,30 @@ class AsyncClient(ClientBase):
     """
 
     _dispatcher: LoopDispatcher
-    # The completion queue of the loop this client last ran a call on.
-    _lq: Optional[LoopQueue] = None
-    _lq_loop: Optional[asyncio.AbstractEventLoop] = None
+
+    def __init__(self, config: Mapping[str, Any], **options: Any) -> None:
+        super().__init__(config, **options)
+        self._caller = LoopCaller(self._session, self._dispatcher)
 
     def _make_dispatcher(self) -> Dispatcher:
         self._dispatcher = LoopDispatcher()
         return self._dispatcher
 
-    def _bind_loop(self) -> asyncio.AbstractEventLoop:
-        loop = asyncio.get_running_loop()
-        if self._dispatcher.loop is None or self._dispatcher.loop.is_closed():
-            self._dispatcher.loop = loop
-        return loop
-
     # ------------------------------------------------------ lifecycle
 
     async def connect(self) -> None:
         """Start the transport and the handshake; returns at once."""
-        self._bind_loop()
+        self._caller.bind_loop()
         self._session.connect()
 
     async def wait_ready(self, timeout: Optional[float] = None) -> ServerInfo:
         """Wait until the server is ready (or raise the handshake's error)."""
-        loop = self._bind_loop()
         sess = self._session
-        deadline = None if timeout is None else loop.time() + timeout
-        while True:
-            fut: "asyncio.Future[None]" = loop.create_future()
-
-            def wake(fut: "asyncio.Future[None]" = fut) -> None:
-                try:
-                    loop.call_soon_threadsafe(_wake, fut)
-                except RuntimeError:
-                    pass
-
-            sess.add_ready_waiter(wake)
-            try:
-                if sess.state() != _ffi.STATE_CONNECTING:
-                    break
-                left = 0.5 if deadline is None else min(0.5, deadline - loop.time())
-                if left <= 0:
-                    raise TimeoutError(f"the server was not ready within {timeout:g} s")
-                try:
-                    await asyncio.wait_for(fut, left)
-                except asyncio.TimeoutError:
-                    pass  # re-check the state: the wake-up is only a hint
-            finally:
-                sess.remove_ready_waiter(wake)
+        await self._caller.wait_until(
+            lambda: sess.state() != _ffi.STATE_CONNECTING,
+            timeout,
+            lambda: TimeoutError(f"the server was not ready within {timeout:g} s"),
+        )
         # Not connecting any more: the library says how it ended.
         sess.wait_ready_slice(0)
         return sess.fetch_server_info()
@@ -153,57 +123,7 @@ class AsyncClient(ClientBase):
         return await self._run((method, params, opts, handler))
 
     async def _run(self, req: Request) -> Any:
-        method, params, opts, handler = req
-        loop = self._bind_loop()
-        lq = self._lq if self._lq_loop is loop else self._loop_queue(loop)
-        if lq is None:
-            return await self._run_with_callback(req)
-        # The completion goes to the loop's queue, drained by its reader: no
-        # library thread enters Python, and one wake-up settles every call
-        # that completed meanwhile.
-        fut: "asyncio.Future[Tuple[int, bytes]]" = loop.create_future()
-        tag = next_tag()
-        waiting = lq.waiting
-        waiting[tag] = fut
-        sess = self._session
-        try:
-            call_id = sess.start_queued(method, params, opts, lq.queue.handle, tag, handler)
-        except BaseException:
-            waiting.pop(tag, None)
-            raise
-        try:
-            status, data = await fut
-        except asyncio.CancelledError:
-            waiting.pop(tag, None)
-            sess.cancel(call_id)
-            raise
-        finally:
-            if handler is not None:
-                sess.finish_queued(call_id)
-        return result_of(status, data)
-
-    def _loop_queue(self, loop: asyncio.AbstractEventLoop) -> Optional[LoopQueue]:
-        lq = loop_queue(loop)
-        self._lq, self._lq_loop = lq, loop
-        return lq
-
-    async def _run_with_callback(self, req: Request) -> Any:
-        """_run for a loop that cannot watch a descriptor: completions come
-        through the done callback and call_soon_threadsafe."""
-        method, params, opts, handler = req
-        fut: "asyncio.Future[Tuple[int, bytes]]" = self._bind_loop().create_future()
-        settle = self._dispatcher.settle
-
-        def complete(call_id: int, status: int, data: bytes) -> None:
-            settle(fut, status, data)
-
-        call_id = self._session.start_call(method, params, opts, complete, handler)
-        try:
-            status, data = await fut
-        except asyncio.CancelledError:
-            self._session.cancel(call_id)
-            raise
-        return result_of(status, data)
+        return await self._caller.run(*req)
 
     # ------------------------------------------------------ typed helpers
 

@@ -8,6 +8,7 @@
     lemonmcp --config mcp.json tools                  (every server: files__read, ...)
     lemonmcp --config mcp.json call files__read path=/etc/hostname
     lemonmcp --config mcp.json servers
+    lemonmcp --config mcp.json search "create a github issue"
     lemonmcp --url https://example.com/mcp --json info
 
 KEY=VALUE arguments are typed by the tool's input schema (lemonmcp._cli_args).
@@ -52,6 +53,7 @@ from typing import IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, S
 
 from . import __version__
 from ._config import http_transport, stdio_transport
+from ._cli_search import run_search
 from ._cli_host import TerminalInput, denial_printer, elicitation_handler, review_printer, sampling_command_handler
 from ._cli_output import (
     _describe_resource,
@@ -248,6 +250,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="an argument already given (repeatable)")
     json_flag(co)
     json_flag(sub("servers", "with --config FILE and no --server: each server's state"))
+    se = sub("search", "with --config FILE and no --server: every server's tools ranked against QUERY")
+    se.add_argument("query", metavar="QUERY", help='what the tool should do, in a few words ("create a github issue")')
+    se.add_argument("--limit", metavar="N", type=int, default=10, help="at most N tools (1-100, default 10)")
+    json_flag(se)
     return parser
 
 
@@ -853,7 +859,7 @@ def _show_tool_result(
 # The commands that, with --config and no --server, run every server of the
 # file through one host (lemonmcp.Host): tools are listed as server__tool,
 # `call server__tool` routes, `servers` shows each server's state.
-HOST_COMMANDS = ("tools", "call", "servers")
+HOST_COMMANDS = ("tools", "call", "servers", "search")
 
 
 def _host_main(ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
@@ -893,6 +899,8 @@ def _host_main(ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             for name, s in sorted(servers.items()):
                 if s.get("state") not in ("ready", "disabled"):
                     err.write(f"{PROG}: server {name} is {s.get('state')}: {_one_line(s.get('last_error', ''))}\n")
+        if ns.command == "search":
+            return run_search(host, ns.query, ns.limit, out, err, as_json, width, PROG)
         if ns.command == "tools":
             tools = host.list_tools()
             if as_json:
@@ -948,6 +956,9 @@ def main(
     if ns.command == "servers":
         parser.print_usage(err)
         return fail(EXIT_USAGE, "servers needs --config FILE (without --server)")
+    if ns.command == "search":
+        parser.print_usage(err)
+        return fail(EXIT_USAGE, "search needs --config FILE (without --server)")
 
     try:
         target, transport = _transport(ns)

@@ -13,8 +13,6 @@ from ._base import (
     read_resource_result,
     read_tool_result,
 )
-from ._codec import result_of
-from ._queue import next_tag, thread_waiter
 from .types import (
     CallToolResult,
     CompleteResult,
@@ -143,32 +141,9 @@ class Client(ClientBase):
         return self._run((method, params, opts, handler))
 
     def _run(self, req: Request) -> Any:
-        method, params, opts, handler = req
-        # The completion goes to this thread's queue, and the thread waits
-        # in poll() on its descriptor: no library thread enters Python, and
-        # a signal interrupts the wait (Ctrl-C on the main thread). This is
-        # also cheaper than lmcp_client_call_sync on any thread (measured in
-        # bench/bench_call.py): ctypes then releases and retakes the GIL
-        # around a call that blocks in Go.
-        sess = self._session
-        sess.handle()  # a closed client, or a fork() child, is refused before any library call
-        waiter = thread_waiter()
-        tag = next_tag()
-        waiter.expect(tag)
-        try:
-            call_id = sess.start_queued(method, params, opts, waiter.queue.handle, tag, handler)
-        except BaseException:
-            waiter.forget(tag)
-            raise
-        try:
-            rec = waiter.wait(tag)
-        except BaseException:  # KeyboardInterrupt, or what a signal handler raised
-            sess.cancel(call_id)
-            raise
-        finally:
-            if handler is not None:
-                sess.finish_queued(call_id)
-        return result_of(rec[2], rec[3])
+        # See HandleSession.call_blocking: the calling thread waits in poll()
+        # on its completion queue, so Ctrl-C interrupts it.
+        return self._session.call_blocking(*req)
 
     # ------------------------------------------------------ typed helpers
 

@@ -12,7 +12,7 @@ exception a Python programmer would reach for first (``ValueError``,
 from __future__ import annotations
 
 import builtins
-from typing import Any, Dict, List, Mapping, Optional, Type
+from typing import Any, Callable, Dict, List, Mapping, Optional, Type
 
 __all__ = [
     "OK",
@@ -68,17 +68,23 @@ E_ABI_MISMATCH = -13
 E_INTERNAL = -14
 
 
+# The library is the only source of status names (lmcp_status_string). This
+# module imports nothing of the package, so that every module may import it:
+# _ffi hands the library's function over with use_status_names() as it loads
+# the library (it always has once ``lemonmcp`` is imported).
+_status_names: Callable[[int], str] = "status {}".format
+
+
+def use_status_names(names: Callable[[int], str]) -> None:
+    """Name statuses with ``names`` (``_ffi`` gives ``lmcp_status_string``)."""
+    global _status_names
+    _status_names = names
+
 
 def status_name(status: int) -> str:
     """The library's name for a status (``lmcp_status_string``: "timeout",
-    "denied by policy", ...). The library is the only source of these names;
-    before it is loaded (it always is once ``lemonmcp`` is imported) the
-    status is named by its number."""
-    try:
-        from . import _ffi  # _ffi imports this module: import on use
-    except ImportError:
-        return f"status {status}"
-    return _ffi.status_string(status)
+    "denied by policy", ...)."""
+    return _status_names(status)
 
 
 class LemonMCPError(Exception):

@@ -16,38 +16,44 @@ The host lives in the library (``lmcp_host``, see docs/host.md): servers are
 connected in parallel and supervised (a crashed server is restarted; the call
 in flight fails once with :class:`ClosedError`), tool lists are cached per
 server and refreshed on list_changed, and a server that fails never fails the
-others. Methods block the calling thread (the GIL is released meanwhile);
-``lemonmcp.aio.AsyncHost`` is the asyncio twin.
+others. Methods block the calling thread; a call waits in poll() on the
+thread's completion queue, so Ctrl-C interrupts it (and cancels it), as a
+:class:`lemonmcp.Client` call. ``lemonmcp.aio.AsyncHost`` is the asyncio
+twin.
+
+The host is built on the client's machinery (``_session``): one handle
+session with the same callback registry, completion queues, handler
+keywords (``sampling=``, ``elicitation=``, ``roots=``, ``on_event=``, ...)
+and error reporting; only the ``lmcp_host_*`` functions differ.
 """
 
 from __future__ import annotations
 
-import ctypes
-import itertools
 import json
 import os
-import threading
 from ctypes import byref, c_size_t, c_uint64, c_void_p
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Any, Callable, Dict, List, Mapping, Optional, Type, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 from . import _ffi
-from .errors import LemonMCPError
+from ._base import CALLBACK_KEYWORDS
+from ._codec import dumps
+from ._config import call_options, declare_handlers, use_host_token_store
+from ._dispatch import Callbacks, Dispatcher, RequestParams
+from ._ffi import lib, lib_held
+from ._session import HOST, HandleSession
+from ._tool_search import ToolSearchResult, parse_results, search_options
+from .errors import ClosedError, InvalidArgument, InvalidHandle, TimeoutError
 from .types import CallToolResult, Prompt, Resource, Tool
 
-__all__ = ["Host", "HostTool", "HostPrompt", "HostResource", "EventHandler", "RequestHandler"]
+__all__ = ["Host", "HostTool", "HostPrompt", "HostResource", "EventHandler", "RequestParams", "ToolSearchResult"]
 
 #: on_event(kind, payload): every server's events with payload["server"],
 #: and "list_changed" {"server", "list"}; runs on a library thread.
 EventHandler = Callable[[str, Dict[str, Any]], None]
-#: on_request(kind, payload) -> result dict: answers a server's request
-#: (sampling, elicitation, roots); payload["server"] names the server. Raise
-#: a LemonMCPError to refuse with its status.
-RequestHandler = Callable[[str, Dict[str, Any]], Mapping[str, Any]]
 
-_STATUS_INTERNAL = -14
-_STATUS_UNSUPPORTED = -10
+# What servers() reports of a server whose close is not over.
+_CLOSING_STATES = ("new", "connecting", "ready", "restarting")
 
 
 @dataclass
@@ -79,61 +85,109 @@ class HostResource(Resource):
     server: str = ""
 
 
-# The host's callbacks, by token. The C trampolines below are created once
-# and live as long as the module; a registration's entry goes when the
-# library runs its destroy, so no callback can reach a collected object.
-_registrations: Dict[int, Any] = {}
-_tokens = itertools.count(1)
-_reg_lock = threading.Lock()
+class HostSession(HandleSession):
+    """A host's session: an ``lmcp_host *``. A call names its server
+    (``target``), or none for a tool call: then ``method`` is the host's
+    name of the tool and ``params`` its arguments."""
 
+    def __init__(self, config: Mapping[str, Any], callbacks: Callbacks, dispatcher: Dispatcher) -> None:
+        blob = dumps(config, "config")
+        handle = _ffi.HostHandle()
+        lib.lmcp_host_new(blob, len(blob), byref(handle), c_void_p())
+        self.connected = False
+        super().__init__(handle, HOST, callbacks, dispatcher)
 
-def _register(obj: Any) -> int:
-    with _reg_lock:
-        token = next(_tokens)
-        _registrations[token] = obj
-        return token
+    def _call(
+        self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], done: Any, token: int, target: Optional[str]
+    ) -> int:
+        return self._host_call(lib.lmcp_host_call_tool, lib.lmcp_host_call, mb, pjson, ojson, (done, token), target)
 
+    def _call_queued(
+        self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], queue: Any, tag: int, target: Optional[str]
+    ) -> int:
+        return self._host_call(
+            lib_held.lmcp_host_call_tool_queued, lib_held.lmcp_host_call_queued, mb, pjson, ojson, (queue, tag), target
+        )
 
-def _lookup(ud: Optional[int]) -> Any:
-    with _reg_lock:
-        return _registrations.get(ud or 0)
+    def _host_call(
+        self,
+        tool_fn: Any,
+        server_fn: Any,
+        mb: bytes,
+        pjson: Optional[bytes],
+        ojson: Optional[bytes],
+        completion: Tuple[Any, Any],
+        target: Optional[str],
+    ) -> int:
+        """A tool call (no target: mb is the tool's name) or a call to the
+        target server; completion is (done, user_data) or (queue, tag)."""
+        cid = c_uint64()
+        plen = len(pjson) if pjson else 0
+        olen = len(ojson) if ojson else 0
+        if target is None:
+            tool_fn(self.handle(), mb, pjson, plen, ojson, olen, *completion, byref(cid), c_void_p())
+        else:
+            server_fn(self.handle(), target.encode(), mb, pjson, plen, ojson, olen, *completion, byref(cid), c_void_p())
+        return cid.value
 
+    def connect(self) -> None:
+        try:
+            lib.lmcp_host_connect(self.handle(), c_void_p())
+        except InvalidHandle as exc:
+            self._lost_race(exc)
+        self.connected = True
 
-def _destroy_fn(ud: Optional[int]) -> None:
-    with _reg_lock:
-        _registrations.pop(ud or 0, None)
+    def wait_ready_slice(self, ms: int) -> None:
+        """One bounded lmcp_host_wait_ready: returns once every server is
+        ready or has failed, raises TimeoutError naming those still
+        connecting."""
+        try:
+            lib.lmcp_host_wait_ready(self.handle(), ms, c_void_p())
+        except InvalidHandle as exc:
+            self._lost_race(exc)
 
+    def settled(self) -> bool:
+        """Every server is ready or has failed (a wait of 0 ms)."""
+        try:
+            self.wait_ready_slice(0)
+            return True
+        except TimeoutError:
+            return False
 
-def _on_event_fn(ud: Optional[int], kind: bytes, data: Optional[int], length: int) -> None:
-    handler = _lookup(ud)
-    if handler is None:
-        return
-    try:
-        payload = json.loads(ctypes.string_at(data, length)) if data else {}
-        handler(kind.decode("utf-8", "replace"), payload)
-    except Exception:  # a handler's bug must not unwind into the library
-        pass
+    def json_of(self, fn: Any) -> Any:
+        """What one of the host's JSON-returning functions returns
+        (lmcp_host_servers, lmcp_host_list_tools, ...), decoded."""
+        out = c_void_p()
+        length = c_size_t()
+        try:
+            fn(self.handle(), out, byref(length), c_void_p())
+        except InvalidHandle as exc:
+            self._lost_race(exc)
+        return _ffi.decode_json(_ffi.take_bytes(out, length.value))
 
+    def close_started(self, ms: int) -> bool:
+        """lmcp_host_close: True when every server's close finished within
+        ms (teardown otherwise goes on in the background)."""
+        if self._handle is None:
+            return True
+        self._closing = True
+        try:
+            lib.lmcp_host_close(self.handle(), ms, c_void_p())
+            return True
+        except TimeoutError:
+            return False
+        except (ClosedError, InvalidHandle):
+            return True  # already gone
 
-def _on_request_fn(ud: Optional[int], request_id: int, kind: bytes, data: Optional[int], length: int) -> None:
-    entry = _lookup(ud)
-    if entry is None:
-        return
-    host, handler = entry
-    try:
-        payload = json.loads(ctypes.string_at(data, length)) if data else {}
-        result = handler(kind.decode("utf-8", "replace"), payload)
-        body = json.dumps(dict(result)).encode()
-        host._respond(request_id, 0, body)
-    except LemonMCPError as exc:
-        host._respond(request_id, exc.status, None)
-    except Exception:
-        host._respond(request_id, _STATUS_INTERNAL, None)
-
-
-_destroy = _ffi.DESTROY_CB(_destroy_fn)
-_on_event = _ffi.EVENT_CB(_on_event_fn)
-_on_request = _ffi.HOST_REQUEST_CB(_on_request_fn)
+    def closing(self) -> bool:
+        """A server's close is not over yet."""
+        if self._handle is None:
+            return False
+        try:
+            servers = self.json_of(lib.lmcp_host_servers)
+        except ClosedError:
+            return False
+        return any(s.get("state") in _CLOSING_STATES for s in servers.values())
 
 
 def _load_config(config_or_path: Union[str, "os.PathLike[str]", Mapping[str, Any]]) -> Dict[str, Any]:
@@ -154,7 +208,126 @@ def _ms(seconds: Optional[float]) -> int:
     return -1 if seconds is None else int(seconds * 1000)
 
 
-class Host:
+_Item = TypeVar("_Item")
+
+#: A tool call as the session makes it: (tool name, arguments, options).
+ToolRequest = Tuple[str, Optional[Mapping[str, Any]], Dict[str, Any]]
+
+
+class HostBase:
+    """What :class:`Host` and :class:`lemonmcp.aio.AsyncHost` share:
+    construction, and the pure halves of the methods (building a request,
+    reading its result)."""
+
+    def __init__(
+        self,
+        config_or_path: Union[str, "os.PathLike[str]", Mapping[str, Any]],
+        tool_prefix: str = "always",
+        *,
+        ready_timeout: Optional[float] = 30.0,
+        **options: Any,
+    ) -> None:
+        config = _load_config(config_or_path)
+        if tool_prefix != "always" or "tool_prefix" not in config:
+            config["tool_prefix"] = tool_prefix
+        if "on_request" in options:
+            raise TypeError(
+                "on_request: a Host takes the Client's handler keywords instead "
+                "(sampling=, elicitation=, roots=, ...; params.server names the server)"
+            )
+        callbacks = Callbacks(**{k: options.pop(k) for k in CALLBACK_KEYWORDS if k in options})
+        for key, value in options.items():
+            dumps(value, key)  # a misspelt callback keyword is named here; the library judges the rest
+        config.update(options)
+        kinds = callbacks.kinds()
+        if kinds or callbacks.host_token_store:
+            # Every server may ask what the host answers.
+            defaults = config.get("defaults")
+            defaults = dict(defaults) if isinstance(defaults, Mapping) else {}
+            declare_handlers(defaults, kinds)
+            if callbacks.host_token_store:
+                use_host_token_store(defaults)
+            config["defaults"] = defaults
+        self.ready_timeout = ready_timeout
+        self._session = HostSession(config, callbacks, self._make_dispatcher())
+
+    def _make_dispatcher(self) -> Dispatcher:
+        return Dispatcher()
+
+    @property
+    def closed(self) -> bool:
+        """True once close() ran."""
+        return self._session.released
+
+    def _json(self, fn: Any) -> Any:
+        return self._session.json_of(fn)
+
+    def _servers(self) -> Dict[str, Dict[str, Any]]:
+        result: Dict[str, Dict[str, Any]] = self._json(lib.lmcp_host_servers)
+        return result
+
+    def _not_ready(self, timeout: Optional[float]) -> TimeoutError:
+        waiting = sorted(n for n, s in self._servers().items() if s.get("state") == "connecting")
+        return TimeoutError(f"after {timeout:g} s, still connecting: {', '.join(waiting) or '(none)'}")
+
+    # ------------------------------------------------------ request building
+
+    def _call_options(self, timeout: Optional[float], fail_if_restarting: bool) -> Dict[str, Any]:
+        o = call_options(timeout=timeout)
+        if fail_if_restarting:
+            o["fail_if_restarting"] = True
+        if self._session.callbacks.on_progress is not None:
+            o["progress"] = True
+        return o
+
+    def _tool_req(
+        self, name: str, arguments: Optional[Mapping[str, Any]], timeout: Optional[float], fail_if_restarting: bool
+    ) -> ToolRequest:
+        if not isinstance(name, str) or not name:
+            raise InvalidArgument("name: expected a tool name")
+        if arguments is not None and not isinstance(arguments, Mapping):
+            raise InvalidArgument(f"arguments: expected a dict, got {arguments!r}")
+        return name, arguments, self._call_options(timeout, fail_if_restarting)
+
+    @staticmethod
+    def _check_server(server: str) -> str:
+        if not isinstance(server, str) or not server:
+            raise InvalidArgument("server: expected a server name")
+        return server
+
+    def _search(self, query: str, limit: Optional[int], servers: Optional[Sequence[str]]) -> List[ToolSearchResult]:
+        if not isinstance(query, str):
+            raise TypeError("search_tools: query must be a str")
+        opts = search_options(limit, servers)
+        q = query.encode()
+
+        def search(handle: Any, out: Any, length: Any, err: Any) -> Any:
+            return lib.lmcp_host_search_tools(handle, q, opts or None, len(opts), out, length, err)
+
+        return parse_results(self._json(search))
+
+    # ------------------------------------------------------ result readers
+
+    @staticmethod
+    def _tools(doc: Any) -> List[HostTool]:
+        return [HostTool.from_host_json(t) for t in doc.get("tools", [])]
+
+    @staticmethod
+    def _prompts(doc: Any) -> List[HostPrompt]:
+        return _with_server(doc, "prompts", Prompt.from_json, HostPrompt)
+
+    @staticmethod
+    def _resources(doc: Any) -> List[HostResource]:
+        return _with_server(doc, "resources", Resource.from_json, HostResource)
+
+
+def _with_server(doc: Any, key: str, read: Callable[[Any], Any], make: Callable[..., _Item]) -> List[_Item]:
+    """The entries of doc[key], each read as a client's entry and made into
+    its host twin with ``server``."""
+    return [make(**{**read(x).__dict__, "server": str(x.get("server", ""))}) for x in doc.get(key, [])]
+
+
+class Host(HostBase):
     """Many named MCP servers from one ``mcpServers`` configuration.
 
     ``config_or_path`` is a dict, a JSON text, or the path of a JSON file
@@ -162,59 +335,46 @@ class Host:
     ``tool_prefix``: ``"always"`` (``server__tool``), ``"on_collision"`` or
     ``"never"``; the file's own value is kept when the argument is left at
     its default. Other keyword options are top-level host fields
-    (``defaults={...}``). ``on_event`` and ``on_request`` are optional
-    handlers (see :data:`EventHandler`, :data:`RequestHandler`).
+    (``defaults={...}``) and the callbacks of :class:`lemonmcp.Client`:
+    ``on_event(kind, payload)`` (every server's events, with
+    ``payload["server"]``, and "list_changed"), ``on_log``,
+    ``on_notification``, ``on_progress``, ``on_closed``; and the handlers of
+    the servers' requests, ``sampling(params)``, ``elicitation(params)``,
+    ``roots`` (a list, or a callable), ``review``, ``authorize``,
+    ``token_store``: each is declared under ``defaults.handlers`` so every
+    server may ask, and ``params.server`` names the server that asked (see
+    :class:`RequestParams`). As for a client, event callbacks run on a
+    library thread, each host request on a thread of its own; what a
+    callback raises is logged (logger "lemonmcp") and a handler's exception
+    becomes an error reply to the server.
 
     Entering the context connects and waits up to ``ready_timeout`` seconds
     for every server to be ready or to fail; leaving it closes and frees.
+    A host that is never closed is freed when it is garbage collected.
     """
-
-    def __init__(
-        self,
-        config_or_path: Union[str, "os.PathLike[str]", Mapping[str, Any]],
-        tool_prefix: str = "always",
-        *,
-        on_event: Optional[EventHandler] = None,
-        on_request: Optional[RequestHandler] = None,
-        ready_timeout: Optional[float] = 30.0,
-        **options: Any,
-    ) -> None:
-        config = _load_config(config_or_path)
-        if tool_prefix != "always" or "tool_prefix" not in config:
-            config["tool_prefix"] = tool_prefix
-        config.update(options)
-        raw = json.dumps(config).encode()
-        handle = _ffi.HostHandle()
-        err = c_void_p()
-        _ffi.lib.lmcp_host_new(raw, len(raw), byref(handle), err)
-        self._h: Any = handle
-        self._lock = threading.Lock()
-        self._freed = False
-        self._connected = False
-        self.ready_timeout = ready_timeout
-        if on_event is not None:
-            token = _register(on_event)
-            _ffi.lib.lmcp_host_set_event_handler(self._h, _on_event, c_void_p(token), _destroy, c_void_p())
-        if on_request is not None:
-            token = _register((self, on_request))
-            _ffi.lib.lmcp_host_set_host_request_handler(self._h, _on_request, c_void_p(token), _destroy, c_void_p())
 
     # ------------------------------------------------------------ lifecycle
 
     def connect(self) -> "Host":
         """Start every enabled server in parallel (returns once started)."""
-        _ffi.lib.lmcp_host_connect(self._handle(), c_void_p())
-        self._connected = True
+        self._session.connect()
         return self
 
     def wait_ready(self, timeout: Optional[float] = None) -> None:
         """Wait until every enabled server is ready or has failed once
-        (:class:`TimeoutError` names those still connecting)."""
-        _ffi.lib.lmcp_host_wait_ready(self._handle(), _ms(timeout), c_void_p())
+        (:class:`TimeoutError` names those still connecting). Ctrl-C
+        interrupts the wait."""
+        sess = self._session
+        sess.wait_sliced(
+            sess.wait_ready_slice,
+            timeout,
+            lambda: True,
+            lambda: self._not_ready(timeout),
+        )
 
     def __enter__(self) -> "Host":
         try:
-            if not self._connected:
+            if not self._session.connected:
                 self.connect()
             self.wait_ready(self.ready_timeout)
         except BaseException:
@@ -222,76 +382,49 @@ class Host:
             raise
         return self
 
-    def __exit__(
-        self,
-        exc_type: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def close(self, timeout: Optional[float] = None) -> None:
         """Close every server (processes reaped) and release the host.
         Idempotent."""
-        with self._lock:
-            if self._freed:
-                return
-            self._freed = True
+        sess = self._session
+        if sess.released:
+            return
         try:
-            _ffi.lib.lmcp_host_close(self._h, _ms(timeout), c_void_p())
+            sess.close_started(_ms(timeout))
         finally:
-            _ffi.lib.lmcp_host_free(self._h)
-
-    def __del__(self) -> None:  # pragma: no cover - best effort
-        if not getattr(self, "_freed", True):
-            self._freed = True
-            _ffi.lib.lmcp_host_free(self._h)
-
-    def _handle(self) -> Any:
-        if self._freed:
-            # The library answers a freed handle with InvalidHandle too; this
-            # says why.
-            from .errors import InvalidState
-
-            raise InvalidState("the host is closed")
-        return self._h
+            sess.release()
 
     # ------------------------------------------------------------- queries
 
-    def _json(self, fn: Any) -> Any:
-        out = c_void_p()
-        length = c_size_t()
-        fn(self._handle(), out, byref(length), c_void_p())
-        return _ffi.decode_json(_ffi.take_bytes(out, length.value))
-
     def servers(self) -> Dict[str, Dict[str, Any]]:
         """Each server: {"state", "restarts", "enabled", "era"?,
-        "protocol_version"?, "transport"?, "last_error"?}."""
-        result: Dict[str, Dict[str, Any]] = self._json(_ffi.lib.lmcp_host_servers)
-        return result
+        "protocol_version"?, "transport"?, "last_error"?}. Never blocks."""
+        return self._servers()
 
     def list_tools(self) -> List[HostTool]:
         """Every ready server's tools, named by ``tool_prefix``."""
-        doc = self._json(_ffi.lib.lmcp_host_list_tools)
-        return [HostTool.from_host_json(t) for t in doc.get("tools", [])]
+        return self._tools(self._json(lib.lmcp_host_list_tools))
 
     def list_prompts(self) -> List[HostPrompt]:
         """Every ready server's prompts, each with ``.server``."""
-        doc = self._json(_ffi.lib.lmcp_host_list_prompts)
-        out = []
-        for p in doc.get("prompts", []):
-            base = Prompt.from_json(p)
-            out.append(HostPrompt(**{**base.__dict__, "server": str(p.get("server", ""))}))
-        return out
+        return self._prompts(self._json(lib.lmcp_host_list_prompts))
 
     def list_resources(self) -> List[HostResource]:
         """Every ready server's resources, each with ``.server``."""
-        doc = self._json(_ffi.lib.lmcp_host_list_resources)
-        out = []
-        for r in doc.get("resources", []):
-            base = Resource.from_json(r)
-            out.append(HostResource(**{**base.__dict__, "server": str(r.get("server", ""))}))
-        return out
+        return self._resources(self._json(lib.lmcp_host_list_resources))
+
+    def search_tools(
+        self, query: str, *, limit: Optional[int] = None, servers: Optional[Sequence[str]] = None
+    ) -> List[ToolSearchResult]:
+        """Rank every ready server's tools against ``query`` (a few words:
+        "create a github issue"): at most ``limit`` (default 10, at most 100)
+        results, best first, only ``servers``' tools when given. Each result's
+        ``name`` is callable with :meth:`call_tool`. An empty query, one of
+        only common words, or a bad option raises :class:`InvalidArgument`; an
+        unknown server :class:`NotFound`."""
+        return self._search(query, limit, servers)
 
     # --------------------------------------------------------------- calls
 
@@ -303,15 +436,10 @@ class Host:
         timeout: Optional[float] = None,
         fail_if_restarting: bool = False,
     ) -> CallToolResult:
-        """Call a tool by the name :meth:`list_tools` gives it."""
-        args = json.dumps(dict(arguments or {})).encode()
-        opts = self._options(timeout, fail_if_restarting)
-        out = c_void_p()
-        length = c_size_t()
-        _ffi.lib.lmcp_host_call_tool_sync(
-            self._handle(), name.encode(), args, len(args), opts, len(opts), out, byref(length), c_void_p()
-        )
-        return CallToolResult.from_json(_ffi.decode_json(_ffi.take_bytes(out, length.value)))
+        """Call a tool by the name :meth:`list_tools` gives it. Ctrl-C
+        cancels the call and raises KeyboardInterrupt."""
+        name, args, opts = self._tool_req(name, arguments, timeout, fail_if_restarting)
+        return CallToolResult.from_json(self._session.call_blocking(name, args, opts))
 
     def call(
         self,
@@ -322,28 +450,5 @@ class Host:
         timeout: Optional[float] = None,
     ) -> Any:
         """Send any request to one named server; returns the result JSON."""
-        body = json.dumps(dict(params)).encode() if params is not None else b""
-        opts = self._options(timeout, False)
-        out = c_void_p()
-        length = c_size_t()
-        _ffi.lib.lmcp_host_call_sync(
-            self._handle(), server.encode(), method.encode(), body or None, len(body), opts, len(opts), out, byref(length), c_void_p()
-        )
-        return _ffi.decode_json(_ffi.take_bytes(out, length.value))
-
-    @staticmethod
-    def _options(timeout: Optional[float], fail_if_restarting: bool) -> bytes:
-        o: Dict[str, Any] = {}
-        if timeout is not None:
-            o["timeout_ms"] = int(timeout * 1000)
-        if fail_if_restarting:
-            o["fail_if_restarting"] = True
-        return json.dumps(o).encode() if o else b""
-
-    def _respond(self, request_id: int, status: int, body: Optional[bytes]) -> None:
-        if self._freed:
-            return
-        try:
-            _ffi.lib.lmcp_host_respond(self._h, c_uint64(request_id), status, body, len(body or b""), c_void_p())
-        except LemonMCPError:
-            pass  # expired, or its server restarted: nothing to answer
+        opts = self._call_options(timeout, False)
+        return self._session.call_blocking(method, params, opts, None, self._check_server(server))

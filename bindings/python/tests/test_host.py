@@ -68,7 +68,7 @@ def test_host_lifecycle(fixture_path: str) -> None:
         assert _wait(lambda: host.servers()["alpha"]["state"] == "ready" and host.servers()["alpha"]["restarts"] == 1)
         assert host.call_tool("alpha__echo", {"text": "back"}).text == "back"
         assert _wait(lambda: any(k == "restarting" and p.get("server") == "alpha" for k, p in events))
-    with pytest.raises(lemonmcp.InvalidState):
+    with pytest.raises(lemonmcp.ClosedError, match="the host is closed"):
         host.list_tools()
     host.close()  # idempotent
 
@@ -92,16 +92,18 @@ def test_host_config_errors() -> None:
 
 
 def test_host_requests_carry_the_server(fixture_path: str) -> None:
+    # The Client's handler keywords; the handler is declared to every
+    # server (defaults.handlers) and its params name the server that asked.
     seen: List[str] = []
 
-    def answer(kind: str, payload: Dict[str, Any]) -> Dict[str, Any]:
-        seen.append(f"{kind} {payload['server']}")
-        return {"action": "accept", "content": {"name": payload["server"]}}
+    def elicitation(params: Any) -> Dict[str, Any]:
+        seen.append(f"{params['message']} {params.server}")
+        return {"action": "accept", "content": {"name": params.server}}
 
-    cfg = {"defaults": {"handlers": {"elicitation": {}}}, "mcpServers": {"a": {"command": fixture_path}, "b": {"command": fixture_path}}}
-    with lemonmcp.Host(cfg, on_request=answer) as host:
+    cfg = {"mcpServers": {"a": {"command": fixture_path}, "b": {"command": fixture_path}}}
+    with lemonmcp.Host(cfg, elicitation=elicitation) as host:
         assert "b" in host.call_tool("b__elicit", {"message": "who?"}).text
-    assert seen == ["elicitation b"]
+    assert seen == ["who? b"]
 
 
 def test_async_host(fixture_path: str) -> None:

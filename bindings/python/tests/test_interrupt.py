@@ -100,3 +100,59 @@ def test_ctrl_c_during_wait_ready(fixture_path: str) -> None:
     assert "caught KeyboardInterrupt connecting" in out
     assert "closed closed" in out
     assert elapsed < 15
+
+
+CHILD_HOST = r"""
+import sys
+import lemonmcp
+
+fixture, log = sys.argv[1], sys.argv[2]
+announced = []
+
+def progress(p):
+    if not announced:
+        announced.append(p)
+        print("in flight", flush=True)
+
+cfg = {"mcpServers": {"a": {"command": fixture, "args": ["-log-file", log], "timeouts": {"call_ms": 60000}}}}
+with lemonmcp.Host(cfg, on_progress=progress, ready_timeout=15) as host:
+    try:
+        host.call_tool("a__slow", {"ms": 30000, "steps": 300})
+        print("call finished?!", flush=True)
+    except KeyboardInterrupt:
+        print("caught KeyboardInterrupt", flush=True)
+    print("echo:", host.call_tool("a__echo", {"text": "after the interrupt"}).text, flush=True)
+"""
+
+CHILD_HOST_CONNECT = r"""
+import sys
+import lemonmcp
+
+host = lemonmcp.Host({"mcpServers": {"a": {"command": sys.argv[1], "args": ["-no-init"], "timeouts": {"ready_ms": 60000}}}})
+host.connect()
+try:
+    print("connecting", flush=True)
+    host.wait_ready()
+except KeyboardInterrupt:
+    print("caught KeyboardInterrupt", host.servers()["a"]["state"], flush=True)
+host.close(timeout=5)
+print("closed", host.closed, flush=True)
+"""
+
+
+def test_ctrl_c_cancels_a_host_call_and_the_host_stays_usable(fixture_path: str, tmp_path: Any) -> None:
+    log = str(tmp_path / "stdin.log")
+    out, err, rc, _ = _interrupt(CHILD_HOST, [fixture_path, log], "in flight")
+    assert rc == 0, err
+    assert "caught KeyboardInterrupt" in out
+    assert "echo: after the interrupt" in out
+    assert "call finished" not in out
+    with open(log) as f:
+        assert "notifications/cancelled" in f.read()
+
+
+def test_ctrl_c_during_a_host_wait_ready(fixture_path: str) -> None:
+    out, err, rc, _ = _interrupt(CHILD_HOST_CONNECT, [fixture_path], "connecting")
+    assert rc == 0, err
+    assert "caught KeyboardInterrupt connecting" in out
+    assert "closed True" in out

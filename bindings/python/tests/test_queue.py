@@ -270,7 +270,7 @@ def test_one_queue_per_loop_and_none_left_behind(fixture_path: str) -> None:
         ) as b:
             ra, rb = await asyncio.gather(a.call_tool("echo", {"text": "a"}), b.call_tool("echo", {"text": "b"}))
             assert (ra.text, rb.text) == ("a", "b")
-            assert a._lq is b._lq is _queue.loop_queue(asyncio.get_running_loop())
+            assert a._caller._lq is b._caller._lq is _queue.loop_queue(asyncio.get_running_loop())
 
     for _ in range(3):
         run(main)

@@ -27,7 +27,7 @@ defmodule LemonMCP.Client do
     * `:env` — extra environment variables (keyword list or map)
     * `:env_inherit` — `:minimal` (the default: `PATH`, `HOME`, `USER`,
       `LANG`, ... only) or `:all` (the whole environment of the VM, as the
-      seed library did)
+      `lemon_mcp` library this one replaces passed)
     * `:cwd`, `:stderr` (`:capture` | `:merge` | `:discard`)
     * `:client_name`, `:client_version` — `clientInfo` (`"lemon-mcp"`,
       the library's version)
@@ -44,7 +44,8 @@ defmodule LemonMCP.Client do
     * `:protocol_mode` — `"auto"` (the default), `"legacy"` or `"modern"`
       (protocol.mode);
       `:protocol_tasks` — `true` to take part in the tasks extension
-      (docs/modern.md)
+      (`io.modelcontextprotocol/tasks`: a tool call the server runs as a
+      task is still one call, answered when the task ends)
     * `:subscriber` — a pid that receives events (see `subscribe/3`)
     * `:name` — a name to register the client process under
 

@@ -2,13 +2,20 @@ defmodule LemonMCP.Host do
   @moduledoc """
   Many named MCP servers behind one process, from an `mcpServers`
   configuration (the format of Claude Desktop, Claude Code, Cursor and VS
-  Code files; see `docs/host.md` for every field):
+  Code files), a path to one or the decoded map:
 
       {:ok, h} = LemonMCP.Host.start_link("mcp.json")
       :ok = LemonMCP.Host.await_ready(h, 30_000)
       {:ok, tools} = LemonMCP.Host.list_tools(h)       # "files__read_file", ... with "server"
       {:ok, content} = LemonMCP.Host.call_tool(h, "files__read_file", %{path: "/tmp/x"})
       {:ok, %{"files" => %{"state" => "ready", "restarts" => 0}}} = LemonMCP.Host.servers(h)
+
+  Each server is a command (`command`, `args`, `env`, `cwd`) or a URL
+  (`url`, `headers`, `type`); `tools` (`%{"allow" => globs, "deny" =>
+  globs}`) filters its tools, `enabled: false` keeps it configured but never
+  started, `restart` tunes its supervision, and `${VAR}` / `${VAR:-default}`
+  in any string come from the environment. An unknown or invalid field is an
+  error naming it (`config.mcpServers.<name>.<field>`).
 
   The process owns one `lmcp_host` of `liblemonmcp.so`: the servers are
   connected in parallel and supervised by the library (a crashed server is
@@ -95,6 +102,49 @@ defmodule LemonMCP.Host do
   @doc "Every ready server's resources, each with `\"server\"`."
   @spec list_resources(host()) :: {:ok, [map()]} | {:error, term()}
   def list_resources(host), do: list(host, :resources, "resources")
+
+  @doc """
+  Ranks every ready server's tools against `query` (a few words: "create a
+  github issue"): `{:ok, results}`, best first, each
+  `%{"name" => host_name, "server" => server, "score" => float, "tool" => tool}`
+  where `"name"` is what `call_tool/4` takes and `"tool"` the whole tool as
+  `list_tools/1` gives it. `opts`: `:limit` (1..100, default 10), `:servers`
+  (a list of server names). A query that is empty or only common words, or a
+  bad option, is `{:error, {:invalid_argument, message}}`; an unknown server
+  `{:error, {:not_found, message}}`.
+
+  With the configuration's `"deferred_tools"`, `list_tools/1` lists only the
+  tools always loaded and `"search_tools"`, which `call_tool/4` answers in
+  the library with the matching tools' definitions.
+  """
+  @spec search_tools(host(), String.t(), keyword()) :: {:ok, [map()]} | {:error, term()}
+  def search_tools(host, query, opts \\ []) when is_binary(query) do
+    with {:ok, o} <- search_options(opts),
+         {:ok, doc} <- lib(host, &NIF.host_search_tools(&1, query, o)) do
+      {:ok, doc["results"] || []}
+    end
+  end
+
+  # The values' ranges are the library's to check (it names a bad one); the
+  # types are checked here, so that encoding them cannot fail.
+  defp search_options(opts) do
+    limit = opts[:limit]
+    servers = opts[:servers]
+
+    cond do
+      limit != nil and not is_integer(limit) ->
+        {:error, {:invalid_argument, "search_tools: :limit must be an integer"}}
+
+      servers != nil and not (is_list(servers) and Enum.all?(servers, &is_binary/1)) ->
+        {:error, {:invalid_argument, "search_tools: :servers must be a list of server names (strings)"}}
+
+      true ->
+        o = %{}
+        o = if limit, do: Map.put(o, "limit", limit), else: o
+        o = if servers, do: Map.put(o, "servers", servers), else: o
+        {:ok, if(o == %{}, do: nil, else: o)}
+    end
+  end
 
   @doc """
   Calls a tool by the name `list_tools/1` gives it: `{:ok, content}`, or

@@ -131,4 +131,7 @@ defmodule LemonMCP.NIF do
 
   @spec host_free(host()) :: :ok
   def host_free(_host), do: :erlang.nif_error(:not_loaded)
+
+  @spec host_search_tools(host(), binary(), map() | nil) :: {:ok, map()} | lib_error() | {:error, term()}
+  def host_search_tools(_host, _query, _options), do: :erlang.nif_error(:not_loaded)
 end

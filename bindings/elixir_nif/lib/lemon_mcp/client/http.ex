@@ -8,8 +8,9 @@ defmodule LemonMCP.Client.HTTP do
   Options: `:url` (required), `:headers` (a list of `{name, value}` or a
   map), `:oauth`, `:oauth_token_cache` (below), and the options every client
   has (`:client_name`, `:client_version`, `:capabilities`, `:timeout_ms`,
-  `:ready_timeout_ms`, `:subscriber`, `:name`, ...). As in the seed,
-  `start_link/1` returns once the handshake is done, bounded by `:timeout`
+  `:ready_timeout_ms`, `:subscriber`, `:name`, ...). As in the `lemon_mcp`
+  library this one replaces, `start_link/1` returns once the handshake is
+  done, bounded by `:timeout`
   (which also becomes the library's handshake bound unless
   `:ready_timeout_ms` is given), and fails with its error — a server that
   wants authorization that could not be obtained gives
@@ -34,7 +35,8 @@ defmodule LemonMCP.Client.HTTP do
       them the library may use dynamic registration)
     * `:client_issuer` — the issuer `client_id` is registered with
     * `:token_auth_method` — `:client_secret_post` (`:post`, `"post"`; the
-      seed's default whenever a secret is given), `:client_secret_basic`
+      default whenever a secret is given, as in the library this one
+      replaces), `:client_secret_basic`
       (`:basic`, `"basic"`), `:none`, `:private_key_jwt`, or `:auto` (the
       library chooses from the server's metadata)
     * `:scope` (a space-separated string) or `:scopes` (a list) — requested
@@ -55,8 +57,9 @@ defmodule LemonMCP.Client.HTTP do
       `{:ok, %{code: code, state: state}}` (string keys too; `:iss` when
       the server sent one), `{:ok, %{redirect_url: url}}` (the whole
       redirect URL, query included), or `{:ok, %{error: e, state: state}}`.
-      **Unlike the seed, every answer must carry the state** (which the
-      library then checks against the request's): the seed accepted
+      **Every answer must carry the state** (which the library then checks
+      against the request's): the `lemon_mcp` library this one replaces
+      accepted
       `{:ok, "code"}` and a bare `"code"` without any state check; here
       they, a map without `:state`, `{:error, _}`, anything else, and a
       raise or throw fail the authorization, so the start (or the call)
@@ -71,7 +74,7 @@ defmodule LemonMCP.Client.HTTP do
 
   ## Token cache (`:oauth_token_cache`)
 
-  `[load: fun/0, save: fun/1]` (or a bare loader; or the seed's
+  `[load: fun/0, save: fun/1]` (or a bare loader; or the older
   `:oauth_token_loader` / `:oauth_token_persister`): tokens go through the
   host instead of living in the library only.
 

@@ -8,7 +8,7 @@ defmodule LemonMCP.Client.SSE do
   Options: `:url` (required: the SSE stream), `:headers` (a list of `{name, value}` or a
   map), and the options every client has (`:client_name`,
   `:client_version`, `:capabilities`, `:timeout_ms`, `:ready_timeout_ms`,
-  `:subscriber`, `:name`, ...). As in the seed, `start_link/1` returns once the handshake is done (bounded by `:timeout`), and fails with its error.
+  `:subscriber`, `:name`, ...). As in the `lemon_mcp` library this one replaces, `start_link/1` returns once the handshake is done (bounded by `:timeout`), and fails with its error.
 
   It needs a library built with the legacy SSE transport
   (`"sse"` in `LemonMCP.features()["transports"]`); otherwise

@@ -76,7 +76,7 @@ func (c *Client) onServerRequest(env *envelope) {
 // the host receives.
 func (c *Client) askHost(kind string, req *serverRequest, payload []byte, onAnswer func(Status, []byte) *Error, onExpire func()) {
 	reg := c.hosts.Load()
-	if reg == nil || reg.host == nil {
+	if reg == nil || reg.Handler == nil {
 		c.replyError(req, codeInternal, "the client has no handler for "+req.method, nil)
 		return
 	}
@@ -100,17 +100,17 @@ func (c *Client) askHost(kind string, req *serverRequest, payload []byte, onAnsw
 }
 
 // callHost runs the host-request callback through the client's gate (see
-// deliverer); false when the client is being freed and it did not run.
-func (c *Client) callHost(reg *registration, id uint64, kind string, payload []byte) bool {
-	if !c.out.enter() {
+// deliver.go); false when the client is being freed and it did not run.
+func (c *Client) callHost(reg *hostRegistration, id uint64, kind string, payload []byte) bool {
+	if !c.out.Enter() {
 		return false
 	}
-	defer c.out.exit()
-	if !reg.enter() {
+	defer c.out.Exit()
+	if !reg.Enter() {
 		return false
 	}
-	defer reg.exit()
-	reg.host(id, kind, payload)
+	defer reg.Exit()
+	reg.Handler(id, kind, payload)
 	return true
 }
 

@@ -53,7 +53,7 @@ func (f *listenFilter) empty() bool {
 type listenState struct {
 	lists    listenFilter           // the list changes asked for (from the server's capabilities)
 	uris     []string               // resources the host subscribed to
-	tasks    []string               // tasks awaited (tasks.go)
+	tasks    []string               // tasks awaited (modern_tasks.go)
 	awaiting map[string]*call       // the call following each awaited task
 	live     map[int64]*call        // open listens by request id (= subscription id)
 	current  int64                  // the newest listen's id, 0 when none

@@ -1,0 +1,16 @@
+# The README stays true (tests/readme/).
+#   make test-readme   extracts every example of README.md and runs it as the program it is (Python, the
+#                      command line, C, C++, Elixir as a mix application depending on the binding by path)
+#                      against @modelcontextprotocol/server-everything, the server the examples name; and
+#                      holds the README's feature list (against lmcp_features) and layout table, and each
+#                      doc.go's file map, against the tree
+#   make test-readme READMEARGS="-k tree"   only the tree checks (no server, a second)
+
+READMEARGS ?=
+
+.PHONY: test-readme
+TEST_SUITES += test-readme
+
+test-readme: lib python-dev python-setup elixir-setup everything-setup
+	cd $(ROOT)/tests/readme && PYTHONPATH=$(PY_DIR):. PYTHONDONTWRITEBYTECODE=1 \
+	  $(PYTHON) -m pytest -q -p no:cacheprovider $(READMEARGS) test_tree.py test_snippets.py
