@@ -203,6 +203,11 @@ func TestFreeFromOwnCallback(t *testing.T) {
 			var freeing atomic.Bool // not sync.Once: the completions FreeFrom runs call free again
 			var w freeWatch
 			freedIn := make(chan [2]int32, 1)
+			// The calls below are started in a loop; a progress event of the
+			// first can arrive before the third is started, and freeing then
+			// would fail the later Call. The event callback frees only once
+			// all three are accepted (the server keeps sending progress).
+			var allAccepted atomic.Bool
 			free := func() {
 				if freeing.CompareAndSwap(false, true) {
 					c.FreeFrom(FreeCaller{Callbacks: 1, Delivering: true})
@@ -210,7 +215,7 @@ func TestFreeFromOwnCallback(t *testing.T) {
 				}
 			}
 			c.SetEventHandler(func(kind string, _ []byte) {
-				if tc.which == "event" && kind == "progress" {
+				if tc.which == "event" && kind == "progress" && allAccepted.Load() {
 					free()
 				}
 			}, func() { w.destroys.Add(1) })
@@ -223,6 +228,7 @@ func TestFreeFromOwnCallback(t *testing.T) {
 				})
 				require.Nil(t, errOrNil(err))
 			}
+			allAccepted.Store(true)
 			if tc.which == "done" {
 				_, _ = s.waitFor(func(m wireMsg) bool { return m.Method == "tools/call" })
 				id := c.nextCallID.Load()

@@ -178,8 +178,15 @@ func (c *Client) onInitialize(offered string, tried []string, result []byte, err
 		if c.deferInitFailure(err) {
 			return // the server/discover probe may still answer
 		}
+		if held := c.takeHeldDiscover(true); held != nil && err.Status != StatusClosed {
+			held() // the server refused initialize: the probe's era stands
+			return
+		}
 		c.failHandshake(err)
 		return
+	}
+	if c.takeHeldDiscover(false) != nil {
+		c.logf("info", "the server answered initialize after server/discover on the same connection, so it serves this connection in the legacy era")
 	}
 	c.mu.Lock()
 	handshaking := c.handshakingLocked()

@@ -31,6 +31,15 @@ type probeState struct {
 	initErr *Error // initialize failed while the probe was pending
 	timer   *time.Timer
 	call    *call // the first probe, withdrawn when initialize wins
+	// On a transport without per-message headers (stdio) the server picks
+	// the era per connection, and it reads the race's initialize after the
+	// server/discover it has answered: a dual-era server (the TypeScript
+	// SDK v2's serveStdio) then serves the connection in the legacy era.
+	// A probe that wins there waits in held for initialize's answer, which
+	// decides: success means legacy, failure means the held probe's era.
+	held         func()
+	initAnswered bool // initialize's final answer has come
+	initFailed   bool // ... and it was an error
 }
 
 func isModern(version string) bool { return version >= "2026-07-28" }
@@ -182,6 +191,42 @@ func (c *Client) onDiscover(offered string, tried []string, result []byte, err *
 		c.onDiscoverError(offered, tried, err)
 		return
 	}
+	if racing && initErr == nil && !c.headers && c.holdDiscover(func() { c.onDiscoverResult(offered, result) }) {
+		return
+	}
+	c.onDiscoverResult(offered, result)
+}
+
+// holdDiscover keeps a winning probe's continuation until the race's
+// initialize has answered on a connection-scoped transport (see
+// probeState.held). It reports false when the probe decides now: the
+// initialize has failed already.
+func (c *Client) holdDiscover(cont func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != StateConnecting {
+		return true
+	}
+	if !c.probe.initAnswered {
+		c.probe.held = cont
+		return true
+	}
+	return !c.probe.initFailed // a successful initialize decides (legacy)
+}
+
+// takeHeldDiscover records initialize's final answer and returns the probe
+// continuation held for it, if any.
+func (c *Client) takeHeldDiscover(failed bool) func() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.probe.initAnswered, c.probe.initFailed = true, failed
+	held := c.probe.held
+	c.probe.held = nil
+	return held
+}
+
+// onDiscoverResult takes a DiscoverResult: the version, then ready.
+func (c *Client) onDiscoverResult(offered string, result []byte) {
 	var res discoverResult
 	if uerr := jsonx.Unmarshal(result, &res); uerr != nil || res.SupportedVersions == nil {
 		c.legacyOrFail(Errorf(StatusProtocol, "the server's server/discover result is malformed (no supportedVersions)"))

@@ -76,9 +76,19 @@ else
 fi
 
 # 2. System prefix.
+# /usr/local is shared by every clone on the machine: a second run checking
+# "nothing installed" while the first is between its install and uninstall
+# would install over it, and one run's uninstall would pull the library from
+# under the other's build and ldconfig checks. A lock serializes this section
+# across runs, and the section undoes its own install before releasing it (so
+# the EXIT trap never uninstalls what another run has since installed).
 sys=/usr/local
+sys_lock=/tmp/lemonmcp-test-install-usr-local.lock
+exec 9>"$sys_lock"
 if [ "$(id -u)" != 0 ]; then
   echo "note install: not root, the $sys install (ldconfig) was not tried"
+elif ! flock -w 900 9; then
+  fail "system: another test-install held $sys_lock for 15 minutes"
 elif [ -e "$sys/lib/$SONAME" ] || [ -e "$sys/lib/pkgconfig/lemonmcp.pc" ]; then
   echo "note install: a lemonmcp is already installed in $sys; the system install was not tried"
 else
@@ -95,7 +105,9 @@ else
       else pass "system prefix $sys (ldconfig, no rpath; uninstall removes it)"; fi
     fi
   fi
+  $MAKE --no-print-directory uninstall PREFIX=$sys >/dev/null 2>&1; system_installed=
 fi
+exec 9>&- # releases the lock; section 3 (the BEAM) must not inherit it
 # 3. The Elixir project, copied out of the repository, builds its NIF against
 #    the scratch prefix's library found through pkg-config, and runs.
 if ! command -v mix >/dev/null; then

@@ -98,6 +98,20 @@ func checkSDKv2(t *testing.T, command, script string) {
 			})
 			require.Nil(t, errOrNil(c.WaitReady(30*time.Second)))
 			gotEra, version := era(t, c)
+			if mode == "auto" && gotEra == "legacy" {
+				// The server took longer than the probe grace to answer
+				// server/discover (node starting on a loaded machine), the
+				// client sent initialize alongside it, and a dual-era
+				// server then serves the connection in the legacy era: the
+				// client follows the server (core/modern_discover.go,
+				// probeState.held). The connection works in that era; the
+				// listen, subscribe and cache checks below are the modern
+				// era's (this fixture serves no resources/subscribe in the
+				// legacy era).
+				require.True(t, strings.HasPrefix(version, "2025-"), version)
+				require.Equal(t, "ok", toolText(t, c, "touch", `{}`))
+				return
+			}
 			require.Equal(t, "modern", gotEra)
 			require.Equal(t, "2026-07-28", version)
 

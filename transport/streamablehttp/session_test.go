@@ -89,6 +89,10 @@ func TestExpiredSessionUntilInitialize(t *testing.T) {
 	})
 	tr, sink := open(t, srv.URL)
 	handshake(t, tr, sink)
+	// The GET stream opens in the background once initialized is sent, on
+	// the live session; wait for it, or it can reach the server after the
+	// count below is taken and look like a request on the dead session.
+	srv.waitFor(t, isGET)
 	forget.Store(true)
 	send(t, tr, request(2, "tools/list"))
 	require.Equal(t, transport.CodeSessionExpired, sink.Failure(t).Err.Code)

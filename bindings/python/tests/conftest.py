@@ -4,6 +4,7 @@ bound every wait (pytest-timeout is not installed here)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -19,6 +20,15 @@ if PKG_ROOT not in sys.path:
     sys.path.insert(0, PKG_ROOT)
 
 import lemonmcp  # noqa: E402
+
+# The Ctrl-C tests send SIGINT to child processes. A suite started from a
+# shell's background job (`make test &`, nohup, some CI runners) inherits
+# SIGINT ignored; an ignored signal stays ignored across exec, and a Python
+# started that way never raises KeyboardInterrupt, so those tests failed
+# every time. A handled signal is reset to the default by exec, so handling
+# it here gives every child the disposition a terminal would.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 FIXTURE = os.environ.get("LEMONMCP_FIXTURE") or os.path.join(REPO, "build", "fixtures", "mcpfixture")
 

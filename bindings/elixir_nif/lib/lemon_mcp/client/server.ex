@@ -154,12 +154,16 @@ defmodule LemonMCP.Client.Server do
         {:reply, :ok, st}
 
       :initializing ->
-        ref = make_ref()
-        timer = if timeout == :infinity, do: nil, else: Process.send_after(self(), {:await_timeout, ref}, timeout)
-        {:noreply, %{st | waiters: Map.put(st.waiters, ref, {from, timer})}}
+        {:noreply, add_waiter(st, from, timeout)}
+
+      :failed when st.failure != nil ->
+        {:reply, {:error, st.failure}, st}
 
       :failed ->
-        {:reply, {:error, st.failure || :handshake_failed}, st}
+        # The library enters :failed before it sends the "failed" event that
+        # carries the reason (say {:auth_required, metadata}): the event is
+        # on its way, and on_event(:failed) answers the waiter with it.
+        {:noreply, add_waiter(st, from, timeout)}
 
       _closed ->
         {:reply, {:error, :connection_closed}, st}
@@ -287,6 +291,12 @@ defmodule LemonMCP.Client.Server do
   # ------------------------------------------------------------ helpers
 
   defp state_of(st), do: res_state(st.res)
+
+  defp add_waiter(st, from, timeout) do
+    ref = make_ref()
+    timer = if timeout == :infinity, do: nil, else: Process.send_after(self(), {:await_timeout, ref}, timeout)
+    %{st | waiters: Map.put(st.waiters, ref, {from, timer})}
+  end
 
   defp res_state(res) do
     case NIF.state(res) do
