@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/internal/tracecontext"
 	"github.com/lemonmcp/lemonmcp/transport"
 )
 
@@ -38,6 +39,9 @@ type CallOptions struct {
 	// (possibly the caller's, inside Call). Only for completions that never
 	// block, such as handing the result to a waiting goroutine.
 	Inline bool
+	// Trace is the call's W3C trace context, sent in params._meta of every
+	// request of the call; empty means the client's Options.Trace.
+	Trace tracecontext.Context
 }
 
 // livePending counts accepted calls not yet completed, across clients, for
@@ -72,6 +76,10 @@ type call struct {
 	waiting bool
 
 	pages *pageWalk
+
+	// trace is the trace context the call's requests carry (see
+	// tracecontext.go); empty when none.
+	trace tracecontext.Context
 
 	// mod is set, when the call is admitted, for a call of the 2026-07-28
 	// era; legacy calls carry only this nil pointer.
@@ -119,7 +127,10 @@ func (c *Client) call(method string, params []byte, opts CallOptions, done DoneF
 	}
 	cl := &call{id: c.nextCallID.Add(1), method: method, opts: opts, done: done, waiting: waiting}
 	var err *Error
-	if cl.params, err = prepareParams(params, opts, cl.id, c.wantsProgressToken(opts)); err != nil {
+	if !opts.Trace.Empty() || !c.opts.Trace.Empty() {
+		c.attachTrace(cl)
+	}
+	if cl.params, err = prepareParams(params, cl.opts, cl.id, c.wantsProgressToken(opts)); err != nil {
 		return 0, err
 	}
 	if opts.AllPages {
