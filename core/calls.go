@@ -80,6 +80,8 @@ type call struct {
 	// trace is the trace context the call's requests carry (see
 	// tracecontext.go); empty when none.
 	trace tracecontext.Context
+	// lastReqID is the last request id the call sent, for telemetry.
+	lastReqID int64
 
 	// mod is set, when the call is admitted, for a call of the 2026-07-28
 	// era; legacy calls carry only this nil pointer.
@@ -393,6 +395,9 @@ func (c *Client) complete(cl *call, err *Error, data []byte) {
 	if cl.internal != nil {
 		cl.internal(data, err)
 		return
+	}
+	if c.telemetryOn() {
+		c.recordCall(cl, err, data)
 	}
 	st := StatusOK
 	if err != nil {

@@ -154,6 +154,9 @@ func (c *Client) restartLocked(reason *Error, cerr *transport.ClosedError) {
 		}
 	}
 	c.emit("restarting", jsonx.MustMarshal(ev), false)
+	if c.telemetryOn() {
+		c.recordLifecycle(RecordRestart, &Error{Status: StatusClosed, Message: reason.Message}, true)
+	}
 }
 
 // giveUpLocked closes the client for good after too many restarts. It
