@@ -42,6 +42,9 @@ type CallOptions struct {
 	// Trace is the call's W3C trace context, sent in params._meta of every
 	// request of the call; empty means the client's Options.Trace.
 	Trace tracecontext.Context
+	// TelemetryID is the call id telemetry records name (a host's own call
+	// id); 0 means the client's.
+	TelemetryID uint64
 }
 
 // livePending counts accepted calls not yet completed, across clients, for

@@ -101,6 +101,9 @@ func (c *Client) recordCall(cl *call, err *Error, data []byte) {
 		rec.Retries += cl.mod.rounds
 		rec.ProtocolVersion = cl.mod.version
 	}
+	if cl.opts.TelemetryID != 0 {
+		rec.CallID = cl.opts.TelemetryID
+	}
 	c.fillClientFacts(rec)
 	observeDuration(cl.method, rec.DurationNS)
 	c.deliverRecord(rec)
