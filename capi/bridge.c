@@ -120,6 +120,15 @@ lmcp_status lmcp_client_set_host_request_handler(lmcp_client *client,
       client, cb, (uintptr_t)user_data, destroy, err_out);
 }
 
+lmcp_status lmcp_client_set_telemetry_handler(lmcp_client *client,
+                                              lmcp_telemetry_cb cb,
+                                              void *user_data,
+                                              lmcp_destroy_cb destroy,
+                                              char **err_out) {
+  return lmcpgo_client_set_telemetry_handler(client, cb, (uintptr_t)user_data,
+                                             destroy, err_out);
+}
+
 lmcp_status lmcp_client_call(lmcp_client *client, const char *method,
                              const char *params_json, size_t params_len,
                              const char *options_json, size_t options_len,

@@ -67,6 +67,9 @@ LMCP_INTERNAL lmcp_status lmcpgo_client_set_event_handler(
 LMCP_INTERNAL lmcp_status lmcpgo_client_set_host_request_handler(
     lmcp_client *client, lmcp_host_request_cb cb, uintptr_t user_data,
     lmcp_destroy_cb destroy, char **err_out);
+LMCP_INTERNAL lmcp_status lmcpgo_client_set_telemetry_handler(
+    lmcp_client *client, lmcp_telemetry_cb cb, uintptr_t user_data,
+    lmcp_destroy_cb destroy, char **err_out);
 LMCP_INTERNAL lmcp_status lmcpgo_client_call(
     lmcp_client *client, cchar_t *method, cchar_t *params_json,
     size_t params_len, cchar_t *options_json, size_t options_len,

@@ -96,6 +96,7 @@ func lmcp_diagnostics(jsonOut **C.char, lenOut *C.size_t) (st C.lmcp_status) {
 		"live_hosts":    hosts.Live(),
 		"pending_calls": core.PendingCalls(),
 		"live_queues":   cqueue.Live(),
+		"durations":     durationsDoc(),
 	})
 	*jsonOut = cBytes(doc)
 	if lenOut != nil {

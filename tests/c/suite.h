@@ -41,4 +41,7 @@ void test_invalid_handles(void);
 void test_config_errors(void);
 void test_call_argument_errors(void);
 
+/* test_telemetry.c */
+void test_telemetry_records(void);
+
 #endif
