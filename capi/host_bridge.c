@@ -10,6 +10,15 @@ lmcp_status lmcp_host_set_event_handler(lmcp_host *host, lmcp_event_cb cb,
                                        err_out);
 }
 
+lmcp_status lmcp_host_set_telemetry_handler(lmcp_host *host,
+                                            lmcp_telemetry_cb cb,
+                                            void *user_data,
+                                            lmcp_destroy_cb destroy,
+                                            char **err_out) {
+  return lmcpgo_host_set_telemetry_handler(host, cb, (uintptr_t)user_data,
+                                           destroy, err_out);
+}
+
 lmcp_status lmcp_host_set_host_request_handler(lmcp_host *host,
                                                lmcp_host_request_cb cb,
                                                void *user_data,

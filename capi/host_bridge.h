@@ -9,6 +9,9 @@
 LMCP_INTERNAL lmcp_status lmcpgo_host_set_event_handler(
     lmcp_host *host, lmcp_event_cb cb, uintptr_t user_data,
     lmcp_destroy_cb destroy, char **err_out);
+LMCP_INTERNAL lmcp_status lmcpgo_host_set_telemetry_handler(
+    lmcp_host *host, lmcp_telemetry_cb cb, uintptr_t user_data,
+    lmcp_destroy_cb destroy, char **err_out);
 LMCP_INTERNAL lmcp_status lmcpgo_host_set_host_request_handler(
     lmcp_host *host, lmcp_host_request_cb cb, uintptr_t user_data,
     lmcp_destroy_cb destroy, char **err_out);

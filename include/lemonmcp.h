@@ -641,6 +641,22 @@ lmcp_status lmcp_host_set_event_handler(lmcp_host *host, lmcp_event_cb cb,
                                         lmcp_destroy_cb destroy,
                                         char **err_out);
 
+/* lmcp_host_set_telemetry_handler registers the host's telemetry callback
+ * (NULL cb removes it; see lmcp_telemetry_cb). While one is set, every
+ * server's client measures its calls: each record names its "server", and a
+ * call's "call_id" is the host's. Restarts and failures of a server are
+ * records too, and "list_changed" records {"server","list"} come from the
+ * host itself. Records run on the host's delivery thread, one at a time, in
+ * order with its events and completions. Without a handler no server
+ * measures anything. Replacing a handler runs the previous destroy once none
+ * of its callbacks is running.
+ * Returns LMCP_OK or LMCP_E_INVALID_HANDLE (destroy still runs). */
+lmcp_status lmcp_host_set_telemetry_handler(lmcp_host *host,
+                                            lmcp_telemetry_cb cb,
+                                            void *user_data,
+                                            lmcp_destroy_cb destroy,
+                                            char **err_out);
+
 /* lmcp_host_set_host_request_handler registers the callback that receives
  * every server's requests (sampling, elicitation, roots, authorization, as
  * for a client), with host-wide request ids and "server" in the payload;
