@@ -371,6 +371,7 @@ def call_options(
     meta: Optional[Mapping[str, Any]] = None,
     verify: Optional[Mapping[str, Any]] = None,
     no_cache: Optional[bool] = None,
+    trace: Optional[Mapping[str, str]] = None,
 ) -> Dict[str, Any]:
     """The ``options_json`` object of ``lmcp_client_call``
     (docs/call-options.md); the library checks it when the call is made.
@@ -384,6 +385,11 @@ def call_options(
     ``ProtocolError`` instead of returning content that does not match.
     ``no_cache`` sends the request even when the 2026-07-28 result cache
     holds a fresh result for it (see docs/modern.md).
+    ``trace`` is the call's W3C trace context, ``{"traceparent",
+    "tracestate", "baggage"}`` (any of them), carried in ``params._meta`` of
+    every request of the call; the library drops a malformed part with a
+    warning log event. With ``opentelemetry-api`` importable the current
+    span's context is put here by itself (see ``lemonmcp._otel``).
     """
     opts: Dict[str, Any] = {}
     if timeout is not None and timeout_ms is not None:
@@ -404,6 +410,7 @@ def call_options(
         ("_meta", meta),
         ("verify", verify),
         ("no_cache", no_cache),
+        ("trace", trace),
     ):
         if value is not None:
             opts[key] = _json("options." + key, value)
