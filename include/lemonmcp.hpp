@@ -286,8 +286,9 @@ class Client {
   // thread, one record at a time; an exception it throws drops the record.
   void on_telemetry(TelemetryHandler handler) {
     if (!handler) {
-      detail::call_checked(
-          [&](char **err) { return lmcp_client_set_telemetry_handler(handle_, nullptr, nullptr, nullptr, err); });
+      detail::call_checked([&](char **err) {
+        return lmcp_client_set_telemetry_handler(handle_, nullptr, nullptr, nullptr, err);
+      });
       return;
     }
     auto *boxed = new TelemetryHandler(std::move(handler));

@@ -293,7 +293,8 @@ static void test_host_telemetry(void) {
   char *res = NULL;
   size_t len = 0;
   const char *args = "{\"text\":\"traced\"}";
-  CHECK_ST(lmcp_host_call_tool_sync(h, "beta__echo", args, strlen(args), NULL, 0, &res, &len, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_host_call_tool_sync(h, "beta__echo", args, strlen(args), NULL, 0, &res, &len, &err), LMCP_OK,
+           err);
   lmcp_free(res);
   CHECK(evrec_wait(&tel, "call", "\"target\":\"echo\"", 1, 10000) >= 1);
   char *rec = evrec_first(&tel, "call", "\"target\":\"echo\"");

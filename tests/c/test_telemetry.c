@@ -46,8 +46,9 @@ void test_telemetry_records(void) {
 
   CHECK(evrec_wait(&tel, "call", "\"target\":\"echo\"", 1, T(5000)) == 1);
   char *rec = evrec_first(&tel, "call", "\"target\":\"echo\"");
-  CHECKE(rec && strstr(rec, "\"method\":\"tools/call\"") && strstr(rec, "\"traceparent\":\"" TRACEPARENT "\"") &&
-             strstr(rec, "\"status\":0") && strstr(rec, "\"duration_ns\":") && !strstr(rec, "\"error_type\""),
+  CHECKE(rec && strstr(rec, "\"method\":\"tools/call\"") &&
+             strstr(rec, "\"traceparent\":\"" TRACEPARENT "\"") && strstr(rec, "\"status\":0") &&
+             strstr(rec, "\"duration_ns\":") && !strstr(rec, "\"error_type\""),
          rec);
   free(rec);
   CHECK(evrec_wait(&tel, "call", "\"target\":\"fail\"", 1, T(5000)) == 1);
@@ -57,7 +58,9 @@ void test_telemetry_records(void) {
 
   /* the server received the trace context in params._meta */
   char *text = read_file(log, NULL);
-  CHECKE(text && strstr(text, "\"traceparent\":\"" TRACEPARENT "\"") && strstr(text, "\"baggage\":\"user=ada\""), text);
+  CHECKE(text && strstr(text, "\"traceparent\":\"" TRACEPARENT "\"") &&
+             strstr(text, "\"baggage\":\"user=ada\""),
+         text);
   free(text);
 
   char *diag = NULL;
