@@ -174,6 +174,16 @@ TEST_SUITES += test-c-interop
 test-c-interop: lib fixtures $(CTEST_OUT)/lmcp_interop
 	$(CTEST_OUT)/lmcp_interop $(CTEST_ONLY)
 
+# Trace context end to end to a Python-SDK server that traces (issue #21).
+.PHONY: test-c-otel
+TEST_SUITES += test-c-otel
+$(CTEST_OUT)/lmcp_otel: $(CTEST_SRC)/test_otel.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(CTEST_OUT)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_otel.c $(CTEST_SRC)/harness.c \
+	  -L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+test-c-otel: lib fixtures otel-setup $(CTEST_OUT)/lmcp_otel
+	$(CTEST_OUT)/lmcp_otel $(MODERN_PY)/bin/python $(ROOT)/tests/fixtures/pyotel/server.py
+
 # Its own suite, so that make test sums its count line with the others.
 .PHONY: test-c-free-race
 TEST_SUITES += test-c-free-race
