@@ -159,22 +159,24 @@ func (c *Client) deliverRecord(rec *TelemetryRecord) {
 // callTarget is the name a call acts on: the tool or prompt name, or the
 // resource URI ("" for other methods).
 func callTarget(method string, params []byte) string {
-	var key string
 	switch method {
-	case "tools/call", "prompts/get":
-		key = "name"
-	case "resources/read", "resources/subscribe", "resources/unsubscribe":
-		key = "uri"
+	case "tools/call", "prompts/get", "resources/read", "resources/subscribe", "resources/unsubscribe":
 	default:
 		return ""
 	}
-	var p map[string]jsonx.RawMessage
+	// Only the two members are decoded; the rest (a tool's arguments) is
+	// skipped without being built.
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
 	if len(params) == 0 || jsonx.Unmarshal(params, &p) != nil {
 		return ""
 	}
-	var s string
-	_ = jsonx.Unmarshal(p[key], &s)
-	return s
+	if method == "tools/call" || method == "prompts/get" {
+		return p.Name
+	}
+	return p.URI
 }
 
 // isToolError reports whether a tools/call result says "isError": true.
