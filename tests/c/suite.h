@@ -43,5 +43,6 @@ void test_call_argument_errors(void);
 
 /* test_telemetry.c */
 void test_telemetry_records(void);
+void test_telemetry_bad_handles(void);
 
 #endif

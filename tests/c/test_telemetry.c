@@ -3,7 +3,8 @@
  * names its method, target and status and carries the call's trace
  * context, which also reaches the server in params._meta; measured calls
  * show in lmcp_diagnostics' duration histograms; the handler's destroy
- * runs once when the client is freed.
+ * runs once when the client is freed. A bad handle is refused, and the
+ * destroy still runs.
  * Registered in test_main.c; shared set-up in harness.h.
  */
 #include <stdio.h>
@@ -75,4 +76,19 @@ void test_telemetry_records(void) {
   CHECK(evrec_wait_destroys(&tel, 1, T(5000)) == 1);
   CHECK(tel.after_destroy == 0);
   evrec_free(&tel);
+}
+
+void test_telemetry_bad_handles(void) {
+  char *err = NULL;
+  destroy_count = 0;
+  CHECK_ST(lmcp_client_set_telemetry_handler(NULL, never_event, NULL, count_destroy, &err),
+           LMCP_E_INVALID_HANDLE, err);
+  CHECK_ERR_JSON(err, LMCP_E_INVALID_HANDLE);
+  lmcp_free(err);
+  err = NULL;
+  CHECK_ST(lmcp_host_set_telemetry_handler(NULL, never_event, NULL, count_destroy, &err),
+           LMCP_E_INVALID_HANDLE, err);
+  CHECK_ERR_JSON(err, LMCP_E_INVALID_HANDLE);
+  lmcp_free(err);
+  CHECK(destroy_count == 2);
 }
