@@ -84,6 +84,9 @@
  *    "token_load", "token_save") and the answers lmcp_client_respond takes.
  *  - docs/errors.md: the statuses, the error object, and how the bindings
  *    name them.
+ *  - docs/telemetry.md: the records of lmcp_telemetry_cb (kinds, fields and
+ *    their MCP semantic-convention names) and lmcp_diagnostics' duration
+ *    histograms.
  *
  * RESULTS
  *
