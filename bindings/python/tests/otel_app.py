@@ -3,7 +3,7 @@ server through lemonmcp; test_otel.py runs it in a process of its own (the
 SDK and the state of lemonmcp._otel are per process) and reads what it
 prints: one JSON object.
 
-    python otel_app.py spans|async|absent <server python> <server script>
+    python otel_app.py spans|async|api|absent <server python> <server script>
 
 "absent" blocks the opentelemetry package before lemonmcp is imported."""
 
@@ -51,6 +51,21 @@ def main() -> None:
     if MODE == "absent":
         with lemonmcp.Client.stdio(SERVER_PY, [SERVER], call_timeout=30, ready_timeout=30) as c:
             out["whoami"] = payload(c.call("tools/call", {"name": "whoami", "arguments": {}}))
+        print(json.dumps(out))
+        return
+
+    if MODE == "api":
+        # The API without an SDK: no span, but a remote context that is
+        # current still goes on.
+        from opentelemetry import context, propagate
+
+        with lemonmcp.Client.stdio(SERVER_PY, [SERVER], call_timeout=30, ready_timeout=30) as c:
+            out["none"] = payload(c.call("tools/call", {"name": "whoami", "arguments": {}}))
+            token = context.attach(propagate.extract({"traceparent": sys.argv[4]}))
+            try:
+                out["remote"] = payload(c.call("tools/call", {"name": "whoami", "arguments": {}}))
+            finally:
+                context.detach(token)
         print(json.dumps(out))
         return
 

@@ -24,14 +24,14 @@ SERVER = os.environ.get("LEMONMCP_PYOTEL_SERVER") or os.path.join(REPO, "tests",
 EXPLICIT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
 
-def run_app(mode: str) -> Dict[str, Any]:
+def run_app(mode: str, *extra: str) -> Dict[str, Any]:
     if not (os.path.isdir(os.path.join(OTEL_PATH, "opentelemetry")) and os.access(SERVER_PY, os.X_OK)):
         if os.environ.get("LEMONMCP_OTEL_PATH"):
             pytest.fail(f"the OpenTelemetry SDK or the Python-SDK server is missing under .cache ({OTEL_PATH}); run make otel-setup")
         pytest.skip("make otel-setup has not installed the OpenTelemetry SDK under .cache")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(HERE), OTEL_PATH]), PYTHONDONTWRITEBYTECODE="1")
     proc = subprocess.run(
-        [sys.executable, os.path.join(HERE, "otel_app.py"), mode, SERVER_PY, SERVER],
+        [sys.executable, os.path.join(HERE, "otel_app.py"), mode, SERVER_PY, SERVER, *extra],
         env=env,
         capture_output=True,
         text=True,
@@ -92,6 +92,13 @@ def test_async_client_spans() -> None:
     assert out["whoami"]["traceparent"].startswith(f"00-{call['trace_id']}-{call['span_id']}-")
     server = [s for s in out["server_spans"] if s["name"] == "tools/call whoami"]
     assert server and server[0]["parent_span_id"] == call["span_id"]
+
+
+def test_api_without_sdk_passes_a_current_remote_context_on() -> None:
+    out = run_app("api", EXPLICIT)
+    assert out["enabled"] is True
+    assert out["none"]["traceparent"] is None, "no span, no current context: nothing is sent"
+    assert out["remote"]["traceparent"] == EXPLICIT
 
 
 def test_nothing_changes_without_opentelemetry() -> None:
