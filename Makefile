@@ -34,6 +34,7 @@ include mk/fixtures.mk
 include mk/ctest.mk
 include mk/cxx.mk
 include mk/python.mk
+include mk/otel.mk
 include mk/pypackage.mk
 include mk/conformance.mk
 include mk/everything.mk

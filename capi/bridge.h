@@ -64,6 +64,9 @@ LMCP_INTERNAL const char *lmcp_bridge_intern(const char *s, size_t n);
       lmcp_destroy_cb destroy, char **err_out);                                \
   LMCP_INTERNAL lmcp_status lmcpgo_##kind##_set_host_request_handler(          \
       lmcp_##kind *handle, lmcp_host_request_cb cb, uintptr_t user_data,       \
+      lmcp_destroy_cb destroy, char **err_out);                                \
+  LMCP_INTERNAL lmcp_status lmcpgo_##kind##_set_telemetry_handler(             \
+      lmcp_##kind *handle, lmcp_telemetry_cb cb, uintptr_t user_data,          \
       lmcp_destroy_cb destroy, char **err_out)
 
 #define LMCP_BRIDGE_DEFINE_SETTERS(kind)                                       \
@@ -77,6 +80,12 @@ LMCP_INTERNAL const char *lmcp_bridge_intern(const char *s, size_t n);
       lmcp_##kind *handle, lmcp_host_request_cb cb, void *user_data,           \
       lmcp_destroy_cb destroy, char **err_out) {                               \
     return lmcpgo_##kind##_set_host_request_handler(                           \
+        handle, cb, (uintptr_t)user_data, destroy, err_out);                   \
+  }                                                                            \
+  lmcp_status lmcp_##kind##_set_telemetry_handler(                             \
+      lmcp_##kind *handle, lmcp_telemetry_cb cb, void *user_data,              \
+      lmcp_destroy_cb destroy, char **err_out) {                               \
+    return lmcpgo_##kind##_set_telemetry_handler(                              \
         handle, cb, (uintptr_t)user_data, destroy, err_out);                   \
   }
 

@@ -65,6 +65,7 @@ func lmcp_diagnostics(jsonOut **C.char, lenOut *C.size_t) (st C.lmcp_status) {
 		"live_hosts":    hosts.registry.Live(),
 		"pending_calls": core.PendingCalls(),
 		"live_queues":   cqueue.Live(),
+		"durations":     durationsDoc(),
 	}), jsonOut, lenOut)
 	return C.LMCP_OK
 }

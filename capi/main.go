@@ -21,6 +21,7 @@
 //	hostfile.go     lmcp_host_new_file, lmcp_host_warnings (config files as other applications write them)
 //	queue.go        the completion queue's exports, lmcp_client_call_queued
 //	host_queue.go   lmcp_host_call_queued, lmcp_host_call_tool_queued
+//	telemetry.go    the telemetry handler setters of both kinds, the diagnostics histograms
 //	status.go       lmcp_status_string, and the header's statuses held to core's
 //	cmem.go         the conversions between C and Go data
 //	bridge.h/.c     the trampolines and callback frames client and host share

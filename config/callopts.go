@@ -9,7 +9,8 @@ import (
 
 // ParseCallOptions reads the ABI's call options object:
 // {"timeout_ms","reset_timeout_on_progress","max_total_ms","all_pages",
-// "progress","wait_ready","fail_if_restarting","no_cache","task","_meta","verify"}.
+// "progress","wait_ready","fail_if_restarting","no_cache","task","_meta","verify",
+// "trace"}.
 // Empty input means defaults. Unknown fields are an error that names them.
 // It runs on every call, so it reads the object in one pass with a pooled
 // iterator and builds nothing the options do not hold.
@@ -61,6 +62,12 @@ func ParseCallOptions(raw []byte) (core.CallOptions, *core.Error) {
 				return o, core.Errorf(core.StatusInvalidArgument, "options._meta must be a JSON object")
 			}
 			o.Meta = it.SkipAndReturnBytes()
+		case "trace":
+			tc, err := readCallTrace(it)
+			if err != nil {
+				return o, err
+			}
+			o.Trace = tc
 		case "verify":
 			if it.WhatIsNext() != jsonx.KindObject {
 				return o, core.Errorf(core.StatusInvalidArgument, "options.verify must be a JSON object")

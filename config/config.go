@@ -49,7 +49,7 @@ func parse(raw []byte, libraryVersion string, restartDefault bool) (*Parsed, *co
 	p := &Parsed{Options: core.DefaultOptions(libraryVersion), restartDefault: restartDefault}
 	steps := []func(*object, *Parsed) *core.Error{
 		parseClientInfo, parseProtocol, parseTimeouts, parseLimits, parseHandlers, parseSamplingPolicy,
-		parseCapabilities, parseResultFormat, parseAuth, parseRestart,
+		parseCapabilities, parseResultFormat, parseAuth, parseRestart, parseTrace,
 		// last: it uses the timeouts and limits
 		func(root *object, p *Parsed) *core.Error { return parseTransport(root, p, libraryVersion) },
 	}

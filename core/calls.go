@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/internal/tracecontext"
 	"github.com/lemonmcp/lemonmcp/transport"
 )
 
@@ -47,6 +48,13 @@ type CallOptions struct {
 	// never asked for): the host never received its id, so Cancel does not
 	// reach it.
 	own bool
+
+	// Trace is the call's W3C trace context, sent in params._meta of every
+	// request of the call; empty means the client's Options.Trace.
+	Trace tracecontext.Context
+	// TelemetryID is the call id telemetry records name (a host's own call
+	// id); 0 means the client's.
+	TelemetryID uint64
 }
 
 // livePending counts accepted calls not yet completed, across clients, for
@@ -81,6 +89,12 @@ type call struct {
 	waiting bool
 
 	pages *pageWalk
+
+	// trace is the trace context the call's requests carry (see
+	// tracecontext.go); empty when none.
+	trace tracecontext.Context
+	// lastReqID is the last request id the call sent, for telemetry.
+	lastReqID int64
 
 	// mod is set, when the call is admitted, for a call of the 2026-07-28
 	// era; legacy calls carry only this nil pointer.
@@ -131,7 +145,10 @@ func (c *Client) call(method string, params []byte, opts CallOptions, done DoneF
 	}
 	cl := &call{id: c.nextCallID.Add(1), method: method, opts: opts, done: done, waiting: waiting}
 	var err *Error
-	if cl.params, err = prepareParams(params, opts, cl.id, c.wantsProgressToken(opts)); err != nil {
+	if !opts.Trace.Empty() || !c.opts.Trace.Empty() {
+		c.attachTrace(cl)
+	}
+	if cl.params, err = prepareParams(params, cl.opts, cl.id, c.wantsProgressToken(opts)); err != nil {
 		return 0, err
 	}
 	if opts.AllPages {
@@ -412,6 +429,9 @@ func (c *Client) complete(cl *call, err *Error, data []byte) {
 	if cl.internal != nil {
 		cl.internal(data, err)
 		return
+	}
+	if c.telemetryOn() {
+		c.recordCall(cl, err, data)
 	}
 	st := StatusOK
 	if err != nil {

@@ -96,6 +96,8 @@ type Client struct {
 
 	events atomic.Pointer[eventRegistration]
 	hosts  atomic.Pointer[hostRegistration]
+	// telemetry is the host's telemetry handler (telemetry.go); nil: off.
+	telemetry atomic.Pointer[telemetryRegistration]
 	// out is the client's callback gate (see deliver.go); it also holds the
 	// poisoned state a recovered panic leaves (see poison.go).
 	out callbackgate.Gate
@@ -385,6 +387,7 @@ func (c *Client) FreeFrom(from FreeCaller) {
 	c.out.Drain(from)
 	c.events.Swap(nil).Close()
 	c.hosts.Swap(nil).Close()
+	c.telemetry.Swap(nil).Close()
 	if started {
 		go func() {
 			defer c.recoverPanic("the background teardown")
@@ -453,6 +456,7 @@ func (c *Client) retireLocked(cl *call) (int64, bool) {
 	reqID := cl.reqID
 	cl.reqID = 0
 	if reqID != 0 {
+		cl.lastReqID = reqID
 		delete(c.pending, reqID)
 	}
 	if cl.timer != nil {

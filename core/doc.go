@@ -75,6 +75,11 @@
 //   - What the ABI reports (status.go, options.go, features.go): Status and
 //     Error, the ABI's result codes; Options with their defaults and the
 //     protocol revisions; Features, what lmcp_features says of this build.
+//   - Trace context (tracecontext.go): a call's W3C trace context, checked
+//     by internal/tracecontext, merged into the _meta of its every request.
+//   - Telemetry (telemetry.go, telemetry_hist.go): with a handler set, each
+//     finished call, restart and failure is one TelemetryRecord, and calls
+//     feed the per-method duration histograms of lmcp_diagnostics.
 //
 // Its callbacks (call completions, events, host requests) never run while
 // a lock of the client is held, and never on the goroutine of the call that

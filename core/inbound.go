@@ -104,7 +104,7 @@ func (c *Client) failResponse(id int64, problem string) {
 		return
 	}
 	delete(c.pending, id)
-	cl.reqID = 0
+	cl.reqID, cl.lastReqID = 0, id
 	c.mu.Unlock()
 	c.finish(cl, Errorf(StatusProtocol, "the response to %s (id %d) %s", cl.method, id, problem), nil)
 }
@@ -215,7 +215,7 @@ func (c *Client) RequestFailed(id int64, terr *transport.Error) {
 		return
 	}
 	delete(c.pending, id)
-	cl.reqID = 0
+	cl.reqID, cl.lastReqID = 0, id
 	if terr.Code == transport.CodeSessionExpired && cl.internal == nil && !cl.retried && c.state == StateReady {
 		cl.retried = true
 		c.queued = append(c.queued, cl)
@@ -259,7 +259,7 @@ func (c *Client) onResponse(env *envelope) {
 		return
 	}
 	delete(c.pending, env.id)
-	cl.reqID = 0
+	cl.reqID, cl.lastReqID = 0, env.id
 	modern := cl.mod != nil && cl.internal == nil
 	lt := cl.lt
 	if !modern && lt == nil {
@@ -425,6 +425,9 @@ func (c *Client) reportDroppedLogs(n int) {
 }
 
 func (c *Client) emitError(kind string, err *Error) {
+	if kind == "failed" && c.telemetryOn() {
+		c.recordLifecycle(RecordFailure, err, false)
+	}
 	c.emit(kind, err.JSON(), false)
 }
 

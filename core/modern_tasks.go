@@ -253,7 +253,7 @@ func taskParams(taskID string, extra []byte) []byte {
 // HTTP, Mcp-Name: <taskId> so intermediaries route it to the task's
 // holder.
 func (c *Client) sendTaskRequest(cl *call, reqID int64, method, taskID string, extra []byte) *Error {
-	full, err := modernParams(taskParams(taskID, extra), cl.mod.meta, nil)
+	full, err := modernParams(withTraceMeta(taskParams(taskID, extra), cl.trace), cl.mod.meta, nil)
 	if err != nil {
 		return err
 	}

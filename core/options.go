@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/auth"
+	"github.com/lemonmcp/lemonmcp/internal/tracecontext"
 	"github.com/lemonmcp/lemonmcp/transport"
 )
 
@@ -119,6 +120,9 @@ type Options struct {
 	// modern request; a task-augmented call then completes once, with the
 	// task's final result.
 	Tasks bool
+	// Trace is the default W3C trace context of every call that names none
+	// (CallOptions.Trace).
+	Trace tracecontext.Context
 }
 
 // needsHostHandler reports whether the configuration asks the host to answer

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/internal/tracecontext"
 )
 
 // JSON-RPC error codes the client sends.
@@ -132,6 +133,9 @@ func hostPayload(req *serverRequest, extra ...any) []byte {
 	}
 	if req.served != nil {
 		m["task_id"] = req.served.id
+	}
+	if tc := tracecontext.FromParams(req.params); !tc.Empty() {
+		m["trace"] = tc // the server's trace context, for the host's span
 	}
 	for i := 0; i+1 < len(extra); i += 2 {
 		m[extra[i].(string)] = extra[i+1]

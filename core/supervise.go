@@ -166,6 +166,9 @@ func (c *Client) restartLocked(reason *Error, cerr *transport.ClosedError) {
 		}
 	}
 	c.emit("restarting", jsonx.MustMarshal(ev), false)
+	if c.telemetryOn() {
+		c.recordLifecycle(RecordRestart, &Error{Status: StatusClosed, Message: reason.Message}, true)
+	}
 }
 
 // giveUpLocked closes the client for good with final (too many restarts,

@@ -44,6 +44,10 @@ type Host struct {
 
 	events   atomic.Pointer[eventRegistration]
 	handlers atomic.Pointer[requestRegistration]
+	// telemetry is the application's telemetry handler (telemetry.go);
+	// telemetryMu orders its installs with the clients'.
+	telemetry   atomic.Pointer[telemetryRegistration]
+	telemetryMu sync.Mutex
 	// out is the host's callback gate (see queue.go); it also holds the
 	// poisoned state a recovered panic leaves (see poison.go).
 	out callbackgate.Gate
@@ -320,6 +324,7 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 		owed = true
 	}
 	h.mu.Unlock()
+	opts.TelemetryID = id
 	clientID, err := client.Call(method, params, opts, func(_ uint64, st core.Status, data []byte) {
 		h.mu.Lock()
 		hc.done = true
@@ -548,6 +553,7 @@ func (h *Host) FreeFrom(from core.FreeCaller) {
 	h.out.Drain(from)
 	h.events.Swap(nil).Close()
 	h.handlers.Swap(nil).Close()
+	h.telemetry.Swap(nil).Close()
 }
 
 // errHostFreed is what a method of a freed host returns (the C ABI's

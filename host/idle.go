@@ -44,6 +44,11 @@ func (s *server) newGeneration() (*generation, *core.Error) {
 		c.Free()
 		return nil, err
 	}
+	s.h.telemetryMu.Lock()
+	if s.h.telemetryOn() {
+		_ = c.SetTelemetryHandler(s.onTelemetry, nil) // a new generation measures as the last did
+	}
+	s.h.telemetryMu.Unlock()
 	g.client = c
 	return g, nil
 }

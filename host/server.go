@@ -244,6 +244,7 @@ func (s *server) announce(k listKind, print uint64) {
 	}
 	s.announced[k] = print
 	s.h.emit("list_changed", jsonx.MustMarshal(map[string]string{"server": s.name, "list": listKinds[k].key}))
+	s.h.recordListChanged(s.name, listKinds[k].key)
 }
 
 // fingerprint sums what the aggregated list k takes of items (for tools,

@@ -84,6 +84,9 @@
  *    "token_load", "token_save") and the answers lmcp_client_respond takes.
  *  - docs/errors.md: the statuses, the error object, and how the bindings
  *    name them.
+ *  - docs/telemetry.md: the records of lmcp_telemetry_cb (kinds, fields and
+ *    their MCP semantic-convention names) and lmcp_diagnostics' duration
+ *    histograms.
  *
  * RESULTS
  *
@@ -195,7 +198,14 @@ lmcp_status lmcp_features(char **json_out, size_t *len_out);
 /* lmcp_diagnostics reports the library's live resources as JSON:
  *   {"goroutines": <int>, "live_clients": <int>, "live_hosts": <int>,
  *    "pending_calls": <int>, "result_cache": {"hits": <int>, "misses": <int>},
- *    "live_queues": <int>}
+ *    "live_queues": <int>,
+ *    "durations": {"bounds_ms": [..], "methods": {"<method>": {"count",
+ *      "sum_ms", "buckets": [..]}}}}
+ * "durations" holds per-method call-duration histograms a host can scrape:
+ * buckets[i] counts the calls of at most bounds_ms[i] (and more than the
+ * bound before), the last bucket the rest. Only calls of clients and hosts
+ * with a telemetry handler are measured; at most 64 method names get their
+ * own histogram, the rest count under "other".
  * "live_clients" and "live_hosts" count the handles of lmcp_client_new and
  * lmcp_host_new not yet freed (a host's servers' clients are not counted).
  * "result_cache" counts the cacheable 2026-07-28 calls answered from the
@@ -292,6 +302,32 @@ lmcp_status lmcp_client_set_host_request_handler(lmcp_client *client,
                                                  void *user_data,
                                                  lmcp_destroy_cb destroy,
                                                  char **err_out);
+
+/* Receives one telemetry record (docs/telemetry.md): kind is static text,
+ * the record's kind ("call": a call completed, whatever its status;
+ * "restart": a supervised client restarts its server; "failure": the
+ * handshake failed or the connection was lost for good; for a host also
+ * "list_changed"); json (len bytes, NUL-terminated) is the record, a JSON
+ * object (method, target, server, protocol_version, session_id, request_id,
+ * status, error_type, start_unix_nano, duration_ns, bytes_in, bytes_out,
+ * retries, restarts, traceparent), borrowed until the callback returns.
+ * Runs on the client's (or host's) delivery thread, one record at a time,
+ * in order with its events and completions. */
+typedef void (*lmcp_telemetry_cb)(void *user_data, const char *kind,
+                                  const char *json, size_t len);
+
+/* lmcp_client_set_telemetry_handler registers the telemetry callback (NULL
+ * cb removes it). Without one the library measures nothing (a call pays one
+ * atomic load). Replacing a handler runs the previous destroy once none of
+ * its callbacks runs. May be called at any time, from any thread; records
+ * of operations finished before registration are not replayed. Calls
+ * measured also feed lmcp_diagnostics' "durations".
+ * Returns LMCP_OK or LMCP_E_INVALID_HANDLE (destroy still runs). */
+lmcp_status lmcp_client_set_telemetry_handler(lmcp_client *client,
+                                              lmcp_telemetry_cb cb,
+                                              void *user_data,
+                                              lmcp_destroy_cb destroy,
+                                              char **err_out);
 
 /* lmcp_client_connect starts the transport (for stdio: spawns the server,
  * without a shell) and begins the handshake in the background. It returns as
@@ -645,6 +681,22 @@ lmcp_status lmcp_host_set_event_handler(lmcp_host *host, lmcp_event_cb cb,
                                         void *user_data,
                                         lmcp_destroy_cb destroy,
                                         char **err_out);
+
+/* lmcp_host_set_telemetry_handler registers the host's telemetry callback
+ * (NULL cb removes it; see lmcp_telemetry_cb). While one is set, every
+ * server's client measures its calls: each record names its "server", and a
+ * call's "call_id" is the host's. Restarts and failures of a server are
+ * records too, and "list_changed" records {"server","list"} come from the
+ * host itself. Records run on the host's delivery thread, one at a time, in
+ * order with its events and completions. Without a handler no server
+ * measures anything. Replacing a handler runs the previous destroy once none
+ * of its callbacks is running.
+ * Returns LMCP_OK or LMCP_E_INVALID_HANDLE (destroy still runs). */
+lmcp_status lmcp_host_set_telemetry_handler(lmcp_host *host,
+                                            lmcp_telemetry_cb cb,
+                                            void *user_data,
+                                            lmcp_destroy_cb destroy,
+                                            char **err_out);
 
 /* lmcp_host_set_host_request_handler registers the callback that receives
  * every server's requests (sampling, elicitation, roots, authorization, as

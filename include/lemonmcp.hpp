@@ -232,6 +232,9 @@ class Client {
   // status is LMCP_OK with the result JSON, or an error status with the
   // library's error JSON.
   using DoneHandler = std::function<void(lmcp_status status, std::string_view json)>;
+  // Receives telemetry records: kind is the record's kind ("call",
+  // "restart", "failure"), json the record (see lmcp_telemetry_cb).
+  using TelemetryHandler = std::function<void(std::string_view kind, std::string_view json)>;
 
   // Creates a client from its configuration JSON (see docs/ for the fields).
   // Throws Error (LMCP_E_INVALID_ARGUMENT naming the bad field, ...).
@@ -275,6 +278,23 @@ class Client {
     // On failure the library runs destroy, which deletes boxed.
     detail::call_checked([&](char **err) {
       return lmcp_client_set_event_handler(handle_, &event_thunk, boxed, &destroy<EventHandler>, err);
+    });
+  }
+
+  // Sets (or, with an empty function, removes) the telemetry handler (see
+  // lmcp_client_set_telemetry_handler). It runs on the client's delivery
+  // thread, one record at a time; an exception it throws drops the record.
+  void on_telemetry(TelemetryHandler handler) {
+    if (!handler) {
+      detail::call_checked([&](char **err) {
+        return lmcp_client_set_telemetry_handler(handle_, nullptr, nullptr, nullptr, err);
+      });
+      return;
+    }
+    auto *boxed = new TelemetryHandler(std::move(handler));
+    // On failure the library runs destroy, which deletes boxed.
+    detail::call_checked([&](char **err) {
+      return lmcp_client_set_telemetry_handler(handle_, &event_thunk, boxed, &destroy<TelemetryHandler>, err);
     });
   }
 

@@ -43,7 +43,8 @@ CTEST_CFLAGS := -std=c99 -Wall -Wextra -Werror -pthread -g -I$(BUILD)/include \
 CTEST_HARNESS := $(CTEST_SRC)/harness.c $(CTEST_SRC)/harness.h
 # The main suite, one file per area; test_main.c runs them in its order.
 CTEST_SUITE_SRC := $(addprefix $(CTEST_SRC)/,test_main.c test_lifecycle.c test_calls.c \
-                   test_process.c test_callbacks.c test_bad_input.c)
+                   test_process.c test_callbacks.c test_bad_input.c \
+                   test_telemetry.c)
 CTEST_SUITE_DEPS := $(CTEST_SUITE_SRC) $(CTEST_SRC)/suite.h $(CTEST_HARNESS)
 CTEST_ONLY   ?=
 
@@ -168,6 +169,16 @@ test-c: lib fixtures check-symbols ctest-bins
 TEST_SUITES += test-c-interop
 test-c-interop: lib fixtures $(CTEST_OUT)/lmcp_interop
 	$(CTEST_OUT)/lmcp_interop $(CTEST_ONLY)
+
+# Trace context end to end to a Python-SDK server that traces (issue #21).
+.PHONY: test-c-otel
+TEST_SUITES += test-c-otel
+$(CTEST_OUT)/lmcp_otel: $(CTEST_SRC)/test_otel.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(CTEST_OUT)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_otel.c $(CTEST_SRC)/harness.c \
+	  -L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+test-c-otel: lib fixtures otel-setup $(CTEST_OUT)/lmcp_otel
+	$(CTEST_OUT)/lmcp_otel $(MODERN_PY)/bin/python $(ROOT)/tests/fixtures/pyotel/server.py
 
 # Its own suite, so that make test sums its count line with the others.
 .PHONY: test-c-free-race

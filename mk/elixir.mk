@@ -21,8 +21,8 @@ elixir-setup:
 elixir-nif: lib elixir-setup
 	cd $(EX_DIR) && $(EX_ENV) mix compile
 
-test-elixir: lib fixtures tsv1-fixture elixir-setup
-	cd $(EX_DIR) && $(EX_ENV) mix test --color=false
+test-elixir: lib fixtures tsv1-fixture elixir-setup otel-setup
+	cd $(EX_DIR) && $(EX_ENV) $(OTEL_ENV) mix test --color=false
 
 elixir-bench: lib fixtures elixir-setup
 	cd $(EX_DIR) && $(EX_ENV) mix run bench/bench.exs

@@ -29,9 +29,9 @@ python-dev: lib
 	  echo "copied $(LIB) into bindings/python/lemonmcp/"; \
 	fi
 
-test-python: lib fixtures python-dev python-setup tasks-peer-setup
+test-python: lib fixtures python-dev python-setup tasks-peer-setup otel-setup
 	cd $(PY_DIR) && $(PY_ENV) $(PYTHON) -m mypy --strict --cache-dir $(CACHE)/mypy lemonmcp
-	cd $(PY_DIR) && $(PY_ENV) LEMONMCP_FIXTURE=$(PY_FIXTURE) LEMONMCP_REQUIRE_PEERS=1 \
+	cd $(PY_DIR) && $(PY_ENV) $(OTEL_ENV) LEMONMCP_FIXTURE=$(PY_FIXTURE) LEMONMCP_REQUIRE_PEERS=1 \
 	  $(PYTHON) -m pytest -q -rs -p no:cacheprovider tests
 
 python-bench: lib fixtures python-dev

@@ -13,6 +13,7 @@ static const any_fn every_function[] = {
     (any_fn)lmcp_client_call_sync, (any_fn)lmcp_client_cancel, (any_fn)lmcp_client_notify,
     (any_fn)lmcp_client_respond, (any_fn)lmcp_client_server_info, (any_fn)lmcp_client_close,
     (any_fn)lmcp_client_free,
+    (any_fn)lmcp_client_set_telemetry_handler,
 };
 
 int lmcp_pedantic_count(void);

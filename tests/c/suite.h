@@ -41,4 +41,8 @@ void test_invalid_handles(void);
 void test_config_errors(void);
 void test_call_argument_errors(void);
 
+/* test_telemetry.c */
+void test_telemetry_records(void);
+void test_telemetry_bad_handles(void);
+
 #endif

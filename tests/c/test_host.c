@@ -387,12 +387,47 @@ static void test_host_lifecycle(void) {
   pthread_mutex_destroy(&ans.mu);
 }
 
+/* The host's telemetry handler: a call's record names its server and the
+ * tool's own name; the server that cannot start is a "restart" record; the
+ * destroy runs once when the host is freed. */
+static void test_host_telemetry(void) {
+  char cfg[2048];
+  host_config(cfg, sizeof cfg);
+  lmcp_host *h = NULL;
+  char *err = NULL;
+  CHECK_ST(lmcp_host_new(cfg, strlen(cfg), &h, &err), LMCP_OK, err);
+  if (h == NULL) return;
+  evrec_t tel;
+  evrec_init(&tel);
+  CHECK_ST(lmcp_host_set_telemetry_handler(h, evrec_cb, &tel, evrec_destroy, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_host_connect(h, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_host_wait_ready(h, 15000, &err), LMCP_OK, err);
+  char *res = NULL;
+  size_t len = 0;
+  const char *args = "{\"text\":\"traced\"}";
+  CHECK_ST(lmcp_host_call_tool_sync(h, "beta__echo", args, strlen(args), NULL, 0, &res, &len, &err), LMCP_OK,
+           err);
+  lmcp_free(res);
+  CHECK(evrec_wait(&tel, "call", "\"target\":\"echo\"", 1, 10000) >= 1);
+  char *rec = evrec_first(&tel, "call", "\"target\":\"echo\"");
+  CHECKM(rec && strstr(rec, "\"method\":\"tools/call\"") && strstr(rec, "\"server\":\"beta\"") &&
+             strstr(rec, "\"protocol_version\":\"2026-07-28\""),
+         rec, "beta's call record");
+  free(rec);
+  CHECK(evrec_wait(&tel, "restart", "\"server\":\"broken\"", 1, 10000) >= 1);
+  lmcp_host_free(h);
+  CHECK(evrec_wait_destroys(&tel, 1, 10000) == 1);
+  CHECK(tel.after_destroy == 0);
+  evrec_free(&tel);
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   RUN_TEST(test_host_config_errors, 30);
   RUN_TEST(test_host_lifecycle, 60);
   RUN_TEST(test_host_config_file_corpus, 30);
   RUN_TEST(test_host_failure_fields, 60);
+  RUN_TEST(test_host_telemetry, 60);
   temp_dir_cleanup();
   return h_finish();
 }

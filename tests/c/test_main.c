@@ -81,6 +81,8 @@ static const test_case k_tests[] = {
     TC(test_callbacks_exactly_once, 30),
     TC(test_callbacks_reenter_library, 20),
     TC(test_notifications, 20),
+    TC(test_telemetry_records, 20),
+    TC(test_telemetry_bad_handles, 10),
     TC(test_config_errors, 20),
     TC(test_call_argument_errors, 20),
     TC(test_server_errors_and_gating, 20),

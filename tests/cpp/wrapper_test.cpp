@@ -199,6 +199,30 @@ void test_events_progress_and_closed() {
   CHECK(seen.load() > 0);
 }
 
+// on_telemetry: a call's record arrives through the std::function, with
+// the trace context the call carried.
+void test_telemetry_handler() {
+  lemonmcp::Client c(stdio_config());
+  std::mutex mu;
+  std::condition_variable cv;
+  std::string record;
+  c.on_telemetry([&](std::string_view kind, std::string_view json) {
+    std::lock_guard<std::mutex> lk(mu);
+    if (kind == "call" && record.empty()) record.assign(json);
+    cv.notify_all();
+  });
+  c.connect();
+  c.wait_ready(20000);
+  c.call("tools/call", R"({"name":"echo","arguments":{"text":"t"}})",
+         R"({"trace":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}})");
+  std::unique_lock<std::mutex> lk(mu);
+  CHECK(cv.wait_for(lk, std::chrono::seconds(10), [&] { return !record.empty(); }));
+  CHECK(contains(record, R"("target":"echo")"));
+  CHECK(contains(record, R"("traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")"));
+  lk.unlock();
+  c.on_telemetry(nullptr);
+}
+
 void test_host_requests() {
   lemonmcp::Client c(stdio_config(R"(,"handlers":{"roots":{}})"));
   std::atomic<int> asked{0};
@@ -269,6 +293,7 @@ int main(int argc, char **argv) {
       {"callback_call_and_cancel", test_callback_call_and_cancel},
       {"events_progress_and_closed", test_events_progress_and_closed},
       {"host_requests", test_host_requests},
+      {"telemetry_handler", test_telemetry_handler},
       {"move_semantics", test_move_semantics},
   };
   int passed = 0, failed = 0;

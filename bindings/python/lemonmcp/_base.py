@@ -63,6 +63,7 @@ _CALL_OPTION_KEYS = (
     "verify",
     "no_cache",
     "task",
+    "trace",
 )
 
 Request = Tuple[str, Optional[Mapping[str, Any]], Dict[str, Any], Optional[ProgressHandler]]
@@ -194,6 +195,12 @@ class ClientBase:
             self._session.notify("notifications/roots/list_changed", None)
 
     # ------------------------------------------------------ request building
+
+    def _otel_version(self) -> Optional[str]:
+        """The protocol version a call's span names (None before the
+        handshake)."""
+        info = self._session.server_info
+        return info.protocol_version if info is not None else None
 
     def _options(self, options: Dict[str, Any]) -> Tuple[Dict[str, Any], Optional[ProgressHandler]]:
         if not options and self._session.callbacks.on_progress is None:

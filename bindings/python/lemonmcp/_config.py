@@ -372,6 +372,7 @@ def call_options(
     verify: Optional[Mapping[str, Any]] = None,
     no_cache: Optional[bool] = None,
     task: Optional[bool] = None,
+    trace: Optional[Mapping[str, str]] = None,
 ) -> Dict[str, Any]:
     """The ``options_json`` object of ``lmcp_client_call``
     (docs/call-options.md); the library checks it when the call is made.
@@ -388,6 +389,11 @@ def call_options(
     ``tools/call`` whose tool takes tasks optionally (2025-11-25
     ``execution.taskSupport: "optional"``) as a task; a tool that requires
     one always gets one (see docs/tasks.md).
+    ``trace`` is the call's W3C trace context, ``{"traceparent",
+    "tracestate", "baggage"}`` (any of them), carried in ``params._meta`` of
+    every request of the call; the library drops a malformed part with a
+    warning log event. With ``opentelemetry-api`` importable the current
+    span's context is put here by itself (see ``lemonmcp._otel``).
     """
     opts: Dict[str, Any] = {}
     if timeout is not None and timeout_ms is not None:
@@ -409,6 +415,7 @@ def call_options(
         ("verify", verify),
         ("no_cache", no_cache),
         ("task", task),
+        ("trace", trace),
     ):
         if value is not None:
             opts[key] = _json("options." + key, value)

@@ -54,6 +54,7 @@ __all__ = [
     "HOST_REQUEST_CB",
     "DONE_CB",
     "DESTROY_CB",
+    "TELEMETRY_CB",
     "lib",
     "lib_held",
     "HOLDS_GIL",
@@ -110,6 +111,9 @@ HOST_REQUEST_CB = CFUNCTYPE(None, c_void_p, c_uint64, c_char_p, c_void_p, c_size
 DONE_CB = CFUNCTYPE(None, c_void_p, c_uint64, c_int32, c_void_p, c_size_t)
 # void (*lmcp_destroy_cb)(void *user_data)
 DESTROY_CB = CFUNCTYPE(None, c_void_p)
+#: lmcp_telemetry_cb(user_data, kind, json, len). Python traces through
+#: OpenTelemetry in Python (_otel.py); the declaration keeps the table whole.
+TELEMETRY_CB = CFUNCTYPE(None, c_void_p, c_char_p, c_void_p, c_size_t)
 
 _charpp = POINTER(c_void_p)  # char ** out-parameters (library-owned)
 _sizep = POINTER(c_size_t)
@@ -235,6 +239,12 @@ FUNCTIONS: List[_Entry] = [
     (
         "lmcp_client_set_event_handler",
         [ClientHandle, EVENT_CB, c_void_p, DESTROY_CB, _charpp],
+        c_int32,
+        _check_err_out,
+    ),
+    (
+        "lmcp_client_set_telemetry_handler",
+        [ClientHandle, TELEMETRY_CB, c_void_p, DESTROY_CB, _charpp],
         c_int32,
         _check_err_out,
     ),
@@ -370,6 +380,12 @@ FUNCTIONS.extend(
         (
             "lmcp_host_set_event_handler",
             [HostHandle, EVENT_CB, c_void_p, DESTROY_CB, _charpp],
+            c_int32,
+            _check_err_out,
+        ),
+        (
+            "lmcp_host_set_telemetry_handler",
+            [HostHandle, TELEMETRY_CB, c_void_p, DESTROY_CB, _charpp],
             c_int32,
             _check_err_out,
         ),

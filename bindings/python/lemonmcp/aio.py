@@ -6,7 +6,7 @@ import asyncio
 from types import TracebackType
 from typing import Any, Mapping, Optional, Type, Union
 
-from . import _ffi
+from . import _ffi, _otel
 from ._base import (
     ClientBase,
     Request,
@@ -123,6 +123,12 @@ class AsyncClient(ClientBase):
         return await self._run((method, params, opts, handler))
 
     async def _run(self, req: Request) -> Any:
+        if _otel.ENABLED:
+            span = _otel.CallSpan(req, self._otel_version())
+            with span as traced:
+                result = await self._caller.run(*traced)
+                span.result(result)
+            return result
         return await self._caller.run(*req)
 
     # ------------------------------------------------------ typed helpers

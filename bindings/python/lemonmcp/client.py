@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Any, Mapping, Optional, Type, Union
 
+from . import _otel
 from ._base import (
     ClientBase,
     Request,
@@ -143,6 +144,12 @@ class Client(ClientBase):
     def _run(self, req: Request) -> Any:
         # See HandleSession.call_blocking: the calling thread waits in poll()
         # on its completion queue, so Ctrl-C interrupts it.
+        if _otel.ENABLED:
+            span = _otel.CallSpan(req, self._otel_version())
+            with span as traced:
+                result = self._session.call_blocking(*traced)
+                span.result(result)
+            return result
         return self._session.call_blocking(*req)
 
     # ------------------------------------------------------ typed helpers

@@ -99,6 +99,8 @@ func clients(o options) []client {
 		{name: "floor", argv: []string{bc, "-client", "floor"}, kind: "floor", many: true, large: true},
 		{name: "LemonMCP, Go core", argv: []string{bc, "-client", "lemonmcp"}, kind: "ours", large: true},
 		{name: "LemonMCP, C host", argv: []string{abs(filepath.Join(o.bin, "bench_host"))}, kind: "ours", many: true, large: true},
+		// The same with a telemetry handler set: what telemetry costs a call.
+		{name: "LemonMCP, C host, telemetry", argv: []string{abs(filepath.Join(o.bin, "bench_host")), "-telemetry", "1"}, kind: "ours"},
 	}
 	if !o.skip["python"] {
 		py := []string{o.python, abs("tests/bench/clients/pyclient.py")}

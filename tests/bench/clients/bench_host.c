@@ -6,6 +6,9 @@
  *   bench_host -mode large -n N (-stdio ... | -url ...)
  *   bench_host -mode many -n CLIENTS -stdio ...
  *
+ * -telemetry 1 sets a telemetry handler (it counts the records) on each
+ * client, to measure what telemetry costs against the row without one.
+ *
  * Every call is lmcp_client_call_sync, as a blocking C host makes it; the
  * P-way figure runs P threads on one client. Figures are printed, never
  * checked: the machines are shared and noisy. */
@@ -23,6 +26,15 @@
 #define PINNED "2025-11-25"
 static const char ECHO[] = "{\"name\":\"echo\",\"arguments\":{\"text\":\"hello\"}}";
 static const char LARGE[] = "{\"name\":\"large\",\"arguments\":{\"bytes\":10485760}}";
+
+/* telemetry: set a handler; records counts what it received. */
+static int telemetry;
+static long records;
+
+static void count_record(void *ud, const char *kind, const char *json, size_t len) {
+  (void)ud, (void)kind, (void)json, (void)len;
+  __atomic_add_fetch(&records, 1, __ATOMIC_RELAXED);
+}
 
 static double now_us(void) {
   struct timespec ts;
@@ -109,6 +121,8 @@ static lmcp_client *connect_client(void) {
   char *err = NULL;
   lmcp_status st = lmcp_client_new(config, strlen(config), &c, &err);
   if (st != LMCP_OK) die("lmcp_client_new", st, err);
+  if (telemetry && (st = lmcp_client_set_telemetry_handler(c, count_record, NULL, NULL, &err)) != LMCP_OK)
+    die("lmcp_client_set_telemetry_handler", st, err);
   if ((st = lmcp_client_connect(c, &err)) != LMCP_OK) die("lmcp_client_connect", st, err);
   if ((st = lmcp_client_wait_ready(c, 30000, &err)) != LMCP_OK) die("lmcp_client_wait_ready", st, err);
   return c;
@@ -268,6 +282,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(k, "-n")) n = atoi(v);
     else if (!strcmp(k, "-par")) par = atoi(v);
     else if (!strcmp(k, "-pn")) pn = atoi(v);
+    else if (!strcmp(k, "-telemetry")) telemetry = atoi(v);
     else {
       fprintf(stderr, "bench_host: unknown flag %s\n", k);
       return 2;

@@ -292,7 +292,10 @@ defmodule LemonMCP.Client do
   @spec request(client(), String.t(), map() | nil, call_opts()) :: {:ok, term()} | {:error, reason()}
   def request(client, method, params \\ nil, opts \\ @default_timeout) do
     opts = normalize(opts)
+    LemonMCP.Telemetry.span(client, method, params, fn -> do_request(client, method, params, opts) end)
+  end
 
+  defp do_request(client, method, params, opts) do
     case direct(client) do
       {pid, res, timeout_ms} ->
         case Server.direct_call(res, timeout_ms, method, params, opts, outer(Keyword.get(opts, :timeout))) do

@@ -194,13 +194,21 @@ defmodule LemonMCP.Host do
   @doc "Calls a tool and returns the whole result map."
   @spec call_tool_result(host(), String.t(), map(), keyword()) :: {:ok, map()} | {:error, term()}
   def call_tool_result(host, name, args \\ %{}, opts \\ []) do
-    GenServer.call(host, {:call_tool, name, args || %{}, options(opts)}, outer(opts))
+    LemonMCP.Telemetry.span(host, "tools/call", %{"name" => name}, fn ->
+      GenServer.call(host, {:call_tool, name, args || %{}, options(opts)}, outer(opts))
+    end)
   end
 
   @doc "Sends any request to one named server; returns its raw result."
   @spec request(host(), String.t(), String.t(), map() | nil, keyword()) :: {:ok, term()} | {:error, term()}
   def request(host, server, method, params \\ nil, opts \\ []) do
-    GenServer.call(host, {:call, server, method, params, options(opts)}, outer(opts))
+    LemonMCP.Telemetry.span(
+      host,
+      method,
+      params,
+      fn -> GenServer.call(host, {:call, server, method, params, options(opts)}, outer(opts)) end,
+      %{server: server}
+    )
   end
 
   @doc "Closes every server (the process stays alive); `:ok`."
@@ -292,6 +300,7 @@ defmodule LemonMCP.Host do
     o = %{}
     o = if t = opts[:timeout], do: Map.put(o, "timeout_ms", t), else: o
     o = if opts[:fail_if_restarting], do: Map.put(o, "fail_if_restarting", true), else: o
+    o = if tr = opts[:trace], do: Map.put(o, "trace", tr), else: o
     if o == %{}, do: nil, else: o
   end
 
@@ -361,6 +370,7 @@ defmodule LemonMCP.Host do
   end
 
   def handle_info({:lmcp_event, :host, kind, payload}, st) do
+    if kind in [:restarting, :failed], do: LemonMCP.Telemetry.server_event(self(), kind, payload)
     if st.subscriber, do: send(st.subscriber, {:lemon_mcp_host, self(), kind, payload})
     {:noreply, st}
   end

@@ -261,6 +261,7 @@ defmodule LemonMCP.Client.Server do
   end
 
   def handle_info({:lmcp_event, tag, kind, payload}, %{tag: tag} = st) do
+    if kind in [:restarting, :failed], do: LemonMCP.Telemetry.server_event(self(), kind, payload)
     st = on_event(kind, payload, st)
     publish(st, kind, event_payload(kind, payload))
     {:noreply, st}
@@ -316,6 +317,7 @@ defmodule LemonMCP.Client.Server do
     |> put_opt("_meta", opts[:meta])
     |> put_opt("wait_ready", opts[:wait_ready])
     |> put_opt("task", opts[:task])
+    |> put_opt("trace", opts[:trace])
   end
 
   # The library's deadline is the shorter of the caller's and the client's,

@@ -1,0 +1,131 @@
+defmodule LemonMCP.TelemetryTest do
+  # Global state (the application's telemetry module, a :telemetry module
+  # defined here): not async.
+  use ExUnit.Case, async: false
+
+  alias LemonMCP.Client
+  alias LemonMCP.Test.Fixture
+
+  defmodule Handler do
+    @moduledoc false
+    # The module an application names in config: forwards to the test.
+    def execute(event, measurements, metadata) do
+      case :persistent_term.get({__MODULE__, :pid}, nil) do
+        nil -> :ok
+        pid -> send(pid, {:event, event, measurements, metadata})
+      end
+    end
+  end
+
+  setup do
+    :persistent_term.put({Handler, :pid}, self())
+
+    on_exit(fn ->
+      Application.delete_env(:lemon_mcp, :telemetry_module)
+      :persistent_term.erase({Handler, :pid})
+    end)
+
+    %{c: Fixture.start!()}
+  end
+
+  defp receive_event(name, c) do
+    receive do
+      {:event, ^name, m, %{client: ^c} = md} -> {m, md}
+    after
+      10_000 -> flunk("no #{inspect(name)} event")
+    end
+  end
+
+  test "calls are :start/:stop events through the configured module", %{c: c} do
+    Application.put_env(:lemon_mcp, :telemetry_module, Handler)
+    assert {:ok, [%{"text" => "hi"}]} = Client.call_tool(c, "echo", %{text: "hi"})
+    {m, md} = receive_event([:lemon_mcp, :call, :start], c)
+    assert is_integer(m.system_time) and is_integer(m.monotonic_time)
+    assert %{method: "tools/call", target: "echo"} = md
+    {m, stop} = receive_event([:lemon_mcp, :call, :stop], c)
+    assert is_integer(m.duration) and m.duration >= 0
+    assert %{method: "tools/call", target: "echo", result: :ok, error_type: nil} = stop
+    assert stop.telemetry_span_context == md.telemetry_span_context
+
+    assert {:error, {:tool_error, _}} = Client.call_tool(c, "fail", %{})
+    _ = receive_event([:lemon_mcp, :call, :start], c)
+    {_, stop} = receive_event([:lemon_mcp, :call, :stop], c)
+    assert %{target: "fail", result: :error, error_type: "tool_error"} = stop
+
+    assert {:error, {:rpc_error, %{code: code}}} = Client.request(c, "no/such_method", %{})
+    _ = receive_event([:lemon_mcp, :call, :start], c)
+    {_, stop} = receive_event([:lemon_mcp, :call, :stop], c)
+    assert stop.error_type == Integer.to_string(code)
+  end
+
+  test "without a module nor :telemetry, nothing is sent", %{c: c} do
+    refute function_exported?(:telemetry, :execute, 3)
+    assert LemonMCP.Telemetry.handler() == nil
+    assert {:ok, _} = Client.call_tool(c, "echo", %{text: "quiet"})
+    refute_receive {:event, _, _, _}, 200
+  end
+
+  test "events go through :telemetry when it is loaded", %{c: c} do
+    # A minimal stand-in for the :telemetry library, only in this test.
+    Code.compile_string("""
+    defmodule :telemetry do
+      def execute(event, measurements, metadata),
+        do: LemonMCP.TelemetryTest.Handler.execute(event, measurements, metadata)
+    end
+    """)
+
+    try do
+      assert LemonMCP.Telemetry.handler() == :telemetry
+      assert {:ok, _} = Client.call_tool(c, "echo", %{text: "via telemetry"})
+      {_, md} = receive_event([:lemon_mcp, :call, :stop], c)
+      assert md.target == "echo"
+    after
+      :code.purge(:telemetry)
+      :code.delete(:telemetry)
+      :code.purge(:telemetry)
+    end
+
+    assert LemonMCP.Telemetry.handler() == nil
+  end
+
+  test "a host's calls are events, and its crashed server a restart event", _ do
+    Application.put_env(:lemon_mcp, :telemetry_module, Handler)
+    server = %{"command" => Fixture.path(), "restart" => %{"backoff_ms" => 20, "max_restarts" => 3}}
+    {:ok, h} = LemonMCP.Host.start_link(%{"mcpServers" => %{"alpha" => server}})
+    :ok = LemonMCP.Host.await_ready(h, 10_000)
+    {:ok, _} = LemonMCP.Host.list_tools(h)
+
+    assert {:ok, _} =
+             LemonMCP.Host.request(h, "alpha", "tools/call", %{"name" => "echo", "arguments" => %{"text" => "x"}})
+
+    {_, stop} = receive_event([:lemon_mcp, :call, :stop], h)
+    assert %{server: "alpha", target: "echo", result: :ok} = stop
+    assert {:error, :connection_closed} = LemonMCP.Host.call_tool(h, "alpha__crash", %{})
+    {_, stop} = receive_event([:lemon_mcp, :call, :stop], h)
+    assert %{target: "alpha__crash", result: :error, error_type: "closed"} = stop
+    {m, md} = receive_event([:lemon_mcp, :server, :restart], h)
+    assert m.count == 1
+    assert %{server: "alpha", attempt: 1} = md
+    assert is_binary(md.reason)
+    LemonMCP.Host.stop(h)
+  end
+
+  test "the trace option reaches a Python-SDK server's params._meta" do
+    py = System.get_env("LEMONMCP_MODERN_PY")
+    server = System.get_env("LEMONMCP_PYOTEL_SERVER")
+
+    if is_nil(py) or is_nil(server) do
+      flunk("set LEMONMCP_MODERN_PY and LEMONMCP_PYOTEL_SERVER (make test-elixir does, after make otel-setup)")
+    end
+
+    {:ok, c} = Client.start_link(command: py, args: [server])
+    :ok = Client.await_ready(c, 30_000)
+    tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    assert {:ok, r} = Client.call_tool_result(c, "whoami", %{}, trace: %{"traceparent" => tp, "baggage" => "k=v"})
+    assert %{"traceparent" => ^tp, "baggage" => "k=v"} = r["structuredContent"]
+    assert {:ok, spans} = Client.call_tool_result(c, "spans", %{})
+    server_span = Enum.find(spans["structuredContent"]["result"], &(&1["name"] == "tools/call whoami"))
+    assert server_span["trace_id"] == "4bf92f3577b34da6a3ce929d0e0e4736"
+    assert server_span["parent_span_id"] == "00f067aa0ba902b7"
+  end
+end

@@ -1,0 +1,77 @@
+package host
+
+import (
+	"time"
+
+	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/internal/callbackgate"
+)
+
+// telemetryRegistration is the application's telemetry handler.
+type telemetryRegistration = callbackgate.Registration[core.TelemetryHandler]
+
+// SetTelemetryHandler installs fn (nil removes it); the previous handler's
+// destroy runs once none of its callbacks is running, and on a freed host
+// destroy runs at once. While a handler is set, every server's client
+// measures its calls (core.TelemetryRecord, named by the server, with the
+// host's call id), and the host adds its own records: list changes of the
+// aggregated lists. Restarts and failures come from the clients. Without
+// one, no server measures anything.
+func (h *Host) SetTelemetryHandler(fn core.TelemetryHandler, destroy func()) {
+	h.telemetryMu.Lock()
+	defer h.telemetryMu.Unlock()
+	callbackgate.Install(&h.out, &h.mu, &h.telemetry, callbackgate.NewRegistration(&h.out, fn, destroy), h.freedLocked)
+	h.mu.Lock()
+	freed := h.freed
+	h.mu.Unlock()
+	if freed {
+		return
+	}
+	// A lazy server's later generations take the handler in newGeneration
+	// (under telemetryMu too).
+	for _, s := range h.servers {
+		c := s.client()
+		if c == nil {
+			continue
+		}
+		if fn == nil {
+			_ = c.SetTelemetryHandler(nil, nil)
+		} else {
+			_ = c.SetTelemetryHandler(s.onTelemetry, nil)
+		}
+	}
+}
+
+// telemetryOn reports whether the application wants records.
+func (h *Host) telemetryOn() bool {
+	reg := h.telemetry.Load()
+	return reg != nil && reg.Handler != nil
+}
+
+// onTelemetry takes one of the server's client's records (on the client's
+// delivery goroutine) and passes it on, named by the server.
+func (s *server) onTelemetry(rec *core.TelemetryRecord) {
+	rec.Server = s.name // the call id is the host's already (TelemetryID)
+	s.h.deliverRecord(rec)
+}
+
+// recordListChanged reports a change of an aggregated list.
+func (h *Host) recordListChanged(server, list string) {
+	if !h.telemetryOn() {
+		return
+	}
+	h.deliverRecord(&core.TelemetryRecord{Kind: core.RecordListChanged, Server: server, List: list, StartUnixNano: time.Now().UnixNano()})
+}
+
+// deliverRecord hands rec to the handler installed when it runs, on the
+// host's delivery goroutine.
+func (h *Host) deliverRecord(rec *core.TelemetryRecord) {
+	h.out.Push(func() {
+		reg := h.telemetry.Load()
+		if reg == nil || reg.Handler == nil || !reg.Enter() {
+			return
+		}
+		defer reg.Exit()
+		reg.Handler(rec)
+	}, callbackgate.Event)
+}

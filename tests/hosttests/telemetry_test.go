@@ -1,0 +1,82 @@
+package hosttests
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/core"
+)
+
+// telemetrySink keeps a host's telemetry records.
+type telemetrySink struct {
+	mu   sync.Mutex
+	recs []core.TelemetryRecord
+}
+
+func (s *telemetrySink) handle(rec *core.TelemetryRecord) {
+	s.mu.Lock()
+	s.recs = append(s.recs, *rec)
+	s.mu.Unlock()
+}
+
+func (s *telemetrySink) find(match func(core.TelemetryRecord) bool) (core.TelemetryRecord, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.recs {
+		if match(r) {
+			return r, true
+		}
+	}
+	return core.TelemetryRecord{}, false
+}
+
+// Every record of a host names its server: calls (with the host's call
+// id and the tool's name on the server), the restart after a crash, and
+// the aggregated list's changes.
+func TestHostTelemetryRecords(t *testing.T) {
+	cfg := fmt.Sprintf(`{"mcpServers":{"a":%s,"b":%s}}`, stdioServer(""), stdioServer(""))
+	h, _ := newHost(t, cfg)
+	sink := &telemetrySink{}
+	destroyed := make(chan struct{})
+	h.SetTelemetryHandler(sink.handle, func() { close(destroyed) })
+	require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
+	listTools(t, h)
+
+	done := make(chan uint64, 1)
+	id, err := h.CallTool("b__echo", []byte(`{"text":"hi"}`), core.CallOptions{}, func(id uint64, _ core.Status, _ []byte) { done <- id })
+	require.Nil(t, errOrNil(err))
+	require.Equal(t, id, <-done)
+	var call core.TelemetryRecord
+	require.Eventually(t, func() bool {
+		var ok bool
+		call, ok = sink.find(func(r core.TelemetryRecord) bool { return r.Kind == core.RecordCall && r.Method == "tools/call" })
+		return ok
+	}, 5*time.Second, 10*time.Millisecond)
+	require.Equal(t, "b", call.Server)
+	require.Equal(t, "echo", call.Target)
+	require.Equal(t, id, call.CallID, "the host's call id")
+	require.Equal(t, core.StatusOK, call.Status)
+	require.NotEmpty(t, call.ProtocolVersion)
+
+	_, err = h.CallToolSync("a__crash", nil, core.CallOptions{})
+	require.NotNil(t, err)
+	require.Eventually(t, func() bool {
+		_, restart := sink.find(func(r core.TelemetryRecord) bool { return r.Kind == core.RecordRestart && r.Server == "a" })
+		_, failed := sink.find(func(r core.TelemetryRecord) bool {
+			return r.Kind == core.RecordCall && r.Server == "a" && r.Target == "crash" && r.ErrorType == "closed"
+		})
+		_, listed := sink.find(func(r core.TelemetryRecord) bool { return r.Kind == core.RecordListChanged && r.List == "tools" })
+		return restart && failed && listed
+	}, 10*time.Second, 20*time.Millisecond, "restart, failed call and list change records")
+
+	h.SetTelemetryHandler(nil, nil)
+	select {
+	case <-destroyed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the replaced handler's destroy did not run")
+	}
+}
