@@ -388,8 +388,9 @@ static void test_host_lifecycle(void) {
 }
 
 /* The host's telemetry handler: a call's record names its server and the
- * tool's own name; the server that cannot start is a "restart" record; the
- * destroy runs once when the host is freed. */
+ * tool's own name; the server that cannot start (no such executable: not
+ * retried) is a "failure" record; the destroy runs once when the host is
+ * freed. */
 static void test_host_telemetry(void) {
   char cfg[2048];
   host_config(cfg, sizeof cfg);
@@ -414,7 +415,7 @@ static void test_host_telemetry(void) {
              strstr(rec, "\"protocol_version\":\"2026-07-28\""),
          rec, "beta's call record");
   free(rec);
-  CHECK(evrec_wait(&tel, "restart", "\"server\":\"broken\"", 1, 10000) >= 1);
+  CHECK(evrec_wait(&tel, "failure", "\"server\":\"broken\"", 1, 10000) >= 1);
   lmcp_host_free(h);
   CHECK(evrec_wait_destroys(&tel, 1, 10000) == 1);
   CHECK(tel.after_destroy == 0);
