@@ -159,9 +159,9 @@ type Config struct {
 	TokenExchange *TokenExchange
 	// DPoP, when set, sender-constrains tokens with DPoP.
 	DPoP *DPoPConfig
-	// HostTokenStore: tokens are loaded from and saved through the host
+	// AppTokenStore: tokens are loaded from and saved through the host
 	// (Host.LoadToken, Host.SaveToken); otherwise they live in memory only.
-	HostTokenStore bool
+	AppTokenStore bool
 	// AuthorizationTimeout bounds one Host.Authorize. Zero means 5 minutes.
 	AuthorizationTimeout time.Duration
 	// MaxStepUps bounds the insufficient_scope re-authorizations of one
@@ -228,7 +228,7 @@ type StoredToken struct {
 }
 
 // Host is the host boundary: the library owns no UI, listener or secret
-// store. The core implements it over host requests. Every method may block
+// store. The core implements it over app requests. Every method may block
 // (bounded by ctx) and is called from a library goroutine.
 type Host interface {
 	// CanAuthorize reports whether Authorize can be used.
@@ -236,10 +236,10 @@ type Host interface {
 	// Authorize runs the user-facing step of the authorization code flow.
 	Authorize(ctx context.Context, req *AuthorizationRequest) (*AuthorizationReply, error)
 	// LoadToken returns the stored record, or nil when there is none.
-	// Called only with Config.HostTokenStore.
+	// Called only with Config.AppTokenStore.
 	LoadToken(ctx context.Context, key TokenKey) (*StoredToken, error)
 	// SaveToken persists a record after every successful grant or rotation.
-	// Called only with Config.HostTokenStore.
+	// Called only with Config.AppTokenStore.
 	SaveToken(ctx context.Context, tok *StoredToken) error
 	// Log reports a diagnostic (never containing a token, code, verifier or
 	// secret). level is "debug", "info", "warning" or "error".

@@ -190,7 +190,7 @@ func TestDPoP(t *testing.T) {
 func TestDPoPConfiguredKeyAndStore(t *testing.T) {
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	t.Run("a stored DPoP token is reused with a configured key", func(t *testing.T) {
-		m, err := New(Config{HostTokenStore: true, DPoP: &DPoPConfig{KeyPEM: pemOf(t, key)}}, "https://mcp.example/mcp")
+		m, err := New(Config{AppTokenStore: true, DPoP: &DPoPConfig{KeyPEM: pemOf(t, key)}}, "https://mcp.example/mcp")
 		require.NoError(t, err)
 		require.False(t, m.dpop.ephemeral)
 		m.adopt(&StoredToken{AccessToken: "at", TokenType: "DPoP", RefreshToken: "rt"})
@@ -199,7 +199,7 @@ func TestDPoPConfiguredKeyAndStore(t *testing.T) {
 		require.True(t, bound)
 	})
 	t.Run("not with an ephemeral key", func(t *testing.T) {
-		m, err := New(Config{HostTokenStore: true, DPoP: &DPoPConfig{}}, "https://mcp.example/mcp")
+		m, err := New(Config{AppTokenStore: true, DPoP: &DPoPConfig{}}, "https://mcp.example/mcp")
 		require.NoError(t, err)
 		m.adopt(&StoredToken{AccessToken: "at", TokenType: "DPoP", RefreshToken: "rt"})
 		tok, _, _ := m.current()

@@ -521,7 +521,7 @@ func TestTokenStore(t *testing.T) {
 		e := newEnv(t)
 		e.set(func(e *env) { e.tokens["stored"] = nil })
 		h := &fakeHost{can: true, load: &StoredToken{AccessToken: "stored", Issuer: "x"}}
-		_, c := e.client(t, Config{HostTokenStore: true}, h)
+		_, c := e.client(t, Config{AppTokenStore: true}, h)
 		st, _, err := post(c, e.mcpURL(), `{"method":"initialize"}`)
 		require.NoError(t, err)
 		require.Equal(t, 200, st)
@@ -536,7 +536,7 @@ func TestTokenStore(t *testing.T) {
 	t.Run("saved after every grant", func(t *testing.T) {
 		e := newEnv(t)
 		h := &fakeHost{can: true}
-		_, c := e.client(t, Config{HostTokenStore: true}, h)
+		_, c := e.client(t, Config{AppTokenStore: true}, h)
 		_, _, err := post(c, e.mcpURL(), `{}`)
 		require.NoError(t, err)
 		e.set(func(e *env) { e.tokens = map[string][]string{} })
@@ -558,7 +558,7 @@ func TestTokenStore(t *testing.T) {
 	t.Run("pre-registered secrets are not saved", func(t *testing.T) {
 		e := newEnv(t)
 		h := &fakeHost{}
-		_, c := e.client(t, Config{HostTokenStore: true, ClientID: "c", ClientSecret: "s"}, h)
+		_, c := e.client(t, Config{AppTokenStore: true, ClientID: "c", ClientSecret: "s"}, h)
 		_, _, err := post(c, e.mcpURL(), `{}`)
 		require.NoError(t, err)
 		hs := h.snapshot()
@@ -569,7 +569,7 @@ func TestTokenStore(t *testing.T) {
 	t.Run("record of another issuer is not reused", func(t *testing.T) {
 		e := newEnv(t)
 		h := &fakeHost{can: true, load: &StoredToken{AccessToken: "old", RefreshToken: "old-rt", Issuer: "https://old.example.com", ClientID: "old-client"}}
-		_, c := e.client(t, Config{HostTokenStore: true}, h)
+		_, c := e.client(t, Config{AppTokenStore: true}, h)
 		st, _, err := post(c, e.mcpURL(), `{}`)
 		require.NoError(t, err)
 		require.Equal(t, 200, st)
@@ -583,7 +583,7 @@ func TestTokenStore(t *testing.T) {
 	t.Run("load and save failures are logged", func(t *testing.T) {
 		e := newEnv(t)
 		h := &fakeHost{can: true, loadErr: errors.New("keychain locked"), saveErr: errors.New("disk full")}
-		_, c := e.client(t, Config{HostTokenStore: true}, h)
+		_, c := e.client(t, Config{AppTokenStore: true}, h)
 		st, _, err := post(c, e.mcpURL(), `{}`)
 		require.NoError(t, err)
 		require.Equal(t, 200, st)

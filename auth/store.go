@@ -10,7 +10,7 @@ import (
 // request, so a persisted access token goes on that very request. Failure
 // is logged and the client starts without a token.
 func (m *Manager) ensureLoaded(ctx context.Context) {
-	if !m.cfg.HostTokenStore {
+	if !m.cfg.AppTokenStore {
 		return
 	}
 	m.loadOnce.Do(func() {
@@ -64,7 +64,7 @@ func (m *Manager) adopt(rec *StoredToken) {
 // save hands the host the record of a successful grant. Called without
 // the lock held.
 func (m *Manager) save(ctx context.Context, d *discovery) {
-	if !m.cfg.HostTokenStore {
+	if !m.cfg.AppTokenStore {
 		return
 	}
 	h := m.hostOrNil()

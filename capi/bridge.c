@@ -32,7 +32,7 @@ void lmcp_bridge_event(lmcp_event_cb cb, uintptr_t user_data, uintptr_t key,
   LMCP_FRAME_EXIT();
 }
 
-void lmcp_bridge_host_request(lmcp_host_request_cb cb, uintptr_t user_data,
+void lmcp_bridge_app_request(lmcp_app_request_cb cb, uintptr_t user_data,
                               uintptr_t key, int delivering, uint64_t id,
                               const char *kind, const char *json, size_t len) {
   LMCP_FRAME_ENTER(key, delivering);

@@ -33,7 +33,7 @@ typedef const char cchar_t;
 LMCP_INTERNAL void lmcp_bridge_event(lmcp_event_cb cb, uintptr_t user_data,
                        uintptr_t key, const char *kind,
                        const char *json, size_t len);
-LMCP_INTERNAL void lmcp_bridge_host_request(lmcp_host_request_cb cb, uintptr_t user_data,
+LMCP_INTERNAL void lmcp_bridge_app_request(lmcp_app_request_cb cb, uintptr_t user_data,
                               uintptr_t key, int delivering, uint64_t id,
                               const char *kind, const char *json, size_t len);
 LMCP_INTERNAL void lmcp_bridge_done(lmcp_done_cb cb, uintptr_t user_data,
@@ -48,7 +48,7 @@ LMCP_INTERNAL void lmcp_bridge_destroy(lmcp_destroy_cb cb, uintptr_t user_data,
 LMCP_INTERNAL int lmcp_bridge_frames(uintptr_t key, int *delivering);
 LMCP_INTERNAL const char *lmcp_bridge_version(void);
 /* lmcp_bridge_intern returns a NUL-terminated copy of s (n bytes) that lives
- * as long as the process: the event and host-request kinds handed to host
+ * as long as the process: the event and app-request kinds handed to host
  * callbacks as static text. The copies are held by a C table, never only by
  * Go memory, so that leak checkers (valgrind) see them as reachable. */
 LMCP_INTERNAL const char *lmcp_bridge_intern(const char *s, size_t n);
@@ -62,8 +62,8 @@ LMCP_INTERNAL const char *lmcp_bridge_intern(const char *s, size_t n);
   LMCP_INTERNAL lmcp_status lmcpgo_##kind##_set_event_handler(                 \
       lmcp_##kind *handle, lmcp_event_cb cb, uintptr_t user_data,              \
       lmcp_destroy_cb destroy, char **err_out);                                \
-  LMCP_INTERNAL lmcp_status lmcpgo_##kind##_set_host_request_handler(          \
-      lmcp_##kind *handle, lmcp_host_request_cb cb, uintptr_t user_data,       \
+  LMCP_INTERNAL lmcp_status lmcpgo_##kind##_set_app_request_handler(          \
+      lmcp_##kind *handle, lmcp_app_request_cb cb, uintptr_t user_data,       \
       lmcp_destroy_cb destroy, char **err_out);                                \
   LMCP_INTERNAL lmcp_status lmcpgo_##kind##_set_telemetry_handler(             \
       lmcp_##kind *handle, lmcp_telemetry_cb cb, uintptr_t user_data,          \
@@ -76,10 +76,10 @@ LMCP_INTERNAL const char *lmcp_bridge_intern(const char *s, size_t n);
     return lmcpgo_##kind##_set_event_handler(handle, cb, (uintptr_t)user_data, \
                                              destroy, err_out);                \
   }                                                                            \
-  lmcp_status lmcp_##kind##_set_host_request_handler(                          \
-      lmcp_##kind *handle, lmcp_host_request_cb cb, void *user_data,           \
+  lmcp_status lmcp_##kind##_set_app_request_handler(                          \
+      lmcp_##kind *handle, lmcp_app_request_cb cb, void *user_data,           \
       lmcp_destroy_cb destroy, char **err_out) {                               \
-    return lmcpgo_##kind##_set_host_request_handler(                           \
+    return lmcpgo_##kind##_set_app_request_handler(                           \
         handle, cb, (uintptr_t)user_data, destroy, err_out);                   \
   }                                                                            \
   lmcp_status lmcp_##kind##_set_telemetry_handler(                             \

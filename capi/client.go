@@ -12,7 +12,7 @@ import (
 )
 
 // clients maps the hosts' lmcp_client pointers to clients (see handleKind).
-// A client's host requests run on its reader, not its delivery goroutine.
+// A client's app requests run on its reader, not its delivery goroutine.
 var clients = newHandleKind[core.Client, *core.Client, *C.lmcp_client]("client", false)
 
 // The functions that take a host's user_data are exported under an lmcpgo_
@@ -51,11 +51,11 @@ func lmcpgo_client_set_event_handler(client *C.lmcp_client, cb C.lmcp_event_cb, 
 	})
 }
 
-//export lmcpgo_client_set_host_request_handler
-func lmcpgo_client_set_host_request_handler(client *C.lmcp_client, cb C.lmcp_host_request_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
-	defer clients.recover(&st, errOut, client, "lmcp_client_set_host_request_handler")
+//export lmcpgo_client_set_app_request_handler
+func lmcpgo_client_set_app_request_handler(client *C.lmcp_client, cb C.lmcp_app_request_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
+	defer clients.recover(&st, errOut, client, "lmcp_client_set_app_request_handler")
 	return clients.setHandler(client, ud, destroy, errOut, func(c *core.Client, key C.uintptr_t, release func()) *core.Error {
-		return c.SetHostRequestHandler(clients.hostRequest(cb, ud, key), release)
+		return c.SetAppRequestHandler(clients.appRequest(cb, ud, key), release)
 	})
 }
 

@@ -59,7 +59,7 @@ func borrow(b []byte) (*C.char, C.size_t, []byte) {
 	return (*C.char)(unsafe.Pointer(&b[0])), C.size_t(n), b
 }
 
-// kindNames caches the static C strings of event and host-request kinds
+// kindNames caches the static C strings of event and app-request kinds
 // (lmcp_bridge_intern), so an event costs no cgo call for its kind.
 var kindNames sync.Map // string → *C.char
 

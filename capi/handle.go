@@ -41,7 +41,7 @@ type handleKind[T any, P servedObject[T], H handlePtr] struct {
 	invalid string
 	// freeExport names the free export in a recovered panic's report.
 	freeExport string
-	// requestsDelivered says the kind's host requests run on its delivery
+	// requestsDelivered says the kind's app requests run on its delivery
 	// goroutine (a host's do; a client's run on their reader), which their
 	// callback frames must say (see bridge.c).
 	requestsDelivered C.int
@@ -125,15 +125,15 @@ func (k *handleKind[T, P, H]) event(cb C.lmcp_event_cb, ud C.uintptr_t, key C.ui
 	}
 }
 
-// hostRequest adapts a C host-request callback (nil when cb is NULL).
-func (k *handleKind[T, P, H]) hostRequest(cb C.lmcp_host_request_cb, ud C.uintptr_t, key C.uintptr_t) func(id uint64, kind string, payload []byte) {
+// appRequest adapts a C app-request callback (nil when cb is NULL).
+func (k *handleKind[T, P, H]) appRequest(cb C.lmcp_app_request_cb, ud C.uintptr_t, key C.uintptr_t) func(id uint64, kind string, payload []byte) {
 	if cb == nil {
 		return nil
 	}
 	delivering := k.requestsDelivered
 	return func(id uint64, kind string, payload []byte) {
 		ptr, n, keep := borrow(payload)
-		C.lmcp_bridge_host_request(cb, ud, key, delivering, C.uint64_t(id), cKind(kind), ptr, n)
+		C.lmcp_bridge_app_request(cb, ud, key, delivering, C.uint64_t(id), cKind(kind), ptr, n)
 		_ = keep
 	}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // hosts maps lmcp_host handles to hosts (see handleKind). A host's
-// completions, events and host requests all run on its one delivery
+// completions, events and app requests all run on its one delivery
 // goroutine.
 var hosts = newHandleKind[host.Host, *host.Host, *C.lmcp_host]("host", true)
 
@@ -41,11 +41,11 @@ func lmcpgo_host_set_event_handler(hp *C.lmcp_host, cb C.lmcp_event_cb, ud C.uin
 	})
 }
 
-//export lmcpgo_host_set_host_request_handler
-func lmcpgo_host_set_host_request_handler(hp *C.lmcp_host, cb C.lmcp_host_request_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
-	defer hosts.recover(&st, errOut, hp, "lmcp_host_set_host_request_handler")
+//export lmcpgo_host_set_app_request_handler
+func lmcpgo_host_set_app_request_handler(hp *C.lmcp_host, cb C.lmcp_app_request_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
+	defer hosts.recover(&st, errOut, hp, "lmcp_host_set_app_request_handler")
 	return hosts.setHandler(hp, ud, destroy, errOut, func(h *host.Host, key C.uintptr_t, release func()) *core.Error {
-		h.SetHostRequestHandler(hosts.hostRequest(cb, ud, key), release)
+		h.SetAppRequestHandler(hosts.appRequest(cb, ud, key), release)
 		return nil
 	})
 }

@@ -84,11 +84,11 @@ func parseAuth(root *object, p *Parsed) *core.Error {
 	if cfg.DPoP, err = parseDPoP(o); err != nil {
 		return err
 	}
-	store, err := o.enum("token_store", "memory", "memory", "host")
+	store, err := o.enum("token_store", "memory", "memory", "app")
 	if err != nil {
 		return err
 	}
-	cfg.HostTokenStore = store == "host"
+	cfg.AppTokenStore = store == "app"
 	if err := o.millis("authorization_timeout_ms", 1, &cfg.AuthorizationTimeout); err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func parseAuth(root *object, p *Parsed) *core.Error {
 	if cfg.ClientName == "" {
 		cfg.ClientName = p.Options.ClientInfo.Name
 	}
-	p.Options.AuthHostTokenStore = cfg.HostTokenStore
+	p.Options.AuthAppTokenStore = cfg.AppTokenStore
 	p.Options.AuthorizationTimeout = cfg.AuthorizationTimeout
 	p.auth = cfg
 	return nil

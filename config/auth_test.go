@@ -23,7 +23,7 @@ func TestParseAuth(t *testing.T) {
 		"handlers": {"authorization": {}},
 		"auth": {"client_id":"id","client_secret":"s3cret","token_auth_method":"client_secret_basic",
 		         "scopes":["tools","prompts"],"redirect_uri":"http://127.0.0.1:7777/cb","flow":"authorization_code",
-		         "refresh_token":"r","token_store":"host","authorization_timeout_ms":1500,"max_step_ups":3,
+		         "refresh_token":"r","token_store":"app","authorization_timeout_ms":1500,"max_step_ups":3,
 		         "client_metadata_url":"https://client.example/meta.json","client_name":"host app",
 		         "allow_insecure_http":true,
 		         "client_issuer":"https://as.example",
@@ -32,12 +32,12 @@ func TestParseAuth(t *testing.T) {
 	require.Nil(t, errOrNil(err))
 	require.NotNil(t, p.Options.Auth, "an HTTP client always has an OAuth layer")
 	require.True(t, p.Options.Handlers.Authorization)
-	require.True(t, p.Options.AuthHostTokenStore)
+	require.True(t, p.Options.AuthAppTokenStore)
 	require.Equal(t, 1500*time.Millisecond, p.Options.AuthorizationTimeout)
 	require.Equal(t, &auth.Config{
 		ClientID: "id", ClientSecret: "s3cret", TokenAuthMethod: auth.MethodClientSecretBasic,
 		Scopes: []string{"tools", "prompts"}, RedirectURI: "http://127.0.0.1:7777/cb", Flow: auth.FlowAuthorizationCode,
-		RefreshToken: "r", HostTokenStore: true, AuthorizationTimeout: 1500 * time.Millisecond, MaxStepUps: 3,
+		RefreshToken: "r", AppTokenStore: true, AuthorizationTimeout: 1500 * time.Millisecond, MaxStepUps: 3,
 		ClientMetadataURL: "https://client.example/meta.json", ClientName: "host app", AllowInsecureHTTP: true,
 		ClientIssuer: "https://as.example",
 		PrivateKey:   &auth.PrivateKeyJWT{KeyPEM: testKeyPEM(t), KeyID: "k1", Alg: "ES256"},

@@ -160,7 +160,7 @@ func parseTimeouts(root *object, p *Parsed) *core.Error {
 		{"ready_ms", 1, &t.Ready},
 		{"call_ms", 0, &t.Call},
 		{"max_total_ms", 0, &t.MaxTotal},
-		{"host_request_ms", 1, &t.HostRequest},
+		{"app_request_ms", 1, &t.AppRequest},
 		{"close_grace_ms", 1, &t.CloseGrace}, // 0 would mean the stdio default
 	}
 	for _, f := range fields {

@@ -14,7 +14,7 @@ func TestParseValid(t *testing.T) {
 		"transport": {"type":"stdio","command":"srv","args":["-x"],"env":{"K":"V"},"env_inherit":"all","cwd":"/tmp","stderr":"merge"},
 		"client_info": {"name":"host","version":"2.0","title":"Host"},
 		"protocol": {"mode":"legacy","versions":["2024-11-05","2025-06-18"]},
-		"timeouts": {"ready_ms":500,"call_ms":0,"max_total_ms":9000,"reset_timeout_on_progress":true,"host_request_ms":1000,"close_grace_ms":100},
+		"timeouts": {"ready_ms":500,"call_ms":0,"max_total_ms":9000,"reset_timeout_on_progress":true,"app_request_ms":1000,"close_grace_ms":100},
 		"limits": {"max_message_bytes":65536,"max_pages":7},
 		"handlers": {"roots":{"list_changed":true},"sampling":{},"elicitation":{"url":true}},
 		"result_format": "json"

@@ -42,7 +42,7 @@ func (h authHost) Authorize(ctx context.Context, req *auth.AuthorizationRequest)
 
 // LoadToken asks the host for the stored token record.
 func (h authHost) LoadToken(ctx context.Context, key auth.TokenKey) (*auth.StoredToken, error) {
-	data, err := h.c.askHostSync(ctx, "token_load", jsonx.MustMarshal(key), h.c.opts.Timeouts.HostRequest)
+	data, err := h.c.askHostSync(ctx, "token_load", jsonx.MustMarshal(key), h.c.opts.Timeouts.AppRequest)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func (h authHost) LoadToken(ctx context.Context, key auth.TokenKey) (*auth.Store
 
 // SaveToken hands the host a token record to persist.
 func (h authHost) SaveToken(ctx context.Context, tok *auth.StoredToken) error {
-	_, err := h.c.askHostSync(ctx, "token_save", jsonx.MustMarshal(tok), h.c.opts.Timeouts.HostRequest)
+	_, err := h.c.askHostSync(ctx, "token_save", jsonx.MustMarshal(tok), h.c.opts.Timeouts.AppRequest)
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func (h authHost) SaveToken(ctx context.Context, tok *auth.StoredToken) error {
 // Log reports the OAuth layer's diagnostics as "log" events.
 func (h authHost) Log(level, message string) { h.c.logf(level, "oauth: %s", message) }
 
-// hostAnswer is what a synchronous host request ends with.
+// hostAnswer is what a synchronous app request ends with.
 type hostAnswer struct {
 	status Status
 	data   []byte
@@ -81,10 +81,10 @@ type hostAnswer struct {
 func (c *Client) askHostSync(ctx context.Context, kind string, payload []byte, timeout time.Duration) ([]byte, *Error) {
 	reg := c.hosts.Load()
 	if reg == nil || reg.Handler == nil {
-		return nil, Errorf(StatusInvalidState, "no host-request handler is registered to answer %q", kind)
+		return nil, Errorf(StatusInvalidState, "no app-request handler is registered to answer %q", kind)
 	}
 	answers := make(chan hostAnswer, 1)
-	hr := &hostRequest{
+	hr := &appRequest{
 		id:   c.nextHostID.Add(1),
 		kind: kind,
 		onAnswer: func(status Status, data []byte) *Error {
@@ -99,13 +99,13 @@ func (c *Client) askHostSync(ctx context.Context, kind string, payload []byte, t
 		c.mu.Unlock()
 		return nil, Errorf(StatusCancelled, "the client was freed")
 	}
-	c.hostReqs[hr.id] = hr
-	hr.timer = time.AfterFunc(timeout, func() { c.expireHostRequest(hr) })
+	c.appReqs[hr.id] = hr
+	hr.timer = time.AfterFunc(timeout, func() { c.expireAppRequest(hr) })
 	c.mu.Unlock()
 	go func() {
-		defer c.recoverPanic("a host request callback")
+		defer c.recoverPanic("a app request callback")
 		if !c.callHost(reg, hr.id, kind, payload) {
-			if c.takeHostRequest(hr.id) != nil {
+			if c.takeAppRequest(hr.id) != nil {
 				answers <- hostAnswer{status: StatusCancelled}
 			}
 		}
@@ -123,7 +123,7 @@ func (c *Client) askHostSync(ctx context.Context, kind string, payload []byte, t
 			return nil, Errorf(a.status, "the host refused %q (%s)", kind, a.status.String())
 		}
 	case <-ctx.Done():
-		c.takeHostRequest(hr.id) // a late answer gets LMCP_E_NOT_FOUND
+		c.takeAppRequest(hr.id) // a late answer gets LMCP_E_NOT_FOUND
 		return nil, Errorf(StatusTimeout, "gave up waiting for the host to answer %q: %s", kind, ctx.Err())
 	}
 }

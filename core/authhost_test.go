@@ -11,14 +11,14 @@ import (
 )
 
 // The OAuth layer's host boundary: the library's own questions ("authorize",
-// "token_load", "token_save") go to the host-request handler and the
+// "token_load", "token_save") go to the app-request handler and the
 // calling goroutine waits for the answer.
 func TestAuthHost(t *testing.T) {
 	rig := newHostRig(t, func(o *Options) {
 		o.Handlers.Authorization = true
-		o.AuthHostTokenStore = true
+		o.AuthAppTokenStore = true
 		o.AuthorizationTimeout = 300 * time.Millisecond
-		o.Timeouts.HostRequest = 300 * time.Millisecond
+		o.Timeouts.AppRequest = 300 * time.Millisecond
 	})
 	h := authHost{rig.c}
 	require.True(t, h.CanAuthorize())
@@ -136,5 +136,5 @@ func TestAuthHostWithoutHandlers(t *testing.T) {
 	_, err := h.Authorize(context.Background(), &auth.AuthorizationRequest{})
 	require.Contains(t, err.Error(), "handlers.authorization is not configured")
 	_, err = h.LoadToken(context.Background(), auth.TokenKey{})
-	require.Contains(t, err.Error(), "no host-request handler")
+	require.Contains(t, err.Error(), "no app-request handler")
 }

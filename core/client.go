@@ -37,9 +37,9 @@ func (s State) String() string {
 // "progress", "log"). payload is a JSON object the handler may keep.
 type EventHandler func(kind string, payload []byte)
 
-// HostRequestHandler receives a server request the host must answer with
+// AppRequestHandler receives a server request the host must answer with
 // Client.Respond. payload is {"method","params"}.
-type HostRequestHandler func(id uint64, kind string, payload []byte)
+type AppRequestHandler func(id uint64, kind string, payload []byte)
 
 // DoneFunc receives a call's completion: the result JSON for StatusOK, an
 // error object (Error.JSON) otherwise. data is a fresh slice the receiver may
@@ -62,7 +62,7 @@ type Client struct {
 	calls     map[uint64]*call
 	queued    []*call // accepted before ready with WaitReady, or during a re-initialization
 	reinit    bool    // the session expired and a new initialize is under way
-	hostReqs  map[uint64]*hostRequest
+	appReqs  map[uint64]*appRequest
 	started   bool          // Start succeeded: the transport must be closed
 	trClosed  chan struct{} // closed after the transport's Closed
 	freed     bool
@@ -112,7 +112,7 @@ func New(opts Options, tr transport.Transport) *Client {
 		trClosed: make(chan struct{}),
 		pending:  make(map[int64]*call),
 		calls:    make(map[uint64]*call),
-		hostReqs: make(map[uint64]*hostRequest),
+		appReqs: make(map[uint64]*appRequest),
 	}
 	c.out.Init(callbackgate.Hooks{
 		Owner:         "client",
@@ -156,10 +156,10 @@ func (c *Client) SetEventHandler(h EventHandler, destroy func()) *Error {
 	return err
 }
 
-// SetHostRequestHandler installs the host-request handler. It must be set
+// SetAppRequestHandler installs the app-request handler. It must be set
 // before Connect; afterwards it fails with StatusInvalidState (and destroy
 // runs at once).
-func (c *Client) SetHostRequestHandler(h HostRequestHandler, destroy func()) *Error {
+func (c *Client) SetAppRequestHandler(h AppRequestHandler, destroy func()) *Error {
 	var reg *hostRegistration
 	if h != nil || destroy != nil {
 		reg = callbackgate.NewRegistration(&c.out, h, destroy)
@@ -169,7 +169,7 @@ func (c *Client) SetHostRequestHandler(h HostRequestHandler, destroy func()) *Er
 		if c.freed {
 			err = errFreed()
 		} else if c.state != StateNew {
-			err = Errorf(StatusInvalidState, "the host request handler must be set before connect")
+			err = Errorf(StatusInvalidState, "the app request handler must be set before connect")
 		}
 		return err != nil
 	})
@@ -198,7 +198,7 @@ func (c *Client) Connect() *Error {
 	}
 	if reg := c.hosts.Load(); c.opts.needsHostHandler() && (reg == nil || reg.Handler == nil) {
 		c.mu.Unlock()
-		return Errorf(StatusInvalidArgument, "handlers, a sampling policy that delegates, or auth.token_store \"host\" are configured, but no host request handler is registered")
+		return Errorf(StatusInvalidArgument, "handlers, a sampling policy that delegates, or auth.token_store \"app\" are configured, but no app request handler is registered")
 	}
 	c.state = StateConnecting
 	c.mu.Unlock()
@@ -373,7 +373,7 @@ func (c *Client) FreeFrom(from FreeCaller) {
 		c.stateErr = errFreed()
 	}
 	failed := c.takeAllCallsLocked()
-	hosts := c.takeHostRequestsLocked()
+	hosts := c.takeAppRequestsLocked()
 	started := c.started
 	c.mu.Unlock()
 	c.out.Close()
@@ -490,10 +490,10 @@ func (c *Client) takeQueuedLocked() []*call {
 	return out
 }
 
-func (c *Client) takeHostRequestsLocked() []*hostRequest {
-	out := make([]*hostRequest, 0, len(c.hostReqs))
-	for id, h := range c.hostReqs {
-		delete(c.hostReqs, id)
+func (c *Client) takeAppRequestsLocked() []*appRequest {
+	out := make([]*appRequest, 0, len(c.appReqs))
+	for id, h := range c.appReqs {
+		delete(c.appReqs, id)
 		out = append(out, h)
 	}
 	return out

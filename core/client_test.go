@@ -530,18 +530,18 @@ func TestCloseAndFree(t *testing.T) {
 	})
 }
 
-func TestHostRequests(t *testing.T) {
+func TestAppRequests(t *testing.T) {
 	setup := func(t *testing.T, hostTimeout time.Duration, answer func(c *Client, id uint64, payload []byte)) (*fakeServer, *Client) {
 		s := newFakeServer(t, "2025-11-25", defaultCaps())
 		opts := testOptions()
 		opts.Handlers = Handlers{Roots: true, RootsListChange: true}
-		opts.Timeouts.HostRequest = hostTimeout
+		opts.Timeouts.AppRequest = hostTimeout
 		tr, peer := s.pairForTest()
 		c := New(opts, tr)
 		s.peer = peer
 		go s.serve()
 		t.Cleanup(func() { c.Free(); close(s.stop); <-s.done })
-		require.Nil(t, errOrNil(c.SetHostRequestHandler(func(id uint64, kind string, payload []byte) {
+		require.Nil(t, errOrNil(c.SetAppRequestHandler(func(id uint64, kind string, payload []byte) {
 			if kind != "roots" {
 				t.Errorf("unexpected kind %q", kind)
 			}

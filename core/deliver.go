@@ -2,7 +2,7 @@ package core
 
 import "github.com/lemonmcp/lemonmcp/internal/callbackgate"
 
-// The client's callbacks (completions, events, host requests, destroys) run
+// The client's callbacks (completions, events, app requests, destroys) run
 // through its gate, Client.out, an internal/callbackgate.Gate: in order on
 // a library goroutine, counted while they run, so that Free waits them out
 // and no callback starts after it. The multi-server host runs its own
@@ -25,5 +25,5 @@ const (
 // destroys.
 type (
 	eventRegistration = callbackgate.Registration[EventHandler]
-	hostRegistration  = callbackgate.Registration[HostRequestHandler]
+	hostRegistration  = callbackgate.Registration[AppRequestHandler]
 )

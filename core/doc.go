@@ -57,7 +57,7 @@
 //     a review that sees a redacted summary, then the delegate).
 //   - The OAuth layer's host boundary (authhost.go): the library's own
 //     questions to the host (authorize, token load and save), over the same
-//     host requests.
+//     app requests.
 //   - Supervision (supervise.go): a supervised client restarts its server
 //     after a loss, by its RestartPolicy; the transport it restarts is a
 //     transport/respawn wrapper, so the Client stays the same object.
@@ -81,7 +81,7 @@
 //     finished call, restart and failure is one TelemetryRecord, and calls
 //     feed the per-method duration histograms of lmcp_diagnostics.
 //
-// Its callbacks (call completions, events, host requests) never run while
+// Its callbacks (call completions, events, app requests) never run while
 // a lock of the client is held, and never on the goroutine of the call that
 // started the operation unless the caller asked for an inline completion
 // (CallOptions.Inline), which blocking wrappers use.

@@ -22,7 +22,7 @@ type freeWatch struct {
 	dones    atomic.Int32
 	accepted atomic.Int32
 	destroys atomic.Int32
-	hostReqs atomic.Int32
+	appReqs atomic.Int32
 }
 
 func (w *freeWatch) enter() {
@@ -94,10 +94,10 @@ func TestFreeRacesEveryMethod(t *testing.T) {
 		}
 		c.SetEventHandler(onEvent, func() { w.destroys.Add(1) })
 		var sets, setsAccepted atomic.Int32 // handlers replaced by the goroutines
-		require.Nil(t, errOrNil(c.SetHostRequestHandler(func(id uint64, _ string, _ []byte) {
+		require.Nil(t, errOrNil(c.SetAppRequestHandler(func(id uint64, _ string, _ []byte) {
 			w.enter()
 			defer w.exit()
-			w.hostReqs.Add(1)
+			w.appReqs.Add(1)
 			_ = c.Respond(id, StatusOK, []byte(`{"roots":[]}`))
 		}, func() { w.destroys.Add(1) })))
 		require.Nil(t, errOrNil(c.Connect()))
@@ -265,7 +265,7 @@ func TestPanicPoisonsClient(t *testing.T) {
 			_, err := r.c.Call("tools/call", []byte(`{"name":"echo","arguments":{"text":"x"}}`), CallOptions{}, func(uint64, Status, []byte) { boom() })
 			require.Nil(t, errOrNil(err))
 		}},
-		{"host request callback", "a host request callback", func(t *testing.T, r *hostRig, boom func()) {
+		{"app request callback", "a app request callback", func(t *testing.T, r *hostRig, boom func()) {
 			r.c.hosts.Load().Handler = func(uint64, string, []byte) { boom() }
 			r.request("roots/list", nil)
 		}},

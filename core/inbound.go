@@ -180,7 +180,7 @@ func (c *Client) Closed(cerr *transport.ClosedError) {
 		}
 	}
 	failed := c.takeAllCallsLocked()
-	hosts := c.takeHostRequestsLocked()
+	hosts := c.takeAppRequestsLocked()
 	select {
 	case <-c.trClosed:
 	default:

@@ -41,7 +41,7 @@ func modernOptions(mode string) Options {
 	return o
 }
 
-// hostFunc answers one host request.
+// hostFunc answers one app request.
 type hostFunc func(c *Client, id uint64, kind string, payload []byte)
 
 // connectWith connects a client of s with a host handler and waits for
@@ -53,7 +53,7 @@ func connectWith(t *testing.T, s *fakeServer, opts Options, host hostFunc) (*Cli
 	go s.serve()
 	t.Cleanup(func() { c.Free(); close(s.stop); <-s.done })
 	if host != nil {
-		require.Nil(t, errOrNil(c.SetHostRequestHandler(func(id uint64, kind string, payload []byte) { host(c, id, kind, payload) }, nil)))
+		require.Nil(t, errOrNil(c.SetAppRequestHandler(func(id uint64, kind string, payload []byte) { host(c, id, kind, payload) }, nil)))
 	}
 	require.Nil(t, errOrNil(c.Connect()))
 	return c, c.WaitReady(5 * time.Second)

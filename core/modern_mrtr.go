@@ -238,22 +238,22 @@ func (c *Client) retryInputs(cl *call, round *inputRound) {
 	}
 }
 
-// dropInputRequests forgets the host requests still open for a call that
+// dropInputRequests forgets the app requests still open for a call that
 // ended: their answers would have nowhere to go.
 func (c *Client) dropInputRequests(cl *call) {
 	owner := string(cl.inputOwner())
 	c.mu.Lock()
-	var dropped []*hostRequest
-	for id, hr := range c.hostReqs {
+	var dropped []*appRequest
+	for id, hr := range c.appReqs {
 		if string(hr.serverID) == owner {
 			dropped = append(dropped, hr)
-			delete(c.hostReqs, id)
+			delete(c.appReqs, id)
 		}
 	}
 	c.mu.Unlock()
 	for _, hr := range dropped {
 		hr.timer.Stop()
-		c.logf("info", "host request %d (%s) is no longer needed: call %d ended", hr.id, hr.kind, cl.id)
+		c.logf("info", "app request %d (%s) is no longer needed: call %d ended", hr.id, hr.kind, cl.id)
 	}
 }
 

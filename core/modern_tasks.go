@@ -14,7 +14,7 @@ import (
 // host opts in (Options.Tasks): every modern request declares it, and a
 // tools/call the server turns into a task stays, to the host, one call.
 // The client polls tasks/get at the server's pollIntervalMs (bounded),
-// answers input_required through the same host requests as MRTR with
+// answers input_required through the same app requests as MRTR with
 // tasks/update, and completes the call once with the task's final result
 // or error. Cancelling the call, or its timeout, sends tasks/cancel (never
 // notifications/cancelled). Over HTTP every tasks/* request carries

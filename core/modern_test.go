@@ -188,7 +188,7 @@ func TestMRTRRounds(t *testing.T) {
 		policy    *SamplingPolicy
 		answer    map[string]string // host kind -> answer ("" = error status)
 		status    Status
-		kinds     []string // host requests seen
+		kinds     []string // app requests seen
 		responses string   // inputResponses of the retry (JSON)
 	}{
 		{name: "elicitation with state", inputs: map[string]any{"who": elicitInput}, state: "opaque \"state\" <é>", handlers: Handlers{Elicitation: true, ElicitForm: true},
@@ -348,7 +348,7 @@ func TestMRTRBounds(t *testing.T) {
 		require.Less(t, time.Since(start), 2*time.Second)
 		id := <-asked
 		rerr := c.Respond(id, StatusOK, []byte(`{"action":"decline"}`))
-		require.NotNil(t, rerr, "the host request went with its call")
+		require.NotNil(t, rerr, "the app request went with its call")
 		require.Equal(t, StatusNotFound, rerr.Status)
 		require.Len(t, s.requests("tools/call"), 1)
 		_, cancelled := s.waitFor(func(m wireMsg) bool { return m.Method == "notifications/cancelled" })

@@ -41,7 +41,7 @@ type Timeouts struct {
 	Call            time.Duration // per call; 0 = no limit
 	MaxTotal        time.Duration // hard cap per call; 0 = none (see effectiveMaxTotal)
 	ResetOnProgress bool          // a progress notification restarts the call timer
-	HostRequest     time.Duration // how long the host may take to answer a server request
+	AppRequest     time.Duration // how long the host may take to answer a server request
 	CloseGrace      time.Duration // each step of the stdio shutdown escalation
 }
 
@@ -57,7 +57,7 @@ type Handlers struct {
 	ElicitForm      bool
 	ElicitURL       bool
 	// Authorization: the host runs the browser step of the OAuth
-	// authorization code flow ("authorize" host requests).
+	// authorization code flow ("authorize" app requests).
 	Authorization bool
 }
 
@@ -95,10 +95,10 @@ type Options struct {
 	// Auth, when set, is the OAuth layer of an HTTP transport; New binds
 	// the client to it as its host boundary.
 	Auth *auth.Manager
-	// AuthHostTokenStore: the OAuth layer loads and saves tokens through
-	// "token_load" / "token_save" host requests.
-	AuthHostTokenStore bool
-	// AuthorizationTimeout bounds one "authorize" host request.
+	// AuthAppTokenStore: the OAuth layer loads and saves tokens through
+	// "token_load" / "token_save" app requests.
+	AuthAppTokenStore bool
+	// AuthorizationTimeout bounds one "authorize" app request.
 	AuthorizationTimeout time.Duration
 	// Restart, when set with NewTransport, supervises the client: a lost
 	// connection restarts the server (see RestartPolicy).
@@ -128,7 +128,7 @@ type Options struct {
 // needsHostHandler reports whether the configuration asks the host to answer
 // server requests.
 func (o Options) needsHostHandler() bool {
-	return o.Handlers.Any() || o.Handlers.Authorization || o.AuthHostTokenStore ||
+	return o.Handlers.Any() || o.Handlers.Authorization || o.AuthAppTokenStore ||
 		(o.SamplingPolicy != nil && o.SamplingPolicy.Mode != PolicyDeny)
 }
 
@@ -142,7 +142,7 @@ func DefaultOptions(libraryVersion string) Options {
 		Timeouts: Timeouts{
 			Ready:       30 * time.Second,
 			Call:        120 * time.Second,
-			HostRequest: 10 * time.Minute,
+			AppRequest: 10 * time.Minute,
 			CloseGrace:  2 * time.Second,
 		},
 		MaxMessageBytes: 16 << 20,

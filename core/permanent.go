@@ -34,7 +34,7 @@ func notRetried(err error) *Error {
 // c.mu.
 func (c *Client) failForGoodLocked(reason *Error) {
 	failed := c.takeInFlightLocked()
-	hosts := c.takeHostRequestsLocked()
+	hosts := c.takeAppRequestsLocked()
 	c.stateErr = reason
 	c.giveUpLocked(&Error{Status: StatusClosed, Message: reason.Message}, failed, hosts, nil)
 }

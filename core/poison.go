@@ -25,7 +25,7 @@ func (c *Client) Recovered(r any, where string) { c.poison(r, where) }
 func (c *Client) Panicked(where string, r any) { c.poison(r, where) }
 
 // recoverPanic is deferred at the top of the library's goroutines that serve
-// the client (timers, host request goroutines, background sends).
+// the client (timers, app request goroutines, background sends).
 func (c *Client) recoverPanic(where string) {
 	if r := recover(); r != nil {
 		c.poison(r, where)

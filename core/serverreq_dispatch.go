@@ -16,9 +16,9 @@ const (
 	codeRejected       = -1 // the user (or a policy) rejected the request
 )
 
-// hostRequest is a question put to the host, waiting for its answer. One
+// appRequest is a question put to the host, waiting for its answer. One
 // server request may lead to several in turn (a review, then the delegate).
-type hostRequest struct {
+type appRequest struct {
 	id       uint64
 	kind     string
 	serverID []byte // the id of the server request it serves
@@ -36,7 +36,7 @@ type hostRequest struct {
 
 // serverRequest is a request from the server being served: a legacy
 // server request, or one input request of a 2026-07-28 input_required
-// result, which the same validation, policy and host requests serve.
+// result, which the same validation, policy and app requests serve.
 type serverRequest struct {
 	id     []byte // as the server sent it, echoed in the response
 	method string
@@ -79,7 +79,7 @@ func (c *Client) onServerRequest(env *envelope) {
 	}
 }
 
-// askHost puts a question to the host-request handler. payload is the JSON
+// askHost puts a question to the app-request handler. payload is the JSON
 // the host receives.
 func (c *Client) askHost(kind string, req *serverRequest, payload []byte, onAnswer func(Status, []byte) *Error, onExpire func()) {
 	reg := c.hosts.Load()
@@ -87,29 +87,29 @@ func (c *Client) askHost(kind string, req *serverRequest, payload []byte, onAnsw
 		c.replyError(req, codeInternal, "the client has no handler for "+req.method, nil)
 		return
 	}
-	hr := &hostRequest{id: c.nextHostID.Add(1), kind: kind, serverID: req.id, onAnswer: onAnswer, onExpire: onExpire}
+	hr := &appRequest{id: c.nextHostID.Add(1), kind: kind, serverID: req.id, onAnswer: onAnswer, onExpire: onExpire}
 	c.mu.Lock()
 	if c.freed {
 		c.mu.Unlock()
 		return
 	}
-	c.hostReqs[hr.id] = hr
+	c.appReqs[hr.id] = hr
 	if req.served != nil {
-		req.served.hostReqs = append(req.served.hostReqs, hr.id)
+		req.served.appReqs = append(req.served.appReqs, hr.id)
 	}
-	hr.timer = time.AfterFunc(c.opts.Timeouts.HostRequest, func() { c.expireHostRequest(hr) })
+	hr.timer = time.AfterFunc(c.opts.Timeouts.AppRequest, func() { c.expireAppRequest(hr) })
 	c.mu.Unlock()
 	go func() {
-		defer c.recoverPanic("a host request callback")
+		defer c.recoverPanic("a app request callback")
 		if !c.callHost(reg, hr.id, kind, payload) {
-			if c.takeHostRequest(hr.id) != nil {
+			if c.takeAppRequest(hr.id) != nil {
 				c.replyError(req, codeInternal, "the client is shutting down", nil)
 			}
 		}
 	}()
 }
 
-// callHost runs the host-request callback through the client's gate (see
+// callHost runs the app-request callback through the client's gate (see
 // deliver.go); false when the client is being freed and it did not run.
 func (c *Client) callHost(reg *hostRegistration, id uint64, kind string, payload []byte) bool {
 	if !c.out.Enter() {
@@ -143,25 +143,25 @@ func hostPayload(req *serverRequest, extra ...any) []byte {
 	return jsonx.MustMarshal(m)
 }
 
-// takeHostRequest removes a pending host request.
-func (c *Client) takeHostRequest(id uint64) *hostRequest {
+// takeAppRequest removes a pending app request.
+func (c *Client) takeAppRequest(id uint64) *appRequest {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	hr := c.hostReqs[id]
+	hr := c.appReqs[id]
 	if hr == nil {
 		return nil
 	}
-	delete(c.hostReqs, id)
+	delete(c.appReqs, id)
 	hr.timer.Stop()
 	return hr
 }
 
-func (c *Client) expireHostRequest(hr *hostRequest) {
-	defer c.recoverPanic("a host request timer")
-	if c.takeHostRequest(hr.id) == nil {
+func (c *Client) expireAppRequest(hr *appRequest) {
+	defer c.recoverPanic("a app request timer")
+	if c.takeAppRequest(hr.id) == nil {
 		return
 	}
-	c.logf("warning", "host request %d (%s) expired: the host did not answer within %s", hr.id, hr.kind, formatMS(c.opts.Timeouts.HostRequest))
+	c.logf("warning", "app request %d (%s) expired: the host did not answer within %s", hr.id, hr.kind, formatMS(c.opts.Timeouts.AppRequest))
 	hr.onExpire()
 }
 
@@ -170,10 +170,10 @@ func (c *Client) expireHostRequest(hr *hostRequest) {
 func (c *Client) expireWithError(req *serverRequest) func() {
 	return func() {
 		if req.answer != nil {
-			req.answer(nil, Errorf(StatusTimeout, "the host did not answer input %q (%s) within %s", req.inputKey, req.method, formatMS(c.opts.Timeouts.HostRequest)))
+			req.answer(nil, Errorf(StatusTimeout, "the host did not answer input %q (%s) within %s", req.inputKey, req.method, formatMS(c.opts.Timeouts.AppRequest)))
 			return
 		}
-		c.replyError(req, codeInternal, "the host did not answer "+req.method+" within "+formatMS(c.opts.Timeouts.HostRequest), nil)
+		c.replyError(req, codeInternal, "the host did not answer "+req.method+" within "+formatMS(c.opts.Timeouts.AppRequest), nil)
 	}
 }
 
@@ -183,7 +183,7 @@ type hostErrorReply struct {
 	Data    jsonx.RawMessage `json:"data"`
 }
 
-// Respond answers host request id. With StatusOK, data is the result object;
+// Respond answers app request id. With StatusOK, data is the result object;
 // otherwise data is optional {"code","message","data"}. Malformed JSON leaves
 // the request pending; an answer that is valid JSON but not a valid result
 // is consumed (the server gets -32603) and reported as StatusInvalidArgument.
@@ -192,9 +192,9 @@ func (c *Client) Respond(id uint64, status Status, data []byte) *Error {
 	if err != nil {
 		return Errorf(StatusInvalidArgument, "the answer must be a JSON object")
 	}
-	hr := c.takeHostRequest(id)
+	hr := c.takeAppRequest(id)
 	if hr == nil {
-		return Errorf(StatusNotFound, "no pending host request with id %d (answered, expired or unknown)", id)
+		return Errorf(StatusNotFound, "no pending app request with id %d (answered, expired or unknown)", id)
 	}
 	return hr.onAnswer(status, compact)
 }
@@ -293,7 +293,7 @@ type cancelledParams struct {
 	RequestID jsonx.RawMessage `json:"requestId"`
 }
 
-// onServerCancelled drops the host requests serving a server request the
+// onServerCancelled drops the app requests serving a server request the
 // server abandoned: they get no response, as the spec asks.
 func (c *Client) onServerCancelled(raw []byte) {
 	var p cancelledParams
@@ -301,16 +301,16 @@ func (c *Client) onServerCancelled(raw []byte) {
 		return
 	}
 	c.mu.Lock()
-	var dropped []*hostRequest
-	for id, hr := range c.hostReqs {
+	var dropped []*appRequest
+	for id, hr := range c.appReqs {
 		if sameID(hr.serverID, p.RequestID) {
 			dropped = append(dropped, hr)
-			delete(c.hostReqs, id)
+			delete(c.appReqs, id)
 		}
 	}
 	c.mu.Unlock()
 	for _, hr := range dropped {
 		hr.timer.Stop()
-		c.logf("info", "the server cancelled host request %d (%s)", hr.id, hr.kind)
+		c.logf("info", "the server cancelled app request %d (%s)", hr.id, hr.kind)
 	}
 }

@@ -12,14 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// hostCall is one host request as the host saw it.
+// hostCall is one app request as the host saw it.
 type hostCall struct {
 	id      uint64
 	kind    string
 	payload []byte
 }
 
-// hostRig is a ready client whose host requests go to a channel, so a test
+// hostRig is a ready client whose app requests go to a channel, so a test
 // answers them (or not) as it likes.
 type hostRig struct {
 	s     *fakeServer
@@ -39,7 +39,7 @@ func newHostRig(t *testing.T, tweak func(*Options)) *hostRig {
 	t.Cleanup(func() { c.Free(); close(s.stop); <-s.done })
 	r := &hostRig{s: s, c: c, calls: make(chan hostCall, 64)}
 	r.ev = recordEvents(c)
-	require.Nil(t, errOrNil(c.SetHostRequestHandler(func(id uint64, kind string, payload []byte) {
+	require.Nil(t, errOrNil(c.SetAppRequestHandler(func(id uint64, kind string, payload []byte) {
 		r.calls <- hostCall{id, kind, payload}
 	}, nil)))
 	require.Nil(t, errOrNil(c.Connect()))
@@ -331,7 +331,7 @@ func TestSamplingPolicy(t *testing.T) {
 	t.Run("a reviewer that never answers", func(t *testing.T) {
 		r := newHostRig(t, func(o *Options) {
 			policy(PolicyReviewedModel)(o)
-			o.Timeouts.HostRequest = 80 * time.Millisecond
+			o.Timeouts.AppRequest = 80 * time.Millisecond
 		})
 		id := r.request("sampling/createMessage", sampleParams(16))
 		review := r.nextHost(t)

@@ -118,7 +118,7 @@ func (c *Client) restartOnClose(cerr *transport.ClosedError) bool {
 func (c *Client) restartLocked(reason *Error, cerr *transport.ClosedError) {
 	s := c.sup
 	failed := c.takeInFlightLocked()
-	hosts := c.takeHostRequestsLocked()
+	hosts := c.takeAppRequestsLocked()
 	now := time.Now()
 	kept := s.recent[:0]
 	for _, t := range s.recent {
@@ -145,7 +145,7 @@ func (c *Client) restartLocked(reason *Error, cerr *transport.ClosedError) {
 	s.timer = time.AfterFunc(delay, c.respawn)
 	c.mu.Unlock()
 
-	c.dropHostRequests(hosts)
+	c.dropAppRequests(hosts)
 	c.failCalls(failed, &Error{Status: StatusClosed, Message: "the connection was lost: " + reason.Message + " (the server is restarting; the call was not retried)"})
 	ev := struct {
 		Attempt  int    `json:"attempt"`
@@ -173,7 +173,7 @@ func (c *Client) restartLocked(reason *Error, cerr *transport.ClosedError) {
 
 // giveUpLocked closes the client for good with final (too many restarts,
 // or a start that cannot succeed). It unlocks c.mu.
-func (c *Client) giveUpLocked(final *Error, failed []*call, hosts []*hostRequest, cerr *transport.ClosedError) {
+func (c *Client) giveUpLocked(final *Error, failed []*call, hosts []*appRequest, cerr *transport.ClosedError) {
 	s := c.sup
 	if c.state == StateConnecting {
 		close(c.ready)
@@ -187,7 +187,7 @@ func (c *Client) giveUpLocked(final *Error, failed []*call, hosts []*hostRequest
 		close(c.trClosed)
 	}
 	c.mu.Unlock()
-	c.dropHostRequests(hosts)
+	c.dropAppRequests(hosts)
 	c.failCalls(failed, final)
 	if cerr == nil {
 		cerr = &transport.ClosedError{Message: final.Message, ExitCode: -1}
@@ -217,7 +217,7 @@ func (c *Client) takeInFlightLocked() []*call {
 	return out
 }
 
-func (c *Client) dropHostRequests(hosts []*hostRequest) {
+func (c *Client) dropAppRequests(hosts []*appRequest) {
 	for _, h := range hosts {
 		h.timer.Stop()
 		if h.onDrop != nil {

@@ -21,7 +21,7 @@ import (
 // with related-task in _meta), tasks/list and tasks/cancel (which drops the
 // host's question). The end of a task is announced with
 // notifications/tasks/status. To the host, such a request is the same
-// host request, whose payload also names "task_id".
+// app request, whose payload also names "task_id".
 
 const (
 	// maxServedTasks bounds the tasks the client holds for its server; a
@@ -46,7 +46,7 @@ type servedTask struct {
 	errCode     int64  // or its JSON-RPC error, when failed
 	errMsg      string
 	errData     []byte
-	hostReqs    []uint64 // the host questions serving it, dropped on cancel
+	appReqs    []uint64 // the host questions serving it, dropped on cancel
 	waiting     [][]byte // ids of tasks/result requests held until it ends
 	expiry      *time.Timer
 	serverReqID []byte
@@ -269,13 +269,13 @@ func (c *Client) serveTaskQuery(req *serverRequest) {
 			return
 		}
 		st.status, st.message, st.updated = "cancelled", "cancelled by the server", time.Now().UTC()
-		hostIDs, waiting := st.hostReqs, st.waiting
-		st.hostReqs, st.waiting = nil, nil
+		hostIDs, waiting := st.appReqs, st.waiting
+		st.appReqs, st.waiting = nil, nil
 		out := jsonx.MustMarshal(st.jsonLocked())
 		c.mu.Unlock()
 		for _, id := range hostIDs {
-			if hr := c.takeHostRequest(id); hr != nil {
-				c.logf("info", "the server cancelled task %s: host request %d (%s) is dropped", strconv.Quote(st.id), hr.id, hr.kind)
+			if hr := c.takeAppRequest(id); hr != nil {
+				c.logf("info", "the server cancelled task %s: app request %d (%s) is dropped", strconv.Quote(st.id), hr.id, hr.kind)
 			}
 		}
 		c.replyResult(req, out)
@@ -310,11 +310,11 @@ func (c *Client) dropServedTask(id string) {
 	delete(c.served, id)
 	var hostIDs []uint64
 	if st != nil {
-		hostIDs = st.hostReqs
-		st.hostReqs = nil
+		hostIDs = st.appReqs
+		st.appReqs = nil
 	}
 	c.mu.Unlock()
 	for _, hid := range hostIDs {
-		c.takeHostRequest(hid)
+		c.takeAppRequest(hid)
 	}
 }

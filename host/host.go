@@ -140,10 +140,10 @@ func (h *Host) SetEventHandler(fn func(kind string, payload []byte), destroy fun
 	callbackgate.Install(&h.out, &h.mu, &h.events, callbackgate.NewRegistration(&h.out, fn, destroy), h.freedLocked)
 }
 
-// SetHostRequestHandler installs the handler of every server's requests
+// SetAppRequestHandler installs the handler of every server's requests
 // (sampling, elicitation, roots, authorization), which answers with
 // Respond. Without one, such requests are refused.
-func (h *Host) SetHostRequestHandler(fn func(id uint64, kind string, payload []byte), destroy func()) {
+func (h *Host) SetAppRequestHandler(fn func(id uint64, kind string, payload []byte), destroy func()) {
 	callbackgate.Install(&h.out, &h.mu, &h.handlers, callbackgate.NewRegistration(&h.out, fn, destroy), h.freedLocked)
 }
 
@@ -480,7 +480,7 @@ func (h *Host) Respond(requestID uint64, status core.Status, data []byte) *core.
 	delete(h.requests, requestID)
 	h.mu.Unlock()
 	if !ok {
-		return core.Errorf(core.StatusNotFound, "no pending host request with id %d (already answered, expired, or its server restarted)", requestID)
+		return core.Errorf(core.StatusNotFound, "no pending app request with id %d (already answered, expired, or its server restarted)", requestID)
 	}
 	return pr.client.Respond(pr.id, status, data)
 }

@@ -40,7 +40,7 @@ func (s *server) newGeneration() (*generation, *core.Error) {
 	}
 	c := core.New(p.Options, p.Transport)
 	c.SetEventHandler(func(kind string, payload []byte) { s.onEvent(g, kind, payload) }, nil)
-	if err := c.SetHostRequestHandler(func(id uint64, kind string, payload []byte) { s.onRequest(c, id, kind, payload) }, nil); err != nil {
+	if err := c.SetAppRequestHandler(func(id uint64, kind string, payload []byte) { s.onRequest(c, id, kind, payload) }, nil); err != nil {
 		c.Free()
 		return nil, err
 	}

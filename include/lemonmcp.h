@@ -3,8 +3,26 @@
  * Protocol (MCP) client library.
  *
  * This header is the contract. It is C99 and C++ compatible and is the only
- * header a host needs. Everything below states who owns what, which thread
+ * header an application needs. Everything below states who owns what, which thread
  * calls back, and which status codes a function returns.
+ *
+ * ---------------------------------------------------------------------------
+ * GLOSSARY (one meaning per word, here, in docs/ and in every binding)
+ *
+ *  - application: the program that loads liblemonmcp and calls these
+ *    functions (a C or C++ program, or the Python and Elixir bindings on
+ *    behalf of theirs). The MCP specification calls it the "host"; this
+ *    library does not.
+ *  - client (lmcp_client): one connection to one MCP server.
+ *  - host (lmcp_host): the multi-server object only: named, supervised
+ *    clients behind one aggregated, searchable catalogue of tools, prompts
+ *    and resources.
+ *  - server: an MCP server, reached by a client over a transport.
+ *  - app request: a question the library asks the application and waits
+ *    for an answer to (lmcp_app_request_cb, answered with
+ *    lmcp_client_respond or lmcp_host_respond): a server's sampling,
+ *    elicitation or roots request, or the library's own OAuth
+ *    authorization, token load, token save and review steps.
  *
  * ---------------------------------------------------------------------------
  * CONVENTIONS
@@ -35,7 +53,7 @@
  *    running, else on the library thread that finishes the last one.
  *    user_data is never dereferenced: any value, including small integers,
  *    is passed back as given.
- *  - Encoding: every JSON buffer and string the library hands a host is valid
+ *  - Encoding: every JSON buffer and string the library hands the application is valid
  *    UTF-8. Each run of bytes in a server message that is not UTF-8 becomes
  *    one U+FFFD (the call does not fail for it), and a "log" event with level
  *    "warning" says so. Server JSON in any valid spelling is accepted (white
@@ -54,13 +72,13 @@
  *  - Callbacks run on threads owned by the library, never on the caller's
  *    thread inside the call that started the operation, and never while a
  *    library lock is held. Completion (lmcp_done_cb) and event callbacks of
- *    one client are delivered one at a time, in order; host-request callbacks
+ *    one client are delivered one at a time, in order; app-request callbacks
  *    may run concurrently with them. Callbacks should return promptly.
  *  - A callback may call any lmcp_ function, lmcp_client_free() on its own
  *    client or another included (see lmcp_client_free for what free waits
  *    for; a callback must not wait for a thread that is freeing its client).
  *
- * PROCESS RULES FOR HOSTS
+ * PROCESS RULES FOR APPLICATIONS
  *
  *  - The library embeds a Go runtime: load at most one Go c-shared library per
  *    process, do not fork() after loading it (Python multiprocessing must use
@@ -79,7 +97,7 @@
  *  - docs/events.md: the kinds and payloads of lmcp_event_cb ("ready",
  *    "failed", "closed", "notification", "progress", "sampling_denied",
  *    "log").
- *  - docs/host-requests.md: the kinds and payloads of lmcp_host_request_cb
+ *  - docs/app-requests.md: the kinds and payloads of lmcp_app_request_cb
  *    ("roots", "sampling", "review", "elicitation", "authorize",
  *    "token_load", "token_save") and the answers lmcp_client_respond takes.
  *  - docs/errors.md: the statuses, the error object, and how the bindings
@@ -136,7 +154,7 @@ typedef int32_t lmcp_status;
 #define LMCP_E_INVALID_HANDLE (-2)
 /* The client is not in a state that allows the call (not ready, closed). */
 #define LMCP_E_INVALID_STATE (-3)
-/* No such call id or host request id (finished, answered, or expired). */
+/* No such call id or app request id (finished, answered, or expired). */
 #define LMCP_E_NOT_FOUND (-4)
 /* A deadline passed. */
 #define LMCP_E_TIMEOUT (-5)
@@ -215,7 +233,7 @@ lmcp_status lmcp_features(char **json_out, size_t *len_out);
  * included: a handshake, and in the 2026-07-28 era the subscriptions/listen
  * request a ready client keeps open (docs/modern.md).
  * "goroutines" counts the library's goroutines (the Go runtime's own system
- * goroutines excluded): a host or test can compare it before creating and
+ * goroutines excluded): an application or test can compare it before creating and
  * after freeing clients and hosts to detect leaks; right after loading it is the
  * baseline of an idle library. *json_out is library-allocated (free with
  * lmcp_free); *len_out (may be NULL) receives its length.
@@ -230,7 +248,7 @@ typedef struct lmcp_client lmcp_client;
 /* Identifies one accepted call on a client; never 0, never reused. */
 typedef uint64_t lmcp_call_id;
 
-/* Identifies one pending host request on a client; never 0, never reused. */
+/* Identifies one pending app request on a client; never 0, never reused. */
 typedef uint64_t lmcp_request_id;
 
 /* Client states, as reported by lmcp_client_state. */
@@ -251,15 +269,15 @@ typedef void (*lmcp_event_cb)(void *user_data, const char *kind,
                               const char *json, size_t len);
 
 /* Receives a request from the server (or the library's own OAuth questions)
- * that the host must answer with lmcp_client_respond(), during the callback
+ * that the application must answer with lmcp_client_respond(), during the callback
  * or later, from any thread. kind is static text, one of the kinds of
- * docs/host-requests.md ("roots", "sampling", "review", "elicitation",
+ * docs/app-requests.md ("roots", "sampling", "review", "elicitation",
  * "authorize", "token_load", "token_save"); json is its payload, borrowed
  * until the callback returns. May run concurrently with event and
  * completion callbacks. An
- * unanswered request expires after timeouts.host_request_ms and the server
+ * unanswered request expires after timeouts.app_request_ms and the server
  * is told so; a later answer gets LMCP_E_NOT_FOUND. */
-typedef void (*lmcp_host_request_cb)(void *user_data, lmcp_request_id request_id,
+typedef void (*lmcp_app_request_cb)(void *user_data, lmcp_request_id request_id,
                                      const char *kind, const char *json,
                                      size_t len);
 
@@ -293,12 +311,12 @@ lmcp_status lmcp_client_set_event_handler(lmcp_client *client, lmcp_event_cb cb,
                                           lmcp_destroy_cb destroy,
                                           char **err_out);
 
-/* lmcp_client_set_host_request_handler registers the host-request callback
+/* lmcp_client_set_app_request_handler registers the app-request callback
  * (NULL cb removes it). It must be set before lmcp_client_connect when the
  * configuration lists any "handlers". Returns LMCP_OK, LMCP_E_INVALID_HANDLE (destroy still runs), or
  * LMCP_E_INVALID_STATE once connect was called (destroy still runs). */
-lmcp_status lmcp_client_set_host_request_handler(lmcp_client *client,
-                                                 lmcp_host_request_cb cb,
+lmcp_status lmcp_client_set_app_request_handler(lmcp_client *client,
+                                                 lmcp_app_request_cb cb,
                                                  void *user_data,
                                                  lmcp_destroy_cb destroy,
                                                  char **err_out);
@@ -335,8 +353,8 @@ lmcp_status lmcp_client_set_telemetry_handler(lmcp_client *client,
  * "failed"), and lmcp_client_wait_ready bounds the wait.
  * Returns LMCP_OK; LMCP_E_INVALID_HANDLE; LMCP_E_INVALID_STATE (connect was
  * already called); LMCP_E_INVALID_ARGUMENT (not an executable file, working
- * directory missing, or handlers configured, or auth.token_store "host",
- * without a host-request handler); LMCP_E_TRANSPORT (the server cannot be
+ * directory missing, or handlers configured, or auth.token_store "app",
+ * without a app-request handler); LMCP_E_TRANSPORT (the server cannot be
  * started: executable not found, or the spawn failed). */
 lmcp_status lmcp_client_connect(lmcp_client *client, char **err_out);
 
@@ -408,7 +426,7 @@ lmcp_status lmcp_client_call_sync(lmcp_client *client, const char *method,
  * 2026-07-28 era over HTTP, the request's stream is closed instead; a
  * task-augmented call sends tasks/cancel). Safe from any thread, including
  * from callbacks. Returns LMCP_OK, LMCP_E_NOT_FOUND (already completed,
- * unknown, or an id the host never received: the library's own requests,
+ * unknown, or an id the application never received: the library's own requests,
  * such as its subscriptions/listen, task polls and lookups, are not the
  * host's to cancel), or LMCP_E_INVALID_HANDLE. */
 lmcp_status lmcp_client_cancel(lmcp_client *client, lmcp_call_id call_id);
@@ -434,8 +452,8 @@ lmcp_status lmcp_client_notify(lmcp_client *client, const char *method,
                                const char *params_json, size_t params_len,
                                char **err_out);
 
-/* lmcp_client_respond answers a host request. With status LMCP_OK, json is
- * the answer docs/host-requests.md describes for the request's kind. With an error status, json is
+/* lmcp_client_respond answers a app request. With status LMCP_OK, json is
+ * the answer docs/app-requests.md describes for the request's kind. With an error status, json is
  * optional: {"code": <int>?, "message": ".."?, "data": <any>?}; the server
  * receives that JSON-RPC error (code defaults to -1 for LMCP_E_POLICY_DENIED
  * and -32603 otherwise). For a "review", an error status refuses the request
@@ -478,9 +496,9 @@ lmcp_status lmcp_client_close(lmcp_client *client, int64_t timeout_ms,
  * When it returns, no callback of the client is running or will start:
  * every pending call's done has run, with LMCP_E_CANCELLED (on a library
  * thread, or on this thread when it is the client's delivery thread); every
- * event and host-request callback that had started has returned, and no
- * other will start; every registration's destroy has run. The host may
- * release everything its callbacks use. So free waits for host code only:
+ * event and app-request callback that had started has returned, and no
+ * other will start; every registration's destroy has run. The application
+ * may release everything its callbacks use. So free waits for application code only:
  * the client's callbacks already running on other threads, and the
  * cancelled completions it delivers. A callback that blocks therefore
  * delays free, and two callbacks that free each other's clients at the same
@@ -500,15 +518,15 @@ void lmcp_client_free(lmcp_client *client);
 
 /* A completion queue: the polling alternative to lmcp_done_cb. A call made
  * with lmcp_client_call_queued completes by appending an lmcp_completion to
- * a queue the host drains with lmcp_queue_pop; the library never calls into
- * the host for it. With the queue comes a file descriptor that is readable
- * exactly while completions are waiting, so the host waits for completions
+ * a queue the application drains with lmcp_queue_pop; the library never calls into
+ * the application for it. With the queue comes a file descriptor that is readable
+ * exactly while completions are waiting, so the application waits for completions
  * in its own event loop or with poll()/select() on its own thread (a Python
  * main thread stays interruptible by Ctrl-C; asyncio registers it with
  * loop.add_reader; an Elixir NIF can enif_select it). One pop takes every
  * waiting completion in one allocation: a burst of completions costs the
  * host one wake-up and one call, not one callback (and one thread hand-off)
- * each. Events and host requests keep their callbacks. docs/queue.md has
+ * each. Events and app requests keep their callbacks. docs/queue.md has
  * examples and the batch layout for bindings.
  *
  * A queue may serve any number of clients and calls; completions from many
@@ -555,7 +573,7 @@ lmcp_status lmcp_queue_new(lmcp_queue **queue_out, int *fd_out,
  * a done callback would run: on the client's delivery thread, in order with
  * its events, so it follows the callbacks of the client's earlier events
  * (e.g. the call's last "progress") once they have returned. Queueing never
- * calls host code and does not wait for anything the host does.
+ * calls application code and does not wait for anything the application does.
  * If the queue is freed first, the completion is dropped and freed by the
  * library (the call still completes: cancel, timeouts and close apply as
  * usual). When lmcp_client_free returns, the completion of every call the
@@ -593,7 +611,7 @@ lmcp_status lmcp_queue_pop(lmcp_queue *queue, size_t max,
  * polling it wakes up and then gets LMCP_E_INVALID_HANDLE from
  * lmcp_queue_pop). Stop watching the descriptor before calling it (e.g.
  * loop.remove_reader): once it returns the number may be reused by any new
- * descriptor of the process. Never blocks, never runs host code. Batches
+ * descriptor of the process. Never blocks, never runs application code. Batches
  * already popped stay valid until lmcp_free. May race any other call on the
  * queue; NULL, freed or unknown handles are harmless. */
 void lmcp_queue_free(lmcp_queue *queue);
@@ -614,7 +632,7 @@ void lmcp_queue_free(lmcp_queue *queue);
  * included; a call that starts after free (or loses the race with it)
  * returns LMCP_E_INVALID_HANDLE, one already under way returns normally or
  * with the status the free caused, and no call touches freed memory. The
- * host's event, host-request and done callbacks run on a library thread,
+ * host's event, app-request and done callbacks run on a library thread,
  * one at a time and in order for one host (across all its servers; a
  * call's "progress" events precede its done), never on the caller's thread
  * inside the call that started the operation and never while a library lock
@@ -698,14 +716,14 @@ lmcp_status lmcp_host_set_telemetry_handler(lmcp_host *host,
                                             lmcp_destroy_cb destroy,
                                             char **err_out);
 
-/* lmcp_host_set_host_request_handler registers the callback that receives
+/* lmcp_host_set_app_request_handler registers the callback that receives
  * every server's requests (sampling, elicitation, roots, authorization, as
  * for a client), with host-wide request ids and "server" in the payload;
  * answer with lmcp_host_respond. Without a handler such requests are refused
  * with LMCP_E_UNSUPPORTED. May be called at any time.
  * Returns LMCP_OK or LMCP_E_INVALID_HANDLE (destroy still runs). */
-lmcp_status lmcp_host_set_host_request_handler(lmcp_host *host,
-                                               lmcp_host_request_cb cb,
+lmcp_status lmcp_host_set_app_request_handler(lmcp_host *host,
+                                               lmcp_app_request_cb cb,
                                                void *user_data,
                                                lmcp_destroy_cb destroy,
                                                char **err_out);
@@ -878,7 +896,7 @@ lmcp_status lmcp_host_call_sync(lmcp_host *host, const char *server,
  * nothing is queued. When lmcp_host_free returns, the completion of every
  * call the host had accepted is queued (LMCP_E_CANCELLED for those still
  * pending). If the queue is freed first, the completion is dropped by the
- * library. Queueing never calls host code.
+ * library. Queueing never calls application code.
  * Returns the statuses of lmcp_host_call / lmcp_host_call_tool (without
  * "NULL done"), and LMCP_E_INVALID_HANDLE when the host or the queue is
  * NULL, unknown or freed (the message says which). */
@@ -901,7 +919,7 @@ lmcp_status lmcp_host_call_tool_queued(lmcp_host *host, const char *name,
  * LMCP_E_INVALID_HANDLE. */
 lmcp_status lmcp_host_cancel(lmcp_host *host, lmcp_call_id call_id);
 
-/* lmcp_host_respond answers a request the host-request handler received, as
+/* lmcp_host_respond answers a request the app-request handler received, as
  * lmcp_client_respond. Returns LMCP_OK; LMCP_E_NOT_FOUND (unknown, already
  * answered, expired, or its server restarted meanwhile);
  * LMCP_E_INVALID_ARGUMENT; LMCP_E_INVALID_HANDLE. */
@@ -926,7 +944,7 @@ lmcp_status lmcp_host_close(lmcp_host *host, int64_t timeout_ms,
  * When it returns, no callback of the host is running or will start: every
  * pending call's done has run, with LMCP_E_CANCELLED (on a library thread,
  * or on this thread when it is the host's delivery thread); every event and
- * host-request callback that had started has returned, and no other will
+ * app-request callback that had started has returned, and no other will
  * start; every registration's destroy has run; no library goroutine of the
  * host is left (see lmcp_diagnostics). The application may release
  * everything its callbacks use. So free waits for application code only:

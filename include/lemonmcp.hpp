@@ -12,10 +12,10 @@
  *    status and the library's error JSON ({"status","message","code"?,
  *    "data"?}); what() is the message. A tool whose result has isError is
  *    not an exception: the call succeeded and the result says so.
- *  - std::function callbacks for events, host requests and completions. They
+ *  - std::function callbacks for events, app requests and completions. They
  *    run on library threads (see THREADS in lemonmcp.h). An exception that
  *    escapes a callback is caught at the boundary: an event is dropped, a
- *    host request is answered with LMCP_E_INTERNAL, a completion callback's
+ *    app request is answered with LMCP_E_INTERNAL, a completion callback's
  *    exception is dropped. Nothing unwinds into the library.
  *  - call() blocks; call_async() returns a std::future, or takes a callback.
  *
@@ -216,10 +216,10 @@ inline std::string features() {
 
 class Client;
 
-// A host request from the server, answered with Client::respond (now or
+// A app request from the server, answered with Client::respond (now or
 // later, from any thread). kind and json are copied: they stay valid as long
 // as the object lives.
-struct HostRequest {
+struct AppRequest {
   lmcp_request_id id;
   std::string kind;
   std::string json;
@@ -228,7 +228,7 @@ struct HostRequest {
 class Client {
  public:
   using EventHandler = std::function<void(std::string_view kind, std::string_view json)>;
-  using HostRequestHandler = std::function<void(Client &client, const HostRequest &request)>;
+  using AppRequestHandler = std::function<void(Client &client, const AppRequest &request)>;
   // status is LMCP_OK with the result JSON, or an error status with the
   // library's error JSON.
   using DoneHandler = std::function<void(lmcp_status status, std::string_view json)>;
@@ -298,14 +298,14 @@ class Client {
     });
   }
 
-  // Sets the host-request handler; must come before connect() when the
+  // Sets the app-request handler; must come before connect() when the
   // configuration lists "handlers". The handler receives this Client so it
   // can respond(); the Client must outlive the requests it answers.
-  void on_host_request(HostRequestHandler handler) {
-    auto *boxed = new HostRequestBox{this, std::move(handler)};
+  void on_app_request(AppRequestHandler handler) {
+    auto *boxed = new AppRequestBox{this, std::move(handler)};
     // On failure the library runs destroy, which deletes boxed.
     detail::call_checked([&](char **err) {
-      return lmcp_client_set_host_request_handler(handle_, &host_request_thunk, boxed, &destroy<HostRequestBox>,
+      return lmcp_client_set_app_request_handler(handle_, &app_request_thunk, boxed, &destroy<AppRequestBox>,
                                                   err);
     });
   }
@@ -387,7 +387,7 @@ class Client {
     });
   }
 
-  // Answers a host request: status LMCP_OK with the answer JSON, or an
+  // Answers a app request: status LMCP_OK with the answer JSON, or an
   // error status with an optional {"code","message","data"} object.
   void respond(lmcp_request_id id, lmcp_status status, std::string_view json) {
     detail::call_checked([&](char **err) {
@@ -411,9 +411,9 @@ class Client {
   }
 
  private:
-  struct HostRequestBox {
+  struct AppRequestBox {
     Client *client;
-    HostRequestHandler handler;
+    AppRequestHandler handler;
   };
 
   template <typename T>
@@ -440,11 +440,11 @@ class Client {
     }
   }
 
-  static void host_request_thunk(void *user_data, lmcp_request_id id, const char *kind, const char *json,
+  static void app_request_thunk(void *user_data, lmcp_request_id id, const char *kind, const char *json,
                                  size_t len) {
-    auto *box = static_cast<HostRequestBox *>(user_data);
+    auto *box = static_cast<AppRequestBox *>(user_data);
     try {
-      box->handler(*box->client, HostRequest{id, kind, std::string(json, len)});
+      box->handler(*box->client, AppRequest{id, kind, std::string(json, len)});
     } catch (...) {
       // Answer for the handler so the server is not left waiting; the
       // request may already have been answered, which is fine.

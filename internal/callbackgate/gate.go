@@ -68,7 +68,7 @@ type Hooks struct {
 // period starts one worker, which exits when the queue is empty.
 //
 // It is also the owner's callback gate. Every call into host code (a
-// completion, an event, a host request, a destroy) is counted in active
+// completion, an event, a app request, a destroy) is counted in active
 // while it runs, and the check that the gate is open and that count are one
 // step under mu. Free closes the gate and drains it, so once Drain returns
 // no callback of the owner starts or runs (except the ones on the freeing
@@ -86,7 +86,7 @@ type Gate struct {
 	queuedLogs  int
 	droppedLogs int
 
-	closed bool // Close was called: no event or host request starts again
+	closed bool // Close was called: no event or app request starts again
 	active int  // host callbacks running now
 	// owed counts completions of calls already accepted whose delivery is
 	// not queued yet: Drain waits for them too, so that every accepted call
@@ -192,7 +192,7 @@ func (g *Gate) runLocked(item delivery) {
 	item.fn()
 }
 
-// Enter reports whether a host-request callback may start now: false once
+// Enter reports whether a app-request callback may start now: false once
 // the gate is closed. Each true must be followed by Exit.
 func (g *Gate) Enter() bool {
 	g.mu.Lock()
@@ -233,7 +233,7 @@ func (g *Gate) Forgive() {
 	g.mu.Unlock()
 }
 
-// Close shuts the gate: no event or host-request callback starts after it.
+// Close shuts the gate: no event or app-request callback starts after it.
 func (g *Gate) Close() {
 	g.mu.Lock()
 	g.closed = true

@@ -128,7 +128,7 @@ func TestDrainWaitsForHostCode(t *testing.T) {
 			ran.Store(true)
 			g.Forgive()
 		}},
-		{"a running host request", func(g *Gate) { require.True(t, g.Enter()) }, func(g *Gate, ran *atomic.Bool) {
+		{"a running app request", func(g *Gate) { require.True(t, g.Enter()) }, func(g *Gate, ran *atomic.Bool) {
 			ran.Store(true)
 			g.Exit()
 		}},
@@ -151,7 +151,7 @@ func TestDrainWaitsForHostCode(t *testing.T) {
 			tt.settle(&r.g, &ran)
 			<-drained
 			require.True(t, ran.Load(), "Drain returned before the host code it waits for")
-			require.False(t, r.g.Enter(), "no host request starts once the gate is closed")
+			require.False(t, r.g.Enter(), "no app request starts once the gate is closed")
 		})
 	}
 }

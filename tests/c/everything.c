@@ -55,7 +55,7 @@ static char *make_config(const char *extra) {
   return cfg;
 }
 
-/* ------------------------------------------------------------ host requests */
+/* ------------------------------------------------------------ app requests */
 
 typedef struct {
   pthread_mutex_t mu;
@@ -128,7 +128,7 @@ static int open_conn(conn_t *k, const char *extra, int with_host) {
   k->host.client = k->c;
   CHECK_ST(lmcp_client_set_event_handler(k->c, evrec_cb, &k->rec, evrec_destroy, NULL), LMCP_OK, NULL);
   if (with_host)
-    CHECK_ST(lmcp_client_set_host_request_handler(k->c, host_cb, &k->host, host_destroy, NULL), LMCP_OK,
+    CHECK_ST(lmcp_client_set_app_request_handler(k->c, host_cb, &k->host, host_destroy, NULL), LMCP_OK,
              NULL);
   err = NULL;
   st = lmcp_client_connect(k->c, &err);

@@ -650,7 +650,7 @@ void donerec_free(donerec_t *r) {
   memset(r, 0, sizeof *r);
 }
 
-/* ------------------------------------------------------ host-request recorder */
+/* ------------------------------------------------------ app-request recorder */
 
 void hostrec_init(hostrec_t *r, const char *answer) {
   memset(r, 0, sizeof *r);

@@ -14,7 +14,7 @@
  *   donerec_t — completion recorder for async calls: one slot per call,
  *               counting invocations (exactly once) and keeping the status
  *               and the JSON.
- *   hostrec_t — host-request recorder: records every request, optionally
+ *   hostrec_t — app-request recorder: records every request, optionally
  *               answers it inside the callback.
  *
  * Fixture clients: the set-up the host tests share (start a client on the
@@ -176,7 +176,7 @@ int donerec_count(donerec_t *r, int i);
 int donerec_count_total(donerec_t *r);
 void donerec_free(donerec_t *r);
 
-/* ------------------------------------------------------ host-request recorder */
+/* ------------------------------------------------------ app-request recorder */
 
 typedef struct {
   pthread_mutex_t mu;

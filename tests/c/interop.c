@@ -48,7 +48,7 @@ static int utf8_valid(const unsigned char *s, size_t n) {
   return 1;
 }
 
-/* Answers every host request (roots) from inside the callback. */
+/* Answers every app request (roots) from inside the callback. */
 static void answer_roots(void *ud, lmcp_request_id id, const char *kind, const char *json, size_t len) {
   lmcp_client *c = (lmcp_client *)ud;
   const char *roots = "{\"roots\":[{\"uri\":\"file:///w\xC3\xB6rk\",\"name\":\"work\"}]}";
@@ -65,7 +65,7 @@ static lmcp_client *start(const char *cfg) {
   lmcp_free(err);
   if (c == NULL) return NULL;
   err = NULL;
-  CHECK_ST(lmcp_client_set_host_request_handler(c, answer_roots, c, NULL, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_client_set_app_request_handler(c, answer_roots, c, NULL, &err), LMCP_OK, err);
   lmcp_free(err);
   err = NULL;
   CHECK_ST(lmcp_client_connect(c, &err), LMCP_OK, err);

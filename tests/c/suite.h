@@ -31,7 +31,7 @@ void test_over_long_line(void);
 void test_full_pipe_never_blocks(void);
 
 /* test_callbacks.c */
-void test_host_requests_expire(void);
+void test_app_requests_expire(void);
 void test_callbacks_exactly_once(void);
 void test_callbacks_reenter_library(void);
 void test_notifications(void);

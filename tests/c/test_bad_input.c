@@ -40,7 +40,7 @@ static void every_function_rejects(lmcp_client *h, const char *what) {
   ERR_IS_HANDLE();
   CHECK(destroy_count == 1);
   destroy_count = 0;
-  CHECK_ST(lmcp_client_set_host_request_handler(h, never_host, NULL, count_destroy, &err),
+  CHECK_ST(lmcp_client_set_app_request_handler(h, never_host, NULL, count_destroy, &err),
            LMCP_E_INVALID_HANDLE, err);
   ERR_IS_HANDLE();
   CHECKM(destroy_count == 1, NULL, "destroy ran %d times", destroy_count);

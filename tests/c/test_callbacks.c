@@ -1,5 +1,5 @@
 /*
- * test_callbacks.c — callbacks: host requests and their expiry, every
+ * test_callbacks.c — callbacks: app requests and their expiry, every
  * callback and destroy exactly once, callbacks that call back into the
  * library, and server notifications delivered as events.
  * Registered in test_main.c; shared set-up in harness.h.
@@ -16,9 +16,9 @@
 #include "harness.h"
 #include "suite.h"
 
-/* ---- host requests */
+/* ---- app requests */
 
-void test_host_requests_expire(void) {
+void test_app_requests_expire(void) {
   char cfg[2048], log[256], args[400];
   char *err = NULL, *res, *e;
   temp_path(log, sizeof log, "host.log");
@@ -28,16 +28,16 @@ void test_host_requests_expire(void) {
    * capabilities: legacy-era behaviour, pinned (the default, "auto", speaks
    * 2026-07-28 to the dual-era fixture, where they become MRTR). */
 #define LEGACY "\"protocol\":{\"mode\":\"legacy\"},"
-  /* never answered: expires after host_request_ms */
+  /* never answered: expires after app_request_ms */
   hostrec_t hr;
   hostrec_init(&hr, NULL);
   lmcp_client *c =
       new_client(fixture_config(cfg, sizeof cfg, args, NULL,
-                                LEGACY "\"handlers\":{\"roots\":{}},\"timeouts\":{\"host_request_ms\":300}"),
+                                LEGACY "\"handlers\":{\"roots\":{}},\"timeouts\":{\"app_request_ms\":300}"),
                  NULL);
   if (c == NULL) return;
   hr.client = c;
-  CHECK_ST(lmcp_client_set_host_request_handler(c, hostrec_cb, &hr, hostrec_destroy, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_client_set_app_request_handler(c, hostrec_cb, &hr, hostrec_destroy, &err), LMCP_OK, err);
   lmcp_free(err);
   err = NULL;
   CHECK_ST(lmcp_client_connect(c, &err), LMCP_OK, err);
@@ -63,7 +63,7 @@ void test_host_requests_expire(void) {
   CHECK_ST(tool_sync(c, "roots", NULL, "{\"timeout_ms\":5000}", &res, &e), LMCP_OK, e);
   int64_t dt = now_ms() - t0;
   CHECKE(res && strstr(res, "\"isError\":true"), res);
-  printf("  expired host request → %s (%lld ms)\n", res ? res : "(null)", (long long)dt);
+  printf("  expired app request → %s (%lld ms)\n", res ? res : "(null)", (long long)dt);
   CHECKM(dt >= 250 && dt < T(3000), res, "the request expired after %lld ms", (long long)dt);
   lmcp_free(res);
   lmcp_free(e);
@@ -92,7 +92,7 @@ void test_host_requests_expire(void) {
       fixture_config(cfg, sizeof cfg, NULL, NULL, LEGACY "\"handlers\":{\"roots\":{\"list_changed\":true}}"), NULL);
   if (c == NULL) return;
   hr.client = c;
-  CHECK_ST(lmcp_client_set_host_request_handler(c, hostrec_cb, &hr, hostrec_destroy, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_client_set_app_request_handler(c, hostrec_cb, &hr, hostrec_destroy, &err), LMCP_OK, err);
   lmcp_free(err);
   err = NULL;
   CHECK_ST(lmcp_client_connect(c, &err), LMCP_OK, err);
@@ -122,7 +122,7 @@ void test_host_requests_expire(void) {
   c = new_client(fixture_config(cfg, sizeof cfg, NULL, NULL, LEGACY "\"handlers\":{\"roots\":{}}"), NULL);
   if (c == NULL) return;
   hr.client = c;
-  CHECK_ST(lmcp_client_set_host_request_handler(c, hostrec_cb, &hr, hostrec_destroy, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_client_set_app_request_handler(c, hostrec_cb, &hr, hostrec_destroy, &err), LMCP_OK, err);
   lmcp_free(err);
   err = NULL;
   CHECK_ST(lmcp_client_connect(c, &err), LMCP_OK, err);
@@ -143,7 +143,7 @@ void test_host_requests_expire(void) {
     lmcp_free(err);
     err = NULL;
   } else {
-    CHECKM(0, NULL, "no roots host request arrived");
+    CHECKM(0, NULL, "no roots app request arrived");
   }
   CHECK(donerec_wait_slot(&rec, 0, T(3000)) == 1);
   CHECK_ST(rec.slots[0].status, LMCP_OK, rec.slots[0].json);
@@ -155,7 +155,7 @@ void test_host_requests_expire(void) {
   CHECK(hr.destroys == 1);
   hostrec_free(&hr);
 
-  /* handlers configured but no host-request handler: connect refuses (any era) */
+  /* handlers configured but no app-request handler: connect refuses (any era) */
   c = new_client(fixture_config(cfg, sizeof cfg, NULL, NULL, "\"handlers\":{\"roots\":{}}"), NULL);
   if (c == NULL) return;
   CHECK_ST(lmcp_client_connect(c, &err), LMCP_E_INVALID_ARGUMENT, err);
@@ -220,10 +220,10 @@ void test_callbacks_exactly_once(void) {
   lmcp_free(err);
   err = NULL;
   CHECK(b.destroys == 1 && nul.destroys == 0);
-  CHECK_ST(lmcp_client_set_host_request_handler(c, hostrec_cb, &h1, hostrec_destroy, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_client_set_app_request_handler(c, hostrec_cb, &h1, hostrec_destroy, &err), LMCP_OK, err);
   lmcp_free(err);
   err = NULL;
-  CHECK_ST(lmcp_client_set_host_request_handler(c, hostrec_cb, &h2, hostrec_destroy, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_client_set_app_request_handler(c, hostrec_cb, &h2, hostrec_destroy, &err), LMCP_OK, err);
   lmcp_free(err);
   err = NULL;
   CHECK(h1.destroys == 1 && h2.destroys == 0);
@@ -237,7 +237,7 @@ void test_callbacks_exactly_once(void) {
   lmcp_free(err);
   err = NULL;
   destroy_count = 0;
-  CHECK_ST(lmcp_client_set_host_request_handler(c, never_host, NULL, count_destroy, &err),
+  CHECK_ST(lmcp_client_set_app_request_handler(c, never_host, NULL, count_destroy, &err),
            LMCP_E_INVALID_STATE, err);
   CHECK_ERR_JSON(err, LMCP_E_INVALID_STATE);
   lmcp_free(err);
@@ -285,7 +285,7 @@ void test_callbacks_exactly_once(void) {
   CHECK(evrec_wait_destroys(&f, 1, 100) == 1);
   hostrec_t hf;
   hostrec_init(&hf, NULL);
-  CHECK_ST(lmcp_client_set_host_request_handler(c, hostrec_cb, &hf, hostrec_destroy, NULL),
+  CHECK_ST(lmcp_client_set_app_request_handler(c, hostrec_cb, &hf, hostrec_destroy, NULL),
            LMCP_E_INVALID_HANDLE, NULL);
   CHECK(hf.destroys == 1);
   sleep_ms(50);

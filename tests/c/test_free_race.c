@@ -21,12 +21,12 @@
  *       what the library starts once per process is running before the
  *       idle goroutine baseline is taken.
  *   test_free_races_every_call   many iterations of: a ready object with
- *       progress and log events flowing and host requests coming, several
+ *       progress and log events flowing and app requests coming, several
  *       threads running its table of operations in a loop (callbacks call
  *       the library too), and the main thread freeing it at a varying
  *       moment. Every callback checks whether free has already returned.
  *   test_free_inside_own_event_callback, ..._done_callback,
- *   ..._host_request_callback   free called from the object's own
+ *   ..._app_request_callback   free called from the object's own
  *       callbacks: no deadlock, pending calls completed before free
  *       returns, the calling callback's own destroy deferred until it
  *       returns.
@@ -66,12 +66,12 @@ typedef struct {
   int late;          /* callbacks that started after free returned */
   int late_destroys; /* destroys that ran after free returned */
   int running;       /* callbacks running now */
-  int events, progress, logs, dones, cancelled, accepted, hostreqs, destroys;
+  int events, progress, logs, dones, cancelled, accepted, appreqs, destroys;
   int bad_late_status; /* a call begun after free returned got another status */
   int statuses[16];    /* -status: how often each status came back */
   unsigned long long last_call;
   /* for the free-from-a-callback tests */
-  int free_in_cb; /* which callback frees: 0 none, 1 event, 2 done, 3 host request */
+  int free_in_cb; /* which callback frees: 0 none, 1 event, 2 done, 3 app request */
   int freeing;    /* the callback that frees has been chosen */
   int dones_when_freed, destroys_when_freed;
   int free_done_in_cb;   /* free returned inside the callback */
@@ -90,7 +90,7 @@ struct kind {
   /* create makes l->h (not yet connected). */
   lmcp_status (*create)(life_t *l, char **err);
   lmcp_status (*set_event_handler)(life_t *l, lmcp_event_cb cb, lmcp_destroy_cb destroy, char **err);
-  lmcp_status (*set_host_request_handler)(life_t *l, lmcp_host_request_cb cb, lmcp_destroy_cb destroy,
+  lmcp_status (*set_app_request_handler)(life_t *l, lmcp_app_request_cb cb, lmcp_destroy_cb destroy,
                                           char **err);
   lmcp_status (*connect)(life_t *l, char **err);
   lmcp_status (*wait_ready)(life_t *l, int64_t timeout_ms, char **err);
@@ -102,7 +102,7 @@ struct kind {
   /* query is a cheap call a callback makes on its own object. */
   lmcp_status (*query)(life_t *l);
   void (*free_handle)(void *h);
-  /* The tools: slow (progress), echo, roots (a host request), stderr. */
+  /* The tools: slow (progress), echo, roots (a app request), stderr. */
   const char *slow, *echo, *roots, *stderr_tool;
   /* The hammer's mix. */
   const op_fn *ops;
@@ -168,13 +168,13 @@ static void on_destroy(void *ud) {
   AADD(l->destroys, 1);
 }
 
-static void on_host_request(void *ud, lmcp_request_id id, const char *kind, const char *json, size_t len) {
+static void on_app_request(void *ud, lmcp_request_id id, const char *kind, const char *json, size_t len) {
   life_t *l = ud;
   cb_enter(l);
   (void)kind;
   (void)json;
   (void)len;
-  AADD(l->hostreqs, 1);
+  AADD(l->appreqs, 1);
   if (l->free_in_cb == 3 && AXCHG(l->freeing, 1) == 0) {
     free_from_callback(l);
   }
@@ -285,9 +285,9 @@ static const char sync_opts[] = "{\"timeout_ms\":3000}";
                                            char **err) {                                         \
     return lmcp_##k##_set_event_handler(l->h, cb, l, destroy, err);                              \
   }                                                                                              \
-  static lmcp_status k##_set_host_request_handler(life_t *l, lmcp_host_request_cb cb,            \
+  static lmcp_status k##_set_app_request_handler(life_t *l, lmcp_app_request_cb cb,            \
                                                   lmcp_destroy_cb destroy, char **err) {         \
-    return lmcp_##k##_set_host_request_handler(l->h, cb, l, destroy, err);                       \
+    return lmcp_##k##_set_app_request_handler(l->h, cb, l, destroy, err);                       \
   }                                                                                              \
   static lmcp_status k##_connect(life_t *l, char **err) {                                        \
     return lmcp_##k##_connect(l->h, err);                                                        \
@@ -307,7 +307,7 @@ static const char sync_opts[] = "{\"timeout_ms\":3000}";
 
 #define KIND_FUNCS(k)                                                                                       \
   .create = k##_create, .set_event_handler = k##_set_event_handler,                                         \
-  .set_host_request_handler = k##_set_host_request_handler, .connect = k##_connect,                         \
+  .set_app_request_handler = k##_set_app_request_handler, .connect = k##_connect,                         \
   .wait_ready = k##_wait_ready, .start_tool = k##_start_tool, .cancel = k##_cancel, .respond = k##_respond, \
   .free_handle = k##_free
 
@@ -503,7 +503,7 @@ static life_t *open_life(const kind_t *k, int free_in_cb) {
   err = NULL;
   if (st == LMCP_OK) {
     CHECK_ST(k->set_event_handler(l, on_event, on_destroy, &err), LMCP_OK, err);
-    CHECK_ST(k->set_host_request_handler(l, on_host_request, on_destroy, &err), LMCP_OK, err);
+    CHECK_ST(k->set_app_request_handler(l, on_app_request, on_destroy, &err), LMCP_OK, err);
     CHECK_ST(k->connect(l, &err), LMCP_OK, err);
     lmcp_free(err);
     err = NULL;
@@ -522,7 +522,7 @@ static life_t *open_life(const kind_t *k, int free_in_cb) {
 static int iterations = -1; /* from the command line; -1: the kind's */
 
 static void test_free_races_every_call(void) {
-  long long events = 0, progress = 0, logs = 0, dones = 0, cancelled = 0, hostreqs = 0, late_calls = 0;
+  long long events = 0, progress = 0, logs = 0, dones = 0, cancelled = 0, appreqs = 0, late_calls = 0;
   int failures = 0;
   int n = iterations >= 0                          ? iterations
           : getenv("LMCP_TEST_TIME_SCALE") != NULL ? K->iterations_valgrind
@@ -577,15 +577,15 @@ static void test_free_races_every_call(void) {
     logs += l->logs;
     dones += l->dones;
     cancelled += l->cancelled;
-    hostreqs += l->hostreqs;
+    appreqs += l->appreqs;
     late_calls += l->statuses[2];
     free(l);
   }
   printf(
       "  %d iterations: %lld events (%lld progress, %lld log), %lld completions (%lld cancelled), %lld host "
       "requests, %lld calls answered LMCP_E_INVALID_HANDLE\n",
-      n, events, progress, logs, dones, cancelled, hostreqs, late_calls);
-  CHECKM(progress > 0 && logs > 0 && hostreqs > 0, NULL, "events and host requests must have flowed");
+      n, events, progress, logs, dones, cancelled, appreqs, late_calls);
+  CHECKM(progress > 0 && logs > 0 && appreqs > 0, NULL, "events and app requests must have flowed");
   CHECKM(cancelled > 0, NULL, "some calls must have been pending when free ran");
 }
 
@@ -638,7 +638,7 @@ static void test_free_inside_own_event_callback(void) {
 static void test_free_inside_own_done_callback(void) {
   free_in_callback(2);
 }
-static void test_free_inside_own_host_request_callback(void) {
+static void test_free_inside_own_app_request_callback(void) {
   free_in_callback(3);
 }
 
@@ -774,7 +774,7 @@ static const struct {
     {"test_free_races_every_call", test_free_races_every_call, 0},
     {"test_free_inside_own_event_callback", test_free_inside_own_event_callback, 20},
     {"test_free_inside_own_done_callback", test_free_inside_own_done_callback, 20},
-    {"test_free_inside_own_host_request_callback", test_free_inside_own_host_request_callback, 20},
+    {"test_free_inside_own_app_request_callback", test_free_inside_own_app_request_callback, 20},
     {"test_free_inside_other_clients_callback", test_free_inside_other_clients_callback, 30},
     {"test_free_inside_other_hosts_callback", test_free_inside_other_hosts_callback, 30},
 };

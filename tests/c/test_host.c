@@ -12,7 +12,7 @@
 
 #include "harness.h"
 
-/* The host-request handler answers elicitations through lmcp_host_respond,
+/* The app-request handler answers elicitations through lmcp_host_respond,
  * inside the callback, with the server's name. */
 typedef struct {
   lmcp_host *host;
@@ -233,7 +233,7 @@ static void test_host_lifecycle(void) {
   answerer_t ans = {.host = h};
   pthread_mutex_init(&ans.mu, NULL);
   CHECK_ST(lmcp_host_set_event_handler(h, evrec_cb, &ev, evrec_destroy, &err), LMCP_OK, err);
-  CHECK_ST(lmcp_host_set_host_request_handler(h, answer_cb, &ans, answer_destroy, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_host_set_app_request_handler(h, answer_cb, &ans, answer_destroy, &err), LMCP_OK, err);
   CHECK_ST(lmcp_host_wait_ready(h, 10, &err), LMCP_E_INVALID_STATE, err);
   lmcp_free(err);
   err = NULL;

@@ -77,7 +77,7 @@ static const test_case k_tests[] = {
     TC(test_full_pipe_never_blocks, 40),
     TC(test_large_result, 20),
     TC(test_invalid_handles, 30),
-    TC(test_host_requests_expire, 30),
+    TC(test_app_requests_expire, 30),
     TC(test_callbacks_exactly_once, 30),
     TC(test_callbacks_reenter_library, 20),
     TC(test_notifications, 20),

@@ -8,7 +8,7 @@
  *               with the task's result; its status messages are "progress"
  *               events naming the task
  *   ask         the task's elicitation, delivered by tasks/result, reaches
- *               the host request handler
+ *               the app request handler
  *   optional    "task":true in the options runs an optional tool as a task
  *   cancel      lmcp_client_cancel cancels the task (tasks/list then shows
  *               it cancelled)
@@ -61,7 +61,7 @@ static lmcp_client *start(const peer_t *p, evrec_t *ev) {
   CHECK_ST(lmcp_client_set_event_handler(c, evrec_cb, ev, evrec_destroy, &err), LMCP_OK, err);
   lmcp_free(err);
   err = NULL;
-  CHECK_ST(lmcp_client_set_host_request_handler(c, answer_elicitation, c, NULL, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_client_set_app_request_handler(c, answer_elicitation, c, NULL, &err), LMCP_OK, err);
   lmcp_free(err);
   err = NULL;
   CHECK_ST(lmcp_client_connect(c, &err), LMCP_OK, err);

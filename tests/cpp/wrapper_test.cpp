@@ -1,6 +1,6 @@
 // wrapper_test.cpp — include/lemonmcp.hpp end to end against the fixture
 // server: RAII, exceptions carrying the error JSON, std::function callbacks,
-// the blocking and the future-returning call, cancel, host requests, close.
+// the blocking and the future-returning call, cancel, app requests, close.
 //
 // Usage: wrapper_test <path to mcpfixture>. Prints one line per test and a
 // closing "N passed, N failed" line; exits non-zero on any failure. Each test
@@ -223,10 +223,10 @@ void test_telemetry_handler() {
   c.on_telemetry(nullptr);
 }
 
-void test_host_requests() {
+void test_app_requests() {
   lemonmcp::Client c(stdio_config(R"(,"handlers":{"roots":{}})"));
   std::atomic<int> asked{0};
-  c.on_host_request([&](lemonmcp::Client &self, const lemonmcp::HostRequest &req) {
+  c.on_app_request([&](lemonmcp::Client &self, const lemonmcp::AppRequest &req) {
     ++asked;
     CHECK(req.kind == "roots");
     CHECK(contains(req.json, "roots/list"));
@@ -239,10 +239,10 @@ void test_host_requests() {
   CHECK(contains(r, "file:///from-cpp"));
 
   // A handler that throws still answers: the server gets an error, the call
-  // completes instead of waiting for host_request_ms. A server request over
+  // completes instead of waiting for app_request_ms. A server request over
   // a session is legacy-era behaviour, so the era is pinned.
   lemonmcp::Client d(stdio_config(R"(,"protocol":{"mode":"legacy"},"handlers":{"roots":{}})"));
-  d.on_host_request([&](lemonmcp::Client &, const lemonmcp::HostRequest &) { throw std::runtime_error("no"); });
+  d.on_app_request([&](lemonmcp::Client &, const lemonmcp::AppRequest &) { throw std::runtime_error("no"); });
   d.connect();
   d.wait_ready(20000);
   try {
@@ -292,7 +292,7 @@ int main(int argc, char **argv) {
       {"future_call", test_future_call},
       {"callback_call_and_cancel", test_callback_call_and_cancel},
       {"events_progress_and_closed", test_events_progress_and_closed},
-      {"host_requests", test_host_requests},
+      {"app_requests", test_app_requests},
       {"telemetry_handler", test_telemetry_handler},
       {"move_semantics", test_move_semantics},
   };

@@ -299,14 +299,14 @@ func TestHostListChangedRefreshes(t *testing.T) {
 	}
 }
 
-func TestHostRequestsCarryTheServerName(t *testing.T) {
+func TestAppRequestsCarryTheServerName(t *testing.T) {
 	cfg := fmt.Sprintf(`{"defaults":{"handlers":{"elicitation":{}}},"mcpServers":{"a":%s,"b":%s}}`, stdioServer(""), stdioServer(""))
 	h, err := host.Parse([]byte(cfg), "test")
 	require.Nil(t, errOrNil(err))
 	defer h.Free()
 	var mu sync.Mutex
 	var seen []string
-	h.SetHostRequestHandler(func(id uint64, kind string, payload []byte) {
+	h.SetAppRequestHandler(func(id uint64, kind string, payload []byte) {
 		var p struct {
 			Server string `json:"server"`
 			Method string `json:"method"`

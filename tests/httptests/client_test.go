@@ -52,7 +52,7 @@ func connectConfig(t *testing.T, cfg string) *client {
 		c.events = append(c.events, event{kind, string(payload)})
 		c.mu.Unlock()
 	}, nil)
-	require.Nil(t, errOrNil(c.SetHostRequestHandler(func(id uint64, kind string, _ []byte) {
+	require.Nil(t, errOrNil(c.SetAppRequestHandler(func(id uint64, kind string, _ []byte) {
 		switch kind {
 		case "roots":
 			c.Respond(id, core.StatusOK, []byte(`{"roots":[{"uri":"file:///work","name":"work"}]}`))

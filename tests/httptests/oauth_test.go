@@ -96,12 +96,12 @@ func tokenRequests(entries []logEntry) []logEntry {
 	return out
 }
 
-// hostFunc answers a host request: it returns the answer JSON, or an error
+// hostFunc answers a app request: it returns the answer JSON, or an error
 // status.
 type hostFunc func(kind string, payload []byte) (core.Status, string)
 
 // oauthClient builds a client as a host does; host (may be nil) answers the
-// library's host requests from a goroutine, as a real host would.
+// library's app requests from a goroutine, as a real host would.
 func oauthClient(t *testing.T, configJSON string, host hostFunc) *core.Client {
 	t.Helper()
 	p, perr := config.Parse([]byte(configJSON), "test")
@@ -112,7 +112,7 @@ func oauthClient(t *testing.T, configJSON string, host hostFunc) *core.Client {
 		c.Free()
 	})
 	if host != nil {
-		require.Nil(t, errOrNil(c.SetHostRequestHandler(func(id uint64, kind string, payload []byte) {
+		require.Nil(t, errOrNil(c.SetAppRequestHandler(func(id uint64, kind string, payload []byte) {
 			go func() {
 				st, answer := host(kind, payload)
 				_ = c.Respond(id, st, []byte(answer))
@@ -221,7 +221,7 @@ func TestOAuthParallel401sRefreshOnce(t *testing.T) {
 
 // Pain point: tokens persisted by the host survive a restart: the second
 // client makes no token request and sends the stored bearer on initialize.
-func TestOAuthHostTokenStoreResumes(t *testing.T) {
+func TestOAuthAppTokenStoreResumes(t *testing.T) {
 	base := startOAuthFixture(t)
 	var mu sync.Mutex
 	var saved []string
@@ -240,7 +240,7 @@ func TestOAuthHostTokenStoreResumes(t *testing.T) {
 		}
 		return core.StatusInvalidArgument, `{"message":"unexpected"}`
 	}
-	cfg := httpConfig(base, `{"client_id":"lemon","client_secret":"secret","token_store":"host"}`)
+	cfg := httpConfig(base, `{"client_id":"lemon","client_secret":"secret","token_store":"app"}`)
 	first := oauthClient(t, cfg, store)
 	require.Nil(t, errOrNil(connectReady(t, first)))
 	require.Nil(t, errOrNil(first.Close(5*time.Second)))

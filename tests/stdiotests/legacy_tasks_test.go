@@ -84,7 +84,7 @@ func checkLegacyTasks(t *testing.T, p taskPeer) {
 	parsed, perr := config.Parse([]byte(cfg), "test")
 	require.Nil(t, errOrNil(perr))
 	c := &taskHost{Client: core.New(parsed.Options, parsed.Transport)}
-	require.Nil(t, errOrNil(c.SetHostRequestHandler(func(id uint64, kind string, _ []byte) {
+	require.Nil(t, errOrNil(c.SetAppRequestHandler(func(id uint64, kind string, _ []byte) {
 		if kind == "elicitation" {
 			c.Respond(id, core.StatusOK, []byte(`{"action":"accept","content":{"name":"Ada"}}`))
 			return
@@ -183,7 +183,7 @@ func TestLegacyTaskReceiverAgainstTypeScriptSDKv1(t *testing.T) {
 	require.Nil(t, errOrNil(perr))
 	c := core.New(parsed.Options, parsed.Transport)
 	asked := make(chan string, 1)
-	require.Nil(t, errOrNil(c.SetHostRequestHandler(func(id uint64, kind string, payload []byte) {
+	require.Nil(t, errOrNil(c.SetAppRequestHandler(func(id uint64, kind string, payload []byte) {
 		asked <- string(payload)
 		c.Respond(id, core.StatusOK, []byte(`{"action":"accept","content":{"name":"Ada"}}`))
 	}, nil)))

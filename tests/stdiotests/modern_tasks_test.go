@@ -25,7 +25,7 @@ func startTasks(t *testing.T, tasks bool, args ...string) *core.Client {
 	p, perr := config.Parse([]byte(cfg), "test")
 	require.Nil(t, errOrNil(perr))
 	c := core.New(p.Options, p.Transport)
-	require.Nil(t, errOrNil(c.SetHostRequestHandler(func(id uint64, kind string, _ []byte) {
+	require.Nil(t, errOrNil(c.SetAppRequestHandler(func(id uint64, kind string, _ []byte) {
 		if kind == "elicitation" {
 			c.Respond(id, core.StatusOK, []byte(`{"action":"accept","content":{"name":"Ada"}}`))
 			return

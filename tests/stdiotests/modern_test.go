@@ -40,7 +40,7 @@ func start(t *testing.T, mode string, args ...string) (*host, *core.Error) {
 	p, perr := config.Parse([]byte(cfg), "test")
 	require.Nil(t, errOrNil(perr))
 	h := &host{Client: core.New(p.Options, p.Transport)}
-	require.Nil(t, errOrNil(h.SetHostRequestHandler(func(id uint64, kind string, _ []byte) {
+	require.Nil(t, errOrNil(h.SetAppRequestHandler(func(id uint64, kind string, _ []byte) {
 		h.mu.Lock()
 		h.kinds = append(h.kinds, kind)
 		h.mu.Unlock()
@@ -92,7 +92,7 @@ func era(t *testing.T, c *host) (string, string) {
 
 // The same host code works in both eras: a dual-era client probes, and
 // the fixture's tools that ask the client something reach the host as the
-// same host requests, whether they came as server requests (legacy) or
+// same app requests, whether they came as server requests (legacy) or
 // inside input_required results (modern).
 func TestBothErasOverStdio(t *testing.T) {
 	for _, tc := range []struct {

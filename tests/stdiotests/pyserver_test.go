@@ -42,7 +42,7 @@ func TestPythonJSONDumpsServer(t *testing.T) {
 					mu.Unlock()
 				}
 			}, nil)
-			require.Nil(t, errOrNil(h.SetHostRequestHandler(func(id uint64, kind string, _ []byte) {
+			require.Nil(t, errOrNil(h.SetAppRequestHandler(func(id uint64, kind string, _ []byte) {
 				h.Respond(id, core.StatusOK, []byte(`{"roots":[{"uri":"file:///wörk","name":"work"}]}`))
 			}, nil)))
 			require.Nil(t, errOrNil(h.Connect()))

@@ -1,5 +1,5 @@
 /* handle_nif.c — one handle kind: the resource a client or a host lives in,
- * the callbacks that turn its completions, events and host requests into
+ * the callbacks that turn its completions, events and app requests into
  * messages, and the NIF bodies both kinds share (client_nif.c and
  * host_nif.c name their kind). See the top of lmcp_nif.c for the messages
  * and the scheduling rules. */
@@ -10,7 +10,7 @@
 
 #include "lmcp_nif.h"
 
-static ERL_NIF_TERM atom_lmcp_done, atom_lmcp_event, atom_lmcp_host_request;
+static ERL_NIF_TERM atom_lmcp_done, atom_lmcp_event, atom_lmcp_app_request;
 
 /* ------------------------------------------------------------ the handle */
 
@@ -36,7 +36,7 @@ static void res_down(ErlNifEnv *env, void *obj, ErlNifPid *pid, ErlNifMonitor *m
 int lmcp_kind_init(ErlNifEnv *env, lmcp_kind *kind) {
   atom_lmcp_done = enif_make_atom(env, "lmcp_done");
   atom_lmcp_event = enif_make_atom(env, "lmcp_event");
-  atom_lmcp_host_request = enif_make_atom(env, "lmcp_host_request");
+  atom_lmcp_app_request = enif_make_atom(env, "lmcp_app_request");
   char name[32];
   snprintf(name, sizeof name, "lmcp_%s", kind->noun);
   ErlNifResourceTypeInit init = {.dtor = res_dtor, .down = res_down, .members = 3};
@@ -124,11 +124,11 @@ static void on_event(void *user_data, const char *kind, const char *json, size_t
   enif_free_env(env);
 }
 
-static void on_host_request(void *user_data, lmcp_request_id id, const char *kind, const char *json,
+static void on_app_request(void *user_data, lmcp_request_id id, const char *kind, const char *json,
                             size_t len) {
   reg_box *box = user_data;
   ErlNifEnv *env = enif_alloc_env();
-  ERL_NIF_TERM args[5] = {atom_lmcp_host_request, enif_make_copy(env, box->tag), enif_make_uint64(env, id),
+  ERL_NIF_TERM args[5] = {atom_lmcp_app_request, enif_make_copy(env, box->tag), enif_make_uint64(env, id),
                           enif_make_atom(env, kind), lmcp_payload_term(env, json, len)};
   enif_send(NULL, &box->pid, env, enif_make_tuple_from_array(env, args, 5));
   enif_free_env(env);
@@ -197,7 +197,7 @@ ERL_NIF_TERM lmcp_handle_set_handlers(ErlNifEnv *env, const ERL_NIF_TERM argv[],
   /* Each registration's destroy runs even when the call fails. */
   lmcp_status st = kind->set_event_handler(r->handle, on_event, new_reg(env, argv[1]), destroy_reg, &err);
   if (st == LMCP_OK) {
-    st = kind->set_host_request_handler(r->handle, on_host_request, new_reg(env, argv[1]), destroy_reg, &err);
+    st = kind->set_app_request_handler(r->handle, on_app_request, new_reg(env, argv[1]), destroy_reg, &err);
   }
   return lmcp_handle_status(env, kind, st, err);
 }

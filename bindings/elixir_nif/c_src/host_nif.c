@@ -5,7 +5,7 @@
  * Host NIFs that wait (connect spawns every server, wait_ready, the lists
  * that may fetch, close) run on dirty I/O schedulers; the calls never
  * block. Messages are the client's: {lmcp_done, CallId, Status, Payload}
- * to the caller, {lmcp_event, Tag, Kind, Payload} and {lmcp_host_request,
+ * to the caller, {lmcp_event, Tag, Kind, Payload} and {lmcp_app_request,
  * Tag, RequestId, Kind, Payload} to the process that set the handlers;
  * every event and request payload has a "server" member. */
 #include <stdlib.h>

@@ -13,7 +13,7 @@
  *    an HTTP client (lmcp_client_notify POSTs it on the calling thread).
  *  - connect (it spawns the server process) and close (it waits for the
  *    teardown) run on dirty I/O schedulers.
- *  - Results, events and host requests arrive as messages, sent from the
+ *  - Results, events and app requests arrive as messages, sent from the
  *    library's threads with enif_send(NULL, ...) from a fresh
  *    enif_alloc_env; their JSON is turned into terms on that thread, so a
  *    large result costs no scheduler time.
@@ -21,7 +21,7 @@
  * Messages (to the process that registered, or that started the call):
  *   {lmcp_done, CallId, Status, Payload}
  *   {lmcp_event, Tag, Kind, Payload}
- *   {lmcp_host_request, Tag, RequestId, Kind, Payload}
+ *   {lmcp_app_request, Tag, RequestId, Kind, Payload}
  * Payload is the decoded JSON (maps with binary keys), nil when empty, or
  * {lmcp_raw, Binary, Reason} when it could not be decoded.
  *

@@ -105,7 +105,7 @@ typedef struct {
   void (*free_handle)(void *handle);
   lmcp_status (*set_event_handler)(void *handle, lmcp_event_cb cb, void *user_data, lmcp_destroy_cb destroy,
                                    char **err);
-  lmcp_status (*set_host_request_handler)(void *handle, lmcp_host_request_cb cb, void *user_data,
+  lmcp_status (*set_app_request_handler)(void *handle, lmcp_app_request_cb cb, void *user_data,
                                           lmcp_destroy_cb destroy, char **err);
   lmcp_status (*connect)(void *handle, char **err);
   lmcp_status (*cancel)(void *handle, lmcp_call_id id);
@@ -168,7 +168,7 @@ LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_new(ErlNifEnv *env, const ERL_NIF_TERM argv
 /* lmcp_handle_adopt is new's second half, for a handle made another way
  * (host_new_file): {ok, Handle} owned by the caller; *res as for new. */
 LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_adopt(ErlNifEnv *env, const lmcp_kind *kind, void *handle, lmcp_res **res);
-/* set_handlers(Handle, Tag) -> ok | {error, ...}: events and host requests
+/* set_handlers(Handle, Tag) -> ok | {error, ...}: events and app requests
  * go to the caller, tagged with Tag. */
 LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_set_handlers(ErlNifEnv *env, const ERL_NIF_TERM argv[],
                                                   const lmcp_kind *kind);
@@ -212,9 +212,9 @@ LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_start_call(ErlNifEnv *env, int argc, const 
                                                    char **err) {                                               \
     return lmcp_##obj##_set_event_handler(h, cb, ud, destroy, err);                                           \
   }                                                                                                            \
-  static lmcp_status obj##_kind_set_host_request_handler(void *h, lmcp_host_request_cb cb, void *ud,          \
+  static lmcp_status obj##_kind_set_app_request_handler(void *h, lmcp_app_request_cb cb, void *ud,          \
                                                           lmcp_destroy_cb destroy, char **err) {               \
-    return lmcp_##obj##_set_host_request_handler(h, cb, ud, destroy, err);                                    \
+    return lmcp_##obj##_set_app_request_handler(h, cb, ud, destroy, err);                                    \
   }                                                                                                            \
   static lmcp_status obj##_kind_connect(void *h, char **err) { return lmcp_##obj##_connect(h, err); }        \
   static lmcp_status obj##_kind_cancel(void *h, lmcp_call_id id) { return lmcp_##obj##_cancel(h, id); }      \
@@ -231,7 +231,7 @@ LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_start_call(ErlNifEnv *env, int argc, const 
       .create = obj##_kind_create,                                                                            \
       .free_handle = obj##_kind_free,                                                                         \
       .set_event_handler = obj##_kind_set_event_handler,                                                      \
-      .set_host_request_handler = obj##_kind_set_host_request_handler,                                        \
+      .set_app_request_handler = obj##_kind_set_app_request_handler,                                        \
       .connect = obj##_kind_connect,                                                                          \
       .cancel = obj##_kind_cancel,                                                                            \
       .respond = obj##_kind_respond,                                                                          \

@@ -78,7 +78,7 @@ class ClientBase:
         cfg = build_config(
             base=config,
             handler_kinds=callbacks.kinds(),
-            host_token_store=callbacks.host_token_store,
+            app_token_store=callbacks.app_token_store,
             **options,
         )
         self._session = Session(cfg, callbacks, self._make_dispatcher())

@@ -5,7 +5,7 @@ There is one ctypes thunk per callback type for the whole process (module
 globals, alive as long as the module), and ``user_data`` is an integer token
 into the registry (the library never dereferences it):
 
-- the event and host-request registrations map their token to a *weak*
+- the event and app-request registrations map their token to a *weak*
   reference to the session (a :class:`Target`: a client's or a host's), so
   an un-closed client or host can still be garbage collected; the
   registration's ``destroy`` removes the token;
@@ -50,11 +50,11 @@ FreeFn = Callable[[Any], None]
 
 
 class Target(Protocol):
-    """What the event and host-request thunks reach: a handle's session."""
+    """What the event and app-request thunks reach: a handle's session."""
 
     def on_event(self, kind: str, data: bytes) -> None: ...
 
-    def on_host_request(self, request_id: int, kind: str, data: bytes) -> None: ...
+    def on_app_request(self, request_id: int, kind: str, data: bytes) -> None: ...
 
 
 class _Registry:
@@ -163,7 +163,7 @@ def _on_event(user_data: Optional[int], kind: Optional[bytes], ptr: Optional[int
         report("the event callback")
 
 
-def _on_host_request(
+def _on_app_request(
     user_data: Optional[int], request_id: int, kind: Optional[bytes], ptr: Optional[int], length: int
 ) -> None:
     try:
@@ -178,11 +178,11 @@ def _on_host_request(
         outer = _tls.sessions
         _tls.sessions = outer + (sess,)
         try:
-            sess.on_host_request(request_id, (kind or b"").decode("utf-8", "replace"), data)
+            sess.on_app_request(request_id, (kind or b"").decode("utf-8", "replace"), data)
         finally:
             _tls.sessions = outer
     except BaseException:
-        report("the host-request callback")
+        report("the app-request callback")
 
 
 def _on_done(user_data: Optional[int], call_id: int, status: int, ptr: Optional[int], length: int) -> None:
@@ -207,7 +207,7 @@ def _on_destroy(user_data: Optional[int]) -> None:
 # The process-wide thunks. They must outlive every registration and call that
 # names them, so they live as long as this module.
 EVENT_THUNK = _ffi.EVENT_CB(_on_event)
-HOST_THUNK = _ffi.HOST_REQUEST_CB(_on_host_request)
+HOST_THUNK = _ffi.APP_REQUEST_CB(_on_app_request)
 DONE_THUNK = _ffi.DONE_CB(_on_done)
 DESTROY_THUNK = _ffi.DESTROY_CB(_on_destroy)
 

@@ -224,7 +224,7 @@ def ask_form(
 
 
 class TerminalInput:
-    """Lines typed at the terminal, read on a host-request thread in a way
+    """Lines typed at the terminal, read on a app-request thread in a way
     the main thread can stop: after Ctrl-C or when the command ends, a form
     waiting for input is cancelled instead of keeping the process alive."""
 

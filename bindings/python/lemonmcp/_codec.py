@@ -1,5 +1,5 @@
 """JSON across the C ABI, in one place: every input the binding hands the
-library (configuration, params, call options, answers to host requests) is
+library (configuration, params, call options, answers to app requests) is
 encoded by :func:`encode_object`, and every completion is decoded by
 :func:`outcome`."""
 

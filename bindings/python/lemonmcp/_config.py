@@ -45,7 +45,7 @@ CONFIG_KEYWORDS: Dict[str, str] = {
     "call_ms": "timeouts.call_ms",
     "max_total_ms": "timeouts.max_total_ms",
     "reset_timeout_on_progress": "timeouts.reset_timeout_on_progress",
-    "host_request_ms": "timeouts.host_request_ms",
+    "app_request_ms": "timeouts.app_request_ms",
     "close_grace_ms": "timeouts.close_grace_ms",
     "max_message_bytes": "limits.max_message_bytes",
     "max_pages": "limits.max_pages",
@@ -58,9 +58,9 @@ CONFIG_KEYWORDS: Dict[str, str] = {
     "ready_timeout": "timeouts.ready_ms",
     "call_timeout": "timeouts.call_ms",
     "close_grace": "timeouts.close_grace_ms",
-    "host_request_timeout": "timeouts.host_request_ms",
+    "app_request_timeout": "timeouts.app_request_ms",
 }
-_SECONDS_KEYWORDS = ("ready_timeout", "call_timeout", "close_grace", "host_request_timeout")
+_SECONDS_KEYWORDS = ("ready_timeout", "call_timeout", "close_grace", "app_request_timeout")
 _GROUPS = (
     "client_info",
     "protocol",
@@ -259,7 +259,7 @@ def build_config(
     base: Optional[Mapping[str, Any]] = None,
     handler_kinds: Iterable[str] = (),
     roots_list_changed: bool = True,
-    host_token_store: bool = False,
+    app_token_store: bool = False,
     **options: Any,
 ) -> Dict[str, Any]:
     """Assemble a configuration from a base object, a transport object and
@@ -271,11 +271,11 @@ def build_config(
     ``sampling_policy``, ``capabilities``, ``result_format``, ``auth``), whose
     fields are merged over the base's, and/or the flat keywords of
     :data:`CONFIG_KEYWORDS`, which win over both.
-    ``handler_kinds`` lists the host requests the caller answers ("roots",
+    ``handler_kinds`` lists the app requests the caller answers ("roots",
     "sampling", "elicitation", "authorization"); each is added to
     ``handlers`` unless that object already mentions it. With
-    ``host_token_store`` the caller answers "token_load"/"token_save":
-    ``auth.token_store`` becomes "host" (an explicit "memory" is an error).
+    ``app_token_store`` the caller answers "token_load"/"token_save":
+    ``auth.token_store`` becomes "app" (an explicit "memory" is an error).
     The ``auth`` group is the OAuth object (see :func:`auth_config`).
     """
     config: Dict[str, Any] = {}
@@ -310,13 +310,13 @@ def build_config(
             raise _bad_type(group, "a dict", current)
         current[field] = value
     declare_handlers(config, handler_kinds, roots_list_changed)
-    if host_token_store:
-        use_host_token_store(config)
+    if app_token_store:
+        use_app_token_store(config)
     return check_config(config)
 
 
 def declare_handlers(config: Dict[str, Any], kinds: Iterable[str], roots_list_changed: bool = True) -> None:
-    """Add each host request the caller answers ("roots", "sampling",
+    """Add each app request the caller answers ("roots", "sampling",
     "elicitation", "authorization") to ``config["handlers"]`` unless that
     object already mentions it: in a client's configuration, or in a host's
     ``defaults`` (which every server of the host gets)."""
@@ -341,18 +341,18 @@ def declare_handlers(config: Dict[str, Any], kinds: Iterable[str], roots_list_ch
             raise ValueError(kind)
 
 
-def use_host_token_store(config: Dict[str, Any]) -> None:
+def use_app_token_store(config: Dict[str, Any]) -> None:
     """The caller answers "token_load"/"token_save": ``auth.token_store``
-    becomes "host" (an explicit "memory" is an error)."""
+    becomes "app" (an explicit "memory" is an error)."""
     auth = config.setdefault("auth", {})
     if not isinstance(auth, dict):
         raise _bad_type("auth", "a dict", auth)
-    if auth.get("token_store", "host") != "host":
+    if auth.get("token_store", "app") != "app":
         raise InvalidArgument(
-            "config.auth.token_store: conflicts with token_store= (the host's store answers "
-            "token_load/token_save; leave auth.token_store out or set it to \"host\")"
+            "config.auth.token_store: conflicts with token_store= (the application's store answers "
+            "token_load/token_save; leave auth.token_store out or set it to \"app\")"
         )
-    auth["token_store"] = "host"
+    auth["token_store"] = "app"
 
 
 # ----------------------------------------------------------- call options

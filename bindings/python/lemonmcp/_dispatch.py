@@ -1,14 +1,14 @@
-"""Where the host's Python callables run, and how host requests are answered.
+"""Where the host's Python callables run, and how app requests are answered.
 
 A ``Dispatcher`` decides on which thread user callbacks run: the blocking
 client runs event callbacks on the library thread that delivered them and
-each host-request answer on a thread of its own; the asyncio client
+each app-request answer on a thread of its own; the asyncio client
 (``LoopDispatcher``) runs both on its event loop, and also resolves call
 futures there, waking the loop once per batch of completions.
 
-Host requests (roots, sampling, elicitation, review, and the library's own
+App requests (roots, sampling, elicitation, review, and the library's own
 OAuth questions authorize / token_load / token_save) go from
-:func:`handle_host_request` to the host's callable and back to the library
+:func:`handle_app_request` to the host's callable and back to the library
 with ``lmcp_client_respond``: a value, a ``concurrent.futures.Future`` or an
 awaitable that resolves to one, or an exception that becomes an error reply.
 """
@@ -56,7 +56,7 @@ class RequestParams(Dict[str, Any]):
 
 
 class Answering(Protocol):
-    """What answers host requests: a client's or a host's session."""
+    """What answers app requests: a client's or a host's session."""
 
     callbacks: "Callbacks"
     dispatcher: "Dispatcher"
@@ -80,9 +80,9 @@ class Dispatcher:
             log.exception("lemonmcp: a callback raised")
 
     def answer(self, run: Callable[[], None]) -> None:
-        """Run a host-request answer: on its own thread, so a handler that
+        """Run a app-request answer: on its own thread, so a handler that
         asks a person does not hold up the library's threads."""
-        threading.Thread(target=run, name="lemonmcp-host-request", daemon=True).start()
+        threading.Thread(target=run, name="lemonmcp-app-request", daemon=True).start()
 
 
 def run_awaitable_in_thread(aw: Awaitable[Any]) -> Any:
@@ -237,11 +237,11 @@ class Callbacks:
         return out
 
     @property
-    def host_token_store(self) -> bool:
+    def app_token_store(self) -> bool:
         return self.token_load is not None
 
     def handler(self, kind: str) -> Optional[HostHandler]:
-        """The host's callable for a host-request kind, if it gave one."""
+        """The host's callable for a app-request kind, if it gave one."""
         table: Dict[str, Optional[HostHandler]] = {
             "roots": self.roots_fn,
             "sampling": self.sampling,
@@ -295,11 +295,11 @@ def normalize_roots(roots: Any, field: str) -> List[JSONObject]:
     return out
 
 
-# -------------------------------------------------------------- host requests
+# -------------------------------------------------------------- app requests
 
 
-def handle_host_request(sess: Answering, request_id: int, kind: str, data: bytes) -> None:
-    """A host request from the library (on a library thread): answer roots
+def handle_app_request(sess: Answering, request_id: int, kind: str, data: bytes) -> None:
+    """A app request from the library (on a library thread): answer roots
     from the list at once, refuse a kind without a handler, else run the
     handler through the dispatcher."""
     payload: Any = loads(data) if data else {}

@@ -51,7 +51,7 @@ __all__ = [
     "QueueHandle",
     "COMPLETION_LAYOUT",
     "EVENT_CB",
-    "HOST_REQUEST_CB",
+    "APP_REQUEST_CB",
     "DONE_CB",
     "DESTROY_CB",
     "TELEMETRY_CB",
@@ -104,9 +104,9 @@ ClientHandle = POINTER(_Client)
 
 # void (*lmcp_event_cb)(void *user_data, const char *kind, const char *json, size_t len)
 EVENT_CB = CFUNCTYPE(None, c_void_p, c_char_p, c_void_p, c_size_t)
-# void (*lmcp_host_request_cb)(void *user_data, lmcp_request_id, const char *kind,
+# void (*lmcp_app_request_cb)(void *user_data, lmcp_request_id, const char *kind,
 #                              const char *json, size_t len)
-HOST_REQUEST_CB = CFUNCTYPE(None, c_void_p, c_uint64, c_char_p, c_void_p, c_size_t)
+APP_REQUEST_CB = CFUNCTYPE(None, c_void_p, c_uint64, c_char_p, c_void_p, c_size_t)
 # void (*lmcp_done_cb)(void *user_data, lmcp_call_id, lmcp_status, const char *json, size_t len)
 DONE_CB = CFUNCTYPE(None, c_void_p, c_uint64, c_int32, c_void_p, c_size_t)
 # void (*lmcp_destroy_cb)(void *user_data)
@@ -249,8 +249,8 @@ FUNCTIONS: List[_Entry] = [
         _check_err_out,
     ),
     (
-        "lmcp_client_set_host_request_handler",
-        [ClientHandle, HOST_REQUEST_CB, c_void_p, DESTROY_CB, _charpp],
+        "lmcp_client_set_app_request_handler",
+        [ClientHandle, APP_REQUEST_CB, c_void_p, DESTROY_CB, _charpp],
         c_int32,
         _check_err_out,
     ),
@@ -390,8 +390,8 @@ FUNCTIONS.extend(
             _check_err_out,
         ),
         (
-            "lmcp_host_set_host_request_handler",
-            [HostHandle, HOST_REQUEST_CB, c_void_p, DESTROY_CB, _charpp],
+            "lmcp_host_set_app_request_handler",
+            [HostHandle, APP_REQUEST_CB, c_void_p, DESTROY_CB, _charpp],
             c_int32,
             _check_err_out,
         ),

@@ -3,10 +3,10 @@ calls made on it, and the events and requests it delivers.
 
 :class:`HandleSession` is what a client and a host share: it owns the
 handle (freed by close, or by a finalizer when its owner is collected),
-registers the event and host-request callbacks (the thunks and the token
+registers the event and app-request callbacks (the thunks and the token
 registry live in ``_callbacks``), makes calls whose completions go to a
 completion queue (``_queue``) or a done callback, routes progress to the
-call that asked for it, and answers host requests (``_dispatch``). The C
+call that asked for it, and answers app requests (``_dispatch``). The C
 functions it calls for each kind of handle are a :class:`HandleKind`.
 :class:`Session` adds what only a client has (``lmcp_client_*``: state,
 handshake, server info, notifications); ``host.py`` adds the host's.
@@ -49,7 +49,7 @@ from ._callbacks import (
     untrack_handle,
 )
 from ._codec import JSONObject, loads, dumps, encode_object, result_of
-from ._dispatch import Callbacks, Dispatcher, ProgressHandler, handle_host_request
+from ._dispatch import Callbacks, Dispatcher, ProgressHandler, handle_app_request
 from ._ffi import lib, lib_held
 from ._queue import next_tag, thread_waiter
 from .errors import (
@@ -90,7 +90,7 @@ class HandleKind(NamedTuple):
     noun: str  # "client" or "host", as messages name it
     free: FreeFn
     set_event_handler: Any
-    set_host_request_handler: Any
+    set_app_request_handler: Any
     cancel: Any
     respond: Any
 
@@ -99,7 +99,7 @@ CLIENT = HandleKind(
     "client",
     lib.lmcp_client_free,
     lib.lmcp_client_set_event_handler,
-    lib.lmcp_client_set_host_request_handler,
+    lib.lmcp_client_set_app_request_handler,
     lib.lmcp_client_cancel,
     lib.lmcp_client_respond,
 )
@@ -107,7 +107,7 @@ HOST = HandleKind(
     "host",
     lib.lmcp_host_free,
     lib.lmcp_host_set_event_handler,
-    lib.lmcp_host_set_host_request_handler,
+    lib.lmcp_host_set_app_request_handler,
     lib.lmcp_host_cancel,
     lib.lmcp_host_respond,
 )
@@ -145,7 +145,7 @@ class HandleSession:
         host_token = registry.add_target(self)
         # destroy runs even when the registration fails, dropping the token.
         kind.set_event_handler(handle, EVENT_THUNK, ev_token, DESTROY_THUNK, c_void_p())
-        kind.set_host_request_handler(handle, HOST_THUNK, host_token, DESTROY_THUNK, c_void_p())
+        kind.set_app_request_handler(handle, HOST_THUNK, host_token, DESTROY_THUNK, c_void_p())
 
     # --------------------------------------------------------- the handle
 
@@ -425,7 +425,7 @@ class HandleSession:
             return False
 
     def respond(self, request_id: int, status: int, body: Optional[Mapping[str, Any]]) -> bool:
-        """Answer a host request; False when the request is gone (expired,
+        """Answer a app request; False when the request is gone (expired,
         answered) or the handle is closed."""
         blob = encode_object(body, "result")
         try:
@@ -436,8 +436,8 @@ class HandleSession:
 
     # --------------------------------------------------------- from the library
 
-    def on_host_request(self, request_id: int, kind: str, data: bytes) -> None:
-        handle_host_request(self, request_id, kind, data)
+    def on_app_request(self, request_id: int, kind: str, data: bytes) -> None:
+        handle_app_request(self, request_id, kind, data)
 
     def on_event(self, kind: str, data: bytes) -> None:
         payload: Any = loads(data) if data else {}

@@ -548,7 +548,7 @@ def _save_resource(rr: ReadResourceResult, uri: str, path: str, out: IO[str], er
 # ------------------------------------------------------------------ server requests
 
 
-def _host_request_options(ns: argparse.Namespace, stdin: IO[str], err: IO[str], term: TerminalInput) -> Dict[str, Any]:
+def _app_request_options(ns: argparse.Namespace, stdin: IO[str], err: IO[str], term: TerminalInput) -> Dict[str, Any]:
     """What the client offers to answer, and how. Nothing is declared that
     cannot be answered:
 
@@ -994,7 +994,7 @@ def main(
     term = TerminalInput(inp)
     stdio = transport.get("type") == "stdio"  # only a process has a stderr
     try:
-        options.update(_host_request_options(ns, inp, err, term))
+        options.update(_app_request_options(ns, inp, err, term))
     except UsageError as exc:
         return fail(EXIT_USAGE, str(exc))
 

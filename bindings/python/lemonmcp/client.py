@@ -44,12 +44,12 @@ class Client(ClientBase):
     ``sampling_policy``, ``capabilities``, ``result_format`` as dicts, or
     flat: ``client_name``, ``client_version``, ``client_title``,
     ``protocol_mode``, ``protocol_versions``, ``ready_ms``, ``call_ms``,
-    ``max_total_ms``, ``reset_timeout_on_progress``, ``host_request_ms``,
+    ``max_total_ms``, ``reset_timeout_on_progress``, ``app_request_ms``,
     ``close_grace_ms``, ``max_message_bytes``, ``max_pages``,
     ``sampling_mode``, ``sampling_max_tokens``, ``sampling_allowed_models``,
     ``sampling_max_messages``, ``sampling_max_text_chars``, and in seconds
     ``ready_timeout``, ``call_timeout``, ``close_grace``,
-    ``host_request_timeout``.
+    ``app_request_timeout``.
 
     Callbacks (plain callables; event callbacks run on library threads):
     ``on_notification(Notification)``, ``on_log(LogRecord)``,
@@ -71,7 +71,7 @@ class Client(ClientBase):
     ``request["authorization_url"]`` and report where the authorization
     server redirected); ``token_store`` (an object with ``load(key) ->
     record | None`` and ``save(record)``, or a ``(load, save)`` pair) keeps
-    tokens in the host's store (``auth.token_store`` "host"). What these
+    tokens in the host's store (``auth.token_store`` "app"). What these
     raise is never shown or logged (only the exception's type): it may hold
     a secret. A server that needs authorization the library could not get
     fails with ``AuthRequired``, whose ``metadata`` is what discovery found.

@@ -152,7 +152,7 @@ class InvalidState(LemonMCPError):
 
 
 class NotFound(LemonMCPError, LookupError):
-    """No such call id or host request id (finished, answered or expired)."""
+    """No such call id or app request id (finished, answered or expired)."""
 
     status = E_NOT_FOUND
 
@@ -234,7 +234,7 @@ class AuthRequired(LemonMCPError):
 
 
 class PolicyDenied(LemonMCPError):
-    """A local policy refused the request. Raise it from a host-request
+    """A local policy refused the request. Raise it from a app-request
     handler to refuse the server's request."""
 
     status = E_POLICY_DENIED

@@ -38,7 +38,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, 
 from . import _ffi, _host_file
 from ._base import CALLBACK_KEYWORDS
 from ._codec import dumps
-from ._config import call_options, declare_handlers, use_host_token_store
+from ._config import call_options, declare_handlers, use_app_token_store
 from ._dispatch import Callbacks, Dispatcher, RequestParams
 from ._ffi import lib, lib_held
 from ._session import HOST, HandleSession
@@ -272,13 +272,13 @@ class HostBase:
             dumps(value, key)  # a misspelt callback keyword is named here; the library judges the rest
         config.update(options)
         kinds = callbacks.kinds()
-        if kinds or callbacks.host_token_store:
+        if kinds or callbacks.app_token_store:
             # Every server may ask what the host answers.
             defaults = config.get("defaults")
             defaults = dict(defaults) if isinstance(defaults, Mapping) else {}
             declare_handlers(defaults, kinds)
-            if callbacks.host_token_store:
-                use_host_token_store(defaults)
+            if callbacks.app_token_store:
+                use_app_token_store(defaults)
             config["defaults"] = defaults
         self.ready_timeout = ready_timeout
         self._session = HostSession(config, callbacks, self._make_dispatcher(), path, load_options)
@@ -387,7 +387,7 @@ class Host(HostBase):
     ``token_store``: each is declared under ``defaults.handlers`` so every
     server may ask, and ``params.server`` names the server that asked (see
     :class:`RequestParams`). As for a client, event callbacks run on a
-    library thread, each host request on a thread of its own; what a
+    library thread, each app request on a thread of its own; what a
     callback raises is logged (logger "lemonmcp") and a handler's exception
     becomes an error reply to the server.
 

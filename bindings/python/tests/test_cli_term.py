@@ -1,5 +1,5 @@
 """`python -m lemonmcp` on a pseudo-terminal: what a person at a terminal
-sees, and the interactive host requests (elicitation forms, sampling)."""
+sees, and the interactive app requests (elicitation forms, sampling)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The reference in docs/ covers what the library does: every configuration
 field and enum value the parser knows, every event kind it emits and every
-host-request kind it asks. Moving the reference out of the header must lose
+app-request kind it asks. Moving the reference out of the header must lose
 nothing, and a field added later without its documentation fails here."""
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def test_every_configuration_word_is_documented() -> None:
     "page,pattern",
     [
         ("events.md", r'\bemit(?:Error)?\("([a-z_]+)"'),
-        ("host-requests.md", r'\baskHost(?:Sync)?\((?:ctx, )?"([a-z_]+)"'),
+        ("app-requests.md", r'\baskHost(?:Sync)?\((?:ctx, )?"([a-z_]+)"'),
     ],
 )
 def test_every_kind_has_its_section(page: str, pattern: str) -> None:
@@ -73,7 +73,7 @@ def test_every_kind_has_its_section(page: str, pattern: str) -> None:
 
 def test_header_points_at_pages_that_exist() -> None:
     pages = set(re.findall(r"docs/([a-z-]+\.md)", _read(HEADER)))
-    assert {"configuration.md", "events.md", "host-requests.md", "errors.md", "call-options.md"} <= pages
+    assert {"configuration.md", "events.md", "app-requests.md", "errors.md", "call-options.md"} <= pages
     index = _read(os.path.join(DOCS, "README.md"))
     for page in pages:
         assert os.path.isfile(os.path.join(DOCS, page)), page

@@ -91,7 +91,7 @@ def test_host_config_errors() -> None:
         lemonmcp.Host({"mcpServers": {}}, tool_prefix="sometimes")
 
 
-def test_host_requests_carry_the_server(fixture_path: str) -> None:
+def test_app_requests_carry_the_server(fixture_path: str) -> None:
     # The Client's handler keywords; the handler is declared to every
     # server (defaults.handlers) and its params name the server that asked.
     seen: List[str] = []

@@ -1,5 +1,5 @@
 """OAuth through the binding: the "auth" config and its checks, the
-authorize= and token_store= host callbacks, AuthRequired's metadata, and the
+authorize= and token_store= application callbacks, AuthRequired's metadata, and the
 CLI's OAuth options — end to end against tests/fixtures/oauthfixture (a real
 OAuth-protected MCP server: PRM, AS metadata, authorize, token, register,
 and a request log at /_log)."""
@@ -166,7 +166,7 @@ def test_auth_config_builds_the_object() -> None:
         private_key_pem="-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n",
         private_key_alg="ES256",
         authorization_timeout=1.5,
-        token_store="host",
+        token_store="app",
         max_step_ups=0,
     )
     assert a == {
@@ -177,7 +177,7 @@ def test_auth_config_builds_the_object() -> None:
         "flow": "authorization_code",
         "private_key_jwt": {"key_pem": "-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n", "alg": "ES256"},
         "authorization_timeout_ms": 1500,
-        "token_store": "host",
+        "token_store": "app",
         "max_step_ups": 0,
     }
     assert lemonmcp.auth_config() == {}
@@ -268,14 +268,14 @@ def test_build_config_wires_the_callback_kinds() -> None:
     cfg = _config.build_config(
         base=_http(auth={"client_id": "id"}),
         handler_kinds=["authorization"],
-        host_token_store=True,
+        app_token_store=True,
         auth={"scopes": ["read"]},
     )
     assert cfg["handlers"] == {"authorization": {}}
-    assert cfg["auth"] == {"client_id": "id", "scopes": ["read"], "token_store": "host"}
+    assert cfg["auth"] == {"client_id": "id", "scopes": ["read"], "token_store": "app"}
     # an explicit "memory" store contradicts token_store=
     with pytest.raises(InvalidArgument, match=r"^config\.auth\.token_store: conflicts"):
-        _config.build_config(base=_http(auth={"token_store": "memory"}), host_token_store=True)
+        _config.build_config(base=_http(auth={"token_store": "memory"}), app_token_store=True)
 
 
 def test_client_options_add_handlers_and_store() -> None:
@@ -283,12 +283,12 @@ def test_client_options_add_handlers_and_store() -> None:
     c = lemonmcp.Client(_http(), authorize=lambda r: {}, token_store=store, auth={"redirect_uri": REDIRECT})
     try:
         assert c.config["handlers"] == {"authorization": {}}
-        assert c.config["auth"] == {"redirect_uri": REDIRECT, "token_store": "host"}
+        assert c.config["auth"] == {"redirect_uri": REDIRECT, "token_store": "app"}
     finally:
         c.close()
     c = lemonmcp.Client(_http(), token_store=(store.load, store.save))
     try:
-        assert c.config["auth"] == {"token_store": "host"}
+        assert c.config["auth"] == {"token_store": "app"}
         assert "handlers" not in c.config
     finally:
         c.close()

@@ -375,7 +375,7 @@ defmodule LemonMCP.Host do
     {:noreply, st}
   end
 
-  def handle_info({:lmcp_host_request, :host, id, kind, payload}, st) do
+  def handle_info({:lmcp_app_request, :host, id, kind, payload}, st) do
     ref = st.ref
     handler = st.handler
 

@@ -6,7 +6,7 @@ defmodule LemonMCP.NIF do
   #
   #   {:lmcp_done, call_id, status, payload}
   #   {:lmcp_event, tag, kind, payload}
-  #   {:lmcp_host_request, tag, request_id, kind, payload}
+  #   {:lmcp_app_request, tag, request_id, kind, payload}
   #
   # Library failures are {:error, status, info} (info is the library's error
   # object as a map with binary keys); shim failures {:error, reason}.

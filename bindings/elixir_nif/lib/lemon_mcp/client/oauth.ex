@@ -2,10 +2,10 @@ defmodule LemonMCP.Client.OAuth do
   @moduledoc false
   # The seed's `:oauth` and `:oauth_token_cache` start options -> the
   # library's "auth" configuration object, handlers.authorization and
-  # auth.token_store "host" (docs/configuration.md, "auth"), and
+  # auth.token_store "app" (docs/configuration.md, "auth"), and
   # the host side of the "authorize", "token_load" and "token_save" host
-  # requests. The callbacks themselves run in the client's host-request
-  # processes (LemonMCP.Client.Server.serve_host_request/4), never in its
+  # requests. The callbacks themselves run in the client's app-request
+  # processes (LemonMCP.Client.Server.serve_app_request/4), never in its
   # loop.
 
   alias LemonMCP.Error
@@ -134,7 +134,7 @@ defmodule LemonMCP.Client.OAuth do
          {:ok, auth} <- integer(auth, oauth, :authorization_timeout_ms, 1),
          {:ok, auth} <- integer(auth, oauth, :max_step_ups, 0),
          {:ok, auth} <- boolean(auth, oauth, :allow_insecure_http) do
-      {:ok, if(cache == %{}, do: auth, else: Map.put(auth, "token_store", "host"))}
+      {:ok, if(cache == %{}, do: auth, else: Map.put(auth, "token_store", "app"))}
     end
   end
 
@@ -257,7 +257,7 @@ defmodule LemonMCP.Client.OAuth do
     end
   end
 
-  # ------------------------------------------------------ host requests
+  # ------------------------------------------------------ app requests
 
   @doc false
   # The provider's request map: the library's "authorize" payload with atom

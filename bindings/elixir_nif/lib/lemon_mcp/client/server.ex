@@ -3,7 +3,7 @@ defmodule LemonMCP.Client.Server do
   # The client process: a thin owner of one NIF client resource. It never
   # waits on the library: a request goes out with NIF.call/4 (which returns
   # at once) and the caller is answered with GenServer.reply/2 when the
-  # {:lmcp_done, ...} message arrives from a library thread. Host requests
+  # {:lmcp_done, ...} message arrives from a library thread. App requests
   # (sampling, review, roots, elicitation) run in their own processes and
   # answer the library directly. close/2 runs the blocking lmcp_client_close
   # in a separate process (on a dirty I/O scheduler).
@@ -267,8 +267,8 @@ defmodule LemonMCP.Client.Server do
     {:noreply, st}
   end
 
-  def handle_info({:lmcp_host_request, tag, id, kind, payload}, %{tag: tag} = st) do
-    serve_host_request(st, id, kind, payload)
+  def handle_info({:lmcp_app_request, tag, id, kind, payload}, %{tag: tag} = st) do
+    serve_app_request(st, id, kind, payload)
     {:noreply, st}
   end
 
@@ -384,9 +384,9 @@ defmodule LemonMCP.Client.Server do
     end)
   end
 
-  # Each host request is answered from its own process: a sampling handler
+  # Each app request is answered from its own process: a sampling handler
   # or a reviewer may take minutes, and this loop goes on meanwhile.
-  defp serve_host_request(st, id, kind, payload) do
+  defp serve_app_request(st, id, kind, payload) do
     res = st.res
     answer = host_answer(kind, payload, st.callbacks)
 
