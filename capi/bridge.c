@@ -20,36 +20,33 @@ struct lmcp_frame {
 
 static __thread struct lmcp_frame *lmcp_frames;
 
-#define LMCP_FRAME_ENTER(c, d)                                                 \
-  struct lmcp_frame frame = {(c), (d), lmcp_frames};                           \
+#define LMCP_FRAME_ENTER(c, d)                       \
+  struct lmcp_frame frame = {(c), (d), lmcp_frames}; \
   lmcp_frames = &frame
 #define LMCP_FRAME_EXIT() lmcp_frames = frame.prev
 
-void lmcp_bridge_event(lmcp_event_cb cb, uintptr_t user_data, uintptr_t key,
-                       const char *kind, const char *json, size_t len) {
+void lmcp_bridge_event(lmcp_event_cb cb, uintptr_t user_data, uintptr_t key, const char *kind,
+                       const char *json, size_t len) {
   LMCP_FRAME_ENTER(key, 1);
   cb((void *)user_data, kind, json, len);
   LMCP_FRAME_EXIT();
 }
 
-void lmcp_bridge_app_request(lmcp_app_request_cb cb, uintptr_t user_data,
-                              uintptr_t key, int delivering, uint64_t id,
-                              const char *kind, const char *json, size_t len) {
+void lmcp_bridge_app_request(lmcp_app_request_cb cb, uintptr_t user_data, uintptr_t key, int delivering,
+                             uint64_t id, const char *kind, const char *json, size_t len) {
   LMCP_FRAME_ENTER(key, delivering);
   cb((void *)user_data, (lmcp_request_id)id, kind, json, len);
   LMCP_FRAME_EXIT();
 }
 
-void lmcp_bridge_done(lmcp_done_cb cb, uintptr_t user_data, uintptr_t key,
-                      uint64_t call_id, int32_t status, const char *json,
-                      size_t len) {
+void lmcp_bridge_done(lmcp_done_cb cb, uintptr_t user_data, uintptr_t key, uint64_t call_id, int32_t status,
+                      const char *json, size_t len) {
   LMCP_FRAME_ENTER(key, 1);
   cb((void *)user_data, (lmcp_call_id)call_id, (lmcp_status)status, json, len);
   LMCP_FRAME_EXIT();
 }
 
-void lmcp_bridge_destroy(lmcp_destroy_cb cb, uintptr_t user_data,
-                         uintptr_t key) {
+void lmcp_bridge_destroy(lmcp_destroy_cb cb, uintptr_t user_data, uintptr_t key) {
   if (cb != NULL) {
     LMCP_FRAME_ENTER(key, 0);
     cb((void *)user_data);
@@ -57,7 +54,9 @@ void lmcp_bridge_destroy(lmcp_destroy_cb cb, uintptr_t user_data,
   }
 }
 
-const char *lmcp_bridge_version(void) { return LMCP_VERSION_STRING; }
+const char *lmcp_bridge_version(void) {
+  return LMCP_VERSION_STRING;
+}
 
 /* The interned kinds: a small, closed set (a few dozen names), so a linear
  * search under a mutex is enough; Go caches the pointers it gets. */

@@ -30,17 +30,14 @@ typedef const char cchar_t;
  * on the object's delivery goroutine, and their frames say so; so do a
  * host's requests (delivering 1), while a client's run on its reader
  * (delivering 0). */
-LMCP_INTERNAL void lmcp_bridge_event(lmcp_event_cb cb, uintptr_t user_data,
-                       uintptr_t key, const char *kind,
-                       const char *json, size_t len);
-LMCP_INTERNAL void lmcp_bridge_app_request(lmcp_app_request_cb cb, uintptr_t user_data,
-                              uintptr_t key, int delivering, uint64_t id,
-                              const char *kind, const char *json, size_t len);
-LMCP_INTERNAL void lmcp_bridge_done(lmcp_done_cb cb, uintptr_t user_data,
-                      uintptr_t key, uint64_t call_id,
-                      int32_t status, const char *json, size_t len);
-LMCP_INTERNAL void lmcp_bridge_destroy(lmcp_destroy_cb cb, uintptr_t user_data,
-                         uintptr_t key);
+LMCP_INTERNAL void lmcp_bridge_event(lmcp_event_cb cb, uintptr_t user_data, uintptr_t key, const char *kind,
+                                     const char *json, size_t len);
+LMCP_INTERNAL void lmcp_bridge_app_request(lmcp_app_request_cb cb, uintptr_t user_data, uintptr_t key,
+                                           int delivering, uint64_t id, const char *kind, const char *json,
+                                           size_t len);
+LMCP_INTERNAL void lmcp_bridge_done(lmcp_done_cb cb, uintptr_t user_data, uintptr_t key, uint64_t call_id,
+                                    int32_t status, const char *json, size_t len);
+LMCP_INTERNAL void lmcp_bridge_destroy(lmcp_destroy_cb cb, uintptr_t user_data, uintptr_t key);
 
 /* lmcp_bridge_frames counts the callback frames of key on the calling
  * thread; *delivering is set when one of them is a completion or event
@@ -58,35 +55,29 @@ LMCP_INTERNAL const char *lmcp_bridge_intern(const char *s, size_t n);
  * the public wrappers, defined once per kind in <kind>_bridge.c, which pass
  * user_data to Go as an integer. Both kinds' setters are these by
  * construction. */
-#define LMCP_BRIDGE_DECLARE_SETTERS(kind)                                      \
-  LMCP_INTERNAL lmcp_status lmcpgo_##kind##_set_event_handler(                 \
-      lmcp_##kind *handle, lmcp_event_cb cb, uintptr_t user_data,              \
-      lmcp_destroy_cb destroy, char **err_out);                                \
-  LMCP_INTERNAL lmcp_status lmcpgo_##kind##_set_app_request_handler(          \
-      lmcp_##kind *handle, lmcp_app_request_cb cb, uintptr_t user_data,       \
-      lmcp_destroy_cb destroy, char **err_out);                                \
-  LMCP_INTERNAL lmcp_status lmcpgo_##kind##_set_telemetry_handler(             \
-      lmcp_##kind *handle, lmcp_telemetry_cb cb, uintptr_t user_data,          \
-      lmcp_destroy_cb destroy, char **err_out)
+#define LMCP_BRIDGE_DECLARE_SETTERS(kind)                                                                    \
+  LMCP_INTERNAL lmcp_status lmcpgo_##kind##_set_event_handler(                                               \
+      lmcp_##kind *handle, lmcp_event_cb cb, uintptr_t user_data, lmcp_destroy_cb destroy, char **err_out);  \
+  LMCP_INTERNAL lmcp_status lmcpgo_##kind##_set_app_request_handler(                                         \
+      lmcp_##kind *handle, lmcp_app_request_cb cb, uintptr_t user_data, lmcp_destroy_cb destroy,             \
+      char **err_out);                                                                                       \
+  LMCP_INTERNAL lmcp_status lmcpgo_##kind##_set_telemetry_handler(lmcp_##kind *handle, lmcp_telemetry_cb cb, \
+                                                                  uintptr_t user_data,                       \
+                                                                  lmcp_destroy_cb destroy, char **err_out)
 
-#define LMCP_BRIDGE_DEFINE_SETTERS(kind)                                       \
-  lmcp_status lmcp_##kind##_set_event_handler(                                 \
-      lmcp_##kind *handle, lmcp_event_cb cb, void *user_data,                  \
-      lmcp_destroy_cb destroy, char **err_out) {                               \
-    return lmcpgo_##kind##_set_event_handler(handle, cb, (uintptr_t)user_data, \
-                                             destroy, err_out);                \
-  }                                                                            \
-  lmcp_status lmcp_##kind##_set_app_request_handler(                          \
-      lmcp_##kind *handle, lmcp_app_request_cb cb, void *user_data,           \
-      lmcp_destroy_cb destroy, char **err_out) {                               \
-    return lmcpgo_##kind##_set_app_request_handler(                           \
-        handle, cb, (uintptr_t)user_data, destroy, err_out);                   \
-  }                                                                            \
-  lmcp_status lmcp_##kind##_set_telemetry_handler(                             \
-      lmcp_##kind *handle, lmcp_telemetry_cb cb, void *user_data,              \
-      lmcp_destroy_cb destroy, char **err_out) {                               \
-    return lmcpgo_##kind##_set_telemetry_handler(                              \
-        handle, cb, (uintptr_t)user_data, destroy, err_out);                   \
+#define LMCP_BRIDGE_DEFINE_SETTERS(kind)                                                                     \
+  lmcp_status lmcp_##kind##_set_event_handler(lmcp_##kind *handle, lmcp_event_cb cb, void *user_data,        \
+                                              lmcp_destroy_cb destroy, char **err_out) {                     \
+    return lmcpgo_##kind##_set_event_handler(handle, cb, (uintptr_t)user_data, destroy, err_out);            \
+  }                                                                                                          \
+  lmcp_status lmcp_##kind##_set_app_request_handler(lmcp_##kind *handle, lmcp_app_request_cb cb,             \
+                                                    void *user_data, lmcp_destroy_cb destroy,                \
+                                                    char **err_out) {                                        \
+    return lmcpgo_##kind##_set_app_request_handler(handle, cb, (uintptr_t)user_data, destroy, err_out);      \
+  }                                                                                                          \
+  lmcp_status lmcp_##kind##_set_telemetry_handler(                                                           \
+      lmcp_##kind *handle, lmcp_telemetry_cb cb, void *user_data, lmcp_destroy_cb destroy, char **err_out) { \
+    return lmcpgo_##kind##_set_telemetry_handler(handle, cb, (uintptr_t)user_data, destroy, err_out);        \
   }
 
 LMCP_BRIDGE_DECLARE_SETTERS(client);
@@ -94,19 +85,17 @@ LMCP_BRIDGE_DECLARE_SETTERS(host);
 
 /* The Go side of the calls whose public wrappers live in client_bridge.c
  * and host_bridge.c. */
-LMCP_INTERNAL lmcp_status lmcpgo_client_call(
-    lmcp_client *client, cchar_t *method, cchar_t *params_json,
-    size_t params_len, cchar_t *options_json, size_t options_len,
-    lmcp_done_cb done, uintptr_t user_data, lmcp_call_id *call_id_out,
-    char **err_out);
-LMCP_INTERNAL lmcp_status lmcpgo_host_call_tool(
-    lmcp_host *host, cchar_t *name, cchar_t *args_json, size_t args_len,
-    cchar_t *options_json, size_t options_len, lmcp_done_cb done,
-    uintptr_t user_data, lmcp_call_id *call_id_out, char **err_out);
-LMCP_INTERNAL lmcp_status lmcpgo_host_call(
-    lmcp_host *host, cchar_t *server, cchar_t *method, cchar_t *params_json,
-    size_t params_len, cchar_t *options_json, size_t options_len,
-    lmcp_done_cb done, uintptr_t user_data, lmcp_call_id *call_id_out,
-    char **err_out);
+LMCP_INTERNAL lmcp_status lmcpgo_client_call(lmcp_client *client, cchar_t *method, cchar_t *params_json,
+                                             size_t params_len, cchar_t *options_json, size_t options_len,
+                                             lmcp_done_cb done, uintptr_t user_data,
+                                             lmcp_call_id *call_id_out, char **err_out);
+LMCP_INTERNAL lmcp_status lmcpgo_host_call_tool(lmcp_host *host, cchar_t *name, cchar_t *args_json,
+                                                size_t args_len, cchar_t *options_json, size_t options_len,
+                                                lmcp_done_cb done, uintptr_t user_data,
+                                                lmcp_call_id *call_id_out, char **err_out);
+LMCP_INTERNAL lmcp_status lmcpgo_host_call(lmcp_host *host, cchar_t *server, cchar_t *method,
+                                           cchar_t *params_json, size_t params_len, cchar_t *options_json,
+                                           size_t options_len, lmcp_done_cb done, uintptr_t user_data,
+                                           lmcp_call_id *call_id_out, char **err_out);
 
 #endif

@@ -62,7 +62,7 @@ type Client struct {
 	calls     map[uint64]*call
 	queued    []*call // accepted before ready with WaitReady, or during a re-initialization
 	reinit    bool    // the session expired and a new initialize is under way
-	appReqs  map[uint64]*appRequest
+	appReqs   map[uint64]*appRequest
 	started   bool          // Start succeeded: the transport must be closed
 	trClosed  chan struct{} // closed after the transport's Closed
 	freed     bool
@@ -112,7 +112,7 @@ func New(opts Options, tr transport.Transport) *Client {
 		trClosed: make(chan struct{}),
 		pending:  make(map[int64]*call),
 		calls:    make(map[uint64]*call),
-		appReqs: make(map[uint64]*appRequest),
+		appReqs:  make(map[uint64]*appRequest),
 	}
 	c.out.Init(callbackgate.Hooks{
 		Owner:         "client",

@@ -22,7 +22,7 @@ type freeWatch struct {
 	dones    atomic.Int32
 	accepted atomic.Int32
 	destroys atomic.Int32
-	appReqs atomic.Int32
+	appReqs  atomic.Int32
 }
 
 func (w *freeWatch) enter() {

@@ -41,7 +41,7 @@ type Timeouts struct {
 	Call            time.Duration // per call; 0 = no limit
 	MaxTotal        time.Duration // hard cap per call; 0 = none (see effectiveMaxTotal)
 	ResetOnProgress bool          // a progress notification restarts the call timer
-	AppRequest     time.Duration // how long the host may take to answer a server request
+	AppRequest      time.Duration // how long the host may take to answer a server request
 	CloseGrace      time.Duration // each step of the stdio shutdown escalation
 }
 
@@ -140,10 +140,10 @@ func DefaultOptions(libraryVersion string) Options {
 		Versions:   append([]string(nil), LegacyVersions...),
 		Modern:     append([]string(nil), ModernVersions...),
 		Timeouts: Timeouts{
-			Ready:       30 * time.Second,
-			Call:        120 * time.Second,
+			Ready:      30 * time.Second,
+			Call:       120 * time.Second,
 			AppRequest: 10 * time.Minute,
-			CloseGrace:  2 * time.Second,
+			CloseGrace: 2 * time.Second,
 		},
 		MaxMessageBytes: 16 << 20,
 		MaxPages:        1000,

@@ -46,7 +46,7 @@ type servedTask struct {
 	errCode     int64  // or its JSON-RPC error, when failed
 	errMsg      string
 	errData     []byte
-	appReqs    []uint64 // the host questions serving it, dropped on cancel
+	appReqs     []uint64 // the host questions serving it, dropped on cancel
 	waiting     [][]byte // ids of tasks/result requests held until it ends
 	expiry      *time.Timer
 	serverReqID []byte

@@ -38,11 +38,10 @@ static char *make_config(const char *extra) {
   if (strcmp(g_transport, "stdio") == 0) {
     const char *node = env_or_null("EVERYTHING_NODE"), *js = env_or_null("EVERYTHING_JS");
     if (node == NULL || js == NULL) return NULL;
-    snprintf(tr, sizeof tr,
-             "{\"type\":\"stdio\",\"command\":\"%s\",\"args\":[\"%s\",\"stdio\"]}", node, js);
+    snprintf(tr, sizeof tr, "{\"type\":\"stdio\",\"command\":\"%s\",\"args\":[\"%s\",\"stdio\"]}", node, js);
   } else {
-    const char *url = env_or_null(strcmp(g_transport, "sse") == 0 ? "EVERYTHING_SSE_URL"
-                                                                 : "EVERYTHING_HTTP_URL");
+    const char *url =
+        env_or_null(strcmp(g_transport, "sse") == 0 ? "EVERYTHING_SSE_URL" : "EVERYTHING_HTTP_URL");
     if (url == NULL) return NULL;
     snprintf(tr, sizeof tr, "{\"type\":\"%s\",\"url\":\"%s\"}", g_transport, url);
   }
@@ -100,7 +99,9 @@ static void host_cb(void *ud, lmcp_request_id id, const char *kind, const char *
   pthread_mutex_unlock(&h->mu);
 }
 
-static void host_destroy(void *ud) { (void)ud; }
+static void host_destroy(void *ud) {
+  (void)ud;
+}
 
 /* ----------------------------------------------------------------- helpers */
 
@@ -128,8 +129,7 @@ static int open_conn(conn_t *k, const char *extra, int with_host) {
   k->host.client = k->c;
   CHECK_ST(lmcp_client_set_event_handler(k->c, evrec_cb, &k->rec, evrec_destroy, NULL), LMCP_OK, NULL);
   if (with_host)
-    CHECK_ST(lmcp_client_set_app_request_handler(k->c, host_cb, &k->host, host_destroy, NULL), LMCP_OK,
-             NULL);
+    CHECK_ST(lmcp_client_set_app_request_handler(k->c, host_cb, &k->host, host_destroy, NULL), LMCP_OK, NULL);
   err = NULL;
   st = lmcp_client_connect(k->c, &err);
   CHECK_ST(st, LMCP_OK, err);
@@ -250,13 +250,14 @@ static void t_progress(void) {
   if (open_conn(&k, NULL, 0)) {
     donerec_t dr;
     donerec_init(&dr, 1);
-    const char *params = "{\"name\":\"trigger-long-running-operation\",\"arguments\":{\"duration\":1,\"steps\":4}}";
+    const char *params =
+        "{\"name\":\"trigger-long-running-operation\",\"arguments\":{\"duration\":1,\"steps\":4}}";
     const char *opts = "{\"progress\":true}";
     lmcp_call_id id = 0;
     char *err = NULL;
     h_in_call = 1;
-    lmcp_status st = lmcp_client_call(k.c, "tools/call", params, strlen(params), opts, strlen(opts),
-                                      done_cb, &dr.slots[0], &id, &err);
+    lmcp_status st = lmcp_client_call(k.c, "tools/call", params, strlen(params), opts, strlen(opts), done_cb,
+                                      &dr.slots[0], &id, &err);
     h_in_call = 0;
     CHECK_ST(st, LMCP_OK, err);
     lmcp_free(err);
@@ -271,16 +272,18 @@ static void t_progress(void) {
       snprintf(needle, sizeof needle, "\"call_id\":%llu", (unsigned long long)id);
       CHECK(evrec_wait(&k.rec, "progress", needle, 4, 5000) == 4);
       CHECK(evrec_count(&k.rec, "progress", "\"total\":4") == 4);
-      CHECK(evrec_index(&k.rec, "progress", "\"progress\":1") < evrec_index(&k.rec, "progress", "\"progress\":4"));
+      CHECK(evrec_index(&k.rec, "progress", "\"progress\":1") <
+            evrec_index(&k.rec, "progress", "\"progress\":4"));
     }
     donerec_free(&dr);
     /* A timeout fails that call only. */
     char *res = NULL;
     err = NULL;
-    const char *slow = "{\"name\":\"trigger-long-running-operation\",\"arguments\":{\"duration\":10,\"steps\":2}}";
+    const char *slow =
+        "{\"name\":\"trigger-long-running-operation\",\"arguments\":{\"duration\":10,\"steps\":2}}";
     int64_t t0 = now_ms();
-    st = lmcp_client_call_sync(k.c, "tools/call", slow, strlen(slow), "{\"timeout_ms\":400}", 18, &res,
-                               NULL, &err);
+    st = lmcp_client_call_sync(k.c, "tools/call", slow, strlen(slow), "{\"timeout_ms\":400}", 18, &res, NULL,
+                               &err);
     CHECK_ST(st, LMCP_E_TIMEOUT, err);
     CHECK(now_ms() - t0 < 5000);
     lmcp_free(res);
@@ -302,8 +305,7 @@ static void t_resources(void) {
     char cursor[512] = "";
     for (; pages < 100; pages++) {
       char params[640];
-      if (cursor[0])
-        snprintf(params, sizeof params, "{\"cursor\":\"%s\"}", cursor);
+      if (cursor[0]) snprintf(params, sizeof params, "{\"cursor\":\"%s\"}", cursor);
       char *page = call(k.c, "resources/list", cursor[0] ? params : NULL, NULL);
       if (page == NULL) break;
       paged += count_substr(page, "\"uri\":\"demo://resource/static/document/");
@@ -313,7 +315,8 @@ static void t_resources(void) {
     }
     CHECKM(paged == n, NULL, "paged %d items, all_pages %d", paged, n);
     lmcp_free(all);
-    char *doc = call(k.c, "resources/read", "{\"uri\":\"demo://resource/static/document/features.md\"}", NULL);
+    char *doc =
+        call(k.c, "resources/read", "{\"uri\":\"demo://resource/static/document/features.md\"}", NULL);
     CHECKE(doc != NULL && strstr(doc, "## Tools") && strstr(doc, "\"mimeType\":\"text/markdown\""), doc);
     lmcp_free(doc);
     char *tpl = call(k.c, "resources/templates/list", NULL, "{\"all_pages\":true}");
@@ -338,7 +341,8 @@ static void t_prompts(void) {
     CHECKE(p != NULL && strstr(p, "Lyon"), p);
     lmcp_free(p);
     p = call(k.c, "prompts/get",
-             "{\"name\":\"resource-prompt\",\"arguments\":{\"resourceType\":\"Blob\",\"resourceId\":\"3\"}}", NULL);
+             "{\"name\":\"resource-prompt\",\"arguments\":{\"resourceType\":\"Blob\",\"resourceId\":\"3\"}}",
+             NULL);
     CHECKE(p != NULL && strstr(p, "\"type\":\"resource\"") && strstr(p, "demo://resource/dynamic/blob/3"), p);
     lmcp_free(p);
     p = call(k.c, "completion/complete",
@@ -413,7 +417,8 @@ static void t_elicitation(void) {
       char *r = tool(k.c, "trigger-elicitation-request", NULL, NULL);
       CHECKE(r != NULL && strstr(r, "- Name: C Host"), r);
       /* schema defaults the host left out, filled by the library */
-      CHECKE(r != NULL && strstr(r, "- Favorite Integer: 42") && strstr(r, "It was a dark and stormy night."), r);
+      CHECKE(r != NULL && strstr(r, "- Favorite Integer: 42") && strstr(r, "It was a dark and stormy night."),
+             r);
       lmcp_free(r);
       pthread_mutex_lock(&k.host.mu);
       int n = k.host.elicitation;
@@ -434,10 +439,10 @@ typedef struct {
 } test_t;
 
 static const test_t k_tests[] = {
-    {"handshake", t_handshake}, {"tools", t_tools},
-    {"progress", t_progress},   {"resources", t_resources},
-    {"prompts", t_prompts},     {"notifications", t_notifications},
-    {"sampling", t_sampling},   {"sampling_denied", t_sampling_denied},
+    {"handshake", t_handshake},     {"tools", t_tools},
+    {"progress", t_progress},       {"resources", t_resources},
+    {"prompts", t_prompts},         {"notifications", t_notifications},
+    {"sampling", t_sampling},       {"sampling_denied", t_sampling_denied},
     {"elicitation", t_elicitation},
 };
 

@@ -24,8 +24,8 @@ int h_checks_failed;
 static int h_passed, h_failed;
 static const char *h_current = "(none)";
 
-int h_check(int ok, const char *expr, const char *file, int line,
-            const char *err_json, const char *fmt, ...) {
+int h_check(int ok, const char *expr, const char *file, int line, const char *err_json, const char *fmt,
+            ...) {
   if (ok) return 1;
   h_checks_failed++;
   fprintf(stderr, "  CHECK FAILED %s:%d [%s]: %s", file, line, h_current, expr);
@@ -41,12 +41,11 @@ int h_check(int ok, const char *expr, const char *file, int line,
   return 0;
 }
 
-int h_check_status(lmcp_status got, lmcp_status want, const char *expr,
-                   const char *file, int line, const char *err_json) {
+int h_check_status(lmcp_status got, lmcp_status want, const char *expr, const char *file, int line,
+                   const char *err_json) {
   if (got == want) return 1;
-  return h_check(0, expr, file, line, err_json, "got %d (%s), want %d (%s)",
-                 (int)got, lmcp_status_string(got), (int)want,
-                 lmcp_status_string(want));
+  return h_check(0, expr, file, line, err_json, "got %d (%s), want %d (%s)", (int)got,
+                 lmcp_status_string(got), (int)want, lmcp_status_string(want));
 }
 
 /* The watchdog: one thread, armed per test. */
@@ -357,10 +356,9 @@ int check_err_json(const char *err, lmcp_status want, const char *file, int line
   ok &= h_check(err != NULL, "err != NULL", file, line, NULL, "no err JSON for status %d", (int)want);
   if (err == NULL) return 0;
   ok &= h_check(json_valid(err, strlen(err)), "json_valid(err)", file, line, err, NULL);
-  ok &= h_check(json_get_int(err, "status", &st) && st == want, "err.status == want", file, line,
-                err, "want %d", (int)want);
-  ok &= h_check(json_get_str(err, "message", msg, sizeof msg), "err has \"message\"", file, line,
-                err, NULL);
+  ok &= h_check(json_get_int(err, "status", &st) && st == want, "err.status == want", file, line, err,
+                "want %d", (int)want);
+  ok &= h_check(json_get_str(err, "message", msg, sizeof msg), "err has \"message\"", file, line, err, NULL);
   return ok;
 }
 
@@ -371,10 +369,8 @@ const char *fixture_path(void) {
   return p != NULL && *p ? p : LMCP_FIXTURE_PATH;
 }
 
-char *fixture_config(char *buf, size_t n, const char *args, const char *tr_extra,
-                     const char *extra) {
-  int w = snprintf(buf, n,
-                   "{\"transport\":{\"type\":\"stdio\",\"command\":\"%s\",\"args\":[%s]%s%s}%s%s}",
+char *fixture_config(char *buf, size_t n, const char *args, const char *tr_extra, const char *extra) {
+  int w = snprintf(buf, n, "{\"transport\":{\"type\":\"stdio\",\"command\":\"%s\",\"args\":[%s]%s%s}%s%s}",
                    fixture_path(), args ? args : "", tr_extra ? "," : "", tr_extra ? tr_extra : "",
                    extra ? "," : "", extra ? extra : "");
   if (w < 0 || (size_t)w >= n) {
@@ -386,7 +382,6 @@ char *fixture_config(char *buf, size_t n, const char *args, const char *tr_extra
 
 static char tmp_dir[256];
 static int tmp_seq;
-
 
 void temp_path(char *buf, size_t n, const char *stem) {
   if (tmp_dir[0] == 0) {
@@ -463,8 +458,7 @@ void evrec_destroy(void *ud) {
 }
 
 static int ev_match(const h_event *e, const char *kind, const char *needle) {
-  return (kind == NULL || strcmp(e->kind, kind) == 0) &&
-         (needle == NULL || strstr(e->json, needle) != NULL);
+  return (kind == NULL || strcmp(e->kind, kind) == 0) && (needle == NULL || strstr(e->json, needle) != NULL);
 }
 
 static int evrec_count_locked(evrec_t *r, const char *kind, const char *needle) {

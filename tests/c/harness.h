@@ -34,8 +34,7 @@
 
 extern int h_checks_failed; /* failed checks in the current test */
 
-int h_check(int ok, const char *expr, const char *file, int line,
-            const char *err_json, const char *fmt, ...);
+int h_check(int ok, const char *expr, const char *file, int line, const char *err_json, const char *fmt, ...);
 
 /* CHECK(cond): fails the current test when cond is false. */
 #define CHECK(cond) h_check(!!(cond), #cond, __FILE__, __LINE__, NULL, NULL)
@@ -45,14 +44,14 @@ int h_check(int ok, const char *expr, const char *file, int line,
 #define CHECKM(cond, err, ...) h_check(!!(cond), #cond, __FILE__, __LINE__, (err), __VA_ARGS__)
 /* CHECK_ST(expr, want, err): compares two statuses and prints both names.
  * A statement: expr is evaluated first, so err may be filled by expr. */
-#define CHECK_ST(got, want, err)                                            \
-  do {                                                                      \
-    lmcp_status h_got_ = (got);                                             \
-    h_check_status(h_got_, (want), #got, __FILE__, __LINE__, (err));       \
+#define CHECK_ST(got, want, err)                                     \
+  do {                                                               \
+    lmcp_status h_got_ = (got);                                      \
+    h_check_status(h_got_, (want), #got, __FILE__, __LINE__, (err)); \
   } while (0)
 
-int h_check_status(lmcp_status got, lmcp_status want, const char *expr,
-                   const char *file, int line, const char *err_json);
+int h_check_status(lmcp_status got, lmcp_status want, const char *expr, const char *file, int line,
+                   const char *err_json);
 
 /* Runs one test function with a deadline (seconds); updates the tally. */
 void h_run_test(const char *name, void (*fn)(void), int deadline_s);
@@ -90,8 +89,7 @@ const char *fixture_path(void);
  * args is a comma-separated list of JSON strings ("\"-banner\",\"5\""),
  * tr_extra extra transport members, extra extra top-level members; each may
  * be NULL. Returns buf. */
-char *fixture_config(char *buf, size_t n, const char *args, const char *tr_extra,
-                     const char *extra);
+char *fixture_config(char *buf, size_t n, const char *args, const char *tr_extra, const char *extra);
 /* A fresh path in the suite's temporary directory. */
 void temp_path(char *buf, size_t n, const char *stem);
 void temp_dir_cleanup(void);
@@ -109,12 +107,12 @@ typedef struct {
   pthread_cond_t cv;
   h_event *evs;
   size_t n, cap;
-  int destroys;       /* destroy(user_data) calls */
-  int inflight;       /* callbacks running now */
-  int max_inflight;   /* >1 means two events of one client overlapped */
-  int after_destroy;  /* events delivered after destroy ran */
-  int bad_payloads;   /* payloads that are not valid JSON or not NUL-terminated */
-  int live;           /* between evrec_init and evrec_free */
+  int destroys;      /* destroy(user_data) calls */
+  int inflight;      /* callbacks running now */
+  int max_inflight;  /* >1 means two events of one client overlapped */
+  int after_destroy; /* events delivered after destroy ran */
+  int bad_payloads;  /* payloads that are not valid JSON or not NUL-terminated */
+  int live;          /* between evrec_init and evrec_free */
 } evrec_t;
 
 void evrec_init(evrec_t *r);
@@ -138,14 +136,14 @@ typedef struct donerec donerec_t;
 
 typedef struct {
   donerec_t *rec;
-  int count;              /* done invocations: must end at exactly 1 */
+  int count; /* done invocations: must end at exactly 1 */
   lmcp_status status;
   char *json;
   size_t len;
-  lmcp_call_id cb_call_id;    /* call id the callback received */
+  lmcp_call_id cb_call_id;     /* call id the callback received */
   lmcp_call_id issued_call_id; /* call id lmcp_client_call returned */
-  pthread_t caller;           /* thread that made the call (informative) */
-  int on_caller_thread;       /* done ran inside the initiating lmcp_ call */
+  pthread_t caller;            /* thread that made the call (informative) */
+  int on_caller_thread;        /* done ran inside the initiating lmcp_ call */
   int bad_payload;
   void *user; /* test-specific */
 } doneslot_t;
@@ -155,7 +153,7 @@ struct donerec {
   pthread_cond_t cv;
   doneslot_t *slots;
   int n;
-  int total;         /* invocations over all slots */
+  int total; /* invocations over all slots */
   int inflight, max_inflight;
 };
 
@@ -181,9 +179,9 @@ void donerec_free(donerec_t *r);
 typedef struct {
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  lmcp_client *client;     /* set by the test before connect */
-  const char *answer;      /* when not NULL: answered in the callback */
-  int n;                   /* requests received */
+  lmcp_client *client; /* set by the test before connect */
+  const char *answer;  /* when not NULL: answered in the callback */
+  int n;               /* requests received */
   lmcp_request_id ids[16];
   char kinds[16][24];
   char *payloads[16];

@@ -18,8 +18,10 @@ static int failures = 0;
 namespace {
 // Callbacks with C linkage-compatible signatures, as a C++ host writes them.
 extern "C" void on_event(void *, const char *, const char *, size_t) {}
-extern "C" void on_destroy(void *ud) { ++*static_cast<int *>(ud); }
-}  // namespace
+extern "C" void on_destroy(void *ud) {
+  ++*static_cast<int *>(ud);
+}
+} // namespace
 
 int main() {
   EXPECT(std::string(lmcp_version()) == LMCP_VERSION_STRING);

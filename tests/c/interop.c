@@ -31,11 +31,21 @@ static int utf8_valid(const unsigned char *s, size_t n) {
     unsigned char c = s[i];
     size_t len;
     unsigned int cp;
-    if (c < 0x80) { i++; continue; }
-    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
-    else return 0;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    } else
+      return 0;
     if (i + len > n) return 0;
     for (size_t k = 1; k < len; k++) {
       if ((s[i + k] & 0xC0) != 0x80) return 0;
@@ -89,8 +99,8 @@ static char *tool(lmcp_client *c, const char *name, const char *args) {
   char *res = NULL, *err = NULL;
   size_t len = 0;
   snprintf(params, sizeof params, "{\"name\":\"%s\",\"arguments\":%s}", name, args);
-  CHECK_ST(lmcp_client_call_sync(c, "tools/call", params, strlen(params), NULL, 0, &res, &len, &err),
-           LMCP_OK, err);
+  CHECK_ST(lmcp_client_call_sync(c, "tools/call", params, strlen(params), NULL, 0, &res, &len, &err), LMCP_OK,
+           err);
   lmcp_free(err);
   if (res == NULL) return NULL;
   CHECKE(json_valid(res, len), res);
@@ -112,7 +122,9 @@ static void styled_fixture(void) {
   lmcp_free(info);
   /* Every non-ASCII character arrives \u-escaped: the text is in the JSON,
    * as the server spelled it; the host's JSON decoder reads it. */
-  char *res = tool(c, "echo", "{\"text\":\"gr\xC3\xBC\xC3\x9F" "e\"}");
+  char *res = tool(c, "echo",
+                   "{\"text\":\"gr\xC3\xBC\xC3\x9F"
+                   "e\"}");
   CHECKE(res != NULL && strstr(res, "\\u00fc") != NULL, res);
   lmcp_free(res);
   res = tool(c, "roots", "{}"); /* letters escaped, punctuation not */

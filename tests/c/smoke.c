@@ -79,8 +79,7 @@ static void test_smoke(void) {
   /* Querying the build starts nothing. */
   h_diag d1;
   CHECK(get_diag(&d1));
-  CHECKM(d1.goroutines == d0.goroutines, NULL, "goroutines %lld then %lld", d0.goroutines,
-         d1.goroutines);
+  CHECKM(d1.goroutines == d0.goroutines, NULL, "goroutines %lld then %lld", d0.goroutines, d1.goroutines);
   CHECK(d1.live_clients == 0 && d1.pending_calls == 0);
   int kids = count_children();
   CHECKM(kids == 0, NULL, "%d child processes after loading", kids);

@@ -89,7 +89,8 @@ void test_app_requests_expire(void) {
   const char *roots = "{\"roots\":[{\"uri\":\"file:///tmp\",\"name\":\"tmp\"}]}";
   hostrec_init(&hr, roots);
   c = new_client(
-      fixture_config(cfg, sizeof cfg, NULL, NULL, LEGACY "\"handlers\":{\"roots\":{\"list_changed\":true}}"), NULL);
+      fixture_config(cfg, sizeof cfg, NULL, NULL, LEGACY "\"handlers\":{\"roots\":{\"list_changed\":true}}"),
+      NULL);
   if (c == NULL) return;
   hr.client = c;
   CHECK_ST(lmcp_client_set_app_request_handler(c, hostrec_cb, &hr, hostrec_destroy, &err), LMCP_OK, err);

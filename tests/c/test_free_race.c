@@ -91,7 +91,7 @@ struct kind {
   lmcp_status (*create)(life_t *l, char **err);
   lmcp_status (*set_event_handler)(life_t *l, lmcp_event_cb cb, lmcp_destroy_cb destroy, char **err);
   lmcp_status (*set_app_request_handler)(life_t *l, lmcp_app_request_cb cb, lmcp_destroy_cb destroy,
-                                          char **err);
+                                         char **err);
   lmcp_status (*connect)(life_t *l, char **err);
   lmcp_status (*wait_ready)(life_t *l, int64_t timeout_ms, char **err);
   /* start_tool calls a tool with l as done's life; *id gets its call id. */
@@ -280,34 +280,34 @@ static const char sync_opts[] = "{\"timeout_ms\":3000}";
  * ...), and the kind_t fields they fill: both kinds are driven through the
  * same functions by construction. A kind writes create, start_tool and its
  * query itself. */
-#define KIND_ADAPTERS(k)                                                                         \
-  static lmcp_status k##_set_event_handler(life_t *l, lmcp_event_cb cb, lmcp_destroy_cb destroy, \
-                                           char **err) {                                         \
-    return lmcp_##k##_set_event_handler(l->h, cb, l, destroy, err);                              \
-  }                                                                                              \
-  static lmcp_status k##_set_app_request_handler(life_t *l, lmcp_app_request_cb cb,            \
-                                                  lmcp_destroy_cb destroy, char **err) {         \
-    return lmcp_##k##_set_app_request_handler(l->h, cb, l, destroy, err);                       \
-  }                                                                                              \
-  static lmcp_status k##_connect(life_t *l, char **err) {                                        \
-    return lmcp_##k##_connect(l->h, err);                                                        \
-  }                                                                                              \
-  static lmcp_status k##_wait_ready(life_t *l, int64_t timeout_ms, char **err) {                 \
-    return lmcp_##k##_wait_ready(l->h, timeout_ms, err);                                         \
-  }                                                                                              \
-  static lmcp_status k##_cancel(life_t *l, lmcp_call_id id) {                                    \
-    return lmcp_##k##_cancel(l->h, id);                                                          \
-  }                                                                                              \
-  static lmcp_status k##_respond(life_t *l, lmcp_request_id id, const char *json, char **err) {  \
-    return lmcp_##k##_respond(l->h, id, LMCP_OK, json, strlen(json), err);                       \
-  }                                                                                              \
-  static void k##_free(void *h) {                                                                \
-    lmcp_##k##_free(h);                                                                          \
+#define KIND_ADAPTERS(k)                                                                                     \
+  static lmcp_status k##_set_event_handler(life_t *l, lmcp_event_cb cb, lmcp_destroy_cb destroy,             \
+                                           char **err) {                                                     \
+    return lmcp_##k##_set_event_handler(l->h, cb, l, destroy, err);                                          \
+  }                                                                                                          \
+  static lmcp_status k##_set_app_request_handler(life_t *l, lmcp_app_request_cb cb, lmcp_destroy_cb destroy, \
+                                                 char **err) {                                               \
+    return lmcp_##k##_set_app_request_handler(l->h, cb, l, destroy, err);                                    \
+  }                                                                                                          \
+  static lmcp_status k##_connect(life_t *l, char **err) {                                                    \
+    return lmcp_##k##_connect(l->h, err);                                                                    \
+  }                                                                                                          \
+  static lmcp_status k##_wait_ready(life_t *l, int64_t timeout_ms, char **err) {                             \
+    return lmcp_##k##_wait_ready(l->h, timeout_ms, err);                                                     \
+  }                                                                                                          \
+  static lmcp_status k##_cancel(life_t *l, lmcp_call_id id) {                                                \
+    return lmcp_##k##_cancel(l->h, id);                                                                      \
+  }                                                                                                          \
+  static lmcp_status k##_respond(life_t *l, lmcp_request_id id, const char *json, char **err) {              \
+    return lmcp_##k##_respond(l->h, id, LMCP_OK, json, strlen(json), err);                                   \
+  }                                                                                                          \
+  static void k##_free(void *h) {                                                                            \
+    lmcp_##k##_free(h);                                                                                      \
   }
 
 #define KIND_FUNCS(k)                                                                                       \
   .create = k##_create, .set_event_handler = k##_set_event_handler,                                         \
-  .set_app_request_handler = k##_set_app_request_handler, .connect = k##_connect,                         \
+  .set_app_request_handler = k##_set_app_request_handler, .connect = k##_connect,                           \
   .wait_ready = k##_wait_ready, .start_tool = k##_start_tool, .cancel = k##_cancel, .respond = k##_respond, \
   .free_handle = k##_free
 

@@ -53,7 +53,8 @@ static char *host_config(char *buf, size_t n) {
    * requests over a session are checked on it), beta the modern one. */
   snprintf(buf, n,
            "{\"tool_prefix\":\"always\","
-           "\"defaults\":{\"handlers\":{\"elicitation\":{}},\"timeouts\":{\"ready_ms\":5000,\"close_grace_ms\":300}},"
+           "\"defaults\":{\"handlers\":{\"elicitation\":{}},\"timeouts\":{\"ready_ms\":5000,\"close_grace_"
+           "ms\":300}},"
            "\"mcpServers\":{"
            "\"alpha\":{\"command\":\"%s\",\"protocol\":{\"mode\":\"legacy\"},"
            "\"restart\":{\"backoff_ms\":20,\"max_restarts\":3}},"
@@ -108,10 +109,12 @@ static void test_host_config_file_corpus(void) {
     int warnings;
     const char *needle;
   } cases[] = {
-      {"claude-desktop/claude_desktop_config.json", NULL, 2, "config.globalShortcut: ignored: Claude Desktop's keyboard shortcut"},
+      {"claude-desktop/claude_desktop_config.json", NULL, 2,
+       "config.globalShortcut: ignored: Claude Desktop's keyboard shortcut"},
       {"claude-code/.mcp.json", NULL, 0, NULL},
       {"cursor/.cursor/mcp.json", NULL, 0, NULL},
-      {"vscode/.vscode/mcp.json", "{\"inputs\":{\"github-token\":\"test-token\"}}", 1, "config.servers.workspace.dev: ignored"},
+      {"vscode/.vscode/mcp.json", "{\"inputs\":{\"github-token\":\"test-token\"}}", 1,
+       "config.servers.workspace.dev: ignored"},
       {"cline/cline_mcp_settings.json", NULL, 2, "config.mcpServers.weather.autoApprove: ignored"},
       {"windsurf/mcp_config.json", NULL, 0, NULL},
       {"roo/mcp_settings.json", NULL, 1, "config.mcpServers.files.alwaysAllow: ignored"},
@@ -142,7 +145,8 @@ static void test_host_config_file_corpus(void) {
   lmcp_host *h = NULL;
   char *err = NULL;
   CHECK_ST(lmcp_host_new_file(path, NULL, 0, &h, &err), LMCP_E_INVALID_ARGUMENT, err);
-  CHECKM(err && strstr(err, "${input:github-token}") && strstr(err, "mcp.json"), err, "names the input and the file");
+  CHECKM(err && strstr(err, "${input:github-token}") && strstr(err, "mcp.json"), err,
+         "names the input and the file");
   lmcp_free(err);
   err = NULL;
   CHECK_ST(lmcp_host_new_file(path, "{\"strct\":true}", 14, &h, &err), LMCP_E_INVALID_ARGUMENT, err);
@@ -176,7 +180,8 @@ static void test_host_config_file_corpus(void) {
 static void test_host_failure_fields(void) {
   const char *cfg =
       "{\"mcpServers\":{"
-      "\"dying\":{\"command\":\"/bin/sh\",\"args\":[\"-c\",\"echo \\\"Error: token $API_TOKEN refused\\\" >&2; exit 1\"],"
+      "\"dying\":{\"command\":\"/bin/sh\",\"args\":[\"-c\",\"echo \\\"Error: token $API_TOKEN refused\\\" "
+      ">&2; exit 1\"],"
       "\"env\":{\"API_TOKEN\":\"tok-secret-42\"},\"restart\":{\"max_restarts\":1,\"backoff_ms\":20},"
       "\"timeouts\":{\"close_grace_ms\":200}},"
       "\"broken\":{\"command\":\"/nonexistent/lmcp-test-server\"}}}";
@@ -198,10 +203,12 @@ static void test_host_failure_fields(void) {
   CHECKM(js && strstr(js, "\"stderr_tail\":[\"Error: token [redacted] refused\"]"), js, "stderr, scrubbed");
   CHECKM(js && !strstr(js, "tok-secret-42"), js, "no secret");
   CHECKM(js && strstr(js, "\"cause\":"), js, "the first cause");
-  CHECKM(js && strstr(js, "executable not found: /nonexistent/lmcp-test-server (not retried"), js, "not retried");
+  CHECKM(js && strstr(js, "executable not found: /nonexistent/lmcp-test-server (not retried"), js,
+         "not retried");
   lmcp_free(js);
   char *res = NULL;
-  CHECK_ST(lmcp_host_call_tool_sync(h, "broken__echo", "{}", 2, NULL, 0, &res, NULL, &err), LMCP_E_INVALID_STATE, err);
+  CHECK_ST(lmcp_host_call_tool_sync(h, "broken__echo", "{}", 2, NULL, 0, &res, NULL, &err),
+           LMCP_E_INVALID_STATE, err);
   CHECKM(err && strstr(err, "executable not found"), err, "the call fails with the reason");
   lmcp_free(err);
   lmcp_free(res);
@@ -251,7 +258,8 @@ static void test_host_lifecycle(void) {
   CHECK(js && json_valid(js, len));
   CHECKM(js && strstr(js, "\"alpha\":{") && strstr(js, "\"era\":\"legacy\""), js, "alpha legacy");
   CHECKM(js && strstr(js, "\"era\":\"modern\""), js, "beta modern");
-  CHECKM(js && strstr(js, "\"state\":\"failed\"") && strstr(js, "lmcp-test-server"), js, "broken failed with its reason");
+  CHECKM(js && strstr(js, "\"state\":\"failed\"") && strstr(js, "lmcp-test-server"), js,
+         "broken failed with its reason");
   CHECKM(js && strstr(js, "\"state\":\"disabled\""), js, "off disabled");
   lmcp_free(js);
 
@@ -259,8 +267,10 @@ static void test_host_lifecycle(void) {
   js = NULL;
   CHECK_ST(lmcp_host_list_tools(h, &js, &len, &err), LMCP_OK, err);
   CHECK(js && json_valid(js, len));
-  CHECKM(js && strstr(js, "\"name\":\"alpha__echo\"") && strstr(js, "\"name\":\"beta__echo\""), js, "prefixed tools");
-  CHECKM(js && strstr(js, "\"server\":\"beta\"") && strstr(js, "\"original_name\":\"echo\""), js, "server members");
+  CHECKM(js && strstr(js, "\"name\":\"alpha__echo\"") && strstr(js, "\"name\":\"beta__echo\""), js,
+         "prefixed tools");
+  CHECKM(js && strstr(js, "\"server\":\"beta\"") && strstr(js, "\"original_name\":\"echo\""), js,
+         "server members");
   CHECK(js && strstr(js, "off__") == NULL);
   lmcp_free(js);
   js = NULL;
@@ -275,7 +285,8 @@ static void test_host_lifecycle(void) {
   /* Sync tool call, routed by name. */
   char *res = NULL;
   const char *args = "{\"text\":\"hello host\"}";
-  CHECK_ST(lmcp_host_call_tool_sync(h, "beta__echo", args, strlen(args), NULL, 0, &res, &len, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_host_call_tool_sync(h, "beta__echo", args, strlen(args), NULL, 0, &res, &len, &err), LMCP_OK,
+           err);
   CHECKM(res && strstr(res, "hello host"), res, "echo result");
   lmcp_free(res);
 
@@ -284,7 +295,8 @@ static void test_host_lifecycle(void) {
   donerec_init(&dr, 1);
   lmcp_call_id id = 0;
   const char *add = "{\"a\":20,\"b\":22}";
-  CHECK_ST(lmcp_host_call_tool(h, "alpha__add", add, strlen(add), NULL, 0, done_cb, &dr.slots[0], &id, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_host_call_tool(h, "alpha__add", add, strlen(add), NULL, 0, done_cb, &dr.slots[0], &id, &err),
+           LMCP_OK, err);
   dr.slots[0].issued_call_id = id;
   CHECK(donerec_wait_all(&dr, 10000) == 1);
   CHECK(dr.slots[0].count == 1 && dr.slots[0].status == LMCP_OK);
@@ -301,7 +313,8 @@ static void test_host_lifecycle(void) {
   /* A server request reaches the host's handler with the server's name. */
   res = NULL;
   const char *q = "{\"message\":\"who?\"}";
-  CHECK_ST(lmcp_host_call_tool_sync(h, "alpha__elicit", q, strlen(q), NULL, 0, &res, &len, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_host_call_tool_sync(h, "alpha__elicit", q, strlen(q), NULL, 0, &res, &len, &err), LMCP_OK,
+           err);
   CHECKM(res && strstr(res, "alpha"), res, "the answer names the server");
   lmcp_free(res);
   pthread_mutex_lock(&ans.mu);
@@ -310,17 +323,21 @@ static void test_host_lifecycle(void) {
 
   /* Misuse: unknown tool, server, request; disabled server. */
   res = NULL;
-  CHECK_ST(lmcp_host_call_tool_sync(h, "gamma__echo", NULL, 0, NULL, 0, &res, NULL, &err), LMCP_E_NOT_FOUND, err);
+  CHECK_ST(lmcp_host_call_tool_sync(h, "gamma__echo", NULL, 0, NULL, 0, &res, NULL, &err), LMCP_E_NOT_FOUND,
+           err);
   CHECK_ERR_JSON(err, LMCP_E_NOT_FOUND);
   lmcp_free(err);
   err = NULL;
-  CHECK_ST(lmcp_host_call_sync(h, "off", "ping", NULL, 0, NULL, 0, &res, NULL, &err), LMCP_E_INVALID_STATE, err);
+  CHECK_ST(lmcp_host_call_sync(h, "off", "ping", NULL, 0, NULL, 0, &res, NULL, &err), LMCP_E_INVALID_STATE,
+           err);
   lmcp_free(err);
   err = NULL;
-  CHECK_ST(lmcp_host_call_sync(h, "nosuch", "ping", NULL, 0, NULL, 0, &res, NULL, &err), LMCP_E_NOT_FOUND, err);
+  CHECK_ST(lmcp_host_call_sync(h, "nosuch", "ping", NULL, 0, NULL, 0, &res, NULL, &err), LMCP_E_NOT_FOUND,
+           err);
   lmcp_free(err);
   err = NULL;
-  CHECK_ST(lmcp_host_call_tool(h, "alpha__echo", NULL, 0, NULL, 0, NULL, NULL, NULL, &err), LMCP_E_INVALID_ARGUMENT, err);
+  CHECK_ST(lmcp_host_call_tool(h, "alpha__echo", NULL, 0, NULL, 0, NULL, NULL, NULL, &err),
+           LMCP_E_INVALID_ARGUMENT, err);
   lmcp_free(err);
   err = NULL;
   CHECK_ST(lmcp_host_respond(h, 9999, LMCP_OK, "{}", 2, &err), LMCP_E_NOT_FOUND, err);
@@ -334,7 +351,8 @@ static void test_host_lifecycle(void) {
   long long pid1 = result_int(res);
   lmcp_free(res);
   res = NULL;
-  CHECK_ST(lmcp_host_call_tool_sync(h, "alpha__crash", NULL, 0, NULL, 0, &res, &len, &err), LMCP_E_CLOSED, err);
+  CHECK_ST(lmcp_host_call_tool_sync(h, "alpha__crash", NULL, 0, NULL, 0, &res, &len, &err), LMCP_E_CLOSED,
+           err);
   CHECK_ERR_JSON(err, LMCP_E_CLOSED);
   lmcp_free(err);
   err = NULL;

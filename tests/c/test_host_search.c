@@ -17,7 +17,8 @@ static lmcp_host *start_host(const char *extra) {
   char cfg[2048];
   snprintf(cfg, sizeof cfg,
            "{\"defaults\":{\"timeouts\":{\"ready_ms\":5000,\"close_grace_ms\":300}},"
-           "\"mcpServers\":{\"alpha\":{\"command\":\"%s\"},\"beta\":{\"command\":\"%s\",\"tools\":{\"deny\":[\"pid\"]}}}%s}",
+           "\"mcpServers\":{\"alpha\":{\"command\":\"%s\"},\"beta\":{\"command\":\"%s\",\"tools\":{\"deny\":["
+           "\"pid\"]}}}%s}",
            fx, fx, extra);
   lmcp_host *h = NULL;
   char *err = NULL;
@@ -42,15 +43,18 @@ static void test_search_tools(void) {
   /* Ranked, with name, server, score and the whole tool. */
   CHECK_ST(lmcp_host_search_tools(h, "process id", "{\"limit\":1}", 13, &js, &len, &err), LMCP_OK, err);
   CHECK(js != NULL && json_valid(js, len) && strlen(js) == len);
-  CHECKM(js && strstr(js, "{\"results\":[{\"name\":\"alpha__pid\",\"server\":\"alpha\",\"score\":"), js, "alpha__pid first");
-  CHECKM(js && strstr(js, "\"original_name\":\"pid\"") && count_substr(js, "\"name\":\"") == 2, js, "one result, whole tool");
+  CHECKM(js && strstr(js, "{\"results\":[{\"name\":\"alpha__pid\",\"server\":\"alpha\",\"score\":"), js,
+         "alpha__pid first");
+  CHECKM(js && strstr(js, "\"original_name\":\"pid\"") && count_substr(js, "\"name\":\"") == 2, js,
+         "one result, whole tool");
   lmcp_free(js);
   js = NULL;
 
   /* Equal tools tie by name; the servers option keeps one server's. */
   CHECK_ST(lmcp_host_search_tools(h, "adds", NULL, 0, &js, NULL, &err), LMCP_OK, err);
-  CHECKM(js && strstr(js, "alpha__add") && strstr(js, "beta__add") && strstr(js, "alpha__add") < strstr(js, "beta__add"), js,
-         "ties by name");
+  CHECKM(js && strstr(js, "alpha__add") && strstr(js, "beta__add") &&
+             strstr(js, "alpha__add") < strstr(js, "beta__add"),
+         js, "ties by name");
   lmcp_free(js);
   js = NULL;
   const char *only_beta = "{\"servers\":[\"beta\"]}";
@@ -61,7 +65,8 @@ static void test_search_tools(void) {
 
   /* A found name routes a call. */
   char *res = NULL;
-  CHECK_ST(lmcp_host_call_tool_sync(h, "beta__add", "{\"a\":40,\"b\":2}", 14, NULL, 0, &res, NULL, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_host_call_tool_sync(h, "beta__add", "{\"a\":40,\"b\":2}", 14, NULL, 0, &res, NULL, &err),
+           LMCP_OK, err);
   CHECKM(res && strstr(res, "42"), res, "beta__add");
   lmcp_free(res);
 
@@ -81,7 +86,8 @@ static void test_search_tools(void) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     js = (char *)0x1;
     const char *o = bad[i].options;
-    CHECK_ST(lmcp_host_search_tools(h, bad[i].query, o, o ? strlen(o) : 0, &js, NULL, &err), bad[i].want, err);
+    CHECK_ST(lmcp_host_search_tools(h, bad[i].query, o, o ? strlen(o) : 0, &js, NULL, &err), bad[i].want,
+             err);
     CHECK(js == NULL);
     CHECK_ERR_JSON(err, bad[i].want);
     CHECKM(err && strstr(err, bad[i].needle), err, "expected %s", bad[i].needle);
@@ -118,8 +124,9 @@ static void test_deferred_tools(void) {
   /* Blocking: the definitions, in structuredContent and as text. */
   const char *q = "{\"query\":\"process id\",\"limit\":1}";
   CHECK_ST(lmcp_host_call_tool_sync(h, "search_tools", q, strlen(q), NULL, 0, &js, &len, &err), LMCP_OK, err);
-  CHECKM(js && strstr(js, "\"structuredContent\":{\"tools\":[{") && strstr(js, "alpha__pid") && !strstr(js, "isError"), js,
-         "search_tools result");
+  CHECKM(js && strstr(js, "\"structuredContent\":{\"tools\":[{") && strstr(js, "alpha__pid") &&
+             !strstr(js, "isError"),
+         js, "search_tools result");
   lmcp_free(js);
   js = NULL;
 
@@ -129,27 +136,30 @@ static void test_deferred_tools(void) {
   lmcp_call_id id = 0;
   const char *q2 = "{\"query\":\"adds\"}";
   h_in_call = 1;
-  lmcp_status st = lmcp_host_call_tool(h, "search_tools", q2, strlen(q2), NULL, 0, done_cb, &dr.slots[0], &id, &err);
+  lmcp_status st =
+      lmcp_host_call_tool(h, "search_tools", q2, strlen(q2), NULL, 0, done_cb, &dr.slots[0], &id, &err);
   h_in_call = 0;
   CHECK_ST(st, LMCP_OK, err);
   dr.slots[0].issued_call_id = id;
   CHECK(donerec_wait_all(&dr, 10000) == 1);
   CHECK(dr.slots[0].count == 1 && dr.slots[0].status == LMCP_OK && dr.slots[0].cb_call_id == id && id != 0);
   CHECK(!dr.slots[0].on_caller_thread);
-  CHECKM(dr.slots[0].json && strstr(dr.slots[0].json, "alpha__add") && strstr(dr.slots[0].json, "beta__add"), dr.slots[0].json,
-         "both add tools");
+  CHECKM(dr.slots[0].json && strstr(dr.slots[0].json, "alpha__add") && strstr(dr.slots[0].json, "beta__add"),
+         dr.slots[0].json, "both add tools");
   CHECK_ST(lmcp_host_cancel(h, id), LMCP_E_NOT_FOUND, NULL);
   donerec_free(&dr);
 
   /* A bad query is a tool error the model can correct. */
   const char *q3 = "{\"limit\":2}";
-  CHECK_ST(lmcp_host_call_tool_sync(h, "search_tools", q3, strlen(q3), NULL, 0, &js, NULL, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_host_call_tool_sync(h, "search_tools", q3, strlen(q3), NULL, 0, &js, NULL, &err), LMCP_OK,
+           err);
   CHECKM(js && strstr(js, "\"isError\":true") && strstr(js, "needs \\\"query\\\""), js, "isError result");
   lmcp_free(js);
   js = NULL;
 
   /* Every tool is still called by its name. */
-  CHECK_ST(lmcp_host_call_tool_sync(h, "beta__add", "{\"a\":1,\"b\":2}", 13, NULL, 0, &js, NULL, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_host_call_tool_sync(h, "beta__add", "{\"a\":1,\"b\":2}", 13, NULL, 0, &js, NULL, &err),
+           LMCP_OK, err);
   CHECKM(js && strstr(js, "3"), js, "beta__add");
   lmcp_free(js);
   stop_host(h);

@@ -63,7 +63,8 @@ static lmcp_queue *new_queue(int *fd) {
  * in both eras. */
 static lmcp_client *fixture(void) {
   char cfg[2048];
-  return start_client(fixture_config(cfg, sizeof cfg, NULL, NULL, "\"protocol\":{\"mode\":\"legacy\"}"), NULL);
+  return start_client(fixture_config(cfg, sizeof cfg, NULL, NULL, "\"protocol\":{\"mode\":\"legacy\"}"),
+                      NULL);
 }
 
 static lmcp_status queued(lmcp_client *c, const char *params, const char *opts, lmcp_queue *q, uint64_t tag,

@@ -85,7 +85,8 @@ static char *tool(lmcp_client *c, const char *name, const char *args, const char
   char *res = NULL, *err = NULL;
   size_t len = 0;
   snprintf(params, sizeof params, "{\"name\":\"%s\",\"arguments\":%s}", name, args);
-  CHECK_ST(lmcp_client_call_sync(c, "tools/call", params, strlen(params), opts, opts ? strlen(opts) : 0, &res, &len, &err),
+  CHECK_ST(lmcp_client_call_sync(c, "tools/call", params, strlen(params), opts, opts ? strlen(opts) : 0, &res,
+                                 &len, &err),
            LMCP_OK, err);
   lmcp_free(err);
   if (res != NULL) CHECKE(json_valid(res, len), res);
@@ -123,7 +124,8 @@ static void check_peer(const peer_t *p) {
   char *res = tool(c, p->slow, p->slow_args, "{\"progress\":true}");
   CHECKE(res != NULL && strstr(res, p->slow_text) != NULL, res);
   lmcp_free(res);
-  CHECKM(evrec_wait(&ev, "progress", "\"task_id\"", 1, 5000) >= 1, NULL, "%s: no progress event for the task", p->name);
+  CHECKM(evrec_wait(&ev, "progress", "\"task_id\"", 1, 5000) >= 1, NULL, "%s: no progress event for the task",
+         p->name);
 
   /* ask: the elicitation comes through tasks/result */
   res = tool(c, p->ask, "{}", NULL);
@@ -144,8 +146,9 @@ static void check_peer(const peer_t *p) {
   char params[128];
   snprintf(params, sizeof params, "{\"name\":\"%s\",\"arguments\":{}}", p->forever);
   lmcp_call_id id = 0;
-  CHECK_ST(lmcp_client_call(c, "tools/call", params, strlen(params), NULL, 0, done_cb, &done.slots[0], &id, NULL),
-           LMCP_OK, NULL);
+  CHECK_ST(
+      lmcp_client_call(c, "tools/call", params, strlen(params), NULL, 0, done_cb, &done.slots[0], &id, NULL),
+      LMCP_OK, NULL);
   sleep_ms(300); /* the task exists and is being polled */
   CHECK_ST(lmcp_client_cancel(c, id), LMCP_OK, NULL);
   CHECK(donerec_wait_all(&done, 10000) == 1);
@@ -166,15 +169,15 @@ static void check_peer(const peer_t *p) {
 static void go_fixture(void) {
   char args[1024];
   snprintf(args, sizeof args, "\"command\":\"%s\",\"args\":[\"-legacy-tasks\"]", fixture_path());
-  peer_t p = {"go fixture", args, "task_echo", "{\"text\":\"lemon\"}", "lemon",
-              "task_ask", "task_forever", "task_maybe", "lemon"};
+  peer_t p = {"go fixture",   args,         "task_echo", "{\"text\":\"lemon\"}", "lemon", "task_ask",
+              "task_forever", "task_maybe", "lemon"};
   check_peer(&p);
 }
 
 static void typescript_sdk_v1(void) {
   const char *args = "\"command\":\"node\",\"args\":[\"" LMCP_TSV1_DIR "/server.mjs\"]";
-  peer_t p = {"typescript sdk v1", args, "delay", "{\"ms\":300}", "done after 300 ms",
-              "ask", "forever", "maybe", "maybe lemon"};
+  peer_t p = {"typescript sdk v1", args,    "delay",      "{\"ms\":300}", "done after 300 ms", "ask",
+              "forever",           "maybe", "maybe lemon"};
   check_peer(&p);
 }
 

@@ -24,16 +24,17 @@ namespace {
 const char *g_fixture = nullptr;
 int g_failed_checks = 0;
 
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      std::fprintf(stderr, "  %s:%d: CHECK failed: %s\n", __FILE__, __LINE__, \
-                   #cond);                                                     \
-      ++g_failed_checks;                                                       \
-    }                                                                          \
+#define CHECK(cond)                                                                   \
+  do {                                                                                \
+    if (!(cond)) {                                                                    \
+      std::fprintf(stderr, "  %s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      ++g_failed_checks;                                                              \
+    }                                                                                 \
   } while (0)
 
-bool contains(const std::string &hay, const char *needle) { return hay.find(needle) != std::string::npos; }
+bool contains(const std::string &hay, const char *needle) {
+  return hay.find(needle) != std::string::npos;
+}
 
 std::string stdio_config(const char *extra = "") {
   std::string cfg = "{\"transport\":{\"type\":\"stdio\",\"command\":\"";
@@ -172,7 +173,7 @@ void test_callback_call_and_cancel() {
   std::lock_guard<std::mutex> lk(mu);
   CHECK(calls == 1);
   CHECK(got == LMCP_E_CANCELLED);
-  CHECK(!c.cancel(id));  // already completed
+  CHECK(!c.cancel(id)); // already completed
 }
 
 void test_events_progress_and_closed() {
@@ -257,7 +258,7 @@ void test_move_semantics() {
   lemonmcp::Client a = ready_client();
   lmcp_client *raw = a.get();
   lemonmcp::Client b = std::move(a);
-  CHECK(a.get() == nullptr);  // NOLINT(bugprone-use-after-move): testing the moved-from state
+  CHECK(a.get() == nullptr); // NOLINT(bugprone-use-after-move): testing the moved-from state
   CHECK(b.get() == raw);
   CHECK(contains(b.call("tools/call", R"({"name":"echo","arguments":{"text":"moved"}})"), "moved"));
   try {
@@ -267,7 +268,7 @@ void test_move_semantics() {
     CHECK(e.status() == LMCP_E_INVALID_HANDLE);
   }
   lemonmcp::Client c = ready_client();
-  c = std::move(b);  // frees c's own client first
+  c = std::move(b); // frees c's own client first
   CHECK(c.get() == raw);
 }
 
@@ -276,7 +277,7 @@ struct Test {
   void (*fn)();
 };
 
-}  // namespace
+} // namespace
 
 int main(int argc, char **argv) {
   if (argc < 2) {
@@ -301,7 +302,8 @@ int main(int argc, char **argv) {
     g_failed_checks = 0;
     std::atomic<bool> done{false};
     std::thread watchdog([&] {
-      for (int i = 0; i < 600 && !done.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      for (int i = 0; i < 600 && !done.load(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
       if (!done.load()) {
         std::fprintf(stderr, "  %s: still running after 60 s\n", t.name);
         std::printf("%d passed, %d failed\n", passed, failed + 1);

@@ -39,29 +39,29 @@ IO.puts("  LemonMCP.Client.call_tool: #{inspect(stats.(ts))}")
 Client.stop(c)
 
 (fn ->
-  {:ok, r} = NIF.client_new(%{"transport" => %{"type" => "stdio", "command" => fixture}})
-  tag = make_ref()
-  :ok = NIF.set_handlers(r, tag)
-  :ok = NIF.connect(r)
+   {:ok, r} = NIF.client_new(%{"transport" => %{"type" => "stdio", "command" => fixture}})
+   tag = make_ref()
+   :ok = NIF.set_handlers(r, tag)
+   :ok = NIF.connect(r)
 
-  receive do
-    {:lmcp_event, ^tag, :ready, _} -> :ok
-  end
+   receive do
+     {:lmcp_event, ^tag, :ready, _} -> :ok
+   end
 
-  params = %{"name" => "echo", "arguments" => %{"text" => "hello"}}
+   params = %{"name" => "echo", "arguments" => %{"text" => "hello"}}
 
-  ts =
-    time_each.(n, fn ->
-      {:ok, id} = NIF.call(r, "tools/call", params, nil)
+   ts =
+     time_each.(n, fn ->
+       {:ok, id} = NIF.call(r, "tools/call", params, nil)
 
-      receive do
-        {:lmcp_done, ^id, 0, _} -> :ok
-      end
-    end)
+       receive do
+         {:lmcp_done, ^id, 0, _} -> :ok
+       end
+     end)
 
-  IO.puts("  raw NIF call + reply:      #{inspect(stats.(ts))}")
-  NIF.free(r)
-end).()
+   IO.puts("  raw NIF call + reply:      #{inspect(stats.(ts))}")
+   NIF.free(r)
+ end).()
 
 IO.puts("\n== 2. larger results, end to end (us per call)")
 

@@ -125,7 +125,7 @@ static void on_event(void *user_data, const char *kind, const char *json, size_t
 }
 
 static void on_app_request(void *user_data, lmcp_request_id id, const char *kind, const char *json,
-                            size_t len) {
+                           size_t len) {
   reg_box *box = user_data;
   ErlNifEnv *env = enif_alloc_env();
   ERL_NIF_TERM args[5] = {atom_lmcp_app_request, enif_make_copy(env, box->tag), enif_make_uint64(env, id),

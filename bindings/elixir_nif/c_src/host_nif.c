@@ -40,7 +40,8 @@ ERL_NIF_TERM nif_host_new_file(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
   lmcp_buf opts = {0};
   const char *eerr = NULL;
   ERL_NIF_TERM result;
-  if (lmcp_encode_arg(env, argv[1], &opts, &eerr) != 1) { /* a dirty NIF has no limit: only a bad term fails */
+  if (lmcp_encode_arg(env, argv[1], &opts, &eerr) !=
+      1) { /* a dirty NIF has no limit: only a bad term fails */
     result = lmcp_encode_error(env, "options", eerr);
   } else {
     lmcp_host *h = NULL;

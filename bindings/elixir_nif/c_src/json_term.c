@@ -248,7 +248,9 @@ static int parse_string(jd *d, ERL_NIF_TERM *out) {
     unsigned char e = s[i + 1];
     i += 2;
     switch (e) {
-    case '"': case '\\': case '/': o[w++] = e; break;
+    case '"':
+    case '\\':
+    case '/': o[w++] = e; break;
     case 'b': o[w++] = '\b'; break;
     case 'f': o[w++] = '\f'; break;
     case 'n': o[w++] = '\n'; break;
@@ -286,9 +288,7 @@ static int parse_string(jd *d, ERL_NIF_TERM *out) {
       w += put_utf8(o + w, r);
       break;
     }
-    default:
-      d->pos = i - 2;
-      return fail(d, "invalid escape");
+    default: d->pos = i - 2; return fail(d, "invalid escape");
     }
   }
 }
@@ -600,8 +600,8 @@ static int run(jd *d) {
   }
 }
 
-int lmcp_json_to_term(ErlNifEnv *env, const char *json, size_t len, ERL_NIF_TERM *out,
-                      const char **err, size_t *err_offset) {
+int lmcp_json_to_term(ErlNifEnv *env, const char *json, size_t len, ERL_NIF_TERM *out, const char **err,
+                      size_t *err_offset) {
   if (!plain_ready) {
     init_plain(); /* idempotent; load() runs it first */
   }
@@ -631,4 +631,6 @@ int lmcp_json_to_term(ErlNifEnv *env, const char *json, size_t len, ERL_NIF_TERM
 }
 
 LMCP_HIDDEN void lmcp_json_init(void);
-void lmcp_json_init(void) { init_plain(); }
+void lmcp_json_init(void) {
+  init_plain();
+}

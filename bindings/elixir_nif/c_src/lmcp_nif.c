@@ -77,7 +77,9 @@ ERL_NIF_TERM lmcp_make_bin(ErlNifEnv *env, const void *p, size_t n) {
   return t;
 }
 
-ERL_NIF_TERM lmcp_make_str(ErlNifEnv *env, const char *s) { return lmcp_make_bin(env, s, strlen(s)); }
+ERL_NIF_TERM lmcp_make_str(ErlNifEnv *env, const char *s) {
+  return lmcp_make_bin(env, s, strlen(s));
+}
 
 ERL_NIF_TERM lmcp_payload_term(ErlNifEnv *env, const char *data, size_t len) {
   if (data == NULL || len == 0) {
@@ -120,7 +122,8 @@ ERL_NIF_TERM lmcp_lib_error(ErlNifEnv *env, lmcp_status st, char *err) {
 ERL_NIF_TERM lmcp_encode_error(ErlNifEnv *env, const char *what, const char *err) {
   char msg[256];
   snprintf(msg, sizeof(msg), "%s: %s", what, err ? err : "cannot encode");
-  return enif_make_tuple2(env, lmcp_atom_error, enif_make_tuple2(env, atom_encode_failed, lmcp_make_str(env, msg)));
+  return enif_make_tuple2(env, lmcp_atom_error,
+                          enif_make_tuple2(env, atom_encode_failed, lmcp_make_str(env, msg)));
 }
 
 /* ------------------------------------------------------------ arguments */
@@ -226,7 +229,8 @@ static ERL_NIF_TERM nif_decode_json(ErlNifEnv *env, int argc, const ERL_NIF_TERM
   if (lmcp_json_to_term(env, (const char *)bin.data, bin.size, &t, &err, &off)) {
     return enif_make_tuple2(env, lmcp_atom_ok, t);
   }
-  return enif_make_tuple2(env, lmcp_atom_error, enif_make_tuple2(env, lmcp_make_str(env, err), enif_make_uint64(env, off)));
+  return enif_make_tuple2(env, lmcp_atom_error,
+                          enif_make_tuple2(env, lmcp_make_str(env, err), enif_make_uint64(env, off)));
 }
 
 /* encode_json(Term) -> {ok, Binary} | {error, {encode_failed, Msg}} */

@@ -21,8 +21,8 @@
 #define LMCP_MAX_INTEGER_DIGITS 1024
 
 /* The atoms the shim uses, made once in load(). */
-LMCP_HIDDEN extern ERL_NIF_TERM lmcp_atom_true, lmcp_atom_false, lmcp_atom_nil,
-    lmcp_atom_struct, lmcp_atom_ok, lmcp_atom_error;
+LMCP_HIDDEN extern ERL_NIF_TERM lmcp_atom_true, lmcp_atom_false, lmcp_atom_nil, lmcp_atom_struct,
+    lmcp_atom_ok, lmcp_atom_error;
 
 /* json_to_term converts one JSON value (len bytes; white space around it
  * allowed) into a term in env: objects are
@@ -34,9 +34,8 @@ LMCP_HIDDEN extern ERL_NIF_TERM lmcp_atom_true, lmcp_atom_false, lmcp_atom_nil,
  * errors. It works with any environment, on any thread (it is called from
  * library threads with a process-independent env). Returns 1 and *out, or 0
  * and a static message in *err with the byte offset in *err_offset. */
-LMCP_HIDDEN int lmcp_json_to_term(ErlNifEnv *env, const char *json, size_t len,
-                                  ERL_NIF_TERM *out, const char **err,
-                                  size_t *err_offset);
+LMCP_HIDDEN int lmcp_json_to_term(ErlNifEnv *env, const char *json, size_t len, ERL_NIF_TERM *out,
+                                  const char **err, size_t *err_offset);
 
 /* A growable output buffer (malloc'd). */
 typedef struct {
@@ -53,8 +52,7 @@ typedef struct {
  * structs and improper lists are errors. Returns 1, or 0 with a message
  * in *err (static text); buf->over is set (and 0 returned) when the output
  * passed buf->limit. */
-LMCP_HIDDEN int lmcp_term_to_json(ErlNifEnv *env, ERL_NIF_TERM term,
-                                  lmcp_buf *buf, const char **err);
+LMCP_HIDDEN int lmcp_term_to_json(ErlNifEnv *env, ERL_NIF_TERM term, lmcp_buf *buf, const char **err);
 
 LMCP_HIDDEN void lmcp_buf_free(lmcp_buf *buf);
 
@@ -106,7 +104,7 @@ typedef struct {
   lmcp_status (*set_event_handler)(void *handle, lmcp_event_cb cb, void *user_data, lmcp_destroy_cb destroy,
                                    char **err);
   lmcp_status (*set_app_request_handler)(void *handle, lmcp_app_request_cb cb, void *user_data,
-                                          lmcp_destroy_cb destroy, char **err);
+                                         lmcp_destroy_cb destroy, char **err);
   lmcp_status (*connect)(void *handle, char **err);
   lmcp_status (*cancel)(void *handle, lmcp_call_id id);
   lmcp_status (*respond)(void *handle, lmcp_request_id id, lmcp_status status, const char *json, size_t len,
@@ -125,7 +123,7 @@ LMCP_HIDDEN extern lmcp_kind lmcp_client_kind, lmcp_host_kind;
  * no in-use count. */
 typedef struct {
   const lmcp_kind *kind;
-  void *handle;   /* freed or not, always a handle the library knows */
+  void *handle;    /* freed or not, always a handle the library knows */
   ErlNifMutex *mu; /* guards owner and mon (adopt) */
   int http;        /* a client not over stdio: a notify waits for its POST */
   ErlNifPid owner;
@@ -157,8 +155,8 @@ LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_status(ErlNifEnv *env, const lmcp_kind *kin
  *   l  a signed 64-bit integer (ErlNifSInt64 *)
  * Returns 1, or 0 when an argument does not fit (the caller returns
  * badarg; nothing is left to free). */
-LMCP_HIDDEN int lmcp_get_args(ErlNifEnv *env, const ERL_NIF_TERM argv[], const lmcp_kind *kind, const char *fmt,
-                              ...);
+LMCP_HIDDEN int lmcp_get_args(ErlNifEnv *env, const ERL_NIF_TERM argv[], const lmcp_kind *kind,
+                              const char *fmt, ...);
 
 /* The NIF bodies every kind shares; each kind's NIFs name their kind. */
 /* new(Config) -> {ok, Handle} | {error, Status, Info}; the caller owns it
@@ -167,12 +165,14 @@ LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_new(ErlNifEnv *env, const ERL_NIF_TERM argv
                                          lmcp_res **res);
 /* lmcp_handle_adopt is new's second half, for a handle made another way
  * (host_new_file): {ok, Handle} owned by the caller; *res as for new. */
-LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_adopt(ErlNifEnv *env, const lmcp_kind *kind, void *handle, lmcp_res **res);
+LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_adopt(ErlNifEnv *env, const lmcp_kind *kind, void *handle,
+                                           lmcp_res **res);
 /* set_handlers(Handle, Tag) -> ok | {error, ...}: events and app requests
  * go to the caller, tagged with Tag. */
 LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_set_handlers(ErlNifEnv *env, const ERL_NIF_TERM argv[],
                                                   const lmcp_kind *kind);
-LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_connect(ErlNifEnv *env, const ERL_NIF_TERM argv[], const lmcp_kind *kind);
+LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_connect(ErlNifEnv *env, const ERL_NIF_TERM argv[],
+                                             const lmcp_kind *kind);
 LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_cancel(ErlNifEnv *env, const ERL_NIF_TERM argv[], const lmcp_kind *kind);
 /* respond(Handle, RequestId, Status, Answer) -> ok | {error, ...}; a large
  * answer reschedules self (named self_name) on a dirty scheduler. */
@@ -200,42 +200,48 @@ LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_start_call(ErlNifEnv *env, int argc, const 
  * header's lmcp_<obj>_ functions (lmcp_client_connect, lmcp_host_connect,
  * ...), each wrapped to take its handle as void *: the header names both
  * kinds' functions alike, and this is the one place that relies on it. */
-#define LMCP_DEFINE_KIND(obj, freed)                                                                          \
-  static lmcp_status obj##_kind_create(const char *json, size_t len, void **handle, char **err) {             \
-    lmcp_##obj *h = NULL;                                                                                     \
-    lmcp_status st = lmcp_##obj##_new(json, len, &h, err);                                                    \
-    *handle = h;                                                                                               \
-    return st;                                                                                                 \
-  }                                                                                                            \
-  static void obj##_kind_free(void *h) { lmcp_##obj##_free(h); }                                             \
-  static lmcp_status obj##_kind_set_event_handler(void *h, lmcp_event_cb cb, void *ud, lmcp_destroy_cb destroy, \
-                                                   char **err) {                                               \
-    return lmcp_##obj##_set_event_handler(h, cb, ud, destroy, err);                                           \
-  }                                                                                                            \
-  static lmcp_status obj##_kind_set_app_request_handler(void *h, lmcp_app_request_cb cb, void *ud,          \
-                                                          lmcp_destroy_cb destroy, char **err) {               \
-    return lmcp_##obj##_set_app_request_handler(h, cb, ud, destroy, err);                                    \
-  }                                                                                                            \
-  static lmcp_status obj##_kind_connect(void *h, char **err) { return lmcp_##obj##_connect(h, err); }        \
-  static lmcp_status obj##_kind_cancel(void *h, lmcp_call_id id) { return lmcp_##obj##_cancel(h, id); }      \
-  static lmcp_status obj##_kind_respond(void *h, lmcp_request_id id, lmcp_status status, const char *json,    \
-                                         size_t len, char **err) {                                             \
-    return lmcp_##obj##_respond(h, id, status, json, len, err);                                               \
-  }                                                                                                            \
-  static lmcp_status obj##_kind_close(void *h, int64_t timeout_ms, char **err) {                              \
-    return lmcp_##obj##_close(h, timeout_ms, err);                                                            \
-  }                                                                                                            \
-  lmcp_kind lmcp_##obj##_kind = {                                                                             \
-      .noun = #obj,                                                                                           \
-      .freed_message = freed,                                                                                  \
-      .create = obj##_kind_create,                                                                            \
-      .free_handle = obj##_kind_free,                                                                         \
-      .set_event_handler = obj##_kind_set_event_handler,                                                      \
-      .set_app_request_handler = obj##_kind_set_app_request_handler,                                        \
-      .connect = obj##_kind_connect,                                                                          \
-      .cancel = obj##_kind_cancel,                                                                            \
-      .respond = obj##_kind_respond,                                                                          \
-      .close = obj##_kind_close,                                                                              \
+#define LMCP_DEFINE_KIND(obj, freed)                                                                       \
+  static lmcp_status obj##_kind_create(const char *json, size_t len, void **handle, char **err) {          \
+    lmcp_##obj *h = NULL;                                                                                  \
+    lmcp_status st = lmcp_##obj##_new(json, len, &h, err);                                                 \
+    *handle = h;                                                                                           \
+    return st;                                                                                             \
+  }                                                                                                        \
+  static void obj##_kind_free(void *h) {                                                                   \
+    lmcp_##obj##_free(h);                                                                                  \
+  }                                                                                                        \
+  static lmcp_status obj##_kind_set_event_handler(void *h, lmcp_event_cb cb, void *ud,                     \
+                                                  lmcp_destroy_cb destroy, char **err) {                   \
+    return lmcp_##obj##_set_event_handler(h, cb, ud, destroy, err);                                        \
+  }                                                                                                        \
+  static lmcp_status obj##_kind_set_app_request_handler(void *h, lmcp_app_request_cb cb, void *ud,         \
+                                                        lmcp_destroy_cb destroy, char **err) {             \
+    return lmcp_##obj##_set_app_request_handler(h, cb, ud, destroy, err);                                  \
+  }                                                                                                        \
+  static lmcp_status obj##_kind_connect(void *h, char **err) {                                             \
+    return lmcp_##obj##_connect(h, err);                                                                   \
+  }                                                                                                        \
+  static lmcp_status obj##_kind_cancel(void *h, lmcp_call_id id) {                                         \
+    return lmcp_##obj##_cancel(h, id);                                                                     \
+  }                                                                                                        \
+  static lmcp_status obj##_kind_respond(void *h, lmcp_request_id id, lmcp_status status, const char *json, \
+                                        size_t len, char **err) {                                          \
+    return lmcp_##obj##_respond(h, id, status, json, len, err);                                            \
+  }                                                                                                        \
+  static lmcp_status obj##_kind_close(void *h, int64_t timeout_ms, char **err) {                           \
+    return lmcp_##obj##_close(h, timeout_ms, err);                                                         \
+  }                                                                                                        \
+  lmcp_kind lmcp_##obj##_kind = {                                                                          \
+      .noun = #obj,                                                                                        \
+      .freed_message = freed,                                                                              \
+      .create = obj##_kind_create,                                                                         \
+      .free_handle = obj##_kind_free,                                                                      \
+      .set_event_handler = obj##_kind_set_event_handler,                                                   \
+      .set_app_request_handler = obj##_kind_set_app_request_handler,                                       \
+      .connect = obj##_kind_connect,                                                                       \
+      .cancel = obj##_kind_cancel,                                                                         \
+      .respond = obj##_kind_respond,                                                                       \
+      .close = obj##_kind_close,                                                                           \
   }
 
 /* LMCP_DEFINE_KIND_NIFS(obj, prefix) defines the NIFs every kind has, each
@@ -247,29 +253,30 @@ LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_start_call(ErlNifEnv *env, int argc, const 
  *   respond(Handle, RequestId, Status, Answer) -> ok | {error, ...}
  *   close(Handle, TimeoutMs) -> ok | {error, ...}  (dirty I/O: blocks)
  *   free(Handle) -> ok                             (never waits for a server) */
-#define LMCP_DEFINE_KIND_NIFS(obj, prefix)                                                                    \
-  ERL_NIF_TERM nif_##prefix##set_handlers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {               \
-    (void)argc;                                                                                                \
-    return lmcp_handle_set_handlers(env, argv, &lmcp_##obj##_kind);                                           \
-  }                                                                                                            \
-  ERL_NIF_TERM nif_##prefix##connect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {                    \
-    (void)argc;                                                                                                \
-    return lmcp_handle_connect(env, argv, &lmcp_##obj##_kind);                                                \
-  }                                                                                                            \
-  ERL_NIF_TERM nif_##prefix##cancel(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {                     \
-    (void)argc;                                                                                                \
-    return lmcp_handle_cancel(env, argv, &lmcp_##obj##_kind);                                                 \
-  }                                                                                                            \
-  ERL_NIF_TERM nif_##prefix##respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {                    \
-    return lmcp_handle_respond(env, argc, argv, &lmcp_##obj##_kind, #prefix "respond", nif_##prefix##respond); \
-  }                                                                                                            \
-  ERL_NIF_TERM nif_##prefix##close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {                      \
-    (void)argc;                                                                                                \
-    return lmcp_handle_close(env, argv, &lmcp_##obj##_kind);                                                  \
-  }                                                                                                            \
-  ERL_NIF_TERM nif_##prefix##free(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {                       \
-    (void)argc;                                                                                                \
-    return lmcp_handle_free(env, argv, &lmcp_##obj##_kind);                                                   \
+#define LMCP_DEFINE_KIND_NIFS(obj, prefix)                                                       \
+  ERL_NIF_TERM nif_##prefix##set_handlers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) { \
+    (void)argc;                                                                                  \
+    return lmcp_handle_set_handlers(env, argv, &lmcp_##obj##_kind);                              \
+  }                                                                                              \
+  ERL_NIF_TERM nif_##prefix##connect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {      \
+    (void)argc;                                                                                  \
+    return lmcp_handle_connect(env, argv, &lmcp_##obj##_kind);                                   \
+  }                                                                                              \
+  ERL_NIF_TERM nif_##prefix##cancel(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {       \
+    (void)argc;                                                                                  \
+    return lmcp_handle_cancel(env, argv, &lmcp_##obj##_kind);                                    \
+  }                                                                                              \
+  ERL_NIF_TERM nif_##prefix##respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {      \
+    return lmcp_handle_respond(env, argc, argv, &lmcp_##obj##_kind, #prefix "respond",           \
+                               nif_##prefix##respond);                                           \
+  }                                                                                              \
+  ERL_NIF_TERM nif_##prefix##close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {        \
+    (void)argc;                                                                                  \
+    return lmcp_handle_close(env, argv, &lmcp_##obj##_kind);                                     \
+  }                                                                                              \
+  ERL_NIF_TERM nif_##prefix##free(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {         \
+    (void)argc;                                                                                  \
+    return lmcp_handle_free(env, argv, &lmcp_##obj##_kind);                                      \
   }
 
 /* ------------------------------------------------- client_nif.c, host_nif.c */

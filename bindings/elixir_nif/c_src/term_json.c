@@ -106,8 +106,11 @@ static int put_string(lmcp_buf *b, const unsigned char *s, size_t n) {
     case '\b': esc[1] = 'b'; break;
     case '\f': esc[1] = 'f'; break;
     default:
-      esc[1] = 'u'; esc[2] = '0'; esc[3] = '0';
-      esc[4] = hex[c >> 4]; esc[5] = hex[c & 15];
+      esc[1] = 'u';
+      esc[2] = '0';
+      esc[3] = '0';
+      esc[4] = hex[c >> 4];
+      esc[5] = hex[c & 15];
       k = 6;
     }
     if (!put(b, esc, k)) {
@@ -384,9 +387,7 @@ static int enc(ErlNifEnv *env, ERL_NIF_TERM t, lmcp_buf *b, int depth, const cha
   case ERL_NIF_TERM_TYPE_TUPLE:
     *err = "cannot encode a tuple (JSON has no tuples; use a list or a map)";
     return 0;
-  default:
-    *err = "cannot encode a pid, port, reference or function";
-    return 0;
+  default: *err = "cannot encode a pid, port, reference or function"; return 0;
   }
 oom:
   *err = "out of memory";

@@ -136,14 +136,25 @@ defmodule LemonMCP.StartTest do
     # type; whether the binding or the library refuses them, the reason
     # names the option and never carries the value.
     url = "http://127.0.0.1:9/mcp"
-    secrets = [{:bearer, "s3cret-tuple"}, ["s3cret-list"], %{"v" => "s3cret-map"}, fn -> "s3cret-fun" end, self(), 12_345_678_901_234]
+
+    secrets = [
+      {:bearer, "s3cret-tuple"},
+      ["s3cret-list"],
+      %{"v" => "s3cret-map"},
+      fn -> "s3cret-fun" end,
+      self(),
+      12_345_678_901_234
+    ]
 
     for v <- secrets do
       cases =
         [
-          {fn -> Client.HTTP.start_link(url: url, headers: [{"authorization", v}], timeout: 2_000) end, "headers.authorization"},
-          {fn -> Client.HTTP.start_link(url: url, oauth: [client_id: "a", client_secret: v], timeout: 2_000) end, "client_secret"},
-          {fn -> Client.HTTP.start_link(url: url, oauth: [client_id: "a", refresh_token: v], timeout: 2_000) end, "refresh_token"}
+          {fn -> Client.HTTP.start_link(url: url, headers: [{"authorization", v}], timeout: 2_000) end,
+           "headers.authorization"},
+          {fn -> Client.HTTP.start_link(url: url, oauth: [client_id: "a", client_secret: v], timeout: 2_000) end,
+           "client_secret"},
+          {fn -> Client.HTTP.start_link(url: url, oauth: [client_id: "a", refresh_token: v], timeout: 2_000) end,
+           "refresh_token"}
         ] ++
           if is_number(v),
             do: [],

@@ -67,7 +67,9 @@ defmodule LemonMCP.TasksTest do
 
       {maybe, maybe_text} = p.maybe
       assert {:ok, [%{"text" => ^maybe_text}]} = Client.call_tool(c, maybe, %{"text" => "lemon"}, 15_000)
-      assert {:ok, [%{"text" => ^maybe_text}]} = Client.call_tool(c, maybe, %{"text" => "lemon"}, timeout: 15_000, task: true)
+
+      assert {:ok, [%{"text" => ^maybe_text}]} =
+               Client.call_tool(c, maybe, %{"text" => "lemon"}, timeout: 15_000, task: true)
 
       # A timeout cancels the task on the server.
       assert {:error, :timeout} = Client.call_tool(c, p.forever, %{}, timeout: 500)

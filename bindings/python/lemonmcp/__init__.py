@@ -41,10 +41,9 @@ except ImportError as _exc:  # no library, or the wrong one
     LOAD_ERROR = _exc
 if LOAD_ERROR is None:
     from ._config import auth_config, build_config, call_options, http_transport, stdio_transport
+    from ._tool_search import ToolSearchResult
     from .aio import AsyncClient
     from .client import Client
-    from .host import Host, HostTool
-    from ._tool_search import ToolSearchResult
     from .errors import (
         AbiMismatch,
         AuthRequired,
@@ -62,6 +61,7 @@ if LOAD_ERROR is None:
         TransportError,
         UnsupportedError,
     )
+    from .host import Host, HostTool
     from .types import (
         CallToolResult,
         Closed,

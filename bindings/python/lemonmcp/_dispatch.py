@@ -26,7 +26,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Prot
 from ._callbacks import report
 from ._codec import JSONObject, loads
 from .errors import E_INTERNAL, E_UNSUPPORTED, OK, InvalidArgument, LemonMCPError
-from .types import LogRecord, Notification, Progress, Closed
+from .types import Closed, LogRecord, Notification, Progress
 
 log = logging.getLogger("lemonmcp")
 

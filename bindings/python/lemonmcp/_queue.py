@@ -35,8 +35,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from . import _ffi
 from ._callbacks import registry
-from .errors import InternalError
 from ._ffi import lib, lib_held
+from .errors import InternalError
 
 __all__ = ["CompletionQueue", "ThreadWaiter", "LoopQueue", "thread_waiter", "loop_queue"]
 

@@ -48,7 +48,7 @@ from ._callbacks import (
     track_handle,
     untrack_handle,
 )
-from ._codec import JSONObject, loads, dumps, encode_object, result_of
+from ._codec import JSONObject, dumps, encode_object, loads, result_of
 from ._dispatch import Callbacks, Dispatcher, ProgressHandler, handle_app_request
 from ._ffi import lib, lib_held
 from ._queue import next_tag, thread_waiter

@@ -48,8 +48,8 @@ import time
 from typing import IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, Sequence, Tuple
 
 from . import __version__
-from ._config import http_transport, stdio_transport
-from ._cli_search import run_search
+from ._cli_args import ArgumentError, arguments_from_words, check_arguments, did_you_mean, split_words
+from ._cli_exit import EXIT_CODES, exit_table_text
 from ._cli_host import TerminalInput, denial_printer, elicitation_handler, review_printer, sampling_command_handler
 from ._cli_output import (
     _describe_resource,
@@ -69,8 +69,8 @@ from ._cli_output import (
     format_table,
     stderr_tail_text,
 )
-from ._cli_args import ArgumentError, arguments_from_words, check_arguments, did_you_mean, split_words
-from ._cli_exit import EXIT_CODES, exit_table_text
+from ._cli_search import run_search
+from ._config import http_transport, stdio_transport
 from .client import Client
 from .errors import (
     AuthRequired,

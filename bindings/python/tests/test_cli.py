@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import pathlib
-import sys
 import shlex
+import sys
 from typing import Any, List, Optional
 
 import pytest

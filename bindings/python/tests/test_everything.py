@@ -22,9 +22,9 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
 
-from conftest import REPO, wait_until
-
 import lemonmcp
+
+from conftest import REPO, wait_until
 
 sys.path.insert(0, os.path.join(REPO, "tests", "everything"))
 import everything  # noqa: E402

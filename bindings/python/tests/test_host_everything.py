@@ -12,9 +12,9 @@ from typing import Any, Dict, Iterator
 
 import pytest
 
-from conftest import REPO
-
 import lemonmcp
+
+from conftest import REPO
 
 sys.path.insert(0, os.path.join(REPO, "tests", "everything"))
 import everything  # noqa: E402

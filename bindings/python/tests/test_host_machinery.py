@@ -16,6 +16,7 @@ import pytest
 
 import lemonmcp
 from lemonmcp.aio import AsyncHost
+
 from conftest import wait_until
 
 

@@ -164,7 +164,9 @@ defmodule LemonMCP.Client.Config do
 
   defp stdio_extra(opts) do
     for(key <- [:env_inherit, :stderr, :cwd], (v = Keyword.get(opts, key)) != nil, do: {key, v})
-    |> collect(fn {key, v} -> with {:ok, s} <- string_like(v, Atom.to_string(key)), do: {:ok, {Atom.to_string(key), s}} end)
+    |> collect(fn {key, v} ->
+      with {:ok, s} <- string_like(v, Atom.to_string(key)), do: {:ok, {Atom.to_string(key), s}}
+    end)
     |> to_map()
   end
 
@@ -301,9 +303,10 @@ defmodule LemonMCP.Client.Config do
   end
 
   defp timeouts(opts, kind, ready_hint) do
-    for({key, field} <- [timeout_ms: "call_ms", ready_timeout_ms: "ready_ms", close_grace_ms: "close_grace_ms"],
-        (v = Keyword.get(opts, key)) != nil,
-        do: {key, field, v}
+    for(
+      {key, field} <- [timeout_ms: "call_ms", ready_timeout_ms: "ready_ms", close_grace_ms: "close_grace_ms"],
+      (v = Keyword.get(opts, key)) != nil,
+      do: {key, field, v}
     )
     |> collect(fn
       {:timeout_ms, field, :infinity} -> {:ok, {field, 0}}
