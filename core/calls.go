@@ -213,12 +213,7 @@ func (c *Client) call(method string, params []byte, opts CallOptions, done DoneF
 		c.mu.Unlock()
 		return 0, err
 	}
-	cl.reqID = c.nextReqID.Add(1)
-	c.calls[cl.id] = cl
-	livePending.Add(1)
-	c.pending[cl.reqID] = cl
-	c.startTimerLocked(cl)
-	reqID := cl.reqID
+	reqID := c.registerLocked(cl)
 	c.mu.Unlock()
 
 	if serr := c.sendRequestOut(cl, reqID, cl.params, waiting); serr != nil {
@@ -631,4 +626,24 @@ func kindName(k jsonx.Kind) string {
 		return n
 	}
 	return "not valid JSON"
+}
+
+// nextRequestLocked gives cl (a call already filed) a new request id and
+// files it in the pending table under that id, which it returns: a call's
+// first request, a task poll, an MRTR retry, a page. c.mu is held.
+func (c *Client) nextRequestLocked(cl *call) int64 {
+	cl.reqID = c.nextReqID.Add(1)
+	c.pending[cl.reqID] = cl
+	return cl.reqID
+}
+
+// registerLocked files a new call: in the call table, counted as live,
+// pending under a new request id (returned), with its timer started. c.mu
+// is held.
+func (c *Client) registerLocked(cl *call) int64 {
+	c.calls[cl.id] = cl
+	livePending.Add(1)
+	reqID := c.nextRequestLocked(cl)
+	c.startTimerLocked(cl)
+	return reqID
 }

@@ -77,12 +77,7 @@ func (c *Client) sendHandshakeCall(cl *call, params []byte, still func() bool) {
 		c.mu.Unlock()
 		return
 	}
-	cl.reqID = c.nextReqID.Add(1)
-	c.calls[cl.id] = cl
-	livePending.Add(1)
-	c.pending[cl.reqID] = cl
-	c.startTimerLocked(cl)
-	reqID := cl.reqID
+	reqID := c.registerLocked(cl)
 	c.mu.Unlock()
 	if err := c.sendRequest(cl, reqID, params); err != nil {
 		c.finish(cl, err, nil)
@@ -393,9 +388,7 @@ func (c *Client) sendQueued(queued []*call) {
 			c.legacyTaskSend(cl)
 			continue
 		}
-		cl.reqID = c.nextReqID.Add(1)
-		c.pending[cl.reqID] = cl
-		reqID := cl.reqID
+		reqID := c.nextRequestLocked(cl)
 		c.mu.Unlock()
 		if err := c.sendRequest(cl, reqID, cl.params); err != nil {
 			c.finish(cl, err, nil)

@@ -565,12 +565,7 @@ func (c *Client) sendSwitchFence() {
 	cl.opts.TimeoutSet, cl.opts.Timeout = true, switchBound
 	cl.internal = func([]byte, *Error) { c.onSwitchFence() }
 	c.armTimeouts(cl)
-	cl.reqID = c.nextReqID.Add(1)
-	c.calls[cl.id] = cl
-	livePending.Add(1)
-	c.pending[cl.reqID] = cl
-	c.startTimerLocked(cl)
-	reqID := cl.reqID
+	reqID := c.registerLocked(cl)
 	c.mu.Unlock()
 	if err := c.sendRequest(cl, reqID, nil); err != nil {
 		c.finish(cl, err, nil)

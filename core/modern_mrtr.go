@@ -229,9 +229,7 @@ func (c *Client) retryInputs(cl *call, round *inputRound) {
 		return
 	}
 	cl.mod.retry = retry
-	cl.reqID = c.nextReqID.Add(1)
-	c.pending[cl.reqID] = cl
-	reqID := cl.reqID
+	reqID := c.nextRequestLocked(cl)
 	c.mu.Unlock()
 	if err := c.sendRequest(cl, reqID, cl.params); err != nil {
 		c.finish(cl, err, nil)

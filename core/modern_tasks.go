@@ -231,9 +231,7 @@ func (c *Client) sendTask(cl *call, method string, extra []byte) {
 	}
 	ts.inflight = method
 	ts.due = time.Time{}
-	cl.reqID = c.nextReqID.Add(1)
-	c.pending[cl.reqID] = cl
-	reqID, taskID := cl.reqID, ts.id
+	reqID, taskID := c.nextRequestLocked(cl), ts.id
 	c.mu.Unlock()
 	if err := c.sendTaskRequest(cl, reqID, method, taskID, extra); err != nil {
 		c.finish(cl, err, nil)

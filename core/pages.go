@@ -62,9 +62,7 @@ func (c *Client) onPage(cl *call, result []byte) {
 		c.mu.Unlock()
 		return
 	}
-	cl.reqID = c.nextReqID.Add(1)
-	c.pending[cl.reqID] = cl
-	reqID := cl.reqID
+	reqID := c.nextRequestLocked(cl)
 	c.mu.Unlock()
 	if serr := c.sendRequest(cl, reqID, params); serr != nil {
 		c.finish(cl, serr, nil)

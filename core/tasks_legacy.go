@@ -182,9 +182,7 @@ func (c *Client) sendToolCall(cl *call) {
 		params = withTaskParam(params)
 		cl.lt = &legacyTask{inflight: "tools/call"}
 	}
-	cl.reqID = c.nextReqID.Add(1)
-	c.pending[cl.reqID] = cl
-	reqID := cl.reqID
+	reqID := c.nextRequestLocked(cl)
 	c.mu.Unlock()
 	if err := c.sendRequest(cl, reqID, params); err != nil {
 		c.finish(cl, err, nil)
@@ -351,9 +349,7 @@ func (c *Client) sendLegacyTask(cl *call, method string) {
 		lt.timer.Stop()
 	}
 	lt.inflight = method
-	cl.reqID = c.nextReqID.Add(1)
-	c.pending[cl.reqID] = cl
-	reqID, taskID := cl.reqID, lt.id
+	reqID, taskID := c.nextRequestLocked(cl), lt.id
 	c.mu.Unlock()
 	if err := c.sendPlainRequest(c.sendCtxFor(cl).(sendCtx), reqID, method, taskParams(taskID, nil)); err != nil {
 		c.finish(cl, err, nil)
@@ -441,12 +437,7 @@ func (c *Client) cancelLegacyTask(taskID string) {
 	cl.opts.TimeoutSet, cl.opts.Timeout = true, legacyCancelWait
 	cl.internal = func(result []byte, err *Error) { c.onTaskCancelAnswer(taskID, result, err) }
 	c.armTimeouts(cl)
-	cl.reqID = c.nextReqID.Add(1)
-	c.calls[cl.id] = cl
-	livePending.Add(1)
-	c.pending[cl.reqID] = cl
-	c.startTimerLocked(cl)
-	reqID := cl.reqID
+	reqID := c.registerLocked(cl)
 	c.mu.Unlock()
 	go func() {
 		defer c.recoverPanic("sending tasks/cancel")

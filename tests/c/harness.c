@@ -799,16 +799,27 @@ lmcp_client *new_client(const char *cfg, evrec_t *rec) {
 }
 
 /* new + event handler + connect + wait_ready */
-lmcp_client *start_client(const char *cfg, evrec_t *rec) {
+lmcp_client *start_client(const char *cfg, evrec_t *rec) { return start_client_with(cfg, rec, NULL, 5000); }
+
+lmcp_client *start_client_with(const char *cfg, evrec_t *rec, lmcp_app_request_cb cb, int ready_ms) {
   lmcp_client *c = new_client(cfg, rec);
   if (c == NULL) return NULL;
   char *err = NULL;
-  lmcp_status st = lmcp_client_connect(c, &err);
-  CHECK_ST(st, LMCP_OK, err);
-  lmcp_free(err);
-  err = NULL;
+  lmcp_status st = LMCP_OK;
+  if (cb != NULL) {
+    st = lmcp_client_set_app_request_handler(c, cb, c, NULL, &err);
+    CHECK_ST(st, LMCP_OK, err);
+    lmcp_free(err);
+    err = NULL;
+  }
   if (st == LMCP_OK) {
-    st = lmcp_client_wait_ready(c, T(5000), &err);
+    st = lmcp_client_connect(c, &err);
+    CHECK_ST(st, LMCP_OK, err);
+    lmcp_free(err);
+    err = NULL;
+  }
+  if (st == LMCP_OK) {
+    st = lmcp_client_wait_ready(c, T(ready_ms), &err);
     CHECK_ST(st, LMCP_OK, err);
     lmcp_free(err);
   }

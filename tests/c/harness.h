@@ -234,6 +234,10 @@ lmcp_client *new_client(const char *cfg, evrec_t *rec);
 /* new + event handler + connect + wait_ready. On failure the client is freed,
  * rec finished, and NULL returned: callers just return. */
 lmcp_client *start_client(const char *cfg, evrec_t *rec);
+/* start_client with cb (when not NULL) as the app-request handler, its
+ * user_data the client itself (so cb can lmcp_client_respond), and up to
+ * T(ready_ms) for ready. */
+lmcp_client *start_client_with(const char *cfg, evrec_t *rec, lmcp_app_request_cb cb, int ready_ms);
 /* Checks the recorder's invariants (one delivery at a time, valid payloads,
  * nothing after destroy, destroy exactly once) and releases it. Call after
  * the client was freed. */

@@ -68,30 +68,9 @@ static void answer_roots(void *ud, lmcp_request_id id, const char *kind, const c
   lmcp_client_respond(c, id, LMCP_OK, roots, strlen(roots), NULL);
 }
 
-static lmcp_client *start(const char *cfg) {
-  lmcp_client *c = NULL;
-  char *err = NULL;
-  CHECK_ST(lmcp_client_new(cfg, strlen(cfg), &c, &err), LMCP_OK, err);
-  lmcp_free(err);
-  if (c == NULL) return NULL;
-  err = NULL;
-  CHECK_ST(lmcp_client_set_app_request_handler(c, answer_roots, c, NULL, &err), LMCP_OK, err);
-  lmcp_free(err);
-  err = NULL;
-  CHECK_ST(lmcp_client_connect(c, &err), LMCP_OK, err);
-  lmcp_free(err);
-  err = NULL;
-  CHECK_ST(lmcp_client_wait_ready(c, 10000, &err), LMCP_OK, err);
-  lmcp_free(err);
-  return c;
-}
+static lmcp_client *start(const char *cfg) { return start_client_with(cfg, NULL, answer_roots, 10000); }
 
-static void stop(lmcp_client *c) {
-  char *err = NULL;
-  CHECK_ST(lmcp_client_close(c, 5000, &err), LMCP_OK, err);
-  lmcp_free(err);
-  lmcp_client_free(c);
-}
+static void stop(lmcp_client *c) { stop_client(c, NULL); }
 
 /* Calls a tool; the result must be valid UTF-8 JSON. Returns it (lmcp_free). */
 static char *tool(lmcp_client *c, const char *name, const char *args) {

@@ -52,32 +52,10 @@ static lmcp_client *start(const peer_t *p, evrec_t *ev) {
            "{\"transport\":{\"type\":\"stdio\",%s},\"handlers\":{\"elicitation\":{}},"
            "\"timeouts\":{\"ready_ms\":20000,\"call_ms\":15000,\"close_grace_ms\":500}}",
            p->config_args);
-  lmcp_client *c = NULL;
-  char *err = NULL;
-  CHECK_ST(lmcp_client_new(cfg, strlen(cfg), &c, &err), LMCP_OK, err);
-  lmcp_free(err);
-  if (c == NULL) return NULL;
-  err = NULL;
-  CHECK_ST(lmcp_client_set_event_handler(c, evrec_cb, ev, evrec_destroy, &err), LMCP_OK, err);
-  lmcp_free(err);
-  err = NULL;
-  CHECK_ST(lmcp_client_set_app_request_handler(c, answer_elicitation, c, NULL, &err), LMCP_OK, err);
-  lmcp_free(err);
-  err = NULL;
-  CHECK_ST(lmcp_client_connect(c, &err), LMCP_OK, err);
-  lmcp_free(err);
-  err = NULL;
-  CHECK_ST(lmcp_client_wait_ready(c, 30000, &err), LMCP_OK, err);
-  lmcp_free(err);
-  return c;
+  return start_client_with(cfg, ev, answer_elicitation, 30000);
 }
 
-static void stop(lmcp_client *c) {
-  char *err = NULL;
-  CHECK_ST(lmcp_client_close(c, 5000, &err), LMCP_OK, err);
-  lmcp_free(err);
-  lmcp_client_free(c);
-}
+static void stop(lmcp_client *c) { stop_client(c, NULL); }
 
 /* Calls a tool; the result (lmcp_free) or NULL. */
 static char *tool(lmcp_client *c, const char *name, const char *args, const char *opts) {
