@@ -799,7 +799,9 @@ lmcp_client *new_client(const char *cfg, evrec_t *rec) {
 }
 
 /* new + event handler + connect + wait_ready */
-lmcp_client *start_client(const char *cfg, evrec_t *rec) { return start_client_with(cfg, rec, NULL, 5000); }
+lmcp_client *start_client(const char *cfg, evrec_t *rec) {
+  return start_client_with(cfg, rec, NULL, 5000);
+}
 
 lmcp_client *start_client_with(const char *cfg, evrec_t *rec, lmcp_app_request_cb cb, int ready_ms) {
   lmcp_client *c = new_client(cfg, rec);

@@ -68,9 +68,13 @@ static void answer_roots(void *ud, lmcp_request_id id, const char *kind, const c
   lmcp_client_respond(c, id, LMCP_OK, roots, strlen(roots), NULL);
 }
 
-static lmcp_client *start(const char *cfg) { return start_client_with(cfg, NULL, answer_roots, 10000); }
+static lmcp_client *start(const char *cfg) {
+  return start_client_with(cfg, NULL, answer_roots, 10000);
+}
 
-static void stop(lmcp_client *c) { stop_client(c, NULL); }
+static void stop(lmcp_client *c) {
+  stop_client(c, NULL);
+}
 
 /* Calls a tool; the result must be valid UTF-8 JSON. Returns it (lmcp_free). */
 static char *tool(lmcp_client *c, const char *name, const char *args) {

@@ -55,7 +55,9 @@ static lmcp_client *start(const peer_t *p, evrec_t *ev) {
   return start_client_with(cfg, ev, answer_elicitation, 30000);
 }
 
-static void stop(lmcp_client *c) { stop_client(c, NULL); }
+static void stop(lmcp_client *c) {
+  stop_client(c, NULL);
+}
 
 /* Calls a tool; the result (lmcp_free) or NULL. */
 static char *tool(lmcp_client *c, const char *name, const char *args, const char *opts) {
