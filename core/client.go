@@ -76,6 +76,12 @@ type Client struct {
 	// requests get them; aborter cancels a modern HTTP request.
 	headers bool
 	aborter transport.Aborter
+	// legacyOnly: the transport has no 2026-07-28 binding (legacy
+	// HTTP+SSE), so protocol.mode "auto" starts with initialize. A probe
+	// there is not only useless: the Go SDK's SSE handler can answer it
+	// before it has narrowed the session's versions to the legacy ones,
+	// and then serves the connection in the 2026-07-28 era.
+	legacyOnly bool
 	// toolHeaders are the x-mcp-header bindings of each listed tool, for
 	// the Mcp-Param-* headers of tools/call.
 	thMu        sync.Mutex
@@ -123,6 +129,9 @@ func New(opts Options, tr transport.Transport) *Client {
 	})
 	if hc, ok := tr.(transport.HeaderCarrier); ok && hc.CarriesHeaders() {
 		c.headers = true
+	}
+	if lo, ok := tr.(transport.LegacyOnly); ok && lo.LegacyOnly() {
+		c.legacyOnly = true
 	}
 	c.aborter, _ = tr.(transport.Aborter)
 	if opts.Restart != nil && opts.NewTransport != nil {

@@ -58,7 +58,8 @@ func (c *Client) startEra() {
 	}
 	c.probe = probeState{}
 	c.mu.Unlock()
-	if c.opts.Mode == ModeLegacy || c.opts.Mode == "" || len(c.opts.Modern) == 0 {
+	if c.opts.Mode == ModeLegacy || c.opts.Mode == "" || len(c.opts.Modern) == 0 ||
+		(c.opts.Mode == ModeAuto && c.legacyOnly && len(c.opts.Versions) > 0) {
 		c.startHandshake(c.opts.Versions[0], nil)
 		return
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/transport/memory"
 )
 
 // The probe's outcome decides the era (spec 2026-07-28, versioning,
@@ -205,6 +207,50 @@ func TestDiscoverIdentityAndOptionalClientInfo(t *testing.T) {
 			m := s.requests("tools/call")[0]
 			require.NotContains(t, meta(t, m), "io.modelcontextprotocol/clientInfo")
 			require.Contains(t, meta(t, m), "io.modelcontextprotocol/protocolVersion")
+		})
+	}
+}
+
+// legacyOnlyTransport is a memory transport that, like legacy HTTP+SSE,
+// has no 2026-07-28 binding.
+type legacyOnlyTransport struct{ *memory.Transport }
+
+func (legacyOnlyTransport) LegacyOnly() bool { return true }
+
+// On a transport with no 2026-07-28 binding (legacy HTTP+SSE) auto mode
+// does not probe, even a server that would answer server/discover: the Go
+// SDK's SSE handler could answer it in the modern era, before it has
+// narrowed the session to the legacy versions, and then refuse roots/list
+// on a connection the client speaks legacy on. Modern mode still probes.
+func TestLegacyOnlyTransportIsNotProbed(t *testing.T) {
+	for _, tc := range []struct {
+		mode, era string
+		methods   []string
+	}{
+		{ModeAuto, "legacy", []string{"initialize", "notifications/initialized"}},
+		{ModeModern, "modern", []string{"server/discover"}},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			s := newFakeServer(t, "2025-11-25", defaultCaps())
+			s.handle("server/discover", discoverOK(defaultCaps()))
+			tr, peer := memory.NewPair(1024)
+			c := New(modernOptions(tc.mode), legacyOnlyTransport{tr})
+			s.peer = peer
+			go s.serve()
+			t.Cleanup(func() { c.Free(); close(s.stop); <-s.done })
+			require.Nil(t, errOrNil(c.Connect()))
+			require.Nil(t, errOrNil(c.WaitReady(5*time.Second)))
+			last := tc.methods[len(tc.methods)-1]
+			_, seen := s.waitFor(func(m wireMsg) bool { return m.Method == last })
+			require.True(t, seen)
+			require.Equal(t, tc.methods, s.methods())
+			info, ierr := c.ServerInfo()
+			require.Nil(t, errOrNil(ierr))
+			var si struct {
+				Era string `json:"era"`
+			}
+			require.NoError(t, json.Unmarshal(info, &si))
+			require.Equal(t, tc.era, si.Era)
 		})
 	}
 }

@@ -58,6 +58,14 @@ type HeaderCarrier interface {
 	CarriesHeaders() bool
 }
 
+// LegacyOnly is implemented by transports the 2026-07-28 era is not
+// defined for (legacy HTTP+SSE: that revision has only the stdio and
+// Streamable HTTP bindings). The core does not probe them with
+// server/discover in protocol.mode "auto".
+type LegacyOnly interface {
+	LegacyOnly() bool
+}
+
 // Aborter is implemented by transports that can cancel one request by
 // closing its response stream (HTTP). In the 2026-07-28 era that is how an
 // HTTP client cancels: no notifications/cancelled is sent there.

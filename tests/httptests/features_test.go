@@ -2,7 +2,10 @@ package httptests
 
 import (
 	"fmt"
+	"net/http"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -104,10 +107,27 @@ func TestFeatures(t *testing.T) {
 // GET stream.
 func TestGETStreamNotification(t *testing.T) {
 	sdk := newSDKServer()
+	listening := make(chan struct{})
+	var once sync.Once
 	h := streamableHandler(sdk, false)
-	srv := serve(t, h)
+	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			w = &onHeader{ResponseWriter: w, f: func() { once.Do(func() { close(listening) }) }}
+		}
+		h.ServeHTTP(w, r)
+	}))
 	c := connect(t, "streamable_http", srv.URL+"/mcp", "")
 	c.call(t, "tools/list", nil, core.CallOptions{}) // the server only notifies sessions that listed tools
+	// The client opens its GET stream in the background after the
+	// handshake, and the SDK drops a notification no stream can carry. The
+	// SDK writes the GET's header holding the stream's lock, and sets the
+	// stream's writer before it lets go: once the header is out, the
+	// notification waits for the stream instead of being dropped.
+	select {
+	case <-listening:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client did not open its GET stream")
+	}
 	sdk.AddTool(newTool("late"), lateTool)
 	c.waitEvent(t, "notification", "notifications/tools/list_changed")
 }
@@ -120,3 +140,18 @@ func TestResumedResponseStream(t *testing.T) {
 	c := connect(t, "streamable_http", srv.URL+"/mcp", "")
 	require.Equal(t, "polled", c.toolText(t, "poll", map[string]any{}))
 }
+
+// onHeader calls f when a 200 header is written.
+type onHeader struct {
+	http.ResponseWriter
+	f func()
+}
+
+func (o *onHeader) WriteHeader(code int) {
+	o.ResponseWriter.WriteHeader(code)
+	if code == http.StatusOK {
+		o.f()
+	}
+}
+
+func (o *onHeader) Unwrap() http.ResponseWriter { return o.ResponseWriter }

@@ -55,6 +55,11 @@ func New(cfg Config) (*Transport, error) {
 	return t, nil
 }
 
+// LegacyOnly implements transport.LegacyOnly: 2026-07-28 defines no
+// HTTP+SSE binding, and a dual-era server may still answer a
+// server/discover sent here (see core.Client's legacyOnly).
+func (t *Transport) LegacyOnly() bool { return true }
+
 // Name returns "sse".
 func (t *Transport) Name() string { return "sse" }
 

@@ -155,6 +155,13 @@ func (l *Transport) CarriesHeaders() bool {
 	return ok && hc.CarriesHeaders()
 }
 
+// LegacyOnly forwards transport.LegacyOnly.
+func (l *Transport) LegacyOnly() bool {
+	cur := l.cur.Load().t
+	lo, ok := cur.(transport.LegacyOnly)
+	return ok && lo.LegacyOnly()
+}
+
 // InboundStream forwards transport.LineStreamer: every generation is of
 // the same kind, so the current one answers for all.
 func (l *Transport) InboundStream() string {
