@@ -118,6 +118,18 @@ void h_run_test(const char *name, void (*fn)(void), int deadline_s) {
   fflush(stdout);
 }
 
+int h_main(int argc, char **argv, const h_test *tests, size_t n, int deadline_s) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  signal(SIGPIPE, SIG_IGN);
+  for (size_t i = 0; i < n; i++) {
+    int selected = argc <= 1;
+    for (int a = 1; a < argc; a++) selected |= strstr(tests[i].name, argv[a]) != NULL;
+    if (selected) h_run_test(tests[i].name, tests[i].fn, deadline_s);
+  }
+  temp_dir_cleanup();
+  return h_finish();
+}
+
 int h_finish(void) {
   printf("%d passed, %d failed\n", h_passed, h_failed);
   fflush(stdout);

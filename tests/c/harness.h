@@ -56,6 +56,16 @@ int h_check_status(lmcp_status got, lmcp_status want, const char *expr, const ch
 /* Runs one test function with a deadline (seconds); updates the tally. */
 void h_run_test(const char *name, void (*fn)(void), int deadline_s);
 #define RUN_TEST(fn, deadline_s) h_run_test(#fn, fn, (deadline_s))
+/* One test of a table that h_main runs. */
+typedef struct {
+  const char *name;
+  void (*fn)(void);
+} h_test;
+/* h_main is a test program's whole main: line-buffered output, SIGPIPE
+ * ignored, the tests whose name contains one of the arguments (every test
+ * when there is none) run with deadline_s each, temporary files removed;
+ * returns h_finish(). */
+int h_main(int argc, char **argv, const h_test *tests, size_t n, int deadline_s);
 /* Prints the final "N passed, N failed" line; returns the exit status. */
 int h_finish(void);
 

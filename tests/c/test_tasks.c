@@ -161,22 +161,11 @@ static void typescript_sdk_v1(void) {
   check_peer(&p);
 }
 
-static const struct {
-  const char *name;
-  void (*fn)(void);
-} k_tests[] = {
+static const h_test k_tests[] = {
     {"go_fixture", go_fixture},
     {"typescript_sdk_v1", typescript_sdk_v1},
 };
 
 int main(int argc, char **argv) {
-  setvbuf(stdout, NULL, _IOLBF, 0);
-  signal(SIGPIPE, SIG_IGN);
-  for (size_t i = 0; i < sizeof k_tests / sizeof k_tests[0]; i++) {
-    int selected = argc <= 1;
-    for (int a = 1; a < argc; a++) selected |= strstr(k_tests[i].name, argv[a]) != NULL;
-    if (selected) h_run_test(k_tests[i].name, k_tests[i].fn, 60);
-  }
-  temp_dir_cleanup();
-  return h_finish();
+  return h_main(argc, argv, k_tests, sizeof k_tests / sizeof k_tests[0], 60);
 }
