@@ -15,10 +15,19 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ._dispatch import Dispatcher, LoopDispatcher
-from ._ffi import lib
 from ._loop import LoopCaller
+from ._tool_search import parse_results
 from .errors import TimeoutError
-from .host import HostBase, HostPrompt, HostResource, HostTool, ToolSearchResult
+from .host import (
+    LIST_PROMPTS,
+    LIST_RESOURCES,
+    LIST_TOOLS,
+    HostBase,
+    HostPrompt,
+    HostResource,
+    HostTool,
+    ToolSearchResult,
+)
 from .types import CallToolResult
 
 __all__ = ["AsyncHost"]
@@ -30,7 +39,7 @@ class AsyncHost(HostBase):
 
     The lists (:meth:`list_tools`, ...) are the library's cached lists; a
     list that is stale (after list_changed or a restart) is fetched again
-    inside the call, on the loop's thread."""
+    by the library while the loop runs on."""
 
     _dispatcher: LoopDispatcher
 
@@ -88,19 +97,19 @@ class AsyncHost(HostBase):
         return self._servers()
 
     async def list_tools(self) -> List[HostTool]:
-        return self._tools(self._json(lib.lmcp_host_list_tools))
+        return self._tools(await self._caller.run(*self._query_req(LIST_TOOLS)))
 
     async def search_tools(
         self, query: str, *, limit: Optional[int] = None, servers: Optional[Sequence[str]] = None
     ) -> List[ToolSearchResult]:
         """As :meth:`lemonmcp.Host.search_tools`."""
-        return self._search(query, limit, servers)
+        return parse_results(await self._caller.run(*self._search_req(query, limit, servers)))
 
     async def list_prompts(self) -> List[HostPrompt]:
-        return self._prompts(self._json(lib.lmcp_host_list_prompts))
+        return self._prompts(await self._caller.run(*self._query_req(LIST_PROMPTS)))
 
     async def list_resources(self) -> List[HostResource]:
-        return self._resources(self._json(lib.lmcp_host_list_resources))
+        return self._resources(await self._caller.run(*self._query_req(LIST_RESOURCES)))
 
     async def call_tool(
         self,
