@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from . import _host_file
 from ._dispatch import Dispatcher, LoopDispatcher
 from ._loop import LoopCaller
 from ._tool_search import parse_results
@@ -71,9 +72,21 @@ class AsyncHost(HostBase):
         return self
 
     async def wait_ready(self, timeout: Optional[float] = None) -> None:
-        """Wait until every enabled server is ready or has failed once."""
+        """Wait until every enabled server is ready or has failed once. Each
+        server that failed is logged once as a warning saying why, as by
+        :meth:`lemonmcp.Host.wait_ready`."""
         sess = self._session
         await self._caller.wait_until(sess.settled, timeout, lambda: self._not_ready(timeout))
+        # A failed server's exit report (status, last stderr lines) comes a
+        # moment after the failure: wait for it on the loop, not in log_failed.
+        def reported() -> bool:
+            return not _host_file.exit_reports_pending(self._servers, self._failures_logged)
+
+        try:
+            await self._caller.wait_until(reported, _host_file.EXIT_REPORT_WAIT_S, TimeoutError)
+        except TimeoutError:
+            pass  # logged without it
+        _host_file.log_failed(self._servers, self._failures_logged, wait_s=0)
 
     async def close(self, timeout: Optional[float] = None) -> None:
         """Close every server and release the host: the close starts at
