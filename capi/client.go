@@ -88,12 +88,9 @@ func lmcp_client_state(client *C.lmcp_client, stateOut *C.lmcp_state) (st C.lmcp
 //export lmcpgo_client_call
 func lmcpgo_client_call(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, done C.lmcp_done_cb, ud C.uintptr_t, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
 	defer clients.recover(&st, errOut, client, "lmcp_client_call")
-	c, err := clients.lookup(client)
+	c, err := clients.lookupDone(client, done)
 	if err != nil {
 		return setErr(errOut, err)
-	}
-	if done == nil {
-		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "done is NULL"))
 	}
 	m, p, opts, err := callArgs(method, params, plen, options, olen)
 	if err != nil {

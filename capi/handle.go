@@ -75,6 +75,20 @@ func (k *handleKind[T, P, H]) lookup(h H) (P, *core.Error) {
 	return obj, nil
 }
 
+// lookupDone resolves the handle of a call whose completion goes to a done
+// callback (lmcp_client_call, lmcp_host_call, lmcp_host_query, ...), which
+// must not be NULL; lookupQueued is its twin for a queue.
+func (k *handleKind[T, P, H]) lookupDone(h H, done C.lmcp_done_cb) (P, *core.Error) {
+	obj, err := k.lookup(h)
+	if err != nil {
+		return nil, err
+	}
+	if done == nil {
+		return nil, core.Errorf(core.StatusInvalidArgument, "done is NULL")
+	}
+	return obj, nil
+}
+
 // with runs fn on the object of a handle that resolves: the body of every
 // export that only converts its arguments and reports fn's error. With
 // errOut NULL it is the status alone.

@@ -114,12 +114,9 @@ func toolArgs(name *C.cchar_t, args *C.cchar_t, alen C.size_t, options *C.cchar_
 //export lmcpgo_host_call_tool
 func lmcpgo_host_call_tool(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_t, alen C.size_t, options *C.cchar_t, olen C.size_t, done C.lmcp_done_cb, ud C.uintptr_t, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
 	defer hosts.recover(&st, errOut, hp, "lmcp_host_call_tool")
-	h, err := hosts.lookup(hp)
+	h, err := hosts.lookupDone(hp, done)
 	if err != nil {
 		return setErr(errOut, err)
-	}
-	if done == nil {
-		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "done is NULL"))
 	}
 	tool, a, opts, err := toolArgs(name, args, alen, options, olen)
 	if err != nil {
@@ -148,12 +145,9 @@ func lmcp_host_call_tool_sync(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_t,
 //export lmcpgo_host_call
 func lmcpgo_host_call(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, done C.lmcp_done_cb, ud C.uintptr_t, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
 	defer hosts.recover(&st, errOut, hp, "lmcp_host_call")
-	h, err := hosts.lookup(hp)
+	h, err := hosts.lookupDone(hp, done)
 	if err != nil {
 		return setErr(errOut, err)
-	}
-	if done == nil {
-		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "done is NULL"))
 	}
 	srv, err := cString(server, "server")
 	if err != nil {

@@ -7,7 +7,6 @@ package main
 import "C"
 
 import (
-	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/lemonmcp/lemonmcp/host"
 )
 
@@ -18,12 +17,9 @@ import (
 //export lmcpgo_host_query
 func lmcpgo_host_query(hp *C.lmcp_host, query C.lmcp_query, args *C.cchar_t, alen C.size_t, done C.lmcp_done_cb, ud C.uintptr_t, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
 	defer hosts.recover(&st, errOut, hp, "lmcp_host_query")
-	h, err := hosts.lookup(hp)
+	h, err := hosts.lookupDone(hp, done)
 	if err != nil {
 		return setErr(errOut, err)
-	}
-	if done == nil {
-		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "done is NULL"))
 	}
 	id, err := h.StartQuery(host.Query(query), goBytes(args, alen), doneFunc(done, ud, handleKey(hp)))
 	return callStarted(id, err, callIDOut, errOut)
