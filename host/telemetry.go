@@ -64,14 +64,7 @@ func (h *Host) recordListChanged(server, list string) {
 }
 
 // deliverRecord hands rec to the handler installed when it runs, on the
-// host's delivery goroutine.
+// host's delivery goroutine, as a client hands its own.
 func (h *Host) deliverRecord(rec *core.TelemetryRecord) {
-	h.out.Push(func() {
-		reg := h.telemetry.Load()
-		if reg == nil || reg.Handler == nil || !reg.Enter() {
-			return
-		}
-		defer reg.Exit()
-		reg.Handler(rec)
-	}, callbackgate.Event)
+	core.DeliverRecord(&h.out, &h.telemetry, rec)
 }
