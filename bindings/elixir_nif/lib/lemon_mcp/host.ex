@@ -373,8 +373,7 @@ defmodule LemonMCP.Host do
         {:noreply, st}
 
       {from, pending} ->
-        reply = if status == 0, do: {:ok, payload}, else: {:error, Error.reason(status, payload)}
-        GenServer.reply(from, reply)
+        GenServer.reply(from, Error.done_reply(status, payload))
         {:noreply, %{st | pending: pending}}
     end
   end
