@@ -111,6 +111,17 @@ func toolArgs(name *C.cchar_t, args *C.cchar_t, alen C.size_t, options *C.cchar_
 	return tool, goBytes(args, alen), opts, nil
 }
 
+// serverCallArgs converts the arguments of the lmcp_host_call functions:
+// the server's name, then callArgs'.
+func serverCallArgs(server, method, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t) (string, string, []byte, core.CallOptions, *core.Error) {
+	srv, err := cString(server, "server")
+	if err != nil {
+		return "", "", nil, core.CallOptions{}, err
+	}
+	m, p, opts, err := callArgs(method, params, plen, options, olen)
+	return srv, m, p, opts, err
+}
+
 //export lmcpgo_host_call_tool
 func lmcpgo_host_call_tool(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_t, alen C.size_t, options *C.cchar_t, olen C.size_t, done C.lmcp_done_cb, ud C.uintptr_t, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
 	defer hosts.recover(&st, errOut, hp, "lmcp_host_call_tool")
@@ -149,11 +160,7 @@ func lmcpgo_host_call(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t, par
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	srv, err := cString(server, "server")
-	if err != nil {
-		return setErr(errOut, err)
-	}
-	m, p, opts, err := callArgs(method, params, plen, options, olen)
+	srv, m, p, opts, err := serverCallArgs(server, method, params, plen, options, olen)
 	if err != nil {
 		return setErr(errOut, err)
 	}
@@ -169,11 +176,7 @@ func lmcp_host_call_sync(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t, 
 		if err != nil {
 			return nil, err
 		}
-		srv, err := cString(server, "server")
-		if err != nil {
-			return nil, err
-		}
-		m, p, opts, err := callArgs(method, params, plen, options, olen)
+		srv, m, p, opts, err := serverCallArgs(server, method, params, plen, options, olen)
 		if err != nil {
 			return nil, err
 		}
