@@ -23,18 +23,7 @@ static lmcp_host *start_query_host(const char *extra_args) {
            "{\"mcpServers\":{\"a\":{\"command\":\"%s\",\"args\":[%s],"
            "\"timeouts\":{\"ready_ms\":%d,\"close_grace_ms\":300}}}}",
            fixture_path(), extra_args, T(5000));
-  lmcp_host *h = NULL;
-  char *err = NULL;
-  CHECK_ST(lmcp_host_new(cfg, strlen(cfg), &h, &err), LMCP_OK, err);
-  lmcp_free(err);
-  if (h == NULL) return NULL;
-  err = NULL;
-  CHECK_ST(lmcp_host_connect(h, &err), LMCP_OK, err);
-  lmcp_free(err);
-  err = NULL;
-  CHECK_ST(lmcp_host_wait_ready(h, T(15000), &err), LMCP_OK, err);
-  lmcp_free(err);
-  return h;
+  return start_host(cfg);
 }
 
 static const char k_search_args[] = "{\"query\":\"adds two numbers\",\"limit\":2}";
