@@ -31,16 +31,13 @@ var clients = newHandleKind[core.Client, *core.Client, *C.lmcp_client]("client",
 //export lmcp_client_new
 func lmcp_client_new(configJSON *C.cchar_t, n C.size_t, clientOut **C.lmcp_client, errOut **C.char) (st C.lmcp_status) {
 	defer recoverExport(&st, errOut, "lmcp_client_new")
-	if clientOut == nil {
-		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "client_out is NULL"))
-	}
-	*clientOut = nil
-	parsed, err := config.Parse(goBytes(configJSON, n), libraryVersion)
-	if err != nil {
-		return setErr(errOut, err)
-	}
-	*clientOut = clients.save(core.New(parsed.Options, parsed.Transport))
-	return setErr(errOut, nil)
+	return clients.create(clientOut, "client_out", errOut, func() (*core.Client, *core.Error) {
+		parsed, err := config.Parse(goBytes(configJSON, n), libraryVersion)
+		if err != nil {
+			return nil, err
+		}
+		return core.New(parsed.Options, parsed.Transport), nil
+	})
 }
 
 //export lmcpgo_client_set_event_handler

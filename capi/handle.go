@@ -58,6 +58,23 @@ func newHandleKind[T any, P servedObject[T], H handlePtr](noun string, requestsD
 	return k
 }
 
+// create is the body of lmcp_<kind>_new and its siblings: *out (named
+// outName in the NULL error) is cleared first, then receives a new handle
+// for the object build makes, or stays NULL with build's error.
+func (k *handleKind[T, P, H]) create(out *H, outName string, errOut **C.char, build func() (P, *core.Error)) C.lmcp_status {
+	if out == nil {
+		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "%s is NULL", outName))
+	}
+	var none H
+	*out = none
+	obj, err := build()
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	*out = k.save(obj)
+	return setErr(errOut, nil)
+}
+
 // save registers obj and returns its new handle.
 func (k *handleKind[T, P, H]) save(obj P) H { return H(k.registry.Save((*T)(obj))) }
 

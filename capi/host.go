@@ -20,16 +20,9 @@ var hosts = newHandleKind[host.Host, *host.Host, *C.lmcp_host]("host", true)
 //export lmcp_host_new
 func lmcp_host_new(configJSON *C.cchar_t, n C.size_t, hostOut **C.lmcp_host, errOut **C.char) (st C.lmcp_status) {
 	defer recoverExport(&st, errOut, "lmcp_host_new")
-	if hostOut == nil {
-		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "host_out is NULL"))
-	}
-	*hostOut = nil
-	h, err := host.Parse(goBytes(configJSON, n), libraryVersion)
-	if err != nil {
-		return setErr(errOut, err)
-	}
-	*hostOut = hosts.save(h)
-	return setErr(errOut, nil)
+	return hosts.create(hostOut, "host_out", errOut, func() (*host.Host, *core.Error) {
+		return host.Parse(goBytes(configJSON, n), libraryVersion)
+	})
 }
 
 //export lmcpgo_host_set_event_handler
