@@ -43,17 +43,13 @@ func lmcp_client_new(configJSON *C.cchar_t, n C.size_t, clientOut **C.lmcp_clien
 //export lmcpgo_client_set_event_handler
 func lmcpgo_client_set_event_handler(client *C.lmcp_client, cb C.lmcp_event_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
 	defer clients.recover(&st, errOut, client, "lmcp_client_set_event_handler")
-	return clients.setHandler(client, ud, destroy, errOut, func(c *core.Client, key C.uintptr_t, release func()) *core.Error {
-		return c.SetEventHandler(clients.event(cb, ud, key), release)
-	})
+	return clients.setEventHandler(client, cb, ud, destroy, errOut)
 }
 
 //export lmcpgo_client_set_app_request_handler
 func lmcpgo_client_set_app_request_handler(client *C.lmcp_client, cb C.lmcp_app_request_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
 	defer clients.recover(&st, errOut, client, "lmcp_client_set_app_request_handler")
-	return clients.setHandler(client, ud, destroy, errOut, func(c *core.Client, key C.uintptr_t, release func()) *core.Error {
-		return c.SetAppRequestHandler(clients.appRequest(cb, ud, key), release)
-	})
+	return clients.setAppRequestHandler(client, cb, ud, destroy, errOut)
 }
 
 //export lmcp_client_connect

@@ -20,13 +20,17 @@ type handlePtr interface {
 }
 
 // servedObject is what an object behind a handle gives its exports: the
-// poisoning of a panic (core.Client.Poisoned, host.Host.Poisoned) and the
-// free that knows its caller's callback frames.
+// poisoning of a panic (core.Client.Poisoned, host.Host.Poisoned), the
+// free that knows its caller's callback frames, and the application's
+// handlers, installed alike on a client and a host.
 type servedObject[T any] interface {
 	*T
 	Poisoned() *core.Error
 	Recovered(r any, where string)
 	FreeFrom(from core.FreeCaller)
+	SetEventHandler(fn core.EventHandler, destroy func()) *core.Error
+	SetAppRequestHandler(fn core.AppRequestHandler, destroy func()) *core.Error
+	SetTelemetryHandler(fn core.TelemetryHandler, destroy func()) *core.Error
 }
 
 // handleKind is one kind of handle the C ABI hands out for a client or a
@@ -141,6 +145,26 @@ func (k *handleKind[T, P, H]) setHandler(h H, ud C.uintptr_t, destroy C.lmcp_des
 		return setErr(errOut, err)
 	}
 	return setErr(errOut, install(obj, key, release))
+}
+
+// setEventHandler, setAppRequestHandler and setTelemetryHandler are the
+// bodies of lmcp_<kind>_set_*_handler.
+func (k *handleKind[T, P, H]) setEventHandler(h H, cb C.lmcp_event_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) C.lmcp_status {
+	return k.setHandler(h, ud, destroy, errOut, func(obj P, key C.uintptr_t, release func()) *core.Error {
+		return obj.SetEventHandler(k.event(cb, ud, key), release)
+	})
+}
+
+func (k *handleKind[T, P, H]) setAppRequestHandler(h H, cb C.lmcp_app_request_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) C.lmcp_status {
+	return k.setHandler(h, ud, destroy, errOut, func(obj P, key C.uintptr_t, release func()) *core.Error {
+		return obj.SetAppRequestHandler(k.appRequest(cb, ud, key), release)
+	})
+}
+
+func (k *handleKind[T, P, H]) setTelemetryHandler(h H, cb C.lmcp_telemetry_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) C.lmcp_status {
+	return k.setHandler(h, ud, destroy, errOut, func(obj P, key C.uintptr_t, release func()) *core.Error {
+		return obj.SetTelemetryHandler(k.telemetry(cb, ud, key), release)
+	})
 }
 
 // event adapts a C event callback (nil when cb is NULL); it runs on the

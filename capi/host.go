@@ -28,19 +28,13 @@ func lmcp_host_new(configJSON *C.cchar_t, n C.size_t, hostOut **C.lmcp_host, err
 //export lmcpgo_host_set_event_handler
 func lmcpgo_host_set_event_handler(hp *C.lmcp_host, cb C.lmcp_event_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
 	defer hosts.recover(&st, errOut, hp, "lmcp_host_set_event_handler")
-	return hosts.setHandler(hp, ud, destroy, errOut, func(h *host.Host, key C.uintptr_t, release func()) *core.Error {
-		h.SetEventHandler(hosts.event(cb, ud, key), release)
-		return nil
-	})
+	return hosts.setEventHandler(hp, cb, ud, destroy, errOut)
 }
 
 //export lmcpgo_host_set_app_request_handler
 func lmcpgo_host_set_app_request_handler(hp *C.lmcp_host, cb C.lmcp_app_request_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
 	defer hosts.recover(&st, errOut, hp, "lmcp_host_set_app_request_handler")
-	return hosts.setHandler(hp, ud, destroy, errOut, func(h *host.Host, key C.uintptr_t, release func()) *core.Error {
-		h.SetAppRequestHandler(hosts.appRequest(cb, ud, key), release)
-		return nil
-	})
+	return hosts.setAppRequestHandler(hp, cb, ud, destroy, errOut)
 }
 
 //export lmcp_host_connect
