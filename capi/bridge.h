@@ -97,5 +97,8 @@ LMCP_INTERNAL lmcp_status lmcpgo_host_call(lmcp_host *host, cchar_t *server, cch
                                            cchar_t *params_json, size_t params_len, cchar_t *options_json,
                                            size_t options_len, lmcp_done_cb done, uintptr_t user_data,
                                            lmcp_call_id *call_id_out, char **err_out);
+LMCP_INTERNAL lmcp_status lmcpgo_host_query(lmcp_host *host, lmcp_query query, cchar_t *args_json,
+                                            size_t args_len, lmcp_done_cb done, uintptr_t user_data,
+                                            lmcp_call_id *call_id_out, char **err_out);
 
 #endif

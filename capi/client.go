@@ -31,32 +31,25 @@ var clients = newHandleKind[core.Client, *core.Client, *C.lmcp_client]("client",
 //export lmcp_client_new
 func lmcp_client_new(configJSON *C.cchar_t, n C.size_t, clientOut **C.lmcp_client, errOut **C.char) (st C.lmcp_status) {
 	defer recoverExport(&st, errOut, "lmcp_client_new")
-	if clientOut == nil {
-		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "client_out is NULL"))
-	}
-	*clientOut = nil
-	parsed, err := config.Parse(goBytes(configJSON, n), libraryVersion)
-	if err != nil {
-		return setErr(errOut, err)
-	}
-	*clientOut = clients.save(core.New(parsed.Options, parsed.Transport))
-	return setErr(errOut, nil)
+	return clients.create(clientOut, "client_out", errOut, func() (*core.Client, *core.Error) {
+		parsed, err := config.Parse(goBytes(configJSON, n), libraryVersion)
+		if err != nil {
+			return nil, err
+		}
+		return core.New(parsed.Options, parsed.Transport), nil
+	})
 }
 
 //export lmcpgo_client_set_event_handler
 func lmcpgo_client_set_event_handler(client *C.lmcp_client, cb C.lmcp_event_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
 	defer clients.recover(&st, errOut, client, "lmcp_client_set_event_handler")
-	return clients.setHandler(client, ud, destroy, errOut, func(c *core.Client, key C.uintptr_t, release func()) *core.Error {
-		return c.SetEventHandler(clients.event(cb, ud, key), release)
-	})
+	return clients.setEventHandler(client, cb, ud, destroy, errOut)
 }
 
 //export lmcpgo_client_set_app_request_handler
 func lmcpgo_client_set_app_request_handler(client *C.lmcp_client, cb C.lmcp_app_request_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
 	defer clients.recover(&st, errOut, client, "lmcp_client_set_app_request_handler")
-	return clients.setHandler(client, ud, destroy, errOut, func(c *core.Client, key C.uintptr_t, release func()) *core.Error {
-		return c.SetAppRequestHandler(clients.appRequest(cb, ud, key), release)
-	})
+	return clients.setAppRequestHandler(client, cb, ud, destroy, errOut)
 }
 
 //export lmcp_client_connect
@@ -88,12 +81,9 @@ func lmcp_client_state(client *C.lmcp_client, stateOut *C.lmcp_state) (st C.lmcp
 //export lmcpgo_client_call
 func lmcpgo_client_call(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, done C.lmcp_done_cb, ud C.uintptr_t, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
 	defer clients.recover(&st, errOut, client, "lmcp_client_call")
-	c, err := clients.lookup(client)
+	c, err := clients.lookupDone(client, done)
 	if err != nil {
 		return setErr(errOut, err)
-	}
-	if done == nil {
-		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "done is NULL"))
 	}
 	m, p, opts, err := callArgs(method, params, plen, options, olen)
 	if err != nil {

@@ -20,13 +20,17 @@ type handlePtr interface {
 }
 
 // servedObject is what an object behind a handle gives its exports: the
-// poisoning of a panic (core.Client.Poisoned, host.Host.Poisoned) and the
-// free that knows its caller's callback frames.
+// poisoning of a panic (core.Client.Poisoned, host.Host.Poisoned), the
+// free that knows its caller's callback frames, and the application's
+// handlers, installed alike on a client and a host.
 type servedObject[T any] interface {
 	*T
 	Poisoned() *core.Error
 	Recovered(r any, where string)
 	FreeFrom(from core.FreeCaller)
+	SetEventHandler(fn core.EventHandler, destroy func()) *core.Error
+	SetAppRequestHandler(fn core.AppRequestHandler, destroy func()) *core.Error
+	SetTelemetryHandler(fn core.TelemetryHandler, destroy func()) *core.Error
 }
 
 // handleKind is one kind of handle the C ABI hands out for a client or a
@@ -58,6 +62,23 @@ func newHandleKind[T any, P servedObject[T], H handlePtr](noun string, requestsD
 	return k
 }
 
+// create is the body of lmcp_<kind>_new and its siblings: *out (named
+// outName in the NULL error) is cleared first, then receives a new handle
+// for the object build makes, or stays NULL with build's error.
+func (k *handleKind[T, P, H]) create(out *H, outName string, errOut **C.char, build func() (P, *core.Error)) C.lmcp_status {
+	if out == nil {
+		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "%s is NULL", outName))
+	}
+	var none H
+	*out = none
+	obj, err := build()
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	*out = k.save(obj)
+	return setErr(errOut, nil)
+}
+
 // save registers obj and returns its new handle.
 func (k *handleKind[T, P, H]) save(obj P) H { return H(k.registry.Save((*T)(obj))) }
 
@@ -71,6 +92,20 @@ func (k *handleKind[T, P, H]) lookup(h H) (P, *core.Error) {
 	obj := P(v)
 	if err := obj.Poisoned(); err != nil {
 		return nil, err
+	}
+	return obj, nil
+}
+
+// lookupDone resolves the handle of a call whose completion goes to a done
+// callback (lmcp_client_call, lmcp_host_call, lmcp_host_query, ...), which
+// must not be NULL; lookupQueued is its twin for a queue.
+func (k *handleKind[T, P, H]) lookupDone(h H, done C.lmcp_done_cb) (P, *core.Error) {
+	obj, err := k.lookup(h)
+	if err != nil {
+		return nil, err
+	}
+	if done == nil {
+		return nil, core.Errorf(core.StatusInvalidArgument, "done is NULL")
 	}
 	return obj, nil
 }
@@ -110,6 +145,26 @@ func (k *handleKind[T, P, H]) setHandler(h H, ud C.uintptr_t, destroy C.lmcp_des
 		return setErr(errOut, err)
 	}
 	return setErr(errOut, install(obj, key, release))
+}
+
+// setEventHandler, setAppRequestHandler and setTelemetryHandler are the
+// bodies of lmcp_<kind>_set_*_handler.
+func (k *handleKind[T, P, H]) setEventHandler(h H, cb C.lmcp_event_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) C.lmcp_status {
+	return k.setHandler(h, ud, destroy, errOut, func(obj P, key C.uintptr_t, release func()) *core.Error {
+		return obj.SetEventHandler(k.event(cb, ud, key), release)
+	})
+}
+
+func (k *handleKind[T, P, H]) setAppRequestHandler(h H, cb C.lmcp_app_request_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) C.lmcp_status {
+	return k.setHandler(h, ud, destroy, errOut, func(obj P, key C.uintptr_t, release func()) *core.Error {
+		return obj.SetAppRequestHandler(k.appRequest(cb, ud, key), release)
+	})
+}
+
+func (k *handleKind[T, P, H]) setTelemetryHandler(h H, cb C.lmcp_telemetry_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) C.lmcp_status {
+	return k.setHandler(h, ud, destroy, errOut, func(obj P, key C.uintptr_t, release func()) *core.Error {
+		return obj.SetTelemetryHandler(k.telemetry(cb, ud, key), release)
+	})
 }
 
 // event adapts a C event callback (nil when cb is NULL); it runs on the

@@ -20,34 +20,21 @@ var hosts = newHandleKind[host.Host, *host.Host, *C.lmcp_host]("host", true)
 //export lmcp_host_new
 func lmcp_host_new(configJSON *C.cchar_t, n C.size_t, hostOut **C.lmcp_host, errOut **C.char) (st C.lmcp_status) {
 	defer recoverExport(&st, errOut, "lmcp_host_new")
-	if hostOut == nil {
-		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "host_out is NULL"))
-	}
-	*hostOut = nil
-	h, err := host.Parse(goBytes(configJSON, n), libraryVersion)
-	if err != nil {
-		return setErr(errOut, err)
-	}
-	*hostOut = hosts.save(h)
-	return setErr(errOut, nil)
+	return hosts.create(hostOut, "host_out", errOut, func() (*host.Host, *core.Error) {
+		return host.Parse(goBytes(configJSON, n), libraryVersion)
+	})
 }
 
 //export lmcpgo_host_set_event_handler
 func lmcpgo_host_set_event_handler(hp *C.lmcp_host, cb C.lmcp_event_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
 	defer hosts.recover(&st, errOut, hp, "lmcp_host_set_event_handler")
-	return hosts.setHandler(hp, ud, destroy, errOut, func(h *host.Host, key C.uintptr_t, release func()) *core.Error {
-		h.SetEventHandler(hosts.event(cb, ud, key), release)
-		return nil
-	})
+	return hosts.setEventHandler(hp, cb, ud, destroy, errOut)
 }
 
 //export lmcpgo_host_set_app_request_handler
 func lmcpgo_host_set_app_request_handler(hp *C.lmcp_host, cb C.lmcp_app_request_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
 	defer hosts.recover(&st, errOut, hp, "lmcp_host_set_app_request_handler")
-	return hosts.setHandler(hp, ud, destroy, errOut, func(h *host.Host, key C.uintptr_t, release func()) *core.Error {
-		h.SetAppRequestHandler(hosts.appRequest(cb, ud, key), release)
-		return nil
-	})
+	return hosts.setAppRequestHandler(hp, cb, ud, destroy, errOut)
 }
 
 //export lmcp_host_connect
@@ -111,15 +98,23 @@ func toolArgs(name *C.cchar_t, args *C.cchar_t, alen C.size_t, options *C.cchar_
 	return tool, goBytes(args, alen), opts, nil
 }
 
+// serverCallArgs converts the arguments of the lmcp_host_call functions:
+// the server's name, then callArgs'.
+func serverCallArgs(server, method, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t) (string, string, []byte, core.CallOptions, *core.Error) {
+	srv, err := cString(server, "server")
+	if err != nil {
+		return "", "", nil, core.CallOptions{}, err
+	}
+	m, p, opts, err := callArgs(method, params, plen, options, olen)
+	return srv, m, p, opts, err
+}
+
 //export lmcpgo_host_call_tool
 func lmcpgo_host_call_tool(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_t, alen C.size_t, options *C.cchar_t, olen C.size_t, done C.lmcp_done_cb, ud C.uintptr_t, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
 	defer hosts.recover(&st, errOut, hp, "lmcp_host_call_tool")
-	h, err := hosts.lookup(hp)
+	h, err := hosts.lookupDone(hp, done)
 	if err != nil {
 		return setErr(errOut, err)
-	}
-	if done == nil {
-		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "done is NULL"))
 	}
 	tool, a, opts, err := toolArgs(name, args, alen, options, olen)
 	if err != nil {
@@ -148,18 +143,11 @@ func lmcp_host_call_tool_sync(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_t,
 //export lmcpgo_host_call
 func lmcpgo_host_call(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, done C.lmcp_done_cb, ud C.uintptr_t, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
 	defer hosts.recover(&st, errOut, hp, "lmcp_host_call")
-	h, err := hosts.lookup(hp)
+	h, err := hosts.lookupDone(hp, done)
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	if done == nil {
-		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "done is NULL"))
-	}
-	srv, err := cString(server, "server")
-	if err != nil {
-		return setErr(errOut, err)
-	}
-	m, p, opts, err := callArgs(method, params, plen, options, olen)
+	srv, m, p, opts, err := serverCallArgs(server, method, params, plen, options, olen)
 	if err != nil {
 		return setErr(errOut, err)
 	}
@@ -175,11 +163,7 @@ func lmcp_host_call_sync(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t, 
 		if err != nil {
 			return nil, err
 		}
-		srv, err := cString(server, "server")
-		if err != nil {
-			return nil, err
-		}
-		m, p, opts, err := callArgs(method, params, plen, options, olen)
+		srv, m, p, opts, err := serverCallArgs(server, method, params, plen, options, olen)
 		if err != nil {
 			return nil, err
 		}

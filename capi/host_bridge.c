@@ -17,3 +17,9 @@ lmcp_status lmcp_host_call(lmcp_host *host, const char *server, const char *meth
   return lmcpgo_host_call(host, server, method, params_json, params_len, options_json, options_len, done,
                           (uintptr_t)user_data, call_id_out, err_out);
 }
+
+lmcp_status lmcp_host_query(lmcp_host *host, lmcp_query query, const char *args_json, size_t args_len,
+                            lmcp_done_cb done, void *user_data, lmcp_call_id *call_id_out, char **err_out) {
+  return lmcpgo_host_query(host, query, args_json, args_len, done, (uintptr_t)user_data, call_id_out,
+                           err_out);
+}

@@ -21,11 +21,7 @@ func lmcp_host_call_queued(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	srv, err := cString(server, "server")
-	if err != nil {
-		return setErr(errOut, err)
-	}
-	m, p, opts, err := callArgs(method, params, plen, options, olen)
+	srv, m, p, opts, err := serverCallArgs(server, method, params, plen, options, olen)
 	if err != nil {
 		return setErr(errOut, err)
 	}

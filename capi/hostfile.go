@@ -15,28 +15,25 @@ import (
 //export lmcp_host_new_file
 func lmcp_host_new_file(path *C.cchar_t, options *C.cchar_t, olen C.size_t, hostOut **C.lmcp_host, errOut **C.char) (st C.lmcp_status) {
 	defer recoverExport(&st, errOut, "lmcp_host_new_file")
-	if hostOut == nil {
-		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "host_out is NULL"))
-	}
-	*hostOut = nil
-	p, err := cString(path, "path")
-	if err != nil {
-		return setErr(errOut, err)
-	}
-	opts, err := host.ParseLoadOptions(goBytes(options, olen))
-	if err != nil {
-		return setErr(errOut, err)
-	}
-	cfg, err := host.LoadFile(p, opts)
-	if err != nil {
-		return setErr(errOut, err)
-	}
-	h, err := host.New(cfg, libraryVersion)
-	if err != nil {
-		return setErr(errOut, &core.Error{Status: err.Status, Message: p + ": " + err.Message})
-	}
-	*hostOut = hosts.save(h)
-	return setErr(errOut, nil)
+	return hosts.create(hostOut, "host_out", errOut, func() (*host.Host, *core.Error) {
+		p, err := cString(path, "path")
+		if err != nil {
+			return nil, err
+		}
+		opts, err := host.ParseLoadOptions(goBytes(options, olen))
+		if err != nil {
+			return nil, err
+		}
+		cfg, err := host.LoadFile(p, opts)
+		if err != nil {
+			return nil, err
+		}
+		h, err := host.New(cfg, libraryVersion)
+		if err != nil {
+			return nil, &core.Error{Status: err.Status, Message: p + ": " + err.Message}
+		}
+		return h, nil
+	})
 }
 
 //export lmcp_host_warnings

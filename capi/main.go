@@ -21,6 +21,7 @@
 //	hostfile.go     lmcp_host_new_file, lmcp_host_warnings (config files as other applications write them)
 //	queue.go        the completion queue's exports, lmcp_client_call_queued
 //	host_queue.go   lmcp_host_call_queued, lmcp_host_call_tool_queued
+//	host_query.go   lmcp_host_query, lmcp_host_query_queued (the lists and the search without blocking)
 //	telemetry.go    the telemetry handler setters of both kinds, the diagnostics histograms
 //	status.go       lmcp_status_string, and the header's statuses held to core's
 //	cmem.go         the conversions between C and Go data

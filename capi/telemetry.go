@@ -7,7 +7,6 @@ import "C"
 
 import (
 	"github.com/lemonmcp/lemonmcp/core"
-	"github.com/lemonmcp/lemonmcp/host"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 )
 
@@ -28,9 +27,7 @@ func (k *handleKind[T, P, H]) telemetry(cb C.lmcp_telemetry_cb, ud C.uintptr_t, 
 //export lmcpgo_client_set_telemetry_handler
 func lmcpgo_client_set_telemetry_handler(cp *C.lmcp_client, cb C.lmcp_telemetry_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
 	defer clients.recover(&st, errOut, cp, "lmcp_client_set_telemetry_handler")
-	return clients.setHandler(cp, ud, destroy, errOut, func(c *core.Client, key C.uintptr_t, release func()) *core.Error {
-		return c.SetTelemetryHandler(clients.telemetry(cb, ud, key), release)
-	})
+	return clients.setTelemetryHandler(cp, cb, ud, destroy, errOut)
 }
 
 // A host's handler gets its servers' records, each naming its server, and
@@ -39,10 +36,7 @@ func lmcpgo_client_set_telemetry_handler(cp *C.lmcp_client, cb C.lmcp_telemetry_
 //export lmcpgo_host_set_telemetry_handler
 func lmcpgo_host_set_telemetry_handler(hp *C.lmcp_host, cb C.lmcp_telemetry_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
 	defer hosts.recover(&st, errOut, hp, "lmcp_host_set_telemetry_handler")
-	return hosts.setHandler(hp, ud, destroy, errOut, func(h *host.Host, key C.uintptr_t, release func()) *core.Error {
-		h.SetTelemetryHandler(hosts.telemetry(cb, ud, key), release)
-		return nil
-	})
+	return hosts.setTelemetryHandler(hp, cb, ud, destroy, errOut)
 }
 
 // durationsDoc is lmcp_diagnostics' "durations": the bucket bounds and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/internal/callbackgate"
@@ -145,9 +146,14 @@ func (c *Client) fillClientFactsLocked(rec *TelemetryRecord) {
 }
 
 // deliverRecord hands rec to the handler installed when it runs.
-func (c *Client) deliverRecord(rec *TelemetryRecord) {
-	c.out.Push(func() {
-		reg := c.telemetry.Load()
+func (c *Client) deliverRecord(rec *TelemetryRecord) { DeliverRecord(&c.out, &c.telemetry, rec) }
+
+// DeliverRecord queues rec on gate g for the telemetry handler that is in
+// slot when the delivery runs (one replaced meanwhile is not called): how a
+// client hands its records to the application, and a host its own.
+func DeliverRecord(g *callbackgate.Gate, slot *atomic.Pointer[callbackgate.Registration[TelemetryHandler]], rec *TelemetryRecord) {
+	g.Push(func() {
+		reg := slot.Load()
 		if reg == nil || reg.Handler == nil || !reg.Enter() {
 			return
 		}

@@ -135,20 +135,34 @@ func (h *Host) freeClients() {
 
 // SetEventHandler installs fn (nil removes it); the previous handler's
 // destroy runs once none of its callbacks is running. On a freed host
-// destroy runs at once.
-func (h *Host) SetEventHandler(fn func(kind string, payload []byte), destroy func()) {
-	callbackgate.Install(&h.out, &h.mu, &h.events, callbackgate.NewRegistration(&h.out, fn, destroy), h.freedLocked)
+// destroy runs at once and the error says the host was freed, as
+// core.Client.SetEventHandler's does.
+func (h *Host) SetEventHandler(fn core.EventHandler, destroy func()) *core.Error {
+	var err *core.Error
+	callbackgate.Install(&h.out, &h.mu, &h.events, callbackgate.NewRegistration(&h.out, fn, destroy), h.refuseIfFreed(&err))
+	return err
 }
 
 // SetAppRequestHandler installs the handler of every server's requests
 // (sampling, elicitation, roots, authorization), which answers with
-// Respond. Without one, such requests are refused.
-func (h *Host) SetAppRequestHandler(fn func(id uint64, kind string, payload []byte), destroy func()) {
-	callbackgate.Install(&h.out, &h.mu, &h.handlers, callbackgate.NewRegistration(&h.out, fn, destroy), h.freedLocked)
+// Respond. Without one, such requests are refused. A freed host refuses
+// it, as SetEventHandler does.
+func (h *Host) SetAppRequestHandler(fn core.AppRequestHandler, destroy func()) *core.Error {
+	var err *core.Error
+	callbackgate.Install(&h.out, &h.mu, &h.handlers, callbackgate.NewRegistration(&h.out, fn, destroy), h.refuseIfFreed(&err))
+	return err
 }
 
-// freedLocked reports whether Free was called; the caller holds h.mu.
-func (h *Host) freedLocked() bool { return h.freed }
+// refuseIfFreed is the refusal of a handler install on a freed host, for
+// callbackgate.Install (it runs under h.mu): it sets *err.
+func (h *Host) refuseIfFreed(err **core.Error) func() bool {
+	return func() bool {
+		if h.freed {
+			*err = errHostFreed()
+		}
+		return *err != nil
+	}
+}
 
 // Connect starts every enabled server at once. It returns when each has
 // been started; readiness arrives as events and through WaitReady. A

@@ -39,18 +39,32 @@ func (s *server) newGeneration() (*generation, *core.Error) {
 		return nil, &core.Error{Status: err.Status, Message: s.cfg.Spell(err.Message)}
 	}
 	c := core.New(p.Options, p.Transport)
-	c.SetEventHandler(func(kind string, payload []byte) { s.onEvent(g, kind, payload) }, nil)
-	if err := c.SetAppRequestHandler(func(id uint64, kind string, payload []byte) { s.onRequest(c, id, kind, payload) }, nil); err != nil {
-		c.Free()
+	if err := s.bind(c, g); err != nil {
 		return nil, err
 	}
-	s.h.telemetryMu.Lock()
-	if s.h.telemetryOn() {
-		_ = c.SetTelemetryHandler(s.onTelemetry, nil) // a new generation measures as the last did
-	}
-	s.h.telemetryMu.Unlock()
 	g.client = c
 	return g, nil
+}
+
+// bind installs the server's handlers on c, the new client of generation
+// g. When one cannot be installed, c is freed: a half-bound client never
+// outlives the error (host.New then frees the servers built before).
+func (s *server) bind(c *core.Client, g *generation) *core.Error {
+	err := c.SetEventHandler(func(kind string, payload []byte) { s.onEvent(g, kind, payload) }, nil)
+	if err == nil {
+		err = c.SetAppRequestHandler(func(id uint64, kind string, payload []byte) { s.onRequest(c, id, kind, payload) }, nil)
+	}
+	if err == nil {
+		s.h.telemetryMu.Lock()
+		if s.h.telemetryOn() {
+			err = c.SetTelemetryHandler(s.onTelemetry, nil) // a new generation measures as the last did
+		}
+		s.h.telemetryMu.Unlock()
+	}
+	if err != nil {
+		c.Free()
+	}
+	return err
 }
 
 // idleState counts a server's uses in flight and holds its idle timer.

@@ -3,6 +3,8 @@ package host
 import (
 	"strconv"
 
+	"github.com/lemonmcp/lemonmcp/core"
+
 	"github.com/lemonmcp/lemonmcp/internal/callbackgate"
 )
 
@@ -14,8 +16,8 @@ import (
 // eventRegistration and requestRegistration are the application's handlers
 // with their destroys.
 type (
-	eventRegistration   = callbackgate.Registration[func(kind string, payload []byte)]
-	requestRegistration = callbackgate.Registration[func(id uint64, kind string, payload []byte)]
+	eventRegistration   = callbackgate.Registration[core.EventHandler]
+	requestRegistration = callbackgate.Registration[core.AppRequestHandler]
 )
 
 // reportDroppedLogs tells the application how many log events its gate

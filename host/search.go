@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/lemonmcp/lemonmcp/core"
-	"github.com/lemonmcp/lemonmcp/internal/callbackgate"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 	"github.com/lemonmcp/lemonmcp/internal/toolsearch"
 )
@@ -181,46 +180,15 @@ func searchToolDefinition(deferred int, servers []string, defaultLimit int) json
 // this call, like any other call's; the call cannot be cancelled (it
 // needs no server, only the lists the host caches).
 func (h *Host) callSearchTool(arguments []byte, opts core.CallOptions, done DoneFunc) (uint64, *core.Error) {
-	if done == nil {
-		return 0, core.Errorf(core.StatusInvalidArgument, "a completion callback is required")
-	}
 	var args map[string]any
 	if len(arguments) > 0 {
 		if jsonx.Unmarshal(arguments, &args) != nil || args == nil {
 			return 0, core.Errorf(core.StatusInvalidArgument, "the tool arguments must be a JSON object")
 		}
 	}
-	id := h.nextCall.Add(1)
-	queued := !opts.Inline
-	h.mu.Lock()
-	if h.freed {
-		h.mu.Unlock()
-		return 0, errHostFreed()
-	}
-	if queued {
-		h.out.Owe() // Free waits until the completion is delivered
-	}
-	h.bg.Add(1) // under mu: Free marks the host freed before it waits
-	h.mu.Unlock()
-	go func() {
-		defer h.bg.Done()
-		st, data := core.StatusOK, []byte(nil)
-		func() {
-			defer func() {
-				if r := recover(); r != nil {
-					h.Recovered(r, "the search_tools call")
-					st, data = core.StatusInternal, jsonx.MustMarshal(map[string]string{"status": "INTERNAL", "message": h.Poisoned().Message})
-				}
-			}()
-			data = h.searchToolResult(args)
-		}()
-		if !queued {
-			done(id, st, data)
-			return
-		}
-		h.out.Push(func() { done(id, st, data) }, callbackgate.Completion)
-	}()
-	return id, nil
+	return h.answerLater("the search_tools call", opts.Inline, done, func() ([]byte, *core.Error) {
+		return h.searchToolResult(args), nil
+	})
 }
 
 // searchToolResult is the tools/call result of the host's search tool.

@@ -12,20 +12,18 @@ type telemetryRegistration = callbackgate.Registration[core.TelemetryHandler]
 
 // SetTelemetryHandler installs fn (nil removes it); the previous handler's
 // destroy runs once none of its callbacks is running, and on a freed host
-// destroy runs at once. While a handler is set, every server's client
+// destroy runs at once (and the error says the host was freed). While a handler is set, every server's client
 // measures its calls (core.TelemetryRecord, named by the server, with the
 // host's call id), and the host adds its own records: list changes of the
 // aggregated lists. Restarts and failures come from the clients. Without
 // one, no server measures anything.
-func (h *Host) SetTelemetryHandler(fn core.TelemetryHandler, destroy func()) {
+func (h *Host) SetTelemetryHandler(fn core.TelemetryHandler, destroy func()) *core.Error {
 	h.telemetryMu.Lock()
 	defer h.telemetryMu.Unlock()
-	callbackgate.Install(&h.out, &h.mu, &h.telemetry, callbackgate.NewRegistration(&h.out, fn, destroy), h.freedLocked)
-	h.mu.Lock()
-	freed := h.freed
-	h.mu.Unlock()
-	if freed {
-		return
+	var err *core.Error
+	callbackgate.Install(&h.out, &h.mu, &h.telemetry, callbackgate.NewRegistration(&h.out, fn, destroy), h.refuseIfFreed(&err))
+	if err != nil {
+		return err
 	}
 	// A lazy server's later generations take the handler in newGeneration
 	// (under telemetryMu too).
@@ -40,6 +38,7 @@ func (h *Host) SetTelemetryHandler(fn core.TelemetryHandler, destroy func()) {
 			_ = c.SetTelemetryHandler(s.onTelemetry, nil)
 		}
 	}
+	return nil
 }
 
 // telemetryOn reports whether the application wants records.
@@ -64,14 +63,7 @@ func (h *Host) recordListChanged(server, list string) {
 }
 
 // deliverRecord hands rec to the handler installed when it runs, on the
-// host's delivery goroutine.
+// host's delivery goroutine, as a client hands its own.
 func (h *Host) deliverRecord(rec *core.TelemetryRecord) {
-	h.out.Push(func() {
-		reg := h.telemetry.Load()
-		if reg == nil || reg.Handler == nil || !reg.Enter() {
-			return
-		}
-		defer reg.Exit()
-		reg.Handler(rec)
-	}, callbackgate.Event)
+	core.DeliverRecord(&h.out, &h.telemetry, rec)
 }

@@ -776,7 +776,8 @@ lmcp_status lmcp_host_servers(lmcp_host *host, char **json_out,
  * tools.deny apply. Lists are cached per server and fetched again after
  * notifications/tools/list_changed, a restart, or (2026-07-28 era) when their
  * ttlMs ran out; this call blocks the calling thread while a stale list is
- * fetched. *json_out is library-allocated (free with lmcp_free).
+ * fetched (lmcp_host_query with LMCP_QUERY_LIST_TOOLS is the form that
+ * does not). *json_out is library-allocated (free with lmcp_free).
  *
  * Deferred exposure: with the host option "deferred_tools": {"always_loaded":
  * [host tool names or globs], "max_results": 1..100 [5]}, the list holds only
@@ -820,7 +821,8 @@ lmcp_status lmcp_host_list_resources(lmcp_host *host, char **json_out,
  * it. The same query on the same catalogue gives the same answer. The
  * index follows the servers (list_changed, restarts, ttlMs) as the list
  * caches do; this call blocks the calling thread while a stale list is
- * fetched, and otherwise only ranks (well under a millisecond for 1,000
+ * fetched (lmcp_host_query with LMCP_QUERY_SEARCH_TOOLS does not), and
+ * otherwise only ranks (well under a millisecond for 1,000
  * tools). No callback runs.
  * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (NULL query or json_out, a query
  * that is empty, too long or only common words such as "the", bad options:
@@ -912,6 +914,54 @@ lmcp_status lmcp_host_call_tool_queued(lmcp_host *host, const char *name,
                                        size_t options_len, lmcp_queue *queue,
                                        uint64_t tag, lmcp_call_id *call_id_out,
                                        char **err_out);
+
+/* The host's queries: the questions lmcp_host_list_tools,
+ * lmcp_host_list_prompts, lmcp_host_list_resources and
+ * lmcp_host_search_tools answer, asked without blocking. Never renumbered. */
+typedef int32_t lmcp_query;
+#define LMCP_QUERY_LIST_TOOLS 0     /* lmcp_host_list_tools; no args */
+#define LMCP_QUERY_LIST_PROMPTS 1   /* lmcp_host_list_prompts; no args */
+#define LMCP_QUERY_LIST_RESOURCES 2 /* lmcp_host_list_resources; no args */
+#define LMCP_QUERY_SEARCH_TOOLS 3   /* lmcp_host_search_tools; args {"query", "limit"?, "servers"?} */
+
+/* lmcp_host_query asks one of the host's queries and returns at once: the
+ * non-blocking form of lmcp_host_list_tools, lmcp_host_list_prompts,
+ * lmcp_host_list_resources and lmcp_host_search_tools, which block the
+ * calling thread while a stale list is fetched (and while lazy servers
+ * start). args_json (args_len bytes; NULL or 0: none) is the query's
+ * arguments: none for the lists; for LMCP_QUERY_SEARCH_TOOLS the object
+ * {"query": text} with lmcp_host_search_tools' options beside it
+ * ({"query": "create an issue", "limit": 5}). The library copies it
+ * before returning. On LMCP_OK *call_id_out (may be NULL) receives a
+ * host-wide call id and done runs exactly once, as for lmcp_host_call: on
+ * the host's delivery thread, never inside this call, in order with the
+ * host's events, with LMCP_OK and the JSON the blocking form returns
+ * (json borrowed until done returns), or with the blocking form's error
+ * status and error object, or LMCP_E_CANCELLED once lmcp_host_free was
+ * called (lmcp_host_free returns only after done ran). A query waits for
+ * no server call of its own, only for the lists the host shares between
+ * callers: lmcp_host_cancel answers LMCP_E_NOT_FOUND for it, and a caller
+ * that stops waiting simply ignores its done.
+ * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (unknown query, arguments given
+ * to a list, bad search arguments as lmcp_host_search_tools names them,
+ * NULL done); LMCP_E_NOT_FOUND (the search's "servers" names no server of
+ * the host); LMCP_E_INVALID_HANDLE; LMCP_E_INTERNAL (a poisoned host). On
+ * any status but LMCP_OK done never runs. */
+lmcp_status lmcp_host_query(lmcp_host *host, lmcp_query query,
+                            const char *args_json, size_t args_len,
+                            lmcp_done_cb done, void *user_data,
+                            lmcp_call_id *call_id_out, char **err_out);
+
+/* lmcp_host_query_queued is lmcp_host_query whose completion goes to queue
+ * (see QUEUE) with tag, as lmcp_host_call_queued is lmcp_host_call's: same
+ * queries, arguments, call id and statuses (without "NULL done"), plus
+ * LMCP_E_INVALID_HANDLE when the queue is NULL, unknown or freed. The
+ * completion is queued on the host's delivery thread; when lmcp_host_free
+ * returns it is in the queue. Never blocks, never calls application code. */
+lmcp_status lmcp_host_query_queued(lmcp_host *host, lmcp_query query,
+                                   const char *args_json, size_t args_len,
+                                   lmcp_queue *queue, uint64_t tag,
+                                   lmcp_call_id *call_id_out, char **err_out);
 
 /* lmcp_host_cancel cancels a call made through the host, as
  * lmcp_client_cancel (only ids lmcp_host_call returned: a blocking call's

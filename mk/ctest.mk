@@ -44,7 +44,7 @@ CTEST_HARNESS := $(CTEST_SRC)/harness.c $(CTEST_SRC)/harness.h
 # The main suite, one file per area; test_main.c runs them in its order.
 CTEST_SUITE_SRC := $(addprefix $(CTEST_SRC)/,test_main.c test_lifecycle.c test_calls.c \
                    test_process.c test_callbacks.c test_bad_input.c \
-                   test_telemetry.c)
+                   test_telemetry.c test_host_query.c)
 CTEST_SUITE_DEPS := $(CTEST_SUITE_SRC) $(CTEST_SRC)/suite.h $(CTEST_HARNESS)
 CTEST_ONLY   ?=
 

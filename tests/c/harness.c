@@ -815,6 +815,31 @@ lmcp_client *start_client(const char *cfg, evrec_t *rec) {
   return start_client_with(cfg, rec, NULL, 5000);
 }
 
+lmcp_host *start_host(const char *cfg) {
+  lmcp_host *h = NULL;
+  char *err = NULL;
+  lmcp_status st = lmcp_host_new(cfg, strlen(cfg), &h, &err);
+  CHECK_ST(st, LMCP_OK, err);
+  if (st == LMCP_OK) {
+    lmcp_free(err);
+    err = NULL;
+    st = lmcp_host_connect(h, &err);
+    CHECK_ST(st, LMCP_OK, err);
+  }
+  if (st == LMCP_OK) {
+    lmcp_free(err);
+    err = NULL;
+    st = lmcp_host_wait_ready(h, T(15000), &err);
+    CHECK_ST(st, LMCP_OK, err);
+  }
+  lmcp_free(err);
+  if (st != LMCP_OK) {
+    lmcp_host_free(h);
+    return NULL;
+  }
+  return h;
+}
+
 lmcp_client *start_client_with(const char *cfg, evrec_t *rec, lmcp_app_request_cb cb, int ready_ms) {
   lmcp_client *c = new_client(cfg, rec);
   if (c == NULL) return NULL;

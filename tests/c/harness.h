@@ -248,6 +248,10 @@ lmcp_client *start_client(const char *cfg, evrec_t *rec);
  * user_data the client itself (so cb can lmcp_client_respond), and up to
  * T(ready_ms) for ready. */
 lmcp_client *start_client_with(const char *cfg, evrec_t *rec, lmcp_app_request_cb cb, int ready_ms);
+/* The host twin of start_client: lmcp_host_new (cfg: an mcpServers
+ * configuration), connect, and up to T(15000) ms for every server to settle.
+ * On failure the host is freed and NULL returned: callers just return. */
+lmcp_host *start_host(const char *cfg);
 /* Checks the recorder's invariants (one delivery at a time, valid payloads,
  * nothing after destroy, destroy exactly once) and releases it. Call after
  * the client was freed. */

@@ -45,4 +45,9 @@ void test_call_argument_errors(void);
 void test_telemetry_records(void);
 void test_telemetry_bad_handles(void);
 
+/* test_host_query.c */
+void test_host_query_answers(void);
+void test_host_query_bad_input(void);
+void test_host_query_and_free(void);
+
 #endif

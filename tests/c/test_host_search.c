@@ -12,7 +12,7 @@
 
 #include "harness.h"
 
-static lmcp_host *start_host(const char *extra) {
+static lmcp_host *start_search_host(const char *extra) {
   const char *fx = fixture_path();
   char cfg[2048];
   snprintf(cfg, sizeof cfg,
@@ -20,13 +20,7 @@ static lmcp_host *start_host(const char *extra) {
            "\"mcpServers\":{\"alpha\":{\"command\":\"%s\"},\"beta\":{\"command\":\"%s\",\"tools\":{\"deny\":["
            "\"pid\"]}}}%s}",
            fx, fx, extra);
-  lmcp_host *h = NULL;
-  char *err = NULL;
-  CHECK_ST(lmcp_host_new(cfg, strlen(cfg), &h, &err), LMCP_OK, err);
-  if (h == NULL) return NULL;
-  CHECK_ST(lmcp_host_connect(h, &err), LMCP_OK, err);
-  CHECK_ST(lmcp_host_wait_ready(h, 15000, &err), LMCP_OK, err);
-  return h;
+  return start_host(cfg);
 }
 
 static void stop_host(lmcp_host *h) {
@@ -35,7 +29,7 @@ static void stop_host(lmcp_host *h) {
 }
 
 static void test_search_tools(void) {
-  lmcp_host *h = start_host("");
+  lmcp_host *h = start_search_host("");
   if (h == NULL) return;
   char *js = NULL, *err = NULL;
   size_t len = 0;
@@ -109,7 +103,8 @@ static void test_search_tools(void) {
 }
 
 static void test_deferred_tools(void) {
-  lmcp_host *h = start_host(",\"deferred_tools\":{\"always_loaded\":[\"alpha__echo\"],\"max_results\":3}");
+  lmcp_host *h =
+      start_search_host(",\"deferred_tools\":{\"always_loaded\":[\"alpha__echo\"],\"max_results\":3}");
   if (h == NULL) return;
   char *js = NULL, *err = NULL;
   size_t len = 0;

@@ -86,6 +86,9 @@ static const test_case k_tests[] = {
     TC(test_config_errors, 20),
     TC(test_call_argument_errors, 20),
     TC(test_server_errors_and_gating, 20),
+    TC(test_host_query_answers, 30),
+    TC(test_host_query_bad_input, 30),
+    TC(test_host_query_and_free, 30),
     TC(test_zz_diagnostics_back_to_baseline, 10),
 };
 

@@ -2,9 +2,9 @@
  * (handle_nif.c), and what only a host has (wait_ready, the aggregated
  * lists, call_tool, a call to one server, tool search).
  *
- * Host NIFs that wait (connect spawns every server, wait_ready, the lists
- * that may fetch, close) run on dirty I/O schedulers; the calls never
- * block. Messages are the client's: {lmcp_done, CallId, Status, Payload}
+ * Host NIFs that wait (connect spawns every server, wait_ready, close) run
+ * on dirty I/O schedulers; the calls and the queries (lists, tool search)
+ * never block. Messages are the client's: {lmcp_done, CallId, Status, Payload}
  * to the caller, {lmcp_event, Tag, Kind, Payload} and {lmcp_app_request,
  * Tag, RequestId, Kind, Payload} to the process that set the handlers;
  * every event and request payload has a "server" member. */
@@ -91,26 +91,6 @@ ERL_NIF_TERM nif_host_warnings(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
   return host_json(env, argv, lmcp_host_warnings);
 }
 
-/* host_list(Host, Kind) -> {ok, Map} | {error, ...}; Kind is tools, prompts
- * or resources.   (dirty I/O: a stale list is fetched) */
-ERL_NIF_TERM nif_host_list(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
-  char kind[16];
-  if (!enif_get_atom(env, argv[1], kind, sizeof kind, ERL_NIF_LATIN1)) {
-    return enif_make_badarg(env);
-  }
-  if (strcmp(kind, "tools") == 0) {
-    return host_json(env, argv, lmcp_host_list_tools);
-  }
-  if (strcmp(kind, "prompts") == 0) {
-    return host_json(env, argv, lmcp_host_list_prompts);
-  }
-  if (strcmp(kind, "resources") == 0) {
-    return host_json(env, argv, lmcp_host_list_resources);
-  }
-  return enif_make_badarg(env);
-}
-
 static lmcp_status start_tool_call(void *handle, char **strs, const lmcp_buf *args, const lmcp_buf *opts,
                                    lmcp_call_box *box, lmcp_call_id *id, char **err) {
   return lmcp_host_call_tool(handle, strs[0], args->data, args->len, opts->data, opts->len, lmcp_on_done, box,
@@ -135,29 +115,34 @@ ERL_NIF_TERM nif_host_call(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) 
                                 start_server_call);
 }
 
-/* host_search_tools(Host, Query, Options) -> {ok, Map} | {error, ...}:
- * lmcp_host_search_tools with Query a NUL-free binary and Options a map or
- * nil.   (dirty I/O: a stale list is fetched) */
-ERL_NIF_TERM nif_host_search_tools(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
-  (void)argc;
-  lmcp_res *r;
-  char *query = NULL;
-  if (!lmcp_get_args(env, argv, KIND, "rs", &r, &query)) {
-    return enif_make_badarg(env);
+/* The host's queries by the names host.ex gives them: LMCP_QUERY_* of the
+ * header. */
+static const struct {
+  const char *name;
+  lmcp_query query;
+} k_queries[] = {
+    {"list_tools", LMCP_QUERY_LIST_TOOLS},
+    {"list_prompts", LMCP_QUERY_LIST_PROMPTS},
+    {"list_resources", LMCP_QUERY_LIST_RESOURCES},
+    {"search_tools", LMCP_QUERY_SEARCH_TOOLS},
+};
+
+static lmcp_status start_query(void *handle, char **strs, const lmcp_buf *args, const lmcp_buf *opts,
+                               lmcp_call_box *box, lmcp_call_id *id, char **err) {
+  (void)opts;
+  lmcp_query q = -1; /* an unknown name: the library refuses it by number */
+  for (size_t i = 0; i < sizeof k_queries / sizeof k_queries[0]; i++) {
+    if (strcmp(strs[0], k_queries[i].name) == 0) q = k_queries[i].query;
   }
-  lmcp_buf opts = {0};
-  const char *eerr = NULL;
-  ERL_NIF_TERM result;
-  if (lmcp_encode_arg(env, argv[2], &opts, &eerr) !=
-      1) { /* a dirty NIF has no limit: only a bad term fails */
-    result = lmcp_encode_error(env, "options", eerr);
-  } else {
-    char *json = NULL, *err = NULL;
-    size_t len = 0;
-    lmcp_status st = lmcp_host_search_tools(r->handle, query, opts.data, opts.len, &json, &len, &err);
-    result = st == LMCP_OK ? lmcp_ok_json(env, json, len) : lmcp_handle_error(env, KIND, st, err);
-  }
-  free(query);
-  lmcp_buf_free(&opts);
-  return result;
+  return lmcp_host_query(handle, q, args->data, args->len, lmcp_on_done, box, id, err);
+}
+
+/* host_query(Host, Name, Args, nil) -> {ok, CallId} | {error, ...}: one of
+ * the host's lists or its tool search (lmcp_host_query), Name one of
+ * k_queries, Args a map or nil; the answer comes as a call's does, in
+ * {lmcp_done, CallId, Status, Payload}. Never waits, so the lists no longer
+ * hold a dirty scheduler while a stale list is fetched. (A query takes no
+ * options: the fourth argument keeps the shape of the call NIFs.) */
+ERL_NIF_TERM nif_host_query(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  return lmcp_handle_start_call(env, argc, argv, KIND, 1, "args", "host_query", nif_host_query, start_query);
 }

@@ -279,14 +279,13 @@ static ErlNifFunc nif_funcs[] = {
     {"host_connect", 1, nif_host_connect, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"host_wait_ready", 2, nif_host_wait_ready, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"host_servers", 1, nif_host_servers, 0},
-    {"host_list", 2, nif_host_list, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"host_call_tool", 4, nif_host_call_tool, 0},
     {"host_call", 5, nif_host_call, 0},
     {"host_cancel", 2, nif_host_cancel, 0},
     {"host_respond", 4, nif_host_respond, 0},
     {"host_close", 2, nif_host_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"host_free", 1, nif_host_free, 0},
-    {"host_search_tools", 3, nif_host_search_tools, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"host_query", 4, nif_host_query, 0},
 };
 
 static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info) {

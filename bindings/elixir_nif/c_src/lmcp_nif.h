@@ -301,13 +301,12 @@ LMCP_NIF(nif_host_set_handlers);
 LMCP_NIF(nif_host_connect);
 LMCP_NIF(nif_host_wait_ready);
 LMCP_NIF(nif_host_servers);
-LMCP_NIF(nif_host_list);
 LMCP_NIF(nif_host_call_tool);
 LMCP_NIF(nif_host_call);
 LMCP_NIF(nif_host_cancel);
 LMCP_NIF(nif_host_respond);
 LMCP_NIF(nif_host_close);
 LMCP_NIF(nif_host_free);
-LMCP_NIF(nif_host_search_tools);
+LMCP_NIF(nif_host_query);
 
 #endif

@@ -129,4 +129,31 @@ defmodule LemonMCP.HostTest do
     assert eventually(fn -> not File.exists?("/proc/#{os_pid}") end),
            "the server process #{os_pid} outlived its host"
   end
+
+  test "a slow list holds no scheduler and no host call waits for it" do
+    # The server answers lists after two minutes: more lists and searches
+    # are in flight than there are dirty I/O schedulers, as messages, while
+    # calls and a dirty NIF (await_ready) go on.
+    cfg = %{
+      "mcpServers" => %{
+        "a" => %{"command" => Fixture.path()},
+        "slow" => %{"command" => Fixture.path(), "args" => ["-list-delay-ms", "120000"]}
+      }
+    }
+
+    {:ok, h} = Host.start_link(cfg)
+    assert :ok = Host.await_ready(h, 15_000)
+    n = :erlang.system_info(:dirty_io_schedulers) + 2
+
+    pending =
+      [Task.async(fn -> Host.search_tools(h, "adds two numbers") end)] ++
+        for(_ <- 1..n, do: Task.async(fn -> Host.list_tools(h) end))
+
+    assert :ok = Host.await_ready(h, 15_000)
+    for _ <- 1..5, do: assert({:ok, [%{"text" => "meanwhile"}]} = Host.call_tool(h, "a__echo", %{text: "meanwhile"}))
+    assert Enum.all?(pending, &(Task.yield(&1, 0) == nil)), "a list answered before the slow server did"
+    Enum.each(pending, &Task.shutdown(&1, :brutal_kill))
+    assert {:error, {:not_found, _}} = Host.search_tools(h, "add", servers: ["zz"])
+    Host.stop(h)
+  end
 end

@@ -62,6 +62,10 @@ __all__ = [
     "take_bytes",
     "decode_json",
     "status_string",
+    "QUERY_LIST_TOOLS",
+    "QUERY_LIST_PROMPTS",
+    "QUERY_LIST_RESOURCES",
+    "QUERY_SEARCH_TOOLS",
     "STATE_NEW",
     "STATE_CONNECTING",
     "STATE_READY",
@@ -77,6 +81,12 @@ ABI_VERSION = 1
 LIBRARY_ENV = "LEMONMCP_LIBRARY"
 #: The library's file name inside the package.
 LIBRARY_NAME = "liblemonmcp.so"
+
+# lmcp_query values: the host's queries (lmcp_host_query).
+QUERY_LIST_TOOLS = 0
+QUERY_LIST_PROMPTS = 1
+QUERY_LIST_RESOURCES = 2
+QUERY_SEARCH_TOOLS = 3
 
 # lmcp_state values.
 STATE_NEW = 0
@@ -462,6 +472,18 @@ FUNCTIONS.extend(
             c_int32,
             _check_err_out,
         ),
+        (
+            "lmcp_host_query",
+            [HostHandle, c_int32, c_char_p, c_size_t, DONE_CB, c_void_p, POINTER(c_uint64), _charpp],
+            c_int32,
+            _check_err_out,
+        ),
+        (
+            "lmcp_host_query_queued",
+            [HostHandle, c_int32, c_char_p, c_size_t, QueueHandle, c_uint64, POINTER(c_uint64), _charpp],
+            c_int32,
+            _check_err_out,
+        ),
         ("lmcp_host_cancel", [HostHandle, c_uint64], c_int32, _check_status),
         (
             "lmcp_host_respond",
@@ -487,6 +509,7 @@ HOLDS_GIL = frozenset(
         "lmcp_client_call_queued",
         "lmcp_host_call_queued",
         "lmcp_host_call_tool_queued",
+        "lmcp_host_query_queued",
         "lmcp_queue_pop",
         "lmcp_free",
     }

@@ -112,25 +112,37 @@ def _awaits_exit(report: Mapping[str, Any]) -> bool:
     )
 
 
-def settled_report(servers: Callable[[], Mapping[str, Mapping[str, Any]]], name: str) -> Mapping[str, Any]:
-    """The report of server ``name``, waiting (at most EXIT_REPORT_WAIT_S)
-    for the exit report of a process that died."""
+def settled_report(
+    servers: Callable[[], Mapping[str, Mapping[str, Any]]], name: str, wait_s: float = EXIT_REPORT_WAIT_S
+) -> Mapping[str, Any]:
+    """The report of server ``name``, waiting (at most ``wait_s``) for the
+    exit report of a process that died."""
     report = servers().get(name, {})
-    deadline = time.monotonic() + EXIT_REPORT_WAIT_S
+    deadline = time.monotonic() + wait_s
     while _awaits_exit(report) and time.monotonic() < deadline:
         time.sleep(0.02)
         report = servers().get(name, {})
     return report
 
 
-def log_failed(servers: Callable[[], Mapping[str, Mapping[str, Any]]], logged: Set[str]) -> Tuple[str, ...]:
+def exit_reports_pending(servers: Callable[[], Mapping[str, Mapping[str, Any]]], logged: Set[str]) -> bool:
+    """A failed server not logged yet still waits for its exit report (see
+    settled_report): an event loop waits for it on the loop before
+    log_failed, which then need not sleep."""
+    return any(name not in logged and _awaits_exit(r) for name, r in servers().items())
+
+
+def log_failed(
+    servers: Callable[[], Mapping[str, Mapping[str, Any]]], logged: Set[str], wait_s: float = EXIT_REPORT_WAIT_S
+) -> Tuple[str, ...]:
     """Logs a warning for each server that failed and was not logged yet,
-    with why; returns their names."""
+    with why (waiting up to ``wait_s`` for each one's exit report); returns
+    their names."""
     failed = []
     current = servers()
     for name in sorted(current):
         if current[name].get("state") == "failed" and name not in logged:
             logged.add(name)
             failed.append(name)
-            log.warning("%s", failure_text(name, settled_report(servers, name)))
+            log.warning("%s", failure_text(name, settled_report(servers, name, wait_s)))
     return tuple(failed)

@@ -1,4 +1,4 @@
-"""Tool search over a host's catalogue (``lmcp_host_search_tools``, issue 22):
+"""Tool search over a host's catalogue (``LMCP_QUERY_SEARCH_TOOLS``, issue 22):
 the request :meth:`lemonmcp.Host.search_tools` sends and the results it
 returns. The ranking is the library's (BM25F over tool names split into
 words, titles, descriptions, parameters and server names); nothing is
@@ -6,14 +6,13 @@ ranked here."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     from .host import HostTool
 
-__all__ = ["ToolSearchResult", "search_options", "parse_results"]
+__all__ = ["ToolSearchResult", "search_args", "parse_results"]
 
 
 @dataclass(frozen=True)
@@ -42,18 +41,21 @@ class ToolSearchResult:
         )
 
 
-def search_options(limit: Optional[int], servers: Optional[Sequence[str]]) -> bytes:
-    """The options JSON; the library checks the values and names a bad one."""
+def search_args(query: str, limit: Optional[int], servers: Optional[Sequence[str]]) -> Dict[str, Any]:
+    """The search's arguments (LMCP_QUERY_SEARCH_TOOLS); the library checks
+    the values and names a bad one."""
+    if not isinstance(query, str):
+        raise TypeError("search_tools: query must be a str")
     if not isinstance(limit, (int, type(None))) or isinstance(limit, bool):
         raise TypeError("search_tools: limit must be an int")
     if isinstance(servers, str):
         raise TypeError("search_tools: servers must be a list of server names, not one string")
-    o: Dict[str, Any] = {}
+    o: Dict[str, Any] = {"query": query}
     if limit is not None:
         o["limit"] = limit
     if servers is not None:
         o["servers"] = list(servers)
-    return json.dumps(o).encode() if o else b""
+    return o
 
 
 def parse_results(doc: Any) -> List[ToolSearchResult]:

@@ -92,6 +92,12 @@ class AsyncClient(ClientBase):
         The blocking part runs in the loop's default executor."""
         if self._session.released:
             return
+        # Not through the completion machinery: the library's close has no
+        # form that completes later. lmcp_client_close blocks until the server
+        # is gone (stdin closed, its close grace, then signals) or the
+        # timeout passes, and a timeout of 0 does not start that in the
+        # background: it cuts the grace short (the process group is killed at
+        # once). An executor thread keeps the grace without blocking the loop.
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, self._session.close_blocking, timeout)
 

@@ -14,11 +14,21 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from . import _host_file
 from ._dispatch import Dispatcher, LoopDispatcher
-from ._ffi import lib
 from ._loop import LoopCaller
+from ._tool_search import parse_results
 from .errors import TimeoutError
-from .host import HostBase, HostPrompt, HostResource, HostTool, ToolSearchResult
+from .host import (
+    LIST_PROMPTS,
+    LIST_RESOURCES,
+    LIST_TOOLS,
+    HostBase,
+    HostPrompt,
+    HostResource,
+    HostTool,
+    ToolSearchResult,
+)
 from .types import CallToolResult
 
 __all__ = ["AsyncHost"]
@@ -30,7 +40,7 @@ class AsyncHost(HostBase):
 
     The lists (:meth:`list_tools`, ...) are the library's cached lists; a
     list that is stale (after list_changed or a restart) is fetched again
-    inside the call, on the loop's thread."""
+    by the library while the loop runs on."""
 
     _dispatcher: LoopDispatcher
 
@@ -62,9 +72,21 @@ class AsyncHost(HostBase):
         return self
 
     async def wait_ready(self, timeout: Optional[float] = None) -> None:
-        """Wait until every enabled server is ready or has failed once."""
+        """Wait until every enabled server is ready or has failed once. Each
+        server that failed is logged once as a warning saying why, as by
+        :meth:`lemonmcp.Host.wait_ready`."""
         sess = self._session
         await self._caller.wait_until(sess.settled, timeout, lambda: self._not_ready(timeout))
+        # A failed server's exit report (status, last stderr lines) comes a
+        # moment after the failure: wait for it on the loop, not in log_failed.
+        def reported() -> bool:
+            return not _host_file.exit_reports_pending(self._servers, self._failures_logged)
+
+        try:
+            await self._caller.wait_until(reported, _host_file.EXIT_REPORT_WAIT_S, TimeoutError)
+        except TimeoutError:
+            pass  # logged without it
+        _host_file.log_failed(self._servers, self._failures_logged, wait_s=0)
 
     async def close(self, timeout: Optional[float] = None) -> None:
         """Close every server and release the host: the close starts at
@@ -88,19 +110,19 @@ class AsyncHost(HostBase):
         return self._servers()
 
     async def list_tools(self) -> List[HostTool]:
-        return self._tools(self._json(lib.lmcp_host_list_tools))
+        return self._tools(await self._caller.run(*self._query_req(LIST_TOOLS)))
 
     async def search_tools(
         self, query: str, *, limit: Optional[int] = None, servers: Optional[Sequence[str]] = None
     ) -> List[ToolSearchResult]:
         """As :meth:`lemonmcp.Host.search_tools`."""
-        return self._search(query, limit, servers)
+        return parse_results(await self._caller.run(*self._search_req(query, limit, servers)))
 
     async def list_prompts(self) -> List[HostPrompt]:
-        return self._prompts(self._json(lib.lmcp_host_list_prompts))
+        return self._prompts(await self._caller.run(*self._query_req(LIST_PROMPTS)))
 
     async def list_resources(self) -> List[HostResource]:
-        return self._resources(self._json(lib.lmcp_host_list_resources))
+        return self._resources(await self._caller.run(*self._query_req(LIST_RESOURCES)))
 
     async def call_tool(
         self,

@@ -42,7 +42,7 @@ from ._config import call_options, declare_handlers, use_app_token_store
 from ._dispatch import Callbacks, Dispatcher, RequestParams
 from ._ffi import lib, lib_held
 from ._session import HOST, HandleSession
-from ._tool_search import ToolSearchResult, parse_results, search_options
+from ._tool_search import ToolSearchResult, parse_results, search_args
 from .errors import ClosedError, InvalidArgument, InvalidHandle, TimeoutError
 from .types import CallToolResult, Prompt, Resource, Tool
 
@@ -85,10 +85,33 @@ class HostResource(Resource):
     server: str = ""
 
 
+class HostQuery(str):
+    """A call's target that is the host itself: one of its queries
+    (``lmcp_host_query``: a list, or the tool search), whose ``params`` are
+    the query's arguments. It is a str (the query's name, also its
+    ``method``) so that it passes where a server's name does: the session's
+    calls and waits take it unchanged, and only :class:`HostSession` looks
+    at it."""
+
+    code: int
+
+    def __new__(cls, name: str, code: int) -> "HostQuery":
+        q = super().__new__(cls, name)
+        q.code = code
+        return q
+
+
+LIST_TOOLS = HostQuery("list_tools", _ffi.QUERY_LIST_TOOLS)
+LIST_PROMPTS = HostQuery("list_prompts", _ffi.QUERY_LIST_PROMPTS)
+LIST_RESOURCES = HostQuery("list_resources", _ffi.QUERY_LIST_RESOURCES)
+SEARCH_TOOLS = HostQuery("search_tools", _ffi.QUERY_SEARCH_TOOLS)
+
+
 class HostSession(HandleSession):
     """A host's session: an ``lmcp_host *``. A call names its server
     (``target``), or none for a tool call: then ``method`` is the host's
-    name of the tool and ``params`` its arguments."""
+    name of the tool and ``params`` its arguments; or a
+    :class:`HostQuery`."""
 
     def __init__(
         self,
@@ -113,31 +136,36 @@ class HostSession(HandleSession):
     def _call(
         self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], done: Any, token: int, target: Optional[str]
     ) -> int:
-        return self._host_call(lib.lmcp_host_call_tool, lib.lmcp_host_call, mb, pjson, ojson, (done, token), target)
+        return self._host_call(
+            (lib.lmcp_host_call_tool, lib.lmcp_host_call, lib.lmcp_host_query), mb, pjson, ojson, (done, token), target
+        )
 
     def _call_queued(
         self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], queue: Any, tag: int, target: Optional[str]
     ) -> int:
-        return self._host_call(
-            lib_held.lmcp_host_call_tool_queued, lib_held.lmcp_host_call_queued, mb, pjson, ojson, (queue, tag), target
-        )
+        fns = (lib_held.lmcp_host_call_tool_queued, lib_held.lmcp_host_call_queued, lib_held.lmcp_host_query_queued)
+        return self._host_call(fns, mb, pjson, ojson, (queue, tag), target)
 
     def _host_call(
         self,
-        tool_fn: Any,
-        server_fn: Any,
+        fns: Tuple[Any, Any, Any],
         mb: bytes,
         pjson: Optional[bytes],
         ojson: Optional[bytes],
         completion: Tuple[Any, Any],
         target: Optional[str],
     ) -> int:
-        """A tool call (no target: mb is the tool's name) or a call to the
-        target server; completion is (done, user_data) or (queue, tag)."""
+        """A tool call (no target: mb is the tool's name), a call to the
+        target server, or a query of the host's; fns are the three C
+        functions of the completion's kind, completion (done, user_data)
+        or (queue, tag)."""
+        tool_fn, server_fn, query_fn = fns
         cid = c_uint64()
         plen = len(pjson) if pjson else 0
         olen = len(ojson) if ojson else 0
-        if target is None:
+        if isinstance(target, HostQuery):
+            query_fn(self.handle(), target.code, pjson, plen, *completion, byref(cid), c_void_p())
+        elif target is None:
             tool_fn(self.handle(), mb, pjson, plen, ojson, olen, *completion, byref(cid), c_void_p())
         else:
             server_fn(self.handle(), target.encode(), mb, pjson, plen, ojson, olen, *completion, byref(cid), c_void_p())
@@ -169,7 +197,7 @@ class HostSession(HandleSession):
 
     def json_of(self, fn: Any) -> Any:
         """What one of the host's JSON-returning functions returns
-        (lmcp_host_servers, lmcp_host_list_tools, ...), decoded."""
+        (lmcp_host_servers), decoded."""
         out = c_void_p()
         length = c_size_t()
         try:
@@ -225,6 +253,9 @@ _Item = TypeVar("_Item")
 
 #: A tool call as the session makes it: (tool name, arguments, options).
 ToolRequest = Tuple[str, Optional[Mapping[str, Any]], Dict[str, Any]]
+#: A query as the session makes it: (method, params, options, progress
+#: handler, target), the arguments of its calls.
+QueryRequest = Tuple[str, Optional[Mapping[str, Any]], Dict[str, Any], None, HostQuery]
 
 
 class HostBase:
@@ -332,16 +363,14 @@ class HostBase:
             raise InvalidArgument("server: expected a server name")
         return server
 
-    def _search(self, query: str, limit: Optional[int], servers: Optional[Sequence[str]]) -> List[ToolSearchResult]:
-        if not isinstance(query, str):
-            raise TypeError("search_tools: query must be a str")
-        opts = search_options(limit, servers)
-        q = query.encode()
+    @staticmethod
+    def _query_req(query: HostQuery, args: Optional[Mapping[str, Any]] = None) -> QueryRequest:
+        """A query as the session's calls take it (see :class:`HostQuery`);
+        its method is the query's name as a plain str."""
+        return str(query), args, {}, None, query
 
-        def search(handle: Any, out: Any, length: Any, err: Any) -> Any:
-            return lib.lmcp_host_search_tools(handle, q, opts or None, len(opts), out, length, err)
-
-        return parse_results(self._json(search))
+    def _search_req(self, query: str, limit: Optional[int], servers: Optional[Sequence[str]]) -> QueryRequest:
+        return self._query_req(SEARCH_TOOLS, search_args(query, limit, servers))
 
     # ------------------------------------------------------ result readers
 
@@ -450,16 +479,17 @@ class Host(HostBase):
         return self._servers()
 
     def list_tools(self) -> List[HostTool]:
-        """Every ready server's tools, named by ``tool_prefix``."""
-        return self._tools(self._json(lib.lmcp_host_list_tools))
+        """Every ready server's tools, named by ``tool_prefix``. Blocks
+        while a stale list is fetched; Ctrl-C interrupts the wait."""
+        return self._tools(self._session.call_blocking(*self._query_req(LIST_TOOLS)))
 
     def list_prompts(self) -> List[HostPrompt]:
         """Every ready server's prompts, each with ``.server``."""
-        return self._prompts(self._json(lib.lmcp_host_list_prompts))
+        return self._prompts(self._session.call_blocking(*self._query_req(LIST_PROMPTS)))
 
     def list_resources(self) -> List[HostResource]:
         """Every ready server's resources, each with ``.server``."""
-        return self._resources(self._json(lib.lmcp_host_list_resources))
+        return self._resources(self._session.call_blocking(*self._query_req(LIST_RESOURCES)))
 
     def search_tools(
         self, query: str, *, limit: Optional[int] = None, servers: Optional[Sequence[str]] = None
@@ -470,7 +500,7 @@ class Host(HostBase):
         ``name`` is callable with :meth:`call_tool`. An empty query, one of
         only common words, or a bad option raises :class:`InvalidArgument`; an
         unknown server :class:`NotFound`."""
-        return self._search(query, limit, servers)
+        return parse_results(self._session.call_blocking(*self._search_req(query, limit, servers)))
 
     # --------------------------------------------------------------- calls
 

@@ -6,6 +6,7 @@ server that failed to start is logged with why."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -14,6 +15,7 @@ from typing import Any, Dict, List
 import pytest
 
 import lemonmcp
+from lemonmcp.aio import AsyncHost
 
 from conftest import REPO
 
@@ -76,7 +78,8 @@ def test_unknown_members_of_a_mapping_are_warnings(caplog: pytest.LogCaptureFixt
         lemonmcp.Host(cfg, strict=True)
 
 
-def test_failed_server_is_logged_with_why(fixture_path: str, caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize("front", ["Host", "AsyncHost"])
+def test_failed_server_is_logged_with_why(fixture_path: str, caplog: pytest.LogCaptureFixture, front: str) -> None:
     caplog.set_level(logging.WARNING, logger="lemonmcp")
     cfg = {
         "mcpServers": {
@@ -90,12 +93,24 @@ def test_failed_server_is_logged_with_why(fixture_path: str, caplog: pytest.LogC
             "missing": {"command": "/nonexistent/lmcp-py-server"},
         }
     }
-    with lemonmcp.Host(cfg, ready_timeout=15) as host:
-        servers = host.servers()
-        assert servers["good"]["state"] == "ready"
-        assert servers["missing"]["state"] == "failed"
-        with pytest.raises(lemonmcp.InvalidState, match="executable not found"):
-            host.call_tool("missing__echo", {})
+    if front == "Host":
+        with lemonmcp.Host(cfg, ready_timeout=15) as host:
+            servers = host.servers()
+            assert servers["good"]["state"] == "ready"
+            assert servers["missing"]["state"] == "failed"
+            with pytest.raises(lemonmcp.InvalidState, match="executable not found"):
+                host.call_tool("missing__echo", {})
+    else:
+
+        async def main() -> None:
+            async with AsyncHost(cfg, ready_timeout=15) as host:
+                servers = await host.servers()
+                assert servers["good"]["state"] == "ready"
+                assert servers["missing"]["state"] == "failed"
+                with pytest.raises(lemonmcp.InvalidState, match="executable not found"):
+                    await host.call_tool("missing__echo", {})
+
+        asyncio.run(main())
     logged = [r.getMessage() for r in caplog.records if r.name == "lemonmcp"]
     missing = [m for m in logged if "'missing'" in m]
     assert len(missing) == 1 and "executable not found: /nonexistent/lmcp-py-server" in missing[0]

@@ -1,7 +1,8 @@
 """lemonmcp.Host and AsyncHost on the client's machinery: a handler's
-exception is logged, AsyncHost runs nothing on executor threads, and a host
-that is never closed is collected and its library handle freed. (Ctrl-C
-during a blocking host call: test_interrupt.py.)"""
+exception is logged, AsyncHost runs nothing on executor threads and never
+blocks its loop (a slow list included), and a host that is never closed is
+collected and its library handle freed. (Ctrl-C during a blocking host call
+or list: test_interrupt.py.)"""
 
 from __future__ import annotations
 
@@ -96,6 +97,76 @@ def test_async_host_uses_no_executor_thread(fixture_path: str) -> None:
     assert seen == ["b"]
     # Library threads come and go; no thread of an executor was started.
     assert not [t.name for t in threading.enumerate() if t.ident not in threads_before and t.name.startswith("asyncio")]
+
+
+def test_async_host_lists_while_the_loop_runs(fixture_path: str) -> None:
+    """A slow list (the server answers lists after half a minute) is
+    awaited on the loop: a ticking task keeps running and another call
+    completes while the list and the search are pending; cancelling their
+    tasks ends the waits."""
+    cfg = _config(fixture_path)
+    cfg["mcpServers"]["slow"] = {"command": fixture_path, "args": ["-list-delay-ms", "30000"]}
+
+    async def main() -> None:
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        async with AsyncHost(cfg) as host:
+            ticker = asyncio.ensure_future(tick())
+            pending = [
+                asyncio.ensure_future(host.list_tools()),
+                asyncio.ensure_future(host.list_prompts()),
+                asyncio.ensure_future(host.search_tools("adds two numbers")),
+            ]
+            start = ticks
+            await asyncio.wait_for(_until(lambda: ticks >= start + 5), 20)
+            assert (await host.call_tool("a__echo", {"text": "meanwhile"})).text == "meanwhile"
+            assert not any(t.done() for t in pending), "the lists answered before the slow server did"
+            for t in pending:
+                t.cancel()
+            for t in pending:
+                with pytest.raises(asyncio.CancelledError):
+                    await t
+            ticker.cancel()
+
+    asyncio.run(main())
+
+
+async def _until(cond: Callable[[], bool]) -> None:
+    while not cond():
+        await asyncio.sleep(0.01)
+
+
+def test_host_lists_and_search_agree_sync_and_async(fixture_path: str) -> None:
+    """Host and AsyncHost give the same lists and search results (both
+    through lmcp_host_query), and a bad search is refused by name."""
+    with lemonmcp.Host(_config(fixture_path, "a", "b")) as host:
+        tools = host.list_tools()
+        prompts = host.list_prompts()
+        resources = host.list_resources()
+        found = host.search_tools("adds two numbers", limit=2)
+        with pytest.raises(lemonmcp.NotFound, match="zz"):
+            host.search_tools("add", servers=["zz"])
+        with pytest.raises(lemonmcp.InvalidArgument, match="no word"):
+            host.search_tools("the")
+    assert {t.name for t in tools} >= {"a__echo", "b__echo"}
+    assert [r.name for r in found] == ["a__add", "b__add"]
+
+    async def main() -> None:
+        async with AsyncHost(_config(fixture_path, "a", "b")) as ahost:
+            assert await ahost.list_tools() == tools
+            assert await ahost.list_prompts() == prompts
+            assert await ahost.list_resources() == resources
+            assert await ahost.search_tools("adds two numbers", limit=2) == found
+            with pytest.raises(lemonmcp.InvalidArgument, match="limit"):
+                await ahost.search_tools("add", limit=0)
+
+    asyncio.run(main())
 
 
 def _holder_cycle(host_cfg: Dict[str, Any]) -> lemonmcp.Host:

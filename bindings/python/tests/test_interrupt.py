@@ -151,6 +151,32 @@ def test_ctrl_c_cancels_a_host_call_and_the_host_stays_usable(fixture_path: str,
         assert "notifications/cancelled" in f.read()
 
 
+CHILD_HOST_LIST = r"""
+import sys
+import lemonmcp
+
+cfg = {"mcpServers": {"a": {"command": sys.argv[1], "args": ["-list-delay-ms", "60000"]}}}
+with lemonmcp.Host(cfg, ready_timeout=15) as host:
+    try:
+        print("listing", flush=True)
+        host.list_tools()
+        print("list finished?!", flush=True)
+    except KeyboardInterrupt:
+        print("caught KeyboardInterrupt", host.servers()["a"]["state"], flush=True)
+    print("echo:", host.call_tool("a__echo", {"text": "after the interrupt"}).text, flush=True)
+print("closed", host.closed, flush=True)
+"""
+
+
+def test_ctrl_c_interrupts_a_host_list_and_the_host_stays_usable(fixture_path: str) -> None:
+    out, err, rc, _ = _interrupt(CHILD_HOST_LIST, [fixture_path], "listing")
+    assert rc == 0, err
+    assert "caught KeyboardInterrupt ready" in out
+    assert "list finished" not in out
+    assert "echo: after the interrupt" in out
+    assert "closed True" in out
+
+
 def test_ctrl_c_during_a_host_wait_ready(fixture_path: str) -> None:
     out, err, rc, _ = _interrupt(CHILD_HOST_CONNECT, [fixture_path], "connecting")
     assert rc == 0, err

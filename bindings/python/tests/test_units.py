@@ -42,6 +42,10 @@ def test_header_constants_match_binding() -> None:
         assert getattr(errors, name if name != "OK" else "OK") == int(value), name
     for name, value in re.findall(r"#define LMCP_(STATE_[A-Z]+) (\d+)", text):
         assert getattr(_ffi, name) == int(value), name
+    queries = re.findall(r"#define LMCP_(QUERY_[A-Z_]+) (\d+)", text)
+    assert len(queries) == 4, queries  # the header's spelling changed: fix the pattern, not the check
+    for name, value in queries:
+        assert getattr(_ffi, name) == int(value), name
 
 
 def _header_statuses() -> Dict[str, int]:

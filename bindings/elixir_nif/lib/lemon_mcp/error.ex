@@ -66,6 +66,16 @@ defmodule LemonMCP.Error do
   def reason(status, info, _state), do: {status_name(status), message(info)}
 
   @doc false
+  # The reply to the caller of a call that completed ({:lmcp_done, id,
+  # status, payload}): one place for the client and the host, so that their
+  # replies cannot drift (a payload the shim could not decode is an error
+  # for both).
+  def done_reply(status, payload, state \\ :disconnected)
+  def done_reply(0, {:lmcp_raw, _raw, why}, _state), do: {:error, {:decode_error, why}}
+  def done_reply(0, payload, _state), do: {:ok, payload}
+  def done_reply(status, info, state), do: {:error, reason(status, info, state)}
+
+  @doc false
   def message(%{"message" => m}) when is_binary(m), do: m
   def message({:lmcp_raw, raw, _why}), do: raw
   def message(other), do: inspect(other)

@@ -123,15 +123,15 @@ defmodule LemonMCP.Host do
 
   @doc "Every ready server's tools, named by `tool_prefix`, each with `\"server\"` and `\"original_name\"`."
   @spec list_tools(host()) :: {:ok, [map()]} | {:error, term()}
-  def list_tools(host), do: list(host, :tools, "tools")
+  def list_tools(host), do: list(host, "list_tools", "tools")
 
   @doc "Every ready server's prompts, each with `\"server\"`."
   @spec list_prompts(host()) :: {:ok, [map()]} | {:error, term()}
-  def list_prompts(host), do: list(host, :prompts, "prompts")
+  def list_prompts(host), do: list(host, "list_prompts", "prompts")
 
   @doc "Every ready server's resources, each with `\"server\"`."
   @spec list_resources(host()) :: {:ok, [map()]} | {:error, term()}
-  def list_resources(host), do: list(host, :resources, "resources")
+  def list_resources(host), do: list(host, "list_resources", "resources")
 
   @doc """
   Ranks every ready server's tools against `query` (a few words: "create a
@@ -150,7 +150,7 @@ defmodule LemonMCP.Host do
   @spec search_tools(host(), String.t(), keyword()) :: {:ok, [map()]} | {:error, term()}
   def search_tools(host, query, opts \\ []) when is_binary(query) do
     with {:ok, o} <- search_options(opts),
-         {:ok, doc} <- lib(host, &NIF.host_search_tools(&1, query, o)) do
+         {:ok, doc} <- query(host, "search_tools", Map.put(o || %{}, "query", query)) do
       {:ok, doc["results"] || []}
     end
   end
@@ -280,8 +280,9 @@ defmodule LemonMCP.Host do
     end
   end
 
-  # The blocking library functions run in the caller (on a dirty scheduler),
-  # not in the host process, so one slow list never holds up other callers.
+  # The blocking library functions (wait_ready) run in the caller (on a
+  # dirty scheduler), not in the host process, so one slow wait never holds
+  # up other callers.
   defp lib(host, fun) do
     ref = GenServer.call(host, :ref)
 
@@ -292,9 +293,14 @@ defmodule LemonMCP.Host do
     end
   end
 
-  defp list(host, kind, key) do
-    with {:ok, doc} <- lib(host, &NIF.host_list(&1, kind)), do: {:ok, doc[key] || []}
+  defp list(host, query, key) do
+    with {:ok, doc} <- query(host, query, nil), do: {:ok, doc[key] || []}
   end
+
+  # A list or the tool search: answered as a call is, by a message to the
+  # host's process, so no scheduler waits while a stale list is fetched. The
+  # library bounds the wait (the servers' call and ready timeouts).
+  defp query(host, name, args), do: GenServer.call(host, {:query, name, args}, :infinity)
 
   defp options(opts) do
     o = %{}
@@ -352,6 +358,10 @@ defmodule LemonMCP.Host do
     start_call(NIF.host_call(st.ref, server, method, params, opts), from, st)
   end
 
+  def handle_call({:query, name, args}, from, st) do
+    start_call(NIF.host_query(st.ref, name, args, nil), from, st)
+  end
+
   defp start_call({:ok, id}, from, st), do: {:noreply, put_in(st.pending[id], from)}
   defp start_call({:error, status, info}, _from, st), do: {:reply, {:error, Error.reason(status, info)}, st}
   defp start_call({:error, reason}, _from, st), do: {:reply, {:error, reason}, st}
@@ -363,8 +373,7 @@ defmodule LemonMCP.Host do
         {:noreply, st}
 
       {from, pending} ->
-        reply = if status == 0, do: {:ok, payload}, else: {:error, Error.reason(status, payload)}
-        GenServer.reply(from, reply)
+        GenServer.reply(from, Error.done_reply(status, payload))
         {:noreply, %{st | pending: pending}}
     end
   end

@@ -117,9 +117,6 @@ defmodule LemonMCP.NIF do
   @spec host_servers(host()) :: {:ok, map()} | lib_error()
   def host_servers(_host), do: :erlang.nif_error(:not_loaded)
 
-  @spec host_list(host(), :tools | :prompts | :resources) :: {:ok, map()} | lib_error()
-  def host_list(_host, _kind), do: :erlang.nif_error(:not_loaded)
-
   @spec host_call_tool(host(), binary(), map() | nil, map() | nil) ::
           {:ok, non_neg_integer()} | lib_error() | {:error, term()}
   def host_call_tool(_host, _name, _args, _options), do: :erlang.nif_error(:not_loaded)
@@ -141,6 +138,7 @@ defmodule LemonMCP.NIF do
   @spec host_free(host()) :: :ok
   def host_free(_host), do: :erlang.nif_error(:not_loaded)
 
-  @spec host_search_tools(host(), binary(), map() | nil) :: {:ok, map()} | lib_error() | {:error, term()}
-  def host_search_tools(_host, _query, _options), do: :erlang.nif_error(:not_loaded)
+  @spec host_query(host(), binary(), map() | nil, nil) ::
+          {:ok, non_neg_integer()} | lib_error() | {:error, term()}
+  def host_query(_host, _name, _args, _options), do: :erlang.nif_error(:not_loaded)
 end

@@ -330,10 +330,8 @@ defmodule LemonMCP.Client.Server do
   defp put_opt(m, _k, nil), do: m
   defp put_opt(m, k, v), do: Map.put(m, k, v)
 
-  defp done_reply(0, {:lmcp_raw, _raw, why}, _st), do: {:error, {:decode_error, why}}
-  defp done_reply(0, payload, _st), do: {:ok, payload}
-  defp done_reply(status, info, %__MODULE__{} = st), do: {:error, Error.reason(status, info, state_of(st))}
-  defp done_reply(status, info, res), do: {:error, Error.reason(status, info, res_state(res))}
+  defp done_reply(status, payload, %__MODULE__{} = st), do: Error.done_reply(status, payload, state_of(st))
+  defp done_reply(status, payload, res), do: Error.done_reply(status, payload, res_state(res))
 
   defp on_event(:ready, _payload, st) do
     Enum.each(st.waiters, fn {_, {from, timer}} ->
