@@ -12,6 +12,7 @@ Callbacks and handlers run on the loop and may be coroutine functions.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from . import _host_file
@@ -28,6 +29,7 @@ from .host import (
     HostResource,
     HostTool,
     ToolSearchResult,
+    _ms,
 )
 from .types import CallToolResult
 
@@ -89,19 +91,20 @@ class AsyncHost(HostBase):
         _host_file.log_failed(self._servers, self._failures_logged, wait_s=0)
 
     async def close(self, timeout: Optional[float] = None) -> None:
-        """Close every server and release the host: the close starts at
-        once, and the loop waits (up to ``timeout`` seconds, None: 10 s)
-        until every server reported it closed."""
+        """Close every server (processes reaped) and release the host, as
+        :meth:`lemonmcp.Host.close`; the blocking part runs in the loop's
+        default executor."""
         sess = self._session
         if sess.released:
             return
+        # Not on the loop: lmcp_host_close has no form that completes later,
+        # and a timeout of 0 does not start the close in the background but
+        # cuts every server's close grace short (its process group is killed
+        # at once). An executor thread keeps the grace without blocking the
+        # loop, as AsyncClient.close does.
+        loop = asyncio.get_running_loop()
         try:
-            if not sess.close_started(0):
-                wait = 10.0 if timeout is None else timeout
-                try:
-                    await self._caller.wait_until(lambda: not sess.closing(), wait, lambda: TimeoutError())
-                except TimeoutError:
-                    pass  # teardown goes on in the background
+            await loop.run_in_executor(None, sess.close_started, _ms(timeout))
         finally:
             sess.release()
 

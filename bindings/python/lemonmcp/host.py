@@ -52,10 +52,6 @@ __all__ = ["Host", "HostTool", "HostPrompt", "HostResource", "EventHandler", "Re
 #: and "list_changed" {"server", "list"}; runs on a library thread.
 EventHandler = Callable[[str, Dict[str, Any]], None]
 
-# What servers() reports of a server whose close is not over.
-_CLOSING_STATES = ("new", "connecting", "ready", "restarting")
-
-
 @dataclass
 class HostTool(Tool):
     """A tool of one of the host's servers: ``name`` is the host's name for
@@ -219,16 +215,6 @@ class HostSession(HandleSession):
             return False
         except (ClosedError, InvalidHandle):
             return True  # already gone
-
-    def closing(self) -> bool:
-        """A server's close is not over yet."""
-        if self._handle is None:
-            return False
-        try:
-            servers = self.json_of(lib.lmcp_host_servers)
-        except ClosedError:
-            return False
-        return any(s.get("state") in _CLOSING_STATES for s in servers.values())
 
 
 def _load_config(config_or_path: Union[str, "os.PathLike[str]", Mapping[str, Any]]) -> Dict[str, Any]:

@@ -105,6 +105,29 @@ def test_app_requests_carry_the_server(fixture_path: str) -> None:
     assert seen == ["who? b"]
 
 
+@pytest.mark.parametrize("host_kind", ["sync", "async"])
+def test_close_keeps_each_servers_grace(fixture_path: str, host_kind: str, tmp_path: Any) -> None:
+    """A close lets each server exit on its own when its stdin closes (the
+    close grace) instead of killing it: AsyncHost.close once passed a 0 ms
+    timeout, which cuts the grace short and SIGKILLs the process group. The
+    shell around the server writes the server's exit status only if it is
+    not killed with it."""
+    status = tmp_path / "status"
+    script = f'"{fixture_path}"; echo $? > "{status}"'
+    cfg = {"mcpServers": {"a": {"command": "/bin/sh", "args": ["-c", script]}}}
+    if host_kind == "sync":
+        with lemonmcp.Host(cfg) as host:
+            host.wait_ready(10)
+    else:
+
+        async def main() -> None:
+            async with AsyncHost(cfg) as host:
+                await host.wait_ready(10)
+
+        asyncio.run(main())
+    assert status.exists(), "the server was killed instead of closed"
+    assert status.read_text().strip() == "0"
+
 def test_async_host(fixture_path: str) -> None:
     async def main() -> None:
         async with AsyncHost(_config(fixture_path)) as host:
