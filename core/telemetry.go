@@ -16,6 +16,7 @@ const (
 	RecordRestart     = "restart"      // a supervised client restarts its server
 	RecordFailure     = "failure"      // the handshake failed or the connection was lost for good
 	RecordListChanged = "list_changed" // (hosts) an aggregated list changed
+	RecordSession     = "session"      // a session ended: closed, lost (restart or failure)
 )
 
 // TelemetryRecord is one finished operation, measured once by the core and
@@ -121,6 +122,27 @@ func (c *Client) recordLifecycle(kind string, err *Error, locked bool) {
 	} else {
 		c.fillClientFacts(rec)
 	}
+	c.deliverRecord(rec)
+}
+
+// endSessionLocked ends the current session, if one is ready: with a
+// handler set, a "session" record says how long it lasted (the
+// mcp.client.session.duration metric) and, when lost is not nil, why it
+// ended. Called under c.mu; the record only queues.
+func (c *Client) endSessionLocked(lost *Error) {
+	start := c.sessionStart
+	if start.IsZero() {
+		return
+	}
+	c.sessionStart = time.Time{}
+	if !c.telemetryOn() {
+		return
+	}
+	rec := &TelemetryRecord{Kind: RecordSession, StartUnixNano: start.UnixNano(), DurationNS: time.Since(start).Nanoseconds()}
+	if lost != nil {
+		rec.Status, rec.ErrorType, rec.Message = lost.Status, errorType(lost), lost.Message
+	}
+	c.fillClientFactsLocked(rec)
 	c.deliverRecord(rec)
 }
 

@@ -324,8 +324,9 @@ lmcp_status lmcp_client_set_app_request_handler(lmcp_client *client,
 /* Receives one telemetry record (docs/telemetry.md): kind is static text,
  * the record's kind ("call": a call completed, whatever its status;
  * "restart": a supervised client restarts its server; "failure": the
- * handshake failed or the connection was lost for good; for a host also
- * "list_changed"); json (len bytes, NUL-terminated) is the record, a JSON
+ * handshake failed or the connection was lost for good; "session": a
+ * ready session ended, closed or lost, its duration_ns how long it lasted;
+ * for a host also "list_changed"); json (len bytes, NUL-terminated) is the record, a JSON
  * object (method, target, server, protocol_version, session_id, request_id,
  * status, error_type, start_unix_nano, duration_ns, bytes_in, bytes_out,
  * retries, restarts, traceparent), borrowed until the callback returns.
@@ -703,8 +704,8 @@ lmcp_status lmcp_host_set_event_handler(lmcp_host *host, lmcp_event_cb cb,
 /* lmcp_host_set_telemetry_handler registers the host's telemetry callback
  * (NULL cb removes it; see lmcp_telemetry_cb). While one is set, every
  * server's client measures its calls: each record names its "server", and a
- * call's "call_id" is the host's. Restarts and failures of a server are
- * records too, and "list_changed" records {"server","list"} come from the
+ * call's "call_id" is the host's. Restarts, failures and ended sessions
+ * of a server are records too, and "list_changed" records {"server","list"} come from the
  * host itself. Records run on the host's delivery thread, one at a time, in
  * order with its events and completions. Without a handler no server
  * measures anything. Replacing a handler runs the previous destroy once none
