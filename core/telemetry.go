@@ -166,16 +166,24 @@ func (c *Client) fillClientFactsLocked(rec *TelemetryRecord) {
 	}
 }
 
-// deliverRecord hands rec to the handler installed when it runs.
+// deliverRecord hands rec to the handler installed when it runs, batched
+// with the records that finish before that delivery runs.
 func (c *Client) deliverRecord(rec *TelemetryRecord) {
-	c.out.Push(func() {
-		reg := c.telemetry.Load()
-		if reg == nil || reg.Handler == nil || !reg.Enter() {
-			return
-		}
-		defer reg.Exit()
+	if c.records.Add(rec) {
+		c.out.Push(c.flushRecords, callbackgate.Event)
+	}
+}
+
+func (c *Client) flushRecords() {
+	recs := c.records.Take()
+	reg := c.telemetry.Load()
+	if reg == nil || reg.Handler == nil || !reg.Enter() {
+		return
+	}
+	defer reg.Exit()
+	for _, rec := range recs {
 		reg.Handler(rec)
-	}, callbackgate.Event)
+	}
 }
 
 // callTarget is the name a call acts on: the tool or prompt name, or the

@@ -64,14 +64,21 @@ func (h *Host) recordListChanged(server, list string) {
 }
 
 // deliverRecord hands rec to the handler installed when it runs, on the
-// host's delivery goroutine.
+// host's delivery goroutine, batched as a client's are (core.RecordBatch).
 func (h *Host) deliverRecord(rec *core.TelemetryRecord) {
-	h.out.Push(func() {
-		reg := h.telemetry.Load()
-		if reg == nil || reg.Handler == nil || !reg.Enter() {
-			return
-		}
-		defer reg.Exit()
+	if h.records.Add(rec) {
+		h.out.Push(h.flushRecords, callbackgate.Event)
+	}
+}
+
+func (h *Host) flushRecords() {
+	recs := h.records.Take()
+	reg := h.telemetry.Load()
+	if reg == nil || reg.Handler == nil || !reg.Enter() {
+		return
+	}
+	defer reg.Exit()
+	for _, rec := range recs {
 		reg.Handler(rec)
-	}, callbackgate.Event)
+	}
 }
