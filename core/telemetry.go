@@ -143,7 +143,13 @@ func (c *Client) endSessionLocked(lost *Error) {
 		rec.Status, rec.ErrorType, rec.Message = lost.Status, errorType(lost), lost.Message
 	}
 	c.fillClientFactsLocked(rec)
-	c.deliverRecord(rec)
+	if c.freed {
+		return // its handler is gone
+	}
+	// Queued as a completion is (owed, delivered even once the gate
+	// closes): a close followed at once by a free must not lose it.
+	c.out.Owe()
+	c.out.Push(func() { c.runHandler([]*TelemetryRecord{rec}) }, callbackgate.Completion)
 }
 
 // fillClientFacts adds what the client knows beyond the call: protocol
@@ -174,8 +180,9 @@ func (c *Client) deliverRecord(rec *TelemetryRecord) {
 	}
 }
 
-func (c *Client) flushRecords() {
-	recs := c.records.Take()
+func (c *Client) flushRecords() { c.runHandler(c.records.Take()) }
+
+func (c *Client) runHandler(recs []*TelemetryRecord) {
 	reg := c.telemetry.Load()
 	if reg == nil || reg.Handler == nil || !reg.Enter() {
 		return

@@ -183,6 +183,10 @@ func TestTelemetrySessionRecord(t *testing.T) {
 		errorType string
 	}{
 		{name: "closed", end: func(t *testing.T, _ *fakeServer, c *Client) { require.Nil(t, errOrNil(c.Close(3*time.Second))) }},
+		{name: "closed and freed at once", end: func(t *testing.T, _ *fakeServer, c *Client) {
+			require.Nil(t, errOrNil(c.Close(3*time.Second)))
+			c.Free() // the record was queued as a completion: Free delivers it
+		}},
 		{name: "lost", end: func(_ *testing.T, s *fakeServer, _ *Client) { s.peer.Hangup("server exited with status 3", 3) },
 			status: StatusClosed, errorType: "closed"},
 	}

@@ -52,7 +52,21 @@ func (h *Host) telemetryOn() bool {
 // delivery goroutine) and passes it on, named by the server.
 func (s *server) onTelemetry(rec *core.TelemetryRecord) {
 	rec.Server = s.name // the call id is the host's already (TelemetryID)
+	if rec.Kind == core.RecordSession {
+		s.h.deliverOwedRecord(rec)
+		return
+	}
 	s.h.deliverRecord(rec)
+}
+
+// deliverOwedRecord queues rec as a completion is (owed, delivered even
+// once the gate closes), as the client queued it: a session that a close
+// ended is still reported when a free follows at once. It runs on a
+// server's client's delivery goroutine, which Free waits for (freeClients)
+// before it drains the host's gate, so the debt is always seen.
+func (h *Host) deliverOwedRecord(rec *core.TelemetryRecord) {
+	h.out.Owe()
+	h.out.Push(func() { h.runHandler([]*core.TelemetryRecord{rec}) }, callbackgate.Completion)
 }
 
 // recordListChanged reports a change of an aggregated list.
@@ -71,8 +85,9 @@ func (h *Host) deliverRecord(rec *core.TelemetryRecord) {
 	}
 }
 
-func (h *Host) flushRecords() {
-	recs := h.records.Take()
+func (h *Host) flushRecords() { h.runHandler(h.records.Take()) }
+
+func (h *Host) runHandler(recs []*core.TelemetryRecord) {
 	reg := h.telemetry.Load()
 	if reg == nil || reg.Handler == nil || !reg.Enter() {
 		return

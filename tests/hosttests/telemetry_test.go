@@ -80,3 +80,38 @@ func TestHostTelemetryRecords(t *testing.T) {
 		t.Fatal("the replaced handler's destroy did not run")
 	}
 }
+
+// A server's session that ends is a "session" record naming the server:
+// lost to a crash (before the restart), or closed with the host, even when
+// the host is freed at once after its close.
+func TestHostTelemetrySessionRecords(t *testing.T) {
+	cfg := fmt.Sprintf(`{"mcpServers":{"a":%s,"b":%s}}`, stdioServer(""), stdioServer(""))
+	h, _ := newHost(t, cfg)
+	sink := &telemetrySink{}
+	h.SetTelemetryHandler(sink.handle, nil)
+	require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
+	listTools(t, h)
+
+	_, err := h.CallToolSync("a__crash", nil, core.CallOptions{})
+	require.NotNil(t, err)
+	require.Eventually(t, func() bool {
+		_, lost := sink.find(func(r core.TelemetryRecord) bool {
+			return r.Kind == core.RecordSession && r.Server == "a" && r.ErrorType == "closed" && r.DurationNS > 0
+		})
+		return lost
+	}, 10*time.Second, 20*time.Millisecond, "the crashed server's session record")
+	// The restarted server's new session (a call waits for its handshake).
+	_, err = h.CallToolSync("a__echo", []byte(`{"text":"again"}`), core.CallOptions{WaitReady: true})
+	require.Nil(t, errOrNil(err))
+
+	h.Close(5 * time.Second)
+	h.Free()
+	for _, server := range []string{"a", "b"} {
+		rec, ok := sink.find(func(r core.TelemetryRecord) bool {
+			return r.Kind == core.RecordSession && r.Server == server && r.ErrorType == ""
+		})
+		require.True(t, ok, "server %s: its closed session was reported before Free returned", server)
+		require.Equal(t, core.StatusOK, rec.Status)
+		require.Positive(t, rec.DurationNS)
+	}
+}
