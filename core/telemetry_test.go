@@ -169,7 +169,7 @@ func TestHistogramMethodBound(t *testing.T) {
 	for i := 0; i < maxHistogramMethods+5; i++ {
 		observeDuration("bound/m"+itoa(int64(i)), int64(time.Millisecond))
 	}
-	require.LessOrEqual(t, int(histogramNames.Load()), maxHistogramMethods)
+	require.LessOrEqual(t, int(processHistograms.names.Load()), maxHistogramMethods)
 	require.Contains(t, DurationHistograms(), "other")
 }
 

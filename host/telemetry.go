@@ -52,6 +52,9 @@ func (h *Host) telemetryOn() bool {
 // delivery goroutine) and passes it on, named by the server.
 func (s *server) onTelemetry(rec *core.TelemetryRecord) {
 	rec.Server = s.name // the call id is the host's already (TelemetryID)
+	if rec.Kind == core.RecordCall {
+		s.durations.Observe(rec.Method, rec.DurationNS)
+	}
 	if rec.Kind == core.RecordSession {
 		s.h.deliverOwedRecord(rec)
 		return

@@ -760,7 +760,10 @@ lmcp_status lmcp_host_wait_ready(lmcp_host *host, int64_t timeout_ms,
  * "exit_code"? or "signal"? (of the last loss), "stderr_tail"? (the lost
  * server's last stderr lines: at most 10 of at most 512 bytes, control
  * characters escaped as \xNN, its configured env and header values replaced
- * by [redacted])}}. *json_out is library-allocated (free with lmcp_free);
+ * by [redacted]), "durations"? (while the host has a telemetry handler:
+ * the server's own per-method call-duration histograms, {"<method>":
+ * {"count", "sum_ms", "buckets"}} over lmcp_diagnostics' "bounds_ms")}}.
+ * *json_out is library-allocated (free with lmcp_free);
  * *len_out (may be NULL) receives its length. Never blocks.
  * Returns LMCP_OK, LMCP_E_INVALID_HANDLE, or LMCP_E_INVALID_ARGUMENT (NULL
  * json_out). */

@@ -1,6 +1,7 @@
 package hosttests
 
 import (
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -61,6 +62,17 @@ func TestHostTelemetryRecords(t *testing.T) {
 	require.Equal(t, id, call.CallID, "the host's call id")
 	require.Equal(t, core.StatusOK, call.Status)
 	require.NotEmpty(t, call.ProtocolVersion)
+
+	// The server's own duration histograms (lmcp_host_servers).
+	var servers map[string]struct {
+		Durations map[string]core.MethodDuration `json:"durations"`
+	}
+	require.NoError(t, json.Unmarshal(h.Servers(), &servers))
+	d := servers["b"].Durations["tools/call"]
+	require.EqualValues(t, 1, d.Count, "b's call, once")
+	require.Len(t, d.Buckets, len(core.DurationBoundsMS)+1)
+	require.Positive(t, d.SumMS)
+	require.NotContains(t, servers["a"].Durations, "tools/call", "a made no call")
 
 	_, err = h.CallToolSync("a__crash", nil, core.CallOptions{})
 	require.NotNil(t, err)

@@ -457,7 +457,9 @@ class Host(HostBase):
     def servers(self) -> Dict[str, Dict[str, Any]]:
         """Each server: {"state", "restarts", "enabled", "start"?, "era"?,
         "protocol_version"?, "transport"?, and when not ready "last_error"?,
-        "cause"?, "exit_code"?, "signal"?, "stderr_tail"?}. Never blocks."""
+        "cause"?, "exit_code"?, "signal"?, "stderr_tail"?, "durations"? (its
+        per-method call-duration histograms, kept once an OpenTelemetry SDK
+        is installed: docs/telemetry.md)}. Never blocks."""
         return self._servers()
 
     def list_tools(self) -> List[HostTool]:
