@@ -4,6 +4,7 @@ SDK and the state of lemonmcp._otel are per process) and reads what it
 prints: one JSON object.
 
     python otel_app.py spans|async|http|host|async_host|api|absent <server python> <server script>
+    python otel_app.py parity <fixture server> <parity table>
 
 "absent" blocks the opentelemetry package before lemonmcp is imported;
 "http" runs the server over Streamable HTTP (a session id), "host" and
@@ -125,7 +126,17 @@ def main() -> None:
     metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
     tracer = trace.get_tracer("otel-app")
 
-    if MODE == "http":
+    if MODE == "parity":
+        # tests/fixtures/telemetry/parity.json's operations, in order.
+        with open(SERVER) as f:
+            table = json.load(f)
+        with lemonmcp.Client.stdio(SERVER_PY, call_timeout=30, ready_timeout=30) as c:
+            for op in table["operations"]:
+                try:
+                    c.call(op["method"], op["params"])
+                except lemonmcp.LemonMCPError:
+                    pass  # the span says how it failed
+    elif MODE == "http":
         proc, url = http_server()
         try:
             with lemonmcp.Client.http(url, protocol={"mode": "legacy"}, call_timeout=30, ready_timeout=30) as c:
