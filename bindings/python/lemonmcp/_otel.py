@@ -116,6 +116,8 @@ class Records:
     a session's goes to ``mcp.client.session.duration``."""
 
     def __init__(self) -> None:
+        # Filled on a library thread, taken on the caller's.
+        self._lock = threading.Lock()
         self._calls: Dict[str, Dict[str, Any]] = {}
         #: The last session id a record named (for a span whose record
         #: cannot be told apart: the caller named the trace context).
@@ -129,9 +131,10 @@ class Records:
                 self.session_id = rec["session_id"]
             tp = rec.get("traceparent")
             if tp:
-                if len(self._calls) >= _MAX_WAITING:
-                    self._calls.pop(next(iter(self._calls)))
-                self._calls[tp] = rec
+                with self._lock:
+                    if len(self._calls) >= _MAX_WAITING:
+                        self._calls.pop(next(iter(self._calls)))
+                    self._calls[tp] = rec
         elif kind == "session" and _sdk_metering():
             rec = json.loads(data)
             attrs: Dict[str, Any] = {}
@@ -144,11 +147,13 @@ class Records:
                     attrs[attr] = rec[key]
             _session_duration.record(rec.get("duration_ns", 0) / 1e9, attributes=attrs)
 
-    def on_app_request(self, request_id: int, kind: str, data: bytes) -> None:  # pragma: no cover - never registered so
-        pass
+    def on_app_request(self, request_id: int, kind: str, data: bytes) -> None:
+        """Part of the registry's target shape; no app request comes here
+        (only the telemetry handler is registered with this target)."""
 
     def take(self, traceparent: str) -> Optional[Dict[str, Any]]:
-        return self._calls.pop(traceparent, None)
+        with self._lock:
+            return self._calls.pop(traceparent, None)
 
 
 # Each session's records, once its handler is registered.
