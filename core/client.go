@@ -107,8 +107,6 @@ type Client struct {
 	// sessionStart is when the current session became ready (zero when
 	// none is; under mu): the duration of a telemetry "session" record.
 	sessionStart time.Time
-	// records batches records for the telemetry handler (telemetry_batch.go).
-	records RecordBatch
 	// out is the client's callback gate (see deliver.go); it also holds the
 	// poisoned state a recovered panic leaves (see poison.go).
 	out callbackgate.Gate

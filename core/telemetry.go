@@ -149,7 +149,7 @@ func (c *Client) endSessionLocked(lost *Error) {
 	// Queued as a completion is (owed, delivered even once the gate
 	// closes): a close followed at once by a free must not lose it.
 	c.out.Owe()
-	c.out.Push(func() { c.runHandler([]*TelemetryRecord{rec}) }, callbackgate.Completion)
+	c.out.Push(func() { c.runHandler(rec) }, callbackgate.Completion)
 }
 
 // fillClientFacts adds what the client knows beyond the call: protocol
@@ -172,25 +172,18 @@ func (c *Client) fillClientFactsLocked(rec *TelemetryRecord) {
 	}
 }
 
-// deliverRecord hands rec to the handler installed when it runs, batched
-// with the records that finish before that delivery runs.
+// deliverRecord hands rec to the handler installed when it runs.
 func (c *Client) deliverRecord(rec *TelemetryRecord) {
-	if c.records.Add(rec) {
-		c.out.Push(c.flushRecords, callbackgate.Event)
-	}
+	c.out.Push(func() { c.runHandler(rec) }, callbackgate.Event)
 }
 
-func (c *Client) flushRecords() { c.runHandler(c.records.Take()) }
-
-func (c *Client) runHandler(recs []*TelemetryRecord) {
+func (c *Client) runHandler(rec *TelemetryRecord) {
 	reg := c.telemetry.Load()
 	if reg == nil || reg.Handler == nil || !reg.Enter() {
 		return
 	}
 	defer reg.Exit()
-	for _, rec := range recs {
-		reg.Handler(rec)
-	}
+	reg.Handler(rec)
 }
 
 // callTarget is the name a call acts on: the tool or prompt name, or the

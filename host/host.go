@@ -48,8 +48,6 @@ type Host struct {
 	// telemetryMu orders its installs with the clients'.
 	telemetry   atomic.Pointer[telemetryRegistration]
 	telemetryMu sync.Mutex
-	// records batches records for the telemetry handler.
-	records core.RecordBatch
 	// out is the host's callback gate (see queue.go); it also holds the
 	// poisoned state a recovered panic leaves (see poison.go).
 	out callbackgate.Gate

@@ -69,7 +69,7 @@ func (s *server) onTelemetry(rec *core.TelemetryRecord) {
 // before it drains the host's gate, so the debt is always seen.
 func (h *Host) deliverOwedRecord(rec *core.TelemetryRecord) {
 	h.out.Owe()
-	h.out.Push(func() { h.runHandler([]*core.TelemetryRecord{rec}) }, callbackgate.Completion)
+	h.out.Push(func() { h.runHandler(rec) }, callbackgate.Completion)
 }
 
 // recordListChanged reports a change of an aggregated list.
@@ -81,22 +81,16 @@ func (h *Host) recordListChanged(server, list string) {
 }
 
 // deliverRecord hands rec to the handler installed when it runs, on the
-// host's delivery goroutine, batched as a client's are (core.RecordBatch).
+// host's delivery goroutine.
 func (h *Host) deliverRecord(rec *core.TelemetryRecord) {
-	if h.records.Add(rec) {
-		h.out.Push(h.flushRecords, callbackgate.Event)
-	}
+	h.out.Push(func() { h.runHandler(rec) }, callbackgate.Event)
 }
 
-func (h *Host) flushRecords() { h.runHandler(h.records.Take()) }
-
-func (h *Host) runHandler(recs []*core.TelemetryRecord) {
+func (h *Host) runHandler(rec *core.TelemetryRecord) {
 	reg := h.telemetry.Load()
 	if reg == nil || reg.Handler == nil || !reg.Enter() {
 		return
 	}
 	defer reg.Exit()
-	for _, rec := range recs {
-		reg.Handler(rec)
-	}
+	reg.Handler(rec)
 }

@@ -331,9 +331,8 @@ lmcp_status lmcp_client_set_app_request_handler(lmcp_client *client,
  * status, error_type, start_unix_nano, duration_ns, bytes_in, bytes_out,
  * retries, restarts, traceparent), borrowed until the callback returns.
  * Runs on the client's (or host's) delivery thread, one record at a time,
- * in order with its events and completions (a record finished while
- * records wait for delivery joins them: it may come ahead of events queued
- * meanwhile, never after its call's completion). */
+ * in order with its events and completions (a call's record before its
+ * completion). */
 typedef void (*lmcp_telemetry_cb)(void *user_data, const char *kind,
                                   const char *json, size_t len);
 
