@@ -153,7 +153,8 @@ def main() -> None:
                     tool = await h.call_tool("py__whoami", {})
                     raw = await h.call("py", "tools/call", {"name": "whoami", "arguments": {}})
                 server = await h.call("py", "tools/call", {"name": "spans", "arguments": {}})
-            return {"tool": tool.structured_content, "whoami": payload(raw), "server_spans": payload(server)}
+                servers = await h.servers()
+            return {"tool": tool.structured_content, "whoami": payload(raw), "server_spans": payload(server), "servers": servers}
 
         if MODE == "async_host":
             out.update(asyncio.run(run_async()))
@@ -163,6 +164,7 @@ def main() -> None:
                     out["tool"] = h.call_tool("py__whoami", {}).structured_content
                     out["whoami"] = payload(h.call("py", "tools/call", {"name": "whoami", "arguments": {}}))
                 out["server_spans"] = payload(h.call("py", "tools/call", {"name": "spans", "arguments": {}}))
+                out["servers"] = h.servers()
     elif MODE == "async":
 
         async def run() -> Dict[str, Any]:

@@ -139,6 +139,9 @@ def test_host_calls_are_spans(mode: str) -> None:
     points = [p for p in out["metric_points"] if p["attributes"].get("lemonmcp.server.name") == "py"]
     assert sum(p["count"] for p in points) >= 2
     assert session_point(out)["attributes"]["lemonmcp.server.name"] == "py"
+    # The handler the SDK brought also feeds the server's own histograms.
+    durations = out["servers"]["py"]["durations"]["tools/call"]
+    assert durations["count"] == 3 and len(durations["buckets"]) == 15, durations
 
 
 def test_async_client_spans() -> None:
