@@ -104,6 +104,9 @@ type Client struct {
 	hosts  atomic.Pointer[hostRegistration]
 	// telemetry is the host's telemetry handler (telemetry.go); nil: off.
 	telemetry atomic.Pointer[telemetryRegistration]
+	// sessionStart is when the current session became ready (zero when
+	// none is; under mu): the duration of a telemetry "session" record.
+	sessionStart time.Time
 	// out is the client's callback gate (see deliver.go); it also holds the
 	// poisoned state a recovered panic leaves (see poison.go).
 	out callbackgate.Gate

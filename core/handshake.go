@@ -241,6 +241,7 @@ func (c *Client) becomeReady(st *serverState) {
 		return
 	}
 	c.state, c.server = StateReady, st
+	c.sessionStart = time.Now()
 	if c.sup != nil {
 		c.sup.restarting = false
 	}

@@ -178,6 +178,11 @@ func (c *Client) Closed(cerr *transport.ClosedError) {
 		if c.stateErr == nil || !cerr.Requested {
 			c.stateErr = Errorf(StatusClosed, "%s", reason)
 		}
+		var lost *Error
+		if !cerr.Requested {
+			lost = Errorf(StatusClosed, "%s", reason)
+		}
+		c.endSessionLocked(lost)
 	}
 	failed := c.takeAllCallsLocked()
 	hosts := c.takeAppRequestsLocked()

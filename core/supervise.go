@@ -117,6 +117,7 @@ func (c *Client) restartOnClose(cerr *transport.ClosedError) bool {
 // It unlocks c.mu.
 func (c *Client) restartLocked(reason *Error, cerr *transport.ClosedError) {
 	s := c.sup
+	c.endSessionLocked(reason)
 	failed := c.takeInFlightLocked()
 	hosts := c.takeAppRequestsLocked()
 	now := time.Now()
@@ -167,7 +168,8 @@ func (c *Client) restartLocked(reason *Error, cerr *transport.ClosedError) {
 	}
 	c.emit("restarting", jsonx.MustMarshal(ev), false)
 	if c.telemetryOn() {
-		c.recordLifecycle(RecordRestart, &Error{Status: StatusClosed, Message: reason.Message}, true)
+		// c.mu was released above.
+		c.recordLifecycle(RecordRestart, &Error{Status: StatusClosed, Message: reason.Message}, false)
 	}
 }
 

@@ -17,6 +17,7 @@ const (
 	RecordRestart     = "restart"      // a supervised client restarts its server
 	RecordFailure     = "failure"      // the handshake failed or the connection was lost for good
 	RecordListChanged = "list_changed" // (hosts) an aggregated list changed
+	RecordSession     = "session"      // a session ended: closed, lost (restart or failure)
 )
 
 // TelemetryRecord is one finished operation, measured once by the core and
@@ -125,6 +126,32 @@ func (c *Client) recordLifecycle(kind string, err *Error, locked bool) {
 	c.deliverRecord(rec)
 }
 
+// endSessionLocked ends the current session, if one is ready: with a
+// handler set, a "session" record says how long it lasted (the
+// mcp.client.session.duration metric) and, when lost is not nil, why it
+// ended. Called under c.mu; the record only queues.
+func (c *Client) endSessionLocked(lost *Error) {
+	start := c.sessionStart
+	if start.IsZero() {
+		return
+	}
+	c.sessionStart = time.Time{}
+	if !c.telemetryOn() {
+		return
+	}
+	rec := &TelemetryRecord{Kind: RecordSession, StartUnixNano: start.UnixNano(), DurationNS: time.Since(start).Nanoseconds()}
+	if lost != nil {
+		rec.Status, rec.ErrorType, rec.Message = lost.Status, errorType(lost), lost.Message
+	}
+	c.fillClientFactsLocked(rec)
+	if c.freed {
+		return // its handler is gone
+	}
+	// Queued as a completion is (owed, delivered even once the gate
+	// closes): a close followed at once by a free must not lose it.
+	DeliverRecord(&c.out, &c.telemetry, rec, callbackgate.Completion)
+}
+
 // fillClientFacts adds what the client knows beyond the call: protocol
 // version (legacy era), session and restarts.
 func (c *Client) fillClientFacts(rec *TelemetryRecord) {
@@ -146,12 +173,19 @@ func (c *Client) fillClientFactsLocked(rec *TelemetryRecord) {
 }
 
 // deliverRecord hands rec to the handler installed when it runs.
-func (c *Client) deliverRecord(rec *TelemetryRecord) { DeliverRecord(&c.out, &c.telemetry, rec) }
+func (c *Client) deliverRecord(rec *TelemetryRecord) {
+	DeliverRecord(&c.out, &c.telemetry, rec, callbackgate.Event)
+}
 
 // DeliverRecord queues rec on gate g for the telemetry handler that is in
 // slot when the delivery runs (one replaced meanwhile is not called): how a
-// client hands its records to the application, and a host its own.
-func DeliverRecord(g *callbackgate.Gate, slot *atomic.Pointer[callbackgate.Registration[TelemetryHandler]], rec *TelemetryRecord) {
+// client hands its records to the application, and a host its own. A
+// record of kind callbackgate.Completion is owed as a completion is:
+// delivered even once the gate closes.
+func DeliverRecord(g *callbackgate.Gate, slot *atomic.Pointer[callbackgate.Registration[TelemetryHandler]], rec *TelemetryRecord, kind callbackgate.Kind) {
+	if kind == callbackgate.Completion {
+		g.Owe()
+	}
 	g.Push(func() {
 		reg := slot.Load()
 		if reg == nil || reg.Handler == nil || !reg.Enter() {
@@ -159,7 +193,7 @@ func DeliverRecord(g *callbackgate.Gate, slot *atomic.Pointer[callbackgate.Regis
 		}
 		defer reg.Exit()
 		reg.Handler(rec)
-	}, callbackgate.Event)
+	}, kind)
 }
 
 // callTarget is the name a call acts on: the tool or prompt name, or the

@@ -22,15 +22,26 @@ type methodHistogram struct {
 	sumNS   atomic.Int64
 }
 
-var (
-	histograms     sync.Map // method name -> *methodHistogram
-	histogramNames atomic.Int32
-)
+// Histograms keeps one duration histogram per method name, at most
+// maxHistogramMethods of them (the rest count under "other"). The zero
+// value is ready; it is safe for concurrent use.
+type Histograms struct {
+	byMethod sync.Map // method name -> *methodHistogram
+	names    atomic.Int32
+}
 
-// observeDuration adds one call of method that took ns nanoseconds. Only
-// calls of clients with a telemetry handler are observed.
-func observeDuration(method string, ns int64) {
-	h := histogramFor(method)
+// processHistograms are lmcp_diagnostics' "durations": every measured call
+// of every client and host.
+var processHistograms Histograms
+
+// observeDuration adds one call of method that took ns nanoseconds to the
+// process-wide histograms. Only calls of clients with a telemetry handler
+// are observed.
+func observeDuration(method string, ns int64) { processHistograms.Observe(method, ns) }
+
+// Observe adds one call of method that took ns nanoseconds.
+func (hs *Histograms) Observe(method string, ns int64) {
+	h := hs.histogramFor(method)
 	ms := float64(ns) / 1e6
 	i := 0
 	for i < len(DurationBoundsMS) && ms > DurationBoundsMS[i] {
@@ -41,17 +52,17 @@ func observeDuration(method string, ns int64) {
 	h.sumNS.Add(ns)
 }
 
-func histogramFor(method string) *methodHistogram {
-	if h, ok := histograms.Load(method); ok {
+func (hs *Histograms) histogramFor(method string) *methodHistogram {
+	if h, ok := hs.byMethod.Load(method); ok {
 		return h.(*methodHistogram)
 	}
-	if histogramNames.Add(1) > maxHistogramMethods {
-		histogramNames.Add(-1)
+	if hs.names.Add(1) > maxHistogramMethods {
+		hs.names.Add(-1)
 		method = "other"
 	}
-	h, loaded := histograms.LoadOrStore(method, &methodHistogram{})
+	h, loaded := hs.byMethod.LoadOrStore(method, &methodHistogram{})
 	if loaded && method != "other" {
-		histogramNames.Add(-1)
+		hs.names.Add(-1)
 	}
 	return h.(*methodHistogram)
 }
@@ -65,9 +76,12 @@ type MethodDuration struct {
 
 // DurationHistograms reports the per-method call durations observed so
 // far, across clients and hosts.
-func DurationHistograms() map[string]MethodDuration {
+func DurationHistograms() map[string]MethodDuration { return processHistograms.Report() }
+
+// Report is each observed method's histogram so far (empty when none).
+func (hs *Histograms) Report() map[string]MethodDuration {
 	out := map[string]MethodDuration{}
-	histograms.Range(func(k, v any) bool {
+	hs.byMethod.Range(func(k, v any) bool {
 		h := v.(*methodHistogram)
 		d := MethodDuration{Count: h.count.Load(), SumMS: float64(h.sumNS.Load()) / 1e6, Buckets: make([]int64, len(h.buckets))}
 		for i := range h.buckets {

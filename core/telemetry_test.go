@@ -169,6 +169,55 @@ func TestHistogramMethodBound(t *testing.T) {
 	for i := 0; i < maxHistogramMethods+5; i++ {
 		observeDuration("bound/m"+itoa(int64(i)), int64(time.Millisecond))
 	}
-	require.LessOrEqual(t, int(histogramNames.Load()), maxHistogramMethods)
+	require.LessOrEqual(t, int(processHistograms.names.Load()), maxHistogramMethods)
 	require.Contains(t, DurationHistograms(), "other")
+}
+
+// A session that ends becomes one "session" record: how long it lasted,
+// and, when it was lost rather than closed, why.
+func TestTelemetrySessionRecord(t *testing.T) {
+	cases := []struct {
+		name      string
+		end       func(t *testing.T, s *fakeServer, c *Client)
+		status    Status
+		errorType string
+	}{
+		{name: "closed", end: func(t *testing.T, _ *fakeServer, c *Client) { require.Nil(t, errOrNil(c.Close(3*time.Second))) }},
+		{name: "closed and freed at once", end: func(t *testing.T, _ *fakeServer, c *Client) {
+			require.Nil(t, errOrNil(c.Close(3*time.Second)))
+			c.Free() // the record was queued as a completion: Free delivers it
+		}},
+		{name: "lost", end: func(_ *testing.T, s *fakeServer, _ *Client) { s.peer.Hangup("server exited with status 3", 3) },
+			status: StatusClosed, errorType: "closed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newFakeServer(t, "2025-11-25", defaultCaps())
+			c := s.client(legacyOptions())
+			sink := &recordSink{}
+			require.Nil(t, errOrNil(c.SetTelemetryHandler(sink.handle, nil)))
+			require.Nil(t, errOrNil(c.Connect()))
+			require.Nil(t, errOrNil(c.WaitReady(3*time.Second)))
+			before := time.Now()
+			tc.end(t, s, c)
+			rec := sink.wait(t, RecordSession, "")
+			require.Equal(t, tc.status, rec.Status)
+			require.Equal(t, tc.errorType, rec.ErrorType)
+			require.Equal(t, "2025-11-25", rec.ProtocolVersion)
+			require.Positive(t, rec.DurationNS)
+			require.LessOrEqual(t, rec.StartUnixNano, before.UnixNano())
+			if tc.status != StatusOK {
+				require.Contains(t, rec.Message, "status 3")
+			}
+			sink.mu.Lock()
+			defer sink.mu.Unlock()
+			n := 0
+			for _, r := range sink.recs {
+				if r.Kind == RecordSession {
+					n++
+				}
+			}
+			require.Equal(t, 1, n, "one record per session")
+		})
+	}
 }

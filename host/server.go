@@ -35,6 +35,10 @@ type server struct {
 
 	lists [3]*listCache
 
+	// durations are the server's call durations, per method, measured
+	// while the host has a telemetry handler (lmcp_host_servers).
+	durations core.Histograms
+
 	// announceMu guards announced: per list, the fingerprint of what the
 	// aggregated list holds of this server as last announced by
 	// list_changed (zero: nothing).
@@ -94,6 +98,9 @@ func (s *server) report() map[string]any {
 	st := s.state()
 	c := s.client()
 	r := map[string]any{"state": st, "enabled": c != nil, "restarts": 0}
+	if d := s.durations.Report(); len(d) > 0 {
+		r["durations"] = d
+	}
 	if s.lazy() {
 		r["start"] = StartLazy
 	}

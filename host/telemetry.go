@@ -51,7 +51,23 @@ func (h *Host) telemetryOn() bool {
 // delivery goroutine) and passes it on, named by the server.
 func (s *server) onTelemetry(rec *core.TelemetryRecord) {
 	rec.Server = s.name // the call id is the host's already (TelemetryID)
+	if rec.Kind == core.RecordCall {
+		s.durations.Observe(rec.Method, rec.DurationNS)
+	}
+	if rec.Kind == core.RecordSession {
+		s.h.deliverOwedRecord(rec)
+		return
+	}
 	s.h.deliverRecord(rec)
+}
+
+// deliverOwedRecord queues rec as a completion is (owed, delivered even
+// once the gate closes), as the client queued it: a session that a close
+// ended is still reported when a free follows at once. It runs on a
+// server's client's delivery goroutine, which Free waits for (freeClients)
+// before it drains the host's gate, so the debt is always seen.
+func (h *Host) deliverOwedRecord(rec *core.TelemetryRecord) {
+	core.DeliverRecord(&h.out, &h.telemetry, rec, callbackgate.Completion)
 }
 
 // recordListChanged reports a change of an aggregated list.
@@ -65,5 +81,5 @@ func (h *Host) recordListChanged(server, list string) {
 // deliverRecord hands rec to the handler installed when it runs, on the
 // host's delivery goroutine, as a client hands its own.
 func (h *Host) deliverRecord(rec *core.TelemetryRecord) {
-	core.DeliverRecord(&h.out, &h.telemetry, rec)
+	core.DeliverRecord(&h.out, &h.telemetry, rec, callbackgate.Event)
 }

@@ -324,13 +324,15 @@ lmcp_status lmcp_client_set_app_request_handler(lmcp_client *client,
 /* Receives one telemetry record (docs/telemetry.md): kind is static text,
  * the record's kind ("call": a call completed, whatever its status;
  * "restart": a supervised client restarts its server; "failure": the
- * handshake failed or the connection was lost for good; for a host also
- * "list_changed"); json (len bytes, NUL-terminated) is the record, a JSON
+ * handshake failed or the connection was lost for good; "session": a
+ * ready session ended, closed or lost, its duration_ns how long it lasted;
+ * for a host also "list_changed"); json (len bytes, NUL-terminated) is the record, a JSON
  * object (method, target, server, protocol_version, session_id, request_id,
  * status, error_type, start_unix_nano, duration_ns, bytes_in, bytes_out,
  * retries, restarts, traceparent), borrowed until the callback returns.
  * Runs on the client's (or host's) delivery thread, one record at a time,
- * in order with its events and completions. */
+ * in order with its events and completions (a call's record before its
+ * completion). */
 typedef void (*lmcp_telemetry_cb)(void *user_data, const char *kind,
                                   const char *json, size_t len);
 
@@ -703,8 +705,8 @@ lmcp_status lmcp_host_set_event_handler(lmcp_host *host, lmcp_event_cb cb,
 /* lmcp_host_set_telemetry_handler registers the host's telemetry callback
  * (NULL cb removes it; see lmcp_telemetry_cb). While one is set, every
  * server's client measures its calls: each record names its "server", and a
- * call's "call_id" is the host's. Restarts and failures of a server are
- * records too, and "list_changed" records {"server","list"} come from the
+ * call's "call_id" is the host's. Restarts, failures and ended sessions
+ * of a server are records too, and "list_changed" records {"server","list"} come from the
  * host itself. Records run on the host's delivery thread, one at a time, in
  * order with its events and completions. Without a handler no server
  * measures anything. Replacing a handler runs the previous destroy once none
@@ -757,7 +759,10 @@ lmcp_status lmcp_host_wait_ready(lmcp_host *host, int64_t timeout_ms,
  * "exit_code"? or "signal"? (of the last loss), "stderr_tail"? (the lost
  * server's last stderr lines: at most 10 of at most 512 bytes, control
  * characters escaped as \xNN, its configured env and header values replaced
- * by [redacted])}}. *json_out is library-allocated (free with lmcp_free);
+ * by [redacted]), "durations"? (while the host has a telemetry handler:
+ * the server's own per-method call-duration histograms, {"<method>":
+ * {"count", "sum_ms", "buckets"}} over lmcp_diagnostics' "bounds_ms")}}.
+ * *json_out is library-allocated (free with lmcp_free);
  * *len_out (may be NULL) receives its length. Never blocks.
  * Returns LMCP_OK, LMCP_E_INVALID_HANDLE, or LMCP_E_INVALID_ARGUMENT (NULL
  * json_out). */

@@ -406,9 +406,11 @@ static void test_host_lifecycle(void) {
 }
 
 /* The host's telemetry handler: a call's record names its server and the
- * tool's own name; the server that cannot start (no such executable: not
- * retried) is a "failure" record; the destroy runs once when the host is
- * freed. */
+ * tool's own name, and the call shows in the server's own duration
+ * histograms (lmcp_host_servers); the server that cannot start (no such
+ * executable: not retried) is a "failure" record; closing the host ends
+ * each ready server's session with a "session" record, delivered even when
+ * the host is freed at once; the destroy runs once when the host is freed. */
 static void test_host_telemetry(void) {
   char cfg[2048];
   host_config(cfg, sizeof cfg);
@@ -433,8 +435,20 @@ static void test_host_telemetry(void) {
              strstr(rec, "\"protocol_version\":\"2026-07-28\""),
          rec, "beta's call record");
   free(rec);
+  char *servers = NULL;
+  size_t slen = 0;
+  CHECK_ST(lmcp_host_servers(h, &servers, &slen, &err), LMCP_OK, err);
+  const char *beta = servers ? strstr(servers, "\"beta\":{") : NULL;
+  CHECKM(beta && json_valid(servers, slen) && strstr(beta, "\"durations\":{\"tools/call\":{\"count\":1,"),
+         servers, "beta's duration histogram");
+  lmcp_free(servers);
   CHECK(evrec_wait(&tel, "failure", "\"server\":\"broken\"", 1, 10000) >= 1);
+  CHECK_ST(lmcp_host_close(h, 10000, &err), LMCP_OK, err);
   lmcp_host_free(h);
+  rec = evrec_first(&tel, "session", "\"server\":\"beta\"");
+  CHECKM(rec && strstr(rec, "\"duration_ns\":") && !strstr(rec, "\"error_type\""), rec,
+         "beta's session record, closed");
+  free(rec);
   CHECK(evrec_wait_destroys(&tel, 1, 10000) == 1);
   CHECK(tel.after_destroy == 0);
   evrec_free(&tel);

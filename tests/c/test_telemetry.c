@@ -2,8 +2,9 @@
  * test_telemetry.c — the telemetry handler (issue #21): a call's record
  * names its method, target and status and carries the call's trace
  * context, which also reaches the server in params._meta; measured calls
- * show in lmcp_diagnostics' duration histograms; the handler's destroy
- * runs once when the client is freed. A bad handle is refused, and the
+ * show in lmcp_diagnostics' duration histograms; a close ends the
+ * session with a "session" record, delivered even when a free follows at
+ * once; the handler's destroy runs once when the client is freed. A bad handle is refused, and the
  * destroy still runs.
  * Registered in test_main.c; shared set-up in harness.h.
  */
@@ -72,7 +73,15 @@ void test_telemetry_records(void) {
          diag);
   lmcp_free(diag);
 
+  /* close, then free at once: the session's record still comes */
+  CHECK_ST(lmcp_client_close(c, T(5000), &err), LMCP_OK, err);
+  lmcp_free(err);
   lmcp_client_free(c);
+  rec = evrec_first(&tel, "session", "");
+  CHECKE(rec && strstr(rec, "\"duration_ns\":") && strstr(rec, "\"protocol_version\":") &&
+             !strstr(rec, "\"error_type\""),
+         rec);
+  free(rec);
   CHECK(evrec_wait_destroys(&tel, 1, T(5000)) == 1);
   CHECK(tel.after_destroy == 0);
   evrec_free(&tel);

@@ -1,6 +1,7 @@
 package hosttests
 
 import (
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -62,6 +63,17 @@ func TestHostTelemetryRecords(t *testing.T) {
 	require.Equal(t, core.StatusOK, call.Status)
 	require.NotEmpty(t, call.ProtocolVersion)
 
+	// The server's own duration histograms (lmcp_host_servers).
+	var servers map[string]struct {
+		Durations map[string]core.MethodDuration `json:"durations"`
+	}
+	require.NoError(t, json.Unmarshal(h.Servers(), &servers))
+	d := servers["b"].Durations["tools/call"]
+	require.EqualValues(t, 1, d.Count, "b's call, once")
+	require.Len(t, d.Buckets, len(core.DurationBoundsMS)+1)
+	require.Positive(t, d.SumMS)
+	require.NotContains(t, servers["a"].Durations, "tools/call", "a made no call")
+
 	_, err = h.CallToolSync("a__crash", nil, core.CallOptions{})
 	require.NotNil(t, err)
 	require.Eventually(t, func() bool {
@@ -78,5 +90,40 @@ func TestHostTelemetryRecords(t *testing.T) {
 	case <-destroyed:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the replaced handler's destroy did not run")
+	}
+}
+
+// A server's session that ends is a "session" record naming the server:
+// lost to a crash (before the restart), or closed with the host, even when
+// the host is freed at once after its close.
+func TestHostTelemetrySessionRecords(t *testing.T) {
+	cfg := fmt.Sprintf(`{"mcpServers":{"a":%s,"b":%s}}`, stdioServer(""), stdioServer(""))
+	h, _ := newHost(t, cfg)
+	sink := &telemetrySink{}
+	h.SetTelemetryHandler(sink.handle, nil)
+	require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
+	listTools(t, h)
+
+	_, err := h.CallToolSync("a__crash", nil, core.CallOptions{})
+	require.NotNil(t, err)
+	require.Eventually(t, func() bool {
+		_, lost := sink.find(func(r core.TelemetryRecord) bool {
+			return r.Kind == core.RecordSession && r.Server == "a" && r.ErrorType == "closed" && r.DurationNS > 0
+		})
+		return lost
+	}, 10*time.Second, 20*time.Millisecond, "the crashed server's session record")
+	// The restarted server's new session (a call waits for its handshake).
+	_, err = h.CallToolSync("a__echo", []byte(`{"text":"again"}`), core.CallOptions{WaitReady: true})
+	require.Nil(t, errOrNil(err))
+
+	h.Close(5 * time.Second)
+	h.Free()
+	for _, server := range []string{"a", "b"} {
+		rec, ok := sink.find(func(r core.TelemetryRecord) bool {
+			return r.Kind == core.RecordSession && r.Server == server && r.ErrorType == ""
+		})
+		require.True(t, ok, "server %s: its closed session was reported before Free returned", server)
+		require.Equal(t, core.StatusOK, rec.Status)
+		require.Positive(t, rec.DurationNS)
 	}
 }

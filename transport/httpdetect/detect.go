@@ -174,3 +174,14 @@ func (d *Transport) Abort(id int64) {
 		d.streamable.Abort(id)
 	}
 }
+
+// SessionID is the Streamable HTTP session (Mcp-Session-Id), as the
+// streamablehttp transport reports it; "" over legacy SSE, whose session
+// is an endpoint detail, not a protocol one. The core's telemetry names it
+// (mcp.session.id).
+func (d *Transport) SessionID() string {
+	if d.Name() != "streamable_http" {
+		return ""
+	}
+	return d.streamable.SessionID()
+}

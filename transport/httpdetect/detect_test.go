@@ -58,6 +58,7 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no", s.postStatus)
 	case r.Method == http.MethodPost:
 		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Mcp-Session-Id", "session-1")
 		w.Write([]byte(reply))
 	case r.Method == http.MethodGet && s.legacy:
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -115,6 +116,7 @@ func TestFallback(t *testing.T) {
 			res := sink.Next(t)
 			require.Contains(t, res, `"protocolVersion":"2024-11-05"`)
 			require.Equal(t, "sse", tr.Name())
+			require.Empty(t, tr.SessionID(), "legacy SSE has no Mcp-Session-Id")
 			require.Equal(t, []string{"POST /sse initialize", "GET /sse ", "POST /messages initialize"}, srv.log())
 			sink.NoFailure(t, 20*time.Millisecond)
 
@@ -176,6 +178,7 @@ func TestStreamableChosen(t *testing.T) {
 	require.NoError(t, tr.Send(context.Background(), initialize))
 	sink.Next(t)
 	require.Equal(t, "streamable_http", tr.Name())
+	require.Equal(t, "session-1", tr.SessionID(), "the Streamable HTTP session, for telemetry")
 	require.Equal(t, []string{"POST /mcp initialize"}, srv.log())
 	require.NoError(t, tr.Close(context.Background()))
 	require.Equal(t, 1, sink.ClosedCount())

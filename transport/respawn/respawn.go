@@ -186,3 +186,12 @@ func (l *Transport) SetProtocolVersion(version string) {
 		n.SetProtocolVersion(version)
 	}
 }
+
+// SessionID forwards the current generation's session id (telemetry's
+// mcp.session.id), "" when it has none.
+func (l *Transport) SessionID() string {
+	if s, ok := l.cur.Load().t.(interface{ SessionID() string }); ok {
+		return s.SessionID()
+	}
+	return ""
+}

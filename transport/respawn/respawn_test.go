@@ -194,4 +194,5 @@ func TestForwardsOptionalInterfaces(t *testing.T) {
 	require.Equal(t, "stdout-of-stdio", l.InboundStream(), "the current generation names its stream")
 	require.Equal(t, "stdio", l.Name())
 	require.False(t, l.CarriesHeaders(), "a generation that carries no headers says so through the wrapper")
+	require.Empty(t, l.SessionID(), "a generation without a session id has none through the wrapper")
 }

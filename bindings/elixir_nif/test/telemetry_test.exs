@@ -107,7 +107,21 @@ defmodule LemonMCP.TelemetryTest do
     assert m.count == 1
     assert %{server: "alpha", attempt: 1} = md
     assert is_binary(md.reason)
+    # The crash ended alpha's session: lost.
+    {m, md} = receive_event([:lemon_mcp, :session, :stop], h)
+    assert m.duration > 0
+    assert %{server: "alpha", error_type: "closed"} = md
+    assert is_binary(md.protocol_version)
     LemonMCP.Host.stop(h)
+  end
+
+  test "a closed client's session is a :session :stop event", %{c: c} do
+    Application.put_env(:lemon_mcp, :telemetry_module, Handler)
+    :ok = Client.close(c)
+    {m, md} = receive_event([:lemon_mcp, :session, :stop], c)
+    assert is_integer(m.duration) and m.duration > 0
+    assert %{server: nil, error_type: nil} = md
+    assert is_binary(md.protocol_version)
   end
 
   test "the trace option reaches a Python-SDK server's params._meta" do

@@ -130,7 +130,7 @@ class AsyncClient(ClientBase):
 
     async def _run(self, req: Request) -> Any:
         if _otel.ENABLED:
-            span = _otel.CallSpan(req, self._otel_version())
+            span = _otel.CallSpan(req, self._otel_version(), self._session)
             with span as traced:
                 result = await self._caller.run(*traced)
                 span.result(result)

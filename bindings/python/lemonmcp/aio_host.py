@@ -13,7 +13,7 @@ Callbacks and handlers run on the loop and may be coroutine functions.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _host_file
 from ._dispatch import Dispatcher, LoopDispatcher
@@ -135,9 +135,17 @@ class AsyncHost(HostBase):
         timeout: Optional[float] = None,
         fail_if_restarting: bool = False,
     ) -> CallToolResult:
-        name, args, opts = self._tool_req(name, arguments, timeout, fail_if_restarting)
-        return CallToolResult.from_json(await self._caller.run(name, args, opts))
+        return CallToolResult.from_json(await self._run(self._tool_req(name, arguments, timeout, fail_if_restarting)))
 
     async def call(self, server: str, method: str, params: Optional[Mapping[str, Any]] = None, *, timeout: Optional[float] = None) -> Any:
         opts = self._call_options(timeout, False)
-        return await self._caller.run(method, params, opts, None, self._check_server(server))
+        return await self._run((method, params, opts, None, self._check_server(server)))
+
+    async def _run(self, req: Tuple[Any, ...]) -> Any:
+        span = self._span(req)
+        if span is None:
+            return await self._caller.run(*req)
+        with span as traced:
+            result = await self._caller.run(*traced)
+            span.result(result)
+        return result

@@ -145,7 +145,7 @@ class Client(ClientBase):
         # See HandleSession.call_blocking: the calling thread waits in poll()
         # on its completion queue, so Ctrl-C interrupts it.
         if _otel.ENABLED:
-            span = _otel.CallSpan(req, self._otel_version())
+            span = _otel.CallSpan(req, self._otel_version(), self._session)
             with span as traced:
                 result = self._session.call_blocking(*traced)
                 span.result(result)

@@ -35,7 +35,7 @@ from ctypes import byref, c_size_t, c_uint64, c_void_p
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar, Union
 
-from . import _ffi, _host_file
+from . import _ffi, _host_file, _otel
 from ._base import CALLBACK_KEYWORDS
 from ._codec import dumps
 from ._config import call_options, declare_handlers, use_app_token_store
@@ -343,6 +343,17 @@ class HostBase:
             raise InvalidArgument(f"arguments: expected a dict, got {arguments!r}")
         return name, arguments, self._call_options(timeout, fail_if_restarting)
 
+    def _span(self, req: Tuple[Any, ...]) -> Optional[_otel.CallSpan]:
+        """The call's span when OpenTelemetry is importable: a tool call
+        (``(name, arguments, options)``) is a ``tools/call`` whose server
+        and tool's own name come from its telemetry record; a call to a
+        named server (``(method, params, options, None, server)``) names it."""
+        if not _otel.ENABLED:
+            return None
+        if len(req) > 4:
+            return _otel.CallSpan(req, None, self._session, req[4])
+        return _otel.CallSpan(req, None, self._session, described=("tools/call", {"name": req[0]}))
+
     @staticmethod
     def _check_server(server: str) -> str:
         if not isinstance(server, str) or not server:
@@ -461,7 +472,9 @@ class Host(HostBase):
     def servers(self) -> Dict[str, Dict[str, Any]]:
         """Each server: {"state", "restarts", "enabled", "start"?, "era"?,
         "protocol_version"?, "transport"?, and when not ready "last_error"?,
-        "cause"?, "exit_code"?, "signal"?, "stderr_tail"?}. Never blocks."""
+        "cause"?, "exit_code"?, "signal"?, "stderr_tail"?, "durations"? (its
+        per-method call-duration histograms, kept once an OpenTelemetry SDK
+        is installed: docs/telemetry.md)}. Never blocks."""
         return self._servers()
 
     def list_tools(self) -> List[HostTool]:
@@ -500,8 +513,7 @@ class Host(HostBase):
     ) -> CallToolResult:
         """Call a tool by the name :meth:`list_tools` gives it. Ctrl-C
         cancels the call and raises KeyboardInterrupt."""
-        name, args, opts = self._tool_req(name, arguments, timeout, fail_if_restarting)
-        return CallToolResult.from_json(self._session.call_blocking(name, args, opts))
+        return CallToolResult.from_json(self._run(self._tool_req(name, arguments, timeout, fail_if_restarting)))
 
     def call(
         self,
@@ -513,4 +525,13 @@ class Host(HostBase):
     ) -> Any:
         """Send any request to one named server; returns the result JSON."""
         opts = self._call_options(timeout, False)
-        return self._session.call_blocking(method, params, opts, None, self._check_server(server))
+        return self._run((method, params, opts, None, self._check_server(server)))
+
+    def _run(self, req: Tuple[Any, ...]) -> Any:
+        span = self._span(req)
+        if span is None:
+            return self._session.call_blocking(*req)
+        with span as traced:
+            result = self._session.call_blocking(*traced)
+            span.result(result)
+        return result

@@ -3,16 +3,22 @@ server through lemonmcp; test_otel.py runs it in a process of its own (the
 SDK and the state of lemonmcp._otel are per process) and reads what it
 prints: one JSON object.
 
-    python otel_app.py spans|async|api|absent <server python> <server script>
+    python otel_app.py spans|async|http|host|async_host|api|absent <server python> <server script>
+    python otel_app.py parity <fixture server> <parity table>
 
-"absent" blocks the opentelemetry package before lemonmcp is imported."""
+"absent" blocks the opentelemetry package before lemonmcp is imported;
+"http" runs the server over Streamable HTTP (a session id), "host" and
+"async_host" call it through a Host and an AsyncHost."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import socket
+import subprocess
 import sys
+import time
 from typing import Any, Dict, List
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -23,6 +29,7 @@ if MODE == "absent":
     sys.modules["opentelemetry"] = None  # type: ignore[assignment]
 
 import lemonmcp  # noqa: E402
+import lemonmcp.aio  # noqa: E402
 from lemonmcp import _otel  # noqa: E402
 
 
@@ -44,6 +51,41 @@ def span_doc(s: Any) -> Dict[str, Any]:
         "status": s.status.status_code.name,
         "attributes": dict(s.attributes or {}),
     }
+
+
+def metric_points(reader: Any, name: str) -> List[Dict[str, Any]]:
+    points: List[Dict[str, Any]] = []
+    data = reader.get_metrics_data()
+    for rm in data.resource_metrics if data else []:
+        for sm in rm.scope_metrics:
+            for m in sm.metrics:
+                if m.name == name:
+                    for p in m.data.data_points:
+                        points.append({"unit": m.unit, "count": p.count, "sum": p.sum, "attributes": dict(p.attributes)})
+    return points
+
+
+def http_server() -> "tuple[subprocess.Popen[bytes], str]":
+    """The server over Streamable HTTP on a free loopback port, listening."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen([SERVER_PY, SERVER, "http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc, f"http://127.0.0.1:{port}/mcp"
+        except OSError:
+            if proc.poll() is not None:
+                break
+            time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("the HTTP server did not start")
+
+
+def host_config() -> Dict[str, Any]:
+    return {"mcpServers": {"py": {"command": SERVER_PY, "args": [SERVER]}}}
 
 
 def main() -> None:
@@ -84,7 +126,46 @@ def main() -> None:
     metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
     tracer = trace.get_tracer("otel-app")
 
-    if MODE == "async":
+    if MODE == "parity":
+        # tests/fixtures/telemetry/parity.json's operations, in order.
+        with open(SERVER) as f:
+            table = json.load(f)
+        with lemonmcp.Client.stdio(SERVER_PY, call_timeout=30, ready_timeout=30) as c:
+            for op in table["operations"]:
+                try:
+                    c.call(op["method"], op["params"])
+                except lemonmcp.LemonMCPError:
+                    pass  # the span says how it failed
+    elif MODE == "http":
+        proc, url = http_server()
+        try:
+            with lemonmcp.Client.http(url, protocol={"mode": "legacy"}, call_timeout=30, ready_timeout=30) as c:
+                with tracer.start_as_current_span("app"):
+                    out["whoami"] = payload(c.call("tools/call", {"name": "whoami", "arguments": {}}))
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    elif MODE in ("host", "async_host"):
+
+        async def run_async() -> Dict[str, Any]:
+            async with lemonmcp.aio.AsyncHost(host_config(), ready_timeout=30) as h:
+                with tracer.start_as_current_span("app"):
+                    tool = await h.call_tool("py__whoami", {})
+                    raw = await h.call("py", "tools/call", {"name": "whoami", "arguments": {}})
+                server = await h.call("py", "tools/call", {"name": "spans", "arguments": {}})
+                servers = await h.servers()
+            return {"tool": tool.structured_content, "whoami": payload(raw), "server_spans": payload(server), "servers": servers}
+
+        if MODE == "async_host":
+            out.update(asyncio.run(run_async()))
+        else:
+            with lemonmcp.Host(host_config(), ready_timeout=30) as h:
+                with tracer.start_as_current_span("app"):
+                    out["tool"] = h.call_tool("py__whoami", {}).structured_content
+                    out["whoami"] = payload(h.call("py", "tools/call", {"name": "whoami", "arguments": {}}))
+                out["server_spans"] = payload(h.call("py", "tools/call", {"name": "spans", "arguments": {}}))
+                out["servers"] = h.servers()
+    elif MODE == "async":
 
         async def run() -> Dict[str, Any]:
             async with lemonmcp.AsyncClient.stdio(SERVER_PY, [SERVER], call_timeout=30, ready_timeout=30) as c:
@@ -111,15 +192,9 @@ def main() -> None:
                     )
                 )
             out["server_spans"] = payload(c.call("tools/call", {"name": "spans", "arguments": {}}))
-        points: List[Dict[str, Any]] = []
-        data = reader.get_metrics_data()
-        for rm in data.resource_metrics if data else []:
-            for sm in rm.scope_metrics:
-                for m in sm.metrics:
-                    if m.name == "mcp.client.operation.duration":
-                        for p in m.data.data_points:
-                            points.append({"unit": m.unit, "count": p.count, "attributes": dict(p.attributes)})
-        out["metric_points"] = points
+    # Every client and host is closed by now: their sessions ended.
+    out["metric_points"] = metric_points(reader, "mcp.client.operation.duration")
+    out["session_points"] = metric_points(reader, "mcp.client.session.duration")
     out["client_spans"] = [span_doc(s) for s in exporter.get_finished_spans()]
     print(json.dumps(out))
 

@@ -60,6 +60,8 @@ def test_spans_form_one_tree_with_the_server() -> None:
     assert attrs["gen_ai.operation.name"] == "execute_tool"
     assert attrs["mcp.protocol.version"]
     assert "error.type" not in attrs
+    assert int(attrs["jsonrpc.request.id"]) > 0, "from the call's telemetry record"
+    assert "mcp.session.id" not in attrs, "stdio has no session id"
     # The library carried the span's context in params._meta ...
     assert out["whoami"]["traceparent"].startswith(f"00-{call['trace_id']}-{call['span_id']}-")
     # ... and the server's own span (exported by its SDK) is the client span's child.
@@ -82,6 +84,64 @@ def test_failures_and_explicit_trace_and_metric() -> None:
     calls = [p for p in points if p["attributes"].get("mcp.method.name") == "tools/call"]
     assert sum(p["count"] for p in calls) >= 3
     assert any(p["attributes"].get("error.type") == failed["attributes"]["error.type"] for p in calls)
+
+
+def session_point(out: Dict[str, Any]) -> Dict[str, Any]:
+    """The one mcp.client.session.duration point: the session the app
+    closed, in seconds."""
+    points = out["session_points"]
+    assert len(points) == 1, points
+    p = points[0]
+    assert p["unit"] == "s" and p["count"] == 1 and p["sum"] > 0, p
+    assert p["attributes"]["mcp.protocol.version"], p
+    assert "error.type" not in p["attributes"], "closed, not lost"
+    return p
+
+
+def test_session_duration_when_closed() -> None:
+    session_point(run_app("spans"))
+
+
+def test_http_span_names_the_session() -> None:
+    out = run_app("http")
+    app = one(out["client_spans"], "app")
+    call = one(out["client_spans"], "tools/call whoami")
+    assert call["parent_span_id"] == app["span_id"]
+    attrs = call["attributes"]
+    assert attrs["mcp.session.id"], "Streamable HTTP: the server's session"
+    assert int(attrs["jsonrpc.request.id"]) > 0
+    assert attrs["mcp.protocol.version"]
+    assert out["whoami"]["traceparent"].startswith(f"00-{call['trace_id']}-{call['span_id']}-")
+    session_point(out)
+
+
+@pytest.mark.parametrize("mode", ["host", "async_host"])
+def test_host_calls_are_spans(mode: str) -> None:
+    out = run_app(mode)
+    app = one(out["client_spans"], "app")
+    calls = [s for s in out["client_spans"] if s["name"] == "tools/call whoami"]
+    # call_tool("py__whoami") is named by the tool's own name, from the record.
+    assert len(calls) == 2, [s["name"] for s in out["client_spans"]]
+    sent = [out["tool"].get("result", out["tool"])["traceparent"], out["whoami"]["traceparent"]]
+    server = {s["span_id"]: s for s in out["server_spans"] if s["kind"] == "SERVER"}
+    for call, traceparent in zip(calls, sent):
+        assert call["kind"] == "CLIENT"
+        assert call["trace_id"] == app["trace_id"] and call["parent_span_id"] == app["span_id"]
+        attrs = call["attributes"]
+        assert attrs["lemonmcp.server.name"] == "py"
+        assert attrs["mcp.method.name"] == "tools/call"
+        assert attrs["gen_ai.tool.name"] == "whoami"
+        assert attrs["gen_ai.operation.name"] == "execute_tool"
+        assert attrs["mcp.protocol.version"]
+        assert int(attrs["jsonrpc.request.id"]) > 0
+        assert traceparent.startswith(f"00-{call['trace_id']}-{call['span_id']}-")
+        assert any(s["parent_span_id"] == call["span_id"] for s in server.values()), "the server's span is its child"
+    points = [p for p in out["metric_points"] if p["attributes"].get("lemonmcp.server.name") == "py"]
+    assert sum(p["count"] for p in points) >= 2
+    assert session_point(out)["attributes"]["lemonmcp.server.name"] == "py"
+    # The handler the SDK brought also feeds the server's own histograms.
+    durations = out["servers"]["py"]["durations"]["tools/call"]
+    assert durations["count"] == 3 and len(durations["buckets"]) == 15, durations
 
 
 def test_async_client_spans() -> None:

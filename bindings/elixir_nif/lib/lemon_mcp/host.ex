@@ -333,7 +333,9 @@ defmodule LemonMCP.Host do
          subscriber: opts[:subscriber],
          handler: opts[:request_handler],
          warnings: warnings,
-         logged: MapSet.new()
+         logged: MapSet.new(),
+         # LemonMCP.Telemetry's session bookkeeping (server => {started, version}).
+         sessions: %{}
        }}
     else
       {:error, status, info} -> {:stop, Error.reason(status, info)}
@@ -381,7 +383,7 @@ defmodule LemonMCP.Host do
   def handle_info({:lmcp_event, :host, kind, payload}, st) do
     if kind in [:restarting, :failed], do: LemonMCP.Telemetry.server_event(self(), kind, payload)
     if st.subscriber, do: send(st.subscriber, {:lemon_mcp_host, self(), kind, payload})
-    {:noreply, st}
+    {:noreply, %{st | sessions: LemonMCP.Telemetry.session_event(st.sessions, self(), kind, payload)}}
   end
 
   def handle_info({:lmcp_app_request, :host, id, kind, payload}, st) do
@@ -418,6 +420,8 @@ defmodule LemonMCP.Host do
   @impl true
   def terminate(_reason, st) do
     NIF.host_close(st.ref, 5_000)
+    # The servers' :closed events of this close never reach this process.
+    LemonMCP.Telemetry.end_sessions(st.sessions, self())
     NIF.host_free(st.ref)
   end
 end

@@ -18,6 +18,12 @@ defmodule LemonMCP.Telemetry do
       attempt:}` (`client` is the host's pid, `server` its server's name).
     * `[:lemon_mcp, :server, :failure]`: a handshake failed: `%{count: 1}`;
       `%{client:, server:, reason:}` (`server` is `nil` for a lone client).
+    * `[:lemon_mcp, :session, :stop]`: a ready session ended (closed, lost
+      to a restart or for good, or the process stopped):
+      `%{duration:, monotonic_time:}` (native time units, from `:ready`);
+      `%{client:, server:, protocol_version:, error_type:}` (`error_type`
+      `nil` when closed or stopped, `"closed"` when lost, as the core's
+      `session` record and Python's `mcp.client.session.duration` name it).
 
   A `LemonMCP.Host`'s calls are events too, with the host's pid as
   `client:` (and `server:` for `LemonMCP.Host.request/5`).
@@ -123,6 +129,50 @@ defmodule LemonMCP.Telemetry do
       server: field(payload, "server"),
       reason: field(payload, "message")
     })
+  end
+
+  @doc false
+  # Sessions from a client's (or a host's servers') events: `sessions` maps
+  # the server (nil for a lone client) to {started, protocol_version}.
+  # :ready starts one; :closed and :restarting end it with a
+  # [:lemon_mcp, :session, :stop] event. Returns the new map.
+  def session_event(sessions, _client, :ready, payload) do
+    server = if is_binary(field(payload, "server")), do: field(payload, "server")
+    info = field(payload, "info") || field(payload, "server")
+    Map.put(sessions, server, {System.monotonic_time(), field(info, "protocolVersion")})
+  end
+
+  def session_event(sessions, client, kind, payload) when kind in [:closed, :restarting] do
+    server = if is_binary(field(payload, "server")), do: field(payload, "server")
+    lost = kind == :restarting or field(payload, "requested") != true
+    end_session(sessions, client, server, if(lost, do: "closed"))
+  end
+
+  def session_event(sessions, _client, _kind, _payload), do: sessions
+
+  @doc false
+  # Ends every session still open (the process stops).
+  def end_sessions(sessions, client) do
+    Enum.reduce(Map.keys(sessions), sessions, &end_session(&2, client, &1, nil))
+  end
+
+  defp end_session(sessions, client, server, error_type) do
+    case Map.pop(sessions, server) do
+      {nil, _} ->
+        sessions
+
+      {{started, version}, rest} ->
+        now = System.monotonic_time()
+
+        execute([:lemon_mcp, :session, :stop], %{duration: now - started, monotonic_time: now}, %{
+          client: client,
+          server: server,
+          protocol_version: version,
+          error_type: error_type
+        })
+
+        rest
+    end
   end
 
   defp field(payload, key) when is_map(payload), do: Map.get(payload, key)

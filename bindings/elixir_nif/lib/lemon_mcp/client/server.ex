@@ -24,7 +24,9 @@ defmodule LemonMCP.Client.Server do
     pending: %{},
     waiters: %{},
     subscribers: %{},
-    callbacks: %{}
+    callbacks: %{},
+    # LemonMCP.Telemetry's session bookkeeping (nil => {started, version}).
+    sessions: %{}
   ]
 
   # ------------------------------------------------------------- start
@@ -118,6 +120,7 @@ defmodule LemonMCP.Client.Server do
 
   @impl true
   def terminate(_reason, st) do
+    LemonMCP.Telemetry.end_sessions(st.sessions, self())
     NIF.free(st.res)
   end
 
@@ -262,6 +265,7 @@ defmodule LemonMCP.Client.Server do
 
   def handle_info({:lmcp_event, tag, kind, payload}, %{tag: tag} = st) do
     if kind in [:restarting, :failed], do: LemonMCP.Telemetry.server_event(self(), kind, payload)
+    st = %{st | sessions: LemonMCP.Telemetry.session_event(st.sessions, self(), kind, payload)}
     st = on_event(kind, payload, st)
     publish(st, kind, event_payload(kind, payload))
     {:noreply, st}

@@ -1,0 +1,73 @@
+defmodule LemonMCP.TelemetryParityTest do
+  # The same operations, the same attributes, in every host (issue #21):
+  # tests/fixtures/telemetry/parity.json lists operations on the Go fixture
+  # and the MCP semantic-convention attributes each must be reported with;
+  # the C records and the Python spans are checked against the same table
+  # by bindings/python/tests/test_telemetry_parity.py. Global state (the
+  # application's telemetry module): not async.
+  use ExUnit.Case, async: false
+
+  alias LemonMCP.Client
+  alias LemonMCP.Test.Fixture
+
+  @table Path.expand("../../../tests/fixtures/telemetry/parity.json", __DIR__)
+
+  defmodule Handler do
+    @moduledoc false
+    def execute(event, measurements, metadata) do
+      case :persistent_term.get({__MODULE__, :pid}, nil) do
+        nil -> :ok
+        pid -> send(pid, {:event, event, measurements, metadata})
+      end
+    end
+  end
+
+  # A :stop event's metadata in the conventions' names.
+  @target_attribute %{
+    "tools/call" => "gen_ai.tool.name",
+    "prompts/get" => "gen_ai.prompt.name",
+    "resources/read" => "mcp.resource.uri"
+  }
+
+  defp attributes(md, keys) do
+    attrs = %{"mcp.method.name" => md.method}
+
+    attrs =
+      if md.target && @target_attribute[md.method],
+        do: Map.put(attrs, @target_attribute[md.method], md.target),
+        else: attrs
+
+    attrs = if md.error_type, do: Map.put(attrs, "error.type", md.error_type), else: attrs
+    Map.take(attrs, keys)
+  end
+
+  setup do
+    :persistent_term.put({Handler, :pid}, self())
+    Application.put_env(:lemon_mcp, :telemetry_module, Handler)
+
+    on_exit(fn ->
+      Application.delete_env(:lemon_mcp, :telemetry_module)
+      :persistent_term.erase({Handler, :pid})
+    end)
+
+    :ok
+  end
+
+  test "calls are reported with the table's attributes" do
+    {:ok, table} = LemonMCP.NIF.decode_json(File.read!(@table))
+    c = Fixture.start!()
+
+    for op <- table["operations"] do
+      _ = Client.request(c, op["method"], op["params"])
+
+      md =
+        receive do
+          {:event, [:lemon_mcp, :call, :stop], _, %{client: ^c} = md} -> md
+        after
+          10_000 -> flunk("no :stop event for #{op["method"]}")
+        end
+
+      assert attributes(md, table["keys"]) == op["attributes"], "#{op["method"]} #{inspect(op["params"])}"
+    end
+  end
+end
