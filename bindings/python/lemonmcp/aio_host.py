@@ -6,7 +6,8 @@
 
 Calls complete through the loop's completion queue and waits sleep on the
 loop until the host's events wake them, as for
-:class:`lemonmcp.aio.AsyncClient` (``_loop``): no executor thread is used.
+:class:`lemonmcp.aio.AsyncClient` (``_loop``): no executor thread is used
+but by :meth:`AsyncHost.close`, as by the Client's.
 Callbacks and handlers run on the loop and may be coroutine functions.
 """
 
