@@ -114,10 +114,11 @@ enum {
    * arrives through the lmcp_bridge_sync (never a public status) */
   LMCP_BRIDGE_SYNC_STARTED = 1,
 };
-/* How long a waiter spins before it sleeps: a completion that arrives
- * within it costs no wake-up of the waiter, and its CPU stays busy rather
- * than idle, so the completion's thread is not woken on an idle CPU either
- * (docs/abi-cost.md has the figures). */
+/* How long a waiter spins before it sleeps (when its thread's last call
+ * ended within that time: see syncwait.c): a completion that arrives
+ * within it costs no wake-up of the waiter, and the waiter's CPU does not
+ * go idle, whose wake-up costs tens of microseconds in a virtual machine
+ * (docs/abi-cost.md has the traces and figures). */
 #define LMCP_BRIDGE_SYNC_SPIN_NS 50000
 typedef struct {
   uint32_t state;     /* LMCP_BRIDGE_SYNC_*; a futex word */

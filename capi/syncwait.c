@@ -25,36 +25,40 @@ static int64_t now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* spin_next: this thread's last blocking call ended within the spin time,
+ * so the next one spins too; after one that did not, the thread sleeps at
+ * once, and spins again once a call ends within that time. A thread whose
+ * calls take longer (HTTP, a slow tool) never burns the CPU that the
+ * server and the library need to answer it. */
+static __thread int spin_next = 1;
+
 /* sync_wait returns once w's state is DONE: after up to
- * LMCP_BRIDGE_SYNC_SPIN_NS of spinning (the clock is read every 64 turns),
- * asleep on the futex. */
+ * LMCP_BRIDGE_SYNC_SPIN_NS of spinning (the clock is read every 64 turns)
+ * when spin_next says so, asleep on the futex. */
 static void sync_wait(lmcp_bridge_sync *w) {
   uint32_t *state = &w->state;
-  int64_t deadline = 0;
-  for (unsigned i = 1;; i++) {
-    if (__atomic_load_n(state, __ATOMIC_ACQUIRE) == LMCP_BRIDGE_SYNC_DONE) {
-      return;
-    }
-    cpu_relax();
-    if ((i & 63) == 0) {
-      int64_t t = now_ns();
-      if (deadline == 0) {
-        deadline = t + LMCP_BRIDGE_SYNC_SPIN_NS;
-      } else if (t >= deadline) {
+  int64_t start = now_ns();
+  if (spin_next) {
+    for (unsigned i = 1;; i++) {
+      if (__atomic_load_n(state, __ATOMIC_ACQUIRE) == LMCP_BRIDGE_SYNC_DONE) {
+        return;
+      }
+      cpu_relax();
+      if ((i & 63) == 0 && now_ns() - start >= LMCP_BRIDGE_SYNC_SPIN_NS) {
         break;
       }
     }
   }
   uint32_t expected = LMCP_BRIDGE_SYNC_PENDING;
-  if (!__atomic_compare_exchange_n(state, &expected, LMCP_BRIDGE_SYNC_SLEEPING, 0, __ATOMIC_ACQ_REL,
-                                   __ATOMIC_ACQUIRE)) {
-    return; /* DONE meanwhile */
+  if (__atomic_compare_exchange_n(state, &expected, LMCP_BRIDGE_SYNC_SLEEPING, 0, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE)) {
+    while (__atomic_load_n(state, __ATOMIC_ACQUIRE) != LMCP_BRIDGE_SYNC_DONE) {
+      /* Returns at once when the word is no longer SLEEPING; an
+       * interrupted or spurious wake-up loops. */
+      syscall(SYS_futex, state, FUTEX_WAIT_PRIVATE, LMCP_BRIDGE_SYNC_SLEEPING, NULL, NULL, 0);
+    }
   }
-  while (__atomic_load_n(state, __ATOMIC_ACQUIRE) != LMCP_BRIDGE_SYNC_DONE) {
-    /* Returns at once when the word is no longer SLEEPING; an interrupted
-     * or spurious wake-up loops. */
-    syscall(SYS_futex, state, FUTEX_WAIT_PRIVATE, LMCP_BRIDGE_SYNC_SLEEPING, NULL, NULL, 0);
-  }
+  spin_next = now_ns() - start < LMCP_BRIDGE_SYNC_SPIN_NS;
 }
 
 lmcp_status lmcp_bridge_sync_finish(lmcp_bridge_sync *w, char **result_out, size_t *result_len_out,
