@@ -27,10 +27,12 @@ static int64_t now_ns(void) {
 
 /* spin_next: this thread's last blocking call ended within the spin time,
  * so the next one spins too; after one that did not, the thread sleeps at
- * once, and spins again once a call ends within that time. A thread whose
- * calls take longer (HTTP, a slow tool) never burns the CPU that the
- * server and the library need to answer it. */
+ * once, but for every 16th call, which spins to learn whether calls are
+ * fast again (a sleeping waiter's wake-up may itself make them slow). A
+ * thread whose calls take longer (HTTP, a slow tool) so rarely burns CPU
+ * that the server and the library need to answer it. */
 static __thread int spin_next = 1;
+static __thread unsigned spin_probe;
 
 /* sync_wait returns once w's state is DONE: after up to
  * LMCP_BRIDGE_SYNC_SPIN_NS of spinning (the clock is read every 64 turns)
@@ -38,7 +40,7 @@ static __thread int spin_next = 1;
 static void sync_wait(lmcp_bridge_sync *w) {
   uint32_t *state = &w->state;
   int64_t start = now_ns();
-  if (spin_next) {
+  if (spin_next || (++spin_probe & 15) == 0) {
     for (unsigned i = 1;; i++) {
       if (__atomic_load_n(state, __ATOMIC_ACQUIRE) == LMCP_BRIDGE_SYNC_DONE) {
         return;
