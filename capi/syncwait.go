@@ -32,10 +32,21 @@ import (
 // once, and where many waiting threads share the Ps well.
 var blockingCalls atomic.Int32
 
+// procs is GOMAXPROCS, read again by a lone blocking call only: reading it
+// takes the scheduler's lock, which many callers at once would contend
+// with the scheduler itself.
+var procs atomic.Int32
+
+func init() { procs.Store(int32(runtime.GOMAXPROCS(0))) }
+
 // waitInC counts a blocking call in and tells whether it waits in C;
 // blockingCallDone counts it out when it ends.
 func waitInC() bool {
-	return int(blockingCalls.Add(1)) < runtime.GOMAXPROCS(0)
+	n := blockingCalls.Add(1)
+	if n == 1 {
+		procs.Store(int32(runtime.GOMAXPROCS(0)))
+	}
+	return n < procs.Load()
 }
 
 func blockingCallDone() { blockingCalls.Add(-1) }
