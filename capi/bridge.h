@@ -98,9 +98,10 @@ LMCP_INTERNAL lmcp_status lmcpgo_host_call(lmcp_host *host, cchar_t *server, cch
                                            size_t options_len, lmcp_done_cb done, uintptr_t user_data,
                                            lmcp_call_id *call_id_out, char **err_out);
 
-/* A blocking call's wait (lmcp_client_call_sync, lmcp_host_call_sync): the
- * calling thread starts the call in Go (lmcpgo_*_call_sync), which returns
- * LMCP_BRIDGE_SYNC_STARTED; the thread then waits here, in C, on state,
+/* A blocking call's wait (lmcp_client_call_sync, lmcp_host_call_sync,
+ * lmcp_host_call_tool_sync): the calling thread starts the call in Go
+ * (lmcpgo_*_call_sync), which returns LMCP_BRIDGE_SYNC_STARTED; the
+ * thread then waits here, in C, on state,
  * which the completion (syncwait.go, on whichever library goroutine ends
  * the call) sets to DONE after storing the outcome. So a C thread is never
  * parked in the Go scheduler, and the completion wakes it with one futex
@@ -137,6 +138,11 @@ LMCP_INTERNAL lmcp_status lmcpgo_client_call_sync(lmcp_client *client, cchar_t *
                                                   size_t options_len, char **result_out,
                                                   size_t *result_len_out, lmcp_bridge_sync *sync,
                                                   char **err_out);
+LMCP_INTERNAL lmcp_status lmcpgo_host_call_tool_sync(lmcp_host *host, cchar_t *name, cchar_t *args_json,
+                                                     size_t args_len, cchar_t *options_json,
+                                                     size_t options_len, char **result_out,
+                                                     size_t *result_len_out, lmcp_bridge_sync *sync,
+                                                     char **err_out);
 LMCP_INTERNAL lmcp_status lmcpgo_host_call_sync(lmcp_host *host, cchar_t *server, cchar_t *method,
                                                 cchar_t *params_json, size_t params_len,
                                                 cchar_t *options_json, size_t options_len, char **result_out,

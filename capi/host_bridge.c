@@ -29,3 +29,13 @@ lmcp_status lmcp_host_call_sync(lmcp_host *host, const char *server, const char 
   return st == LMCP_BRIDGE_SYNC_STARTED ? lmcp_bridge_sync_finish(&w, result_out, result_len_out, err_out)
                                         : st;
 }
+
+lmcp_status lmcp_host_call_tool_sync(lmcp_host *host, const char *name, const char *args_json,
+                                     size_t args_len, const char *options_json, size_t options_len,
+                                     char **result_out, size_t *result_len_out, char **err_out) {
+  lmcp_bridge_sync w = {0};
+  lmcp_status st = lmcpgo_host_call_tool_sync(host, name, args_json, args_len, options_json, options_len,
+                                              result_out, result_len_out, &w, err_out);
+  return st == LMCP_BRIDGE_SYNC_STARTED ? lmcp_bridge_sync_finish(&w, result_out, result_len_out, err_out)
+                                        : st;
+}

@@ -15,10 +15,10 @@ import (
 	"github.com/lemonmcp/lemonmcp/core"
 )
 
-// A blocking call (lmcp_client_call_sync, lmcp_host_call_sync) made by a C
-// thread waits in C, outside the Go runtime, on a futex word the
-// completion sets (lmcp_bridge_sync in bridge.h; docs/abi-cost.md has the
-// traces behind this design).
+// A blocking call (lmcp_client_call_sync, lmcp_host_call_sync,
+// lmcp_host_call_tool_sync) made by a C thread waits in C, outside the Go
+// runtime, on a futex word the completion sets (lmcp_bridge_sync in
+// bridge.h; docs/abi-cost.md has the traces behind this design).
 //
 // A thread that returns from Go to C keeps its P (Go's right to run Go
 // code) in the syscall state until it comes back into Go or sysmon retakes
