@@ -67,26 +67,69 @@ func blockingCall(w *C.lmcp_bridge_sync, resultOut **C.char, lenOut *C.size_t, e
 		writeJSON(data, resultOut, lenOut)
 		return setErr(errOut, nil)
 	}
-	wantErr := errOut != nil
-	opts.Inline = true // the completion below only copies and signals
-	err := start(func(_ uint64, status core.Status, data []byte) {
-		// Runs once, on the goroutine that ends the call (the reader, a
-		// timer, free's caller), and never blocks. Nothing touches w after
-		// signalSync: the waiter may be gone.
-		w.status = C.lmcp_status(status)
-		if status == core.StatusOK || wantErr {
-			w.json = cBytes(data) // data is JSON: the result, or the error object
-			w.len = C.size_t(len(data))
-		}
-		blockingCallDone()
-		signalSync(&w.state)
-	})
-	if err != nil { // the completion never runs
-		blockingCallDone()
+	cw := &cWait{w: w, wantErr: errOut != nil}
+	defer cw.abandonOnPanic()
+	opts.Inline = true // the completion (cw.done) only copies and signals
+	if err := start(cw.done); err != nil {
+		blockingCallDone() // the completion never runs
 		return setErr(errOut, err)
 	}
 	setErr(errOut, nil)
 	return C.LMCP_BRIDGE_SYNC_STARTED
+}
+
+// cWait is a blocking call's completion while its C caller waits on w.
+type cWait struct {
+	w       *C.lmcp_bridge_sync
+	wantErr bool // the caller passed err_out: copy an error's JSON
+	// claim says who owns w: the completion (which fills it), or the
+	// export, which abandons it when starting the call panicked, so that a
+	// completion coming later never writes into a stack frame gone.
+	claim atomic.Uint32
+}
+
+const (
+	cWaitOpen = iota
+	cWaitCompleted
+	cWaitAbandoned
+)
+
+// done is the call's completion. It runs once, on the goroutine that ends
+// the call (the reader, a timer, free's caller), and never blocks. Nothing
+// touches w after signalSync: the waiter may be gone.
+func (cw *cWait) done(_ uint64, status core.Status, data []byte) {
+	if !cw.claim.CompareAndSwap(cWaitOpen, cWaitCompleted) {
+		return // abandoned: nobody waits
+	}
+	w := cw.w
+	w.status = C.lmcp_status(status)
+	if status == core.StatusOK || cw.wantErr {
+		w.json = cBytes(data) // data is JSON: the result, or the error object
+		w.len = C.size_t(len(data))
+	}
+	blockingCallDone()
+	signalSync(&w.state)
+}
+
+// abandonOnPanic, deferred while the call starts, lets a panic go on to
+// the export's recovery (which returns LMCP_E_INTERNAL, and the C caller
+// returns without waiting) only once w is nobody's: abandoned before the
+// completion claims it, or else filled by the completion, whose copy is
+// then freed.
+func (cw *cWait) abandonOnPanic() {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if cw.claim.CompareAndSwap(cWaitOpen, cWaitAbandoned) {
+		blockingCallDone()
+	} else {
+		for atomic.LoadUint32((*uint32)(unsafe.Pointer(&cw.w.state))) != C.LMCP_BRIDGE_SYNC_DONE {
+			runtime.Gosched()
+		}
+		C.free(unsafe.Pointer(cw.w.json))
+	}
+	panic(r)
 }
 
 // signalSync sets the waiter's word to DONE and wakes it when it sleeps.
