@@ -101,4 +101,55 @@ LMCP_INTERNAL lmcp_status lmcpgo_host_query(lmcp_host *host, lmcp_query query, c
                                             size_t args_len, lmcp_done_cb done, uintptr_t user_data,
                                             lmcp_call_id *call_id_out, char **err_out);
 
+/* A blocking call's wait (lmcp_client_call_sync, lmcp_host_call_sync,
+ * lmcp_host_call_tool_sync): the calling thread starts the call in Go
+ * (lmcpgo_*_call_sync), which returns LMCP_BRIDGE_SYNC_STARTED; the
+ * thread then waits here, in C, on state,
+ * which the completion (syncwait.go, on whichever library goroutine ends
+ * the call) sets to DONE after storing the outcome. So a C thread is never
+ * parked in the Go scheduler, and the completion wakes it with one futex
+ * wake, and none when the thread is still spinning. The struct lives on
+ * the waiting thread's stack; Go writes it only before setting DONE. */
+enum {
+  LMCP_BRIDGE_SYNC_PENDING = 0,  /* the call runs; the waiter spins */
+  LMCP_BRIDGE_SYNC_DONE = 1,     /* the outcome is stored */
+  LMCP_BRIDGE_SYNC_SLEEPING = 2, /* the waiter sleeps on the futex: wake it */
+  /* what lmcpgo_*_call_sync return when the call started and the outcome
+   * arrives through the lmcp_bridge_sync (never a public status) */
+  LMCP_BRIDGE_SYNC_STARTED = 1,
+};
+/* How long a waiter spins before it sleeps (when its thread's last call
+ * ended within that time: see syncwait.c): a completion that arrives
+ * within it costs no wake-up of the waiter, and the waiter's CPU does not
+ * go idle, whose wake-up costs tens of microseconds in a virtual machine
+ * (docs/abi-cost.md has the traces and figures). */
+#define LMCP_BRIDGE_SYNC_SPIN_NS 50000
+typedef struct {
+  uint32_t state;     /* LMCP_BRIDGE_SYNC_*; a futex word */
+  lmcp_status status; /* the completion's status */
+  char *json;         /* the result (LMCP_OK) or the error JSON (when the
+                         caller passed err_out), library memory */
+  size_t len;
+} lmcp_bridge_sync;
+
+/* lmcp_bridge_sync_finish waits for w's outcome and hands it to the
+ * caller's outputs, as lmcp_client_call_sync documents them. */
+LMCP_INTERNAL lmcp_status lmcp_bridge_sync_finish(lmcp_bridge_sync *w, char **result_out,
+                                                  size_t *result_len_out, char **err_out);
+LMCP_INTERNAL lmcp_status lmcpgo_client_call_sync(lmcp_client *client, cchar_t *method, cchar_t *params_json,
+                                                  size_t params_len, cchar_t *options_json,
+                                                  size_t options_len, char **result_out,
+                                                  size_t *result_len_out, lmcp_bridge_sync *sync,
+                                                  char **err_out);
+LMCP_INTERNAL lmcp_status lmcpgo_host_call_tool_sync(lmcp_host *host, cchar_t *name, cchar_t *args_json,
+                                                     size_t args_len, cchar_t *options_json,
+                                                     size_t options_len, char **result_out,
+                                                     size_t *result_len_out, lmcp_bridge_sync *sync,
+                                                     char **err_out);
+LMCP_INTERNAL lmcp_status lmcpgo_host_call_sync(lmcp_host *host, cchar_t *server, cchar_t *method,
+                                                cchar_t *params_json, size_t params_len,
+                                                cchar_t *options_json, size_t options_len, char **result_out,
+                                                size_t *result_len_out, lmcp_bridge_sync *sync,
+                                                char **err_out);
+
 #endif

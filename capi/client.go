@@ -93,18 +93,30 @@ func lmcpgo_client_call(client *C.lmcp_client, method *C.cchar_t, params *C.ccha
 	return callStarted(id, err, callIDOut, errOut)
 }
 
-//export lmcp_client_call_sync
-func lmcp_client_call_sync(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, resultOut **C.char, resultLenOut *C.size_t, errOut **C.char) (st C.lmcp_status) {
+// lmcpgo_client_call_sync is the Go half of lmcp_client_call_sync
+// (client_bridge.c): the call's outcome goes to sync, where the C caller
+// waits (syncwait.go), or, when the C waits are all taken, the caller
+// parks here as before.
+//
+//export lmcpgo_client_call_sync
+func lmcpgo_client_call_sync(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, resultOut **C.char, resultLenOut *C.size_t, sync *C.lmcp_bridge_sync, errOut **C.char) (st C.lmcp_status) {
 	defer clients.recover(&st, errOut, client, "lmcp_client_call_sync")
-	return jsonResult(resultOut, resultLenOut, "result_out", errOut, func() ([]byte, *core.Error) {
-		c, err := clients.lookup(client)
-		if err != nil {
-			return nil, err
-		}
-		m, p, opts, err := callArgs(method, params, plen, options, olen)
-		if err != nil {
-			return nil, err
-		}
+	if resultOut == nil {
+		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "result_out is NULL"))
+	}
+	*resultOut = nil
+	c, err := clients.lookup(client)
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	m, p, opts, err := callArgs(method, params, plen, options, olen)
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	return blockingCall(sync, resultOut, resultLenOut, errOut, &opts, func(done core.DoneFunc) *core.Error {
+		_, err := c.Call(m, p, opts, done)
+		return err
+	}, func() ([]byte, *core.Error) {
 		return c.CallSyncFromThread(m, p, opts) // a C thread: see CallSyncFromThread
 	})
 }

@@ -19,14 +19,13 @@ import (
 // that allocates what the host frees with lmcp_free.
 
 // cBytes copies b into new C memory with a trailing NUL; the host frees it
-// with lmcp_free.
+// with lmcp_free. Go copies into the C memory itself: one cgo call (malloc)
+// per result rather than two, as a result is copied on every call's path.
 func cBytes(b []byte) *C.char {
-	p := (*C.char)(C.malloc(C.size_t(len(b) + 1)))
-	if len(b) > 0 {
-		C.memcpy(unsafe.Pointer(p), unsafe.Pointer(&b[0]), C.size_t(len(b)))
-	}
-	*(*byte)(unsafe.Add(unsafe.Pointer(p), len(b))) = 0
-	return p
+	p := C.malloc(C.size_t(len(b) + 1))
+	dst := unsafe.Slice((*byte)(p), len(b)+1)
+	dst[copy(dst, b)] = 0
+	return (*C.char)(p)
 }
 
 // goBytes copies a host buffer; NULL or length 0 is absent.

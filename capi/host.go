@@ -124,18 +124,28 @@ func lmcpgo_host_call_tool(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_t, al
 	return callStarted(id, err, callIDOut, errOut)
 }
 
-//export lmcp_host_call_tool_sync
-func lmcp_host_call_tool_sync(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_t, alen C.size_t, options *C.cchar_t, olen C.size_t, resultOut **C.char, resultLenOut *C.size_t, errOut **C.char) (st C.lmcp_status) {
+// lmcpgo_host_call_tool_sync is the Go half of lmcp_host_call_tool_sync
+// (host_bridge.c), as lmcpgo_client_call_sync is the client's.
+//
+//export lmcpgo_host_call_tool_sync
+func lmcpgo_host_call_tool_sync(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_t, alen C.size_t, options *C.cchar_t, olen C.size_t, resultOut **C.char, resultLenOut *C.size_t, sync *C.lmcp_bridge_sync, errOut **C.char) (st C.lmcp_status) {
 	defer hosts.recover(&st, errOut, hp, "lmcp_host_call_tool_sync")
-	return jsonResult(resultOut, resultLenOut, "result_out", errOut, func() ([]byte, *core.Error) {
-		h, err := hosts.lookup(hp)
-		if err != nil {
-			return nil, err
-		}
-		tool, a, opts, err := toolArgs(name, args, alen, options, olen)
-		if err != nil {
-			return nil, err
-		}
+	if resultOut == nil {
+		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "result_out is NULL"))
+	}
+	*resultOut = nil
+	h, err := hosts.lookup(hp)
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	tool, a, opts, err := toolArgs(name, args, alen, options, olen)
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	return blockingCall(sync, resultOut, resultLenOut, errOut, &opts, func(done core.DoneFunc) *core.Error {
+		_, err := h.CallTool(tool, a, opts, done)
+		return err
+	}, func() ([]byte, *core.Error) {
 		return h.CallToolSync(tool, a, opts)
 	})
 }
@@ -155,18 +165,28 @@ func lmcpgo_host_call(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t, par
 	return callStarted(id, err, callIDOut, errOut)
 }
 
-//export lmcp_host_call_sync
-func lmcp_host_call_sync(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, resultOut **C.char, resultLenOut *C.size_t, errOut **C.char) (st C.lmcp_status) {
+// lmcpgo_host_call_sync is the Go half of lmcp_host_call_sync
+// (host_bridge.c), as lmcpgo_client_call_sync is the client's.
+//
+//export lmcpgo_host_call_sync
+func lmcpgo_host_call_sync(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, resultOut **C.char, resultLenOut *C.size_t, sync *C.lmcp_bridge_sync, errOut **C.char) (st C.lmcp_status) {
 	defer hosts.recover(&st, errOut, hp, "lmcp_host_call_sync")
-	return jsonResult(resultOut, resultLenOut, "result_out", errOut, func() ([]byte, *core.Error) {
-		h, err := hosts.lookup(hp)
-		if err != nil {
-			return nil, err
-		}
-		srv, m, p, opts, err := serverCallArgs(server, method, params, plen, options, olen)
-		if err != nil {
-			return nil, err
-		}
+	if resultOut == nil {
+		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "result_out is NULL"))
+	}
+	*resultOut = nil
+	h, err := hosts.lookup(hp)
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	srv, m, p, opts, err := serverCallArgs(server, method, params, plen, options, olen)
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	return blockingCall(sync, resultOut, resultLenOut, errOut, &opts, func(done core.DoneFunc) *core.Error {
+		_, err := h.Call(srv, m, p, opts, done)
+		return err
+	}, func() ([]byte, *core.Error) {
 		return h.CallSync(srv, m, p, opts)
 	})
 }

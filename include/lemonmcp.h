@@ -416,7 +416,12 @@ lmcp_status lmcp_client_call(lmcp_client *client, const char *method,
  * its length (a tool's error result is LMCP_OK too: see RESULTS).
  * Returns LMCP_OK, the statuses of lmcp_client_call, or the completion's
  * status (LMCP_E_PROTOCOL with the server's error in err_out,
- * LMCP_E_TIMEOUT, LMCP_E_CLOSED, LMCP_E_CANCELLED). */
+ * LMCP_E_TIMEOUT, LMCP_E_CLOSED, LMCP_E_CANCELLED). The thread waits
+ * outside the Go runtime: it spins up to 50 microseconds when its previous
+ * blocking call was that fast, then sleeps on a futex; while as many
+ * blocking calls are under way as the Go runtime has processors
+ * (GOMAXPROCS), it waits in the Go scheduler instead (docs/abi-cost.md).
+ * The lmcp_host_*_sync calls wait the same way. */
 lmcp_status lmcp_client_call_sync(lmcp_client *client, const char *method,
                                   const char *params_json, size_t params_len,
                                   const char *options_json, size_t options_len,

@@ -15,6 +15,7 @@ void test_status_strings_and_versions(void);
 
 /* test_calls.c */
 void test_concurrent_calls(void);
+void test_blocking_calls_from_many_threads(void);
 void test_call_timeout_sends_cancelled(void);
 void test_cancel(void);
 void test_progress(void);

@@ -79,6 +79,82 @@ void test_concurrent_calls(void) {
   donerec_free(&rec);
 }
 
+/* Blocking calls from 8 threads at once: while fewer are under way than
+ * the library has Ps, a caller waits in C; the others park in Go
+ * (capi/syncwait.go). Each caller gets its own result, an error comes back
+ * with and without err_out, and lmcp_client_free ends the calls still
+ * waiting (LMCP_E_CANCELLED, or LMCP_E_INVALID_HANDLE for a call that
+ * starts after it). */
+typedef struct {
+  lmcp_client *c;
+  int t;
+  int *entered_slow;
+  int echoed;             /* echo calls that returned their own text */
+  lmcp_status unknown_st; /* an unknown tool, err_out NULL */
+  char *unknown_res;
+  lmcp_status slow_st; /* the call free ends */
+  char *slow_err;
+} block_arg;
+
+static lmcp_status raw_tool_sync(lmcp_client *c, const char *tool, const char *args, char **res, char **err) {
+  char params[256];
+  snprintf(params, sizeof params, "{\"name\":\"%s\",\"arguments\":%s}", tool, args);
+  return lmcp_client_call_sync(c, "tools/call", params, strlen(params), NULL, 0, res, NULL, err);
+}
+
+static void *block_thread(void *p) {
+  block_arg *a = p;
+  for (int i = 0; i < 16; i++) {
+    char args[64], want[80], *res = NULL, *err = NULL;
+    snprintf(args, sizeof args, "{\"text\":\"blocking-%d-%d\"}", a->t, i);
+    snprintf(want, sizeof want, "\"text\":\"blocking-%d-%d\"", a->t, i);
+    if (raw_tool_sync(a->c, "echo", args, &res, &err) == LMCP_OK && res != NULL &&
+        strstr(res, want) != NULL && err == NULL)
+      a->echoed++;
+    lmcp_free(res);
+    lmcp_free(err);
+  }
+  a->unknown_st = raw_tool_sync(a->c, "no_such_tool", "{}", &a->unknown_res, NULL);
+  char *res = NULL;
+  __atomic_add_fetch(a->entered_slow, 1, __ATOMIC_SEQ_CST);
+  a->slow_st = raw_tool_sync(a->c, "slow", "{\"ms\":60000}", &res, &a->slow_err);
+  lmcp_free(res);
+  return NULL;
+}
+
+void test_blocking_calls_from_many_threads(void) {
+  char cfg[2048];
+  evrec_t ev;
+  evrec_init(&ev);
+  lmcp_client *c = start_client(fixture_config(cfg, sizeof cfg, NULL, NULL, NULL), &ev);
+  if (c == NULL) return;
+  enum { N = 8 };
+  pthread_t th[N];
+  block_arg args[N];
+  int entered = 0;
+  for (int t = 0; t < N; t++) {
+    args[t] = (block_arg){.c = c, .t = t, .entered_slow = &entered};
+    pthread_create(&th[t], NULL, block_thread, &args[t]);
+  }
+  int64_t end = now_ms() + T(10000);
+  while (__atomic_load_n(&entered, __ATOMIC_SEQ_CST) < N && now_ms() < end) sleep_ms(10);
+  sleep_ms(200); /* the slow calls are on their way in */
+  lmcp_client_free(c);
+  for (int t = 0; t < N; t++) pthread_join(th[t], NULL);
+  for (int t = 0; t < N; t++) {
+    block_arg *a = &args[t];
+    CHECKM(a->echoed == 16, NULL, "thread %d: %d of 16 echo calls returned their own result", t, a->echoed);
+    CHECKM(a->unknown_st != LMCP_OK && a->unknown_res == NULL, a->unknown_res,
+           "thread %d: an unknown tool returned %s", t, lmcp_status_string(a->unknown_st));
+    CHECKM(a->slow_st == LMCP_E_CANCELLED || a->slow_st == LMCP_E_INVALID_HANDLE, a->slow_err,
+           "thread %d: the call free ended returned %s", t, lmcp_status_string(a->slow_st));
+    CHECKE(a->slow_err != NULL && strstr(a->slow_err, "\"status\":") != NULL, a->slow_err);
+    lmcp_free(a->unknown_res);
+    lmcp_free(a->slow_err);
+  }
+  finish_recorder(&ev);
+}
+
 void test_call_timeout_sends_cancelled(void) {
   char cfg[2048], log[256], args[400];
   temp_path(log, sizeof log, "timeout.log");

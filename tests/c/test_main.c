@@ -62,6 +62,7 @@ static const test_case k_tests[] = {
     TC(test_happy_path, 20),
     TC(test_modern_era_happy_path, 20),
     TC(test_concurrent_calls, 20),
+    TC(test_blocking_calls_from_many_threads, 30),
     TC(test_call_before_ready, 20),
     TC(test_wait_ready_timeout, 20),
     TC(test_initialize_error, 20),

@@ -101,6 +101,8 @@ func clients(o options) []client {
 		{name: "LemonMCP, C host", argv: []string{abs(filepath.Join(o.bin, "bench_host"))}, kind: "ours", many: true, large: true},
 		// The same with a telemetry handler set: what telemetry costs a call.
 		{name: "LemonMCP, C host, telemetry", argv: []string{abs(filepath.Join(o.bin, "bench_host")), "-telemetry", "1"}, kind: "ours"},
+		// The same blocking calls through lmcp_host_call_tool_sync, one server.
+		{name: "LemonMCP, C host (multi-server host)", argv: []string{abs(filepath.Join(o.bin, "bench_host")), "-host", "1"}, kind: "ours", large: true},
 	}
 	if !o.skip["python"] {
 		py := []string{o.python, abs("tests/bench/clients/pyclient.py")}

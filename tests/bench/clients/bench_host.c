@@ -10,7 +10,10 @@
  * client, to measure what telemetry costs against the row without one.
  *
  * Every call is lmcp_client_call_sync, as a blocking C host makes it; the
- * P-way figure runs P threads on one client. Figures are printed, never
+ * P-way figure runs P threads on one client. With -host 1 (modes calls and
+ * large) the same calls go through the multi-server host instead: one
+ * server named "bench" in an lmcp_host_new config, every call
+ * lmcp_host_call_tool_sync of "bench__echo" (or "bench__large"). Figures are printed, never
  * checked: the machines are shared and noisy. */
 #include <dirent.h>
 #include <pthread.h>
@@ -26,6 +29,13 @@
 #define PINNED "2025-11-25"
 static const char ECHO[] = "{\"name\":\"echo\",\"arguments\":{\"text\":\"hello\"}}";
 static const char LARGE[] = "{\"name\":\"large\",\"arguments\":{\"bytes\":10485760}}";
+/* The same two calls through the host: the tool's host name and its
+ * arguments. */
+static const char ECHO_ARGS[] = "{\"text\":\"hello\"}";
+static const char LARGE_ARGS[] = "{\"bytes\":10485760}";
+
+/* host: -host 1, the calls go through an lmcp_host with one server. */
+static int host;
 
 /* telemetry: set a handler; records counts what it received. */
 static int telemetry;
@@ -92,7 +102,37 @@ static void json_str(char *out, size_t cap, const char *s) {
 
 static char config[8192];
 
+/* build_host_config writes the host's config: one server, "bench", with
+ * the same transport and protocol as the client's. */
+static void build_host_config(const char *stdio_cmd, const char *url) {
+  strcpy(config, "{\"mcpServers\":{\"bench\":{\"protocol\":{\"mode\":\"legacy\",\"versions\":[\"" PINNED "\"]},");
+  if (url) {
+    strcat(config, "\"type\":\"streamable_http\",\"url\":");
+    json_str(config, sizeof config, url);
+    strcat(config, "}}}");
+    return;
+  }
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", stdio_cmd);
+  strcat(config, "\"command\":");
+  char *save = NULL;
+  char *tok = strtok_r(buf, " ", &save);
+  json_str(config, sizeof config, tok);
+  strcat(config, ",\"args\":[");
+  int first = 1;
+  while ((tok = strtok_r(NULL, " ", &save)) != NULL) {
+    if (!first) strcat(config, ",");
+    json_str(config, sizeof config, tok);
+    first = 0;
+  }
+  strcat(config, "]}}}");
+}
+
 static void build_config(const char *stdio_cmd, const char *url) {
+  if (host) {
+    build_host_config(stdio_cmd, url);
+    return;
+  }
   strcpy(config, "{\"protocol\":{\"mode\":\"legacy\",\"versions\":[\"" PINNED "\"]},\"transport\":");
   if (url) {
     strcat(config, "{\"type\":\"streamable_http\",\"url\":");
@@ -143,35 +183,83 @@ static void close_client(lmcp_client *c) {
   lmcp_client_free(c);
 }
 
+/* conn is what modes calls and large call through: a client, or with
+ * -host 1 a host whose one server is "bench". */
+struct conn {
+  lmcp_client *c;
+  lmcp_host *h;
+};
+
+static struct conn open_conn(void) {
+  struct conn k = {NULL, NULL};
+  if (!host) {
+    k.c = connect_client();
+    return k;
+  }
+  char *err = NULL;
+  lmcp_status st = lmcp_host_new(config, strlen(config), &k.h, &err);
+  if (st != LMCP_OK) die("lmcp_host_new", st, err);
+  if (telemetry && (st = lmcp_host_set_telemetry_handler(k.h, count_record, NULL, NULL, &err)) != LMCP_OK)
+    die("lmcp_host_set_telemetry_handler", st, err);
+  if ((st = lmcp_host_connect(k.h, &err)) != LMCP_OK) die("lmcp_host_connect", st, err);
+  if ((st = lmcp_host_wait_ready(k.h, 30000, &err)) != LMCP_OK) die("lmcp_host_wait_ready", st, err);
+  return k;
+}
+
+/* conn_call makes one call of echo, or of large when large is set. */
+static void conn_call(struct conn k, int large) {
+  if (k.c) {
+    call(k.c, large ? LARGE : ECHO);
+    return;
+  }
+  const char *name = large ? "bench__large" : "bench__echo", *args = large ? LARGE_ARGS : ECHO_ARGS;
+  char *out = NULL, *err = NULL;
+  size_t n = 0;
+  lmcp_status st = lmcp_host_call_tool_sync(k.h, name, args, strlen(args), NULL, 0, &out, &n, &err);
+  if (st != LMCP_OK) die("lmcp_host_call_tool_sync", st, err);
+  lmcp_free(out);
+}
+
+static void close_conn(struct conn k) {
+  if (k.c) {
+    close_client(k.c);
+    return;
+  }
+  char *err = NULL;
+  lmcp_host_close(k.h, 5000, &err);
+  lmcp_free(err);
+  lmcp_host_free(k.h);
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
 }
 
 struct worker {
-  lmcp_client *c;
+  struct conn c;
   int calls;
 };
 
 static void *work(void *arg) {
   struct worker *w = arg;
-  for (int i = 0; i < w->calls; i++) call(w->c, ECHO);
+  for (int i = 0; i < w->calls; i++) conn_call(w->c, 0);
   return NULL;
 }
 
 static void mode_calls(int n, int par, int pn) {
   double t0 = now_us();
-  lmcp_client *c = connect_client();
+  struct conn c = open_conn();
   double connect_us = now_us() - t0;
   t0 = now_us();
-  call(c, ECHO);
+  conn_call(c, 0);
   double first_us = now_us() - t0;
   int warm = n / 10 < 200 ? n / 10 : 200;
-  for (int i = 0; i < warm; i++) call(c, ECHO);
+  for (int i = 0; i < warm; i++) conn_call(c, 0);
   double *lat = malloc(sizeof(double) * (size_t)n);
   for (int i = 0; i < n; i++) {
     t0 = now_us();
-    call(c, ECHO);
+    conn_call(c, 0);
     lat[i] = now_us() - t0;
   }
   qsort(lat, (size_t)n, sizeof(double), cmp_double);
@@ -190,22 +278,22 @@ static void mode_calls(int n, int par, int pn) {
          connect_us, first_us, lat[n / 2], lat[n * 99 / 100], (pn / par * par) / (wall / 1e6), proc_status("VmRSS"),
          tasks());
   free(lat);
-  close_client(c);
+  close_conn(c);
 }
 
 static void mode_large(int n) {
-  lmcp_client *c = connect_client();
-  call(c, LARGE); /* warm-up */
+  struct conn c = open_conn();
+  conn_call(c, 1); /* warm-up */
   double *ts = malloc(sizeof(double) * (size_t)n);
   for (int i = 0; i < n; i++) {
     double t0 = now_us();
-    call(c, LARGE);
+    conn_call(c, 1);
     ts[i] = now_us() - t0;
   }
   qsort(ts, (size_t)n, sizeof(double), cmp_double);
   printf("{\"large_ms\":%.2f,\"hwm_kb\":%ld}\n", ts[n / 2] / 1e3, proc_status("VmHWM"));
   free(ts);
-  close_client(c);
+  close_conn(c);
 }
 
 /* count_children counts this process's children, zombies included. */
@@ -283,6 +371,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(k, "-par")) par = atoi(v);
     else if (!strcmp(k, "-pn")) pn = atoi(v);
     else if (!strcmp(k, "-telemetry")) telemetry = atoi(v);
+    else if (!strcmp(k, "-host")) host = atoi(v);
     else {
       fprintf(stderr, "bench_host: unknown flag %s\n", k);
       return 2;
@@ -290,6 +379,10 @@ int main(int argc, char **argv) {
   }
   if ((stdio_cmd == NULL) == (url == NULL) || n < 1 || par < 1 || pn < par) {
     fprintf(stderr, "bench_host: need exactly one of -stdio and -url, and positive counts\n");
+    return 2;
+  }
+  if (host && !strcmp(mode, "many")) {
+    fprintf(stderr, "bench_host: -host 1 runs modes calls and large only\n");
     return 2;
   }
   build_config(stdio_cmd, url);
