@@ -221,7 +221,8 @@ ERL_NIF_TERM lmcp_handle_set_telemetry(ErlNifEnv *env, const ERL_NIF_TERM argv[]
   }
   char *err = NULL;
   /* destroy runs even when the call fails. */
-  lmcp_status st = kind->set_telemetry_handler(r->handle, on_telemetry, new_reg(env, argv[1]), destroy_reg, &err);
+  lmcp_status st =
+      kind->set_telemetry_handler(r->handle, on_telemetry, new_reg(env, argv[1]), destroy_reg, &err);
   return lmcp_handle_status(env, kind, st, err);
 }
 

@@ -267,34 +267,34 @@ LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_start_call(ErlNifEnv *env, int argc, const 
  *   respond(Handle, RequestId, Status, Answer) -> ok | {error, ...}
  *   close(Handle, TimeoutMs) -> ok | {error, ...}  (dirty I/O: blocks)
  *   free(Handle) -> ok                             (never waits for a server) */
-#define LMCP_DEFINE_KIND_NIFS(obj, prefix)                                                       \
-  ERL_NIF_TERM nif_##prefix##set_handlers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) { \
-    (void)argc;                                                                                  \
-    return lmcp_handle_set_handlers(env, argv, &lmcp_##obj##_kind);                              \
-  }                                                                                              \
+#define LMCP_DEFINE_KIND_NIFS(obj, prefix)                                                        \
+  ERL_NIF_TERM nif_##prefix##set_handlers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {  \
+    (void)argc;                                                                                   \
+    return lmcp_handle_set_handlers(env, argv, &lmcp_##obj##_kind);                               \
+  }                                                                                               \
   ERL_NIF_TERM nif_##prefix##set_telemetry(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) { \
-    (void)argc;                                                                                  \
-    return lmcp_handle_set_telemetry(env, argv, &lmcp_##obj##_kind);                             \
-  }                                                                                              \
-  ERL_NIF_TERM nif_##prefix##connect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {      \
-    (void)argc;                                                                                  \
-    return lmcp_handle_connect(env, argv, &lmcp_##obj##_kind);                                   \
-  }                                                                                              \
-  ERL_NIF_TERM nif_##prefix##cancel(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {       \
-    (void)argc;                                                                                  \
-    return lmcp_handle_cancel(env, argv, &lmcp_##obj##_kind);                                    \
-  }                                                                                              \
-  ERL_NIF_TERM nif_##prefix##respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {      \
-    return lmcp_handle_respond(env, argc, argv, &lmcp_##obj##_kind, #prefix "respond",           \
-                               nif_##prefix##respond);                                           \
-  }                                                                                              \
-  ERL_NIF_TERM nif_##prefix##close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {        \
-    (void)argc;                                                                                  \
-    return lmcp_handle_close(env, argv, &lmcp_##obj##_kind);                                     \
-  }                                                                                              \
-  ERL_NIF_TERM nif_##prefix##free(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {         \
-    (void)argc;                                                                                  \
-    return lmcp_handle_free(env, argv, &lmcp_##obj##_kind);                                      \
+    (void)argc;                                                                                   \
+    return lmcp_handle_set_telemetry(env, argv, &lmcp_##obj##_kind);                              \
+  }                                                                                               \
+  ERL_NIF_TERM nif_##prefix##connect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {       \
+    (void)argc;                                                                                   \
+    return lmcp_handle_connect(env, argv, &lmcp_##obj##_kind);                                    \
+  }                                                                                               \
+  ERL_NIF_TERM nif_##prefix##cancel(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {        \
+    (void)argc;                                                                                   \
+    return lmcp_handle_cancel(env, argv, &lmcp_##obj##_kind);                                     \
+  }                                                                                               \
+  ERL_NIF_TERM nif_##prefix##respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {       \
+    return lmcp_handle_respond(env, argc, argv, &lmcp_##obj##_kind, #prefix "respond",            \
+                               nif_##prefix##respond);                                            \
+  }                                                                                               \
+  ERL_NIF_TERM nif_##prefix##close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {         \
+    (void)argc;                                                                                   \
+    return lmcp_handle_close(env, argv, &lmcp_##obj##_kind);                                      \
+  }                                                                                               \
+  ERL_NIF_TERM nif_##prefix##free(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {          \
+    (void)argc;                                                                                   \
+    return lmcp_handle_free(env, argv, &lmcp_##obj##_kind);                                       \
   }
 
 /* ------------------------------------------------- client_nif.c, host_nif.c */
