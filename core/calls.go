@@ -55,6 +55,10 @@ type CallOptions struct {
 	// TelemetryID is the call id telemetry records name (a host's own call
 	// id); 0 means the client's.
 	TelemetryID uint64
+	// Unrecorded keeps the call out of telemetry: a host's own requests
+	// (its aggregated lists) are no records, as the client's own
+	// (initialize, ...) are not, so every binding reports the same calls.
+	Unrecorded bool
 }
 
 // livePending counts accepted calls not yet completed, across clients, for
@@ -425,7 +429,7 @@ func (c *Client) complete(cl *call, err *Error, data []byte) {
 		cl.internal(data, err)
 		return
 	}
-	if c.telemetryOn() {
+	if !cl.opts.Unrecorded && c.telemetryOn() {
 		c.recordCall(cl, err, data)
 	}
 	st := StatusOK

@@ -151,6 +151,29 @@ func TestTelemetryOffAndDestroy(t *testing.T) {
 	require.NotNil(t, c.SetTelemetryHandler(first.handle, nil), "a freed client refuses a handler")
 }
 
+// An Unrecorded call (a host's own list) is no record: the records are
+// exactly the recorded calls, in order.
+func TestTelemetryUnrecordedCall(t *testing.T) {
+	s := newFakeServer(t, "2025-11-25", defaultCaps())
+	s.handle("x/own", func(*fakeServer, wireMsg) reply { return reply{result: map[string]any{}} })
+	s.handle("x/app", func(*fakeServer, wireMsg) reply { return reply{result: map[string]any{}} })
+	c := readyClient(t, s, legacyOptions())
+	sink := &recordSink{}
+	require.Nil(t, errOrNil(c.SetTelemetryHandler(sink.handle, nil)))
+	_, err := c.CallSync("x/own", nil, CallOptions{Unrecorded: true})
+	require.Nil(t, errOrNil(err))
+	_, err = c.CallSync("x/app", nil, CallOptions{})
+	require.Nil(t, errOrNil(err))
+	sink.wait(t, RecordCall, "x/app")
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	methods := []string{}
+	for _, rec := range sink.recs {
+		methods = append(methods, rec.Method)
+	}
+	require.Equal(t, []string{"x/app"}, methods)
+}
+
 // A failed handshake is a failure record.
 func TestTelemetryFailureRecord(t *testing.T) {
 	s := newFakeServer(t, "1999-01-01", defaultCaps())

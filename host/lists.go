@@ -129,7 +129,8 @@ func (l *listCache) fetch(s *server) ([]item, *int64, *core.Error) {
 		if cursor != "" {
 			params = jsonx.MustMarshal(map[string]string{"cursor": cursor})
 		}
-		res, err := s.client().CallSync(l.kind.method, params, core.CallOptions{})
+		// The host's own request: no telemetry record (core.CallOptions.Unrecorded).
+		res, err := s.client().CallSync(l.kind.method, params, core.CallOptions{Unrecorded: true})
 		if err != nil {
 			if err.Status == core.StatusUnsupported {
 				return nil, nil, nil

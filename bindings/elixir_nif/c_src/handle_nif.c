@@ -10,7 +10,7 @@
 
 #include "lmcp_nif.h"
 
-static ERL_NIF_TERM atom_lmcp_done, atom_lmcp_event, atom_lmcp_app_request;
+static ERL_NIF_TERM atom_lmcp_done, atom_lmcp_event, atom_lmcp_app_request, atom_lmcp_telemetry;
 
 /* ------------------------------------------------------------ the handle */
 
@@ -37,6 +37,7 @@ int lmcp_kind_init(ErlNifEnv *env, lmcp_kind *kind) {
   atom_lmcp_done = enif_make_atom(env, "lmcp_done");
   atom_lmcp_event = enif_make_atom(env, "lmcp_event");
   atom_lmcp_app_request = enif_make_atom(env, "lmcp_app_request");
+  atom_lmcp_telemetry = enif_make_atom(env, "lmcp_telemetry");
   char name[32];
   snprintf(name, sizeof name, "lmcp_%s", kind->noun);
   ErlNifResourceTypeInit init = {.dtor = res_dtor, .down = res_down, .members = 3};
@@ -124,6 +125,17 @@ static void on_event(void *user_data, const char *kind, const char *json, size_t
   enif_free_env(env);
 }
 
+/* A telemetry record: the event's shape under its own tag, so that the
+ * owner tells records from events at a glance (kind is static text). */
+static void on_telemetry(void *user_data, const char *kind, const char *json, size_t len) {
+  reg_box *box = user_data;
+  ErlNifEnv *env = enif_alloc_env();
+  ERL_NIF_TERM msg = enif_make_tuple4(env, atom_lmcp_telemetry, enif_make_copy(env, box->tag),
+                                      enif_make_atom(env, kind), lmcp_payload_term(env, json, len));
+  enif_send(NULL, &box->pid, env, msg);
+  enif_free_env(env);
+}
+
 static void on_app_request(void *user_data, lmcp_request_id id, const char *kind, const char *json,
                            size_t len) {
   reg_box *box = user_data;
@@ -199,6 +211,18 @@ ERL_NIF_TERM lmcp_handle_set_handlers(ErlNifEnv *env, const ERL_NIF_TERM argv[],
   if (st == LMCP_OK) {
     st = kind->set_app_request_handler(r->handle, on_app_request, new_reg(env, argv[1]), destroy_reg, &err);
   }
+  return lmcp_handle_status(env, kind, st, err);
+}
+
+ERL_NIF_TERM lmcp_handle_set_telemetry(ErlNifEnv *env, const ERL_NIF_TERM argv[], const lmcp_kind *kind) {
+  lmcp_res *r;
+  if (!lmcp_get_args(env, argv, kind, "r", &r)) {
+    return enif_make_badarg(env);
+  }
+  char *err = NULL;
+  /* destroy runs even when the call fails. */
+  lmcp_status st =
+      kind->set_telemetry_handler(r->handle, on_telemetry, new_reg(env, argv[1]), destroy_reg, &err);
   return lmcp_handle_status(env, kind, st, err);
 }
 

@@ -22,6 +22,8 @@
  *   {lmcp_done, CallId, Status, Payload}
  *   {lmcp_event, Tag, Kind, Payload}
  *   {lmcp_app_request, Tag, RequestId, Kind, Payload}
+ *   {lmcp_telemetry, Tag, Kind, Record}  (docs/telemetry.md; a call's
+ *                                          record before its completion)
  * Payload is the decoded JSON (maps with binary keys), nil when empty, or
  * {lmcp_raw, Binary, Reason} when it could not be decoded.
  *
@@ -261,6 +263,7 @@ static ErlNifFunc nif_funcs[] = {
     {"client_new", 1, nif_client_new, 0},
     {"adopt", 1, nif_adopt, 0},
     {"set_handlers", 2, nif_set_handlers, 0},
+    {"set_telemetry", 2, nif_set_telemetry, 0},
     {"connect", 1, nif_connect, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"call", 4, nif_call, 0},
     {"cancel", 2, nif_cancel, 0},
@@ -276,6 +279,7 @@ static ErlNifFunc nif_funcs[] = {
     {"host_new_file", 2, nif_host_new_file, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"host_warnings", 1, nif_host_warnings, 0},
     {"host_set_handlers", 2, nif_host_set_handlers, 0},
+    {"host_set_telemetry", 2, nif_host_set_telemetry, 0},
     {"host_connect", 1, nif_host_connect, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"host_wait_ready", 2, nif_host_wait_ready, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"host_servers", 1, nif_host_servers, 0},

@@ -105,6 +105,8 @@ typedef struct {
                                    char **err);
   lmcp_status (*set_app_request_handler)(void *handle, lmcp_app_request_cb cb, void *user_data,
                                          lmcp_destroy_cb destroy, char **err);
+  lmcp_status (*set_telemetry_handler)(void *handle, lmcp_telemetry_cb cb, void *user_data,
+                                       lmcp_destroy_cb destroy, char **err);
   lmcp_status (*connect)(void *handle, char **err);
   lmcp_status (*cancel)(void *handle, lmcp_call_id id);
   lmcp_status (*respond)(void *handle, lmcp_request_id id, lmcp_status status, const char *json, size_t len,
@@ -171,6 +173,12 @@ LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_adopt(ErlNifEnv *env, const lmcp_kind *kind
  * go to the caller, tagged with Tag. */
 LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_set_handlers(ErlNifEnv *env, const ERL_NIF_TERM argv[],
                                                   const lmcp_kind *kind);
+/* set_telemetry(Handle, Tag) -> ok | {error, ...}: the library's telemetry
+ * records go to the caller as {lmcp_telemetry, Tag, Kind, Record}. Set
+ * only when the application has a telemetry module: with a handler the
+ * library measures every call. */
+LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_set_telemetry(ErlNifEnv *env, const ERL_NIF_TERM argv[],
+                                                   const lmcp_kind *kind);
 LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_connect(ErlNifEnv *env, const ERL_NIF_TERM argv[],
                                              const lmcp_kind *kind);
 LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_cancel(ErlNifEnv *env, const ERL_NIF_TERM argv[], const lmcp_kind *kind);
@@ -218,6 +226,10 @@ LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_start_call(ErlNifEnv *env, int argc, const 
                                                         lmcp_destroy_cb destroy, char **err) {             \
     return lmcp_##obj##_set_app_request_handler(h, cb, ud, destroy, err);                                  \
   }                                                                                                        \
+  static lmcp_status obj##_kind_set_telemetry_handler(void *h, lmcp_telemetry_cb cb, void *ud,             \
+                                                      lmcp_destroy_cb destroy, char **err) {               \
+    return lmcp_##obj##_set_telemetry_handler(h, cb, ud, destroy, err);                                    \
+  }                                                                                                        \
   static lmcp_status obj##_kind_connect(void *h, char **err) {                                             \
     return lmcp_##obj##_connect(h, err);                                                                   \
   }                                                                                                        \
@@ -238,6 +250,7 @@ LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_start_call(ErlNifEnv *env, int argc, const 
       .free_handle = obj##_kind_free,                                                                      \
       .set_event_handler = obj##_kind_set_event_handler,                                                   \
       .set_app_request_handler = obj##_kind_set_app_request_handler,                                       \
+      .set_telemetry_handler = obj##_kind_set_telemetry_handler,                                           \
       .connect = obj##_kind_connect,                                                                       \
       .cancel = obj##_kind_cancel,                                                                         \
       .respond = obj##_kind_respond,                                                                       \
@@ -248,35 +261,40 @@ LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_start_call(ErlNifEnv *env, int argc, const 
  * the shared body (handle_nif.c) for lmcp_<obj>_kind, named
  * nif_<prefix><name> (Erlang name <prefix><name>):
  *   set_handlers(Handle, Tag) -> ok | {error, Status, Info}
+ *   set_telemetry(Handle, Tag) -> ok | {error, Status, Info}
  *   connect(Handle) -> ok | {error, ...}          (dirty I/O: spawns)
  *   cancel(Handle, CallId) -> ok | {error, ...}
  *   respond(Handle, RequestId, Status, Answer) -> ok | {error, ...}
  *   close(Handle, TimeoutMs) -> ok | {error, ...}  (dirty I/O: blocks)
  *   free(Handle) -> ok                             (never waits for a server) */
-#define LMCP_DEFINE_KIND_NIFS(obj, prefix)                                                       \
-  ERL_NIF_TERM nif_##prefix##set_handlers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) { \
-    (void)argc;                                                                                  \
-    return lmcp_handle_set_handlers(env, argv, &lmcp_##obj##_kind);                              \
-  }                                                                                              \
-  ERL_NIF_TERM nif_##prefix##connect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {      \
-    (void)argc;                                                                                  \
-    return lmcp_handle_connect(env, argv, &lmcp_##obj##_kind);                                   \
-  }                                                                                              \
-  ERL_NIF_TERM nif_##prefix##cancel(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {       \
-    (void)argc;                                                                                  \
-    return lmcp_handle_cancel(env, argv, &lmcp_##obj##_kind);                                    \
-  }                                                                                              \
-  ERL_NIF_TERM nif_##prefix##respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {      \
-    return lmcp_handle_respond(env, argc, argv, &lmcp_##obj##_kind, #prefix "respond",           \
-                               nif_##prefix##respond);                                           \
-  }                                                                                              \
-  ERL_NIF_TERM nif_##prefix##close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {        \
-    (void)argc;                                                                                  \
-    return lmcp_handle_close(env, argv, &lmcp_##obj##_kind);                                     \
-  }                                                                                              \
-  ERL_NIF_TERM nif_##prefix##free(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {         \
-    (void)argc;                                                                                  \
-    return lmcp_handle_free(env, argv, &lmcp_##obj##_kind);                                      \
+#define LMCP_DEFINE_KIND_NIFS(obj, prefix)                                                        \
+  ERL_NIF_TERM nif_##prefix##set_handlers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {  \
+    (void)argc;                                                                                   \
+    return lmcp_handle_set_handlers(env, argv, &lmcp_##obj##_kind);                               \
+  }                                                                                               \
+  ERL_NIF_TERM nif_##prefix##set_telemetry(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) { \
+    (void)argc;                                                                                   \
+    return lmcp_handle_set_telemetry(env, argv, &lmcp_##obj##_kind);                              \
+  }                                                                                               \
+  ERL_NIF_TERM nif_##prefix##connect(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {       \
+    (void)argc;                                                                                   \
+    return lmcp_handle_connect(env, argv, &lmcp_##obj##_kind);                                    \
+  }                                                                                               \
+  ERL_NIF_TERM nif_##prefix##cancel(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {        \
+    (void)argc;                                                                                   \
+    return lmcp_handle_cancel(env, argv, &lmcp_##obj##_kind);                                     \
+  }                                                                                               \
+  ERL_NIF_TERM nif_##prefix##respond(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {       \
+    return lmcp_handle_respond(env, argc, argv, &lmcp_##obj##_kind, #prefix "respond",            \
+                               nif_##prefix##respond);                                            \
+  }                                                                                               \
+  ERL_NIF_TERM nif_##prefix##close(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {         \
+    (void)argc;                                                                                   \
+    return lmcp_handle_close(env, argv, &lmcp_##obj##_kind);                                      \
+  }                                                                                               \
+  ERL_NIF_TERM nif_##prefix##free(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {          \
+    (void)argc;                                                                                   \
+    return lmcp_handle_free(env, argv, &lmcp_##obj##_kind);                                       \
   }
 
 /* ------------------------------------------------- client_nif.c, host_nif.c */
@@ -285,6 +303,7 @@ LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_start_call(ErlNifEnv *env, int argc, const 
 LMCP_NIF(nif_client_new);
 LMCP_NIF(nif_adopt);
 LMCP_NIF(nif_set_handlers);
+LMCP_NIF(nif_set_telemetry);
 LMCP_NIF(nif_connect);
 LMCP_NIF(nif_call);
 LMCP_NIF(nif_cancel);
@@ -298,6 +317,7 @@ LMCP_NIF(nif_host_new);
 LMCP_NIF(nif_host_new_file);
 LMCP_NIF(nif_host_warnings);
 LMCP_NIF(nif_host_set_handlers);
+LMCP_NIF(nif_host_set_telemetry);
 LMCP_NIF(nif_host_connect);
 LMCP_NIF(nif_host_wait_ready);
 LMCP_NIF(nif_host_servers);

@@ -102,7 +102,10 @@ defmodule LemonMCP.TelemetryTest do
     assert %{server: "alpha", target: "echo", result: :ok} = stop
     assert {:error, :connection_closed} = LemonMCP.Host.call_tool(h, "alpha__crash", %{})
     {_, stop} = receive_event([:lemon_mcp, :call, :stop], h)
-    assert %{target: "alpha__crash", result: :error, error_type: "closed"} = stop
+    # The :stop event names the tool by its own name (the core's record), as
+    # the C records and Python spans do; :start had only the exposed name.
+    assert %{server: "alpha", target: "crash", result: :error, error_type: "closed"} = stop
+    assert is_binary(stop.protocol_version) and is_integer(stop.request_id)
     {m, md} = receive_event([:lemon_mcp, :server, :restart], h)
     assert m.count == 1
     assert %{server: "alpha", attempt: 1} = md

@@ -136,6 +136,17 @@ def main() -> None:
                     c.call(op["method"], op["params"])
                 except lemonmcp.LemonMCPError:
                     pass  # the span says how it failed
+        # Then the table's host operations, through a host of the fixture.
+        server = table["host"]["server"]
+        with lemonmcp.Host({"mcpServers": {server: {"command": SERVER_PY}}}, ready_timeout=30) as h:
+            for op in table["host"]["operations"]:
+                try:
+                    if "call_tool" in op:
+                        h.call_tool(op["call_tool"], op["arguments"])
+                    else:
+                        h.call(server, op["method"], op["params"])
+                except lemonmcp.LemonMCPError:
+                    pass
     elif MODE == "http":
         proc, url = http_server()
         try:

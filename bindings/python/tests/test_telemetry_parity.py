@@ -29,7 +29,11 @@ OTEL_PATH = os.environ.get("LEMONMCP_OTEL_PATH") or os.path.join(REPO, ".cache",
 with open(TABLE_PATH) as _f:
     TABLE: Dict[str, Any] = json.load(_f)
 KEYS: List[str] = TABLE["keys"]
+PRESENT: List[str] = TABLE["present"]
 EXPECTED: List[Dict[str, str]] = [op["attributes"] for op in TABLE["operations"]]
+HOST_SERVER: str = TABLE["host"]["server"]
+HOST_OPERATIONS: List[Dict[str, Any]] = TABLE["host"]["operations"]
+HOST_EXPECTED: List[Dict[str, str]] = [op["attributes"] for op in HOST_OPERATIONS]
 
 # A record's target, by method, as the conventions name it.
 _TARGET_ATTRIBUTE = {
@@ -44,39 +48,80 @@ def convention(attrs: Mapping[str, Any]) -> Dict[str, str]:
     return {k: attrs[k] for k in KEYS if k in attrs}
 
 
-def record_attributes(rec: Mapping[str, Any]) -> Dict[str, str]:
+def present(attrs: Mapping[str, Any]) -> List[str]:
+    """The table's "present" attributes that attrs carries (any value)."""
+    return [k for k in PRESENT if attrs.get(k) not in (None, "")]
+
+
+def record_names(rec: Mapping[str, Any]) -> Dict[str, Any]:
     """A C telemetry record in the conventions' names (docs/telemetry.md's
     record table)."""
     attrs = {"mcp.method.name": rec["method"]}
     if rec.get("target") and rec["method"] in _TARGET_ATTRIBUTE:
         attrs[_TARGET_ATTRIBUTE[rec["method"]]] = rec["target"]
-    if rec.get("error_type"):
-        attrs["error.type"] = rec["error_type"]
-    return convention(attrs)
+    for field, attr in (
+        ("error_type", "error.type"),
+        ("server", "lemonmcp.server.name"),
+        ("protocol_version", "mcp.protocol.version"),
+        ("request_id", "jsonrpc.request.id"),
+    ):
+        if rec.get(field):
+            attrs[attr] = rec[field]
+    return attrs
+
+
+def record_attributes(rec: Mapping[str, Any]) -> Dict[str, str]:
+    return convention(record_names(rec))
+
+
+class Collector:
+    """The "call" records a handler receives (on a library thread)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.records: List[Dict[str, Any]] = []
+        self.thunk = _ffi.TELEMETRY_CB(self.on_record)
+
+    def on_record(self, _ud: Any, kind: bytes, ptr: int, length: int) -> None:
+        if kind == b"call":
+            with self.lock:
+                self.records.append(json.loads(ctypes.string_at(ptr, length)))
+
+    def taken(self) -> List[Dict[str, Any]]:
+        with self.lock:
+            return list(self.records)
 
 
 def test_c_records_match_the_table(fixture_path: str) -> None:
-    records: List[Dict[str, Any]] = []
-    lock = threading.Lock()
-
-    def on_record(_ud: Any, kind: bytes, ptr: int, length: int) -> None:
-        if kind == b"call":
-            with lock:
-                records.append(json.loads(ctypes.string_at(ptr, length)))
-
-    thunk = _ffi.TELEMETRY_CB(on_record)
+    col = Collector()
     with lemonmcp.Client.stdio(fixture_path, call_timeout=30, ready_timeout=30) as c:
-        _ffi.lib.lmcp_client_set_telemetry_handler(c._session.handle(), thunk, None, _ffi.DESTROY_CB(), None)
+        _ffi.lib.lmcp_client_set_telemetry_handler(c._session.handle(), col.thunk, None, _ffi.DESTROY_CB(), None)
         for op in TABLE["operations"]:
             try:
                 c.call(op["method"], op["params"])
             except lemonmcp.LemonMCPError:
                 pass
         # Each call's record is delivered before its completion.
-        with lock:
-            got = [record_attributes(r) for r in records]
-        assert all(r.get("protocol_version") for r in records)
-    assert got == EXPECTED
+        records = col.taken()
+    assert [record_attributes(r) for r in records] == EXPECTED
+    assert [present(record_names(r)) for r in records] == [PRESENT] * len(EXPECTED)
+
+
+def test_c_host_records_match_the_table(fixture_path: str) -> None:
+    col = Collector()
+    with lemonmcp.Host({"mcpServers": {HOST_SERVER: {"command": fixture_path}}}, ready_timeout=30) as h:
+        _ffi.lib.lmcp_host_set_telemetry_handler(h._session.handle(), col.thunk, None, _ffi.DESTROY_CB(), None)
+        for op in HOST_OPERATIONS:
+            try:
+                if "call_tool" in op:
+                    h.call_tool(op["call_tool"], op["arguments"])
+                else:
+                    h.call(HOST_SERVER, op["method"], op["params"])
+            except lemonmcp.LemonMCPError:
+                pass
+        records = col.taken()
+    assert [record_attributes(r) for r in records] == HOST_EXPECTED
+    assert [present(record_names(r)) for r in records] == [PRESENT] * len(HOST_EXPECTED)
 
 
 def test_python_spans_match_the_table(fixture_path: str) -> None:
@@ -94,5 +139,7 @@ def test_python_spans_match_the_table(fixture_path: str) -> None:
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     spans = json.loads(proc.stdout.strip().splitlines()[-1])["client_spans"]
-    assert all(s["kind"] == "CLIENT" and s["attributes"].get("mcp.protocol.version") for s in spans)
-    assert [convention(s["attributes"]) for s in spans] == EXPECTED
+    assert all(s["kind"] == "CLIENT" for s in spans)
+    # The client's operations, then the host's (otel_app.py's order).
+    assert [convention(s["attributes"]) for s in spans] == EXPECTED + HOST_EXPECTED
+    assert [present(s["attributes"]) for s in spans] == [PRESENT] * len(spans)

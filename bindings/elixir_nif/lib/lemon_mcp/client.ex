@@ -292,25 +292,30 @@ defmodule LemonMCP.Client do
   @spec request(client(), String.t(), map() | nil, call_opts()) :: {:ok, term()} | {:error, reason()}
   def request(client, method, params \\ nil, opts \\ @default_timeout) do
     opts = normalize(opts)
-    LemonMCP.Telemetry.span(client, method, params, fn -> do_request(client, method, params, opts) end)
+    LemonMCP.Telemetry.span(client, method, params, &do_request(client, method, params, opts, &1))
   end
 
-  defp do_request(client, method, params, opts) do
+  # traced: the reply carries the call's telemetry record, for the span.
+  defp do_request(client, method, params, opts, traced) do
+    message = if traced, do: {:call, method, params, opts, :recorded}, else: {:call, method, params, opts}
+
     case direct(client) do
       {pid, res, timeout_ms} ->
-        case Server.direct_call(res, timeout_ms, method, params, opts, outer(Keyword.get(opts, :timeout))) do
+        owner = if traced, do: pid
+
+        case Server.direct_call(res, timeout_ms, method, params, opts, outer(Keyword.get(opts, :timeout)), owner) do
           :stale ->
             # The client process is gone (or was replaced): forget it and
             # go through the process, which exits like any GenServer.call.
             forget_direct(pid)
-            GenServer.call(client, {:call, method, params, opts}, outer(Keyword.get(opts, :timeout)))
+            GenServer.call(client, message, outer(Keyword.get(opts, :timeout)))
 
           reply ->
             reply
         end
 
       nil ->
-        GenServer.call(client, {:call, method, params, opts}, outer(Keyword.get(opts, :timeout)))
+        GenServer.call(client, message, outer(Keyword.get(opts, :timeout)))
     end
   end
 

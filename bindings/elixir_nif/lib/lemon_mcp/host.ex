@@ -325,6 +325,7 @@ defmodule LemonMCP.Host do
          {:ok, warnings} <- NIF.host_warnings(ref),
          :ok <- Enum.each(warnings, &Logger.warning/1),
          :ok <- NIF.host_set_handlers(ref, :host),
+         :ok <- set_telemetry(ref),
          :ok <- NIF.host_connect(ref) do
       {:ok,
        %{
@@ -335,7 +336,10 @@ defmodule LemonMCP.Host do
          warnings: warnings,
          logged: MapSet.new(),
          # LemonMCP.Telemetry's session bookkeeping (server => {started, version}).
-         sessions: %{}
+         sessions: %{},
+         # Telemetry records of pending calls (call id => record), each
+         # handed to the caller with the call's reply.
+         records: %{}
        }}
     else
       {:error, status, info} -> {:stop, Error.reason(status, info)}
@@ -353,20 +357,25 @@ defmodule LemonMCP.Host do
   end
 
   def handle_call({:call_tool, name, args, opts}, from, st) do
-    start_call(NIF.host_call_tool(st.ref, name, args, opts), from, st)
+    start_call(NIF.host_call_tool(st.ref, name, args, opts), {from, :recorded}, st)
   end
 
   def handle_call({:call, server, method, params, opts}, from, st) do
-    start_call(NIF.host_call(st.ref, server, method, params, opts), from, st)
+    start_call(NIF.host_call(st.ref, server, method, params, opts), {from, :recorded}, st)
   end
 
   def handle_call({:query, name, args}, from, st) do
-    start_call(NIF.host_query(st.ref, name, args, nil), from, st)
+    start_call(NIF.host_query(st.ref, name, args, nil), {from, :plain}, st)
   end
 
-  defp start_call({:ok, id}, from, st), do: {:noreply, put_in(st.pending[id], from)}
-  defp start_call({:error, status, info}, _from, st), do: {:reply, {:error, Error.reason(status, info)}, st}
-  defp start_call({:error, reason}, _from, st), do: {:reply, {:error, reason}, st}
+  # pending: call id => {from, :recorded | :plain}; a :recorded call's reply
+  # carries its telemetry record (LemonMCP.Telemetry.span/5 takes it).
+  defp start_call({:ok, id}, waiter, st), do: {:noreply, put_in(st.pending[id], waiter)}
+  defp start_call({:error, status, info}, _waiter, st), do: {:reply, {:error, Error.reason(status, info)}, st}
+  defp start_call({:error, reason}, _waiter, st), do: {:reply, {:error, reason}, st}
+
+  # Only when events go somewhere: with a handler the core measures every call.
+  defp set_telemetry(ref), do: if(LemonMCP.Telemetry.records?(), do: NIF.host_set_telemetry(ref, :host), else: :ok)
 
   @impl true
   def handle_info({:lmcp_done, id, status, payload}, st) do
@@ -374,10 +383,20 @@ defmodule LemonMCP.Host do
       {nil, _} ->
         {:noreply, st}
 
-      {from, pending} ->
-        GenServer.reply(from, Error.done_reply(status, payload))
-        {:noreply, %{st | pending: pending}}
+      {{from, kind}, pending} ->
+        {record, records} = Map.pop(st.records, id)
+        reply = Error.done_reply(status, payload)
+        GenServer.reply(from, if(kind == :recorded, do: LemonMCP.Telemetry.with_record(reply, record), else: reply))
+        {:noreply, %{st | pending: pending, records: records}}
     end
+  end
+
+  # A call's record comes before its completion; kept only for a pending
+  # call (the library's other records have no caller to go to).
+  def handle_info({:lmcp_telemetry, :host, :call, %{"call_id" => id} = record}, st) do
+    if Map.has_key?(st.pending, id),
+      do: {:noreply, put_in(st.records[id], record)},
+      else: {:noreply, st}
   end
 
   def handle_info({:lmcp_event, :host, kind, payload}, st) do

@@ -7,6 +7,7 @@ defmodule LemonMCP.NIF do
   #   {:lmcp_done, call_id, status, payload}
   #   {:lmcp_event, tag, kind, payload}
   #   {:lmcp_app_request, tag, request_id, kind, payload}
+  #   {:lmcp_telemetry, tag, kind, record}   (set_telemetry/2 only)
   #
   # Library failures are {:error, status, info} (info is the library's error
   # object as a map with binary keys); shim failures {:error, reason}.
@@ -48,6 +49,10 @@ defmodule LemonMCP.NIF do
 
   @spec set_handlers(client(), term()) :: :ok | lib_error()
   def set_handlers(_client, _tag), do: :erlang.nif_error(:not_loaded)
+
+  # The library's telemetry records go to the caller: {:lmcp_telemetry, tag, kind, record}.
+  @spec set_telemetry(client(), term()) :: :ok | lib_error()
+  def set_telemetry(_client, _tag), do: :erlang.nif_error(:not_loaded)
 
   @spec connect(client()) :: :ok | lib_error()
   def connect(_client), do: :erlang.nif_error(:not_loaded)
@@ -107,6 +112,9 @@ defmodule LemonMCP.NIF do
 
   @spec host_set_handlers(host(), term()) :: :ok | lib_error()
   def host_set_handlers(_host, _tag), do: :erlang.nif_error(:not_loaded)
+
+  @spec host_set_telemetry(host(), term()) :: :ok | lib_error()
+  def host_set_telemetry(_host, _tag), do: :erlang.nif_error(:not_loaded)
 
   @spec host_connect(host()) :: :ok | lib_error()
   def host_connect(_host), do: :erlang.nif_error(:not_loaded)

@@ -8,9 +8,14 @@ defmodule LemonMCP.Telemetry do
       resource URI, else `nil`).
     * `[:lemon_mcp, :call, :stop]`: measurements `%{duration:,
       monotonic_time:}` (native time units); the start's metadata plus
-      `result: :ok | :error` and `error_type:` (`nil`, `"tool_error"`, the
-      server's JSON-RPC code as a string, or the error reason's name, as
-      the core's telemetry records and the Python spans name it).
+      `result: :ok | :error`, `error_type:` (`nil`, `"tool_error"`, the
+      server's JSON-RPC code as a string, or the error reason's name),
+      `protocol_version:`, `session_id:` (Streamable HTTP, else `nil`) and
+      `request_id:` (the call's last JSON-RPC id). These, `target:` and a
+      host's `server:` come from the core's telemetry record of the call,
+      the same the C handler receives and the Python spans are made from:
+      a host's `call_tool` is named by the tool's own name (`:start` had
+      the exposed one, `server__tool`).
     * `[:lemon_mcp, :call, :exception]`: the call raised or exited:
       `%{duration:}`; metadata plus `kind:`, `reason:`, `stacktrace:`.
     * `[:lemon_mcp, :server, :restart]`: a supervised server restarts (a
@@ -26,7 +31,17 @@ defmodule LemonMCP.Telemetry do
       `session` record and Python's `mcp.client.session.duration` name it).
 
   A `LemonMCP.Host`'s calls are events too, with the host's pid as
-  `client:` (and `server:` for `LemonMCP.Host.request/5`).
+  `client:` (and `server:`).
+
+  The records: a client or host started while events go somewhere
+  registers the library's telemetry handler (the NIF sends each record to
+  the owning process; with a handler the core measures every call), and
+  the owner hands a call's record to the caller with its reply (a direct
+  client call asks the owner for it once its completion came: one more
+  message per call, only then). One started before a handler was
+  configured registers none: its `:stop` events carry what Elixir knows
+  (no protocol version, session or request id; a host's exposed tool
+  name).
 
   Events go to the module named by `config :lemon_mcp, :telemetry_module`
   (any module with `execute/3`), else to `:telemetry` when it is loaded
@@ -60,14 +75,19 @@ defmodule LemonMCP.Telemetry do
   end
 
   @doc """
-  Runs `fun` (a call returning `{:ok, result}` or `{:error, reason}`) between
-  a `:start` and a `:stop` (or `:exception`) event. Without a handler it
-  only runs `fun`.
+  Runs `fun` (a call returning `{:ok, result}` or `{:error, reason}`, or
+  `{:recorded, reply, record}` when the owner had the call's telemetry
+  record) between a `:start` and a `:stop` (or `:exception`) event. Without
+  a handler it only runs `fun`. A `fun` of one argument is told whether
+  events go out (so that it asks for the record only then). What the core measured (the tool's own
+  name on a host, the server, session, request id, protocol version,
+  error type) comes from the record.
   """
-  @spec span(pid() | atom() | term(), String.t(), map() | nil, (() -> term()), map()) :: term()
+  @spec span(pid() | atom() | term(), String.t(), map() | nil, (() -> term()) | (boolean() -> term()), map()) ::
+          term()
   def span(client, method, params, fun, extra \\ %{}) do
     case handler() do
-      nil -> fun.()
+      nil -> run(fun, false) |> unrecorded()
       mod -> traced(mod, client, method, params, fun, extra)
     end
   end
@@ -85,7 +105,7 @@ defmodule LemonMCP.Telemetry do
     mod.execute([:lemon_mcp, :call, :start], %{system_time: System.system_time(), monotonic_time: start}, meta)
 
     try do
-      fun.()
+      run(fun, true)
     catch
       kind, reason ->
         now = System.monotonic_time()
@@ -100,17 +120,52 @@ defmodule LemonMCP.Telemetry do
     else
       reply ->
         now = System.monotonic_time()
+        {reply, record} = recorded(reply)
         {result, error_type} = outcome(method, reply)
 
         mod.execute(
           [:lemon_mcp, :call, :stop],
           %{duration: now - start, monotonic_time: now},
-          Map.merge(meta, %{result: result, error_type: error_type})
+          meta |> Map.merge(%{result: result, error_type: error_type}) |> from_record(record)
         )
 
         reply
     end
   end
+
+  defp run(fun, _traced) when is_function(fun, 0), do: fun.()
+  defp run(fun, traced), do: fun.(traced)
+
+  defp recorded({:recorded, reply, record}), do: {reply, record}
+  defp recorded(reply), do: {reply, nil}
+
+  defp unrecorded({:recorded, reply, _record}), do: reply
+  defp unrecorded(reply), do: reply
+
+  # The record's view wins: it is the core's, the same the C handler and the
+  # Python spans get (a host's tool by its own name, not the exposed one).
+  defp from_record(meta, record) when is_map(record) do
+    Map.merge(meta, %{
+      target: record["target"] || meta.target,
+      server: record["server"] || meta[:server],
+      protocol_version: record["protocol_version"],
+      session_id: record["session_id"],
+      request_id: record["request_id"],
+      error_type: record["error_type"]
+    })
+  end
+
+  defp from_record(meta, _record), do: meta
+
+  @doc false
+  # Whether an owner should register the library's telemetry handler: only
+  # when events go somewhere (with a handler the core measures every call).
+  def records?, do: handler() != nil
+
+  @doc false
+  # An owner's reply to a call whose telemetry record it holds.
+  def with_record(reply, nil), do: reply
+  def with_record(reply, record), do: {:recorded, reply, record}
 
   @doc false
   # A client's :restarting or :failed event, as a [:lemon_mcp, :server, _] event.

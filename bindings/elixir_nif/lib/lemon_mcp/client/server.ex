@@ -26,7 +26,11 @@ defmodule LemonMCP.Client.Server do
     subscribers: %{},
     callbacks: %{},
     # LemonMCP.Telemetry's session bookkeeping (nil => {started, version}).
-    sessions: %{}
+    sessions: %{},
+    # Telemetry records (only when registered: records? true), by call id:
+    # the record, or {:waiting, from} for a caller that asked first.
+    records?: false,
+    records: %{}
   ]
 
   # ------------------------------------------------------------- start
@@ -96,11 +100,17 @@ defmodule LemonMCP.Client.Server do
   def init({res, callbacks, opts}) do
     tag = make_ref()
 
+    # Records only when events go somewhere: with a handler the core
+    # measures every call.
+    records? = LemonMCP.Telemetry.records?()
+
     with :ok <- NIF.adopt(res),
-         :ok <- NIF.set_handlers(res, tag) do
+         :ok <- NIF.set_handlers(res, tag),
+         :ok <- if(records?, do: NIF.set_telemetry(res, tag), else: :ok) do
       st = %__MODULE__{
         res: res,
         tag: tag,
+        records?: records?,
         callbacks: callbacks,
         timeout_ms: Keyword.get(opts, :timeout_ms, 30_000)
       }
@@ -126,19 +136,35 @@ defmodule LemonMCP.Client.Server do
 
   # ------------------------------------------------------------- calls
 
-  @impl true
-  def handle_call({:call, method, params, opts}, from, st) do
-    options = call_options(opts, st)
-
-    case NIF.call(st.res, method, params, options) do
+  # pending: call id => {from, :recorded | :plain}.
+  defp start_call(method, params, opts, waiter, st) do
+    case NIF.call(st.res, method, params, call_options(opts, st)) do
       {:ok, id} ->
-        {:noreply, %{st | pending: Map.put(st.pending, id, from)}}
+        {:noreply, %{st | pending: Map.put(st.pending, id, waiter)}}
 
       {:error, status, info} ->
         {:reply, {:error, Error.reason(status, info, state_of(st))}, st}
 
       {:error, reason} ->
         {:reply, {:error, reason}, st}
+    end
+  end
+
+  @impl true
+  def handle_call({:call, method, params, opts}, from, st), do: start_call(method, params, opts, {from, :plain}, st)
+
+  # A call inside LemonMCP.Telemetry.span/5: its reply carries its record.
+  def handle_call({:call, method, params, opts, :recorded}, from, st),
+    do: start_call(method, params, opts, {from, :recorded}, st)
+
+  # A direct call's record (direct_call/7): a call's record is sent before
+  # its completion, but to this process, so it may still be on its way.
+  def handle_call({:take_record, _id}, _from, %{records?: false} = st), do: {:reply, nil, st}
+
+  def handle_call({:take_record, id}, from, st) do
+    case Map.pop(st.records, id) do
+      {nil, _} -> {:noreply, put_in(st.records[id], {:waiting, from})}
+      {record, records} -> {:reply, record, %{st | records: records}}
     end
   end
 
@@ -210,19 +236,21 @@ defmodule LemonMCP.Client.Server do
 
   def handle_call(:resource, _from, st), do: {:reply, st.res, st}
 
-  # What a caller needs to call the library directly (direct_call/6).
+  # What a caller needs to call the library directly (direct_call/7).
   def handle_call(:direct_info, _from, st), do: {:reply, {st.res, st.timeout_ms}, st}
 
   @doc false
   # A request made by the calling process itself (LemonMCP.Client.request/4):
   # NIF.call sends the completion to its caller, so the caller receives it
   # here, with no hop through the client process. Returns the reply, or
-  # :stale when the resource was freed (the client process is gone).
-  def direct_call(res, timeout_ms, method, params, opts, outer) do
+  # :stale when the resource was freed (the client process is gone). With
+  # an owner (the client process, when events go out) the reply carries
+  # the call's telemetry record, which the owner received.
+  def direct_call(res, timeout_ms, method, params, opts, outer, owner) do
     case NIF.call(res, method, params, call_options(opts, timeout_ms)) do
       {:ok, id} ->
         receive do
-          {:lmcp_done, ^id, status, payload} -> done_reply(status, payload, res)
+          {:lmcp_done, ^id, status, payload} -> with_record(done_reply(status, payload, res), owner, id)
         after
           outer ->
             # A safety net: the library's own deadline is shorter. The
@@ -249,6 +277,21 @@ defmodule LemonMCP.Client.Server do
     end
   end
 
+  defp with_record(reply, nil, _id), do: reply
+
+  defp with_record(reply, owner, id) do
+    record =
+      try do
+        # The owner answers at once, or when the record (sent before the
+        # completion) reaches it; the bound only guards a lost owner.
+        GenServer.call(owner, {:take_record, id}, 5_000)
+      catch
+        :exit, _ -> nil
+      end
+
+    LemonMCP.Telemetry.with_record(reply, record)
+  end
+
   # ---------------------------------------------------------- messages
 
   @impl true
@@ -257,9 +300,25 @@ defmodule LemonMCP.Client.Server do
       {nil, _} ->
         {:noreply, st}
 
-      {from, pending} ->
-        GenServer.reply(from, done_reply(status, payload, st))
-        {:noreply, %{st | pending: pending}}
+      {{from, kind}, pending} ->
+        {record, records} = Map.pop(st.records, id)
+        reply = done_reply(status, payload, st)
+        GenServer.reply(from, if(kind == :recorded, do: LemonMCP.Telemetry.with_record(reply, record), else: reply))
+        {:noreply, %{st | pending: pending, records: records}}
+    end
+  end
+
+  # A call's record: kept for its caller (a pending call's reply, or a
+  # direct call's take_record); kept by id either way, since a direct
+  # call's caller asks only once its completion came.
+  def handle_info({:lmcp_telemetry, tag, :call, %{"call_id" => id} = record}, %{tag: tag} = st) do
+    case Map.pop(st.records, id) do
+      {{:waiting, from}, records} ->
+        GenServer.reply(from, record)
+        {:noreply, %{st | records: records}}
+
+      {nil, records} ->
+        {:noreply, %{st | records: Map.put(keep_room(records), id, record)}}
     end
   end
 
@@ -294,6 +353,12 @@ defmodule LemonMCP.Client.Server do
   def handle_info(_other, st), do: {:noreply, st}
 
   # ------------------------------------------------------------ helpers
+
+  # Records no caller took (a call made while no events went out) are
+  # dropped past @max_records; waiting callers are kept.
+  @max_records 1024
+  defp keep_room(records) when map_size(records) < @max_records, do: records
+  defp keep_room(records), do: Map.filter(records, fn {_id, r} -> match?({:waiting, _}, r) end)
 
   defp state_of(st), do: res_state(st.res)
 
