@@ -2,13 +2,15 @@
  * c_host.c — the C host the Python bench compares against: the same
  * tools/call echo through liblemonmcp with no binding in between.
  *
- *   c_host <server> <calls> <rounds> <inflight> [queue]
+ *   c_host <server> <calls> <rounds> <inflight> [queue] [host]
  *
  * inflight 0: sequential lmcp_client_call_sync calls; inflight N > 0: N calls
  * kept in flight with lmcp_client_call (each completion starts the next).
  * With "queue": the N calls are made with lmcp_client_call_queued and the
  * main thread polls the queue's descriptor, pops every completion and
  * starts the next calls (no callback at all).
+ * With "host": the same calls through a host of one server ("s"):
+ * lmcp_host_call_sync, lmcp_host_call and lmcp_host_call_queued.
  * Prints one line per round: the µs per call, wall time then this process's
  * CPU time (all its threads, not the server's). Warm-up
  * calls run first and are not counted. Built and run by bench_call.py.
@@ -45,6 +47,7 @@ static void die(const char *what, lmcp_status st, char *err) {
 }
 
 static lmcp_client *client;
+static lmcp_host *host; /* with "host": the calls go through it instead */
 
 /* Windowed driver: `left` calls still to start, `pending` not finished. */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -67,8 +70,10 @@ static void on_done(void *ud, lmcp_call_id id, lmcp_status st, const char *json,
 
 static void start_one(void) {
   char *err = NULL;
-  lmcp_status st = lmcp_client_call(client, "tools/call", PARAMS, sizeof PARAMS - 1, NULL, 0, on_done, NULL,
-                                    NULL, &err);
+  lmcp_status st = host ? lmcp_host_call(host, "s", "tools/call", PARAMS, sizeof PARAMS - 1, NULL, 0, on_done, NULL,
+                                         NULL, &err)
+                        : lmcp_client_call(client, "tools/call", PARAMS, sizeof PARAMS - 1, NULL, 0, on_done, NULL,
+                                           NULL, &err);
   if (st != LMCP_OK) die("lmcp_client_call", st, err);
 }
 
@@ -89,8 +94,10 @@ static int queue_fd = -1;
 
 static void start_queued(uint64_t tag) {
   char *err = NULL;
-  lmcp_status st = lmcp_client_call_queued(client, "tools/call", PARAMS, sizeof PARAMS - 1, NULL, 0, queue, tag,
-                                           NULL, &err);
+  lmcp_status st = host ? lmcp_host_call_queued(host, "s", "tools/call", PARAMS, sizeof PARAMS - 1, NULL, 0, queue,
+                                                tag, NULL, &err)
+                        : lmcp_client_call_queued(client, "tools/call", PARAMS, sizeof PARAMS - 1, NULL, 0, queue,
+                                                  tag, NULL, &err);
   if (st != LMCP_OK) die("lmcp_client_call_queued", st, err);
 }
 
@@ -117,18 +124,25 @@ static void run_seq(long calls) {
   for (long i = 0; i < calls; i++) {
     char *out = NULL, *err = NULL;
     size_t n = 0;
-    lmcp_status st = lmcp_client_call_sync(client, "tools/call", PARAMS, sizeof PARAMS - 1, NULL, 0, &out, &n, &err);
+    lmcp_status st =
+        host ? lmcp_host_call_sync(host, "s", "tools/call", PARAMS, sizeof PARAMS - 1, NULL, 0, &out, &n, &err)
+             : lmcp_client_call_sync(client, "tools/call", PARAMS, sizeof PARAMS - 1, NULL, 0, &out, &n, &err);
     if (st != LMCP_OK) die("lmcp_client_call_sync", st, err);
     lmcp_free(out);
   }
 }
 
 int main(int argc, char **argv) {
-  if (argc != 5 && argc != 6) {
-    fprintf(stderr, "usage: c_host <server> <calls> <rounds> <inflight> [queue]\n");
+  int queued = 0, hosted = 0, bad = argc < 5;
+  for (int i = 5; i < argc; i++) {
+    if (strcmp(argv[i], "queue") == 0) queued = 1;
+    else if (strcmp(argv[i], "host") == 0) hosted = 1;
+    else bad = 1;
+  }
+  if (bad) {
+    fprintf(stderr, "usage: c_host <server> <calls> <rounds> <inflight> [queue] [host]\n");
     return 2;
   }
-  int queued = argc == 6 && strcmp(argv[5], "queue") == 0;
   const char *server = argv[1];
   long calls = atol(argv[2]), rounds = atol(argv[3]), inflight = atol(argv[4]);
   if (calls <= 0 || rounds <= 0 || inflight < 0 || inflight > calls) {
@@ -136,12 +150,19 @@ int main(int argc, char **argv) {
     return 2;
   }
   char cfg[4096];
-  snprintf(cfg, sizeof cfg, "{\"transport\":{\"type\":\"stdio\",\"command\":\"%s\"}}", server);
   char *err = NULL;
-  lmcp_status st = lmcp_client_new(cfg, strlen(cfg), &client, &err);
-  if (st != LMCP_OK) die("lmcp_client_new", st, err);
-  if ((st = lmcp_client_connect(client, &err)) != LMCP_OK) die("lmcp_client_connect", st, err);
-  if ((st = lmcp_client_wait_ready(client, 10000, &err)) != LMCP_OK) die("lmcp_client_wait_ready", st, err);
+  lmcp_status st;
+  if (hosted) {
+    snprintf(cfg, sizeof cfg, "{\"mcpServers\":{\"s\":{\"command\":\"%s\"}}}", server);
+    if ((st = lmcp_host_new(cfg, strlen(cfg), &host, &err)) != LMCP_OK) die("lmcp_host_new", st, err);
+    if ((st = lmcp_host_connect(host, &err)) != LMCP_OK) die("lmcp_host_connect", st, err);
+    if ((st = lmcp_host_wait_ready(host, 10000, &err)) != LMCP_OK) die("lmcp_host_wait_ready", st, err);
+  } else {
+    snprintf(cfg, sizeof cfg, "{\"transport\":{\"type\":\"stdio\",\"command\":\"%s\"}}", server);
+    if ((st = lmcp_client_new(cfg, strlen(cfg), &client, &err)) != LMCP_OK) die("lmcp_client_new", st, err);
+    if ((st = lmcp_client_connect(client, &err)) != LMCP_OK) die("lmcp_client_connect", st, err);
+    if ((st = lmcp_client_wait_ready(client, 10000, &err)) != LMCP_OK) die("lmcp_client_wait_ready", st, err);
+  }
 
   if (queued && (st = lmcp_queue_new(&queue, &queue_fd, &err)) != LMCP_OK) die("lmcp_queue_new", st, err);
 
@@ -157,8 +178,13 @@ int main(int argc, char **argv) {
     printf("%.3f %.3f\n", (now_us() - t0) / calls, (cpu_us() - c0) / calls);
     fflush(stdout);
   }
-  lmcp_client_close(client, -1, NULL);
-  lmcp_client_free(client);
+  if (hosted) {
+    lmcp_host_close(host, -1, NULL);
+    lmcp_host_free(host);
+  } else {
+    lmcp_client_close(client, -1, NULL);
+    lmcp_client_free(client);
+  }
   lmcp_queue_free(queue);
   return 0;
 }
