@@ -18,7 +18,9 @@ Rows:
                           a library thread takes the GIL per completion)
   C host, 16 in flight    lmcp_client_call with 16 calls kept in flight (and,
                           with "queue", lmcp_client_call_queued, the main
-                          thread polling the queue: no callback)
+                          thread polling the queue: no callback); "C host,
+                          16 threads": 16 threads each making sequential
+                          lmcp_client_call_sync calls
   AsyncClient, 16         16 tasks awaiting call_tool in a loop (completion
                           queue drained by the loop's reader; and, as
                           "callback path", call_soon_threadsafe from a done
@@ -41,8 +43,9 @@ Rows:
                           pattern): CPython's own per-await cost
 
 Each Python row is compared with its C counterpart: a sequential row as µs
-over the C host's call_sync (the client's or the host's), a 16-way row
-(threads or tasks) as a throughput ratio to the C host's 16 in flight.
+over the C host's call_sync (the client's or the host's), a 16-way row as a
+throughput ratio to the C host's 16 in flight, and a row of 16 threads also
+to the C host's 16 threads each calling call_sync (c_host "threads").
 
 Each figure is µs per call twice: wall time, and the client process's CPU
 time (all its threads, never the server's), which a busy machine disturbs
@@ -110,9 +113,13 @@ def build_c_host(out_dir: str) -> Optional[str]:
 Figure = Tuple[float, float]  # µs per call: wall time, client CPU time
 
 
-def c_round(exe: str, server: str, n: int, inflight: int, queue: bool = False, host: bool = False) -> Figure:
-    """One round of the C host (with host: through an lmcp_host)."""
+def c_round(
+    exe: str, server: str, n: int, inflight: int, queue: bool = False, host: bool = False, threads: bool = False
+) -> Figure:
+    """One round of the C host (with host: through an lmcp_host; with
+    threads: inflight threads each making sequential call_sync calls)."""
     argv = [exe, server, str(n), "1", str(inflight)] + (["queue"] if queue else []) + (["host"] if host else [])
+    argv += ["threads"] if threads else []
     out = subprocess.run(argv, check=True, capture_output=True, text=True)
     wall, cpu = out.stdout.split()[-2:]
     return float(wall), float(cpu)
@@ -308,10 +315,14 @@ def bench_server(server: str, c_host: Optional[str]) -> Dict[str, Figure]:
                 add(f"C host, {WIDE} in flight, queue", c_round(c_host, server, N, WIDE, queue=True))
             add(f"AsyncClient, {WIDE} in flight", loop.run_until_complete(wide_round(ac, N)))
             add(f"AsyncClient, {WIDE} (callback path)", loop.run_until_complete(wide_round(ac, N, callback=True)))
+            if c_host:
+                add(f"C host, {WIDE} threads", c_round(c_host, server, N, WIDE, threads=True))
             add(f"Client.call_tool, {WIDE} threads", threads_round(tool, N))
             if c_host:
                 add("C host (host), call_sync", c_round(c_host, server, N, 0, host=True))
             add("Host.call (main thread)", timed(host_call, N))
+            if c_host:
+                add(f"C host (host), {WIDE} threads", c_round(c_host, server, N, WIDE, host=True, threads=True))
             add(f"Host.call, {WIDE} threads", threads_round(host_call, N))
             if c_host:
                 add(f"C host (host), {WIDE} in flight", c_round(c_host, server, N, WIDE, host=True))
@@ -330,24 +341,30 @@ def bench_server(server: str, c_host: Optional[str]) -> Dict[str, Figure]:
     }
 
 
-def reference(name: str) -> Tuple[str, bool]:
-    """The C row a row is compared with, and whether the row is a 16-way
-    one (compared by throughput) rather than a sequential one."""
+def reference(name: str) -> Tuple[List[str], bool]:
+    """The C rows a row is compared with, and whether the row is a 16-way
+    one (compared by throughput) rather than a sequential one. A row of
+    threads is compared with the C host's threads (the same model) and its
+    16 in flight (the most a C host gets)."""
     wide = "in flight" in name or "threads" in name or "tasks" in name or name.startswith("AsyncClient")
     host = name.startswith(("Host", "AsyncHost", "C host (host)"))
     c = "C host (host)" if host else "C host"
-    return (f"{c}, {WIDE} in flight" if wide else f"{c}, call_sync"), wide
+    if not wide:
+        return [f"{c}, call_sync"], False
+    if "threads" in name:
+        return [f"{c}, {WIDE} threads", f"{c}, {WIDE} in flight"], True
+    return [f"{c}, {WIDE} in flight"], True
 
 
 def report(server: str, med: Dict[str, Figure]) -> None:
     print(f"server {os.path.basename(server)}:   (µs per call: wall | client CPU)")
     for name, (wall, cpu) in med.items():
-        ref_name, wide = reference(name)
-        ref = None if name.startswith("C host") else med.get(ref_name)
+        ref_names, wide = reference(name)
+        refs = [] if name.startswith("C host") else [(r, med[r]) for r in ref_names if r in med]
+        ref_name, ref = refs[0] if refs else ("", None)
         extra = ""
         if wide:
-            if ref:
-                extra = f"   {ref[0] / wall:.2f}x the {ref_name}'s calls/s (CPU per call: {ref[1] / cpu:.2f}x)"
+            extra = "".join(f"   {r[0] / wall:.2f}x the {n}'s calls/s (CPU per call: {r[1] / cpu:.2f}x)" for n, r in refs)
             line = f"  {name:<40} {wall:7.1f} | {cpu:6.1f}  {1e6 / wall:7.0f} calls/s{extra}"
         else:
             if ref:

@@ -2,7 +2,7 @@
  * c_host.c — the C host the Python bench compares against: the same
  * tools/call echo through liblemonmcp with no binding in between.
  *
- *   c_host <server> <calls> <rounds> <inflight> [queue] [host]
+ *   c_host <server> <calls> <rounds> <inflight> [queue] [host] [threads]
  *
  * inflight 0: sequential lmcp_client_call_sync calls; inflight N > 0: N calls
  * kept in flight with lmcp_client_call (each completion starts the next).
@@ -11,6 +11,8 @@
  * starts the next calls (no callback at all).
  * With "host": the same calls through a host of one server ("s"):
  * lmcp_host_call_sync, lmcp_host_call and lmcp_host_call_queued.
+ * With "threads": the N in flight are N threads each making sequential
+ * call_sync calls (the model of N Python threads on a blocking client).
  * Prints one line per round: the µs per call, wall time then this process's
  * CPU time (all its threads, not the server's). Warm-up
  * calls run first and are not counted. Built and run by bench_call.py.
@@ -132,20 +134,37 @@ static void run_seq(long calls) {
   }
 }
 
+static long per_thread;
+
+static void *seq_thread(void *arg) {
+  (void)arg;
+  run_seq(per_thread);
+  return NULL;
+}
+
+static void run_threads(long calls, long n) {
+  pthread_t tids[256];
+  per_thread = calls / n;
+  for (long i = 0; i < n; i++)
+    if (pthread_create(&tids[i], NULL, seq_thread, NULL) != 0) die("pthread_create", LMCP_E_INTERNAL, NULL);
+  for (long i = 0; i < n; i++) pthread_join(tids[i], NULL);
+}
+
 int main(int argc, char **argv) {
-  int queued = 0, hosted = 0, bad = argc < 5;
+  int queued = 0, hosted = 0, threaded = 0, bad = argc < 5;
   for (int i = 5; i < argc; i++) {
     if (strcmp(argv[i], "queue") == 0) queued = 1;
     else if (strcmp(argv[i], "host") == 0) hosted = 1;
+    else if (strcmp(argv[i], "threads") == 0) threaded = 1;
     else bad = 1;
   }
   if (bad) {
-    fprintf(stderr, "usage: c_host <server> <calls> <rounds> <inflight> [queue] [host]\n");
+    fprintf(stderr, "usage: c_host <server> <calls> <rounds> <inflight> [queue] [host] [threads]\n");
     return 2;
   }
   const char *server = argv[1];
   long calls = atol(argv[2]), rounds = atol(argv[3]), inflight = atol(argv[4]);
-  if (calls <= 0 || rounds <= 0 || inflight < 0 || inflight > calls) {
+  if (calls <= 0 || rounds <= 0 || inflight < 0 || inflight > calls || inflight > 256) {
     fprintf(stderr, "c_host: bad numbers\n");
     return 2;
   }
@@ -167,12 +186,14 @@ int main(int argc, char **argv) {
   if (queued && (st = lmcp_queue_new(&queue, &queue_fd, &err)) != LMCP_OK) die("lmcp_queue_new", st, err);
 
   long warm = calls < 200 ? calls : 200;
-  if (queued && inflight) run_queue(warm, inflight < warm ? inflight : warm);
+  if (threaded && inflight) run_threads(warm, inflight < warm ? inflight : warm);
+  else if (queued && inflight) run_queue(warm, inflight < warm ? inflight : warm);
   else if (inflight) run_window(warm, inflight < warm ? inflight : warm);
   else run_seq(warm);
   for (long r = 0; r < rounds; r++) {
     double t0 = now_us(), c0 = cpu_us();
-    if (queued && inflight) run_queue(calls, inflight);
+    if (threaded && inflight) run_threads(calls, inflight);
+    else if (queued && inflight) run_queue(calls, inflight);
     else if (inflight) run_window(calls, inflight);
     else run_seq(calls);
     printf("%.3f %.3f\n", (now_us() - t0) / calls, (cpu_us() - c0) / calls);
