@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import inspect
 import json
 import sys
 import time
@@ -40,9 +41,17 @@ except ImportError:  # pragma: no cover - older 1.x spelling
     from mcp.client.streamable_http import streamablehttp_client as http_client
 
 
+# 2.x caps one SSE event at 1 MiB by default, and a go-sdk server sends the
+# 10 MiB result as one event: the cap is lifted, as a user expecting such
+# results would (1.x has no cap).
+HTTP_OPTIONS: Dict[str, Any] = (
+    {"max_sse_event_size": None} if "max_sse_event_size" in inspect.signature(http_client).parameters else {}
+)
+
+
 async def connect(args: argparse.Namespace, stack: contextlib.AsyncExitStack) -> ClientSession:
     if args.url:
-        streams = await stack.enter_async_context(http_client(args.url))
+        streams = await stack.enter_async_context(http_client(args.url, **HTTP_OPTIONS))
     else:
         argv = args.stdio.split()
         streams = await stack.enter_async_context(stdio_client(StdioServerParameters(command=argv[0], args=argv[1:])))
