@@ -168,6 +168,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "c_host: bad numbers\n");
     return 2;
   }
+  if (threaded && inflight) calls -= calls % inflight; /* every thread makes as many calls */
   char cfg[4096];
   char *err = NULL;
   lmcp_status st;
