@@ -50,8 +50,10 @@ def sampling(params):
     text = params["messages"][0]["content"]["text"]
     return {"role": "assistant", "model": "m", "content": {"type": "text", "text": text}}
 
+# The call timeout is far past the parent's: a call timing out must not end
+# a deadlock before the parent sees it.
 client = lemonmcp.Client.stdio(fixture, [], on_progress=on_progress, on_log=on_log, sampling=sampling,
-                               call_timeout=60, ready_timeout=30)
+                               call_timeout=600, ready_timeout=30)
 client.open(timeout=30)
 host = lemonmcp.Host({"mcpServers": {"f": {"command": fixture}}}, on_event=lambda k, p: busy())
 host.connect()
