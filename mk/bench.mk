@@ -8,13 +8,16 @@
 #                     written to tests/bench/RESULTS.md (about 10 minutes on 2
 #                     cores; BENCH_ROUNDS, BENCH_N, BENCH_PN, BENCH_MANY and
 #                     BENCH_SKIP=python,elixir tune it).
+#   make bench-pysdk-setup  the official Python SDK's client, 1.x and 2.x,
+#                     each in its own venv under .cache (idempotent): the
+#                     anchor rows of make bench (BENCH_SKIP=pysdk leaves them out)
 #   make bench-go     the Go micro-benchmarks (go test -bench)
 #   make bench-search the tool search on real catalogues (recorded tools/list
 #                     results of widely used servers and the live fixture,
 #                     tests/searcheval): recall at 1, 3, 5 on its query set,
 #                     list_tools bytes with every tool against deferred_tools,
 #                     and one search of 1,000 tools; make bench ends with it
-.PHONY: bench bench-go bench-tools bench-search
+.PHONY: bench bench-go bench-tools bench-search bench-pysdk-setup
 BENCH_COUNT  ?= 3
 BENCH_ROUNDS ?= 3
 BENCH_N      ?= 2000
@@ -27,7 +30,17 @@ BENCH_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -I$(BU
 
 # The Elixir client needs the NIF built; the Python one the library copied
 # into the package. Both are skipped with BENCH_SKIP.
-BENCH_DEPS := lib bench-tools $(if $(findstring python,$(BENCH_SKIP)),,python-dev fixtures) $(if $(findstring elixir,$(BENCH_SKIP)),,elixir-nif)
+BENCH_DEPS := lib bench-tools $(if $(findstring python,$(BENCH_SKIP)),,python-dev fixtures) $(if $(findstring elixir,$(BENCH_SKIP)),,elixir-nif) \
+	$(if $(findstring pysdk,$(BENCH_SKIP)),,bench-pysdk-setup)
+
+# The Python SDK releases the anchor rows run (pinned: the newest 1.x and
+# 2.x on PyPI), each in a venv of its own.
+BENCH_PYSDKS := 1.30.0 2.3.0
+bench-pysdk-setup:
+	@for v in $(BENCH_PYSDKS); do \
+	  $(CACHE)/pysdk-$$v/bin/python -c "import mcp.client.session, mcp.client.streamable_http" 2>/dev/null || { \
+	    $(PYTHON) -m venv $(CACHE)/pysdk-$$v && $(CACHE)/pysdk-$$v/bin/pip install --quiet --disable-pip-version-check mcp==$$v; } || exit 1; \
+	done
 
 bench-tools: lib
 	@mkdir -p $(BENCH_BIN)
@@ -39,7 +52,7 @@ bench-tools: lib
 bench: $(BENCH_DEPS)
 	$(BENCH_BIN)/benchtable -bin $(BENCH_BIN) -python $(PYTHON) -pypath $(PY_DIR) -exdir $(EX_DIR) -lib $(BUILD)/$(SONAME) \
 		-rounds $(BENCH_ROUNDS) -n $(BENCH_N) -pn $(BENCH_PN) -large $(BENCH_LARGE) -many $(BENCH_MANY) -skip '$(BENCH_SKIP)' \
-		-out tests/bench/RESULTS.md \
+		-out tests/bench/RESULTS.md $(foreach v,$(BENCH_PYSDKS),-pysdk $(v)=$(CACHE)/pysdk-$(v)/bin/python) \
 		$(if $(findstring python,$(BENCH_SKIP)),,-pybench 'cd $(PY_DIR) && $(PY_ENV) BENCH_N=1000 BENCH_ROUNDS=3 LEMONMCP_FIXTURE=$(PY_FIXTURE) $(PYTHON) bench/bench_call.py')
 	@$(MAKE) --no-print-directory bench-search
 

@@ -37,6 +37,13 @@ const (
 // sender had; while the flusher owns the pipe, later lines queue behind it
 // so lines never interleave. The queue is bounded (maxQueued bytes): past
 // it Send fails at once, as it does once the transport is down.
+//
+// Concurrent sends combine (flat combining): the write(2) is made outside
+// mu, and a send that arrives while another is writing appends its line to
+// the batch and returns; the writer writes the batch before it leaves. Many
+// calls in flight then cost one write, and one wake-up of the server,
+// instead of one each, and no sender waits on mu for someone else's
+// syscall. A lone send makes the same single write as before.
 type sender struct {
 	mu sync.Mutex
 	w  *os.File
@@ -48,6 +55,19 @@ type sender struct {
 	// '\n' so the fragment becomes one bad line of its own (which the
 	// server rejects) instead of corrupting the next message too.
 	resync bool
+
+	// writing is set while a sender writes outside mu: new lines go to
+	// batch, which that writer writes before it clears writing.
+	writing bool
+	batch   []byte
+	// batchDeadline is the latest deadline of the batch's lines, zero when
+	// one has none: if the batch must wait for the flusher, no line is
+	// dropped before its own sender gave up.
+	batchDeadline time.Time
+	batchSpare    []byte // the previous batch's buffer, reused
+	// beforeWrite, when set (tests only), runs before each write made
+	// outside mu, so a test can make sends arrive during it.
+	beforeWrite func()
 
 	flushing    bool // the flusher owns the pipe; new lines queue
 	queue       []queuedLine
@@ -104,12 +124,19 @@ func (s *sender) send(ctx context.Context, data []byte, down *atomic.Bool) error
 	deadline, _ := ctx.Deadline()
 
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if down.Load() {
+		s.mu.Unlock()
 		return errClosed()
 	}
 	if s.flushing {
-		return s.enqueueLocked(lineOf(nil, data), deadline, false)
+		err := s.enqueueLocked(lineOf(nil, data), deadline, false)
+		s.mu.Unlock()
+		return err
+	}
+	if s.writing {
+		s.batchLocked(data, deadline)
+		s.mu.Unlock()
+		return nil
 	}
 
 	buf := s.buf[:0]
@@ -118,28 +145,134 @@ func (s *sender) send(ctx context.Context, data []byte, down *atomic.Bool) error
 	}
 	buf = append(buf, data...)
 	buf = append(buf, '\n')
+	s.buf = nil // this writer's until it is done with it
+	s.writing = true
+	s.mu.Unlock()
+
+	n, err := s.tryWrite(buf)
+
+	// No deferred unlock from here: writeBatchesLocked unlocks mu around
+	// its writes.
+	s.mu.Lock()
 	if cap(buf) <= maxRetainedSendBuf {
 		s.buf = buf
-	} else {
-		s.buf = nil
 	}
-	n, err := s.tryWriteLocked(buf)
+	err = s.wroteLocked(buf, n, err, deadline, down)
+	s.mu.Unlock()
+	return err
+}
+
+// wroteLocked settles the writer's own write of buf (n bytes written, or
+// err), then writes or hands on the batch.
+func (s *sender) wroteLocked(buf []byte, n int, err error, deadline time.Time, down *atomic.Bool) error {
 	if err != nil {
 		if n > 0 {
 			s.resync = true
 		}
+		s.dropBatchLocked()
 		return writeError(err, down)
 	}
 	s.resync = false
-	if n == len(buf) {
+	if n < len(buf) {
+		// The pipe is full: the rest goes to the flusher, and the batch
+		// behind it. Copied, since buf is reused by the next send. No
+		// bound applies: nothing was queued while this sender wrote.
+		s.pushLocked(bytes.Clone(buf[n:]), deadline, n > 0)
+		s.handBatchLocked()
 		return nil
 	}
-	// The pipe is full: the rest goes to the flusher. Copied, since buf is
-	// reused by the next send.
-	if err := s.enqueueLocked(bytes.Clone(buf[n:]), deadline, n > 0); err != nil {
-		return err
-	}
+	s.writeBatchesLocked()
 	return nil
+}
+
+// batchLocked appends a line to the batch of the sender now writing.
+func (s *sender) batchLocked(data []byte, deadline time.Time) {
+	if len(s.batch) == 0 {
+		s.batchDeadline = deadline
+	} else if !s.batchDeadline.IsZero() && (deadline.IsZero() || deadline.After(s.batchDeadline)) {
+		s.batchDeadline = deadline
+	}
+	s.batch = lineOf(s.batch, data)
+}
+
+// maxWriterBatches bounds the batches a sender writes for others before
+// it returns: under a steady stream of sends, a goroutine takes over the
+// writing, so no caller's send lasts longer than a few writes.
+const maxWriterBatches = 4
+
+// writeBatchesLocked is the writer's last duty: it writes the lines that
+// arrived while it was writing, and those that arrive meanwhile, then
+// clears writing. A batch the pipe cannot take whole goes to the flusher.
+// A write error drops what is left, as the flusher does: the pipe is gone,
+// and the calls learn it from the transport's fate or their deadlines.
+func (s *sender) writeBatchesLocked() {
+	for rounds := 0; len(s.batch) > 0; rounds++ {
+		if rounds == maxWriterBatches {
+			go s.takeOverBatches() // writing stays set: it is the writer now
+			return
+		}
+		batch := s.batch
+		s.batch, s.batchSpare = s.batchSpare[:0], nil
+		deadline := s.batchDeadline
+		s.batchDeadline = time.Time{}
+		s.mu.Unlock()
+
+		n, err := s.tryWrite(batch)
+
+		s.mu.Lock()
+		switch {
+		case err != nil:
+			if n > 0 {
+				s.resync = true
+			}
+			s.dropBatchLocked()
+			return
+		case n < len(batch):
+			// Lines batched meanwhile go after this rest.
+			s.pushLocked(bytes.Clone(batch[n:]), deadline, n > 0)
+			s.handBatchLocked()
+			return
+		}
+		if cap(batch) <= maxRetainedSendBuf {
+			s.batchSpare = batch
+		}
+	}
+	s.writing = false
+}
+
+// takeOverBatches writes the batches of a writer that reached
+// maxWriterBatches.
+func (s *sender) takeOverBatches() {
+	defer transport.Recover(nil, "the stdin writer", func() {
+		if s.mu.TryLock() { // not if the panic came from under the lock
+			s.dropBatchLocked()
+			s.mu.Unlock()
+		}
+	})
+	s.mu.Lock()
+	s.writeBatchesLocked() // unlocks mu around its writes: no deferred unlock
+	s.mu.Unlock()
+}
+
+// handBatchLocked gives the batch to the flusher, which owns the pipe now,
+// and clears writing. The batch is queued even past the byte limit: its
+// senders have returned.
+func (s *sender) handBatchLocked() {
+	if len(s.batch) > 0 {
+		s.pushLocked(s.batch, s.batchDeadline, false)
+		s.batch = nil
+	}
+	s.dropBatchLocked()
+}
+
+// dropBatchLocked forgets the batch and clears writing.
+func (s *sender) dropBatchLocked() {
+	s.batch = s.batch[:0]
+	if cap(s.batch) > maxRetainedSendBuf {
+		s.batch = nil
+	}
+	s.batchDeadline = time.Time{}
+	s.writing = false
 }
 
 // lineOf returns a fresh copy of data plus '\n', allocated at its exact
@@ -187,19 +320,29 @@ func (s *sender) enqueueLocked(line []byte, deadline time.Time, started bool) er
 		return transport.Errorf(transport.CodeTimeout,
 			"send refused: the server is not reading its stdin (%d bytes already wait)", s.queuedBytes)
 	}
+	s.pushLocked(line, deadline, started)
+	return nil
+}
+
+// pushLocked queues a line whatever the bound, and starts the flusher if
+// it is not running.
+func (s *sender) pushLocked(line []byte, deadline time.Time, started bool) {
+	cost := allocSize(len(line)) + queuedLineCost
 	s.queue = append(s.queue, queuedLine{data: line, cost: cost, deadline: deadline, started: started})
 	s.queuedBytes += cost
 	if !s.flushing {
 		s.flushing = true
 		go s.flush()
 	}
-	return nil
 }
 
-// tryWriteLocked makes one non-blocking write(2) of buf (retrying EINTR)
-// and reports how much was written. A full pipe is n < len(buf) with no
-// error.
-func (s *sender) tryWriteLocked(buf []byte) (int, error) {
+// tryWrite makes one non-blocking write(2) of buf (retrying EINTR) and
+// reports how much was written. A full pipe is n < len(buf) with no error.
+// Only the sender that set writing calls it.
+func (s *sender) tryWrite(buf []byte) (int, error) {
+	if s.beforeWrite != nil {
+		s.beforeWrite()
+	}
 	if s.rc == nil {
 		return 0, nil
 	}

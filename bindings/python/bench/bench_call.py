@@ -18,11 +18,34 @@ Rows:
                           a library thread takes the GIL per completion)
   C host, 16 in flight    lmcp_client_call with 16 calls kept in flight (and,
                           with "queue", lmcp_client_call_queued, the main
-                          thread polling the queue: no callback)
+                          thread polling the queue: no callback); "C host,
+                          16 threads": 16 threads each making sequential
+                          lmcp_client_call_sync calls
   AsyncClient, 16         16 tasks awaiting call_tool in a loop (completion
                           queue drained by the loop's reader; and, as
                           "callback path", call_soon_threadsafe from a done
                           callback)
+  Client.call_tool, 16 threads
+                          16 threads calling the one blocking client at once
+  C host (host), ...      the same C calls through a host of one server:
+                          lmcp_host_call_sync, and 16 in flight with
+                          lmcp_host_call / lmcp_host_call_queued
+  Host.call, AsyncHost.call
+                          the Python host's calls (server "s", tools/call),
+                          sequential, from 16 threads, and 16 tasks
+  ctypes call_sync, 16 threads
+                          the floor of a blocking binding from 16 threads:
+                          nothing but lmcp_client_call_sync through ctypes
+                          (the GIL released around it, retaken once per call)
+  asyncio floor, 16 tasks no library at all: 16 tasks each awaiting a future
+                          that a loop reader resolves, one eventfd write per
+                          call and one drain per wake-up (the LoopQueue
+                          pattern): CPython's own per-await cost
+
+Each Python row is compared with its C counterpart: a sequential row as µs
+over the C host's call_sync (the client's or the host's), a 16-way row as a
+throughput ratio to the C host's 16 in flight, and a row of 16 threads also
+to the C host's 16 threads each calling call_sync (c_host "threads").
 
 Each figure is µs per call twice: wall time, and the client process's CPU
 time (all its threads, never the server's), which a busy machine disturbs
@@ -55,6 +78,7 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import lemonmcp  # noqa: E402
+import lemonmcp.aio  # noqa: E402
 from lemonmcp import _ffi  # noqa: E402
 from lemonmcp._base import read_tool_result  # noqa: E402
 from lemonmcp._codec import result_of  # noqa: E402
@@ -89,9 +113,13 @@ def build_c_host(out_dir: str) -> Optional[str]:
 Figure = Tuple[float, float]  # µs per call: wall time, client CPU time
 
 
-def c_round(exe: str, server: str, n: int, inflight: int, queue: bool = False) -> Figure:
-    """One round of the C host."""
-    argv = [exe, server, str(n), "1", str(inflight)] + (["queue"] if queue else [])
+def c_round(
+    exe: str, server: str, n: int, inflight: int, queue: bool = False, host: bool = False, threads: bool = False
+) -> Figure:
+    """One round of the C host (with host: through an lmcp_host; with
+    threads: inflight threads each making sequential call_sync calls)."""
+    argv = [exe, server, str(n), "1", str(inflight)] + (["queue"] if queue else []) + (["host"] if host else [])
+    argv += ["threads"] if threads else []
     out = subprocess.run(argv, check=True, capture_output=True, text=True)
     wall, cpu = out.stdout.split()[-2:]
     return float(wall), float(cpu)
@@ -112,6 +140,68 @@ def on_thread(fn: Callable[[], Figure]) -> Figure:
     return box[0]
 
 
+def threads_round(call: Callable[[], None], n: int) -> Figure:
+    """n calls from WIDE threads at once (n // WIDE each)."""
+    per = n // WIDE
+    errors: List[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(per):
+                call()
+        except BaseException as e:  # re-raised below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(WIDE)]
+    t0, c0 = time.perf_counter(), time.process_time()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    calls = per * WIDE
+    return (time.perf_counter() - t0) / calls * 1e6, (time.process_time() - c0) / calls * 1e6
+
+
+async def asyncio_floor(n: int) -> Figure:
+    """n awaits of futures resolved the way LoopQueue resolves them, with
+    no library: what asyncio itself costs a call at 16 in flight."""
+    loop = asyncio.get_running_loop()
+    fd = os.eventfd(0, os.EFD_NONBLOCK)
+    waiting: "Dict[int, asyncio.Future[None]]" = {}
+    tags = iter(range(1, 1 << 62))
+
+    def drain() -> None:
+        os.eventfd_read(fd)
+        done = list(waiting.values())
+        waiting.clear()
+        for fut in done:
+            fut.set_result(None)
+
+    async def call() -> None:
+        fut = loop.create_future()
+        waiting[next(tags)] = fut
+        os.eventfd_write(fd, 1)
+        await fut
+
+    per_task = n // WIDE
+
+    async def worker() -> None:
+        for _ in range(per_task):
+            await call()
+
+    loop.add_reader(fd, drain)
+    try:
+        t0, c0 = time.perf_counter(), time.process_time()
+        await asyncio.gather(*(worker() for _ in range(WIDE)))
+        calls = per_task * WIDE
+        return (time.perf_counter() - t0) / calls * 1e6, (time.process_time() - c0) / calls * 1e6
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+
+
 def callback_call(c: "lemonmcp.Client") -> None:
     """Client.call_tool on the main thread through a done callback: the
     binding's path before completion queues, kept here for comparison."""
@@ -128,6 +218,9 @@ def callback_call(c: "lemonmcp.Client") -> None:
     while not done.acquire(timeout=0.1):
         pass
     read_tool_result(result_of(*box[0]))
+
+
+HOST_PARAMS = {"name": "echo", "arguments": ARGS}
 
 
 async def wide_round(ac: "lemonmcp.AsyncClient", n: int, callback: bool = False) -> Figure:
@@ -149,6 +242,20 @@ async def wide_round(ac: "lemonmcp.AsyncClient", n: int, callback: bool = False)
     return (time.perf_counter() - t0) / calls * 1e6, (time.process_time() - c0) / calls * 1e6
 
 
+async def host_wide_round(ah: "lemonmcp.aio.AsyncHost", n: int) -> Figure:
+    """n calls of the asyncio host from WIDE tasks."""
+    per_task = n // WIDE
+
+    async def worker() -> None:
+        for _ in range(per_task):
+            await ah.call("s", "tools/call", HOST_PARAMS)
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(worker() for _ in range(WIDE)))
+    calls = per_task * WIDE
+    return (time.perf_counter() - t0) / calls * 1e6, (time.process_time() - c0) / calls * 1e6
+
+
 def bench_server(server: str, c_host: Optional[str]) -> Dict[str, Figure]:
     rows: Dict[str, List[Figure]] = {}
 
@@ -158,9 +265,14 @@ def bench_server(server: str, c_host: Optional[str]) -> Dict[str, Figure]:
     loop = asyncio.new_event_loop()
     c = lemonmcp.Client.stdio(server)
     ac = lemonmcp.AsyncClient.stdio(server)
+    host_config = {"mcpServers": {"s": {"command": server}}}
+    h = lemonmcp.Host(host_config)
+    ah = lemonmcp.aio.AsyncHost(host_config)
     try:
         c.open()
         loop.run_until_complete(ac.open())
+        h.__enter__()
+        loop.run_until_complete(ah.__aenter__())
         handle = c._session._handle
 
         def raw() -> None:
@@ -177,6 +289,9 @@ def bench_server(server: str, c_host: Optional[str]) -> Dict[str, Figure]:
         def tool_callback() -> None:
             callback_call(c)
 
+        def host_call() -> None:
+            h.call("s", "tools/call", HOST_PARAMS)
+
         warm = min(200, N)
         timed(raw, warm)
         timed(tool, warm)
@@ -184,6 +299,10 @@ def bench_server(server: str, c_host: Optional[str]) -> Dict[str, Figure]:
         on_thread(lambda: timed(tool, warm))
         loop.run_until_complete(wide_round(ac, warm))
         loop.run_until_complete(wide_round(ac, warm, callback=True))
+        timed(host_call, warm)
+        threads_round(tool, warm)
+        threads_round(host_call, warm)
+        loop.run_until_complete(host_wide_round(ah, warm))
         for _ in range(ROUNDS):
             if c_host:
                 add("C host, call_sync", c_round(c_host, server, N, 0))
@@ -196,7 +315,24 @@ def bench_server(server: str, c_host: Optional[str]) -> Dict[str, Figure]:
                 add(f"C host, {WIDE} in flight, queue", c_round(c_host, server, N, WIDE, queue=True))
             add(f"AsyncClient, {WIDE} in flight", loop.run_until_complete(wide_round(ac, N)))
             add(f"AsyncClient, {WIDE} (callback path)", loop.run_until_complete(wide_round(ac, N, callback=True)))
+            if c_host:
+                add(f"C host, {WIDE} threads", c_round(c_host, server, N, WIDE, threads=True))
+            add(f"Client.call_tool, {WIDE} threads", threads_round(tool, N))
+            if c_host:
+                add("C host (host), call_sync", c_round(c_host, server, N, 0, host=True))
+            add("Host.call (main thread)", timed(host_call, N))
+            if c_host:
+                add(f"C host (host), {WIDE} threads", c_round(c_host, server, N, WIDE, host=True, threads=True))
+            add(f"Host.call, {WIDE} threads", threads_round(host_call, N))
+            if c_host:
+                add(f"C host (host), {WIDE} in flight", c_round(c_host, server, N, WIDE, host=True))
+                add(f"C host (host), {WIDE} in flight, queue", c_round(c_host, server, N, WIDE, queue=True, host=True))
+            add(f"AsyncHost.call, {WIDE} in flight", loop.run_until_complete(host_wide_round(ah, N)))
+            add(f"ctypes call_sync, {WIDE} threads", threads_round(raw, N))
+            add(f"asyncio floor, {WIDE} tasks", loop.run_until_complete(asyncio_floor(N)))
     finally:
+        h.close()
+        loop.run_until_complete(ah.close())
         c.close()
         loop.run_until_complete(ac.close())
         loop.close()
@@ -205,19 +341,34 @@ def bench_server(server: str, c_host: Optional[str]) -> Dict[str, Figure]:
     }
 
 
+def reference(name: str) -> Tuple[List[str], bool]:
+    """The C rows a row is compared with, and whether the row is a 16-way
+    one (compared by throughput) rather than a sequential one. A row of
+    threads is compared with the C host's threads (the same model) and its
+    16 in flight (the most a C host gets)."""
+    wide = "in flight" in name or "threads" in name or "tasks" in name or name.startswith("AsyncClient")
+    host = name.startswith(("Host", "AsyncHost", "C host (host)"))
+    c = "C host (host)" if host else "C host"
+    if not wide:
+        return [f"{c}, call_sync"], False
+    if "threads" in name:
+        return [f"{c}, {WIDE} threads", f"{c}, {WIDE} in flight"], True
+    return [f"{c}, {WIDE} in flight"], True
+
+
 def report(server: str, med: Dict[str, Figure]) -> None:
-    base = med.get("C host, call_sync")
-    wide_c = med.get(f"C host, {WIDE} in flight")
     print(f"server {os.path.basename(server)}:   (µs per call: wall | client CPU)")
     for name, (wall, cpu) in med.items():
+        ref_names, wide = reference(name)
+        refs = [] if name.startswith("C host") else [(r, med[r]) for r in ref_names if r in med]
+        ref_name, ref = refs[0] if refs else ("", None)
         extra = ""
-        if "in flight" in name or name.startswith("AsyncClient"):
-            if wide_c and name.startswith("AsyncClient"):
-                extra = f"   {wide_c[0] / wall:.2f}x the C host's calls/s (CPU per call: {wide_c[1] / cpu:.2f}x)"
+        if wide:
+            extra = "".join(f"   {r[0] / wall:.2f}x the {n}'s calls/s (CPU per call: {r[1] / cpu:.2f}x)" for n, r in refs)
             line = f"  {name:<40} {wall:7.1f} | {cpu:6.1f}  {1e6 / wall:7.0f} calls/s{extra}"
         else:
-            if base is not None and not name.startswith("C host"):
-                extra = f"   {wall - base[0]:+6.1f} | {cpu - base[1]:+6.1f} over the C host"
+            if ref:
+                extra = f"   {wall - ref[0]:+6.1f} | {cpu - ref[1]:+6.1f} over the {ref_name}"
             line = f"  {name:<40} {wall:7.1f} | {cpu:6.1f}{extra}"
         print(line)
 

@@ -17,7 +17,24 @@ JSONObject = Dict[str, Any]
 # One encoder for every input: json.dumps with non-default arguments would
 # build a new encoder per call, which costs more than the C call itself.
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-_encode = _ENCODER.encode
+# json.encoder's C encoder factory, None when _json is not built (typeshed
+# does not declare it).
+_make_c_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
+_default = _ENCODER.default
+_encode_str = json.encoder.encode_basestring  # ensure_ascii=False
+
+
+def _encode_c(value: Any) -> str:
+    """What _ENCODER.encode does, without its two Python frames (encode,
+    iterencode): the same C encoder with the same arguments (separators, no
+    ASCII escaping, no NaN), and a fresh markers dict so that a circular
+    value is still refused by name."""
+    if type(value) is str:
+        return _encode_str(value)
+    return "".join(_make_c_encoder({}, _default, _encode_str, None, ":", ",", False, False, False)(value, 0))
+
+
+_encode: Callable[[Any], str] = _encode_c if _make_c_encoder is not None else _ENCODER.encode
 
 # Decoding: json.loads(bytes) sniffs the encoding and goes through two Python
 # frames before the C scanner runs; the library's JSON is UTF-8 and one value,
@@ -52,8 +69,11 @@ def encode_object(value: Optional[Mapping[str, Any]], field: str) -> Optional[by
     a message that names the field."""
     if value is None:
         return None
-    if type(value) is dict:  # the common case first: no copy
-        return dumps(value, field)
+    if type(value) is dict:  # the common case first: no copy, no extra frame
+        try:
+            return _encode(value).encode("utf-8")
+        except (TypeError, ValueError) as exc:
+            raise InvalidArgument(f"{field}: not JSON-serializable: {exc}") from None
     if not isinstance(value, Mapping):
         raise InvalidArgument(f"{field}: expected an object, got {value!r}")
     return dumps(dict(value), field)
@@ -79,6 +99,11 @@ def outcome(status: int, data: bytes) -> Tuple[bool, Any]:
 
 def result_of(status: int, data: bytes) -> Any:
     """The result of a completion, or its error raised."""
+    if status == OK and data:  # every successful call: decoded here, no (ok, value) pair
+        try:
+            return loads(data)
+        except ValueError:
+            pass  # outcome words the error
     ok, value = outcome(status, data)
     if ok:
         return value

@@ -503,6 +503,43 @@ FUNCTIONS.extend(
 #: and releasing and retaking it costs more than these calls themselves; on a
 #: busy client it also hands the GIL to a library thread waiting to deliver a
 #: completion, and the caller then waits for that callback to finish.
+#:
+#: Why holding the GIL cannot deadlock: a thread holding it may only enter
+#: Go code that never waits for a Python callback, directly or through a
+#: lock or goroutine that such a callback holds or blocks. The library's
+#: Python callbacks (completions, events, app requests, destroys, auth
+#: steps) run on library threads and take the GIL there; every one of them
+#: runs with no library lock held (the header's promise, kept by
+#: internal/callbackgate: Gate.runLocked releases its mu around the callback,
+#: and app requests run on a goroutine of their own, core.askHost). The
+#: paths of these functions (read for this list, 2026-12-03):
+#:
+#: - lmcp_client_call, lmcp_client_call_queued (capi/client.go, queue.go):
+#:   a handle lookup (an atomic load, internal/handles), then core.Client.call:
+#:   c.mu (held only around table updates), the auth digest (auth.Manager.mu,
+#:   held only around field reads; a token grant waits outside it,
+#:   auth/flight.go), then the transport's Send: stdio takes its sender's mu
+#:   around one non-blocking write(2) or an append to its flusher's queue
+#:   (transport/stdio/send.go); Streamable HTTP takes its mu to register the
+#:   request and starts a goroutine for the exchange (send.go startRequest),
+#:   since a call made this way is never "waiting". A completion that comes
+#:   while the call is being started is pushed to the callback gate's
+#:   unbounded queue (Gate.Push: its mu only around the append), never run
+#:   here.
+#: - lmcp_host_call_queued, lmcp_host_call_tool_queued (capi/host_queue.go):
+#:   the host's mu around its table, a lazy server's start (which spawns
+#:   the process and returns; the handshake is the client's goroutines'),
+#:   then the client's call as above.
+#: - lmcp_queue_pop (capi/queue.go): the queue's mutex around a copy and
+#:   the reset of its eventfd (internal/cqueue); a push holds it only for
+#:   an append and the eventfd's signal, and runs no Python.
+#: - lmcp_free: C free().
+#:
+#: Cancel, close, respond, the handler setters and every *_sync or wait
+#: function can wait (for a transport's abort, a callback to return, a
+#: server) and are left to release the GIL. tests/test_held_gil.py runs
+#: these calls from several threads while callbacks of every kind take the
+#: GIL; a deadlock there fails it by its timeout.
 HOLDS_GIL = frozenset(
     {
         "lmcp_client_call",

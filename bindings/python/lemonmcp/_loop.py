@@ -59,7 +59,10 @@ class LoopCaller:
     ) -> Any:
         """Make a call and return its result (or raise its error).
         Cancelling the awaiting task cancels the call."""
-        loop = self.bind_loop()
+        loop = asyncio.get_running_loop()
+        bound = self.dispatcher.loop
+        if bound is not loop and (bound is None or bound.is_closed()):
+            self.dispatcher.loop = loop  # bind_loop, inlined: it runs on every call
         lq = self._lq if self._lq_loop is loop else self._loop_queue(loop)
         if lq is None:
             return await self._run_with_callback(method, params, opts, handler, target)

@@ -14,7 +14,7 @@ from typing import Any, Dict, Type
 import pytest
 
 import lemonmcp
-from lemonmcp import _config, _ffi, cli, errors
+from lemonmcp import _codec, _config, _ffi, cli, errors
 from lemonmcp.types import CallToolResult, Closed, Content, Page, Progress, ServerInfo, Tool
 
 from conftest import PKG_ROOT, REPO, env_for_child
@@ -420,6 +420,66 @@ def test_result_types_keep_raw() -> None:
     assert Progress.from_json({"call_id": 3, "progress": 1, "total": 4}).total == 4.0
     assert Closed.from_json({"status": -7, "reason": "x", "exit_code": 3, "stderr_tail": ["a"]}).exit_code == 3
     assert Content.from_json("junk").type == ""
+
+
+# ------------------------------------------------------------------ JSON codec
+
+# The per-call fast paths of _codec (the C encoder called directly, a
+# successful result decoded without outcome) against the general ones.
+_GENERAL_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+_circular: Dict[str, Any] = {}
+_circular["self"] = _circular
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{}, {"name": "echo", "arguments": {"text": "hello"}}, {"é": "ünï", "n": [1, 2.5, None, True, False]}, {1: "a", None: "b"}],
+    ids=["empty", "call", "unicode", "non-str keys"],
+)
+def test_encode_object_is_the_general_encoders_bytes(value: Dict[Any, Any]) -> None:
+    assert _codec.encode_object(value, "params") == _GENERAL_ENCODER.encode(value).encode("utf-8")
+
+
+@pytest.mark.parametrize(
+    "value,words",
+    [
+        (_circular, "Circular reference detected"),
+        ({"x": float("nan")}, "Out of range float values"),
+        ({"x": object()}, "Object of type object is not JSON serializable"),
+        ({(1, 2): "x"}, "keys must be str"),
+    ],
+    ids=["circular", "nan", "object", "tuple key"],
+)
+def test_encode_object_refusals_name_the_field(value: Dict[Any, Any], words: str) -> None:
+    with pytest.raises(lemonmcp.InvalidArgument, match=f"^params: not JSON-serializable: {words}"):
+        _codec.encode_object(value, "params")
+
+
+@pytest.mark.parametrize(
+    "status,data,expected",
+    [
+        (0, b'{"a":[1,"\xc3\xa9"]}', {"a": [1, "\u00e9"]}),
+        (0, b" {\"a\": 1} ", {"a": 1}),
+        (0, b"", None),
+    ],
+    ids=["compact", "whitespace", "empty"],
+)
+def test_result_of_success(status: int, data: bytes, expected: Any) -> None:
+    assert _codec.result_of(status, data) == expected
+
+
+@pytest.mark.parametrize(
+    "status,data,cls,words",
+    [
+        (0, b"{not json", errors.InternalError, "undecodable result"),
+        (0, b"\xff", errors.InternalError, "undecodable result"),
+        (errors.E_TIMEOUT, b'{"message":"slow"}', errors.TimeoutError, "slow"),
+    ],
+    ids=["bad json", "bad utf-8", "error status"],
+)
+def test_result_of_failure(status: int, data: bytes, cls: Type[errors.LemonMCPError], words: str) -> None:
+    with pytest.raises(cls, match=words):
+        _codec.result_of(status, data)
 
 
 # ------------------------------------------------------------------ CLI parsing

@@ -29,7 +29,8 @@ type client struct {
 	argv  []string // the command before the common flags
 	env   []string // added to the environment
 	dir   string   // working directory, "" for the current one
-	kind  string   // "floor", "ours" or "peer"
+	kind  string   // "floor", "ours", "peer" or "anchor" (the Python SDK: not a best peer)
+	py    bool     // a LemonMCP Python row, compared with the anchors
 	many  bool     // takes part in the N-simultaneous-clients table
 	large bool     // takes part in the 10 MiB table
 }
@@ -48,6 +49,7 @@ type options struct {
 	rounds, n, par, pn, largeN                    int
 	many                                          []int
 	skip                                          map[string]bool
+	pySDKs                                        pySDKFlag
 	timeout                                       time.Duration
 }
 
@@ -68,6 +70,7 @@ func main() {
 	flag.IntVar(&o.largeN, "large", 3, "10 MiB results per client")
 	flag.StringVar(&many, "many", "1,100,1000", "numbers of simultaneous stdio clients")
 	flag.StringVar(&skip, "skip", "", "comma-separated clients to leave out (python, elixir)")
+	flag.Var(&o.pySDKs, "pysdk", "VERSION=PYTHON: a Python SDK release and the interpreter of its venv (repeatable)")
 	flag.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound on one client run")
 	flag.Parse()
 	for _, s := range strings.Split(many, ",") {
@@ -108,13 +111,14 @@ func clients(o options) []client {
 		py := []string{o.python, abs("tests/bench/clients/pyclient.py")}
 		env := []string{"LEMONMCP_PYTHONPATH=" + abs(o.pyPath), "PYTHONDONTWRITEBYTECODE=1"}
 		cs = append(cs,
-			client{name: "LemonMCP, Python sync", argv: append(append([]string{}, py...), "-client", "sync"), env: env, kind: "ours", large: true},
-			client{name: "LemonMCP, Python async", argv: append(append([]string{}, py...), "-client", "async"), env: env, kind: "ours", large: true})
+			client{name: "LemonMCP, Python sync", argv: append(append([]string{}, py...), "-client", "sync"), env: env, kind: "ours", py: true, large: true},
+			client{name: "LemonMCP, Python async", argv: append(append([]string{}, py...), "-client", "async"), env: env, kind: "ours", py: true, large: true})
 	}
 	if !o.skip["elixir"] {
 		cs = append(cs, client{name: "LemonMCP, Elixir", argv: []string{"mix", "run", abs("tests/bench/clients/exclient.exs")},
 			env: []string{"LEMONMCP_LIB=" + abs(o.lib), "MIX_ENV=test"}, dir: abs(o.exDir), kind: "ours", large: true})
 	}
+	cs = append(cs, pySDKClients(o)...)
 	return append(cs,
 		client{name: "go-sdk v1.8.0", argv: []string{bc, "-client", "go-sdk"}, kind: "peer", many: true, large: true},
 		client{name: "mcp-go v1.2.1", argv: []string{bc, "-client", "mcp-go"}, kind: "peer", many: true, large: true})
@@ -271,6 +275,7 @@ func run(o options) error {
 	for g, gr := range groups {
 		callsTable(&b, gr, cs, calls[g], errs, g, o)
 	}
+	pyAnchorTable(&b, groups, cs, calls)
 	largeTable(&b, groups, cs, large, errs)
 	manyTable(&b, o.many, cs, many, errs)
 	if pyOut != "" {
