@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/lemonmcp/lemonmcp/transport"
 	"github.com/lemonmcp/lemonmcp/transport/internal/httpclient"
@@ -13,21 +15,54 @@ import (
 // listener is the running GET stream of one session.
 type listener struct {
 	cancel context.CancelFunc
+	// answered is closed once the server answered the first GET (any
+	// status, or the request failed), or the listener ended.
+	answered     chan struct{}
+	answeredOnce sync.Once
 }
 
-// startListener opens the GET stream unless one runs. The core's
-// notifications/initialized triggers it: the specification's order, and the
-// point from which the server may send requests of its own.
-func (t *Transport) startListener() {
+func (l *listener) markAnswered() { l.answeredOnce.Do(func() { close(l.answered) }) }
+
+// listenerAnswerWait bounds how long notifications/initialized waits for
+// the server to answer the GET stream's first request (see
+// awaitListener). Servers answer a GET at once (the SSE headers, or 405);
+// one that holds its headers back delays the handshake by this much, once.
+var listenerAnswerWait = time.Second
+
+// startListener opens the GET stream unless one runs, and returns the
+// listener it started (nil if none). The core's notifications/initialized
+// triggers it: the specification's order, and the point from which the
+// server may send requests of its own.
+func (t *Transport) startListener() *listener {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.listener != nil || !t.enterLocked() {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithCancel(t.ctx)
-	l := &listener{cancel: cancel}
+	l := &listener{cancel: cancel, answered: make(chan struct{})}
 	t.listener = l
 	go t.listen(ctx, l)
+	return l
+}
+
+// awaitListener waits until the server answered l's first GET, up to
+// listenerAnswerWait or until ctx (the notification's send) or the
+// transport ends. So the handshake ends, and the client is ready, only
+// once the server knows the GET stream: a request sent at once cannot
+// reach the server before the stream it may answer on or notify through
+// (the GET would otherwise race the first calls, and a server that sends
+// a notification before it registered the stream drops it).
+func (t *Transport) awaitListener(ctx context.Context, l *listener) {
+	timer := time.NewTimer(listenerAnswerWait)
+	defer timer.Stop()
+	select {
+	case <-l.answered:
+	case <-timer.C:
+		t.log("debug", "the server has not answered the GET stream yet; going on")
+	case <-ctx.Done():
+	case <-t.ctx.Done():
+	}
 }
 
 // stopListenerLocked stops the GET stream, e.g. of a session that ended.
@@ -46,6 +81,7 @@ func (t *Transport) stopListenerLocked() {
 func (t *Transport) listen(ctx context.Context, l *listener) {
 	defer t.wg.Done()
 	defer func() {
+		l.markAnswered() // a listener that ends unanswered holds no one up
 		t.mu.Lock()
 		if t.listener == l {
 			t.listener = nil
@@ -59,7 +95,7 @@ func (t *Transport) listen(ctx context.Context, l *listener) {
 	end := streamEnd{}
 	for {
 		var stop bool
-		end, stop = t.listenOnce(ctx, lastID, end)
+		end, stop = t.listenOnce(ctx, l, lastID, end)
 		if stop || ctx.Err() != nil {
 			return
 		}
@@ -84,13 +120,15 @@ func (t *Transport) listen(ctx context.Context, l *listener) {
 	}
 }
 
-// listenOnce makes one GET and reads the stream until it ends. stop means
+// listenOnce makes one GET (l learns when it is answered) and reads the
+// stream until it ends. stop means
 // the server does not want a GET stream (or not from us), so retrying is
 // pointless. prev carries the retry field across connections.
-func (t *Transport) listenOnce(ctx context.Context, lastID string, prev streamEnd) (end streamEnd, stop bool) {
+func (t *Transport) listenOnce(ctx context.Context, l *listener, lastID string, prev streamEnd) (end streamEnd, stop bool) {
 	end.retry, end.hasRetry = prev.retry, prev.hasRetry
 	req, _ := t.newGET(ctx, lastID)
 	resp, err := t.client.Do(req)
+	l.markAnswered()
 	if err != nil {
 		end.err = err
 		if aerr, ok := httpclient.AuthError(err); ok {

@@ -133,7 +133,9 @@ func (t *Transport) post(ctx context.Context, msg transport.Outbound) error {
 	}
 	httpclient.Discard(resp.Body)
 	if msg.Method == "notifications/initialized" {
-		t.startListener()
+		if l := t.startListener(); l != nil {
+			t.awaitListener(ctx, l)
+		}
 	}
 	return nil
 }

@@ -33,6 +33,53 @@ func TestGETStreamDelivers(t *testing.T) {
 	require.Equal(t, `{"jsonrpc":"2.0","id":"s1","method":"ping"}`, sink.Next(t))
 }
 
+// notifications/initialized returns (so the core becomes ready) only once
+// the server has answered the GET stream's request: a call made at once
+// cannot reach the server before the stream, and a server that notifies
+// right after the handshake does not find the stream missing. A server that
+// holds its GET answer back delays the handshake by listenerAnswerWait at
+// most, and the stream still opens once it answers.
+func TestInitializedWaitsForTheGETStream(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		getDelay time.Duration // before the GET's headers
+		bound    time.Duration // listenerAnswerWait
+		answered bool          // the GET answered when Send returns
+	}{
+		{"answered before ready", 200 * time.Millisecond, time.Minute, true},
+		{"a held GET stops holding the handshake at the bound", time.Minute, 50 * time.Millisecond, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			saved := listenerAnswerWait
+			listenerAnswerWait = tc.bound
+			t.Cleanup(func() { listenerAnswerWait = saved })
+			var getAnswered atomic.Bool
+			srv := newServer(t, func(w http.ResponseWriter, r *http.Request, m msg) {
+				if r.Method == http.MethodGet {
+					select {
+					case <-time.After(tc.getDelay):
+					case <-r.Context().Done():
+						return
+					}
+					getAnswered.Store(true)
+					startSSE(w)
+					<-r.Context().Done()
+					return
+				}
+				mcp("s", echo)(w, r, m)
+			})
+			tr, sink := open(t, srv.URL)
+			handshake(t, tr, sink)
+			require.Equal(t, tc.answered, getAnswered.Load())
+			send(t, tr, request(2, "tools/list"))
+			require.Contains(t, sink.Next(t), "tools/list")
+			if !tc.answered {
+				sink.WaitLog(t, "has not answered the GET stream yet")
+			}
+		})
+	}
+}
+
 // 405, 404 and 406 on the GET mean the server has no GET stream: one try,
 // no warning, and requests go on working.
 func TestGETStreamNotOffered(t *testing.T) {
