@@ -19,7 +19,7 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Dict, List
+from typing import Any, Awaitable, Callable, Dict, List
 
 PINNED = "2025-11-25"
 LARGE_BYTES = 10 << 20
@@ -95,42 +95,52 @@ def run_sync(args: argparse.Namespace, lemonmcp: Any) -> Dict[str, Any]:
         return out
 
 
+async def measure_async(
+    call: Callable[[str, Dict[str, Any]], Awaitable[Any]], args: argparse.Namespace, connect_s: float
+) -> Dict[str, Any]:
+    """What an async Python bench client reports, on a client connected in
+    connect_s seconds whose call_tool is call: the 10 MiB result's median
+    (mode large), or the first call, p50/p99 of N calls awaited one at a
+    time and the calls/s of P tasks on one event loop (mode calls). Shared
+    by this script's AsyncClient and pysdk.py's ClientSession."""
+    if args.mode == "large":
+        await call("large", {"bytes": LARGE_BYTES})
+        ts = []
+        for _ in range(args.n):
+            t0 = time.perf_counter()
+            await call("large", {"bytes": LARGE_BYTES})
+            ts.append(time.perf_counter() - t0)
+        ts.sort()
+        return {"large_ms": ts[len(ts) // 2] * 1e3, "hwm_kb": proc_status("VmHWM")}
+    t0 = time.perf_counter()
+    await call("echo", {"text": "hello"})
+    first = time.perf_counter() - t0
+    for _ in range(min(args.n // 10, 200)):
+        await call("echo", {"text": "hello"})
+    lat: List[float] = []
+    for _ in range(args.n):
+        t0 = time.perf_counter()
+        await call("echo", {"text": "hello"})
+        lat.append(time.perf_counter() - t0)
+    per = args.pn // args.par
+
+    async def work() -> None:
+        for _ in range(per):
+            await call("echo", {"text": "hello"})
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(work() for _ in range(args.par)))
+    wall = time.perf_counter() - t0
+    out = {"connect_us": connect_s * 1e6, "first_us": first * 1e6, "cps": per * args.par / wall,
+           "rss_kb": proc_status("VmRSS"), "threads": proc_status("Threads")}
+    out.update(summary(lat))
+    return out
+
+
 async def run_async(args: argparse.Namespace, lemonmcp: Any) -> Dict[str, Any]:
     t0 = time.perf_counter()
     async with lemonmcp.AsyncClient(config(args)) as c:
-        connect = time.perf_counter() - t0
-        if args.mode == "large":
-            await c.call_tool("large", {"bytes": LARGE_BYTES})
-            ts = []
-            for _ in range(args.n):
-                t0 = time.perf_counter()
-                await c.call_tool("large", {"bytes": LARGE_BYTES})
-                ts.append(time.perf_counter() - t0)
-            ts.sort()
-            return {"large_ms": ts[len(ts) // 2] * 1e3, "hwm_kb": proc_status("VmHWM")}
-        t0 = time.perf_counter()
-        await c.call_tool("echo", {"text": "hello"})
-        first = time.perf_counter() - t0
-        for _ in range(min(args.n // 10, 200)):
-            await c.call_tool("echo", {"text": "hello"})
-        lat = []
-        for _ in range(args.n):
-            t0 = time.perf_counter()
-            await c.call_tool("echo", {"text": "hello"})
-            lat.append(time.perf_counter() - t0)
-        per = args.pn // args.par
-
-        async def work() -> None:
-            for _ in range(per):
-                await c.call_tool("echo", {"text": "hello"})
-
-        t0 = time.perf_counter()
-        await asyncio.gather(*(work() for _ in range(args.par)))
-        wall = time.perf_counter() - t0
-        out = {"connect_us": connect * 1e6, "first_us": first * 1e6, "cps": per * args.par / wall,
-               "rss_kb": proc_status("VmRSS"), "threads": proc_status("Threads")}
-        out.update(summary(lat))
-        return out
+        return await measure_async(c.call_tool, args, time.perf_counter() - t0)
 
 
 def main() -> None:

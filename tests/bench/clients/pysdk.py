@@ -26,14 +26,14 @@ import inspect
 import json
 import sys
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 # The helpers every Python bench client shares (this script's directory is
 # sys.path[0]); pyclient imports lemonmcp only in its main.
-from pyclient import LARGE_BYTES, PINNED, proc_status, summary
+from pyclient import PINNED, measure_async
 
 try:  # 2.x
     from mcp.client.streamable_http import streamable_http_client as http_client
@@ -68,39 +68,7 @@ async def run(args: argparse.Namespace) -> Dict[str, Any]:
     async with contextlib.AsyncExitStack() as stack:
         t0 = time.perf_counter()
         c = await connect(args, stack)
-        connect_s = time.perf_counter() - t0
-        if args.mode == "large":
-            await c.call_tool("large", {"bytes": LARGE_BYTES})
-            ts = []
-            for _ in range(args.n):
-                t0 = time.perf_counter()
-                await c.call_tool("large", {"bytes": LARGE_BYTES})
-                ts.append(time.perf_counter() - t0)
-            ts.sort()
-            return {"large_ms": ts[len(ts) // 2] * 1e3, "hwm_kb": proc_status("VmHWM")}
-        t0 = time.perf_counter()
-        await c.call_tool("echo", {"text": "hello"})
-        first = time.perf_counter() - t0
-        for _ in range(min(args.n // 10, 200)):
-            await c.call_tool("echo", {"text": "hello"})
-        lat: List[float] = []
-        for _ in range(args.n):
-            t0 = time.perf_counter()
-            await c.call_tool("echo", {"text": "hello"})
-            lat.append(time.perf_counter() - t0)
-        per = args.pn // args.par
-
-        async def work() -> None:
-            for _ in range(per):
-                await c.call_tool("echo", {"text": "hello"})
-
-        t0 = time.perf_counter()
-        await asyncio.gather(*(work() for _ in range(args.par)))
-        wall = time.perf_counter() - t0
-        out = {"connect_us": connect_s * 1e6, "first_us": first * 1e6, "cps": per * args.par / wall,
-               "rss_kb": proc_status("VmRSS"), "threads": proc_status("Threads")}
-        out.update(summary(lat))
-        return out
+        return await measure_async(c.call_tool, args, time.perf_counter() - t0)
 
 
 def main() -> None:
