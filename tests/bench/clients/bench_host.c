@@ -102,58 +102,42 @@ static void json_str(char *out, size_t cap, const char *s) {
 
 static char config[8192];
 
-/* build_host_config writes the host's config: one server, "bench", with
- * the same transport and protocol as the client's. */
-static void build_host_config(const char *stdio_cmd, const char *url) {
-  strcpy(config, "{\"mcpServers\":{\"bench\":{\"protocol\":{\"mode\":\"legacy\",\"versions\":[\"" PINNED "\"]},");
+/* append_transport appends a transport's members to config: the URL of a
+ * Streamable HTTP server, or the command and arguments of a stdio one. */
+static void append_transport(const char *stdio_cmd, const char *url) {
   if (url) {
     strcat(config, "\"type\":\"streamable_http\",\"url\":");
     json_str(config, sizeof config, url);
+    return;
+  }
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", stdio_cmd);
+  strcat(config, "\"type\":\"stdio\",\"command\":");
+  char *save = NULL;
+  char *tok = strtok_r(buf, " ", &save);
+  json_str(config, sizeof config, tok);
+  strcat(config, ",\"args\":[");
+  int first = 1;
+  while ((tok = strtok_r(NULL, " ", &save)) != NULL) {
+    if (!first) strcat(config, ",");
+    json_str(config, sizeof config, tok);
+    first = 0;
+  }
+  strcat(config, "]");
+}
+
+/* build_config writes the client's config, or with -host the host's: one
+ * server, "bench", with the same transport and protocol. */
+static void build_config(const char *stdio_cmd, const char *url) {
+  if (host) {
+    strcpy(config, "{\"mcpServers\":{\"bench\":{\"protocol\":{\"mode\":\"legacy\",\"versions\":[\"" PINNED "\"]},");
+    append_transport(stdio_cmd, url);
     strcat(config, "}}}");
     return;
   }
-  char buf[4096];
-  snprintf(buf, sizeof buf, "%s", stdio_cmd);
-  strcat(config, "\"command\":");
-  char *save = NULL;
-  char *tok = strtok_r(buf, " ", &save);
-  json_str(config, sizeof config, tok);
-  strcat(config, ",\"args\":[");
-  int first = 1;
-  while ((tok = strtok_r(NULL, " ", &save)) != NULL) {
-    if (!first) strcat(config, ",");
-    json_str(config, sizeof config, tok);
-    first = 0;
-  }
-  strcat(config, "]}}}");
-}
-
-static void build_config(const char *stdio_cmd, const char *url) {
-  if (host) {
-    build_host_config(stdio_cmd, url);
-    return;
-  }
-  strcpy(config, "{\"protocol\":{\"mode\":\"legacy\",\"versions\":[\"" PINNED "\"]},\"transport\":");
-  if (url) {
-    strcat(config, "{\"type\":\"streamable_http\",\"url\":");
-    json_str(config, sizeof config, url);
-    strcat(config, "}}");
-    return;
-  }
-  char buf[4096];
-  snprintf(buf, sizeof buf, "%s", stdio_cmd);
-  strcat(config, "{\"type\":\"stdio\",\"command\":");
-  char *save = NULL;
-  char *tok = strtok_r(buf, " ", &save);
-  json_str(config, sizeof config, tok);
-  strcat(config, ",\"args\":[");
-  int first = 1;
-  while ((tok = strtok_r(NULL, " ", &save)) != NULL) {
-    if (!first) strcat(config, ",");
-    json_str(config, sizeof config, tok);
-    first = 0;
-  }
-  strcat(config, "]}}");
+  strcpy(config, "{\"protocol\":{\"mode\":\"legacy\",\"versions\":[\"" PINNED "\"]},\"transport\":{");
+  append_transport(stdio_cmd, url);
+  strcat(config, "}}");
 }
 
 static lmcp_client *connect_client(void) {
