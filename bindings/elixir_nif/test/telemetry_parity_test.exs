@@ -9,18 +9,9 @@ defmodule LemonMCP.TelemetryParityTest do
 
   alias LemonMCP.{Client, Host}
   alias LemonMCP.Test.Fixture
+  alias LemonMCP.Test.TelemetryForwarder, as: Handler
 
   @table Path.expand("../../../tests/fixtures/telemetry/parity.json", __DIR__)
-
-  defmodule Handler do
-    @moduledoc false
-    def execute(event, measurements, metadata) do
-      case :persistent_term.get({__MODULE__, :pid}, nil) do
-        nil -> :ok
-        pid -> send(pid, {:event, event, measurements, metadata})
-      end
-    end
-  end
 
   # A :stop event's metadata in the conventions' names.
   @target_attribute %{
@@ -58,12 +49,12 @@ defmodule LemonMCP.TelemetryParityTest do
   end
 
   setup do
-    :persistent_term.put({Handler, :pid}, self())
+    Handler.listen()
     Application.put_env(:lemon_mcp, :telemetry_module, Handler)
 
     on_exit(fn ->
       Application.delete_env(:lemon_mcp, :telemetry_module)
-      :persistent_term.erase({Handler, :pid})
+      Handler.stop()
     end)
 
     :ok

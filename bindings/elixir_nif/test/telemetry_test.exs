@@ -5,24 +5,14 @@ defmodule LemonMCP.TelemetryTest do
 
   alias LemonMCP.Client
   alias LemonMCP.Test.Fixture
-
-  defmodule Handler do
-    @moduledoc false
-    # The module an application names in config: forwards to the test.
-    def execute(event, measurements, metadata) do
-      case :persistent_term.get({__MODULE__, :pid}, nil) do
-        nil -> :ok
-        pid -> send(pid, {:event, event, measurements, metadata})
-      end
-    end
-  end
+  alias LemonMCP.Test.TelemetryForwarder, as: Handler
 
   setup do
-    :persistent_term.put({Handler, :pid}, self())
+    Handler.listen()
 
     on_exit(fn ->
       Application.delete_env(:lemon_mcp, :telemetry_module)
-      :persistent_term.erase({Handler, :pid})
+      Handler.stop()
     end)
 
     %{c: Fixture.start!()}
@@ -70,7 +60,7 @@ defmodule LemonMCP.TelemetryTest do
     Code.compile_string("""
     defmodule :telemetry do
       def execute(event, measurements, metadata),
-        do: LemonMCP.TelemetryTest.Handler.execute(event, measurements, metadata)
+        do: LemonMCP.Test.TelemetryForwarder.execute(event, measurements, metadata)
     end
     """)
 
