@@ -99,55 +99,52 @@ defmodule LemonMCP.LoadTest do
     )
   end
 
-  test "a burst that overfills the server's pipe never holds a normal scheduler" do
+  test "a burst that overfills a stalled server's pipe never blocks the caller" do
     # 500 requests of 4 KiB, all in flight: 2 MiB, far past what the pipe
-    # holds. The library queues what the pipe cannot take; no call waits.
+    # holds, while the server reads nothing (its stall_stdin tool stops its
+    # reader until SIGUSR1). A NIF that wrote on the caller's scheduler would
+    # block on the full pipe, and the burst would never finish queueing: the
+    # test then fails by its receive timeout, which a loaded machine cannot
+    # cause. The library queues what the pipe cannot take; once the server
+    # reads again, every call completes.
+    {:ok, c} = NIF.client_new(%{"transport" => %{"type" => "stdio", "command" => Fixture.path()}})
+    tag = make_ref()
+    :ok = NIF.set_handlers(c, tag)
+    :ok = NIF.connect(c)
+    assert_receive {:lmcp_event, ^tag, :ready, _}, 10_000
+
+    call_sync = fn name, args ->
+      {:ok, id} = NIF.call(c, "tools/call", %{"name" => name, "arguments" => args}, %{"timeout_ms" => 60_000})
+      assert_receive {:lmcp_done, ^id, 0, result}, 60_000
+      result
+    end
+
+    %{"content" => [%{"text" => pid_text}]} = call_sync.("pid", %{})
+    os_pid = String.to_integer(pid_text)
+    call_sync.("stall_stdin", %{"ms" => 600_000})
+
     parent = self()
-    me = make_ref()
+    params = %{"name" => "echo", "arguments" => %{"text" => String.duplicate("x", 4_096)}}
 
-    burst = fn ->
-      # The burst runs in another process: the monitoring process is not
-      # reported on itself.
-      burster =
-        spawn_link(fn ->
-          {:ok, mine} = NIF.client_new(%{"transport" => %{"type" => "stdio", "command" => Fixture.path()}})
-          tag = make_ref()
-          :ok = NIF.set_handlers(mine, tag)
-          :ok = NIF.connect(mine)
-          assert_receive {:lmcp_event, ^tag, :ready, _}, 10_000
-          params = %{"name" => "echo", "arguments" => %{"text" => String.duplicate("x", 4_096)}}
+    burster =
+      spawn_link(fn ->
+        ids =
+          for _ <- 1..500 do
+            {:ok, id} = NIF.call(c, "tools/call", params, %{"timeout_ms" => 600_000})
+            id
+          end
 
-          ids =
-            for _ <- 1..500 do
-              {:ok, id} = NIF.call(mine, "tools/call", params, %{"timeout_ms" => 60_000})
-              id
-            end
+        # The completions come to the process that made the calls.
+        send(parent, {:queued, self()})
+        statuses = for id <- ids, do: receive(do: ({:lmcp_done, ^id, st, _} -> st))
+        send(parent, {:completed, self(), statuses})
+      end)
 
-          statuses = for id <- ids, do: receive(do: ({:lmcp_done, ^id, st, _} -> st))
-          send(parent, {:burst_done, me, self(), statuses})
-          NIF.free(mine)
-        end)
-
-      assert_receive {:burst_done, ^me, ^burster, statuses}, 90_000
-      assert Enum.all?(statuses, &(&1 == 0)), inspect(Enum.frequencies(statuses))
-      burster
-    end
-
-    # An attempt's burster is recorded before its events are judged.
-    bursters = :ets.new(:bursters, [:public, :set])
-
-    attributable? = fn who, info ->
-      :ets.member(bursters, who) or nif_mfa?(info[:in]) or nif_mfa?(info[:out])
-    end
-
-    without_nif_long_schedules(
-      fn ->
-        pid = burst.()
-        :ets.insert(bursters, {pid})
-        pid
-      end,
-      attributable?
-    )
+    assert_receive {:queued, ^burster}, 60_000, "the burst blocked on the stalled server's pipe"
+    {_, 0} = System.cmd("kill", ["-USR1", Integer.to_string(os_pid)])
+    assert_receive {:completed, ^burster, statuses}, 90_000
+    assert Enum.all?(statuses, &(&1 == 0)), inspect(Enum.frequencies(statuses))
+    NIF.free(c)
   end
 
   test "a large argument is encoded on a dirty scheduler, not a normal one" do
