@@ -36,7 +36,14 @@
  *    library-allocated, NUL-terminated UTF-8 JSON object
  *        {"status": <int>, "message": "<text>", "code": <int>?, "data": <any>?}
  *    ("code" and "data" are the server's JSON-RPC error fields when the status
- *    is LMCP_E_PROTOCOL). Free it with lmcp_free(). On success *err_out is set
+ *    is LMCP_E_PROTOCOL). A server that could not be started has "data":
+ *    {"cause": "<code>"}, a machine-readable reason to branch on (never
+ *    branch on "message", whose wording may change): "executable_not_found"
+ *    (LMCP_E_TRANSPORT: the command, or its interpreter, does not exist),
+ *    "not_executable" (LMCP_E_INVALID_ARGUMENT: it exists but may not be
+ *    run), "working_directory_not_found" (LMCP_E_INVALID_ARGUMENT); a later
+ *    call to that client (LMCP_E_INVALID_STATE) keeps the same "data".
+ *    Free it with lmcp_free(). On success *err_out is set
  *    to NULL. There is no per-thread "last error". Messages never contain raw
  *    subprocess output, tokens, secrets or authorization codes.
  *  - Memory: every input buffer is copied before the call returns. Every
@@ -766,7 +773,14 @@ lmcp_status lmcp_host_wait_ready(lmcp_host *host, int64_t timeout_ms,
  * characters escaped as \xNN, its configured env and header values replaced
  * by [redacted]), "durations"? (while the host has a telemetry handler:
  * the server's own per-method call-duration histograms, {"<method>":
- * {"count", "sum_ms", "buckets"}} over lmcp_diagnostics' "bounds_ms")}}.
+ * {"count", "sum_ms", "buckets"}} over lmcp_diagnostics' "bounds_ms"),
+ * "summary" (one line to show a user: `server "<name>" is ready`, or for a
+ * server in trouble `server "<name>" failed to start: <reason>; first cause:
+ * ..; exit status N; killed by SIG..; stderr: <last 3 lines>`, the parts it
+ * has), and for a "failed" server "final" (true once its report is complete:
+ * its exit status or signal is in, or its transport is closed for good, as
+ * for a start that could not happen; a caller that reports why waits for
+ * it, a moment after the failure, rather than for any member)}}.
  * *json_out is library-allocated (free with lmcp_free);
  * *len_out (may be NULL) receives its length. Never blocks.
  * Returns LMCP_OK, LMCP_E_INVALID_HANDLE, or LMCP_E_INVALID_ARGUMENT (NULL

@@ -176,7 +176,7 @@ def _call(
         # A server process that died is reaped a moment after the call it
         # failed: its exit status and last stderr lines are waited for
         # (boundedly). A start that could not happen reports now.
-        return failure(exits["connect"], failure_text(server or "", settled_report(host.servers, server or "")))
+        return failure(exits["connect"], failure_text(settled_report(host.servers, server or "")))
 
     try:
         if server is not None:

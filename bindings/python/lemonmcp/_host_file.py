@@ -77,22 +77,11 @@ def log_warnings(warnings: List[str]) -> None:
         log.warning("%s", w)
 
 
-def failure_text(name: str, report: Mapping[str, Any]) -> str:
-    """One line saying why a server failed: its reason, first cause, exit
-    status or signal, and its last stderr lines (already bounded, escaped and
-    scrubbed by the library)."""
-    parts = [f"server {name!r} failed to start: {report.get('last_error') or report.get('cause') or 'no reason given'}"]
-    cause = report.get("cause")
-    if cause and cause != report.get("last_error"):
-        parts.append(f"first cause: {cause}")
-    if "exit_code" in report:
-        parts.append(f"exit status {report['exit_code']}")
-    if report.get("signal"):
-        parts.append(f"killed by {report['signal']}")
-    tail = report.get("stderr_tail") or []
-    if tail:
-        parts.append("stderr: " + " | ".join(str(line) for line in tail[-3:]))
-    return "; ".join(parts)
+def failure_text(report: Mapping[str, Any]) -> str:
+    """The library's one line saying why a server failed (its report's
+    ``summary``: reason, first cause, exit status or signal, last stderr
+    lines, already bounded, escaped and scrubbed)."""
+    return str(report.get("summary", "a server failed to start"))
 
 
 #: How long a failed server's report may wait for its exit status (seconds).
@@ -100,16 +89,9 @@ EXIT_REPORT_WAIT_S = 2.0
 
 
 def _awaits_exit(report: Mapping[str, Any]) -> bool:
-    """A failed server whose process ran and whose exit status and last
-    stderr lines have not reached the host yet (its process is reaped a
-    moment after the failure it caused). A start that could not happen has
-    none to wait for."""
-    return (
-        report.get("state") == "failed"
-        and "exit_code" not in report
-        and "signal" not in report
-        and "not retried" not in str(report.get("last_error", ""))
-    )
+    """A failed server whose report is not complete yet (``final``: its
+    process is reaped a moment after the failure it caused)."""
+    return report.get("state") == "failed" and not report.get("final")
 
 
 def settled_report(
@@ -144,5 +126,5 @@ def log_failed(
         if current[name].get("state") == "failed" and name not in logged:
             logged.add(name)
             failed.append(name)
-            log.warning("%s", failure_text(name, settled_report(servers, name, wait_s)))
+            log.warning("%s", failure_text(settled_report(servers, name, wait_s)))
     return tuple(failed)

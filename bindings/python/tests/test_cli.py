@@ -299,7 +299,7 @@ def test_cli_config_runs_every_server_as_a_host(fixture_path: str, tmp_path: Any
     r = run_cli(["--config", str(cfg), "tools"])
     assert r.returncode == 0, r.stderr
     assert "fx__echo" in r.stdout and "fy__echo" in r.stdout
-    assert "server 'dead' failed to start: executable not found: /nonexistent/lmcp-cli-server" in r.stderr
+    assert 'server "dead" failed to start: executable not found: /nonexistent/lmcp-cli-server' in r.stderr
     r = run_cli(["--config", str(cfg), "call", "fy__echo", "text=routed"])
     assert r.returncode == 0 and "routed" in r.stdout, r.stderr
     r = run_cli(["--config", str(cfg), "--json", "servers"])

@@ -241,28 +241,13 @@ defmodule LemonMCP.Host do
     with {:ok, servers} <- lib(host, &NIF.host_servers/1) do
       failed = for {name, %{"state" => "failed"} = r} <- servers, into: %{}, do: {name, r}
 
-      for {name, r} <- GenServer.call(host, {:not_yet_logged, failed}) do
-        Logger.warning(failure_text(name, r))
+      # The library's one line saying why (its report's "summary").
+      for {_name, r} <- GenServer.call(host, {:not_yet_logged, failed}) do
+        Logger.warning(r["summary"])
       end
     end
 
     :ok
-  end
-
-  @doc false
-  def failure_text(name, r) do
-    parts = ["server #{inspect(name)} failed to start: #{r["last_error"] || r["cause"] || "no reason given"}"]
-    parts = if r["cause"] && r["cause"] != r["last_error"], do: parts ++ ["first cause: #{r["cause"]}"], else: parts
-    parts = if code = r["exit_code"], do: parts ++ ["exit status #{code}"], else: parts
-    parts = if sig = r["signal"], do: parts ++ ["killed by #{sig}"], else: parts
-
-    parts =
-      case r["stderr_tail"] do
-        [_ | _] = tail -> parts ++ ["stderr: " <> Enum.join(Enum.take(tail, -3), " | ")]
-        _ -> parts
-      end
-
-    Enum.join(parts, "; ")
   end
 
   defp load(config) when is_map(config), do: {:ok, config}

@@ -64,33 +64,23 @@ defmodule LemonMCP.Client.Server do
     end
   end
 
-  defp config_reason(-1, info) do
-    msg = Error.message(info)
-
-    if msg =~ "sampling_policy" and msg =~ ~r/unknown|not allowed|unexpected/ do
-      {:unsupported, "sampling_policy: this build of liblemonmcp has no sampling policy (#{msg})"}
-    else
-      {:invalid_option, msg}
-    end
-  end
-
+  defp config_reason(-1, info), do: {:invalid_option, Error.message(info)}
   defp config_reason(status, info), do: Error.reason(status, info)
 
   # The seed's {:invalid_command, "Executable not found: cmd"}: the library
-  # reports a missing executable as a transport failure (-8), the other
-  # unusable commands (not executable, missing cwd) as invalid arguments.
+  # names why a server could not be started in its error data's "cause"
+  # (include/lemonmcp.h); a missing executable is a transport failure (-8),
+  # the other unusable commands invalid arguments (-1).
   defp connect_reason(status, info, config) when status in [-1, -8] do
-    msg = Error.message(info)
-
-    cond do
-      msg =~ ~r/executable not found/i ->
+    case info do
+      %{"data" => %{"cause" => "executable_not_found"}} ->
         {:invalid_command, "Executable not found: " <> get_in(config, ["transport", "command"])}
 
-      status == -1 ->
-        {:invalid_command, msg}
+      _ when status == -1 ->
+        {:invalid_command, Error.message(info)}
 
-      true ->
-        {:spawn_failed, msg}
+      _ ->
+        {:spawn_failed, Error.message(info)}
     end
   end
 
