@@ -247,6 +247,24 @@ lmcp_status lmcp_features(char **json_out, size_t *len_out);
  * Returns LMCP_OK, or LMCP_E_INVALID_ARGUMENT when json_out is NULL. */
 lmcp_status lmcp_diagnostics(char **json_out, size_t *len_out);
 
+/* lmcp_validate_answer checks an application's answer to a server request
+ * with the validator the client applies when the answer is given (see
+ * lmcp_client_set_app_request_handler), so that an application asking a
+ * person (a form on a terminal) can refuse a wrong answer up front, field by
+ * field, and no answer passes there only to be refused here. kind (UTF-8,
+ * NUL-terminated) is "elicitation" (request_json: the elicitation/create
+ * params, whose "requestedSchema" the answer's "content" is checked
+ * against, defaults applied; answer_json: {"action", "content"?}),
+ * "sampling" (answer_json: a CreateMessageResult; request_json unused, may
+ * be NULL) or "roots" (answer_json: {"roots": [...]}). Pure: no handle,
+ * never blocks, starts nothing; callable from any thread.
+ * Returns LMCP_OK (valid), or LMCP_E_INVALID_ARGUMENT with a message naming
+ * the problem ("content.when is not a date-time (RFC 3339)"), an unknown
+ * kind, or a request that is itself invalid. */
+lmcp_status lmcp_validate_answer(const char *kind, const char *request_json,
+                                 size_t request_len, const char *answer_json,
+                                 size_t answer_len, char **err_out);
+
 /* ------------------------------------------------------------------ client */
 
 /* An MCP client: one connection to one server. Opaque. */
