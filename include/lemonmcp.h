@@ -709,6 +709,27 @@ lmcp_status lmcp_host_new_file(const char *path, const char *options_json,
                                size_t options_len, lmcp_host **host_out,
                                char **err_out);
 
+/* lmcp_host_file_server reads the config file at path as lmcp_host_new_file
+ * does (the same reader: every dialect, comments, "servers", "serverUrl" /
+ * "httpUrl", ${VAR} and ${input:id}, envFile; the same options_json) and
+ * returns one server's client configuration, for an application that talks
+ * to that server alone through lmcp_client_new:
+ *   {"name": "<server>", "enabled": bool, "config": {<the lmcp_client_new
+ *    configuration the host would give it: "transport", and "timeouts",
+ *    "restart", ... when the file sets them>}, "warnings": ["<file>: ...", ..]}
+ * name (NUL-terminated; NULL or "": the file's only server) selects it; its
+ * configuration is checked as lmcp_client_new would (the message names the
+ * member as the file spells it). Starts nothing.
+ * *json_out is library-allocated (free with lmcp_free); *len_out (may be
+ * NULL) receives its length.
+ * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (NULL path or json_out; a file
+ * lmcp_host_new_file refuses; several servers and no name: the message lists
+ * them); LMCP_E_NOT_FOUND (no server of that name: the message lists them). */
+lmcp_status lmcp_host_file_server(const char *path, const char *options_json,
+                                  size_t options_len, const char *name,
+                                  char **json_out, size_t *len_out,
+                                  char **err_out);
+
 /* lmcp_host_warnings returns the configuration's warnings as a JSON array of
  * strings, one per member the host ignored ("<file>: config.<path>: ignored:
  * <what it is>", or "... is not a member LemonMCP knows; ignored (did you mean

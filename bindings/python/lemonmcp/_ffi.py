@@ -392,6 +392,12 @@ FUNCTIONS.extend(
     [
         ("lmcp_host_new", [c_char_p, c_size_t, POINTER(HostHandle), _charpp], c_int32, _check_err_out),
         ("lmcp_host_new_file", [c_char_p, c_char_p, c_size_t, POINTER(HostHandle), _charpp], c_int32, _check_err_out),
+        (
+            "lmcp_host_file_server",
+            [c_char_p, c_char_p, c_size_t, c_char_p, _charpp, _sizep, _charpp],
+            c_int32,
+            _check_err_out,
+        ),
         ("lmcp_host_warnings", [HostHandle, _charpp, _sizep, _charpp], c_int32, _check_err_out),
         (
             "lmcp_host_set_event_handler",

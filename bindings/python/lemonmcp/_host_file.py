@@ -63,6 +63,19 @@ def new_host_from_file(path: Union[str, "os.PathLike[str]"], options: bytes) -> 
     return handle
 
 
+def file_server(path: Union[str, "os.PathLike[str]"], name: Optional[str], options: bytes) -> Dict[str, Any]:
+    """``lmcp_host_file_server``: one server of a config file as the host
+    reads it, {"name", "enabled", "config" (its client configuration),
+    "warnings"}; a file or name the library refuses raises its error."""
+    out = c_void_p()
+    length = c_size_t()
+    _ffi.lib.lmcp_host_file_server(
+        os.fsencode(path), options or None, len(options), name.encode() if name else None, out, byref(length), c_void_p()
+    )
+    doc = _ffi.decode_json(_ffi.take_bytes(out, length.value))
+    return doc if isinstance(doc, dict) else {}
+
+
 def warnings_of(handle: Any) -> List[str]:
     """``lmcp_host_warnings``: one line per member the host ignored."""
     out = c_void_p()
