@@ -22,7 +22,7 @@ import json
 import logging
 from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ._host_file import failure_text, settled_report
+from ._host_file import FAILED_SERVER, failure_text, settled_report
 from .errors import InvalidArgument, LemonMCPError
 
 __all__ = ["run_config", "parse_inputs"]
@@ -38,7 +38,7 @@ class _StderrHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         msg = record.getMessage()
-        failure = msg.startswith("server ")
+        failure = hasattr(record, FAILED_SERVER)
         if self.quiet and not failure:
             return  # -q: no warnings; a failed server is an error and shows
         self.err.write(f"{self.prog}: {'' if failure else 'warning: '}{msg}\n")

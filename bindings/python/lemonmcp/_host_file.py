@@ -85,6 +85,11 @@ def warnings_of(handle: Any) -> List[str]:
     return [str(w) for w in result] if isinstance(result, list) else []
 
 
+#: The attribute a log record of a failed server carries (its name), so a
+#: handler tells it from a warning without reading its text.
+FAILED_SERVER = "lemonmcp_failed_server"
+
+
 def log_warnings(warnings: List[str]) -> None:
     for w in warnings:
         log.warning("%s", w)
@@ -139,5 +144,5 @@ def log_failed(
         if current[name].get("state") == "failed" and name not in logged:
             logged.add(name)
             failed.append(name)
-            log.warning("%s", failure_text(settled_report(servers, name, wait_s)))
+            log.warning("%s", failure_text(settled_report(servers, name, wait_s)), extra={FAILED_SERVER: name})
     return tuple(failed)

@@ -31,6 +31,7 @@ MATCHING = [
     # a message itself searched, whatever the text
     re.compile(r"""\bin\s+(str\((exc|err|error|e)\)|\w+\.message\b|str\(\w+\.get\("(last_error|cause|message)")"""),
     re.compile(r"""\b(msg|message|Error\.message\([^)]*\))\s*=~"""),
+    re.compile(r"""\b(msg|message|getMessage\(\))\.(startswith|endswith)\("""),
 ]
 
 
@@ -46,6 +47,7 @@ def message_matches(text: str) -> List[str]:
         '    if msg =~ "sampling_policy" and msg =~ ~r/unknown|not allowed|unexpected/ do',
         '    if "executable not found" in str(exc):',
         '    String.contains?(Error.message(info), "not retried")',
+        '        failure = msg.startswith("server ")',
     ],
 )
 def test_the_lint_catches_a_message_match(line: str) -> None:
