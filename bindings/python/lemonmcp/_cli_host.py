@@ -23,6 +23,7 @@ import subprocess
 import threading
 from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ._cli_output import printable
 from ._ffi import validate_answer
 from .errors import InvalidArgument, PolicyDenied
 
@@ -57,7 +58,7 @@ class FormCancelled(Exception):
 
 def _printable(text: str) -> str:
     """Server text for a terminal: control characters shown, not obeyed."""
-    return "".join(ch if ch.isprintable() or ch in "\n\t" else f"\\x{ord(ch):02x}" for ch in text)
+    return printable(text, keep="\n\t")
 
 
 def _choices(schema: Mapping[str, Any]) -> Optional[List[Tuple[Any, str]]]:

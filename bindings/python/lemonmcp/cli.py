@@ -48,6 +48,7 @@ import time
 from typing import IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, Sequence, Tuple
 
 from . import __version__, _host_file
+from ._base import LOG_LEVELS
 from ._cli_args import ArgumentError, arguments_from_words, check_arguments, did_you_mean, split_words
 from ._cli_config import parse_inputs
 from ._cli_exit import EXIT_CODES, exit_table_text
@@ -104,8 +105,6 @@ EXIT_INTERRUPTED = 130
 EXIT = {name: code for code, name, _ in EXIT_CODES}
 
 PROG = "lemonmcp"
-#: The MCP log levels, lowest first (logging/setLevel).
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 class UsageError(Exception):
