@@ -179,8 +179,9 @@ defmodule LemonMCP.Host do
   @doc """
   Calls a tool by the name `list_tools/1` gives it: `{:ok, content}`, or
   `{:error, {:tool_error, content}}` when the result has `isError: true`.
-  `opts`: `:timeout` (ms), `:fail_if_restarting` (fail at once while the
-  server restarts instead of waiting for it).
+  `opts`: every option of `LemonMCP.Client.request/4` (`:timeout` in ms,
+  `:meta`, `:progress`, `:task`, `:trace`, ...), and `:fail_if_restarting`
+  (fail at once while the server restarts instead of waiting for it).
   """
   @spec call_tool(host(), String.t(), map(), keyword()) :: {:ok, [map()]} | {:error, term()}
   def call_tool(host, name, args \\ %{}, opts \\ []) do
@@ -287,11 +288,9 @@ defmodule LemonMCP.Host do
   # library bounds the wait (the servers' call and ready timeouts).
   defp query(host, name, args), do: GenServer.call(host, {:query, name, args}, :infinity)
 
+  # Every call option a client's call takes (LemonMCP.CallOptions).
   defp options(opts) do
-    o = %{}
-    o = if t = opts[:timeout], do: Map.put(o, "timeout_ms", t), else: o
-    o = if opts[:fail_if_restarting], do: Map.put(o, "fail_if_restarting", true), else: o
-    o = if tr = opts[:trace], do: Map.put(o, "trace", tr), else: o
+    o = LemonMCP.CallOptions.to_json(opts, if(t = opts[:timeout], do: %{"timeout_ms" => t}, else: %{}))
     if o == %{}, do: nil, else: o
   end
 

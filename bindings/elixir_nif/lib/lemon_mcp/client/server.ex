@@ -370,13 +370,7 @@ defmodule LemonMCP.Client.Server do
   defp call_options(opts, timeout_ms) do
     timeout = effective_timeout(Keyword.get(opts, :timeout, timeout_ms), timeout_ms)
 
-    %{"timeout_ms" => timeout}
-    |> put_opt("all_pages", opts[:all_pages])
-    |> put_opt("progress", opts[:progress])
-    |> put_opt("_meta", opts[:meta])
-    |> put_opt("wait_ready", opts[:wait_ready])
-    |> put_opt("task", opts[:task])
-    |> put_opt("trace", opts[:trace])
+    LemonMCP.CallOptions.to_json(opts, %{"timeout_ms" => timeout})
   end
 
   # The library's deadline is the shorter of the caller's and the client's,
@@ -385,9 +379,6 @@ defmodule LemonMCP.Client.Server do
   defp effective_timeout(:infinity, client), do: client
   defp effective_timeout(caller, :infinity), do: caller
   defp effective_timeout(caller, client), do: min(caller, client)
-
-  defp put_opt(m, _k, nil), do: m
-  defp put_opt(m, k, v), do: Map.put(m, k, v)
 
   defp done_reply(status, payload, %__MODULE__{} = st), do: Error.done_reply(status, payload, state_of(st))
   defp done_reply(status, payload, res), do: Error.done_reply(status, payload, res_state(res))
