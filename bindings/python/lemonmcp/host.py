@@ -218,14 +218,11 @@ class HostSession(HandleSession):
 
 
 def _load_config(config_or_path: Union[str, "os.PathLike[str]", Mapping[str, Any]]) -> Dict[str, Any]:
+    """A mapping, or a JSON text (a path goes to the library's reader,
+    _host_file)."""
     if isinstance(config_or_path, Mapping):
         return dict(config_or_path)
-    text = os.fspath(config_or_path)
-    if text.lstrip().startswith("{"):
-        loaded = json.loads(text)
-    else:
-        with open(text, "r", encoding="utf-8") as f:
-            loaded = json.load(f)
+    loaded = json.loads(os.fspath(config_or_path))
     if not isinstance(loaded, dict):
         raise ValueError("lemonmcp.Host: the configuration must be a JSON object")
     return loaded

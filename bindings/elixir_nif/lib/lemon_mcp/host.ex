@@ -253,16 +253,13 @@ defmodule LemonMCP.Host do
 
   defp load(config) when is_map(config), do: {:ok, config}
 
+  # A JSON text (a path goes to the library's reader, new_host/2).
   defp load(config) when is_binary(config) do
-    text = if String.starts_with?(String.trim_leading(config), "{"), do: {:ok, config}, else: File.read(config)
-
-    with {:ok, json} <- text,
-         {:ok, %{} = map} <- NIF.decode_json(json) do
-      {:ok, map}
-    else
+    case NIF.decode_json(config) do
+      {:ok, %{} = map} -> {:ok, map}
       {:ok, _} -> {:error, {:invalid_argument, "the host configuration must be a JSON object"}}
       {:error, {msg, off}} when is_binary(msg) -> {:error, {:invalid_argument, "config: #{msg} at offset #{off}"}}
-      {:error, reason} -> {:error, {:invalid_argument, "cannot read #{config}: #{inspect(reason)}"}}
+      {:error, reason} -> {:error, {:invalid_argument, "config: #{inspect(reason)}"}}
     end
   end
 
