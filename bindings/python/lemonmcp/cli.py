@@ -50,7 +50,7 @@ from typing import IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, S
 from . import __version__, _host_file
 from ._base import LOG_LEVELS
 from ._cli_args import ArgumentError, arguments_from_words, check_arguments, did_you_mean, split_words
-from ._cli_config import parse_inputs
+from ._cli_config import logged_to, parse_inputs
 from ._cli_exit import EXIT_CODES, exit_table_text
 from ._cli_host import TerminalInput, denial_printer, elicitation_handler, review_printer, sampling_command_handler
 from ._cli_output import (
@@ -917,7 +917,8 @@ def main(
         return fail(EXIT_USAGE, f"{ns.command} needs --config FILE (without --server)")
 
     try:
-        target, transport = _transport(ns)
+        with logged_to(err, PROG, bool(ns.quiet)):  # the --config file's warnings
+            target, transport = _transport(ns)
         auth_options = _auth_options(ns, transport, inp, err)
     except UsageError as exc:
         return fail(EXIT_USAGE, str(exc))

@@ -147,11 +147,14 @@ def test_cli_config_file(fixture_path: str, tmp_path: Any) -> None:
     vscode.mkdir()
     (vscode / "mcp.json").write_text(
         "{\n  // VS Code\n  \"servers\": {\"fx\": {\"type\": \"stdio\", \"command\": " + json.dumps(FIXTURE)
-        + ", \"args\": [\"-page-size\", \"${input:size}\"]},},\n}\n"
+        + ", \"args\": [\"-page-size\", \"${input:size}\"], \"colour\": \"blue\"},},\n}\n"
     )
     vs = ["--config", str(vscode / "mcp.json"), "--input", "size=5"]
     r = run_cli(vs + ["--server", "fx", "call", "echo", "text=from vs code"])
     assert r.returncode == 0 and "from vs code" in r.stdout, r.stderr
+    assert "lemonmcp: warning: " in r.stderr and "colour" in r.stderr, r.stderr
+    r = run_cli(vs + ["-q", "--server", "fx", "call", "echo", "text=quiet"])
+    assert r.returncode == 0 and "colour" not in r.stderr, r.stderr
     r = run_cli(vs + ["call", "fx__echo", "text=from vs code"])
     assert r.returncode == 0 and "from vs code" in r.stdout, r.stderr
 
