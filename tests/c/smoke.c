@@ -93,6 +93,18 @@ static void test_smoke(void) {
   CHECK(verr == NULL);
   CHECK_ST(lmcp_validate_answer(NULL, NULL, 0, NULL, 0, NULL), LMCP_E_INVALID_ARGUMENT, NULL);
 
+  /* One server of a config file, as the host reads it: a bad path or a
+   * NULL output is refused with a message, and nothing starts. */
+  char *cfg = NULL;
+  char *cerr = NULL;
+  CHECK_ST(lmcp_host_file_server("/nonexistent/lmcp-smoke.json", NULL, 0, NULL, &cfg, NULL, &cerr),
+           LMCP_E_INVALID_ARGUMENT, cerr);
+  CHECKE(cerr != NULL && strstr(cerr, "/nonexistent/lmcp-smoke.json: no such config file") != NULL, cerr);
+  CHECK(cfg == NULL);
+  lmcp_free(cerr);
+  CHECK_ST(lmcp_host_file_server(NULL, NULL, 0, NULL, &cfg, NULL, NULL), LMCP_E_INVALID_ARGUMENT, NULL);
+  CHECK_ST(lmcp_host_file_server("x.json", NULL, 0, NULL, NULL, NULL, NULL), LMCP_E_INVALID_ARGUMENT, NULL);
+
   /* Querying the build starts nothing. */
   h_diag d1;
   CHECK(get_diag(&d1));
