@@ -69,3 +69,12 @@ func lmcp_diagnostics(jsonOut **C.char, lenOut *C.size_t) (st C.lmcp_status) {
 	}), jsonOut, lenOut)
 	return C.LMCP_OK
 }
+
+//export lmcp_validate_answer
+func lmcp_validate_answer(kind *C.cchar_t, request *C.cchar_t, requestLen C.size_t, answer *C.cchar_t, answerLen C.size_t, errOut **C.char) (st C.lmcp_status) {
+	defer recoverExport(&st, errOut, "lmcp_validate_answer")
+	if kind == nil {
+		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "kind is NULL"))
+	}
+	return setErr(errOut, core.ValidateAnswer(C.GoString(kind), goBytes(request, requestLen), goBytes(answer, answerLen)))
+}

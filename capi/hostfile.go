@@ -47,3 +47,37 @@ func lmcp_host_warnings(hp *C.lmcp_host, out **C.char, lenOut *C.size_t, errOut 
 		return jsonx.MustMarshal(w), nil
 	})
 }
+
+//export lmcp_host_file_server
+func lmcp_host_file_server(path *C.cchar_t, options *C.cchar_t, olen C.size_t, name *C.cchar_t, out **C.char, lenOut *C.size_t, errOut **C.char) (st C.lmcp_status) {
+	defer recoverExport(&st, errOut, "lmcp_host_file_server")
+	if out == nil {
+		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "json_out is NULL"))
+	}
+	p, err := cString(path, "path")
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	opts, err := host.ParseLoadOptions(goBytes(options, olen))
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	var n string
+	if name != nil {
+		n = C.GoString(name)
+	}
+	sc, warnings, err := host.FileServer(p, opts, n, libraryVersion)
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	if warnings == nil {
+		warnings = []string{}
+	}
+	writeJSON(jsonx.MustMarshal(map[string]any{
+		"name":     sc.Name,
+		"enabled":  sc.Enabled,
+		"config":   jsonx.RawMessage(sc.Client),
+		"warnings": warnings,
+	}), out, lenOut)
+	return setErr(errOut, nil)
+}

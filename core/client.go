@@ -438,7 +438,8 @@ func (c *Client) notReadyLocked() *Error {
 	case StateConnecting:
 		return Errorf(StatusInvalidState, "the client is not ready yet (the handshake is in progress)")
 	case StateFailed:
-		return &Error{Status: StatusInvalidState, Message: "the client failed to connect: " + c.stateErr.Message}
+		// The data keeps the failure's machine-readable "cause".
+		return &Error{Status: StatusInvalidState, Message: "the client failed to connect: " + c.stateErr.Message, Data: c.stateErr.Data}
 	default:
 		return c.closedErrorLocked()
 	}

@@ -54,7 +54,9 @@
 //     to the server (requests and answers checked by internal/hostvalidate);
 //     serverreq_roots.go, serverreq_elicitation.go and serverreq_sampling.go
 //     are the three kinds, the last with the sampling policy (local bounds,
-//     a review that sees a redacted summary, then the delegate).
+//     a review that sees a redacted summary, then the delegate);
+//     validate.go lets a binding check an answer with the same validator
+//     before it gives it (lmcp_validate_answer).
 //   - The OAuth layer's host boundary (authhost.go): the library's own
 //     questions to the host (authorize, token load and save), over the same
 //     app requests.
@@ -65,7 +67,8 @@
 //     server caused (exit status or signal, its last stderr lines), read at
 //     once by a host reporting a failed call; and the start failures that
 //     cannot be cured by retrying (no such executable, the config refused),
-//     which a supervised client reports at once instead of backing off.
+//     which a supervised client reports at once instead of backing off;
+//     TransportDone, which makes a host's failure report "final".
 //   - Result verification (verify.go): the resources/read "verify" option
 //     checks size, digest and skill frontmatter (parsed by
 //     internal/frontmatter) before content reaches the host.

@@ -36,3 +36,15 @@ func (c *Client) LastLoss() (*transport.ClosedError, uint64) {
 	defer c.mu.Unlock()
 	return c.loss.last, c.loss.count
 }
+
+// TransportDone reports whether the client's transport is closed for good
+// (its process, if any, reaped and its exit reported, or never started): a
+// failure's report has then nothing more to learn.
+func (c *Client) TransportDone() bool {
+	select {
+	case <-c.trClosed:
+		return true
+	default:
+		return false
+	}
+}

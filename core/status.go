@@ -119,7 +119,7 @@ func AsError(err error) *Error {
 		if e == nil { // a typed nil inside a non-nil error: no error
 			return nil
 		}
-		return &Error{Status: transportStatus(e.Code), Message: e.Message, Data: e.Data}
+		return &Error{Status: transportStatus(e.Code), Message: e.Message, Data: transportData(e)}
 	case *transport.ClosedError:
 		if e == nil {
 			return nil
@@ -128,6 +128,15 @@ func AsError(err error) *Error {
 	default:
 		return &Error{Status: StatusInternal, Message: err.Error()}
 	}
+}
+
+// transportData is a transport failure's error data: its own, or the
+// machine-readable {"cause"} of a start that could not happen.
+func transportData(e *transport.Error) []byte {
+	if len(e.Data) > 0 || e.Cause == "" {
+		return e.Data
+	}
+	return jsonx.MustMarshal(map[string]string{"cause": e.Cause})
 }
 
 func transportStatus(code transport.Code) Status {

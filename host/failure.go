@@ -198,3 +198,60 @@ func configuredSecrets(client []byte) redact.Set {
 	}
 	return redact.NewSet(values...)
 }
+
+// summaryHeads begin a report's "summary", per state.
+var summaryHeads = map[string]string{
+	StateNew:        "is not started",
+	StateConnecting: "is connecting",
+	StateReady:      "is ready",
+	StateRestarting: "is restarting",
+	StateFailed:     "failed to start",
+	StateClosed:     "is closed",
+	StateDisabled:   "is disabled",
+}
+
+// summaryStderrLines is how many of the last stderr lines a summary
+// quotes (the report has up to maxFailureLines).
+const summaryStderrLines = 3
+
+// summary is the one line a binding shows for a server report r: its
+// state and, in trouble, why (its reason, first cause, exit status or
+// signal, last stderr lines). Written once here, so that every binding
+// says the same and none rebuilds it from the report's members.
+func summary(name string, r map[string]any) string {
+	st, _ := r["state"].(string)
+	var b strings.Builder
+	b.WriteString("server " + strconv.Quote(name) + " " + summaryHeads[st])
+	if st == StateReady || st == StateDisabled || st == StateNew || st == StateConnecting {
+		return b.String()
+	}
+	lastErr, _ := r["last_error"].(string)
+	cause, _ := r["cause"].(string)
+	reason := lastErr
+	if reason == "" {
+		reason = cause
+	}
+	if reason == "" && st != StateFailed {
+		return b.String() // closed as asked
+	}
+	if reason == "" {
+		reason = "no reason given"
+	}
+	b.WriteString(": " + reason)
+	if cause != "" && cause != reason {
+		b.WriteString("; first cause: " + cause)
+	}
+	if code, ok := r["exit_code"].(int); ok {
+		b.WriteString("; exit status " + strconv.Itoa(code))
+	}
+	if sig, _ := r["signal"].(string); sig != "" {
+		b.WriteString("; killed by " + sig)
+	}
+	if tail, _ := r["stderr_tail"].([]string); len(tail) > 0 {
+		if len(tail) > summaryStderrLines {
+			tail = tail[len(tail)-summaryStderrLines:]
+		}
+		b.WriteString("; stderr: " + strings.Join(tail, " | "))
+	}
+	return b.String()
+}

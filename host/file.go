@@ -4,7 +4,9 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"strings"
 
+	"github.com/lemonmcp/lemonmcp/config"
 	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 )
@@ -117,4 +119,40 @@ func ParseLoadOptions(raw []byte) (LoadOptions, *core.Error) {
 		}
 	}
 	return opts, nil
+}
+
+// FileServer is one server of the config file at path as a host would run
+// it: its client configuration, read by the same reader (every dialect,
+// ${VAR} and ${input:id}, envFile) and checked, for a program that talks
+// to that server alone (lemonmcp --config FILE --server NAME). An empty
+// name picks the file's only server. The warnings are the file's.
+func FileServer(path string, opts LoadOptions, name, version string) (*ServerConfig, []string, *core.Error) {
+	cfg, err := LoadFile(path, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	names := make([]string, len(cfg.Servers))
+	for i, sc := range cfg.Servers {
+		names[i] = sc.Name
+	}
+	var sc *ServerConfig
+	switch {
+	case name == "" && len(cfg.Servers) == 1:
+		sc = cfg.Servers[0]
+	case name == "":
+		return nil, nil, core.Errorf(core.StatusInvalidArgument, "%s: the file has several servers, name one: %s", path, strings.Join(names, ", "))
+	default:
+		for _, s := range cfg.Servers {
+			if s.Name == name {
+				sc = s
+			}
+		}
+		if sc == nil {
+			return nil, nil, core.Errorf(core.StatusNotFound, "%s: no server %s (the file has: %s)", path, jsonQuote(name), strings.Join(names, ", "))
+		}
+	}
+	if _, err := config.Parse(sc.Client, version); err != nil {
+		return nil, nil, &core.Error{Status: err.Status, Message: path + ": " + sc.Spell(err.Message)}
+	}
+	return sc, cfg.Warnings, nil
 }

@@ -105,6 +105,7 @@ func (s *server) report() map[string]any {
 		r["start"] = StartLazy
 	}
 	if c == nil {
+		r["summary"] = summary(s.name, r)
 		return r
 	}
 	r["restarts"] = c.Restarts()
@@ -126,6 +127,12 @@ func (s *server) report() map[string]any {
 	if st != StateReady {
 		s.addFailure(r, loss, losses)
 	}
+	if st == StateFailed {
+		_, exited := r["exit_code"]
+		_, killed := r["signal"]
+		r["final"] = exited || killed || c.TransportDone()
+	}
+	r["summary"] = summary(s.name, r)
 	return r
 }
 

@@ -36,7 +36,14 @@
  *    library-allocated, NUL-terminated UTF-8 JSON object
  *        {"status": <int>, "message": "<text>", "code": <int>?, "data": <any>?}
  *    ("code" and "data" are the server's JSON-RPC error fields when the status
- *    is LMCP_E_PROTOCOL). Free it with lmcp_free(). On success *err_out is set
+ *    is LMCP_E_PROTOCOL). A server that could not be started has "data":
+ *    {"cause": "<code>"}, a machine-readable reason to branch on (never
+ *    branch on "message", whose wording may change): "executable_not_found"
+ *    (LMCP_E_TRANSPORT: the command, or its interpreter, does not exist),
+ *    "not_executable" (LMCP_E_INVALID_ARGUMENT: it exists but may not be
+ *    run), "working_directory_not_found" (LMCP_E_INVALID_ARGUMENT); a later
+ *    call to that client (LMCP_E_INVALID_STATE) keeps the same "data".
+ *    Free it with lmcp_free(). On success *err_out is set
  *    to NULL. There is no per-thread "last error". Messages never contain raw
  *    subprocess output, tokens, secrets or authorization codes.
  *  - Memory: every input buffer is copied before the call returns. Every
@@ -239,6 +246,24 @@ lmcp_status lmcp_features(char **json_out, size_t *len_out);
  * lmcp_free); *len_out (may be NULL) receives its length.
  * Returns LMCP_OK, or LMCP_E_INVALID_ARGUMENT when json_out is NULL. */
 lmcp_status lmcp_diagnostics(char **json_out, size_t *len_out);
+
+/* lmcp_validate_answer checks an application's answer to a server request
+ * with the validator the client applies when the answer is given (see
+ * lmcp_client_set_app_request_handler), so that an application asking a
+ * person (a form on a terminal) can refuse a wrong answer up front, field by
+ * field, and no answer passes there only to be refused here. kind (UTF-8,
+ * NUL-terminated) is "elicitation" (request_json: the elicitation/create
+ * params, whose "requestedSchema" the answer's "content" is checked
+ * against, defaults applied; answer_json: {"action", "content"?}),
+ * "sampling" (answer_json: a CreateMessageResult; request_json unused, may
+ * be NULL) or "roots" (answer_json: {"roots": [...]}). Pure: no handle,
+ * never blocks, starts nothing; callable from any thread.
+ * Returns LMCP_OK (valid), or LMCP_E_INVALID_ARGUMENT with a message naming
+ * the problem ("content.when is not a date-time (RFC 3339)"), an unknown
+ * kind, or a request that is itself invalid. */
+lmcp_status lmcp_validate_answer(const char *kind, const char *request_json,
+                                 size_t request_len, const char *answer_json,
+                                 size_t answer_len, char **err_out);
 
 /* ------------------------------------------------------------------ client */
 
@@ -684,6 +709,27 @@ lmcp_status lmcp_host_new_file(const char *path, const char *options_json,
                                size_t options_len, lmcp_host **host_out,
                                char **err_out);
 
+/* lmcp_host_file_server reads the config file at path as lmcp_host_new_file
+ * does (the same reader: every dialect, comments, "servers", "serverUrl" /
+ * "httpUrl", ${VAR} and ${input:id}, envFile; the same options_json) and
+ * returns one server's client configuration, for an application that talks
+ * to that server alone through lmcp_client_new:
+ *   {"name": "<server>", "enabled": bool, "config": {<the lmcp_client_new
+ *    configuration the host would give it: "transport", and "timeouts",
+ *    "restart", ... when the file sets them>}, "warnings": ["<file>: ...", ..]}
+ * name (NUL-terminated; NULL or "": the file's only server) selects it; its
+ * configuration is checked as lmcp_client_new would (the message names the
+ * member as the file spells it). Starts nothing.
+ * *json_out is library-allocated (free with lmcp_free); *len_out (may be
+ * NULL) receives its length.
+ * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (NULL path or json_out; a file
+ * lmcp_host_new_file refuses; several servers and no name: the message lists
+ * them); LMCP_E_NOT_FOUND (no server of that name: the message lists them). */
+lmcp_status lmcp_host_file_server(const char *path, const char *options_json,
+                                  size_t options_len, const char *name,
+                                  char **json_out, size_t *len_out,
+                                  char **err_out);
+
 /* lmcp_host_warnings returns the configuration's warnings as a JSON array of
  * strings, one per member the host ignored ("<file>: config.<path>: ignored:
  * <what it is>", or "... is not a member LemonMCP knows; ignored (did you mean
@@ -766,7 +812,14 @@ lmcp_status lmcp_host_wait_ready(lmcp_host *host, int64_t timeout_ms,
  * characters escaped as \xNN, its configured env and header values replaced
  * by [redacted]), "durations"? (while the host has a telemetry handler:
  * the server's own per-method call-duration histograms, {"<method>":
- * {"count", "sum_ms", "buckets"}} over lmcp_diagnostics' "bounds_ms")}}.
+ * {"count", "sum_ms", "buckets"}} over lmcp_diagnostics' "bounds_ms"),
+ * "summary" (one line to show a user: `server "<name>" is ready`, or for a
+ * server in trouble `server "<name>" failed to start: <reason>; first cause:
+ * ..; exit status N; killed by SIG..; stderr: <last 3 lines>`, the parts it
+ * has), and for a "failed" server "final" (true once its report is complete:
+ * its exit status or signal is in, or its transport is closed for good, as
+ * for a start that could not happen; a caller that reports why waits for
+ * it, a moment after the failure, rather than for any member)}}.
  * *json_out is library-allocated (free with lmcp_free);
  * *len_out (may be NULL) receives its length. Never blocks.
  * Returns LMCP_OK, LMCP_E_INVALID_HANDLE, or LMCP_E_INVALID_ARGUMENT (NULL

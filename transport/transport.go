@@ -186,6 +186,28 @@ type Error struct {
 	// executable that does not exist): a supervised client does not retry
 	// it. CodeInvalidArgument failures are permanent too.
 	Permanent bool
+	// Cause, when set, is a machine-readable code of why (one of the
+	// Cause* constants), which the application gets as the error data's
+	// "cause": a binding branches on it, never on Message.
+	Cause string
+}
+
+// The codes of Error.Cause, as include/lemonmcp.h lists them.
+const (
+	// CauseExecutableNotFound: a server command that does not exist (or
+	// whose interpreter is missing).
+	CauseExecutableNotFound = "executable_not_found"
+	// CauseNotExecutable: a server command that exists but may not be run.
+	CauseNotExecutable = "not_executable"
+	// CauseWorkingDirectory: a server's working directory that does not
+	// exist or is not a directory.
+	CauseWorkingDirectory = "working_directory_not_found"
+)
+
+// WithCause sets e's Cause and returns e.
+func (e *Error) WithCause(cause string) *Error {
+	e.Cause = cause
+	return e
 }
 
 func (e *Error) Error() string { return e.Message }

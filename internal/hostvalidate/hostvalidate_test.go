@@ -71,6 +71,7 @@ func TestSamplingAnswer(t *testing.T) {
 	cases := []struct{ name, answer, want string }{
 		{"valid", `{"role":"assistant","content":{"type":"text","text":"x"},"model":"m","stopReason":"endTurn"}`, ""},
 		{"not an object", `"x"`, "JSON object"},
+		{"text block without text", `{"role":"assistant","content":{"type":"text"},"model":"m"}`, "text string"},
 		{"no role", `{"content":{"type":"text","text":"x"},"model":"m"}`, "role"},
 		{"no content", `{"role":"assistant","model":"m"}`, "needs content"},
 		{"untyped block", `{"role":"assistant","content":[{"text":"x"}],"model":"m"}`, "need a type"},

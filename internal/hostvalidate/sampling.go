@@ -326,8 +326,12 @@ func SamplingAnswer(data []byte) string {
 		return "a sampling answer needs content"
 	}
 	for _, b := range blocks {
-		if _, ok := asString(b["type"]); !ok {
+		kind, ok := asString(b["type"])
+		if !ok {
 			return "a sampling answer's content blocks need a type"
+		}
+		if _, ok := asString(b["text"]); kind == "text" && !ok {
+			return "a sampling answer's text blocks need a text string"
 		}
 	}
 	if model, ok := asString(res["model"]); !ok || model == "" {

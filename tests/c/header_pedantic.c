@@ -11,6 +11,8 @@ static const any_fn every_function[] = {
     (any_fn)lmcp_free,
     (any_fn)lmcp_features,
     (any_fn)lmcp_diagnostics,
+    (any_fn)lmcp_validate_answer,
+    (any_fn)lmcp_host_file_server,
     (any_fn)lmcp_client_new,
     (any_fn)lmcp_client_set_event_handler,
     (any_fn)lmcp_client_set_app_request_handler,

@@ -76,6 +76,35 @@ static void test_smoke(void) {
   CHECK_ST(lmcp_diagnostics(NULL, NULL), LMCP_E_INVALID_ARGUMENT, NULL);
   lmcp_free(NULL); /* a no-op */
 
+  /* The library's check of an answer: a date-time without seconds is
+   * refused, with seconds taken; no handle needed. */
+  static const char form[] = "{\"message\":\"m\",\"requestedSchema\":{\"type\":\"object\","
+                             "\"properties\":{\"at\":{\"type\":\"string\",\"format\":\"date-time\"}}}}";
+  static const char hh_mm[] = "{\"action\":\"accept\",\"content\":{\"at\":\"2026-12-02T10:30Z\"}}";
+  static const char hh_mm_ss[] = "{\"action\":\"accept\",\"content\":{\"at\":\"2026-12-02T10:30:00Z\"}}";
+  char *verr = NULL;
+  CHECK_ST(lmcp_validate_answer("elicitation", form, strlen(form), hh_mm, strlen(hh_mm), &verr),
+           LMCP_E_INVALID_ARGUMENT, verr);
+  CHECKE(verr != NULL && strstr(verr, "content.at is not a date-time") != NULL, verr);
+  lmcp_free(verr);
+  verr = NULL;
+  CHECK_ST(lmcp_validate_answer("elicitation", form, strlen(form), hh_mm_ss, strlen(hh_mm_ss), &verr),
+           LMCP_OK, verr);
+  CHECK(verr == NULL);
+  CHECK_ST(lmcp_validate_answer(NULL, NULL, 0, NULL, 0, NULL), LMCP_E_INVALID_ARGUMENT, NULL);
+
+  /* One server of a config file, as the host reads it: a bad path or a
+   * NULL output is refused with a message, and nothing starts. */
+  char *cfg = NULL;
+  char *cerr = NULL;
+  CHECK_ST(lmcp_host_file_server("/nonexistent/lmcp-smoke.json", NULL, 0, NULL, &cfg, NULL, &cerr),
+           LMCP_E_INVALID_ARGUMENT, cerr);
+  CHECKE(cerr != NULL && strstr(cerr, "/nonexistent/lmcp-smoke.json: no such config file") != NULL, cerr);
+  CHECK(cfg == NULL);
+  lmcp_free(cerr);
+  CHECK_ST(lmcp_host_file_server(NULL, NULL, 0, NULL, &cfg, NULL, NULL), LMCP_E_INVALID_ARGUMENT, NULL);
+  CHECK_ST(lmcp_host_file_server("x.json", NULL, 0, NULL, NULL, NULL, NULL), LMCP_E_INVALID_ARGUMENT, NULL);
+
   /* Querying the build starts nothing. */
   h_diag d1;
   CHECK(get_diag(&d1));

@@ -205,11 +205,15 @@ static void test_host_failure_fields(void) {
   CHECKM(js && strstr(js, "\"cause\":"), js, "the first cause");
   CHECKM(js && strstr(js, "executable not found: /nonexistent/lmcp-test-server (not retried"), js,
          "not retried");
+  CHECKM(js && strstr(js, "\"final\":true"), js, "a final report");
+  CHECKM(js && strstr(js, "\"summary\":\"server \\\"broken\\\" failed to start: executable not found"), js,
+         "the summary");
   lmcp_free(js);
   char *res = NULL;
   CHECK_ST(lmcp_host_call_tool_sync(h, "broken__echo", "{}", 2, NULL, 0, &res, NULL, &err),
            LMCP_E_INVALID_STATE, err);
   CHECKM(err && strstr(err, "executable not found"), err, "the call fails with the reason");
+  CHECKM(err && strstr(err, "\"data\":{\"cause\":\"executable_not_found\"}"), err, "the cause, as data");
   lmcp_free(err);
   lmcp_free(res);
   err = NULL;

@@ -22,6 +22,8 @@ type failureReport struct {
 	ExitCode   *int     `json:"exit_code"`
 	Signal     string   `json:"signal"`
 	StderrTail []string `json:"stderr_tail"`
+	Summary    string   `json:"summary"`
+	Final      *bool    `json:"final"`
 }
 
 func failureReports(t *testing.T, h *host.Host) map[string]failureReport {
@@ -49,6 +51,8 @@ func TestHostReportsWhyAServerFailed(t *testing.T) {
 				require.Equal(t, 1, *r.ExitCode)
 				require.Equal(t, []string{"Error: GITHUB_TOKEN is not set"}, r.StderrTail)
 				require.NotEmpty(t, r.Cause)
+				require.True(t, strings.HasPrefix(r.Summary, `server "s" failed to start: `), r.Summary)
+				require.Contains(t, r.Summary, "; exit status 1; stderr: Error: GITHUB_TOKEN is not set")
 			}},
 		{name: "signal", script: "echo dying >&2; kill -9 $$",
 			check: func(t *testing.T, r failureReport) {
@@ -65,6 +69,7 @@ func TestHostReportsWhyAServerFailed(t *testing.T) {
 			check: func(t *testing.T, r failureReport) {
 				require.Len(t, r.StderrTail, 10)
 				require.Equal(t, "line 30", r.StderrTail[9])
+				require.True(t, strings.HasSuffix(r.Summary, "; stderr: line 28 | line 29 | line 30"), "the summary quotes the last three lines: %s", r.Summary)
 			}},
 	}
 	for _, tc := range tests {
@@ -80,6 +85,8 @@ func TestHostReportsWhyAServerFailed(t *testing.T) {
 			}, 15*time.Second, 20*time.Millisecond)
 			r := failureReports(t, h)["s"]
 			require.Equal(t, "failed", r.State)
+			require.NotNil(t, r.Final)
+			require.True(t, *r.Final, "a server that gave up has its whole report")
 			tc.check(t, r)
 			raw := string(h.Servers())
 			require.NotContains(t, raw, "tok-1234567890")
@@ -99,9 +106,13 @@ func TestHostCallToAFailedServerFailsAtOnce(t *testing.T) {
 			require.NotNil(t, err)
 			require.Equal(t, core.StatusInvalidState, err.Status, err.Message)
 			require.Contains(t, err.Message, "executable not found: /nonexistent/mcp-server")
+			require.JSONEq(t, `{"cause":"executable_not_found"}`, string(err.Data), "the machine-readable cause")
 			r := failureReports(t, h)["broken"]
 			require.Equal(t, "failed", r.State)
 			require.Contains(t, r.Cause, "executable not found")
+			require.NotNil(t, r.Final)
+			require.True(t, *r.Final, "a start that could not happen has nothing more to report")
+			require.Equal(t, `server "broken" failed to start: executable not found: /nonexistent/mcp-server (not retried: starting it again cannot succeed)`, r.Summary)
 		})
 	}
 }
@@ -118,6 +129,9 @@ func TestHostLazyStart(t *testing.T) {
 	require.Equal(t, "lazy", rep["a"].Start)
 	require.Equal(t, "new", rep["b"].State)
 	require.Equal(t, "ready", rep["c"].State)
+	require.Equal(t, `server "a" is not started`, rep["a"].Summary)
+	require.Equal(t, `server "c" is ready`, rep["c"].Summary)
+	require.Nil(t, rep["c"].Final, "final is a failed server's")
 	require.Equal(t, "", rep["c"].Start)
 	require.Equal(t, before+1, fixtureProcesses(), "only the eager server runs")
 
@@ -150,16 +164,17 @@ func TestHostLazyServerBeforeConnect(t *testing.T) {
 // TestHostReportsWhyAnUnsupervisedServerFailed: a server without restarts
 // that exits during its handshake (the client closes it because the
 // handshake could not be sent) is still reported with its exit status and
-// stderr.
+// stderr: its report is final only once they are in.
 func TestHostReportsWhyAnUnsupervisedServerFailed(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		h, _ := newHost(t, `{"mcpServers":{"s":{"command":"/bin/sh","args":["-c","echo 'Error: GITHUB_TOKEN is not set' >&2; exit 1"],"restart":false}}}`)
 		require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
 		require.Eventually(t, func() bool {
 			r := failureReports(t, h)["s"]
-			return r.State == "failed" && r.ExitCode != nil && len(r.StderrTail) == 1
+			return r.State == "failed" && r.Final != nil && *r.Final
 		}, 10*time.Second, 20*time.Millisecond, "%+v", failureReports(t, h)["s"])
 		r := failureReports(t, h)["s"]
+		require.NotNil(t, r.ExitCode, "a final report has the exit status: %+v", r)
 		require.Equal(t, 1, *r.ExitCode)
 		require.Equal(t, "Error: GITHUB_TOKEN is not set", r.StderrTail[0])
 	}

@@ -133,7 +133,7 @@ func resolveCommand(command, cwd string, env []string) (string, error) {
 		case errMissing:
 			return "", notFound(command)
 		case errNotExec:
-			return "", transport.Errorf(transport.CodeInvalidArgument, "not an executable file: %s", command)
+			return "", transport.Errorf(transport.CodeInvalidArgument, "not an executable file: %s", command).WithCause(transport.CauseNotExecutable)
 		}
 		return abs, nil
 	}
@@ -183,10 +183,10 @@ func checkCwd(cwd string) error {
 	}
 	fi, err := os.Stat(cwd)
 	if err != nil {
-		return transport.Errorf(transport.CodeInvalidArgument, "working directory not found: %s", cwd)
+		return transport.Errorf(transport.CodeInvalidArgument, "working directory not found: %s", cwd).WithCause(transport.CauseWorkingDirectory)
 	}
 	if !fi.IsDir() {
-		return transport.Errorf(transport.CodeInvalidArgument, "working directory is not a directory: %s", cwd)
+		return transport.Errorf(transport.CodeInvalidArgument, "working directory is not a directory: %s", cwd).WithCause(transport.CauseWorkingDirectory)
 	}
 	return nil
 }
@@ -195,7 +195,7 @@ func checkCwd(cwd string) error {
 // configuration works once the program is installed, and to the host it is
 // "the server could not be started", like any other spawn failure.
 func notFound(command string) error {
-	e := transport.Errorf(transport.CodeTransport, "executable not found: %s", command)
+	e := transport.Errorf(transport.CodeTransport, "executable not found: %s", command).WithCause(transport.CauseExecutableNotFound)
 	e.Permanent = true // a supervisor retrying it would only delay the report
 	return e
 }
@@ -213,13 +213,13 @@ func execError(command string, err error) error {
 		// The file was there a moment ago, so this is most likely a
 		// missing "#!" interpreter or dynamic loader.
 		e := transport.Errorf(transport.CodeTransport,
-			"executable not found: %s (or its interpreter is missing)", command)
+			"executable not found: %s (or its interpreter is missing)", command).WithCause(transport.CauseExecutableNotFound)
 		e.Permanent = true
 		return e
 	case syscall.EACCES, syscall.EPERM:
-		return transport.Errorf(transport.CodeInvalidArgument, "not allowed to execute: %s", command)
+		return transport.Errorf(transport.CodeInvalidArgument, "not allowed to execute: %s", command).WithCause(transport.CauseNotExecutable)
 	case syscall.ENOEXEC:
-		return transport.Errorf(transport.CodeInvalidArgument, "not an executable file: %s", command)
+		return transport.Errorf(transport.CodeInvalidArgument, "not an executable file: %s", command).WithCause(transport.CauseNotExecutable)
 	}
 	return nil
 }

@@ -274,30 +274,35 @@ func TestStartErrors(t *testing.T) {
 		name    string
 		cfg     Config
 		code    transport.Code
+		cause   string
 		message string
 	}{
 		{
 			name:    "not found in PATH",
 			cfg:     Config{Command: "lemon-no-such-server", Env: map[string]string{"TOKEN": "hunter2"}},
 			code:    transport.CodeTransport,
+			cause:   transport.CauseExecutableNotFound,
 			message: "executable not found: lemon-no-such-server",
 		},
 		{
 			name:    "not found by path",
 			cfg:     Config{Command: "./lemon-no-such-server", Cwd: dir},
 			code:    transport.CodeTransport,
+			cause:   transport.CauseExecutableNotFound,
 			message: "executable not found: ./lemon-no-such-server",
 		},
 		{
 			name:    "not executable",
 			cfg:     Config{Command: plain},
 			code:    transport.CodeInvalidArgument,
+			cause:   transport.CauseNotExecutable,
 			message: "not an executable file: " + plain,
 		},
 		{
 			name:    "missing cwd",
 			cfg:     Config{Command: testExe(t), Cwd: filepath.Join(dir, "gone")},
 			code:    transport.CodeInvalidArgument,
+			cause:   transport.CauseWorkingDirectory,
 			message: "working directory not found: " + filepath.Join(dir, "gone"),
 		},
 	}
@@ -308,6 +313,7 @@ func TestStartErrors(t *testing.T) {
 			sink := newTestSink()
 			err = tr.Start(context.Background(), sink)
 			require.Equal(t, tt.code, codeOf(t, err))
+			require.Equal(t, tt.cause, err.(*transport.Error).Cause, "a machine-readable cause")
 			require.Equal(t, tt.message, err.Error())
 			require.NotContains(t, err.Error(), "hunter2")
 			require.Equal(t, 0, tr.PID())

@@ -156,4 +156,39 @@ defmodule LemonMCP.HostTest do
     assert {:error, {:not_found, _}} = Host.search_tools(h, "add", servers: ["zz"])
     Host.stop(h)
   end
+
+  # One list of call options (LemonMCP.CallOptions) for a client's and a
+  # host's calls: each given at once; progress and verify show theirs.
+  test "a host call takes every call option a client call takes" do
+    {:ok, h} = Host.start_link(%{"mcpServers" => %{"a" => %{"command" => Fixture.path()}}}, subscriber: self())
+    assert :ok = Host.await_ready(h, 15_000)
+
+    every = [
+      timeout: 30_000,
+      reset_timeout_on_progress: true,
+      max_total_ms: 60_000,
+      all_pages: false,
+      progress: true,
+      wait_ready: true,
+      meta: %{"example.com/k" => "v"},
+      no_cache: true,
+      task: false,
+      trace: %{"traceparent" => "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+      fail_if_restarting: true
+    ]
+
+    assert {:ok, _} = Host.call_tool(h, "a__slow", %{"ms" => 60, "steps" => 3}, every)
+
+    for _ <- 1..3 do
+      assert_receive {:lemon_mcp_host, ^h, :progress, %{"server" => "a"}}, 10_000
+    end
+
+    read = %{"uri" => "fixture://item/01"}
+
+    assert {:ok, %{"contents" => [%{"text" => "item 01"}]}} =
+             Host.request(h, "a", "resources/read", read, verify: %{"size" => 7})
+
+    assert {:error, {:protocol_error, _}} = Host.request(h, "a", "resources/read", read, verify: %{"size" => 8})
+    Host.stop(h)
+  end
 end

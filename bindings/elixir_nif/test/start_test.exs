@@ -173,13 +173,15 @@ defmodule LemonMCP.StartTest do
     refute_exit()
   end
 
+  # The policy is the library's to check (config/: "config.sampling_policy.x"),
+  # the callbacks Elixir's.
   test "sampling_policy is validated before anything starts" do
     bad = [
       [mode: :sometimes],
       [mode: :model],
       [mode: :reviewed_model, delegate: fn _ -> {:ok, %{}} end],
       [mode: :deny, max_tokens: 0],
-      [mode: :deny, allowed_models: ["a", :b]],
+      [mode: :deny, allowed_models: ["a", 1]],
       [mode: :deny, reviewer: fn -> :approve end],
       [mode: :deny, colour: :blue]
     ]
@@ -189,6 +191,10 @@ defmodule LemonMCP.StartTest do
       assert msg =~ "sampling_policy", inspect(policy)
     end
 
+    assert {:error, {:invalid_option, msg}} =
+             Client.start_link(command: Fixture.path(), sampling_policy: [mode: :deny, colour: :blue])
+
+    assert msg =~ "config.sampling_policy.colour: is not a known field"
     assert {:error, {:invalid_option, _}} = Client.start_link(command: Fixture.path(), sampling_policy: :deny)
   end
 end

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Type, TypeVar, Union
 
-from . import _ffi
+from . import _ffi, _otel
 from ._config import build_config, call_options, http_transport, stdio_transport
 from ._dispatch import Callbacks, Dispatcher, ProgressHandler, normalize_roots
 from ._session import Session
@@ -26,7 +26,7 @@ from .types import (
     Tool,
 )
 
-__all__ = ["ClientBase", "CALLBACK_KEYWORDS", "LOG_LEVELS"]
+__all__ = ["ClientBase", "CALLBACK_KEYWORDS", "LOG_LEVELS", "request_options"]
 
 _C = TypeVar("_C", bound="ClientBase")
 _T = TypeVar("_T")
@@ -64,9 +64,33 @@ _CALL_OPTION_KEYS = (
     "no_cache",
     "task",
     "trace",
+    "fail_if_restarting",
 )
 
 Request = Tuple[str, Optional[Mapping[str, Any]], Dict[str, Any], Optional[ProgressHandler]]
+
+
+def request_options(options: Dict[str, Any], on_progress: bool) -> Tuple[Dict[str, Any], Optional[ProgressHandler]]:
+    """A call's keyword options (``_CALL_OPTION_KEYS``, the same for a
+    client's and a host's calls) as the library's options object, and the
+    call's own progress callable if ``progress`` is one. ``on_progress``:
+    the client or host has an ``on_progress`` callback, which wants every
+    call's progress."""
+    if not options and not on_progress:
+        return {}, None  # the common case, kept cheap
+    for key in options:
+        if key not in _CALL_OPTION_KEYS:
+            raise TypeError(f"unexpected keyword argument {key!r}")
+    progress = options.pop("progress", None)
+    handler: Optional[ProgressHandler] = None
+    if callable(progress):
+        handler = progress
+        options["progress"] = True
+    elif progress is not None:
+        options["progress"] = progress
+    elif on_progress:
+        options["progress"] = True
+    return call_options(**options), handler
 
 
 class ClientBase:
@@ -196,28 +220,14 @@ class ClientBase:
 
     # ------------------------------------------------------ request building
 
-    def _otel_version(self) -> Optional[str]:
-        """The protocol version a call's span names (None before the
+    def _span(self, req: Request) -> _otel.CallSpan:
+        """A call's span, naming the protocol version (none before the
         handshake)."""
         info = self._session.server_info
-        return info.protocol_version if info is not None else None
+        return _otel.CallSpan(req, info.protocol_version if info is not None else None, self._session)
 
     def _options(self, options: Dict[str, Any]) -> Tuple[Dict[str, Any], Optional[ProgressHandler]]:
-        if not options and self._session.callbacks.on_progress is None:
-            return {}, None  # the common case, kept cheap
-        for key in options:
-            if key not in _CALL_OPTION_KEYS:
-                raise TypeError(f"unexpected keyword argument {key!r}")
-        progress = options.pop("progress", None)
-        handler: Optional[ProgressHandler] = None
-        if callable(progress):
-            handler = progress
-            options["progress"] = True
-        elif progress is not None:
-            options["progress"] = progress
-        elif self._session.callbacks.on_progress is not None:
-            options["progress"] = True
-        return call_options(**options), handler
+        return request_options(options, self._session.callbacks.on_progress is not None)
 
     def _req(self, method: str, params: Optional[Dict[str, Any]], options: Dict[str, Any]) -> Request:
         opts, handler = self._options(options)

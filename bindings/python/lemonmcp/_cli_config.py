@@ -18,14 +18,15 @@ application's config file through one :class:`lemonmcp.Host`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
-from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import IO, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-from ._host_file import failure_text, settled_report
+from ._host_file import FAILED_SERVER, failure_text, settled_report
 from .errors import InvalidArgument, LemonMCPError
 
-__all__ = ["run_config", "parse_inputs"]
+__all__ = ["run_config", "parse_inputs", "logged_to"]
 
 
 class _StderrHandler(logging.Handler):
@@ -38,11 +39,28 @@ class _StderrHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         msg = record.getMessage()
-        failure = msg.startswith("server ")
+        failure = hasattr(record, FAILED_SERVER)
         if self.quiet and not failure:
             return  # -q: no warnings; a failed server is an error and shows
         self.err.write(f"{self.prog}: {'' if failure else 'warning: '}{msg}\n")
         self.err.flush()
+
+
+@contextlib.contextmanager
+def logged_to(err: IO[str], prog: str, quiet: bool) -> Iterator[None]:
+    """While inside, the ``lemonmcp`` logger's lines (a config file's
+    warnings, failed servers) are printed on ``err`` by _StderrHandler, once,
+    not by logging's last resort."""
+    logger = logging.getLogger("lemonmcp")
+    handler = _StderrHandler(err, prog, quiet)
+    logger.addHandler(handler)
+    propagate = logger.propagate
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
 
 
 def parse_inputs(items: Optional[Sequence[str]]) -> Dict[str, str]:
@@ -101,12 +119,7 @@ def run_config(
     except ValueError as exc:
         raise usage_error(str(exc)) from None
     ready = ns.timeout if ns.timeout else 30.0
-    logger = logging.getLogger("lemonmcp")
-    handler = _StderrHandler(err, prog, bool(ns.quiet))
-    logger.addHandler(handler)
-    propagate = logger.propagate
-    logger.propagate = False  # printed here, once, not by logging's last resort
-    try:
+    with logged_to(err, prog, bool(ns.quiet)):
         try:
             host = Host(
                 ns.config,
@@ -137,9 +150,6 @@ def run_config(
             if ns.command == "search":
                 return search(host, as_json)
             return _call(host, HostTool, ns, out, err, as_json, failure, call_arguments, schema_of, show_result, exits)
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate = propagate
 
 
 def _check(host: Any, out: IO[str], as_json: bool) -> None:
@@ -176,7 +186,7 @@ def _call(
         # A server process that died is reaped a moment after the call it
         # failed: its exit status and last stderr lines are waited for
         # (boundedly). A start that could not happen reports now.
-        return failure(exits["connect"], failure_text(server or "", settled_report(host.servers, server or "")))
+        return failure(exits["connect"], failure_text(settled_report(host.servers, server or "")))
 
     try:
         if server is not None:

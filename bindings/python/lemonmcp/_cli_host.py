@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import select
 import shlex
 import signal
@@ -24,7 +23,9 @@ import subprocess
 import threading
 from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .errors import PolicyDenied
+from ._cli_output import printable
+from ._ffi import validate_answer
+from .errors import InvalidArgument, PolicyDenied
 
 __all__ = [
     "FormCancelled",
@@ -57,7 +58,7 @@ class FormCancelled(Exception):
 
 def _printable(text: str) -> str:
     """Server text for a terminal: control characters shown, not obeyed."""
-    return "".join(ch if ch.isprintable() or ch in "\n\t" else f"\\x{ord(ch):02x}" for ch in text)
+    return printable(text, keep="\n\t")
 
 
 def _choices(schema: Mapping[str, Any]) -> Optional[List[Tuple[Any, str]]]:
@@ -82,11 +83,6 @@ def _multi_choices(schema: Mapping[str, Any]) -> Optional[List[Tuple[Any, str]]]
     return _choices(items) if isinstance(items, Mapping) else None
 
 
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})$")
-
-
 def _pick(word: str, choices: Sequence[Tuple[Any, str]]) -> Any:
     """A choice by its number (1-based), its value or its label."""
     if word.isdigit() and 1 <= int(word) <= len(choices):
@@ -97,20 +93,15 @@ def _pick(word: str, choices: Sequence[Tuple[Any, str]]) -> Any:
     raise ValueError(f"pick one of 1-{len(choices)}")
 
 
-def parse_field(schema: Mapping[str, Any], text: str) -> Any:
-    """One typed answer as the field's value; ValueError says what is wrong."""
+def _typed(schema: Mapping[str, Any], text: str) -> Any:
+    """A typed answer as the field's JSON value: a choice by its number or
+    label, y/n, a number; ValueError when it cannot be read as one."""
     choices = _choices(schema)
     if choices is not None:
         return _pick(text, choices)
     multi = _multi_choices(schema)
     if multi is not None:
-        picked = [_pick(w.strip(), multi) for w in text.split(",") if w.strip()]
-        lo, hi = schema.get("minItems"), schema.get("maxItems")
-        if isinstance(lo, int) and len(picked) < lo:
-            raise ValueError(f"pick at least {lo}")
-        if isinstance(hi, int) and len(picked) > hi:
-            raise ValueError(f"pick at most {hi}")
-        return picked
+        return [_pick(w.strip(), multi) for w in text.split(",") if w.strip()]
     kind = schema.get("type")
     if kind == "boolean":
         low = text.lower()
@@ -126,27 +117,22 @@ def parse_field(schema: Mapping[str, Any], text: str) -> Any:
             raise ValueError("expected an integer" if kind == "integer" else "expected a number") from None
         if kind == "number" and value.is_integer() and "." not in text and "e" not in text.lower():
             value = int(value)
-        lo, hi = schema.get("minimum"), schema.get("maximum")
-        if isinstance(lo, (int, float)) and value < lo:
-            raise ValueError(f"at least {lo}")
-        if isinstance(hi, (int, float)) and value > hi:
-            raise ValueError(f"at most {hi}")
         return value
-    lo, hi = schema.get("minLength"), schema.get("maxLength")
-    if isinstance(lo, int) and len(text) < lo:
-        raise ValueError(f"at least {lo} characters")
-    if isinstance(hi, int) and len(text) > hi:
-        raise ValueError(f"at most {hi} characters")
-    fmt = schema.get("format")
-    if fmt == "email" and not _EMAIL.match(text):
-        raise ValueError("expected an email address")
-    if fmt == "uri" and "://" not in text and not text.startswith(("mailto:", "urn:")):
-        raise ValueError("expected a URI (scheme://...)")
-    if fmt == "date" and not _DATE.match(text):
-        raise ValueError("expected a date, YYYY-MM-DD")
-    if fmt == "date-time" and not _DATETIME.match(text):
-        raise ValueError("expected a date and time, YYYY-MM-DDTHH:MM:SSZ")
     return text
+
+
+def parse_field(name: str, schema: Mapping[str, Any], text: str) -> Any:
+    """One typed answer as the field's value, checked by the library's own
+    validator (bounds, lengths, formats: the check the answer meets when it
+    is sent), so that a form never takes an answer the library then
+    refuses. ValueError says what is wrong."""
+    value = _typed(schema, text)
+    form = {"message": "", "requestedSchema": {"type": "object", "properties": {name: dict(schema)}}}
+    try:
+        validate_answer("elicitation", form, {"action": "accept", "content": {name: value}})
+    except InvalidArgument as exc:
+        raise ValueError(exc.message) from None
+    return value
 
 
 def _describe_default(schema: Mapping[str, Any], value: Any) -> str:
@@ -214,7 +200,7 @@ def ask_form(
                 write("  a value is required\n")
                 continue
             try:
-                content[name] = parse_field(field, text)
+                content[name] = parse_field(name, field, text)
                 break
             except ValueError as exc:
                 write(f"  not valid: {exc}\n")
@@ -373,26 +359,15 @@ def denial_printer(err: IO[str]) -> Callable[[Dict[str, Any]], None]:
 
 
 def check_sampling_result(value: Any) -> Dict[str, Any]:
-    """A sampling command's answer, checked: a CreateMessageResult object
-    (role "assistant", content a block or a list of blocks with a "type",
-    model a string). ValueError says what is wrong."""
+    """A sampling command's answer, checked by the library's own validator
+    (the check it meets when it is given): a CreateMessageResult object.
+    ValueError says what is wrong."""
     if not isinstance(value, dict):
         raise ValueError("expected a JSON object")
-    if value.get("role") != "assistant":
-        raise ValueError('"role" must be "assistant"')
-    content = value.get("content")
-    items: List[Any] = content if isinstance(content, list) else [content]
-    blocks = [b for b in items if isinstance(b, dict) and isinstance(b.get("type"), str)]
-    if not blocks or len(blocks) != len(items):
-        raise ValueError('"content" must be a content block (or a list of them) with a "type"')
-    for b in blocks:
-        if b.get("type") == "text" and not isinstance(b.get("text"), str):
-            raise ValueError('a "text" content block needs a "text" string')
-    if not isinstance(value.get("model"), str) or not value["model"]:
-        raise ValueError('"model" must be a non-empty string')
-    stop = value.get("stopReason")
-    if stop is not None and not isinstance(stop, str):
-        raise ValueError('"stopReason" must be a string')
+    try:
+        validate_answer("sampling", None, value)
+    except InvalidArgument as exc:
+        raise ValueError(exc.message) from None
     return value
 
 

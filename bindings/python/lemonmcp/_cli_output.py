@@ -156,10 +156,11 @@ def _dump(value: Any, out: IO[str]) -> None:
 STDERR_TAIL_LINES = 20
 STDERR_TAIL_CHARS = 4096
 
-def _printable(line: str) -> str:
-    """A server's line made safe for a terminal: control characters
-    (escape sequences) shown as \\xNN, never interpreted."""
-    return "".join(ch if ch.isprintable() or ch == "\t" else f"\\x{ord(ch):02x}" for ch in line)
+def printable(text: str, keep: str = "\t") -> str:
+    """Server text made safe for a terminal: control characters (escape
+    sequences) shown as \\xNN, never interpreted; those in ``keep`` (a tab,
+    and for a multi-line text a newline) stay."""
+    return "".join(ch if ch.isprintable() or ch in keep else f"\\x{ord(ch):02x}" for ch in text)
 
 
 def stderr_tail_text(lines: Sequence[str], max_lines: int = STDERR_TAIL_LINES, max_chars: int = STDERR_TAIL_CHARS) -> str:
@@ -168,7 +169,7 @@ def stderr_tail_text(lines: Sequence[str], max_lines: int = STDERR_TAIL_LINES, m
     kept: List[str] = []
     used = 0
     for raw in reversed([ln for ln in lines if ln.strip()][-max_lines:]):
-        line = _printable(raw.rstrip("\r\n"))
+        line = printable(raw.rstrip("\r\n"))
         if used + len(line) > max_chars:
             room = max_chars - used
             if room > 40:
@@ -230,7 +231,7 @@ def _notification_printer(stream: IO[str], only_logs: bool = False) -> Callable[
             text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
             logger = n.params.get("logger")
             level = n.params.get("level", "info")
-            stream.write(_printable(f"[server {level}{' ' + logger if isinstance(logger, str) else ''}] {text}") + "\n")
+            stream.write(printable(f"[server {level}{' ' + logger if isinstance(logger, str) else ''}] {text}") + "\n")
         else:
             stream.write(f"[notification] {n.method}\n")
         stream.flush()

@@ -26,6 +26,7 @@ __all__ = [
     "check_config",
     "call_options",
     "seconds_to_ms",
+    "wait_ms",
     "auth_config",
     "CONFIG_KEYWORDS",
 ]
@@ -120,6 +121,12 @@ def _list(field: str, value: Any) -> Any:
         return list(value)
     except TypeError:
         raise _bad_type(field, "a list of strings", value) from None
+
+
+def wait_ms(seconds: Optional[float]) -> int:
+    """A blocking wait's limit as the library takes it: -1 (none) for None,
+    else :func:`seconds_to_ms`."""
+    return -1 if seconds is None else seconds_to_ms("timeout", seconds)
 
 
 def seconds_to_ms(field: str, seconds: Any) -> int:
@@ -373,6 +380,7 @@ def call_options(
     no_cache: Optional[bool] = None,
     task: Optional[bool] = None,
     trace: Optional[Mapping[str, str]] = None,
+    fail_if_restarting: Optional[bool] = None,
 ) -> Dict[str, Any]:
     """The ``options_json`` object of ``lmcp_client_call``
     (docs/call-options.md); the library checks it when the call is made.
@@ -394,6 +402,8 @@ def call_options(
     every request of the call; the library drops a malformed part with a
     warning log event. With ``opentelemetry-api`` importable the current
     span's context is put here by itself (see ``lemonmcp._otel``).
+    ``fail_if_restarting`` fails the call at once while a supervised server
+    restarts instead of waiting for it.
     """
     opts: Dict[str, Any] = {}
     if timeout is not None and timeout_ms is not None:
@@ -416,6 +426,7 @@ def call_options(
         ("no_cache", no_cache),
         ("task", task),
         ("trace", trace),
+        ("fail_if_restarting", fail_if_restarting),
     ):
         if value is not None:
             opts[key] = _json("options." + key, value)

@@ -241,6 +241,12 @@ FUNCTIONS: List[_Entry] = [
     ("lmcp_features", [_charpp, _sizep], c_int32, _check_status),
     ("lmcp_diagnostics", [_charpp, _sizep], c_int32, _check_status),
     (
+        "lmcp_validate_answer",
+        [c_char_p, c_char_p, c_size_t, c_char_p, c_size_t, _charpp],
+        c_int32,
+        _check_err_out,
+    ),
+    (
         "lmcp_client_new",
         [c_char_p, c_size_t, POINTER(ClientHandle), _charpp],
         c_int32,
@@ -386,6 +392,12 @@ FUNCTIONS.extend(
     [
         ("lmcp_host_new", [c_char_p, c_size_t, POINTER(HostHandle), _charpp], c_int32, _check_err_out),
         ("lmcp_host_new_file", [c_char_p, c_char_p, c_size_t, POINTER(HostHandle), _charpp], c_int32, _check_err_out),
+        (
+            "lmcp_host_file_server",
+            [c_char_p, c_char_p, c_size_t, c_char_p, _charpp, _sizep, _charpp],
+            c_int32,
+            _check_err_out,
+        ),
         ("lmcp_host_warnings", [HostHandle, _charpp, _sizep, _charpp], c_int32, _check_err_out),
         (
             "lmcp_host_set_event_handler",
@@ -636,3 +648,13 @@ def diagnostics() -> Any:
     length = c_size_t()
     _lib.lmcp_diagnostics(out, ctypes.byref(length))
     return decode_json(take_bytes(out, length.value))
+
+
+def validate_answer(kind: str, request: Any, answer: Any) -> None:
+    """``lmcp_validate_answer``: the library's own check of an answer to a
+    server request (``kind`` "elicitation", "sampling" or "roots"), the one
+    it applies when the answer is given; raises InvalidArgument naming the
+    problem."""
+    req = json.dumps(request).encode() if request is not None else b""
+    ans = json.dumps(answer).encode()
+    _lib.lmcp_validate_answer(kind.encode(), req or None, len(req), ans, len(ans), c_void_p())

@@ -63,6 +63,19 @@ def new_host_from_file(path: Union[str, "os.PathLike[str]"], options: bytes) -> 
     return handle
 
 
+def file_server(path: Union[str, "os.PathLike[str]"], name: Optional[str], options: bytes) -> Dict[str, Any]:
+    """``lmcp_host_file_server``: one server of a config file as the host
+    reads it, {"name", "enabled", "config" (its client configuration),
+    "warnings"}; a file or name the library refuses raises its error."""
+    out = c_void_p()
+    length = c_size_t()
+    _ffi.lib.lmcp_host_file_server(
+        os.fsencode(path), options or None, len(options), name.encode() if name else None, out, byref(length), c_void_p()
+    )
+    doc = _ffi.decode_json(_ffi.take_bytes(out, length.value))
+    return doc if isinstance(doc, dict) else {}
+
+
 def warnings_of(handle: Any) -> List[str]:
     """``lmcp_host_warnings``: one line per member the host ignored."""
     out = c_void_p()
@@ -72,27 +85,21 @@ def warnings_of(handle: Any) -> List[str]:
     return [str(w) for w in result] if isinstance(result, list) else []
 
 
+#: The attribute a log record of a failed server carries (its name), so a
+#: handler tells it from a warning without reading its text.
+FAILED_SERVER = "lemonmcp_failed_server"
+
+
 def log_warnings(warnings: List[str]) -> None:
     for w in warnings:
         log.warning("%s", w)
 
 
-def failure_text(name: str, report: Mapping[str, Any]) -> str:
-    """One line saying why a server failed: its reason, first cause, exit
-    status or signal, and its last stderr lines (already bounded, escaped and
-    scrubbed by the library)."""
-    parts = [f"server {name!r} failed to start: {report.get('last_error') or report.get('cause') or 'no reason given'}"]
-    cause = report.get("cause")
-    if cause and cause != report.get("last_error"):
-        parts.append(f"first cause: {cause}")
-    if "exit_code" in report:
-        parts.append(f"exit status {report['exit_code']}")
-    if report.get("signal"):
-        parts.append(f"killed by {report['signal']}")
-    tail = report.get("stderr_tail") or []
-    if tail:
-        parts.append("stderr: " + " | ".join(str(line) for line in tail[-3:]))
-    return "; ".join(parts)
+def failure_text(report: Mapping[str, Any]) -> str:
+    """The library's one line saying why a server failed (its report's
+    ``summary``: reason, first cause, exit status or signal, last stderr
+    lines, already bounded, escaped and scrubbed)."""
+    return str(report.get("summary", "a server failed to start"))
 
 
 #: How long a failed server's report may wait for its exit status (seconds).
@@ -100,16 +107,9 @@ EXIT_REPORT_WAIT_S = 2.0
 
 
 def _awaits_exit(report: Mapping[str, Any]) -> bool:
-    """A failed server whose process ran and whose exit status and last
-    stderr lines have not reached the host yet (its process is reaped a
-    moment after the failure it caused). A start that could not happen has
-    none to wait for."""
-    return (
-        report.get("state") == "failed"
-        and "exit_code" not in report
-        and "signal" not in report
-        and "not retried" not in str(report.get("last_error", ""))
-    )
+    """A failed server whose report is not complete yet (``final``: its
+    process is reaped a moment after the failure it caused)."""
+    return report.get("state") == "failed" and not report.get("final")
 
 
 def settled_report(
@@ -144,5 +144,5 @@ def log_failed(
         if current[name].get("state") == "failed" and name not in logged:
             logged.add(name)
             failed.append(name)
-            log.warning("%s", failure_text(name, settled_report(servers, name, wait_s)))
+            log.warning("%s", failure_text(settled_report(servers, name, wait_s)), extra={FAILED_SERVER: name})
     return tuple(failed)

@@ -33,7 +33,7 @@ import time
 import weakref
 from ctypes import c_void_p
 from types import TracebackType
-from typing import Any, Dict, Mapping, Optional, Tuple, Type
+from typing import Any, Awaitable, Callable, Dict, Mapping, Optional, Tuple, Type
 
 from . import _ffi
 from ._callbacks import DESTROY_THUNK, EVENT_THUNK, registry, report
@@ -343,3 +343,25 @@ class CallSpan:
             self._span.set_attribute("error.type", self._error)
             self._span.set_status(_trace.Status(_trace.StatusCode.ERROR, str(exc) if exc is not None else self._error))
         self._cm.__exit__(exc_type, exc, tb)
+
+
+def traced(req: Request, span: Optional[CallSpan], run: Callable[..., Any]) -> Any:
+    """Makes the call ``run(*req)`` inside ``span`` (None: untraced): the
+    span-then-call wrapper of every blocking client and host."""
+    if span is None:
+        return run(*req)
+    with span as sent:
+        result = run(*sent)
+        span.result(result)
+    return result
+
+
+async def traced_async(req: Request, span: Optional[CallSpan], run: Callable[..., Awaitable[Any]]) -> Any:
+    """:func:`traced` for an asyncio client or host (``run`` a coroutine
+    function)."""
+    if span is None:
+        return await run(*req)
+    with span as sent:
+        result = await run(*sent)
+        span.result(result)
+    return result

@@ -49,6 +49,7 @@ from ._callbacks import (
     untrack_handle,
 )
 from ._codec import JSONObject, dumps, encode_object, loads, result_of
+from ._config import wait_ms
 from ._dispatch import Callbacks, Dispatcher, ProgressHandler, handle_app_request
 from ._ffi import lib, lib_held
 from ._queue import next_tag, thread_waiter
@@ -559,7 +560,7 @@ class Session(HandleSession):
             return
         before = self.state()
         self._closing = True
-        ms = -1 if timeout is None else max(0, int(timeout * 1000))
+        ms = wait_ms(timeout)
         try:
             lib.lmcp_client_close(self.handle(), ms, c_void_p())
         except (TimeoutError, ClosedError, InvalidHandle):

@@ -129,13 +129,9 @@ class AsyncClient(ClientBase):
         return await self._run((method, params, opts, handler))
 
     async def _run(self, req: Request) -> Any:
-        if _otel.ENABLED:
-            span = _otel.CallSpan(req, self._otel_version(), self._session)
-            with span as traced:
-                result = await self._caller.run(*traced)
-                span.result(result)
-            return result
-        return await self._caller.run(*req)
+        if not _otel.ENABLED:
+            return await self._caller.run(*req)
+        return await _otel.traced_async(req, self._span(req), self._caller.run)
 
     # ------------------------------------------------------ typed helpers
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from . import _host_file
+from . import _host_file, _otel
+from ._config import wait_ms
 from ._dispatch import Dispatcher, LoopDispatcher
 from ._loop import LoopCaller
 from ._tool_search import parse_results
@@ -30,7 +31,6 @@ from .host import (
     HostResource,
     HostTool,
     ToolSearchResult,
-    _ms,
 )
 from .types import CallToolResult
 
@@ -105,7 +105,7 @@ class AsyncHost(HostBase):
         # loop, as AsyncClient.close does.
         loop = asyncio.get_running_loop()
         try:
-            await loop.run_in_executor(None, sess.close_started, _ms(timeout))
+            await loop.run_in_executor(None, sess.close_started, wait_ms(timeout))
         finally:
             sess.release()
 
@@ -128,25 +128,13 @@ class AsyncHost(HostBase):
     async def list_resources(self) -> List[HostResource]:
         return self._resources(await self._caller.run(*self._query_req(LIST_RESOURCES)))
 
-    async def call_tool(
-        self,
-        name: str,
-        arguments: Optional[Mapping[str, Any]] = None,
-        *,
-        timeout: Optional[float] = None,
-        fail_if_restarting: bool = False,
-    ) -> CallToolResult:
-        return CallToolResult.from_json(await self._run(self._tool_req(name, arguments, timeout, fail_if_restarting)))
+    async def call_tool(self, name: str, arguments: Optional[Mapping[str, Any]] = None, **options: Any) -> CallToolResult:
+        """As :meth:`lemonmcp.Host.call_tool`, with the same options."""
+        return CallToolResult.from_json(await self._run(self._tool_req(name, arguments, options)))
 
-    async def call(self, server: str, method: str, params: Optional[Mapping[str, Any]] = None, *, timeout: Optional[float] = None) -> Any:
-        opts = self._call_options(timeout, False)
-        return await self._run((method, params, opts, None, self._check_server(server)))
+    async def call(self, server: str, method: str, params: Optional[Mapping[str, Any]] = None, **options: Any) -> Any:
+        """As :meth:`lemonmcp.Host.call`."""
+        return await self._run(self._server_req(server, method, params, options))
 
     async def _run(self, req: Tuple[Any, ...]) -> Any:
-        span = self._span(req)
-        if span is None:
-            return await self._caller.run(*req)
-        with span as traced:
-            result = await self._caller.run(*traced)
-            span.result(result)
-        return result
+        return await _otel.traced_async(req, self._span(req), self._caller.run)

@@ -47,8 +47,10 @@ import threading
 import time
 from typing import IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, Sequence, Tuple
 
-from . import __version__
+from . import __version__, _host_file
+from ._base import LOG_LEVELS
 from ._cli_args import ArgumentError, arguments_from_words, check_arguments, did_you_mean, split_words
+from ._cli_config import logged_to, parse_inputs
 from ._cli_exit import EXIT_CODES, exit_table_text
 from ._cli_host import TerminalInput, denial_printer, elicitation_handler, review_printer, sampling_command_handler
 from ._cli_output import (
@@ -103,8 +105,6 @@ EXIT_INTERRUPTED = 130
 EXIT = {name: code for code, name, _ in EXIT_CODES}
 
 PROG = "lemonmcp"
-#: The MCP log levels, lowest first (logging/setLevel).
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 class UsageError(Exception):
@@ -321,72 +321,21 @@ def _env(items: Optional[Sequence[str]]) -> Optional[Dict[str, str]]:
     return out
 
 
-_HTTP_TYPE_NAMES = {
-    None: "http",
-    "http": "http",
-    "streamable-http": "streamable_http",
-    "streamable_http": "streamable_http",
-    "streamablehttp": "streamable_http",
-    "sse": "sse",
-}
-
-
-def read_servers(path: str) -> Dict[str, Any]:
-    """The ``mcpServers`` object of a config file (entries unchecked)."""
+def server_from_config(path: str, name: Optional[str], inputs: Optional[Mapping[str, str]] = None) -> Tuple[str, Dict[str, Any]]:
+    """The transport object of server ``name`` of a config file, read by
+    the host's own reader (every dialect: VS Code's comments and
+    ``servers``, ``serverUrl``/``httpUrl``, ``${VAR}``, ``envFile``), so the
+    file means the same with and without --server. Returns (name,
+    transport); the file's warnings are printed by the caller's logger."""
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except OSError as exc:
-        raise UsageError(f"--config: cannot read {path}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise UsageError(f"--config: {path} is not valid JSON: {exc}") from None
-    servers = doc.get("mcpServers") if isinstance(doc, dict) else None
-    if not isinstance(servers, dict) or not servers:
-        raise UsageError(f'--config: {path} has no "mcpServers" object')
-    return servers
-
-
-def server_from_config(path: str, name: Optional[str]) -> Tuple[str, Dict[str, Any]]:
-    """The transport object for server ``name`` of an ``mcpServers`` file:
-    ``{"mcpServers": {NAME: {"command", "args", "env", "cwd"} | {"url",
-    "headers", "type"}}}``. Returns (name, transport)."""
-    servers = read_servers(path)
-    if name is None:
-        if len(servers) != 1:
-            raise UsageError(f"--server: {path} lists several servers, pick one: {', '.join(sorted(servers))}")
-        name = next(iter(servers))
-    entry = servers.get(name)
-    if entry is None:
-        raise UsageError(f"--server: no server {name!r} in {path} (it has: {', '.join(sorted(servers))})")
-    return name, entry_transport(name, entry)
-
-
-def entry_transport(name: str, entry: Any) -> Dict[str, Any]:
-    """The transport object of one ``mcpServers`` entry (UsageError names
-    what is wrong with it)."""
-    if not isinstance(entry, dict):
-        raise UsageError(f"--config: mcpServers.{name} is not an object")
-    kind = entry.get("type")
-    try:
-        if "command" in entry and kind in (None, "stdio"):
-            args = entry.get("args", [])
-            if not isinstance(args, list):
-                raise UsageError(f"--config: mcpServers.{name}.args is not a list")
-            return stdio_transport(
-                entry["command"],
-                [str(a) if isinstance(a, (int, float)) else a for a in args],
-                env=entry.get("env"),
-                cwd=entry.get("cwd"),
-                stderr="capture",
-            )
-        if "url" in entry:
-            key = kind.lower() if isinstance(kind, str) else None
-            if key not in _HTTP_TYPE_NAMES:
-                raise UsageError(f"--config: mcpServers.{name}.type {kind!r} is not one of stdio, http, streamable-http, sse")
-            return http_transport(entry["url"], entry.get("headers"), type=_HTTP_TYPE_NAMES[key])
-    except InvalidArgument as exc:
-        raise UsageError(f"--config: mcpServers.{name}: {exc}") from None
-    raise UsageError(f'--config: mcpServers.{name} needs "command" or "url"')
+        doc = _host_file.file_server(path, name, _host_file.load_options(inputs=inputs))
+    except LemonMCPError as exc:
+        raise UsageError(f"--config: {exc}") from None
+    _host_file.log_warnings([str(w) for w in doc.get("warnings", [])])
+    transport = dict(doc["config"]["transport"])
+    if transport.get("type") == "stdio":
+        transport.setdefault("stderr", "capture")
+    return str(doc["name"]), transport
 
 
 def _transport(ns: argparse.Namespace) -> Tuple[str, Dict[str, Any]]:
@@ -419,7 +368,11 @@ def _transport(ns: argparse.Namespace) -> Tuple[str, Dict[str, Any]]:
             return ns.sse, http_transport(ns.sse, _headers(ns.header), type="sse")
     except InvalidArgument as exc:
         raise UsageError(str(exc)) from None
-    name, t = server_from_config(ns.config, ns.server)
+    try:
+        inputs = parse_inputs(getattr(ns, "input", None))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    name, t = server_from_config(ns.config, ns.server, inputs)
     if t["type"] == "stdio":
         extra = _env(ns.env)
         if extra:
@@ -964,7 +917,8 @@ def main(
         return fail(EXIT_USAGE, f"{ns.command} needs --config FILE (without --server)")
 
     try:
-        target, transport = _transport(ns)
+        with logged_to(err, PROG, bool(ns.quiet)):  # the --config file's warnings
+            target, transport = _transport(ns)
         auth_options = _auth_options(ns, transport, inp, err)
     except UsageError as exc:
         return fail(EXIT_USAGE, str(exc))

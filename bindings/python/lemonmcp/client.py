@@ -144,13 +144,9 @@ class Client(ClientBase):
     def _run(self, req: Request) -> Any:
         # See HandleSession.call_blocking: the calling thread waits in poll()
         # on its completion queue, so Ctrl-C interrupts it.
-        if _otel.ENABLED:
-            span = _otel.CallSpan(req, self._otel_version(), self._session)
-            with span as traced:
-                result = self._session.call_blocking(*traced)
-                span.result(result)
-            return result
-        return self._session.call_blocking(*req)
+        if not _otel.ENABLED:
+            return self._session.call_blocking(*req)
+        return _otel.traced(req, self._span(req), self._session.call_blocking)
 
     # ------------------------------------------------------ typed helpers
 

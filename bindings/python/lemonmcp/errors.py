@@ -122,6 +122,15 @@ class LemonMCPError(Exception):
     def __str__(self) -> str:
         return self.message
 
+    @property
+    def cause(self) -> Optional[str]:
+        """The library's machine-readable reason, from the error data's
+        ``"cause"`` (``"executable_not_found"``, ``"not_executable"``,
+        ``"working_directory_not_found"``: see include/lemonmcp.h), or None.
+        Branch on it, never on the message."""
+        c = self.data.get("cause") if isinstance(self.data, Mapping) else None
+        return c if isinstance(c, str) else None
+
     def __repr__(self) -> str:
         extra = f", code={self.code!r}" if self.code is not None else ""
         return f"{type(self).__name__}({self.message!r}, status={self.status}{extra})"

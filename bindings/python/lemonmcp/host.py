@@ -36,10 +36,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar, Union
 
 from . import _ffi, _host_file, _otel
-from ._base import CALLBACK_KEYWORDS
+from ._base import CALLBACK_KEYWORDS, request_options
 from ._codec import dumps
-from ._config import call_options, declare_handlers, use_app_token_store
-from ._dispatch import Callbacks, Dispatcher, RequestParams
+from ._config import declare_handlers, use_app_token_store, wait_ms
+from ._dispatch import Callbacks, Dispatcher, ProgressHandler, RequestParams
 from ._ffi import lib, lib_held
 from ._session import HOST, HandleSession
 from ._tool_search import ToolSearchResult, parse_results, search_args
@@ -218,27 +218,25 @@ class HostSession(HandleSession):
 
 
 def _load_config(config_or_path: Union[str, "os.PathLike[str]", Mapping[str, Any]]) -> Dict[str, Any]:
+    """A mapping, or a JSON text (a path goes to the library's reader,
+    _host_file)."""
     if isinstance(config_or_path, Mapping):
         return dict(config_or_path)
-    text = os.fspath(config_or_path)
-    if text.lstrip().startswith("{"):
-        loaded = json.loads(text)
-    else:
-        with open(text, "r", encoding="utf-8") as f:
-            loaded = json.load(f)
+    loaded = json.loads(os.fspath(config_or_path))
     if not isinstance(loaded, dict):
         raise ValueError("lemonmcp.Host: the configuration must be a JSON object")
     return loaded
 
 
-def _ms(seconds: Optional[float]) -> int:
-    return -1 if seconds is None else int(seconds * 1000)
 
 
 _Item = TypeVar("_Item")
 
-#: A tool call as the session makes it: (tool name, arguments, options).
-ToolRequest = Tuple[str, Optional[Mapping[str, Any]], Dict[str, Any]]
+#: A tool call as the session makes it: (tool name, arguments, options,
+#: progress handler).
+ToolRequest = Tuple[str, Optional[Mapping[str, Any]], Dict[str, Any], Optional[ProgressHandler]]
+#: A call to one server: (method, params, options, progress handler, server).
+ServerRequest = Tuple[str, Optional[Mapping[str, Any]], Dict[str, Any], Optional[ProgressHandler], str]
 #: A query as the session makes it: (method, params, options, progress
 #: handler, target), the arguments of its calls.
 QueryRequest = Tuple[str, Optional[Mapping[str, Any]], Dict[str, Any], None, HostQuery]
@@ -326,22 +324,19 @@ class HostBase:
 
     # ------------------------------------------------------ request building
 
-    def _call_options(self, timeout: Optional[float], fail_if_restarting: bool) -> Dict[str, Any]:
-        o = call_options(timeout=timeout)
-        if fail_if_restarting:
-            o["fail_if_restarting"] = True
-        if self._session.callbacks.on_progress is not None:
-            o["progress"] = True
-        return o
+    def _options(self, options: Dict[str, Any]) -> Tuple[Dict[str, Any], Optional[ProgressHandler]]:
+        """A call's keyword options: every one a client's call takes."""
+        return request_options(options, self._session.callbacks.on_progress is not None)
 
-    def _tool_req(
-        self, name: str, arguments: Optional[Mapping[str, Any]], timeout: Optional[float], fail_if_restarting: bool
-    ) -> ToolRequest:
+    def _tool_req(self, name: str, arguments: Optional[Mapping[str, Any]], options: Dict[str, Any]) -> ToolRequest:
         if not isinstance(name, str) or not name:
             raise InvalidArgument("name: expected a tool name")
         if arguments is not None and not isinstance(arguments, Mapping):
             raise InvalidArgument(f"arguments: expected a dict, got {arguments!r}")
-        return name, arguments, self._call_options(timeout, fail_if_restarting)
+        return (name, arguments, *self._options(options))
+
+    def _server_req(self, server: str, method: str, params: Optional[Mapping[str, Any]], options: Dict[str, Any]) -> ServerRequest:
+        return (method, params, *self._options(options), self._check_server(server))
 
     def _span(self, req: Tuple[Any, ...]) -> Optional[_otel.CallSpan]:
         """The call's span when OpenTelemetry is importable: a tool call
@@ -463,7 +458,7 @@ class Host(HostBase):
         if sess.released:
             return
         try:
-            sess.close_started(_ms(timeout))
+            sess.close_started(wait_ms(timeout))
         finally:
             sess.release()
 
@@ -503,35 +498,19 @@ class Host(HostBase):
 
     # --------------------------------------------------------------- calls
 
-    def call_tool(
-        self,
-        name: str,
-        arguments: Optional[Mapping[str, Any]] = None,
-        *,
-        timeout: Optional[float] = None,
-        fail_if_restarting: bool = False,
-    ) -> CallToolResult:
-        """Call a tool by the name :meth:`list_tools` gives it. Ctrl-C
-        cancels the call and raises KeyboardInterrupt."""
-        return CallToolResult.from_json(self._run(self._tool_req(name, arguments, timeout, fail_if_restarting)))
+    def call_tool(self, name: str, arguments: Optional[Mapping[str, Any]] = None, **options: Any) -> CallToolResult:
+        """Call a tool by the name :meth:`list_tools` gives it. ``options``
+        are those of :meth:`lemonmcp.Client.call_tool` (``timeout``,
+        ``progress``, ``meta``, ``trace``, ``task``, ...; see
+        :func:`lemonmcp.call_options`), and ``fail_if_restarting`` fails the
+        call at once while its server restarts. Ctrl-C cancels the call and
+        raises KeyboardInterrupt."""
+        return CallToolResult.from_json(self._run(self._tool_req(name, arguments, options)))
 
-    def call(
-        self,
-        server: str,
-        method: str,
-        params: Optional[Mapping[str, Any]] = None,
-        *,
-        timeout: Optional[float] = None,
-    ) -> Any:
-        """Send any request to one named server; returns the result JSON."""
-        opts = self._call_options(timeout, False)
-        return self._run((method, params, opts, None, self._check_server(server)))
+    def call(self, server: str, method: str, params: Optional[Mapping[str, Any]] = None, **options: Any) -> Any:
+        """Send any request to one named server; returns the result JSON.
+        ``options`` as for :meth:`call_tool`."""
+        return self._run(self._server_req(server, method, params, options))
 
     def _run(self, req: Tuple[Any, ...]) -> Any:
-        span = self._span(req)
-        if span is None:
-            return self._session.call_blocking(*req)
-        with span as traced:
-            result = self._session.call_blocking(*traced)
-            span.result(result)
-        return result
+        return _otel.traced(req, self._span(req), self._session.call_blocking)

@@ -138,9 +138,25 @@ def test_cli_config_file(fixture_path: str, tmp_path: Any) -> None:
     r = run_cli(["--config", str(cfg), "info"])
     assert r.returncode == 2 and "several servers" in r.stderr
     r = run_cli(["--config", str(cfg), "--server", "nope", "tools"])
-    assert r.returncode == 2 and "no server 'nope'" in r.stderr
+    assert r.returncode == 2 and 'no server "nope"' in r.stderr
     r = run_cli(["--config", str(tmp_path / "missing.json"), "tools"])
     assert r.returncode == 2 and "missing.json: no such config file" in r.stderr
+    # A VS Code file (comments, "servers", ${input:id}) means the same with
+    # --server as without: the host's reader reads it both ways.
+    vscode = tmp_path / ".vscode"
+    vscode.mkdir()
+    (vscode / "mcp.json").write_text(
+        "{\n  // VS Code\n  \"servers\": {\"fx\": {\"type\": \"stdio\", \"command\": " + json.dumps(FIXTURE)
+        + ", \"args\": [\"-page-size\", \"${input:size}\"], \"colour\": \"blue\"},},\n}\n"
+    )
+    vs = ["--config", str(vscode / "mcp.json"), "--input", "size=5"]
+    r = run_cli(vs + ["--server", "fx", "call", "echo", "text=from vs code"])
+    assert r.returncode == 0 and "from vs code" in r.stdout, r.stderr
+    assert "lemonmcp: warning: " in r.stderr and "colour" in r.stderr, r.stderr
+    r = run_cli(vs + ["-q", "--server", "fx", "call", "echo", "text=quiet"])
+    assert r.returncode == 0 and "colour" not in r.stderr, r.stderr
+    r = run_cli(vs + ["call", "fx__echo", "text=from vs code"])
+    assert r.returncode == 0 and "from vs code" in r.stdout, r.stderr
 
 
 def test_cli_offers_no_root_unasked(fixture_path: str) -> None:
@@ -299,7 +315,7 @@ def test_cli_config_runs_every_server_as_a_host(fixture_path: str, tmp_path: Any
     r = run_cli(["--config", str(cfg), "tools"])
     assert r.returncode == 0, r.stderr
     assert "fx__echo" in r.stdout and "fy__echo" in r.stdout
-    assert "server 'dead' failed to start: executable not found: /nonexistent/lmcp-cli-server" in r.stderr
+    assert 'server "dead" failed to start: executable not found: /nonexistent/lmcp-cli-server' in r.stderr
     r = run_cli(["--config", str(cfg), "call", "fy__echo", "text=routed"])
     assert r.returncode == 0 and "routed" in r.stdout, r.stderr
     r = run_cli(["--config", str(cfg), "--json", "servers"])

@@ -108,10 +108,10 @@ def test_failed_server_says_why(tmp_path: Any) -> None:
     cfg = _two_servers(tmp_path, dying=dying, missing={"command": "/nonexistent/lmcp-cli-server"})
     r = run_cli(["--config", cfg, "call", "missing__echo", "text=x"])
     assert r.returncode == CONNECT
-    assert r.stderr == "lemonmcp: server 'missing' failed to start: executable not found: /nonexistent/lmcp-cli-server (not retried: starting it again cannot succeed)\n"
+    assert r.stderr == 'lemonmcp: server "missing" failed to start: executable not found: /nonexistent/lmcp-cli-server (not retried: starting it again cannot succeed)\n'
     r = run_cli(["--config", cfg, "call", "dying__echo", "text=x"])
     assert r.returncode == CONNECT, r.stderr
-    assert "server 'dying' failed to start" in r.stderr and "exit status 1" in r.stderr
+    assert 'server "dying" failed to start' in r.stderr and "exit status 1" in r.stderr
     assert "stderr: Error: GITHUB_TOKEN is not set" in r.stderr
     r = run_cli(["--config", cfg, "servers"])
     assert r.returncode == CONNECT, "servers exits non-zero when a server failed"

@@ -13,7 +13,9 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
+from lemonmcp import _ffi
 from lemonmcp._cli_host import FormCancelled, ask_form, check_sampling_result, parse_field, summary_text
+from lemonmcp.errors import InvalidArgument
 
 from cli_run import run_cli
 from conftest import FIXTURE
@@ -50,7 +52,7 @@ def test_sampling_command_answers(fixture_path: str) -> None:
     [
         ("fail", "exited with status 3"),
         ("garbage", "did not print a JSON object"),
-        ("wrong-role", 'printed an invalid result: "role" must be "assistant"'),
+        ("wrong-role", 'printed an invalid result: a sampling answer needs role "assistant"'),
     ],
 )
 def test_sampling_command_failure_is_a_clear_refusal(fixture_path: str, mode: str, why: str) -> None:
@@ -113,30 +115,56 @@ FIELDS = [
 
 @pytest.mark.parametrize("schema,text,want", [f[1:] for f in FIELDS], ids=[f[0] for f in FIELDS])
 def test_parse_field(schema: Dict[str, Any], text: str, want: Any) -> None:
-    got = parse_field(schema, text)
+    got = parse_field("f", schema, text)
     assert got == want and type(got) is type(want)
 
 
 BAD_FIELDS = [
+    # (id, field schema, typed text, message): the typing is the form's, the
+    # rest the library's validator's
     ("integer", {"type": "integer"}, "4.5", "expected an integer"),
-    ("minimum", {"type": "integer", "minimum": 18}, "12", "at least 18"),
-    ("maximum", {"type": "number", "maximum": 1}, "2", "at most 1"),
+    ("minimum", {"type": "integer", "minimum": 18}, "12", "content.f is below minimum"),
+    ("maximum", {"type": "number", "maximum": 1}, "2", "content.f is above maximum"),
     ("boolean", {"type": "boolean"}, "maybe", "answer y or n"),
     ("enum", {"type": "string", "enum": ["red", "green"]}, "3", "pick one of 1-2"),
-    ("minLength", {"type": "string", "minLength": 3}, "ab", "at least 3 characters"),
-    ("maxLength", {"type": "string", "maxLength": 2}, "abc", "at most 2 characters"),
-    ("email", {"type": "string", "format": "email"}, "nope", "expected an email address"),
-    ("uri", {"type": "string", "format": "uri"}, "nope", "expected a URI"),
-    ("date-time", {"type": "string", "format": "date-time"}, "today", "expected a date and time"),
-    ("maxItems", {"type": "array", "items": {"enum": ["x", "y"]}, "maxItems": 1}, "1,2", "pick at most 1"),
+    ("minLength", {"type": "string", "minLength": 3}, "ab", "content.f is shorter than minLength"),
+    ("maxLength", {"type": "string", "maxLength": 2}, "abc", "content.f is longer than maxLength"),
+    ("email", {"type": "string", "format": "email"}, "nope", "content.f is not an email address"),
+    ("uri", {"type": "string", "format": "uri"}, "nope", "content.f is not an absolute URI"),
+    ("date-time", {"type": "string", "format": "date-time"}, "today", "content.f is not a date-time"),
+    # HH:MM without seconds: the form's own pattern once took it, and the
+    # library then refused the whole form once it was filled in
+    ("date-time-hh-mm", {"type": "string", "format": "date-time"}, "2026-12-02T10:30Z", "content.f is not a date-time"),
+    ("maxItems", {"type": "array", "items": {"enum": ["x", "y"]}, "maxItems": 1}, "1,2", "content.f has more items than maxItems"),
 ]
 
 
 @pytest.mark.parametrize("schema,text,message", [f[1:] for f in BAD_FIELDS], ids=[f[0] for f in BAD_FIELDS])
 def test_parse_field_refuses(schema: Dict[str, Any], text: str, message: str) -> None:
     with pytest.raises(ValueError) as info:
-        parse_field(schema, text)
+        parse_field("f", schema, text)
     assert message in str(info.value)
+
+
+def test_a_form_answer_passes_or_fails_as_in_the_library() -> None:
+    """The form refuses up front what the library refuses when the answer
+    is given, and what it takes the library takes."""
+    form = {"message": "when?", "requestedSchema": {"type": "object", "properties": {"at": {"type": "string", "format": "date-time"}}}}
+    for text in ("2026-12-02T10:30Z", "2026-12-02T10:30:00Z"):
+        try:
+            parse_field("at", form["requestedSchema"]["properties"]["at"], text)  # type: ignore[index]
+            form_ok = True
+        except ValueError:
+            form_ok = False
+        try:
+            _ffi.validate_answer("elicitation", form, {"action": "accept", "content": {"at": text}})
+            library_ok = True
+        except InvalidArgument:
+            library_ok = False
+        assert form_ok == library_ok, text
+    content, shown = _run_form(form["requestedSchema"], ["2026-12-02T10:30Z", "2026-12-02T10:30:00Z"])  # type: ignore[arg-type]
+    assert content == {"at": "2026-12-02T10:30:00Z"}
+    assert "not valid: content.at is not a date-time (RFC 3339)" in shown
 
 
 def _run_form(schema: Dict[str, Any], answers: List[Optional[str]]) -> "tuple[Dict[str, Any], str]":
@@ -162,7 +190,7 @@ def test_ask_form_defaults_required_and_retries() -> None:
     }
     content, shown = _run_form(schema, ["", "", "-1", "7", ""])
     assert content == {"name": "anon", "age": 7}
-    assert "[anon]" in shown and "a value is required" in shown and "not valid: at least 0" in shown
+    assert "[anon]" in shown and "a value is required" in shown and "not valid: content.age is below minimum" in shown
 
 
 def test_ask_form_cancels_on_eof_bang_cancel_and_endless_mistakes() -> None:
@@ -186,10 +214,10 @@ def test_ask_form_shows_server_text_without_control_characters() -> None:
     "value,message",
     [
         ([], "expected a JSON object"),
-        ({"role": "user", "content": {"type": "text", "text": "x"}, "model": "m"}, '"role"'),
-        ({"role": "assistant", "content": "x", "model": "m"}, '"content"'),
-        ({"role": "assistant", "content": {"type": "text"}, "model": "m"}, '"text" string'),
-        ({"role": "assistant", "content": {"type": "text", "text": "x"}}, '"model"'),
+        ({"role": "system", "content": {"type": "text", "text": "x"}, "model": "m"}, "role"),
+        ({"role": "assistant", "content": "x", "model": "m"}, "needs content"),
+        ({"role": "assistant", "content": {"type": "text"}, "model": "m"}, "text string"),
+        ({"role": "assistant", "content": {"type": "text", "text": "x"}}, "model"),
         ({"role": "assistant", "content": {"type": "text", "text": "x"}, "model": "m", "stopReason": 1}, "stopReason"),
     ],
 )

@@ -140,3 +140,42 @@ def test_async_host(fixture_path: str) -> None:
             assert len(await host.list_prompts()) > 0
 
     asyncio.run(main())
+
+
+def test_a_host_call_takes_every_call_option_a_client_call_takes(fixture_path: str) -> None:
+    """Host.call_tool and Host.call take the client's call options, all of
+    them (one list, lemonmcp._base._CALL_OPTION_KEYS), with the same
+    meaning: here each is given at once; the call's own progress callable
+    and verify show theirs."""
+    from lemonmcp._base import _CALL_OPTION_KEYS
+
+    cfg = {"mcpServers": {"fx": {"command": fixture_path}}}
+    progress: List[Any] = []
+    every = {
+        "timeout": 30,
+        "reset_timeout_on_progress": True,
+        "max_total": 60,
+        "all_pages": False,
+        "progress": progress.append,
+        "wait_ready": True,
+        "meta": {"example.com/k": "v"},
+        "no_cache": True,
+        "task": False,
+        "trace": {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+        "fail_if_restarting": True,
+    }
+    # the ms spellings exclude their seconds twins; verify is resources/read's
+    others = {"timeout_ms", "max_total_ms", "verify"}
+    assert set(every) | others == set(_CALL_OPTION_KEYS)
+    with lemonmcp.Host(cfg) as host:
+        r = host.call_tool("fx__slow", {"ms": 60, "steps": 3}, **every)
+        assert not r.is_error
+        assert len(progress) == 3, "the call's own progress callable"
+        r = host.call_tool("fx__echo", {"text": "x"}, timeout_ms=30000, max_total_ms=60000)
+        assert r.text == "x"
+        read = host.call("fx", "resources/read", {"uri": "fixture://item/01"}, verify={"size": 7})
+        assert read["contents"][0]["text"] == "item 01"
+        with pytest.raises(lemonmcp.ProtocolError):
+            host.call("fx", "resources/read", {"uri": "fixture://item/01"}, verify={"size": 8})
+        with pytest.raises(TypeError, match="colour"):
+            host.call_tool("fx__echo", {"text": "x"}, colour="blue")

@@ -97,9 +97,10 @@ def test_failed_server_is_logged_with_why(fixture_path: str, caplog: pytest.LogC
         with lemonmcp.Host(cfg, ready_timeout=15) as host:
             servers = host.servers()
             assert servers["good"]["state"] == "ready"
-            assert servers["missing"]["state"] == "failed"
-            with pytest.raises(lemonmcp.InvalidState, match="executable not found"):
+            assert servers["missing"]["state"] == "failed" and servers["missing"]["final"] is True
+            with pytest.raises(lemonmcp.InvalidState, match="executable not found") as exc:
                 host.call_tool("missing__echo", {})
+            assert exc.value.cause == "executable_not_found"
     else:
 
         async def main() -> None:
@@ -112,14 +113,14 @@ def test_failed_server_is_logged_with_why(fixture_path: str, caplog: pytest.LogC
 
         asyncio.run(main())
     logged = [r.getMessage() for r in caplog.records if r.name == "lemonmcp"]
-    missing = [m for m in logged if "'missing'" in m]
+    missing = [m for m in logged if '"missing"' in m]
     assert len(missing) == 1 and "executable not found: /nonexistent/lmcp-py-server" in missing[0]
-    dying = [m for m in logged if "'dying'" in m]
+    dying = [m for m in logged if '"dying"' in m]
     assert len(dying) == 1, logged
     assert "exit status 1" in dying[0]
     assert "Error: GITHUB_TOKEN is not set ([redacted])" in dying[0]
     assert not any("sekrit-value-9" in m for m in logged)
-    assert not any("'good'" in m for m in logged)
+    assert not any('"good"' in m for m in logged)
 
 
 def test_lazy_host_starts_a_server_on_its_first_call(fixture_path: str) -> None:

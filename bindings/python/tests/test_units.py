@@ -518,12 +518,10 @@ def test_options_before_and_after_the_command() -> None:
 
 CONFIG_DOC = {
     "mcpServers": {
-        "local": {"command": "srv", "args": ["-x", 5], "env": {"K": "V"}, "cwd": "/tmp"},
+        "local": {"command": "srv", "args": ["-x", "5"], "env": {"K": "V"}, "cwd": "/tmp"},
         "remote": {"url": "https://h/mcp", "headers": {"Authorization": "Bearer t"}},
         "legacy": {"url": "https://h/sse", "type": "sse"},
         "streamy": {"url": "https://h/mcp", "type": "streamable-http"},
-        "bad": {"url": "https://h/mcp", "type": "pigeon"},
-        "empty": {},
     }
 }
 
@@ -543,12 +541,21 @@ def test_server_from_config(tmp_path: Any, name: str, expected: Dict[str, Any]) 
     assert cli.server_from_config(str(path), name) == (name, expected)
 
 
-@pytest.mark.parametrize("name,needle", [("bad", "pigeon"), ("empty", "command"), ("nope", "no server"), (None, "several")])
-def test_server_from_config_errors(tmp_path: Any, name: Any, needle: str) -> None:
+@pytest.mark.parametrize(
+    "servers,name,needle",
+    [
+        ({"bad": {"url": "https://h/mcp", "type": "pigeon"}}, "bad", "config.mcpServers.bad.type"),
+        ({"empty": {}}, "empty", '"command"'),
+        (CONFIG_DOC["mcpServers"], "nope", 'no server "nope"'),
+        (CONFIG_DOC["mcpServers"], None, "several servers"),
+    ],
+)
+def test_server_from_config_errors(tmp_path: Any, servers: Dict[str, Any], name: Any, needle: str) -> None:
     path = tmp_path / "mcp.json"
-    path.write_text(json.dumps(CONFIG_DOC))
-    with pytest.raises(cli.UsageError, match=needle):
+    path.write_text(json.dumps({"mcpServers": servers}))
+    with pytest.raises(cli.UsageError, match=needle) as exc:
         cli.server_from_config(str(path), name)
+    assert str(path) in str(exc.value), "the message names the file"
 
 
 def test_server_from_config_single_server_needs_no_name(tmp_path: Any) -> None:
@@ -558,6 +565,33 @@ def test_server_from_config_single_server_needs_no_name(tmp_path: Any) -> None:
     path.write_text("{not json")
     with pytest.raises(cli.UsageError, match="not valid JSON"):
         cli.server_from_config(str(path), None)
+
+
+def test_server_from_config_reads_a_vs_code_file(tmp_path: Any) -> None:
+    """--server reads the file as the host does: VS Code's comments and
+    "servers", "serverUrl"/"httpUrl", ${VAR} and ${input:id}. (The
+    library reads the environment it was loaded with: HOME is set.)"""
+    vscode = tmp_path / ".vscode"
+    vscode.mkdir()
+    path = vscode / "mcp.json"
+    path.write_text(
+        """{
+  // VS Code's own file: comments, "servers", "inputs"
+  "inputs": [{"id": "key", "type": "promptString", "description": "API key", "password": true}],
+  "servers": {
+    "files": {"type": "stdio", "command": "srv", "args": ["${workspaceFolder}/data"], "env": {"HOME_SEEN": "${env:HOME}"}},
+    "windsurf": {"serverUrl": "https://h/mcp", "headers": {"X-Key": "${input:key}"}},
+    "gemini": {"httpUrl": "https://g/mcp"},
+  },
+}
+"""
+    )
+    name, t = cli.server_from_config(str(path), "files", {"key": "k-1"})
+    assert name == "files"
+    assert t == {"type": "stdio", "command": "srv", "args": [f"{tmp_path}/data"], "env": {"HOME_SEEN": os.environ["HOME"]}, "stderr": "capture"}
+    assert cli.server_from_config(str(path), "windsurf", {"key": "k-1"})[1] == {
+        "type": "http", "url": "https://h/mcp", "headers": {"X-Key": "k-1"}}
+    assert cli.server_from_config(str(path), "gemini", {"key": "k-1"})[1] == {"type": "streamable_http", "url": "https://g/mcp"}
 
 
 def test_format_table_aligns_and_cuts() -> None:

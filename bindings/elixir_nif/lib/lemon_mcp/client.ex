@@ -287,7 +287,9 @@ defmodule LemonMCP.Client do
   `{:not_ready, state}`), `:task` (a 2025-11-25 `tools/call` of a tool whose
   `execution.taskSupport` is `"optional"` runs as a task; a `"required"`
   one always does, and either way the call completes once, with the task's
-  result).
+  result), and `:trace`, `:no_cache`, `:verify` (`resources/read`),
+  `:reset_timeout_on_progress`, `:max_total_ms`, `:fail_if_restarting`
+  (docs/call-options.md).
   """
   @spec request(client(), String.t(), map() | nil, call_opts()) :: {:ok, term()} | {:error, reason()}
   def request(client, method, params \\ nil, opts \\ @default_timeout) do

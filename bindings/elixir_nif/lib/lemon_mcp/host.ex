@@ -179,8 +179,9 @@ defmodule LemonMCP.Host do
   @doc """
   Calls a tool by the name `list_tools/1` gives it: `{:ok, content}`, or
   `{:error, {:tool_error, content}}` when the result has `isError: true`.
-  `opts`: `:timeout` (ms), `:fail_if_restarting` (fail at once while the
-  server restarts instead of waiting for it).
+  `opts`: every option of `LemonMCP.Client.request/4` (`:timeout` in ms,
+  `:meta`, `:progress`, `:task`, `:trace`, ...), and `:fail_if_restarting`
+  (fail at once while the server restarts instead of waiting for it).
   """
   @spec call_tool(host(), String.t(), map(), keyword()) :: {:ok, [map()]} | {:error, term()}
   def call_tool(host, name, args \\ %{}, opts \\ []) do
@@ -241,42 +242,24 @@ defmodule LemonMCP.Host do
     with {:ok, servers} <- lib(host, &NIF.host_servers/1) do
       failed = for {name, %{"state" => "failed"} = r} <- servers, into: %{}, do: {name, r}
 
-      for {name, r} <- GenServer.call(host, {:not_yet_logged, failed}) do
-        Logger.warning(failure_text(name, r))
+      # The library's one line saying why (its report's "summary").
+      for {_name, r} <- GenServer.call(host, {:not_yet_logged, failed}) do
+        Logger.warning(r["summary"])
       end
     end
 
     :ok
   end
 
-  @doc false
-  def failure_text(name, r) do
-    parts = ["server #{inspect(name)} failed to start: #{r["last_error"] || r["cause"] || "no reason given"}"]
-    parts = if r["cause"] && r["cause"] != r["last_error"], do: parts ++ ["first cause: #{r["cause"]}"], else: parts
-    parts = if code = r["exit_code"], do: parts ++ ["exit status #{code}"], else: parts
-    parts = if sig = r["signal"], do: parts ++ ["killed by #{sig}"], else: parts
-
-    parts =
-      case r["stderr_tail"] do
-        [_ | _] = tail -> parts ++ ["stderr: " <> Enum.join(Enum.take(tail, -3), " | ")]
-        _ -> parts
-      end
-
-    Enum.join(parts, "; ")
-  end
-
   defp load(config) when is_map(config), do: {:ok, config}
 
+  # A JSON text (a path goes to the library's reader, new_host/2).
   defp load(config) when is_binary(config) do
-    text = if String.starts_with?(String.trim_leading(config), "{"), do: {:ok, config}, else: File.read(config)
-
-    with {:ok, json} <- text,
-         {:ok, %{} = map} <- NIF.decode_json(json) do
-      {:ok, map}
-    else
+    case NIF.decode_json(config) do
+      {:ok, %{} = map} -> {:ok, map}
       {:ok, _} -> {:error, {:invalid_argument, "the host configuration must be a JSON object"}}
       {:error, {msg, off}} when is_binary(msg) -> {:error, {:invalid_argument, "config: #{msg} at offset #{off}"}}
-      {:error, reason} -> {:error, {:invalid_argument, "cannot read #{config}: #{inspect(reason)}"}}
+      {:error, reason} -> {:error, {:invalid_argument, "config: #{inspect(reason)}"}}
     end
   end
 
@@ -302,11 +285,9 @@ defmodule LemonMCP.Host do
   # library bounds the wait (the servers' call and ready timeouts).
   defp query(host, name, args), do: GenServer.call(host, {:query, name, args}, :infinity)
 
+  # Every call option a client's call takes (LemonMCP.CallOptions).
   defp options(opts) do
-    o = %{}
-    o = if t = opts[:timeout], do: Map.put(o, "timeout_ms", t), else: o
-    o = if opts[:fail_if_restarting], do: Map.put(o, "fail_if_restarting", true), else: o
-    o = if tr = opts[:trace], do: Map.put(o, "trace", tr), else: o
+    o = LemonMCP.CallOptions.to_json(opts, if(t = opts[:timeout], do: %{"timeout_ms" => t}, else: %{}))
     if o == %{}, do: nil, else: o
   end
 

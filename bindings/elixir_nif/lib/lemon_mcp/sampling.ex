@@ -32,94 +32,32 @@ defmodule LemonMCP.Sampling do
   subscribers also get a `:sampling_denied` event.
   """
 
-  @modes %{deny: "deny", model: "model", reviewed_model: "reviewed_model"}
   @summary_keys ~w(request_hash request_hash_short message_count roles content_kinds
                    text_char_count system_prompt_chars max_tokens requested_models
                    include_context has_tools)
 
   @doc false
-  # Validates the policy options; returns {:ok, config_map, callbacks} or
-  # {:error, {:invalid_option, message}}.
+  # Splits the policy options into the library's policy (checked by the
+  # library, config/, which names a bad member "config.sampling_policy.x")
+  # and the Elixir callbacks, checked here since only Elixir has them.
+  # Returns {:ok, config_map, callbacks} or {:error, {:invalid_option, message}}.
   def validate_policy(nil), do: {:ok, nil, %{}}
 
   def validate_policy(opts) when is_list(opts) or is_map(opts) do
-    opts = Enum.into(opts, %{}, fn {k, v} -> {to_key(k), v} end)
+    {callbacks, policy} = opts |> Map.new(fn {k, v} -> {to_string(k), v} end) |> Map.split(["reviewer", "delegate"])
 
-    with {:ok, mode} <- mode(Map.get(opts, :mode, :deny)),
-         :ok <- unknown(opts),
-         :ok <- pos_int(opts, :max_tokens),
-         :ok <- non_neg_int(opts, :max_messages),
-         :ok <- non_neg_int(opts, :max_text_chars),
-         :ok <- models(opts),
-         :ok <- fun(opts, :reviewer, [1]),
-         :ok <- fun(opts, :delegate, [1, 2]),
-         :ok <- required(mode, opts) do
-      config =
-        %{"mode" => @modes[mode]}
-        |> put_opt("max_tokens", opts[:max_tokens])
-        |> put_opt("allowed_models", opts[:allowed_models])
-        |> put_opt("max_messages", opts[:max_messages])
-        |> put_opt("max_text_chars", opts[:max_text_chars])
-
-      {:ok, config, Map.take(opts, [:reviewer, :delegate])}
+    with :ok <- fun(callbacks, "reviewer", [1]),
+         :ok <- fun(callbacks, "delegate", [1, 2]),
+         :ok <- required(to_string(policy["mode"] || :deny), callbacks) do
+      {:ok, policy, Map.new(callbacks, fn {k, v} -> {String.to_atom(k), v} end)}
     end
   end
 
-  def validate_policy(_), do: invalid("sampling_policy must be a keyword list or a map")
+  # Not a map: the library's own message.
+  def validate_policy(other), do: {:ok, other, %{}}
 
-  defp to_key(k) when is_atom(k), do: k
-  defp to_key(k) when is_binary(k), do: String.to_atom(k)
-
-  defp mode(m) when is_binary(m), do: mode(String.to_atom(m))
-  defp mode(m) when is_map_key(@modes, m), do: {:ok, m}
-
-  defp mode(_m),
-    do: invalid("sampling_policy.mode must be :deny, :model or :reviewed_model")
-
-  defp unknown(opts) do
-    case Map.keys(opts) --
-           [
-             :mode,
-             :max_tokens,
-             :allowed_models,
-             :max_messages,
-             :max_text_chars,
-             :reviewer,
-             :delegate
-           ] do
-      [] -> :ok
-      [k | _] -> invalid("sampling_policy.#{k} is not a policy option")
-    end
-  end
-
-  defp pos_int(opts, k) do
-    case Map.get(opts, k) do
-      nil -> :ok
-      n when is_integer(n) and n > 0 -> :ok
-      _ -> invalid("sampling_policy.#{k} must be a positive integer")
-    end
-  end
-
-  defp non_neg_int(opts, k) do
-    case Map.get(opts, k) do
-      nil -> :ok
-      n when is_integer(n) and n >= 0 -> :ok
-      _ -> invalid("sampling_policy.#{k} must be a non-negative integer")
-    end
-  end
-
-  defp models(opts) do
-    case Map.get(opts, :allowed_models) do
-      nil -> :ok
-      l when is_list(l) -> if Enum.all?(l, &is_binary/1), do: :ok, else: bad_models()
-      _ -> bad_models()
-    end
-  end
-
-  defp bad_models, do: invalid("sampling_policy.allowed_models must be a list of strings")
-
-  defp fun(opts, k, arities) do
-    case Map.get(opts, k) do
+  defp fun(callbacks, k, arities) do
+    case callbacks[k] do
       nil -> :ok
       f when is_function(f) -> if Enum.any?(arities, &is_function(f, &1)), do: :ok, else: bad_fun(k, arities)
       _ -> bad_fun(k, arities)
@@ -129,23 +67,18 @@ defmodule LemonMCP.Sampling do
   defp bad_fun(k, arities),
     do: invalid("sampling_policy.#{k} must be a function of arity #{Enum.join(arities, " or ")}")
 
-  defp required(:deny, _), do: :ok
-
-  defp required(mode, opts) do
+  defp required(mode, c) do
     cond do
-      mode == :reviewed_model and opts[:reviewer] == nil ->
+      mode == "reviewed_model" and c["reviewer"] == nil ->
         invalid("sampling_policy: mode :reviewed_model needs a :reviewer")
 
-      opts[:delegate] == nil ->
-        invalid("sampling_policy: mode #{inspect(mode)} needs a :delegate")
+      mode in ["model", "reviewed_model"] and c["delegate"] == nil ->
+        invalid("sampling_policy: mode :#{mode} needs a :delegate")
 
       true ->
         :ok
     end
   end
-
-  defp put_opt(m, _k, nil), do: m
-  defp put_opt(m, k, v), do: Map.put(m, k, v)
 
   defp invalid(msg), do: {:error, {:invalid_option, msg}}
 

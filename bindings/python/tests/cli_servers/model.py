@@ -16,4 +16,4 @@ elif mode == "fail":
 elif mode == "garbage":
     print("this is not JSON")
 elif mode == "wrong-role":
-    print(json.dumps({"role": "user", "content": {"type": "text", "text": "x"}, "model": "m"}))
+    print(json.dumps({"role": "system", "content": {"type": "text", "text": "x"}, "model": "m"}))

@@ -64,33 +64,23 @@ defmodule LemonMCP.Client.Server do
     end
   end
 
-  defp config_reason(-1, info) do
-    msg = Error.message(info)
-
-    if msg =~ "sampling_policy" and msg =~ ~r/unknown|not allowed|unexpected/ do
-      {:unsupported, "sampling_policy: this build of liblemonmcp has no sampling policy (#{msg})"}
-    else
-      {:invalid_option, msg}
-    end
-  end
-
+  defp config_reason(-1, info), do: {:invalid_option, Error.message(info)}
   defp config_reason(status, info), do: Error.reason(status, info)
 
   # The seed's {:invalid_command, "Executable not found: cmd"}: the library
-  # reports a missing executable as a transport failure (-8), the other
-  # unusable commands (not executable, missing cwd) as invalid arguments.
+  # names why a server could not be started in its error data's "cause"
+  # (include/lemonmcp.h); a missing executable is a transport failure (-8),
+  # the other unusable commands invalid arguments (-1).
   defp connect_reason(status, info, config) when status in [-1, -8] do
-    msg = Error.message(info)
-
-    cond do
-      msg =~ ~r/executable not found/i ->
+    case info do
+      %{"data" => %{"cause" => "executable_not_found"}} ->
         {:invalid_command, "Executable not found: " <> get_in(config, ["transport", "command"])}
 
-      status == -1 ->
-        {:invalid_command, msg}
+      _ when status == -1 ->
+        {:invalid_command, Error.message(info)}
 
-      true ->
-        {:spawn_failed, msg}
+      _ ->
+        {:spawn_failed, Error.message(info)}
     end
   end
 
@@ -380,13 +370,7 @@ defmodule LemonMCP.Client.Server do
   defp call_options(opts, timeout_ms) do
     timeout = effective_timeout(Keyword.get(opts, :timeout, timeout_ms), timeout_ms)
 
-    %{"timeout_ms" => timeout}
-    |> put_opt("all_pages", opts[:all_pages])
-    |> put_opt("progress", opts[:progress])
-    |> put_opt("_meta", opts[:meta])
-    |> put_opt("wait_ready", opts[:wait_ready])
-    |> put_opt("task", opts[:task])
-    |> put_opt("trace", opts[:trace])
+    LemonMCP.CallOptions.to_json(opts, %{"timeout_ms" => timeout})
   end
 
   # The library's deadline is the shorter of the caller's and the client's,
@@ -395,9 +379,6 @@ defmodule LemonMCP.Client.Server do
   defp effective_timeout(:infinity, client), do: client
   defp effective_timeout(caller, :infinity), do: caller
   defp effective_timeout(caller, client), do: min(caller, client)
-
-  defp put_opt(m, _k, nil), do: m
-  defp put_opt(m, k, v), do: Map.put(m, k, v)
 
   defp done_reply(status, payload, %__MODULE__{} = st), do: Error.done_reply(status, payload, state_of(st))
   defp done_reply(status, payload, res), do: Error.done_reply(status, payload, res_state(res))
