@@ -1,6 +1,7 @@
 package host
 
 import (
+	"math"
 	"sync"
 	"time"
 
@@ -43,16 +44,26 @@ type item struct {
 	raw  []byte
 }
 
-// listCache is one server's cached list: valid until list_changed, a
-// restart, or (2026-07-28 era) its ttlMs runs out.
+// listCache is one server's cached list. It answers without a round trip
+// until the server says it changed: a list_changed notification (on a
+// 2026-07-28 server, through the listen stream), a restart, or a gap in
+// that stream (core.Client.ListChangeGaps: changes may have gone unheard),
+// each of which makes the next caller fetch it. A positive ttlMs (SEP-2549)
+// bounds how long it is fresh; past that the next caller fetches it (on
+// use: nothing polls on the TTL). A 2026-07-28 result without ttlMs (or
+// with 0) promises no freshness of its own: the list is kept on the listen
+// stream's promise, as a legacy server's is on its list_changed
+// notifications (docs/host.md, "Lists").
 type listCache struct {
 	kind listKindInfo
 
 	mu      sync.Mutex
 	items   []item
 	valid   bool
-	expires time.Time // zero: until invalidated
-	gen     uint64    // bumped by invalidate: a fetch begun before stores nothing
+	expires time.Time    // zero: until invalidated
+	client  *core.Client // the client the list was fetched from
+	gaps    uint64       // its ListChangeGaps before that fetch
+	gen     uint64       // bumped by invalidate: a fetch begun before stores nothing
 	flight  chan struct{}
 	lastErr *core.Error
 }
@@ -64,12 +75,26 @@ func (l *listCache) invalidate() {
 	l.mu.Unlock()
 }
 
-// get returns the cached list, fetching it when stale; concurrent callers
-// share one fetch.
+// currentLocked reports whether the cached list may answer: valid, within
+// its ttlMs if it has one, and no change may have gone unheard since it
+// was fetched. l.mu is held.
+func (l *listCache) currentLocked(c *core.Client) bool {
+	return l.heardLocked(c) && (l.expires.IsZero() || time.Now().Before(l.expires))
+}
+
+// heardLocked: the list is valid and no change may have gone unheard
+// since it was fetched (its ttlMs aside). l.mu is held.
+func (l *listCache) heardLocked(c *core.Client) bool {
+	return l.valid && c == l.client && (c == nil || c.ListChangeGaps() == l.gaps)
+}
+
+// get returns the cached list, fetching it when it is not current;
+// concurrent callers share one fetch.
 func (l *listCache) get(s *server) ([]item, *core.Error) {
 	for {
+		c := s.client()
 		l.mu.Lock()
-		if l.valid && (l.expires.IsZero() || time.Now().Before(l.expires)) {
+		if l.currentLocked(c) {
 			items := l.items
 			l.mu.Unlock()
 			return items, nil
@@ -79,7 +104,9 @@ func (l *listCache) get(s *server) ([]item, *core.Error) {
 			l.mu.Unlock()
 			<-ch
 			l.mu.Lock()
-			err, fresh := l.lastErr, l.valid
+			// The fetch waited for answers even if its ttlMs already ran
+			// out (a ttlMs shorter than the fetch must not loop).
+			err, fresh := l.lastErr, l.heardLocked(c)
 			items := l.items
 			l.mu.Unlock()
 			if err != nil {
@@ -90,35 +117,44 @@ func (l *listCache) get(s *server) ([]item, *core.Error) {
 			}
 			continue
 		}
-		ch := make(chan struct{})
+		ch, gen := make(chan struct{}), l.gen
 		l.flight = ch
-		gen := l.gen
 		l.mu.Unlock()
-
-		items, ttl, err := l.fetch(s)
-		l.mu.Lock()
-		l.flight, l.lastErr = nil, err
-		if err == nil && gen == l.gen {
-			l.items, l.valid = items, true
-			l.expires = time.Time{}
-			if ttl != nil {
-				// 2026-07-28: the result says how long it stays fresh; 0 or
-				// less is stale at once (it serves this call only).
-				l.expires = time.Now().Add(time.Duration(max(*ttl, 0)) * time.Millisecond)
-			}
-		}
-		l.mu.Unlock()
-		close(ch)
-		return items, err
+		return l.fetchAndStore(s, ch, gen)
 	}
 }
 
+// fetchAndStore fetches the list and keeps it, unless it was invalidated
+// meanwhile (gen), then lets the callers waiting on ch go on.
+func (l *listCache) fetchAndStore(s *server, ch chan struct{}, gen uint64) ([]item, *core.Error) {
+	c := s.client()
+	var gaps uint64
+	if c != nil {
+		gaps = c.ListChangeGaps() // before the request: a gap during it makes the list stale
+	}
+	items, ttl, err := l.fetch(s)
+	l.mu.Lock()
+	l.flight, l.lastErr = nil, err
+	if err == nil && gen == l.gen {
+		l.items, l.valid, l.client, l.gaps = items, true, c, gaps
+		l.expires = time.Time{}
+		if ttl != nil && *ttl > 0 {
+			// 2026-07-28: the result says how long it stays fresh.
+			l.expires = time.Now().Add(time.Duration(*ttl) * time.Millisecond)
+		}
+	}
+	l.mu.Unlock()
+	close(ch)
+	return items, err
+}
+
 // fetch walks every page of the list. A server without the capability has
-// an empty list. ttl is the smallest ttlMs of the pages, in the modern era.
+// an empty list. ttl is the smallest ttlMs of the pages when every page of
+// a 2026-07-28 server's list carries a positive one, otherwise nil.
 func (l *listCache) fetch(s *server) ([]item, *int64, *core.Error) {
 	var out []item
-	var ttl *int64
 	modern := s.isModern()
+	allTTL, minTTL := modern, int64(math.MaxInt64) // every page's ttlMs positive; the smallest
 	seen := map[string]bool{}
 	cursor := ""
 	for page := 0; ; page++ {
@@ -156,14 +192,13 @@ func (l *listCache) fetch(s *server) ([]item, *int64, *core.Error) {
 			out = append(out, item{name: name, raw: append([]byte(nil), raw...)})
 		}
 		if modern {
+			// A page without a positive ttlMs promises no freshness, and
+			// then neither does the list.
 			var t int64
-			if v, ok := doc["ttlMs"]; ok && jsonx.Unmarshal(v, &t) == nil {
-				if ttl == nil || t < *ttl {
-					ttl = &t
-				}
+			if v, ok := doc["ttlMs"]; ok && jsonx.Unmarshal(v, &t) == nil && t > 0 {
+				minTTL = min(minTTL, t)
 			} else {
-				zero := int64(0)
-				ttl = &zero
+				allTTL = false
 			}
 		}
 		var next string
@@ -171,7 +206,10 @@ func (l *listCache) fetch(s *server) ([]item, *int64, *core.Error) {
 			_ = jsonx.Unmarshal(v, &next)
 		}
 		if next == "" || seen[next] {
-			return out, ttl, nil
+			if allTTL {
+				return out, &minTTL, nil
+			}
+			return out, nil, nil
 		}
 		seen[next] = true
 		cursor = next

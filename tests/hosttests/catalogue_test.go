@@ -1,0 +1,56 @@
+package hosttests
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/core"
+)
+
+// TestHostKeepsModernListsWithoutTTL: a 2026-07-28 server whose tools/list
+// carries no ttlMs is listed once; searches and list_tools then answer from
+// the host's catalogue (the server sees no further tools/list) until the
+// server says its list changed, through the listen stream, and then the
+// new list is seen.
+func TestHostKeepsModernListsWithoutTTL(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "stdin.log")
+	cfg := fmt.Sprintf(`{"mcpServers":{"a":%s}}`, stdioServer(`"protocol":{"mode":"modern"}`, "-log-file", log))
+	h, ev := newHost(t, cfg)
+	require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
+	require.Equal(t, "modern", servers(t, h)["a"].Era)
+	lists := func() int {
+		b, err := os.ReadFile(log)
+		require.NoError(t, err)
+		return strings.Count(string(b), `"method":"tools/list"`)
+	}
+	// The first listings may fetch again once the listen is in place (a
+	// change before it went unheard); then two searches in a row list
+	// nothing.
+	require.Eventually(t, func() bool {
+		search(t, h, "echo text", "")
+		n := lists()
+		search(t, h, "echo text", "")
+		return lists() == n
+	}, 10*time.Second, 20*time.Millisecond, "every search lists the tools again")
+	before := lists()
+	for range 20 {
+		require.NotEmpty(t, search(t, h, "echo text", ""))
+		require.Contains(t, listTools(t, h), "a__echo")
+	}
+	require.Equal(t, before, lists(), "searches and listings asked the server")
+	require.NotContains(t, listTools(t, h), "a__dynamic_1")
+
+	// The server adds a tool and says so on the listen stream.
+	_, err := h.CallToolSync("a__notify", nil, core.CallOptions{})
+	require.Nil(t, errOrNil(err))
+	require.Eventually(t, func() bool { return ev.has("notification", "tools/list_changed") }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { _, ok := listTools(t, h)["a__dynamic_1"]; return ok }, 5*time.Second, 10*time.Millisecond)
+	names := hitNames(search(t, h, "dynamic", `{"limit":100}`))
+	require.Contains(t, names, "a__dynamic_1")
+}
