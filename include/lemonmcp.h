@@ -381,7 +381,10 @@ lmcp_status lmcp_client_state(lmcp_client *client, lmcp_state *state_out);
  * here). A bad option fails the call with LMCP_E_INVALID_ARGUMENT naming it.
  * A timeout sends notifications/cancelled to the server (2026-07-28 over
  * HTTP: the request's response stream is closed instead; a task-augmented
- * call sends tasks/cancel instead). */
+ * call sends tasks/cancel instead). A tools/call whose params_json already
+ * carries "task" is the application's own task: it is sent as written, its
+ * CreateTaskResult is the result, and the application follows the task
+ * (tasks/get, tasks/result, tasks/list, tasks/cancel; docs/tasks.md). */
 
 /* lmcp_client_call sends a request asynchronously. method is NUL-terminated;
  * params_json (params_len bytes) is a JSON object or absent. On LMCP_OK,
