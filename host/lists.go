@@ -88,6 +88,16 @@ func (l *listCache) heardLocked(c *core.Client) bool {
 	return l.valid && c == l.client && (c == nil || c.ListChangeGaps() == l.gaps)
 }
 
+// cached returns the cached list when it is current, without waiting.
+func (l *listCache) cached(c *core.Client) ([]item, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.currentLocked(c) {
+		return nil, false
+	}
+	return l.items, true
+}
+
 // get returns the cached list, fetching it when it is not current;
 // concurrent callers share one fetch.
 func (l *listCache) get(s *server) ([]item, *core.Error) {
@@ -239,11 +249,16 @@ func (h *Host) readyServers() []*server {
 	return out
 }
 
-// gather fetches one list from every ready server in parallel.
+// gather fetches one list from every ready server in parallel. When every
+// cached list is current (the common case: a search) it answers without a
+// goroutine or a wait.
 func (h *Host) gather(k listKind) ([]*server, [][]item, map[string]string) {
 	h.wakeAll()
 	servers := h.readyServers()
 	lists := make([][]item, len(servers))
+	if h.gatherCached(k, servers, lists) {
+		return servers, lists, map[string]string{}
+	}
 	errs := make([]*core.Error, len(servers))
 	var wg sync.WaitGroup
 	for i, s := range servers {
@@ -269,6 +284,22 @@ func (h *Host) gather(k listKind) ([]*server, [][]item, map[string]string) {
 		}
 	}
 	return servers, lists, failed
+}
+
+// gatherCached fills lists from the servers' current cached lists, and
+// reports whether every one was current. Reading a cached list is a use of
+// its server (for idle_ms) like a fetch.
+func (h *Host) gatherCached(k listKind, servers []*server, lists [][]item) bool {
+	for i, s := range servers {
+		s.useBegin()
+		items, ok := s.lists[k].cached(s.client())
+		s.useEnd()
+		if !ok {
+			return false
+		}
+		lists[i] = items
+	}
+	return true
 }
 
 // ListTools lists the tools of every ready server, named by the host's
@@ -310,9 +341,32 @@ func (h *Host) listPlain(k listKind) ([]byte, *core.Error) {
 }
 
 func listResult(key string, entries []jsonx.RawMessage, failed map[string]string) []byte {
-	doc := map[string]any{key: entries}
-	if len(failed) > 0 {
-		doc["errors"] = failed
+	return rawDoc(key, entries, failed)
+}
+
+// rawDoc is {"errors"?: failed, key: [entries...]} (members in the order
+// jsonx.MustMarshal sorts them) around entries the host made itself, valid
+// JSON: marshalling them as raw messages would parse every one again to
+// validate it, which was most of what a search of a cached catalogue cost.
+func rawDoc(key string, entries []jsonx.RawMessage, failed map[string]string) []byte {
+	n := 32 + len(key)
+	for _, e := range entries {
+		n += len(e) + 1
 	}
-	return jsonx.MustMarshal(doc)
+	buf := make([]byte, 0, n)
+	buf = append(buf, '{')
+	if len(failed) > 0 {
+		buf = append(buf, `"errors":`...)
+		buf = append(buf, jsonx.MustMarshal(failed)...)
+		buf = append(buf, ',')
+	}
+	buf = jsonx.AppendString(buf, key)
+	buf = append(buf, ':', '[')
+	for i, e := range entries {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, e...)
+	}
+	return append(buf, ']', '}')
 }
