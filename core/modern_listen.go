@@ -638,6 +638,11 @@ func (c *Client) endProbing() {
 // keeps a 2026-07-28 server's lists on that promise (host/lists.go).
 func (c *Client) ListChangeGaps() uint64 { return c.listGaps.Load() }
 
+// HearsListChanges reports whether a 2026-07-28 server's list changes can
+// reach the client: false when protocol.listen is off (Options.NoListen),
+// since only a listen stream carries them in that era.
+func (c *Client) HearsListChanges() bool { return !c.opts.NoListen }
+
 // noteListGapLocked records that list changes may go unheard from now
 // until the next acknowledged listen. c.mu is held.
 func (c *Client) noteListGapLocked() {

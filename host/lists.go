@@ -53,7 +53,8 @@ type item struct {
 // use: nothing polls on the TTL). A 2026-07-28 result without ttlMs (or
 // with 0) promises no freshness of its own: the list is kept on the listen
 // stream's promise, as a legacy server's is on its list_changed
-// notifications (docs/host.md, "Lists").
+// notifications (docs/host.md, "Lists"); with protocol.listen off there is
+// no such promise, and it is fetched on every use.
 type listCache struct {
 	kind listKindInfo
 
@@ -148,9 +149,15 @@ func (l *listCache) fetchAndStore(s *server, ch chan struct{}, gen uint64) ([]it
 	if err == nil && gen == l.gen {
 		l.items, l.valid, l.client, l.gaps = items, true, c, gaps
 		l.expires = time.Time{}
-		if ttl != nil && *ttl > 0 {
+		switch {
+		case ttl != nil:
 			// 2026-07-28: the result says how long it stays fresh.
 			l.expires = time.Now().Add(time.Duration(*ttl) * time.Millisecond)
+		case c != nil && s.isModern() && !c.HearsListChanges():
+			// Without ttlMs and with protocol.listen off, nothing would
+			// say the list changed: it is stale at once (SEP-2549), and
+			// serves only the callers that waited for it.
+			l.expires = time.Now()
 		}
 	}
 	l.mu.Unlock()

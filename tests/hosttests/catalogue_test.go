@@ -54,3 +54,28 @@ func TestHostKeepsModernListsWithoutTTL(t *testing.T) {
 	names := hitNames(search(t, h, "dynamic", `{"limit":100}`))
 	require.Contains(t, names, "a__dynamic_1")
 }
+
+// With protocol.listen off, nothing would tell the host that a 2026-07-28
+// server's list changed: a list without ttlMs is stale at once (SEP-2549)
+// and every listing asks the server again.
+func TestHostRelistsModernListsWithoutListen(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "stdin.log")
+	cfg := fmt.Sprintf(`{"mcpServers":{"a":%s}}`, stdioServer(`"protocol":{"mode":"modern","listen":false}`, "-log-file", log))
+	h, _ := newHost(t, cfg)
+	require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
+	lists := func() int {
+		b, err := os.ReadFile(log)
+		require.NoError(t, err)
+		return strings.Count(string(b), `"method":"tools/list"`)
+	}
+	listTools(t, h)
+	before := lists()
+	for range 3 {
+		require.NotEmpty(t, search(t, h, "echo text", ""))
+	}
+	// (A late refresh after ready may add one.)
+	require.GreaterOrEqual(t, lists(), before+3, "each search asks the server")
+	_, err := h.CallToolSync("a__notify", nil, core.CallOptions{})
+	require.Nil(t, errOrNil(err))
+	require.Contains(t, listTools(t, h), "a__dynamic_1", "the change is seen without a notification")
+}
