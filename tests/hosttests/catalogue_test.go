@@ -13,6 +13,14 @@ import (
 	"github.com/lemonmcp/lemonmcp/core"
 )
 
+// requestsSeen counts the requests of method in a fixture's -log-file.
+func requestsSeen(t *testing.T, log, method string) int {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	require.NoError(t, err)
+	return strings.Count(string(b), `"method":"`+method+`"`)
+}
+
 // TestHostKeepsModernListsWithoutTTL: a 2026-07-28 server whose tools/list
 // carries no ttlMs is listed once; searches and list_tools then answer from
 // the host's catalogue (the server sees no further tools/list) until the
@@ -24,11 +32,7 @@ func TestHostKeepsModernListsWithoutTTL(t *testing.T) {
 	h, ev := newHost(t, cfg)
 	require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
 	require.Equal(t, "modern", servers(t, h)["a"].Era)
-	lists := func() int {
-		b, err := os.ReadFile(log)
-		require.NoError(t, err)
-		return strings.Count(string(b), `"method":"tools/list"`)
-	}
+	lists := func() int { return requestsSeen(t, log, "tools/list") }
 	// The first listings may fetch again once the listen is in place (a
 	// change before it went unheard); then two searches in a row list
 	// nothing.
@@ -63,11 +67,7 @@ func TestHostRelistsModernListsWithoutListen(t *testing.T) {
 	cfg := fmt.Sprintf(`{"mcpServers":{"a":%s}}`, stdioServer(`"protocol":{"mode":"modern","listen":false}`, "-log-file", log))
 	h, _ := newHost(t, cfg)
 	require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
-	lists := func() int {
-		b, err := os.ReadFile(log)
-		require.NoError(t, err)
-		return strings.Count(string(b), `"method":"tools/list"`)
-	}
+	lists := func() int { return requestsSeen(t, log, "tools/list") }
 	listTools(t, h)
 	before := lists()
 	for range 3 {
