@@ -638,10 +638,21 @@ func (c *Client) endProbing() {
 // keeps a 2026-07-28 server's lists on that promise (host/lists.go).
 func (c *Client) ListChangeGaps() uint64 { return c.listGaps.Load() }
 
-// HearsListChanges reports whether a 2026-07-28 server's list changes can
-// reach the client: false when protocol.listen is off (Options.NoListen),
-// since only a listen stream carries them in that era.
-func (c *Client) HearsListChanges() bool { return !c.opts.NoListen }
+// HearsListChanges reports whether a 2026-07-28 server's list changes
+// reach the client now: only a listen stream carries them in that era, so
+// it is false with protocol.listen off (Options.NoListen) and, for a
+// server that announces list changes, while no acknowledged listen
+// carries them (before the first acknowledgement, after a listen failed
+// or the server ended it). A server that announces none has none to miss.
+func (c *Client) HearsListChanges() bool {
+	if c.opts.NoListen {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f := c.listen.lists
+	return c.listen.heard || !(f.ToolsListChanged || f.PromptsListChanged || f.ResourcesListChanged)
+}
 
 // noteListGapLocked records that list changes may go unheard from now
 // until the next acknowledged listen. c.mu is held.

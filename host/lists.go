@@ -53,8 +53,9 @@ type item struct {
 // use: nothing polls on the TTL). A 2026-07-28 result without ttlMs (or
 // with 0) promises no freshness of its own: the list is kept on the listen
 // stream's promise, as a legacy server's is on its list_changed
-// notifications (docs/host.md, "Lists"); with protocol.listen off there is
-// no such promise, and it is fetched on every use.
+// notifications (docs/host.md, "Lists"); while no listen carries the
+// server's changes (protocol.listen off, a listen refused or ended) there
+// is no such promise, and it is fetched on every use.
 type listCache struct {
 	kind listKindInfo
 
@@ -144,6 +145,7 @@ func (l *listCache) fetchAndStore(s *server, ch chan struct{}, gen uint64) ([]it
 		gaps = c.ListChangeGaps() // before the request: a gap during it makes the list stale
 	}
 	items, ttl, err := l.fetch(s)
+	unheard := c != nil && s.isModern() && !c.HearsListChanges()
 	l.mu.Lock()
 	l.flight, l.lastErr = nil, err
 	if err == nil && gen == l.gen {
@@ -153,10 +155,11 @@ func (l *listCache) fetchAndStore(s *server, ch chan struct{}, gen uint64) ([]it
 		case ttl != nil:
 			// 2026-07-28: the result says how long it stays fresh.
 			l.expires = time.Now().Add(time.Duration(*ttl) * time.Millisecond)
-		case c != nil && s.isModern() && !c.HearsListChanges():
-			// Without ttlMs and with protocol.listen off, nothing would
-			// say the list changed: it is stale at once (SEP-2549), and
-			// serves only the callers that waited for it.
+		case unheard:
+			// Without ttlMs and with no listen carrying the server's
+			// changes, nothing would say the list changed: it is stale
+			// at once (SEP-2549), and serves only the callers that
+			// waited for it.
 			l.expires = time.Now()
 		}
 	}
