@@ -787,10 +787,12 @@ lmcp_status lmcp_host_servers(lmcp_host *host, char **json_out,
  * keep to the characters MCP allows (others become '_') and to 128
  * characters (longer ones end with a hash); tools.allow and
  * tools.deny apply. Lists are cached per server and fetched again after
- * notifications/tools/list_changed, a restart, or (2026-07-28 era) when their
- * ttlMs ran out; this call blocks the calling thread while a stale list is
- * fetched (lmcp_host_query with LMCP_QUERY_LIST_TOOLS is the form that
- * does not). *json_out is library-allocated (free with lmcp_free).
+ * notifications/tools/list_changed, a restart, or (2026-07-28 era) when a
+ * positive ttlMs ran out or the listen stream that carries the server's
+ * list changes had a gap (a list without ttlMs is kept while that stream
+ * carries them: docs/host.md, "Lists"); this call blocks the calling thread
+ * while a stale list is fetched (lmcp_host_query with LMCP_QUERY_LIST_TOOLS
+ * is the form that does not). *json_out is library-allocated (free with lmcp_free).
  *
  * Deferred exposure: with the host option "deferred_tools": {"always_loaded":
  * [host tool names or globs], "max_results": 1..100 [5]}, the list holds only
