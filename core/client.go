@@ -71,6 +71,8 @@ type Client struct {
 	nextReqID  atomic.Int64
 	nextCallID atomic.Uint64
 	nextHostID atomic.Uint64
+	// listGaps: see ListChangeGaps (modern_listen.go).
+	listGaps atomic.Uint64
 
 	// headers: the transport carries per-message headers (HTTP), so modern
 	// requests get them; aborter cancels a modern HTTP request.

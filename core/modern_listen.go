@@ -90,6 +90,9 @@ type listenState struct {
 	// answer would show that the server answers them after all.
 	probing    map[int64]*call
 	probeTimer *time.Timer
+	// heard: an acknowledged listen has carried the server's list
+	// changes without a break since the last gap (ListChangeGaps).
+	heard bool
 }
 
 type capsListChanged struct {
@@ -242,6 +245,9 @@ func (c *Client) finishSwitch() {
 // invalidateListCaches makes the cached lists stale: a switch may have
 // missed the changes the server announced in between.
 func (c *Client) invalidateListCaches() {
+	c.mu.Lock()
+	c.noteListGapLocked()
+	c.mu.Unlock()
 	for _, m := range []string{"notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed"} {
 		c.cacheInvalidate(m, nil)
 	}
@@ -254,6 +260,7 @@ func (c *Client) invalidateListCaches() {
 // listen asks for the same. Subscribe calls waiting for an acknowledgement
 // were failed with the connection.
 func (c *Client) forgetListensLocked() {
+	c.noteListGapLocked()
 	clear(c.listen.live)
 	clear(c.listen.asked)
 	c.listen.current = 0
@@ -378,6 +385,12 @@ func (c *Client) onListenAck(id int64, params []byte) {
 		dirty = c.listen.dirty && !asked.equal(c.filterLocked())
 		c.listen.unacked, c.listen.dirty = false, false
 		c.listen.failures = 0
+		if !c.listen.heard {
+			// Changes made before this listen was in place were not
+			// heard: a list fetched before now may be out of date.
+			c.listen.heard = true
+			c.listGaps.Add(1)
+		}
 		keep := c.listen.waiters[:0]
 		for _, w := range c.listen.waiters {
 			uri := subscribeURI(w)
@@ -465,6 +478,7 @@ func (c *Client) onListenEnd(id int64, result []byte, err *Error) {
 	if current {
 		c.listen.current = 0
 		c.listen.unacked = false
+		c.noteListGapLocked() // nothing carries the server's changes now
 	}
 	ready := c.state == StateReady
 	var waiters []*call
@@ -613,4 +627,36 @@ func (c *Client) endProbing() {
 		delete(c.listen.probing, id)
 	}
 	c.mu.Unlock()
+}
+
+// ListChangeGaps counts the times the client may have missed a list
+// change the server announced: a listen that broke, ended or was switched
+// without an acknowledged one in between, and each acknowledgement that
+// ends such a gap (the first listen's too: a change made before it was in
+// place went unheard). A list fetched while the count stays the same is
+// current unless a list_changed notification says otherwise; the host
+// keeps a 2026-07-28 server's lists on that promise (host/lists.go).
+func (c *Client) ListChangeGaps() uint64 { return c.listGaps.Load() }
+
+// HearsListChanges reports whether a 2026-07-28 server's list changes
+// reach the client now: only a listen stream carries them in that era, so
+// it is false with protocol.listen off (Options.NoListen) and, for a
+// server that announces list changes, while no acknowledged listen
+// carries them (before the first acknowledgement, after a listen failed
+// or the server ended it). A server that announces none has none to miss.
+func (c *Client) HearsListChanges() bool {
+	if c.opts.NoListen {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f := c.listen.lists
+	return c.listen.heard || !(f.ToolsListChanged || f.PromptsListChanged || f.ResourcesListChanged)
+}
+
+// noteListGapLocked records that list changes may go unheard from now
+// until the next acknowledged listen. c.mu is held.
+func (c *Client) noteListGapLocked() {
+	c.listen.heard = false
+	c.listGaps.Add(1)
 }

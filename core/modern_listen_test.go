@@ -311,3 +311,44 @@ func TestListenSwitchWithoutCancelAnswers(t *testing.T) {
 	s.mu.Unlock()
 	require.Equal(t, []string{"new", "cancel old"}, order)
 }
+
+// What the host keeps lists on: HearsListChanges is true only while an
+// acknowledged listen carries the server's list changes, and each gap in
+// that (the first acknowledgement, a listen the server ended) moves
+// ListChangeGaps; a server that announces no list changes has none to
+// miss, and protocol.listen false hears none.
+func TestListChangeGaps(t *testing.T) {
+	t.Run("acknowledged, then ended by the server", func(t *testing.T) {
+		s := listenServer(t, nil)
+		c, err := connectWith(t, s, modernOptions(ModeModern), nil)
+		require.Nil(t, errOrNil(err))
+		m, ok := s.waitFor(func(m wireMsg) bool { return m.Method == "subscriptions/listen" })
+		require.True(t, ok)
+		require.Eventually(t, c.HearsListChanges, 5*time.Second, 5*time.Millisecond, "the acknowledged listen carries the changes")
+		gaps := c.ListChangeGaps()
+		require.NotZero(t, gaps, "the first acknowledgement ends a gap")
+		// Nothing changes while the listen holds.
+		_, cerr := c.CallSync("tools/call", []byte(`{"name":"x","arguments":{"text":"a"}}`), CallOptions{})
+		require.Nil(t, errOrNil(cerr))
+		require.Equal(t, gaps, c.ListChangeGaps())
+		require.True(t, c.HearsListChanges())
+
+		s.sendResult(m.ID, map[string]any{"resultType": "complete", "_meta": map[string]any{metaSubscriptionID: m.ID}})
+		require.Eventually(t, func() bool { return !c.HearsListChanges() }, 5*time.Second, 5*time.Millisecond, "the ended listen carries nothing")
+		require.Greater(t, c.ListChangeGaps(), gaps)
+	})
+	t.Run("a server that announces no list changes", func(t *testing.T) {
+		s := newModernServer(t)
+		c, err := connectWith(t, s, modernOptions(ModeModern), nil)
+		require.Nil(t, errOrNil(err))
+		require.True(t, c.HearsListChanges())
+	})
+	t.Run("protocol.listen false", func(t *testing.T) {
+		s := listenServer(t, nil)
+		opts := modernOptions(ModeModern)
+		opts.NoListen = true
+		c, err := connectWith(t, s, opts, nil)
+		require.Nil(t, errOrNil(err))
+		require.False(t, c.HearsListChanges())
+	})
+}

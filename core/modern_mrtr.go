@@ -54,6 +54,13 @@ func (c *Client) onModernResult(cl *call, result []byte) {
 		}
 		c.onInputRequired(cl, result)
 	case "task":
+		if cl.method == "tools/call" && hasTopLevelKey(cl.params, "task") {
+			// The application's own task (params.task as it wrote it):
+			// the CreateTaskResult is its answer, and it follows the task
+			// itself (tasks/get, tasks/update, tasks/cancel).
+			c.finishResult(cl, result)
+			return
+		}
 		c.onTaskCreated(cl, result)
 	default:
 		c.finish(cl, Errorf(StatusProtocol, "the server's result has resultType %s, which this client does not know", strconv.Quote(rt)), nil)

@@ -71,9 +71,13 @@ type taskFieldsLegacy struct {
 
 // wantsLegacyTask reports whether a legacy tools/call must go through
 // legacyTaskSend: the server takes task-augmented tool calls, or the host
-// asked for one (which then fails, naming why).
+// asked for one (which then fails, naming why). A call whose params carry
+// task already is the application's own task: it is sent as written and
+// its CreateTaskResult is its answer (the application follows the task
+// with tasks/get, tasks/result, tasks/cancel, and may keep it beyond the
+// call, across its own restarts).
 func (c *Client) wantsLegacyTask(cl *call) bool {
-	return cl.mod == nil && cl.method == "tools/call" && (c.server.caps.taskTools || cl.opts.Task)
+	return cl.mod == nil && cl.method == "tools/call" && (c.server.caps.taskTools || cl.opts.Task) && !hasTopLevelKey(cl.params, "task")
 }
 
 // legacyTaskSend sends a registered tools/call (in c.calls, its timer
@@ -197,11 +201,9 @@ func orForbidden(s string) string {
 }
 
 // withTaskParam adds "task":{} to a compact params object (the server's
-// default ttl applies), unless the host set params.task itself.
+// default ttl applies). A call whose params carry task never comes here
+// (wantsLegacyTask).
 func withTaskParam(params []byte) []byte {
-	if hasTopLevelKey(params, "task") {
-		return params
-	}
 	if len(params) <= 2 {
 		return []byte(`{"task":{}}`)
 	}

@@ -384,3 +384,66 @@ func TestLegacyTaskReceiver(t *testing.T) {
 	request("g4", "tasks/get", "nope")
 	require.Contains(t, string(answer("g4").Error), "-32602")
 }
+
+// A tools/call whose params carry task is the application's own task:
+// sent as written, its CreateTaskResult is the call's answer (nothing is
+// polled), and tasks/get, tasks/result, tasks/list and tasks/cancel work
+// by hand, so the application can keep the task beyond the call. Only a
+// call without params.task is followed by the library.
+func TestLegacyTaskByHand(t *testing.T) {
+	cases := []struct {
+		name, tool string
+		opts       CallOptions
+	}{
+		{"required tool", "slow", CallOptions{}},
+		{"optional tool", "maybe", CallOptions{}},
+		{"optional tool, options.task too", "maybe", CallOptions{Task: true}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newLegacyTaskServer(t, nil)
+			c := readyClient(t, s.fakeServer, legacyOptions())
+			out, cerr := c.CallSync("tools/call", []byte(`{"name":"`+tc.tool+`","arguments":{},"task":{"ttl":30000}}`), tc.opts)
+			require.Nil(t, errOrNil(cerr))
+			var created struct {
+				Task struct {
+					TaskID string `json:"taskId"`
+					Status string `json:"status"`
+				} `json:"task"`
+			}
+			require.NoError(t, json.Unmarshal(out, &created), string(out))
+			require.Equal(t, "t1", created.Task.TaskID, string(out))
+			require.Equal(t, "working", created.Task.Status)
+			calls := s.requests("tools/call")
+			require.Len(t, calls, 1)
+			require.JSONEq(t, `{"ttl":30000}`, string(params(t, calls[0])["task"]), "the task as the application wrote it")
+			require.Empty(t, s.requests("tasks/get"), "the library does not follow the application's task")
+			require.Empty(t, s.requests("tasks/result"))
+
+			task := `{"taskId":"t1"}`
+			for range 3 {
+				got, gerr := c.CallSync("tasks/get", []byte(task), CallOptions{})
+				require.Nil(t, errOrNil(gerr))
+				require.Contains(t, string(got), `"taskId":"t1"`)
+			}
+			res, rerr := c.CallSync("tasks/result", []byte(task), CallOptions{})
+			require.Nil(t, errOrNil(rerr))
+			require.Contains(t, string(res), "done "+tc.tool)
+
+			s.handle("tasks/list", func(*fakeServer, wireMsg) reply {
+				return reply{result: map[string]any{"tasks": []any{map[string]any{"taskId": "t1", "status": "completed"}}}}
+			})
+			list, lerr := c.CallSync("tasks/list", nil, CallOptions{})
+			require.Nil(t, errOrNil(lerr))
+			require.Contains(t, string(list), `"taskId":"t1"`)
+
+			// A second task of the application's, cancelled by hand.
+			_, cerr = c.CallSync("tools/call", []byte(`{"task":{},"name":"forever","arguments":{}}`), CallOptions{})
+			require.Nil(t, errOrNil(cerr))
+			cancelled, xerr := c.CallSync("tasks/cancel", []byte(`{"taskId":"t2"}`), CallOptions{})
+			require.Nil(t, errOrNil(xerr))
+			require.Contains(t, string(cancelled), `"status":"cancelled"`)
+			require.Empty(t, s.requests("notifications/cancelled"))
+		})
+	}
+}

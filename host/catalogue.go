@@ -41,9 +41,9 @@ type catalogueTool struct {
 
 // builtFrom reports whether c was built from these lists: the same
 // servers and, for each, the same cached list or one with the same items
-// (a server whose lists go stale at once, a 2026-07-28 one without ttlMs,
-// is refetched on every call: comparing bytes is much cheaper than
-// building the catalogue and its index again).
+// (a list fetched again, after a short ttlMs or a gap in a listen stream,
+// often has not changed: comparing bytes is much cheaper than building the
+// catalogue and its index again).
 func (c *catalogue) builtFrom(servers []*server, lists [][]item) bool {
 	if len(c.sources) != len(servers) {
 		return false

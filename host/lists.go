@@ -1,6 +1,7 @@
 package host
 
 import (
+	"math"
 	"sync"
 	"time"
 
@@ -43,16 +44,28 @@ type item struct {
 	raw  []byte
 }
 
-// listCache is one server's cached list: valid until list_changed, a
-// restart, or (2026-07-28 era) its ttlMs runs out.
+// listCache is one server's cached list. It answers without a round trip
+// until the server says it changed: a list_changed notification (on a
+// 2026-07-28 server, through the listen stream), a restart, or a gap in
+// that stream (core.Client.ListChangeGaps: changes may have gone unheard),
+// each of which makes the next caller fetch it. A positive ttlMs (SEP-2549)
+// bounds how long it is fresh; past that the next caller fetches it (on
+// use: nothing polls on the TTL). A 2026-07-28 result without ttlMs (or
+// with 0) promises no freshness of its own: the list is kept on the listen
+// stream's promise, as a legacy server's is on its list_changed
+// notifications (docs/host.md, "Lists"); while no listen carries the
+// server's changes (protocol.listen off, a listen refused or ended) there
+// is no such promise, and it is fetched on every use.
 type listCache struct {
 	kind listKindInfo
 
 	mu      sync.Mutex
 	items   []item
 	valid   bool
-	expires time.Time // zero: until invalidated
-	gen     uint64    // bumped by invalidate: a fetch begun before stores nothing
+	expires time.Time    // zero: until invalidated
+	client  *core.Client // the client the list was fetched from
+	gaps    uint64       // its ListChangeGaps before that fetch
+	gen     uint64       // bumped by invalidate: a fetch begun before stores nothing
 	flight  chan struct{}
 	lastErr *core.Error
 }
@@ -64,12 +77,36 @@ func (l *listCache) invalidate() {
 	l.mu.Unlock()
 }
 
-// get returns the cached list, fetching it when stale; concurrent callers
-// share one fetch.
+// currentLocked reports whether the cached list may answer: valid, within
+// its ttlMs if it has one, and no change may have gone unheard since it
+// was fetched. l.mu is held.
+func (l *listCache) currentLocked(c *core.Client) bool {
+	return l.heardLocked(c) && (l.expires.IsZero() || time.Now().Before(l.expires))
+}
+
+// heardLocked: the list is valid and no change may have gone unheard
+// since it was fetched (its ttlMs aside). l.mu is held.
+func (l *listCache) heardLocked(c *core.Client) bool {
+	return l.valid && c == l.client && (c == nil || c.ListChangeGaps() == l.gaps)
+}
+
+// cached returns the cached list when it is current, without waiting.
+func (l *listCache) cached(c *core.Client) ([]item, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.currentLocked(c) {
+		return nil, false
+	}
+	return l.items, true
+}
+
+// get returns the cached list, fetching it when it is not current;
+// concurrent callers share one fetch.
 func (l *listCache) get(s *server) ([]item, *core.Error) {
 	for {
+		c := s.client()
 		l.mu.Lock()
-		if l.valid && (l.expires.IsZero() || time.Now().Before(l.expires)) {
+		if l.currentLocked(c) {
 			items := l.items
 			l.mu.Unlock()
 			return items, nil
@@ -79,7 +116,9 @@ func (l *listCache) get(s *server) ([]item, *core.Error) {
 			l.mu.Unlock()
 			<-ch
 			l.mu.Lock()
-			err, fresh := l.lastErr, l.valid
+			// The fetch waited for answers even if its ttlMs already ran
+			// out (a ttlMs shorter than the fetch must not loop).
+			err, fresh := l.lastErr, l.heardLocked(c)
 			items := l.items
 			l.mu.Unlock()
 			if err != nil {
@@ -90,35 +129,52 @@ func (l *listCache) get(s *server) ([]item, *core.Error) {
 			}
 			continue
 		}
-		ch := make(chan struct{})
+		ch, gen := make(chan struct{}), l.gen
 		l.flight = ch
-		gen := l.gen
 		l.mu.Unlock()
-
-		items, ttl, err := l.fetch(s)
-		l.mu.Lock()
-		l.flight, l.lastErr = nil, err
-		if err == nil && gen == l.gen {
-			l.items, l.valid = items, true
-			l.expires = time.Time{}
-			if ttl != nil {
-				// 2026-07-28: the result says how long it stays fresh; 0 or
-				// less is stale at once (it serves this call only).
-				l.expires = time.Now().Add(time.Duration(max(*ttl, 0)) * time.Millisecond)
-			}
-		}
-		l.mu.Unlock()
-		close(ch)
-		return items, err
+		return l.fetchAndStore(s, ch, gen)
 	}
 }
 
+// fetchAndStore fetches the list and keeps it, unless it was invalidated
+// meanwhile (gen), then lets the callers waiting on ch go on.
+func (l *listCache) fetchAndStore(s *server, ch chan struct{}, gen uint64) ([]item, *core.Error) {
+	c := s.client()
+	var gaps uint64
+	if c != nil {
+		gaps = c.ListChangeGaps() // before the request: a gap during it makes the list stale
+	}
+	items, ttl, err := l.fetch(s)
+	unheard := c != nil && s.isModern() && !c.HearsListChanges()
+	l.mu.Lock()
+	l.flight, l.lastErr = nil, err
+	if err == nil && gen == l.gen {
+		l.items, l.valid, l.client, l.gaps = items, true, c, gaps
+		l.expires = time.Time{}
+		switch {
+		case ttl != nil:
+			// 2026-07-28: the result says how long it stays fresh.
+			l.expires = time.Now().Add(time.Duration(*ttl) * time.Millisecond)
+		case unheard:
+			// Without ttlMs and with no listen carrying the server's
+			// changes, nothing would say the list changed: it is stale
+			// at once (SEP-2549), and serves only the callers that
+			// waited for it.
+			l.expires = time.Now()
+		}
+	}
+	l.mu.Unlock()
+	close(ch)
+	return items, err
+}
+
 // fetch walks every page of the list. A server without the capability has
-// an empty list. ttl is the smallest ttlMs of the pages, in the modern era.
+// an empty list. ttl is the smallest ttlMs of the pages when every page of
+// a 2026-07-28 server's list carries a positive one, otherwise nil.
 func (l *listCache) fetch(s *server) ([]item, *int64, *core.Error) {
 	var out []item
-	var ttl *int64
 	modern := s.isModern()
+	allTTL, minTTL := modern, int64(math.MaxInt64) // every page's ttlMs positive; the smallest
 	seen := map[string]bool{}
 	cursor := ""
 	for page := 0; ; page++ {
@@ -156,14 +212,13 @@ func (l *listCache) fetch(s *server) ([]item, *int64, *core.Error) {
 			out = append(out, item{name: name, raw: append([]byte(nil), raw...)})
 		}
 		if modern {
+			// A page without a positive ttlMs promises no freshness, and
+			// then neither does the list.
 			var t int64
-			if v, ok := doc["ttlMs"]; ok && jsonx.Unmarshal(v, &t) == nil {
-				if ttl == nil || t < *ttl {
-					ttl = &t
-				}
+			if v, ok := doc["ttlMs"]; ok && jsonx.Unmarshal(v, &t) == nil && t > 0 {
+				minTTL = min(minTTL, t)
 			} else {
-				zero := int64(0)
-				ttl = &zero
+				allTTL = false
 			}
 		}
 		var next string
@@ -171,7 +226,10 @@ func (l *listCache) fetch(s *server) ([]item, *int64, *core.Error) {
 			_ = jsonx.Unmarshal(v, &next)
 		}
 		if next == "" || seen[next] {
-			return out, ttl, nil
+			if allTTL {
+				return out, &minTTL, nil
+			}
+			return out, nil, nil
 		}
 		seen[next] = true
 		cursor = next
@@ -201,11 +259,16 @@ func (h *Host) readyServers() []*server {
 	return out
 }
 
-// gather fetches one list from every ready server in parallel.
+// gather fetches one list from every ready server in parallel. When every
+// cached list is current (the common case: a search) it answers without a
+// goroutine or a wait.
 func (h *Host) gather(k listKind) ([]*server, [][]item, map[string]string) {
 	h.wakeAll()
 	servers := h.readyServers()
 	lists := make([][]item, len(servers))
+	if h.gatherCached(k, servers, lists) {
+		return servers, lists, map[string]string{}
+	}
 	errs := make([]*core.Error, len(servers))
 	var wg sync.WaitGroup
 	for i, s := range servers {
@@ -231,6 +294,22 @@ func (h *Host) gather(k listKind) ([]*server, [][]item, map[string]string) {
 		}
 	}
 	return servers, lists, failed
+}
+
+// gatherCached fills lists from the servers' current cached lists, and
+// reports whether every one was current. Reading a cached list is a use of
+// its server (for idle_ms) like a fetch.
+func (h *Host) gatherCached(k listKind, servers []*server, lists [][]item) bool {
+	for i, s := range servers {
+		s.useBegin()
+		items, ok := s.lists[k].cached(s.client())
+		s.useEnd()
+		if !ok {
+			return false
+		}
+		lists[i] = items
+	}
+	return true
 }
 
 // ListTools lists the tools of every ready server, named by the host's
@@ -272,9 +351,32 @@ func (h *Host) listPlain(k listKind) ([]byte, *core.Error) {
 }
 
 func listResult(key string, entries []jsonx.RawMessage, failed map[string]string) []byte {
-	doc := map[string]any{key: entries}
-	if len(failed) > 0 {
-		doc["errors"] = failed
+	return rawDoc(key, entries, failed)
+}
+
+// rawDoc is {"errors"?: failed, key: [entries...]} (members in the order
+// jsonx.MustMarshal sorts them) around entries the host made itself, valid
+// JSON: marshalling them as raw messages would parse every one again to
+// validate it, which was most of what a search of a cached catalogue cost.
+func rawDoc(key string, entries []jsonx.RawMessage, failed map[string]string) []byte {
+	n := 32 + len(key)
+	for _, e := range entries {
+		n += len(e) + 1
 	}
-	return jsonx.MustMarshal(doc)
+	buf := make([]byte, 0, n)
+	buf = append(buf, '{')
+	if len(failed) > 0 {
+		buf = append(buf, `"errors":`...)
+		buf = append(buf, jsonx.MustMarshal(failed)...)
+		buf = append(buf, ',')
+	}
+	buf = jsonx.AppendString(buf, key)
+	buf = append(buf, ':', '[')
+	for i, e := range entries {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, e...)
+	}
+	return append(buf, ']', '}')
 }

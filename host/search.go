@@ -2,6 +2,7 @@ package host
 
 import (
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/lemonmcp/lemonmcp/core"
@@ -71,23 +72,27 @@ func (h *Host) SearchTools(query string, opts SearchOptions) ([]byte, *core.Erro
 		return nil, err
 	}
 	hits := c.search(query, opts)
-	results := make([]searchResult, len(hits))
+	results := make([]jsonx.RawMessage, len(hits))
 	for i, hit := range hits {
 		t := &c.tools[hit.Tool]
-		results[i] = searchResult{Name: t.name, Server: t.srv.name, Score: roundScore(hit.Score), Tool: t.raw}
+		results[i] = searchResult(t, hit.Score)
 	}
-	doc := map[string]any{"results": results}
-	if len(failed) > 0 {
-		doc["errors"] = failed
-	}
-	return jsonx.MustMarshal(doc), nil
+	return rawDoc("results", results, failed), nil
 }
 
-type searchResult struct {
-	Name   string           `json:"name"`
-	Server string           `json:"server"`
-	Score  float64          `json:"score"`
-	Tool   jsonx.RawMessage `json:"tool"`
+// searchResult is {"name", "server", "score", "tool"}, built around the
+// tool's JSON as the catalogue holds it (see rawDoc).
+func searchResult(t *catalogueTool, score float64) jsonx.RawMessage {
+	buf := make([]byte, 0, len(t.raw)+len(t.name)+len(t.srv.name)+48)
+	buf = append(buf, `{"name":`...)
+	buf = jsonx.AppendString(buf, t.name)
+	buf = append(buf, `,"server":`...)
+	buf = jsonx.AppendString(buf, t.srv.name)
+	buf = append(buf, `,"score":`...)
+	buf = strconv.AppendFloat(buf, roundScore(score), 'f', -1, 64)
+	buf = append(buf, `,"tool":`...)
+	buf = append(buf, t.raw...)
+	return append(buf, '}')
 }
 
 func checkQuery(query string) *core.Error {
@@ -222,15 +227,19 @@ func (h *Host) searchToolResult(args map[string]any) []byte {
 	for _, hit := range hits {
 		tools = append(tools, c.tools[hit.Tool].raw)
 	}
-	structured := jsonx.MustMarshal(map[string]any{"tools": tools})
+	structured := rawDoc("tools", tools, nil)
 	text := string(structured)
 	if len(tools) == 0 {
 		text = "No tool matches " + jsonQuote(query) + "; try other words."
 	}
-	return jsonx.MustMarshal(map[string]any{
-		"content":           []map[string]string{{"type": "text", "text": text}},
-		"structuredContent": jsonx.RawMessage(structured),
-	})
+	// {"content":[{"type":"text","text":text}],"structuredContent":...},
+	// built by hand for rawDoc's reason.
+	buf := make([]byte, 0, 2*len(structured)+64)
+	buf = append(buf, `{"content":[{"type":"text","text":`...)
+	buf = jsonx.AppendString(buf, text)
+	buf = append(buf, `}],"structuredContent":`...)
+	buf = append(buf, structured...)
+	return append(buf, '}')
 }
 
 func toolError(message string) []byte {

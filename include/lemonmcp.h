@@ -406,7 +406,10 @@ lmcp_status lmcp_client_state(lmcp_client *client, lmcp_state *state_out);
  * here). A bad option fails the call with LMCP_E_INVALID_ARGUMENT naming it.
  * A timeout sends notifications/cancelled to the server (2026-07-28 over
  * HTTP: the request's response stream is closed instead; a task-augmented
- * call sends tasks/cancel instead). */
+ * call sends tasks/cancel instead). A tools/call whose params_json already
+ * carries "task" is the application's own task: it is sent as written, its
+ * CreateTaskResult is the result, and the application follows the task
+ * (tasks/get, tasks/result, tasks/list, tasks/cancel; docs/tasks.md). */
 
 /* lmcp_client_call sends a request asynchronously. method is NUL-terminated;
  * params_json (params_len bytes) is a JSON object or absent. On LMCP_OK,
@@ -837,10 +840,12 @@ lmcp_status lmcp_host_servers(lmcp_host *host, char **json_out,
  * keep to the characters MCP allows (others become '_') and to 128
  * characters (longer ones end with a hash); tools.allow and
  * tools.deny apply. Lists are cached per server and fetched again after
- * notifications/tools/list_changed, a restart, or (2026-07-28 era) when their
- * ttlMs ran out; this call blocks the calling thread while a stale list is
- * fetched (lmcp_host_query with LMCP_QUERY_LIST_TOOLS is the form that
- * does not). *json_out is library-allocated (free with lmcp_free).
+ * notifications/tools/list_changed, a restart, or (2026-07-28 era) when a
+ * positive ttlMs ran out or the listen stream that carries the server's
+ * list changes had a gap (a list without ttlMs is kept while that stream
+ * carries them: docs/host.md, "Lists"); this call blocks the calling thread
+ * while a stale list is fetched (lmcp_host_query with LMCP_QUERY_LIST_TOOLS
+ * is the form that does not). *json_out is library-allocated (free with lmcp_free).
  *
  * Deferred exposure: with the host option "deferred_tools": {"always_loaded":
  * [host tool names or globs], "max_results": 1..100 [5]}, the list holds only

@@ -17,7 +17,12 @@
 #                     tests/searcheval): recall at 1, 3, 5 on its query set,
 #                     list_tools bytes with every tool against deferred_tools,
 #                     and one search of 1,000 tools; make bench ends with it
-.PHONY: bench bench-go bench-tools bench-search bench-pysdk-setup
+#   make bench-search-python  search latency through Python (Host.search_tools),
+#                     p50/p99, on a host of 39 tools (two of its servers
+#                     2026-07-28 without ttlMs) and one of 1,000 tools
+#                     (tests/bench/clients/pysearch.py; BENCH_SEARCH_RUNS
+#                     searches of each query); make bench ends with it too
+.PHONY: bench bench-go bench-tools bench-search bench-search-python bench-pysdk-setup
 BENCH_COUNT  ?= 3
 BENCH_ROUNDS ?= 3
 BENCH_N      ?= 2000
@@ -25,6 +30,7 @@ BENCH_PN     ?= 4000
 BENCH_MANY   ?= 1,100,1000
 BENCH_LARGE  ?= 2
 BENCH_SKIP   ?=
+BENCH_SEARCH_RUNS ?= 20
 BENCH_BIN    := $(BUILD)/bench
 BENCH_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -I$(BUILD)/include
 
@@ -55,9 +61,16 @@ bench: $(BENCH_DEPS)
 		-out tests/bench/RESULTS.md $(foreach v,$(BENCH_PYSDKS),-pysdk $(v)=$(CACHE)/pysdk-$(v)/bin/python) \
 		$(if $(findstring python,$(BENCH_SKIP)),,-pybench 'cd $(PY_DIR) && $(PY_ENV) BENCH_N=1000 BENCH_ROUNDS=3 LEMONMCP_FIXTURE=$(PY_FIXTURE) $(PYTHON) bench/bench_call.py')
 	@$(MAKE) --no-print-directory bench-search
+	$(if $(findstring python,$(BENCH_SKIP)),,@$(MAKE) --no-print-directory bench-search-python)
 
 bench-search: lib fixtures
 	cd tests && $(GO) run ./searcheval/searchreport -fixture $(BUILD)/fixtures/mcpfixture
+
+bench-search-python: python-dev
+	@mkdir -p $(BENCH_BIN)
+	cd tests && $(GO) build -o $(BENCH_BIN)/replayserver ./searcheval/replayserver
+	cd $(PY_DIR) && $(PY_ENV) $(PYTHON) $(ROOT)/tests/bench/clients/pysearch.py -replay $(BENCH_BIN)/replayserver \
+		-catalogues $(ROOT)/tests/searcheval/catalogues -queries $(ROOT)/tests/searcheval/queries.json -runs $(BENCH_SEARCH_RUNS)
 
 bench-go: lib fixtures
 	cd tests && $(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) ./bench/

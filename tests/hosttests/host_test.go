@@ -292,8 +292,8 @@ func TestHostListChangedRefreshes(t *testing.T) {
 					return ev.has("list_changed", `"server":"a"`, `"list":"tools"`) && ev.has("notification", "tools/list_changed")
 				}, 5*time.Second, 10*time.Millisecond)
 			}
-			// Legacy: refreshed on list_changed; modern: the list carries no
-			// ttlMs, so it is stale at once and fetched again.
+			// Both: refreshed on list_changed (modern: heard on the listen
+			// stream; TestHostKeepsModernListsWithoutTTL).
 			require.Eventually(t, func() bool { _, ok := listTools(t, h)["a__dynamic_1"]; return ok }, 5*time.Second, 20*time.Millisecond)
 		})
 	}

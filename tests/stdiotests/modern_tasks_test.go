@@ -129,3 +129,40 @@ func TestTasksNotOptedInOverStdio(t *testing.T) {
 	require.Equal(t, core.StatusUnsupported, err.Status)
 	require.Contains(t, err.Message, "protocol.tasks")
 }
+
+// A tools/call whose params carry task is the application's own: its
+// CreateTaskResult comes back as the call's answer, and tasks/get and
+// tasks/cancel work by hand; the library follows no task of its own.
+func TestOwnTaskByHandOverStdio(t *testing.T) {
+	logFile := filepath.Join(t.TempDir(), "stdin.log")
+	c := startTasks(t, true, "-log-file", logFile)
+	created := func(tool string) string {
+		res, err := c.CallSync("tools/call", []byte(`{"name":"`+tool+`","arguments":{"text":"lemon"},"task":{}}`), core.CallOptions{})
+		require.Nil(t, errOrNil(err))
+		var r struct {
+			ResultType string `json:"resultType"`
+			TaskID     string `json:"taskId"`
+			Status     string `json:"status"`
+		}
+		require.NoError(t, json.Unmarshal(res, &r), string(res))
+		require.Equal(t, "task", r.ResultType, string(res))
+		require.NotEmpty(t, r.TaskID, string(res))
+		require.Equal(t, "working", r.Status)
+		return r.TaskID
+	}
+	id := created("task_echo")
+	raw, _ := os.ReadFile(logFile)
+	require.NotContains(t, string(raw), `"method":"tasks/get"`, "the library followed the application's task")
+	get := func(id string) string {
+		res, err := c.CallSync("tasks/get", []byte(`{"taskId":"`+id+`"}`), core.CallOptions{})
+		require.Nil(t, errOrNil(err))
+		return string(res)
+	}
+	require.Eventually(t, func() bool { return strings.Contains(get(id), `"completed"`) }, 10*time.Second, 20*time.Millisecond)
+	require.Contains(t, get(id), "lemon")
+
+	forever := created("task_forever")
+	_, err := c.CallSync("tasks/cancel", []byte(`{"taskId":"`+forever+`"}`), core.CallOptions{})
+	require.Nil(t, errOrNil(err))
+	require.Eventually(t, func() bool { return strings.Contains(get(forever), `"cancelled"`) }, 10*time.Second, 20*time.Millisecond)
+}

@@ -12,7 +12,11 @@
 // Reading is bounded. Each stdout line is one message; a line longer than
 // Config.MaxMessageBytes is skipped and reported without ever being held in
 // memory whole, and lines that are not JSON (startup banners, stray prints,
-// merged stderr) become log lines rather than protocol errors. stderr is
+// merged stderr) become log lines rather than protocol errors. A last line
+// left unfinished when stdout ends (a server killed while writing a large
+// answer) is the connection's loss, not a malformed message: unless it is
+// complete JSON it is dropped with a warning, and the call it answered
+// fails with the others as the connection closes. stderr is
 // drained continuously whatever the host does with it, since a child blocked
 // on a full stderr pipe would otherwise look like a hung server.
 //

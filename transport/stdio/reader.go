@@ -31,6 +31,13 @@ type lineSink interface {
 	longEnd(total int64)
 }
 
+// tailSink is a lineSink that tells the unterminated last line at EOF
+// from a complete one: on stdout such a line may be a message its server
+// died writing. Sinks without it get the tail through line.
+type tailSink interface {
+	tail(b []byte)
+}
+
 // lineReader splits a byte stream into '\n'-terminated lines in bounded
 // memory. It is independent of pipes and processes so that it can be
 // fuzzed and benchmarked on its own.
@@ -50,8 +57,9 @@ func newLineReader(src io.Reader, limit, chunk int, out lineSink) *lineReader {
 }
 
 // run reads until src fails and returns that error (io.EOF at a clean end).
-// At EOF an unterminated last line is delivered like any other; after any
-// other error it is dropped, since it is probably cut short.
+// At EOF an unterminated last line is delivered like any other (through
+// tail when out is a tailSink); after any other error it is dropped, since
+// it is probably cut short.
 //
 // Memory: reads go into one buffer of chunk bytes. A line that fits in it
 // is handed over in place (the hot path: no allocation). A line that
@@ -150,9 +158,9 @@ func (r *lineReader) run() error {
 				case skipping:
 					r.out.longEnd(skipped)
 				case len(spill) > 0:
-					r.out.line(join(buf[start:end]))
+					r.lastLine(join(buf[start:end]))
 				case end > start:
-					r.out.line(buf[start:end])
+					r.lastLine(buf[start:end])
 				}
 			}
 			return err
@@ -184,4 +192,13 @@ func (r *lineReader) run() error {
 			}
 		}
 	}
+}
+
+// lastLine delivers the unterminated line found at EOF.
+func (r *lineReader) lastLine(b []byte) {
+	if t, ok := r.out.(tailSink); ok {
+		t.tail(b)
+		return
+	}
+	r.out.line(b)
 }

@@ -2,6 +2,7 @@ package stdio
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -46,6 +47,26 @@ func (s *stdoutLines) line(b []byte) {
 		return
 	}
 	s.sink.Log(transport.LogLine{Level: "warning", Source: "stdout", Text: logText(scrubbed(b, s.secrets), maxStdoutLogBytes)})
+}
+
+// tail takes the unterminated last line at EOF. A complete JSON text is a
+// message whose server exited without its newline; anything else that
+// starts as one is a message the server died writing (a crash or SIGKILL
+// mid-line): it is dropped with a warning, and the call it answers fails
+// with the connection's loss, as every call still pending does, rather
+// than as a protocol error its caller would not retry. The content is
+// never reported: it may carry anything.
+func (s *stdoutLines) tail(b []byte) {
+	trimmed := bytes.TrimLeft(bytes.TrimPrefix(b, utf8BOM), " \t\r\v\f")
+	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') && !json.Valid(trimmed) {
+		s.sink.Log(transport.LogLine{
+			Level:  "warning",
+			Source: "transport",
+			Text:   fmt.Sprintf("the server's stdout ended inside a message (%d bytes without their newline): dropped", len(b)),
+		})
+		return
+	}
+	s.line(b)
 }
 
 // longHead fails the request an over-long response answers, when its

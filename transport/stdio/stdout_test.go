@@ -1,6 +1,7 @@
 package stdio
 
 import (
+	"io"
 	"strings"
 	"testing"
 
@@ -72,4 +73,43 @@ func TestEchoedEnvValuesScrubbed(t *testing.T) {
 	}
 	require.Contains(t, logs[0].Text, "MODE=on", "values too short to be secrets are left alone")
 	require.NotContains(t, errs.tail()[0], "sk-env")
+}
+
+// The unterminated last line at EOF: a complete message whose server
+// exited without its newline is delivered, one cut short by the server's
+// death is dropped with a warning that never quotes it (the call it
+// answers fails with the connection's loss), and text stays a log line.
+func TestUnterminatedLastLine(t *testing.T) {
+	cases := []struct {
+		name    string
+		tail    string
+		deliver bool
+		log     string
+	}{
+		{"complete message", `{"jsonrpc":"2.0","id":1,"result":{}}`, true, ""},
+		{"complete message, CRLF", "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\r", true, ""},
+		{"message cut short", `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"secret`, false, "ended inside a message"},
+		{"batch cut short", `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc"`, false, "ended inside a message"},
+		{"long message cut short", `{"jsonrpc":"2.0","id":2,"result":{"text":"secret` + strings.Repeat("x", 700), false, "ended inside a message"},
+		{"text", "bye", false, "bye"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sink := newTestSink()
+			lines := &stdoutLines{sink: sink, limit: 4096}
+			r := newLineReader(strings.NewReader("{\"a\":1}\n"+tc.tail), 4096, 256, lines)
+			require.ErrorIs(t, r.run(), io.EOF)
+			require.Equal(t, `{"a":1}`, string(<-sink.recv))
+			if tc.deliver {
+				require.Equal(t, strings.TrimSuffix(tc.tail, "\r"), string(<-sink.recv))
+				require.Empty(t, sink.logs)
+				return
+			}
+			require.Empty(t, sink.recv)
+			require.Len(t, sink.logs, 1)
+			require.Contains(t, sink.logs[0].Text, tc.log)
+			require.NotContains(t, sink.logs[0].Text, "secret")
+			require.Empty(t, sink.failed)
+		})
+	}
 }

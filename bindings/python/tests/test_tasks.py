@@ -103,3 +103,26 @@ def test_task_timeout_cancels_the_task(task_client: Client, peer: Peer) -> None:
     with pytest.raises(lemonmcp.TimeoutError):
         task_client.call_tool(peer.forever, {}, timeout=0.5)
     assert _eventually(lambda: _cancelled(task_client) >= 1), "tasks/cancel reached the server"
+
+
+def test_own_task_by_hand(task_client: Client, peer: Peer) -> None:
+    """A raw tools/call carrying the application's own params.task is
+    passed through: its CreateTaskResult comes back, and the application
+    follows the task itself with tasks/get, tasks/result, tasks/list and
+    tasks/cancel (it may keep the task beyond one call)."""
+    created = task_client.call("tools/call", {"name": peer.slow, "arguments": peer.slow_args, "task": {"ttl": 60000}})
+    task_id = created["task"]["taskId"]
+    assert task_id and created["task"]["status"] == "working", created
+
+    def status() -> str:
+        return str(task_client.call("tasks/get", {"taskId": task_id})["status"])
+
+    assert _eventually(lambda: status() == "completed", timeout=30), "the task ran to completion"
+    result = task_client.call("tasks/result", {"taskId": task_id})
+    assert result["content"][0]["text"] == peer.slow_text
+    listed = task_client.call("tasks/list", all_pages=True)["tasks"]
+    assert task_id in [t["taskId"] for t in listed]
+
+    forever = task_client.call("tools/call", {"name": peer.forever, "arguments": {}, "task": {}})["task"]["taskId"]
+    assert task_client.call("tasks/cancel", {"taskId": forever})["status"] == "cancelled"
+    assert status() == "completed", "the first task is untouched"

@@ -4,9 +4,11 @@
 // definitions without installing those servers. It speaks the initialize
 // handshake (2024-11-05 to 2025-11-25), answers tools/list with every tool
 // on one page and ping; a tool call is refused (only the catalogue is
-// replayed).
+// replayed). With -modern it speaks 2026-07-28 instead (server/discover,
+// no initialize) and its tools/list carries no ttlMs, as the Python SDK
+// 2.x servers (mcp-server-time, mcp-server-fetch) do.
 //
-//	replayserver [-copies N] [-max M] catalogue.json...
+//	replayserver [-modern] [-copies N] [-max M] catalogue.json...
 //
 // -copies N offers each tool N times (copies after the first get the name
 // suffix _cK), -max M keeps the first M tools: a catalogue of a given size
@@ -29,9 +31,12 @@ type catalogue struct {
 
 var versions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
+const modernVersion = "2026-07-28"
+
 func main() {
 	copies := flag.Int("copies", 1, "offer each tool this many times")
 	maxTools := flag.Int("max", 0, "offer at most this many tools (0: all)")
+	modern := flag.Bool("modern", false, "speak 2026-07-28 (server/discover), tools/list without ttlMs")
 	flag.Parse()
 	if flag.NArg() == 0 || *copies < 1 {
 		fmt.Fprintln(os.Stderr, "usage: replayserver [-copies N] [-max M] catalogue.json...")
@@ -71,7 +76,7 @@ func main() {
 	if *maxTools > 0 && len(offered) > *maxTools {
 		offered = offered[:*maxTools]
 	}
-	serve(info, offered)
+	serve(info, offered, *modern)
 }
 
 type request struct {
@@ -82,7 +87,7 @@ type request struct {
 	} `json:"params"`
 }
 
-func serve(info json.RawMessage, tools []map[string]any) {
+func serve(info json.RawMessage, tools []map[string]any, modern bool) {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 64<<20)
 	out := json.NewEncoder(os.Stdout)
@@ -92,16 +97,22 @@ func serve(info json.RawMessage, tools []map[string]any) {
 			continue // a notification, or not JSON
 		}
 		reply := map[string]any{"jsonrpc": "2.0", "id": req.ID}
-		switch req.Method {
-		case "initialize":
+		switch {
+		case modern && req.Method == "server/discover":
+			reply["result"] = map[string]any{"supportedVersions": []string{modernVersion}, "capabilities": map[string]any{"tools": map[string]any{}},
+				"_meta": map[string]any{"io.modelcontextprotocol/serverInfo": info}}
+		case modern && req.Method == "initialize":
+			reply["error"] = map[string]any{"code": -32022, "message": "this server speaks only " + modernVersion,
+				"data": map[string]any{"supported": []string{modernVersion}}}
+		case req.Method == "initialize":
 			v := req.Params.ProtocolVersion
 			if !slices.Contains(versions, v) {
 				v = versions[0]
 			}
 			reply["result"] = map[string]any{"protocolVersion": v, "capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": info}
-		case "tools/list":
+		case req.Method == "tools/list":
 			reply["result"] = map[string]any{"tools": tools}
-		case "ping":
+		case req.Method == "ping":
 			reply["result"] = map[string]any{}
 		default:
 			reply["error"] = map[string]any{"code": -32601, "message": "replayserver offers only tools/list: " + req.Method}
