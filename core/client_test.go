@@ -272,24 +272,34 @@ func TestCancel(t *testing.T) {
 }
 
 func TestProgress(t *testing.T) {
+	// A call with a 1 s timeout whose result comes 2 s after its request.
+	// In between the server sends progress every 20 ms, so a timeout that
+	// resets on progress has 980 ms of slack at every step: only a
+	// scheduler stall of about a second could break it, where fixed 100 ms
+	// steps broke on a loaded machine. Without reset, or under a 200 ms
+	// hard cap, the timeout runs out long before the result exists, so
+	// those cases do not depend on timing at all.
+	const (
+		timeout    = time.Second
+		resultAt   = 2 * time.Second
+		progressEv = 20 * time.Millisecond
+	)
 	cases := []struct {
 		name       string
 		opts       CallOptions
+		steady     bool // progress until resultAt, not three steps at once
 		wantStatus Status
 		wantEvents int
 	}{
-		{"events when asked", CallOptions{Progress: true}, StatusOK, 3},
-		// Progress every 100 ms, the result 200 ms after the last one: a
-		// 300 ms timeout that resets on progress never runs out, one that
-		// does not runs out 200 ms before the result (margins that hold on
-		// a loaded machine).
-		{"reset keeps the call alive", CallOptions{Timeout: 300 * time.Millisecond, TimeoutSet: true, ResetOnProgress: true, ResetSet: true}, StatusOK, 0},
-		{"without reset the call times out", CallOptions{Timeout: 300 * time.Millisecond, TimeoutSet: true}, StatusTimeout, 0},
-		{"hard cap wins over progress", CallOptions{Timeout: 300 * time.Millisecond, TimeoutSet: true, ResetOnProgress: true, ResetSet: true, MaxTotal: 200 * time.Millisecond, MaxTotalSet: true}, StatusTimeout, 0},
+		{"events when asked", CallOptions{Progress: true}, false, StatusOK, 3},
+		{"reset keeps the call alive", CallOptions{Timeout: timeout, TimeoutSet: true, ResetOnProgress: true, ResetSet: true}, true, StatusOK, 0},
+		{"without reset the call times out", CallOptions{Timeout: timeout, TimeoutSet: true}, true, StatusTimeout, 0},
+		{"hard cap wins over progress", CallOptions{Timeout: timeout, TimeoutSet: true, ResetOnProgress: true, ResetSet: true, MaxTotal: 200 * time.Millisecond, MaxTotalSet: true}, true, StatusTimeout, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newFakeServer(t, "2025-11-25", defaultCaps())
+			var ev *events // set before the call is made
 			s.handle("tools/call", func(s *fakeServer, m wireMsg) reply {
 				var p struct {
 					Meta struct {
@@ -297,20 +307,34 @@ func TestProgress(t *testing.T) {
 					} `json:"_meta"`
 				}
 				_ = json.Unmarshal(m.Params, &p)
+				progress := func(i int) {
+					if p.Meta.ProgressToken != nil {
+						s.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{"progressToken": p.Meta.ProgressToken, "progress": i, "message": fmt.Sprintf("step %d", i)}})
+					}
+				}
 				go func() {
-					for i := 1; i <= 3; i++ {
-						time.Sleep(100 * time.Millisecond)
-						if p.Meta.ProgressToken != nil {
-							s.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{"progressToken": p.Meta.ProgressToken, "progress": i, "total": 3, "message": fmt.Sprintf("step %d", i)}})
+					if !tc.steady {
+						for i := 1; i <= 3; i++ {
+							progress(i)
+						}
+						// The result follows once the events were
+						// delivered, so the count below is not a race.
+						for deadline := time.Now().Add(10 * time.Second); len(ev.all("progress")) < 3 && time.Now().Before(deadline); {
+							time.Sleep(time.Millisecond)
+						}
+					} else {
+						start := time.Now()
+						for i := 1; time.Since(start) < resultAt; i++ {
+							time.Sleep(progressEv)
+							progress(i)
 						}
 					}
-					time.Sleep(200 * time.Millisecond)
 					s.sendResult(m.ID, map[string]any{"content": []any{}})
 				}()
 				return reply{none: true}
 			})
 			c := readyClient(t, s, testOptions())
-			ev := recordEvents(c)
+			ev = recordEvents(c)
 			id, ch := asyncCall(t, c, "tools/call", `{"name":"slow"}`, tc.opts)
 			got := waitCompletion(t, ch)
 			require.Equal(t, tc.wantStatus, got.status, string(got.data))
