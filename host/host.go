@@ -61,6 +61,9 @@ type Host struct {
 	// tools is the last aggregated tool list, with its search index
 	// (catalogue.go).
 	tools atomic.Pointer[catalogue]
+
+	// pins is the pin store (nil without "pins"; pins.go).
+	pins *pinFile
 }
 
 type route struct {
@@ -99,8 +102,12 @@ func New(cfg *Config, libraryVersion string) (*Host, *core.Error) {
 		Report:        func(text string) { h.emitLog("error", text) },
 		Dropped:       h.reportDroppedLogs,
 	})
+	if cfg.Pins != nil {
+		h.pins = &pinFile{path: cfg.Pins.Store}
+	}
 	for _, sc := range cfg.Servers {
 		s := &server{h: h, cfg: sc, name: sc.Name, secrets: configuredSecrets(sc.Client)}
+		s.identKey, s.identity = serverIdentity(sc.Name, sc.Client)
 		for i := range s.lists {
 			s.lists[i] = &listCache{kind: listKinds[i]}
 		}
@@ -290,6 +297,9 @@ func (h *Host) Call(serverName, method string, params []byte, opts core.CallOpti
 	if err != nil {
 		return 0, err
 	}
+	if err := s.heldCall(method, params); err != nil {
+		return 0, err
+	}
 	return h.call(s, method, params, opts, done)
 }
 
@@ -461,6 +471,9 @@ func (h *Host) resolveTool(name string) (*server, string, *core.Error) {
 		}
 	}
 	if !ok {
+		if err := h.heldTool(name); err != nil {
+			return nil, "", err
+		}
 		return nil, "", core.Errorf(core.StatusNotFound, "no server offers a tool named %s (tool names are server__tool with tool_prefix %q)", jsonQuote(name), h.cfg.ToolPrefix)
 	}
 	if r.srv.client() == nil {
@@ -468,6 +481,9 @@ func (h *Host) resolveTool(name string) (*server, string, *core.Error) {
 	}
 	if !r.srv.cfg.Permits(r.tool) {
 		return nil, "", core.Errorf(core.StatusPolicyDenied, "the tool %s of the server %s is not allowed by its tools.allow/tools.deny", jsonQuote(r.tool), jsonQuote(r.srv.name))
+	}
+	if why := r.srv.guard.heldReason(listTools, r.tool); why != "" {
+		return nil, "", core.Errorf(core.StatusPolicyDenied, "%s", why)
 	}
 	return r.srv, r.tool, nil
 }

@@ -96,6 +96,9 @@ func (l *listCache) get(s *server) ([]item, *core.Error) {
 		l.mu.Unlock()
 
 		items, ttl, err := l.fetch(s)
+		if err == nil {
+			items = s.guardList(l.kind, items) // hidden characters and pins (pins.go)
+		}
 		l.mu.Lock()
 		l.flight, l.lastErr = nil, err
 		if err == nil && gen == l.gen {

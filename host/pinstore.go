@@ -1,0 +1,194 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+)
+
+// pinFileVersion is the pin file's format; a file of a newer version is
+// refused, never rewritten.
+const pinFileVersion = 1
+
+// pinDoc is the pin file: per server identity, the pinned hash (and the
+// definition it was taken from, for a readable diff) of each definition.
+type pinDoc struct {
+	Version int                   `json:"version"`
+	Servers map[string]*pinServer `json:"servers"` // by identity key (serverIdentity.key)
+}
+
+// pinServer is one server's pins. A kind's map is nil until the kind was
+// first seen: first_use applies to a kind never seen, "new" to a name
+// never seen on a kind already pinned.
+type pinServer struct {
+	Name         string                          `json:"name"`
+	Identity     map[string]any                  `json:"identity"`
+	Instructions *pinEntry                       `json:"instructions,omitempty"`
+	Kinds        map[string]map[string]*pinEntry `json:"kinds"`
+}
+
+// pinEntry is one pinned definition.
+type pinEntry struct {
+	Hash       string           `json:"hash"`
+	Definition jsonx.RawMessage `json:"definition,omitempty"`
+}
+
+// pinFile is the file store: one JSON file, mode 0600, replaced atomically
+// (a temporary file renamed over it) under an exclusive flock of PATH.lock,
+// so that several processes can share it; reads take the lock shared.
+type pinFile struct{ path string }
+
+// errPinFile names the file in every error: a corrupt or newer file is
+// never silently reset.
+func (f *pinFile) errorf(format string, args ...any) error {
+	return fmt.Errorf("the pin file %s %s", f.path, fmt.Sprintf(format, args...))
+}
+
+// withLock runs fn holding the file's lock (exclusive or shared).
+func (f *pinFile) withLock(exclusive bool, fn func() error) error {
+	if dir := filepath.Dir(f.path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return f.errorf("cannot be created: its directory: %v", cause(err))
+		}
+	}
+	lf, err := os.OpenFile(f.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return f.errorf("cannot be locked (%s.lock: %v)", f.path, cause(err))
+	}
+	defer lf.Close()
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	for {
+		err = syscall.Flock(int(lf.Fd()), how)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return f.errorf("cannot be locked: %v", err)
+	}
+	defer func() { _ = syscall.Flock(int(lf.Fd()), syscall.LOCK_UN) }()
+	return fn()
+}
+
+// read reads the file (the caller holds the lock); a missing file is an
+// empty document.
+func (f *pinFile) read() (*pinDoc, error) {
+	data, err := os.ReadFile(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &pinDoc{Version: pinFileVersion, Servers: map[string]*pinServer{}}, nil
+	}
+	if err != nil {
+		return nil, f.errorf("cannot be read: %v", cause(err))
+	}
+	var head struct {
+		Version *int `json:"version"`
+	}
+	if jsonx.Unmarshal(data, &head) != nil {
+		return nil, f.errorf("is not a valid pin file (not a JSON object); it was left as it is")
+	}
+	if head.Version == nil {
+		return nil, f.errorf("is not a valid pin file (no \"version\"); it was left as it is")
+	}
+	if *head.Version > pinFileVersion {
+		return nil, f.errorf("has version %d, newer than this library's %d; it was left as it is", *head.Version, pinFileVersion)
+	}
+	if *head.Version < 1 {
+		return nil, f.errorf("has an invalid version %d; it was left as it is", *head.Version)
+	}
+	var doc pinDoc
+	if jsonx.Unmarshal(data, &doc) != nil {
+		return nil, f.errorf("is not a valid pin file (malformed servers); it was left as it is")
+	}
+	if doc.Servers == nil {
+		doc.Servers = map[string]*pinServer{}
+	}
+	for key, ps := range doc.Servers {
+		if ps == nil {
+			return nil, f.errorf("is not a valid pin file (server %s is null); it was left as it is", key)
+		}
+	}
+	return &doc, nil
+}
+
+// write replaces the file atomically (the caller holds the lock
+// exclusively).
+func (f *pinFile) write(doc *pinDoc) error {
+	doc.Version = pinFileVersion
+	data := jsonx.MustMarshal(doc)
+	tmp, err := os.CreateTemp(filepath.Dir(f.path), "."+filepath.Base(f.path)+".*")
+	if err != nil {
+		return f.errorf("cannot be written: %v", cause(err))
+	}
+	name := tmp.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			_ = tmp.Close()
+			_ = os.Remove(name)
+		}
+	}()
+	if err := tmp.Chmod(0o600); err != nil {
+		return f.errorf("cannot be written: %v", cause(err))
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return f.errorf("cannot be written: %v", cause(err))
+	}
+	if err := tmp.Sync(); err != nil {
+		return f.errorf("cannot be written: %v", cause(err))
+	}
+	if err := tmp.Close(); err != nil {
+		return f.errorf("cannot be written: %v", cause(err))
+	}
+	if err := os.Rename(name, f.path); err != nil {
+		return f.errorf("cannot be replaced: %v", cause(err))
+	}
+	ok = true
+	return nil
+}
+
+// load reads the document under a shared lock.
+func (f *pinFile) load() (*pinDoc, error) {
+	var doc *pinDoc
+	err := f.withLock(false, func() error {
+		var err error
+		doc, err = f.read()
+		return err
+	})
+	return doc, err
+}
+
+// update re-reads the document under the exclusive lock, lets fn change
+// it, and writes it when fn says it changed: a read-modify-write no other
+// process interleaves with.
+func (f *pinFile) update(fn func(*pinDoc) (bool, error)) (*pinDoc, error) {
+	var doc *pinDoc
+	err := f.withLock(true, func() error {
+		var err error
+		if doc, err = f.read(); err != nil {
+			return err
+		}
+		changed, err := fn(doc)
+		if err != nil || !changed {
+			return err
+		}
+		return f.write(doc)
+	})
+	return doc, err
+}
+
+// cause is an error without the path os puts in it (the messages name the
+// pin file themselves).
+func cause(err error) error {
+	if u := errors.Unwrap(err); u != nil {
+		return u
+	}
+	return err
+}
