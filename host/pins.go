@@ -639,3 +639,34 @@ func (s *server) heldCall(method string, params []byte) *core.Error {
 	}
 	return nil
 }
+
+// ApproveJSON is Approve of {"server", "kind"? ["tool"], "name", "hash"}
+// (lmcp_host_approve).
+func (h *Host) ApproveJSON(raw []byte) *core.Error {
+	var m map[string]any
+	if jsonx.Unmarshal(raw, &m) != nil || m == nil {
+		return invalid("approval", `must be a JSON object {"server", "kind", "name", "hash"}`)
+	}
+	a := map[string]string{"kind": "tool"}
+	for k, v := range m {
+		switch k {
+		case "server", "kind", "name", "hash":
+			s, ok := v.(string)
+			if !ok {
+				return invalid("approval."+k, "must be a string")
+			}
+			a[k] = s
+		default:
+			return invalid("approval."+k, "is not a known field (known: server, kind, name, hash)")
+		}
+	}
+	for _, k := range []string{"server", "hash"} {
+		if a[k] == "" {
+			return invalid("approval."+k, "is required")
+		}
+	}
+	if _, ok := m["name"]; !ok && a["kind"] != pinInstructions {
+		return invalid("approval.name", "is required (except for the instructions)")
+	}
+	return h.Approve(a["server"], a["kind"], a["name"], a["hash"])
+}

@@ -13,7 +13,7 @@ import (
 func TestParsePins(t *testing.T) {
 	cases := []struct {
 		name, pins, err string
-		want           *PinsConfig
+		want            *PinsConfig
 	}{
 		{"file, trust by default", `{"store":"/tmp/p.json"}`, "", &PinsConfig{Store: "/tmp/p.json", FirstUse: FirstUseTrust}},
 		{"hold", `{"store":"p.json","first_use":"hold"}`, "", &PinsConfig{Store: "p.json", FirstUse: FirstUseHold}},
