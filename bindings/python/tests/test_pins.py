@@ -156,3 +156,49 @@ def test_pins_without_configuration(fixture_path: str) -> None:
             host.pins()
         with pytest.raises(TypeError):
             host.approve("a", None, hash="sha256:0")
+
+
+@pytest.mark.parametrize("case", CASES["cases"], ids=[c["name"] for c in CASES["cases"]])
+def test_cli_pins_and_approve(case: Dict[str, Any], rugpull: str, tmp_path: Path) -> None:
+    """The same table through the command line: each run is a new host on
+    the same pin file, so a change shows in the next run."""
+    from cli_run import run_cli
+
+    rig = Rig(tmp_path, rugpull, CASES["base"])
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(rig.config()))
+    cli = ["--config", str(config)]
+    r = run_cli(cli + ["pins"])
+    assert r.returncode == 0, r.stderr
+    assert "nothing is held" in r.stderr  # pinned on first use
+
+    rig.write(case["defs"])
+    r = run_cli(cli + ["pins"])
+    assert r.returncode == 0, r.stderr
+    table = r.stdout
+    for want in case["expect"]:
+        row = [line.split() for line in table.splitlines() if line.split()[:2] == ["r", want["kind"]]]
+        assert any(want["status"] in cells for cells in row), (want, table)
+    assert "\x1b" not in table and "\U000e0069" not in table, "no hidden character reaches the terminal"
+    if any(w["status"] == "changed" for w in case["expect"]):
+        assert "(pinned)" in table and "(offered now)" in table
+        changed = [line for line in table.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+        assert changed, table
+    r = run_cli(cli + ["--json", "tools"])
+    listed = {t["name"] for t in json.loads(r.stdout)["tools"]}
+    for tool in case["held_tools"]:
+        assert "r__" + tool not in listed
+    for tool in case["callable_tools"]:
+        assert "r__" + tool in listed
+
+    r = run_cli(cli + ["approve", "r", "no_such_definition"])
+    assert r.returncode == 7, r.stderr
+    r = run_cli(cli + ["approve", "r"])
+    assert r.returncode == 0, r.stderr
+    assert "approved" in r.stdout
+    r = run_cli(cli + ["pins"])
+    assert "nothing is held" in r.stderr, r.stdout
+    r = run_cli(cli + ["--json", "tools"])
+    listed = {t["name"] for t in json.loads(r.stdout)["tools"]}
+    for tool in case["held_tools"] + case["callable_tools"]:
+        assert "r__" + tool in listed
