@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,6 +67,10 @@ type guard struct {
 	instr    *offered               // the instructions of the last handshake
 	instrV   verdict
 	storeErr string            // the pin store's last failure
+	// checked is, per kind, the pins the verdicts were given against: a
+	// refresh that brings the same definitions while the pin file was not
+	// replaced keeps them (the usual list_changed or restart).
+	checked [3]*pinServer
 	reported map[string]string // kind/name → status and hash last announced
 
 	// held: name → why, per kind; instrHeld: why every tool and prompt is
@@ -145,7 +150,7 @@ func (s *server) guardList(kind listKindInfo, items []item) []item {
 	}
 	g.offered[k] = next
 	if pinning {
-		s.checkPins(k)
+		s.checkPins(k, len(fresh) == 0 && len(next) == len(prev))
 	} else {
 		held := map[string]string{}
 		for _, o := range next {
@@ -245,8 +250,9 @@ func (s *server) pinServerIn(d *pinDoc) *pinServer {
 }
 
 // checkPins gives each offered definition of kind k its verdict, holds
-// what is not approved and announces each change. The caller holds g.mu.
-func (s *server) checkPins(k listKind) {
+// what is not approved and announces each change; same says the offered
+// definitions are those of the last check. The caller holds g.mu.
+func (s *server) checkPins(k listKind, same bool) {
 	g := &s.guard
 	key := listKinds[k].key
 	cur := g.offered[k]
@@ -260,8 +266,9 @@ func (s *server) checkPins(k listKind) {
 		return m
 	})
 	held := map[string]string{}
-	verdicts := map[string]verdict{}
+	verdicts := make(map[string]verdict, len(cur))
 	if err != nil {
+		g.checked[k] = nil
 		g.storeErr = err.Error()
 		for name := range cur {
 			held[name] = s.heldText(k, name, "the pin store failed: "+err.Error())
@@ -270,6 +277,10 @@ func (s *server) checkPins(k listKind) {
 		return
 	}
 	g.storeErr = ""
+	if same && ps != nil && ps == g.checked[k] && g.verdicts[k] != nil {
+		return // the same definitions against the same pins
+	}
+	g.checked[k] = ps
 	var pins map[string]*pinEntry
 	if ps != nil {
 		pins = ps.Kinds[key]
@@ -289,7 +300,22 @@ func (s *server) checkPins(k listKind) {
 	}
 	g.held[k].Store(&held)
 	g.verdicts[k] = verdicts
-	for _, name := range sortedKeys(verdicts) {
+	// Announce what is not approved, and forget what was announced and is
+	// approved now (no need to walk every approved definition).
+	var changed []string
+	for name, v := range verdicts {
+		if v.status != PinApproved {
+			changed = append(changed, name)
+		}
+	}
+	prefix := pinKindNames[k] + "/"
+	for key := range g.reported {
+		if name, ok := strings.CutPrefix(key, prefix); ok && verdicts[name].status == PinApproved {
+			changed = append(changed, name)
+		}
+	}
+	sort.Strings(changed)
+	for _, name := range changed {
 		s.announceVerdict(pinKindNames[k], name, cur[name], verdicts[name])
 	}
 }
@@ -548,7 +574,7 @@ func (h *Host) Approve(serverName, kind, name, hash string) *core.Error {
 		s.judgeInstructions(nil)
 		refresh = []listKind{listTools, listPrompts}
 	} else {
-		s.checkPins(k)
+		s.checkPins(k, false)
 	}
 	g.mu.Unlock()
 	for _, rk := range refresh {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
@@ -41,7 +42,31 @@ type pinEntry struct {
 // pinFile is the file store: one JSON file, mode 0600, replaced atomically
 // (a temporary file renamed over it) under an exclusive flock of PATH.lock,
 // so that several processes can share it; reads take the lock shared.
-type pinFile struct{ path string }
+type pinFile struct {
+	path string
+
+	// The last document read and the file it was read from: a list
+	// refresh reads it again only when another write replaced the file
+	// (every write is a rename, so a new inode and modification time).
+	mu     sync.Mutex
+	cached *pinDoc
+	stamp  fileStamp
+}
+
+// fileStamp says which version of the file a document was read from.
+type fileStamp struct {
+	ino   uint64
+	size  int64
+	mtime int64
+}
+
+func stampOf(st os.FileInfo) fileStamp {
+	s := fileStamp{size: st.Size(), mtime: st.ModTime().UnixNano()}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		s.ino = sys.Ino
+	}
+	return s
+}
 
 // errPinFile names the file in every error: a corrupt or newer file is
 // never silently reset.
@@ -154,13 +179,28 @@ func (f *pinFile) write(doc *pinDoc) error {
 	return nil
 }
 
-// load reads the document under a shared lock.
+// load reads the document under a shared lock, or returns the one read
+// last when the file was not replaced since. The document is shared: the
+// caller must not change it.
 func (f *pinFile) load() (*pinDoc, error) {
 	var doc *pinDoc
 	err := f.withLock(false, func() error {
+		st, serr := os.Stat(f.path)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if serr == nil && f.cached != nil && stampOf(st) == f.stamp {
+			doc = f.cached
+			return nil
+		}
 		var err error
-		doc, err = f.read()
-		return err
+		if doc, err = f.read(); err != nil {
+			f.cached = nil
+			return err
+		}
+		if serr == nil {
+			f.cached, f.stamp = doc, stampOf(st)
+		}
+		return nil
 	})
 	return doc, err
 }

@@ -17,7 +17,10 @@
 #                     tests/searcheval): recall at 1, 3, 5 on its query set,
 #                     list_tools bytes with every tool against deferred_tools,
 #                     and one search of 1,000 tools; make bench ends with it
-.PHONY: bench bench-go bench-tools bench-search bench-pysdk-setup
+#   make bench-pins   the cost of pinning a list of 1,000 tools per refresh (host
+#                     "pins": an unchanged list, one tool changed, every tool new),
+#                     wall and CPU time; make bench runs it after bench-search
+.PHONY: bench bench-go bench-tools bench-search bench-pins bench-pysdk-setup
 BENCH_COUNT  ?= 3
 BENCH_ROUNDS ?= 3
 BENCH_N      ?= 2000
@@ -55,6 +58,7 @@ bench: $(BENCH_DEPS)
 		-out tests/bench/RESULTS.md $(foreach v,$(BENCH_PYSDKS),-pysdk $(v)=$(CACHE)/pysdk-$(v)/bin/python) \
 		$(if $(findstring python,$(BENCH_SKIP)),,-pybench 'cd $(PY_DIR) && $(PY_ENV) BENCH_N=1000 BENCH_ROUNDS=3 LEMONMCP_FIXTURE=$(PY_FIXTURE) $(PYTHON) bench/bench_call.py')
 	@$(MAKE) --no-print-directory bench-search
+	@$(MAKE) --no-print-directory bench-pins
 
 bench-search: lib fixtures
 	cd tests && $(GO) run ./searcheval/searchreport -fixture $(BUILD)/fixtures/mcpfixture
@@ -64,3 +68,6 @@ bench-go: lib fixtures
 	$(GO) test -run '^$$' -bench . -benchmem ./transport/stdio/
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/toolsearch/
 	cd tests && $(GO) test -run '^$$' -bench . -benchmem ./searcheval/
+
+bench-pins:
+	$(GO) test -run '^$$' -bench BenchmarkPinList1000 -benchtime 2s ./host
