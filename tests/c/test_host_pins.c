@@ -54,10 +54,11 @@ static int use_case(const rig_t *rig, const char *name) {
 
 static lmcp_host *open_host(const rig_t *rig, evrec_t *rec) {
   char cfg[4096];
-  snprintf(cfg, sizeof cfg,
-           "{\"pins\":{\"store\":\"%s\"},\"mcpServers\":{\"r\":{\"command\":\"%s\",\"args\":[\"-defs\",\"%s\"],"
-           "\"env\":{\"RUGPULL_PIDFILE\":\"%s\"},\"timeouts\":{\"ready_ms\":5000,\"close_grace_ms\":300}}}}",
-           rig->pins, rig->rugpull, rig->defs, rig->pid);
+  snprintf(
+      cfg, sizeof cfg,
+      "{\"pins\":{\"store\":\"%s\"},\"mcpServers\":{\"r\":{\"command\":\"%s\",\"args\":[\"-defs\",\"%s\"],"
+      "\"env\":{\"RUGPULL_PIDFILE\":\"%s\"},\"timeouts\":{\"ready_ms\":5000,\"close_grace_ms\":300}}}}",
+      rig->pins, rig->rugpull, rig->defs, rig->pid);
   lmcp_host *h = NULL;
   char *err = NULL;
   CHECK_ST(lmcp_host_new(cfg, strlen(cfg), &h, &err), LMCP_OK, err);
@@ -143,7 +144,8 @@ static void run_case(char *line) {
    * the server changes (else the change would be what is seen first). */
   char *first = NULL, *ferr = NULL;
   CHECK_ST(lmcp_host_pins(h, &first, NULL, &ferr), LMCP_OK, ferr);
-  CHECKM(first && !strstr(first, "\"held\":true") && strstr(first, "\"greet\"") && strstr(first, "file:///notes"),
+  CHECKM(first && !strstr(first, "\"held\":true") && strstr(first, "\"greet\"") &&
+             strstr(first, "file:///notes"),
          first, "everything pinned on first use");
   lmcp_free(first);
   call_tool(h, "echo", LMCP_OK, "called echo");
@@ -163,9 +165,11 @@ static void run_case(char *line) {
   for (char *e = strtok_r(exp, ";", &esave); e != NULL; e = strtok_r(NULL, ";", &esave)) {
     char kind[32], ename[128], status[32], needle[256], want[64];
     if (!CHECK(sscanf(e, "%31s %127s %31s", kind, ename, status) == 3)) continue;
-    snprintf(needle, sizeof needle, "\"kind\":\"%s\",\"name\":\"%s\",", kind, strcmp(ename, "-") ? ename : "");
+    snprintf(needle, sizeof needle, "\"kind\":\"%s\",\"name\":\"%s\",", kind,
+             strcmp(ename, "-") ? ename : "");
     snprintf(want, sizeof want, "\"status\":\"%s\"", status);
-    CHECKM(evrec_wait(&rec, "definition_changed", needle, 1, 10000) >= 1, NULL, "definition_changed %s", needle);
+    CHECKM(evrec_wait(&rec, "definition_changed", needle, 1, 10000) >= 1, NULL, "definition_changed %s",
+           needle);
     char *ev = evrec_first(&rec, "definition_changed", needle);
     CHECKM(ev && strstr(ev, want) && strstr(ev, "\"server\":\"r\""), ev, "%s", want);
     if (ev != NULL && strcmp(status, "removed") != 0) {
@@ -174,8 +178,9 @@ static void run_case(char *line) {
       if (json_get_str(ev, "pinned_hash", pinned, sizeof pinned) != 0 || pinned[0] == 0)
         snprintf(pinned, sizeof pinned, "sha256:%064d", 0);
       /* A stale approval: the hash pinned before is not what is offered. */
-      snprintf(approval, sizeof approval, "{\"server\":\"r\",\"kind\":\"%s\",\"name\":\"%s\",\"hash\":\"%s\"}",
-               kind, strcmp(ename, "-") ? ename : "", pinned);
+      snprintf(approval, sizeof approval,
+               "{\"server\":\"r\",\"kind\":\"%s\",\"name\":\"%s\",\"hash\":\"%s\"}", kind,
+               strcmp(ename, "-") ? ename : "", pinned);
       CHECK_ST(lmcp_host_approve(h, approval, strlen(approval), &err), LMCP_E_INVALID_STATE, err);
       CHECK_ERR_JSON(err, LMCP_E_INVALID_STATE);
       lmcp_free(err);
@@ -183,8 +188,9 @@ static void run_case(char *line) {
       /* Held until approved. */
       each_tool(held, h, 1);
       each_tool(callable, h, 0);
-      snprintf(approval, sizeof approval, "{\"server\":\"r\",\"kind\":\"%s\",\"name\":\"%s\",\"hash\":\"%s\"}",
-               kind, strcmp(ename, "-") ? ename : "", hash);
+      snprintf(approval, sizeof approval,
+               "{\"server\":\"r\",\"kind\":\"%s\",\"name\":\"%s\",\"hash\":\"%s\"}", kind,
+               strcmp(ename, "-") ? ename : "", hash);
       CHECK_ST(lmcp_host_approve(h, approval, strlen(approval), &err), LMCP_OK, err);
       lmcp_free(err);
     }
@@ -219,7 +225,8 @@ static void test_pins_bad_input(void) {
   char cfg[1024], *err = NULL;
   lmcp_host *h = NULL;
   /* No pins: both functions say so. */
-  snprintf(cfg, sizeof cfg, "{\"mcpServers\":{\"a\":{\"command\":\"%s\",\"enabled\":false}}}", fixture_path());
+  snprintf(cfg, sizeof cfg, "{\"mcpServers\":{\"a\":{\"command\":\"%s\",\"enabled\":false}}}",
+           fixture_path());
   CHECK_ST(lmcp_host_new(cfg, strlen(cfg), &h, &err), LMCP_OK, err);
   char *js = NULL;
   CHECK_ST(lmcp_host_pins(h, &js, NULL, &err), LMCP_E_INVALID_STATE, err);
@@ -234,7 +241,8 @@ static void test_pins_bad_input(void) {
       {"{\"server\":\"a\",\"name\":\"x\",\"hash\":\"sha256:0\"}", LMCP_E_INVALID_STATE, "no \\\"pins\\\""},
       {"[1]", LMCP_E_INVALID_ARGUMENT, "approval: must be a JSON object"},
       {"{\"server\":\"a\",\"name\":\"x\"}", LMCP_E_INVALID_ARGUMENT, "approval.hash"},
-      {"{\"server\":\"a\",\"name\":\"x\",\"hash\":\"h\",\"extra\":1}", LMCP_E_INVALID_ARGUMENT, "approval.extra"},
+      {"{\"server\":\"a\",\"name\":\"x\",\"hash\":\"h\",\"extra\":1}", LMCP_E_INVALID_ARGUMENT,
+       "approval.extra"},
       {"{\"server\":\"a\",\"hash\":\"h\"}", LMCP_E_INVALID_ARGUMENT, "approval.name"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
