@@ -66,11 +66,11 @@ type guard struct {
 	verdicts [3]map[string]verdict  // by name, removed ones included
 	instr    *offered               // the instructions of the last handshake
 	instrV   verdict
-	storeErr string            // the pin store's last failure
+	storeErr string // the pin store's last failure
 	// checked is, per kind, the pins the verdicts were given against: a
 	// refresh that brings the same definitions while the pin file was not
 	// replaced keeps them (the usual list_changed or restart).
-	checked [3]*pinServer
+	checked  [3]*pinServer
 	reported map[string]string // kind/name → status and hash last announced
 
 	// held: name → why, per kind; instrHeld: why every tool and prompt is
@@ -127,6 +127,10 @@ func (s *server) guardList(kind listKindInfo, items []item) []item {
 	k := kindOf(kind)
 	g := &s.guard
 	pinning := s.h.pins != nil
+	var others map[string][]string
+	if k == listTools && len(s.h.servers) > 1 {
+		others = s.h.toolNamesBesides(s) // before g.mu: each guard is locked alone
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	prev := g.offered[k]
@@ -149,6 +153,11 @@ func (s *server) guardList(kind listKindInfo, items []item) []item {
 		fresh = append(fresh, o)
 	}
 	g.offered[k] = next
+	for _, o := range fresh {
+		for _, f := range s.h.shadowing(s, o.raw, next, others) {
+			s.h.emitLog("warning", "the description of the tool "+jsonQuote(hiddenchars.Strip(o.name))+" of the server "+jsonQuote(s.name)+" names the tool "+jsonQuote(f.Tool)+" of the server "+jsonQuote(f.Server)+" (shadowing)")
+		}
+	}
 	if pinning {
 		s.checkPins(k, len(fresh) == 0 && len(next) == len(prev))
 	} else {
@@ -469,6 +478,7 @@ func (h *Host) Pins() ([]byte, *core.Error) {
 
 func (s *server) pinsReport() map[string]any {
 	g := &s.guard
+	others := s.h.toolNamesBesides(s) // before g.mu: each guard is locked alone
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	r := map[string]any{}
@@ -486,6 +496,18 @@ func (s *server) pinsReport() map[string]any {
 			o := g.offered[k][name]
 			e := defReport("", "", "", o, v)
 			detail(e, o, v)
+			if k == int(listTools) && o != nil {
+				if sf := s.h.shadowing(s, o.raw, g.offered[k], others); len(sf) > 0 {
+					all := []any{}
+					for _, f := range o.findings {
+						all = append(all, f)
+					}
+					for _, f := range sf {
+						all = append(all, f)
+					}
+					e["findings"] = all
+				}
+			}
 			m[hiddenchars.Strip(name)] = e
 		}
 		r[listKinds[k].key] = m

@@ -867,7 +867,9 @@ lmcp_status lmcp_host_search_tools(lmcp_host *host, const char *query,
  * tag characters outside an emoji tag sequence, bidi controls, zero-width
  * and invisible format characters (ZWJ and ZWNJ kept), C0/C1 controls other
  * than tab and newline, terminal escape sequences; a finding is {"kind":
- * "hidden_characters" | "ansi_escape", "path", "count"}.
+ * "hidden_characters" | "ansi_escape", "path", "count"}. A tool's
+ * description naming another server's tool is reported in lmcp_host_pins as
+ * {"kind": "shadowing", "path": "description", "server", "tool"}, not held.
  *
  * lmcp_host_pins lists every ready server's lists (fetching stale ones, so
  * it may block the calling thread), then gives *json_out
