@@ -226,23 +226,25 @@ func TestPinsAttackerCases(t *testing.T) {
 				require.Nil(t, errOrNil(err))
 				require.Contains(t, textOf(t, out), "called "+tool)
 			}
+			// A held prompt or resource: not listed, its get or read refused.
+			heldUse := map[string]struct {
+				list            func() ([]byte, *core.Error)
+				key, id, method string
+			}{
+				"prompt":   {h.ListPrompts, "prompts", "name", "prompts/get"},
+				"resource": {h.ListResources, "resources", "uri", "resources/read"},
+			}
 			for _, e := range tc.Expect {
-				switch e.Kind {
-				case "prompt":
-					prompts, err := h.ListPrompts()
-					require.Nil(t, errOrNil(err))
-					require.NotContains(t, listNames(t, prompts, "prompts", "name"), e.Name)
-					_, err = h.CallSync("r", "prompts/get", []byte(fmt.Sprintf(`{"name":%q}`, e.Name)), core.CallOptions{})
-					require.NotNil(t, err)
-					require.Equal(t, core.StatusPolicyDenied, err.Status)
-				case "resource":
-					resources, err := h.ListResources()
-					require.Nil(t, errOrNil(err))
-					require.NotContains(t, listNames(t, resources, "resources", "uri"), e.Name)
-					_, err = h.CallSync("r", "resources/read", []byte(fmt.Sprintf(`{"uri":%q}`, e.Name)), core.CallOptions{})
-					require.NotNil(t, err)
-					require.Equal(t, core.StatusPolicyDenied, err.Status)
+				use, ok := heldUse[e.Kind]
+				if !ok {
+					continue
 				}
+				listed, err := use.list()
+				require.Nil(t, errOrNil(err))
+				require.NotContains(t, listNames(t, listed, use.key, use.id), e.Name)
+				_, err = h.CallSync("r", use.method, []byte(fmt.Sprintf(`{%q:%q}`, use.id, e.Name)), core.CallOptions{})
+				require.NotNil(t, err)
+				require.Equal(t, core.StatusPolicyDenied, err.Status)
 			}
 
 			// A stale approval (the hash pinned before, or one never

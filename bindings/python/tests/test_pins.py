@@ -8,7 +8,6 @@ import asyncio
 import json
 import os
 import signal
-import time
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
@@ -16,6 +15,8 @@ import pytest
 
 import lemonmcp
 from lemonmcp.aio import AsyncHost
+
+from conftest import wait_until
 
 REPO = Path(__file__).resolve().parents[3]
 CASES = json.loads((REPO / "tests" / "fixtures" / "rugpull" / "cases.json").read_text())
@@ -58,15 +59,6 @@ class Rig:
         os.kill(int(self.pidfile.read_text()), signal.SIGUSR1)
 
 
-def _wait(pred: Any, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return False
-
-
 def _entry(pins: Dict[str, Any], kind: str, name: str) -> Dict[str, Any]:
     if kind == "instructions":
         entry: Dict[str, Any] = pins["instructions"]
@@ -91,7 +83,7 @@ def test_pins_attacker_case(case: Dict[str, Any], rugpull: str, tmp_path: Path) 
         else:
             rig.signal()
         for want in case["expect"]:
-            assert _wait(
+            assert wait_until(
                 lambda: any(
                     k == "definition_changed" and p["server"] == "r" and p["kind"] == want["kind"] and p["name"] == want["name"] and p["status"] == want["status"]
                     for k, p in list(events)
