@@ -63,7 +63,7 @@ type Host struct {
 	tools atomic.Pointer[catalogue]
 
 	// pins is the pin store (nil without "pins"; pins.go).
-	pins *pinFile
+	pins pinStore
 }
 
 type route struct {
@@ -75,6 +75,9 @@ type pendingRequest struct {
 	srv    *server
 	client *core.Client // the generation it came from
 	id     uint64
+	// answer is set for the host's own requests (pinstore_app.go): the
+	// application's answer goes there instead of to a server.
+	answer chan appAnswer
 }
 
 type hostCall struct {
@@ -103,7 +106,11 @@ func New(cfg *Config, libraryVersion string) (*Host, *core.Error) {
 		Dropped:       h.reportDroppedLogs,
 	})
 	if cfg.Pins != nil {
-		h.pins = &pinFile{path: cfg.Pins.Store}
+		if cfg.Pins.Store == PinStoreApp {
+			h.pins = &pinApp{h: h}
+		} else {
+			h.pins = &pinFile{path: cfg.Pins.Store}
+		}
 	}
 	for _, sc := range cfg.Servers {
 		s := &server{h: h, cfg: sc, name: sc.Name, secrets: configuredSecrets(sc.Client)}
@@ -511,6 +518,10 @@ func (h *Host) Respond(requestID uint64, status core.Status, data []byte) *core.
 	h.mu.Unlock()
 	if !ok {
 		return core.Errorf(core.StatusNotFound, "no pending app request with id %d (already answered, expired, or its server restarted)", requestID)
+	}
+	if pr.answer != nil {
+		pr.answer <- appAnswer{status, append([]byte(nil), data...)} // buffered: never blocks
+		return nil
 	}
 	return pr.client.Respond(pr.id, status, data)
 }

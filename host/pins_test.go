@@ -21,7 +21,7 @@ func TestParsePins(t *testing.T) {
 		{"bad first_use", `{"store":"p","first_use":"yes"}`, `config.pins.first_use: must be "trust" or "hold"`, nil},
 		{"unknown member", `{"store":"p","mode":1}`, "config.pins.mode: is not a known field", nil},
 		{"not an object", `true`, "config.pins: must be a JSON object", nil},
-		{"app store", `{"store":"app"}`, `config.pins.store: "app"`, nil},
+		{"app store", `{"store":"app","first_use":"hold"}`, "", &PinsConfig{Store: PinStoreApp, FirstUse: FirstUseHold}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,10 +12,14 @@ const (
 	FirstUseHold  = "hold"  // it is held until approved
 )
 
+// PinStoreApp is the "store" that asks the application (pins_load,
+// pins_save) instead of a file.
+const PinStoreApp = "app"
+
 // PinsConfig is the host's "pins" option (nil: no pinning; hidden
 // characters are still removed).
 type PinsConfig struct {
-	// Store is the pin file's path.
+	// Store is the pin file's path, or PinStoreApp.
 	Store    string
 	FirstUse string
 }
@@ -34,9 +38,6 @@ func parsePins(v any) (*PinsConfig, *core.Error) {
 			s, ok := fv.(string)
 			if !ok || strings.TrimSpace(s) == "" {
 				return nil, invalid(at+".store", "must be the path of the pin file")
-			}
-			if s == "app" {
-				return nil, invalid(at+".store", `"app" (the application's own store) is not supported by this build; give a file path`)
 			}
 			p.Store = s
 		case "first_use":

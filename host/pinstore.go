@@ -39,6 +39,16 @@ type pinEntry struct {
 	Definition jsonx.RawMessage `json:"definition,omitempty"`
 }
 
+// pinStore keeps the pin document: a file (pinFile) or the application
+// (pinApp, "store": "app").
+type pinStore interface {
+	// load returns the document; the caller must not change it.
+	load() (*pinDoc, error)
+	// update lets fn change a fresh copy and keeps it when fn says so,
+	// with no other update in between.
+	update(fn func(*pinDoc) (bool, error)) (*pinDoc, error)
+}
+
 // pinFile is the file store: one JSON file, mode 0600, replaced atomically
 // (a temporary file renamed over it) under an exclusive flock of PATH.lock,
 // so that several processes can share it; reads take the lock shared.
@@ -113,31 +123,37 @@ func (f *pinFile) read() (*pinDoc, error) {
 	if err != nil {
 		return nil, f.errorf("cannot be read: %v", cause(err))
 	}
+	return decodePinDoc(data, f.errorf)
+}
+
+// decodePinDoc reads a pin document; errorf names where it came from. A
+// corrupt or newer document is an error, never an empty one.
+func decodePinDoc(data []byte, errorf func(format string, args ...any) error) (*pinDoc, error) {
 	var head struct {
 		Version *int `json:"version"`
 	}
 	if jsonx.Unmarshal(data, &head) != nil {
-		return nil, f.errorf("is not a valid pin file (not a JSON object); it was left as it is")
+		return nil, errorf("is not a valid pin file (not a JSON object); it was left as it is")
 	}
 	if head.Version == nil {
-		return nil, f.errorf("is not a valid pin file (no \"version\"); it was left as it is")
+		return nil, errorf("is not a valid pin file (no \"version\"); it was left as it is")
 	}
 	if *head.Version > pinFileVersion {
-		return nil, f.errorf("has version %d, newer than this library's %d; it was left as it is", *head.Version, pinFileVersion)
+		return nil, errorf("has version %d, newer than this library's %d; it was left as it is", *head.Version, pinFileVersion)
 	}
 	if *head.Version < 1 {
-		return nil, f.errorf("has an invalid version %d; it was left as it is", *head.Version)
+		return nil, errorf("has an invalid version %d; it was left as it is", *head.Version)
 	}
 	var doc pinDoc
 	if jsonx.Unmarshal(data, &doc) != nil {
-		return nil, f.errorf("is not a valid pin file (malformed servers); it was left as it is")
+		return nil, errorf("is not a valid pin file (malformed servers); it was left as it is")
 	}
 	if doc.Servers == nil {
 		doc.Servers = map[string]*pinServer{}
 	}
 	for key, ps := range doc.Servers {
 		if ps == nil {
-			return nil, f.errorf("is not a valid pin file (server %s is null); it was left as it is", key)
+			return nil, errorf("is not a valid pin file (server %s is null); it was left as it is", key)
 		}
 	}
 	return &doc, nil

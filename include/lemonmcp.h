@@ -844,8 +844,10 @@ lmcp_status lmcp_host_search_tools(lmcp_host *host, const char *query,
                                    size_t options_len, char **json_out,
                                    size_t *len_out, char **err_out);
 
-/* Pinned definitions (host option "pins": {"store": "<pin file>",
- * "first_use": "trust" [default] | "hold"}; docs/host.md). Every tool,
+/* Pinned definitions (host option "pins": {"store": "<pin file>" | "app",
+ * "first_use": "trust" [default] | "hold"}; docs/host.md; "app": the host's
+ * app request handler answers "pins_load" {} with the document or {}, and
+ * "pins_save" {"pins": document} with {}, see docs/app-requests.md). Every tool,
  * prompt and resource a server offers is pinned as "sha256:<hex>" of its
  * canonical JSON (the whole object as offered: annotations and _meta
  * included), its instructions apart; a server is named by its name and its

@@ -14,6 +14,7 @@
  * definitions and the table (rugpull -case, -cases) into LMCP_PINS_DIR
  * before this runs.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,7 +176,7 @@ static void run_case(char *line) {
     if (ev != NULL && strcmp(status, "removed") != 0) {
       char hash[160] = "", pinned[160] = "", approval[512], *err = NULL;
       json_get_str(ev, "hash", hash, sizeof hash);
-      if (json_get_str(ev, "pinned_hash", pinned, sizeof pinned) != 0 || pinned[0] == 0)
+      if (!json_get_str(ev, "pinned_hash", pinned, sizeof pinned) || pinned[0] == 0)
         snprintf(pinned, sizeof pinned, "sha256:%064d", 0);
       /* A stale approval: the hash pinned before is not what is offered. */
       snprintf(approval, sizeof approval,
@@ -219,6 +220,120 @@ static void test_pins_attacker_cases(void) {
   }
   CHECKM(n >= 9, NULL, "%d cases", n);
   free(table);
+}
+
+/* "store": "app": the application keeps the pin document, here in memory,
+ * answering pins_load and pins_save from the request callback. */
+typedef struct {
+  lmcp_host *h;
+  pthread_mutex_t mu;
+  char *doc; /* NULL: nothing stored */
+  int loads, saves;
+} app_store_t;
+
+static void app_store_cb(void *ud, lmcp_request_id id, const char *kind, const char *json, size_t len) {
+  app_store_t *st = ud;
+  pthread_mutex_lock(&st->mu);
+  if (strcmp(kind, "pins_load") == 0) {
+    st->loads++;
+    const char *doc = st->doc ? st->doc : "{}";
+    lmcp_host_respond(st->h, id, LMCP_OK, doc, strlen(doc), NULL);
+  } else if (strcmp(kind, "pins_save") == 0) {
+    /* {"pins":<document>}: keep the document. */
+    const char *prefix = "{\"pins\":";
+    if (len > strlen(prefix) + 1 && strncmp(json, prefix, strlen(prefix)) == 0) {
+      free(st->doc);
+      size_t n = len - strlen(prefix) - 1;
+      st->doc = malloc(n + 1);
+      memcpy(st->doc, json + strlen(prefix), n);
+      st->doc[n] = 0;
+      st->saves++;
+    }
+    lmcp_host_respond(st->h, id, LMCP_OK, "{}", 2, NULL);
+  } else {
+    lmcp_host_respond(st->h, id, LMCP_E_UNSUPPORTED, NULL, 0, NULL);
+  }
+  pthread_mutex_unlock(&st->mu);
+}
+
+static lmcp_host *open_app_host(const rig_t *rig, app_store_t *st) {
+  char cfg[4096], *err = NULL;
+  snprintf(
+      cfg, sizeof cfg,
+      "{\"pins\":{\"store\":\"app\"},\"mcpServers\":{\"r\":{\"command\":\"%s\",\"args\":[\"-defs\",\"%s\"],"
+      "\"env\":{\"RUGPULL_PIDFILE\":\"%s\"},\"timeouts\":{\"ready_ms\":5000,\"close_grace_ms\":300}}}}",
+      rig->rugpull, rig->defs, rig->pid);
+  lmcp_host *h = NULL;
+  CHECK_ST(lmcp_host_new(cfg, strlen(cfg), &h, &err), LMCP_OK, err);
+  if (h == NULL) return NULL;
+  st->h = h;
+  CHECK_ST(lmcp_host_set_app_request_handler(h, app_store_cb, st, NULL, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_host_connect(h, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_host_wait_ready(h, 15000, &err), LMCP_OK, err);
+  return h;
+}
+
+static void test_pins_app_store(void) {
+  rig_t rig;
+  temp_path(rig.defs, sizeof rig.defs, "defs");
+  temp_path(rig.pid, sizeof rig.pid, "pid");
+  rig.pins[0] = 0;
+  const char *fx = fixture_path();
+  const char *slash = strrchr(fx, '/');
+  snprintf(rig.rugpull, sizeof rig.rugpull, "%.*s/rugpull", slash ? (int)(slash - fx) : 1, slash ? fx : ".");
+  if (!CHECK(use_case(&rig, "base") == 0)) return;
+  app_store_t st = {.h = NULL, .doc = NULL, .loads = 0, .saves = 0};
+  pthread_mutex_init(&st.mu, NULL);
+
+  /* First use: pinned through pins_save. */
+  lmcp_host *h = open_app_host(&rig, &st);
+  if (h == NULL) return;
+  char *js = NULL, *err = NULL;
+  CHECK_ST(lmcp_host_pins(h, &js, NULL, &err), LMCP_OK, err);
+  CHECKM(js && !strstr(js, "\"held\":true") && strstr(js, "\"approved\""), js, "pinned on first use");
+  lmcp_free(js);
+  js = NULL;
+  pthread_mutex_lock(&st.mu);
+  CHECKM(st.saves >= 1 && st.doc && strstr(st.doc, "\"version\":1"), st.doc, "saved through the app");
+  pthread_mutex_unlock(&st.mu);
+
+  /* A change is held; the approval is saved through the app. */
+  CHECK(use_case(&rig, "description") == 0);
+  signal_server(&rig);
+  for (int i = 0; i < 500; i++) {
+    CHECK_ST(lmcp_host_pins(h, &js, NULL, &err), LMCP_OK, err);
+    if (js && strstr(js, "\"changed\"")) break;
+    lmcp_free(js);
+    js = NULL;
+    sleep_ms(20);
+  }
+  CHECKM(js && strstr(js, "\"changed\""), js, "the change is seen");
+  char hash[160] = "", approval[512];
+  const char *echo = js ? strstr(js, "\"echo\":{") : NULL;
+  CHECK(echo && json_get_str(echo, "hash", hash, sizeof hash));
+  lmcp_free(js);
+  js = NULL;
+  call_tool(h, "echo", LMCP_E_POLICY_DENIED, "is held");
+  int saves_before = st.saves;
+  snprintf(approval, sizeof approval, "{\"server\":\"r\",\"name\":\"echo\",\"hash\":\"%s\"}", hash);
+  CHECK_ST(lmcp_host_approve(h, approval, strlen(approval), &err), LMCP_OK, err);
+  call_tool(h, "echo", LMCP_OK, "called echo");
+  pthread_mutex_lock(&st.mu);
+  CHECK(st.saves > saves_before && st.doc && strstr(st.doc, hash));
+  pthread_mutex_unlock(&st.mu);
+  close_host(h);
+
+  /* The next run trusts what the app kept. */
+  h = open_app_host(&rig, &st);
+  if (h != NULL) {
+    CHECK_ST(lmcp_host_pins(h, &js, NULL, &err), LMCP_OK, err);
+    CHECKM(js && !strstr(js, "\"held\":true"), js, "the approval persisted");
+    lmcp_free(js);
+    call_tool(h, "echo", LMCP_OK, "called echo");
+    close_host(h);
+  }
+  free(st.doc);
+  pthread_mutex_destroy(&st.mu);
 }
 
 static void test_pins_bad_input(void) {
@@ -266,6 +381,7 @@ static void test_pins_bad_input(void) {
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   RUN_TEST(test_pins_attacker_cases, 300);
+  RUN_TEST(test_pins_app_store, 120);
   RUN_TEST(test_pins_bad_input, 60);
   temp_dir_cleanup();
   return h_finish();

@@ -526,3 +526,48 @@ func TestPinsShadowing(t *testing.T) {
 	require.Empty(t, report["m"].Tools["send_email"].Findings)
 	require.Contains(t, listTools(t, h), "r__echo")
 }
+
+// TestPinsAppStoreErrors: with "store": "app", a missing handler, a
+// refusal and a corrupt or newer document are errors naming the store, and
+// everything is held.
+func TestPinsAppStoreErrors(t *testing.T) {
+	cases := loadPinCases(t)
+	for _, tc := range []struct {
+		name    string
+		handler bool
+		status  core.Status
+		answer  string
+		want    string
+	}{
+		{"no handler", false, 0, "", `needs an app request handler to answer pins_load`},
+		{"refused", true, core.StatusInternal, `{"message":"disk full"}`, "the application refused pins_load"},
+		{"corrupt", true, core.StatusOK, `{"servers":{}}`, `the application's pin store (pins_load) is not a valid pin file`},
+		{"newer", true, core.StatusOK, `{"version":7,"servers":{}}`, "has version 7, newer than this library's 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rig := newRugpullRig(t, cases.Base)
+			args, _ := json.Marshal([]string{"-defs", rig.defs})
+			h, err := host.Parse([]byte(fmt.Sprintf(`{"pins":{"store":"app"},"mcpServers":{"r":{"command":%q,"args":%s}}}`, rugpullBin, args)), "test")
+			require.Nil(t, errOrNil(err))
+			t.Cleanup(func() {
+				h.Close(5 * time.Second)
+				h.Free()
+			})
+			if tc.handler {
+				h.SetAppRequestHandler(func(id uint64, kind string, _ []byte) {
+					if kind == "pins_load" {
+						_ = h.Respond(id, tc.status, []byte(tc.answer))
+					}
+				}, nil)
+			}
+			require.Nil(t, errOrNil(h.Connect()))
+			require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
+			pins := hostPins(t, h)["r"]
+			require.Contains(t, pins.Error, tc.want)
+			require.Empty(t, listTools(t, h))
+			_, cerr := h.CallToolSync("r__echo", nil, core.CallOptions{})
+			require.NotNil(t, cerr)
+			require.Equal(t, core.StatusPolicyDenied, cerr.Status)
+		})
+	}
+}
