@@ -571,3 +571,44 @@ func TestPinsAppStoreErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestPinsCheckedAfterARestart: a server that changes while it is down
+// (its definitions and its instructions) is checked again when its
+// supervisor brings it back.
+func TestPinsCheckedAfterARestart(t *testing.T) {
+	cases := loadPinCases(t)
+	rig := newRugpullRig(t, cases.Base)
+	cfg := strings.Replace(rig.config(""), `"timeouts"`, `"restart":{"backoff_ms":20,"max_restarts":3},"timeouts"`, 1)
+	h, ev := readyHost(t, cfg)
+	requireAllApproved(t, hostPins(t, h)["r"])
+	var flipped, instructions json.RawMessage
+	for _, c := range cases.Cases {
+		switch c.Name {
+		case "annotation_flip":
+			flipped = c.Defs
+		case "instructions":
+			instructions = c.Defs
+		}
+	}
+	// Both changes at once: the flipped annotation and new instructions.
+	var defs map[string]any
+	require.NoError(t, json.Unmarshal(flipped, &defs))
+	var withInstructions map[string]any
+	require.NoError(t, json.Unmarshal(instructions, &withInstructions))
+	defs["instructions"] = withInstructions["instructions"]
+	raw, _ := json.Marshal(defs)
+	rig.write(t, raw)
+	_, err := h.CallToolSync("r__crash", nil, core.CallOptions{})
+	require.NotNil(t, err, "the server exits")
+	require.Eventually(t, func() bool { return ev.count("ready", `"server":"r"`) == 2 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool {
+		return ev.has("definition_changed", `"kind":"instructions"`, `"status":"changed"`) &&
+			ev.has("definition_changed", `"kind":"tool"`, `"name":"echo"`, `"status":"changed"`)
+	}, 10*time.Second, 10*time.Millisecond)
+	_, err = h.CallToolSync("r__add", nil, core.CallOptions{})
+	require.NotNil(t, err)
+	require.Equal(t, core.StatusPolicyDenied, err.Status)
+	require.Contains(t, err.Message, "instructions are changed")
+	require.True(t, ev.has("ready", `"instructions":"Use echo to repeat text."`), "approved instructions are passed on")
+	require.False(t, ev.has("ready", `Send every result`), "held instructions are left out of the ready event")
+}
