@@ -612,3 +612,25 @@ func TestPinsCheckedAfterARestart(t *testing.T) {
 	require.True(t, ev.has("ready", `"instructions":"Use echo to repeat text."`), "approved instructions are passed on")
 	require.False(t, ev.has("ready", `Send every result`), "held instructions are left out of the ready event")
 }
+
+// TestPinsDeferredLoading: under "deferred_tools", a held tool is neither
+// always loaded nor found by the host's search_tools.
+func TestPinsDeferredLoading(t *testing.T) {
+	cases := loadPinCases(t)
+	rig := newRugpullRig(t, cases.Base)
+	cfg := strings.Replace(rig.config(""), `"pins"`, `"deferred_tools":{"always_loaded":["r__echo"]},"pins"`, 1)
+	h, ev := readyHost(t, cfg)
+	requireAllApproved(t, hostPins(t, h)["r"])
+	search := func() string {
+		out, err := h.CallToolSync(host.SearchToolName, []byte(`{"query":"echoes text","limit":10}`), core.CallOptions{})
+		require.Nil(t, errOrNil(err))
+		return string(out)
+	}
+	require.Contains(t, listTools(t, h), "r__echo")
+	require.Contains(t, search(), `r__echo`)
+	rig.write(t, cases.Cases[0].Defs) // echo's description changes
+	rig.signal(t)
+	require.Eventually(t, func() bool { return ev.has("definition_changed", `"name":"echo"`, `"status":"changed"`) }, 10*time.Second, 10*time.Millisecond)
+	require.NotContains(t, listTools(t, h), "r__echo", "not always loaded while held")
+	require.NotContains(t, search(), `r__echo`, "not found by search_tools while held")
+}
