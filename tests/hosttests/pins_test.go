@@ -320,8 +320,12 @@ func TestHiddenCharactersWithoutPins(t *testing.T) {
 	rig := newRugpullRig(t, defsWith(t, cases.Base, string(tools)))
 	// The prompt's argument hides characters too.
 	raw, _ := os.ReadFile(rig.defs)
-	rig.write(t, []byte(strings.Replace(string(raw), "Whom to greet.", `Whom\u2066 to greet.`, 1)))
-	h, _ := readyHost(t, rig.config("-"))
+	text := strings.Replace(string(raw), "Whom to greet.", `Whom\u2066 to greet.`, 1)
+	// And the instructions of the handshake.
+	text = strings.Replace(text, "Use echo to repeat text.", `Use echo\u001b[8m to repeat text.`, 1)
+	rig.write(t, []byte(text))
+	h, ev := readyHost(t, rig.config("-"))
+	require.True(t, ev.has("ready", `"instructions":"Use echo to repeat text."`), "the ready event's instructions are cleaned")
 	listed, err := h.ListTools()
 	require.Nil(t, errOrNil(err))
 	prompts, err := h.ListPrompts()
