@@ -474,6 +474,18 @@ func TestPinsSharedFile(t *testing.T) {
 	}
 }
 
+// requireStoreFailed: the pin store's failure (naming it: want) is in the
+// report, and everything of the server is held.
+func requireStoreFailed(t *testing.T, h *host.Host, want string) {
+	t.Helper()
+	require.Contains(t, hostPins(t, h)["r"].Error, want)
+	require.Empty(t, listTools(t, h))
+	_, err := h.CallToolSync("r__echo", nil, core.CallOptions{})
+	require.NotNil(t, err)
+	require.Equal(t, core.StatusPolicyDenied, err.Status)
+	require.Contains(t, err.Message, "the pin store failed")
+}
+
 // TestPinsStoreErrorsHoldEverything: a corrupt or newer pin file is an
 // error naming it; nothing passes unchecked, and the file is left as it
 // is.
@@ -484,13 +496,7 @@ func TestPinsStoreErrorsHoldEverything(t *testing.T) {
 			rig := newRugpullRig(t, cases.Base)
 			require.NoError(t, os.WriteFile(rig.pins, []byte(content), 0o600))
 			h, _ := readyHost(t, rig.config(""))
-			pins := hostPins(t, h)["r"]
-			require.Contains(t, pins.Error, rig.pins)
-			require.Empty(t, listTools(t, h))
-			_, err := h.CallToolSync("r__echo", nil, core.CallOptions{})
-			require.NotNil(t, err)
-			require.Equal(t, core.StatusPolicyDenied, err.Status)
-			require.Contains(t, err.Message, "the pin store failed")
+			requireStoreFailed(t, h, rig.pins)
 			after, _ := os.ReadFile(rig.pins)
 			require.Equal(t, content, string(after))
 		})
@@ -566,12 +572,7 @@ func TestPinsAppStoreErrors(t *testing.T) {
 			}
 			require.Nil(t, errOrNil(h.Connect()))
 			require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
-			pins := hostPins(t, h)["r"]
-			require.Contains(t, pins.Error, tc.want)
-			require.Empty(t, listTools(t, h))
-			_, cerr := h.CallToolSync("r__echo", nil, core.CallOptions{})
-			require.NotNil(t, cerr)
-			require.Equal(t, core.StatusPolicyDenied, cerr.Status)
+			requireStoreFailed(t, h, tc.want)
 		})
 	}
 }
