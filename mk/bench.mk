@@ -70,4 +70,4 @@ bench-go: lib fixtures
 	cd tests && $(GO) test -run '^$$' -bench . -benchmem ./searcheval/
 
 bench-pins:
-	$(GO) test -run '^$$' -bench BenchmarkPinList1000 -benchtime 2s ./host
+	$(GO) test -run '^$$' -bench 'BenchmarkPinList1000|BenchmarkHeldReason' -benchtime 2s ./host
