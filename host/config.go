@@ -32,6 +32,8 @@ type Config struct {
 	Warnings []string
 	// Deferred is "deferred_tools" (nil: list_tools offers every tool).
 	Deferred *DeferredConfig
+	// Pins is "pins" (nil: no pinning; pins.go).
+	Pins *PinsConfig
 }
 
 // ServerConfig is one server of the host.
@@ -184,6 +186,12 @@ func ParseConfigWith(raw []byte, opts LoadOptions) (*Config, *core.Error) {
 				return nil, err
 			}
 			cfg.Deferred = d
+		case "pins":
+			p, err := parsePins(v)
+			if err != nil {
+				return nil, err
+			}
+			cfg.Pins = p
 		case "defaults", "strict":
 		default:
 			if err := r.ignore("config", key, foreignKeys[key], hostKeys); err != nil {

@@ -44,7 +44,7 @@ const (
 )
 
 // hostKeys are the top-level members the host reads.
-var hostKeys = []string{"mcpServers", "servers", "tool_prefix", "defaults", "deferred_tools", "inputs", "strict", "start", "idle_ms"}
+var hostKeys = []string{"mcpServers", "servers", "tool_prefix", "defaults", "deferred_tools", "inputs", "strict", "start", "idle_ms", "pins"}
 
 // serverKeys are the server members the host reads besides clientKeys and
 // transportKeys (and the foreign ones it honours, in honouredServerKeys).

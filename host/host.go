@@ -61,6 +61,9 @@ type Host struct {
 	// tools is the last aggregated tool list, with its search index
 	// (catalogue.go).
 	tools atomic.Pointer[catalogue]
+
+	// pins is the pin store (nil without "pins"; pins.go).
+	pins pinStore
 }
 
 type route struct {
@@ -72,6 +75,9 @@ type pendingRequest struct {
 	srv    *server
 	client *core.Client // the generation it came from
 	id     uint64
+	// answer is set for the host's own requests (pinstore_app.go): the
+	// application's answer goes there instead of to a server.
+	answer chan appAnswer
 }
 
 type hostCall struct {
@@ -99,8 +105,16 @@ func New(cfg *Config, libraryVersion string) (*Host, *core.Error) {
 		Report:        func(text string) { h.emitLog("error", text) },
 		Dropped:       h.reportDroppedLogs,
 	})
+	if cfg.Pins != nil {
+		if cfg.Pins.Store == PinStoreApp {
+			h.pins = &pinApp{h: h}
+		} else {
+			h.pins = &pinFile{path: cfg.Pins.Store}
+		}
+	}
 	for _, sc := range cfg.Servers {
 		s := &server{h: h, cfg: sc, name: sc.Name, secrets: configuredSecrets(sc.Client)}
+		s.identKey, s.identity = serverIdentity(sc.Name, sc.Client)
 		for i := range s.lists {
 			s.lists[i] = &listCache{kind: listKinds[i]}
 		}
@@ -290,6 +304,9 @@ func (h *Host) Call(serverName, method string, params []byte, opts core.CallOpti
 	if err != nil {
 		return 0, err
 	}
+	if err := s.heldCall(method, params); err != nil {
+		return 0, err
+	}
 	return h.call(s, method, params, opts, done)
 }
 
@@ -461,6 +478,9 @@ func (h *Host) resolveTool(name string) (*server, string, *core.Error) {
 		}
 	}
 	if !ok {
+		if err := h.heldTool(name); err != nil {
+			return nil, "", err
+		}
 		return nil, "", core.Errorf(core.StatusNotFound, "no server offers a tool named %s (tool names are server__tool with tool_prefix %q)", jsonQuote(name), h.cfg.ToolPrefix)
 	}
 	if r.srv.client() == nil {
@@ -468,6 +488,9 @@ func (h *Host) resolveTool(name string) (*server, string, *core.Error) {
 	}
 	if !r.srv.cfg.Permits(r.tool) {
 		return nil, "", core.Errorf(core.StatusPolicyDenied, "the tool %s of the server %s is not allowed by its tools.allow/tools.deny", jsonQuote(r.tool), jsonQuote(r.srv.name))
+	}
+	if why := r.srv.guard.heldReason(listTools, r.tool); why != "" {
+		return nil, "", core.Errorf(core.StatusPolicyDenied, "%s", why)
 	}
 	return r.srv, r.tool, nil
 }
@@ -495,6 +518,10 @@ func (h *Host) Respond(requestID uint64, status core.Status, data []byte) *core.
 	h.mu.Unlock()
 	if !ok {
 		return core.Errorf(core.StatusNotFound, "no pending app request with id %d (already answered, expired, or its server restarted)", requestID)
+	}
+	if pr.answer != nil {
+		pr.answer <- appAnswer{status, append([]byte(nil), data...)} // buffered: never blocks
+		return nil
 	}
 	return pr.client.Respond(pr.id, status, data)
 }

@@ -145,6 +145,9 @@ func (l *listCache) fetchAndStore(s *server, ch chan struct{}, gen uint64) ([]it
 		gaps = c.ListChangeGaps() // before the request: a gap during it makes the list stale
 	}
 	items, ttl, err := l.fetch(s)
+	if err == nil {
+		items = s.guardList(l.kind, items) // hidden characters and pins (pins.go)
+	}
 	unheard := c != nil && s.isModern() && !c.HearsListChanges()
 	l.mu.Lock()
 	l.flight, l.lastErr = nil, err

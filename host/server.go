@@ -34,6 +34,11 @@ type server struct {
 	secrets   redact.Set // its configured env and header values
 
 	lists [3]*listCache
+	// guard cleans and pins what the server offers (pins.go); identKey
+	// and identity name the server in the pin store.
+	guard    guard
+	identKey string
+	identity map[string]any
 
 	// durations are the server's call durations, per method, measured
 	// while the host has a telemetry handler (lmcp_host_servers).
@@ -163,11 +168,20 @@ func (s *server) onEvent(g *generation, kind string, payload []byte) {
 		for _, l := range s.lists {
 			l.invalidate()
 		}
+		// Instructions are checked before anything is listed: changed
+		// ones hold every tool and prompt (pins.go).
+		ev.Server = s.guardReady(ev.Server)
 		g.settle()
 		// The client's {"server": info} becomes {"server": name, "info": info}.
 		s.h.emit(kind, withServer(s.name, jsonx.MustMarshal(map[string]jsonx.RawMessage{"info": orEmpty(ev.Server)})))
-		// A server that comes (back) may change the aggregated tools.
+		// A server that comes (back) may change the aggregated tools
+		// (and, pinned, its prompts and resources are checked at once).
 		s.h.background("the tools refresh of server "+s.name, func() { s.refresh(listTools) })
+		if s.h.pins != nil {
+			for _, k := range []listKind{listPrompts, listResources} {
+				s.h.background("the "+listKinds[k].key+" refresh of server "+s.name, func() { s.refresh(k) })
+			}
+		}
 		return
 	case "restarting":
 		var ev struct {

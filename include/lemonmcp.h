@@ -902,6 +902,67 @@ lmcp_status lmcp_host_search_tools(lmcp_host *host, const char *query,
                                    size_t options_len, char **json_out,
                                    size_t *len_out, char **err_out);
 
+/* Pinned definitions (host option "pins": {"store": "<pin file>" | "app",
+ * "first_use": "trust" [default] | "hold"}; docs/host.md; "app": the host's
+ * app request handler answers "pins_load" {} with the document or {}, and
+ * "pins_save" {"pins": document} with {}, see docs/app-requests.md). Every tool,
+ * prompt and resource a server offers is pinned as "sha256:<hex>" of its
+ * canonical JSON (the whole object as offered: annotations and _meta
+ * included), its instructions apart; a server is named by its name and its
+ * command, args and cwd, or its URL (never env or headers). A definition
+ * that is "changed" (differs from its pin), "new" (a name never pinned on a
+ * kind already pinned: a rename is new; under "first_use": "hold" also one
+ * never seen) or "flagged" (carries hidden characters, even on first sight)
+ * is held: not listed, not found by a search, not offered by deferred
+ * loading, and a call to it (lmcp_host_call_tool, or lmcp_host_call of
+ * tools/call, prompts/get, resources/read) fails at once with
+ * LMCP_E_POLICY_DENIED whose message says it is held and why. Instructions
+ * not approved hold every tool and prompt of their server. A pinned
+ * definition no longer offered is "removed" (reported, not an error). Each
+ * change is one "definition_changed" host event {"server", "kind": "tool" |
+ * "prompt" | "resource" | "instructions", "name", "status", "hash"?,
+ * "pinned_hash"?, "findings"}, checked when a server connects, after its
+ * list_changed, and after a restart. Pins or not, what the host lists (and
+ * the instructions of its "ready" event) has no hidden character: Unicode
+ * tag characters outside an emoji tag sequence, bidi controls, zero-width
+ * and invisible format characters (ZWJ and ZWNJ kept), C0/C1 controls other
+ * than tab and newline, terminal escape sequences; a finding is {"kind":
+ * "hidden_characters" | "ansi_escape", "path", "count"}. A tool's
+ * description naming another server's tool is reported in lmcp_host_pins as
+ * {"kind": "shadowing", "path": "description", "server", "tool"}, not held.
+ *
+ * lmcp_host_pins lists every ready server's lists (fetching stale ones, so
+ * it may block the calling thread), then gives *json_out
+ * (library-allocated, free with lmcp_free; *len_out may be NULL):
+ * {"<server>": {"instructions": {..}, "tools": {"<name>": {..}},
+ * "prompts": {..}, "resources": {"<uri>": {..}}, "error"?: "<pin store
+ * failure>"}}, each entry {"status": "approved" | "changed" | "new" |
+ * "flagged" | "removed", "hash"?, "pinned_hash"?, "findings": [..],
+ * "held"?: true, "reason"?, "offered"?, "pinned"?} ("offered" and "pinned":
+ * the two definitions, hidden characters removed, for a review). No
+ * callback runs. Any thread.
+ * Returns LMCP_OK; LMCP_E_INVALID_STATE (the host has no "pins");
+ * LMCP_E_INVALID_HANDLE; LMCP_E_INVALID_ARGUMENT (NULL json_out). */
+lmcp_status lmcp_host_pins(lmcp_host *host, char **json_out, size_t *len_out,
+                           char **err_out);
+
+/* lmcp_host_approve pins exactly the hash shown for one definition:
+ * approval_json (approval_len bytes, copied) is {"server", "kind": "tool"
+ * [default] | "prompt" | "resource" | "instructions", "name" (not for
+ * instructions; a resource's URI), "hash": "sha256:<hex>" as lmcp_host_pins
+ * or a definition_changed event gave it}. The pin file is updated under its
+ * lock; the definition is callable when this returns, and listed again
+ * (with a list_changed event) once its list is fetched. Any thread; no
+ * callback runs during the call.
+ * Returns LMCP_OK; LMCP_E_INVALID_STATE (the host has no "pins", or the
+ * server does not offer that definition with that hash now: an approval is
+ * bound to what was shown); LMCP_E_NOT_FOUND (no such server);
+ * LMCP_E_INVALID_ARGUMENT (a bad approval: the message names the field);
+ * LMCP_E_INTERNAL (the pin file could not be written: the message names
+ * it); LMCP_E_INVALID_HANDLE. */
+lmcp_status lmcp_host_approve(lmcp_host *host, const char *approval_json,
+                              size_t approval_len, char **err_out);
+
 /* lmcp_host_call_tool calls a tool by the name lmcp_host_list_tools gives it
  * (a <server>__<tool> name routes even before any listing, and starts that
  * server if it is lazy: the call then waits for its handshake). args_json
@@ -916,7 +977,8 @@ lmcp_status lmcp_host_search_tools(lmcp_host *host, const char *query,
  * also runs on a library thread, and lmcp_host_cancel answers
  * LMCP_E_NOT_FOUND for it (it waits for no server).
  * Returns LMCP_OK; LMCP_E_NOT_FOUND (no server offers the name);
- * LMCP_E_POLICY_DENIED (tools.allow/tools.deny exclude it);
+ * LMCP_E_POLICY_DENIED (tools.allow/tools.deny exclude it, or it is held:
+ * see lmcp_host_pins);
  * LMCP_E_INVALID_ARGUMENT (empty name, ambiguous unprefixed name, arguments
  * not an object, bad options, NULL done); LMCP_E_INVALID_STATE (server
  * disabled, failed or closed); the other statuses of lmcp_client_call. */

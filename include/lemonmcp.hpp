@@ -479,6 +479,126 @@ class Client {
   lmcp_client *handle_ = nullptr;
 };
 
+namespace detail {
+
+// s as a JSON string (quotes included).
+inline std::string json_quote(std::string_view s) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      out += "\\u00";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+// The JSON of a host function that fills (json_out, len_out, err_out).
+template <typename CallWithOut> inline std::string json_out(CallWithOut &&c_call) {
+  char *json = nullptr;
+  size_t len = 0;
+  call_checked([&](char **err) { return c_call(&json, &len, err); });
+  LibString owned(json);
+  return std::string(json, len);
+}
+
+} // namespace detail
+
+// Host owns an lmcp_host: many named servers behind one handle (docs/host.md).
+// This wrapper covers its lifecycle, listing, tool calls and the pinned
+// definitions; get() gives the handle for the rest of the C API.
+class Host {
+public:
+  // Creates a host from its configuration JSON (the mcpServers shape).
+  // Throws Error (LMCP_E_INVALID_ARGUMENT naming the bad field, ...).
+  explicit Host(std::string_view config_json) {
+    lmcp_host *h = nullptr;
+    detail::call_checked(
+        [&](char **err) { return lmcp_host_new(config_json.data(), config_json.size(), &h, err); });
+    handle_ = h;
+  }
+
+  // Frees the host (see lmcp_host_free).
+  ~Host() {
+    lmcp_host_free(handle_);
+  }
+
+  Host(const Host &) = delete;
+  Host &operator=(const Host &) = delete;
+  Host(Host &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Host &operator=(Host &&other) noexcept {
+    if (this != &other) {
+      lmcp_host_free(handle_);
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+
+  lmcp_host *get() const noexcept {
+    return handle_;
+  }
+
+  void connect() {
+    detail::call_checked([&](char **err) { return lmcp_host_connect(handle_, err); });
+  }
+
+  // Blocks until every enabled server is ready or failed; throws Error
+  // (LMCP_E_TIMEOUT naming the servers still connecting).
+  void wait_ready(int64_t timeout_ms = -1) {
+    detail::call_checked([&](char **err) { return lmcp_host_wait_ready(handle_, timeout_ms, err); });
+  }
+
+  // lmcp_host_list_tools: {"tools": [...], "errors"?: {...}}.
+  std::string list_tools() {
+    return detail::json_out(
+        [&](char **j, size_t *n, char **e) { return lmcp_host_list_tools(handle_, j, n, e); });
+  }
+
+  // Calls a tool by its host name and blocks for the result JSON; throws
+  // Error (LMCP_E_POLICY_DENIED for a held or filtered tool, ...).
+  std::string call_tool(const std::string &name, std::string_view args_json = {}) {
+    return detail::json_out([&](char **j, size_t *n, char **e) {
+      return lmcp_host_call_tool_sync(handle_, name.c_str(), detail::data_or_null(args_json),
+                                      args_json.size(), nullptr, 0, j, n, e);
+    });
+  }
+
+  // lmcp_host_pins: each server's pinned definitions and their status.
+  // Throws Error (LMCP_E_INVALID_STATE without "pins").
+  std::string pins() {
+    return detail::json_out([&](char **j, size_t *n, char **e) { return lmcp_host_pins(handle_, j, n, e); });
+  }
+
+  // lmcp_host_approve: pins exactly hash for one definition of server
+  // (kind "tool", "prompt", "resource" or "instructions", whose name is
+  // ignored). Throws Error (LMCP_E_INVALID_STATE: the server no longer
+  // offers that hash).
+  void approve(std::string_view server, std::string_view name, std::string_view hash,
+               std::string_view kind = "tool") {
+    std::string approval = "{\"server\":" + detail::json_quote(server) +
+                           ",\"kind\":" + detail::json_quote(kind) + ",\"name\":" + detail::json_quote(name) +
+                           ",\"hash\":" + detail::json_quote(hash) + "}";
+    detail::call_checked(
+        [&](char **err) { return lmcp_host_approve(handle_, approval.data(), approval.size(), err); });
+  }
+
+  // Closes every server, blocking up to timeout_ms (negative: their own
+  // bounds).
+  void close(int64_t timeout_ms = -1) {
+    detail::call_checked([&](char **err) { return lmcp_host_close(handle_, timeout_ms, err); });
+  }
+
+private:
+  lmcp_host *handle_ = nullptr;
+};
+
 }  // namespace lemonmcp
 
 #endif /* LEMONMCP_HPP */

@@ -22,7 +22,10 @@
 #                     2026-07-28 without ttlMs) and one of 1,000 tools
 #                     (tests/bench/clients/pysearch.py; BENCH_SEARCH_RUNS
 #                     searches of each query); make bench ends with it too
-.PHONY: bench bench-go bench-tools bench-search bench-search-python bench-pysdk-setup
+#   make bench-pins   the cost of pinning a list of 1,000 tools per refresh (host
+#                     "pins": an unchanged list, one tool changed, every tool new),
+#                     wall and CPU time; make bench runs it after bench-search
+.PHONY: bench bench-go bench-tools bench-search bench-search-python bench-pins bench-pysdk-setup
 BENCH_COUNT  ?= 3
 BENCH_ROUNDS ?= 3
 BENCH_N      ?= 2000
@@ -62,6 +65,7 @@ bench: $(BENCH_DEPS)
 		$(if $(findstring python,$(BENCH_SKIP)),,-pybench 'cd $(PY_DIR) && $(PY_ENV) BENCH_N=1000 BENCH_ROUNDS=3 LEMONMCP_FIXTURE=$(PY_FIXTURE) $(PYTHON) bench/bench_call.py')
 	@$(MAKE) --no-print-directory bench-search
 	$(if $(findstring python,$(BENCH_SKIP)),,@$(MAKE) --no-print-directory bench-search-python)
+	@$(MAKE) --no-print-directory bench-pins
 
 bench-search: lib fixtures
 	cd tests && $(GO) run ./searcheval/searchreport -fixture $(BUILD)/fixtures/mcpfixture
@@ -77,3 +81,6 @@ bench-go: lib fixtures
 	$(GO) test -run '^$$' -bench . -benchmem ./transport/stdio/
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/toolsearch/
 	cd tests && $(GO) test -run '^$$' -bench . -benchmem ./searcheval/
+
+bench-pins:
+	$(GO) test -run '^$$' -bench 'BenchmarkPinList1000|BenchmarkHeldReason' -benchtime 2s ./host

@@ -117,6 +117,22 @@ TEST_SUITES += test-c-host-search
 test-c-host-search: lib fixtures $(CTEST_OUT)/lmcp_host_search_test
 	$(CTEST_OUT)/lmcp_host_search_test
 
+# Pinned definitions through the C ABI (issue 27): the rugpull fixture writes
+# the table of cases and each case's definitions first (the test never forks).
+CTEST_PINS := $(CTEST_OUT)/pins
+$(CTEST_OUT)/lmcp_host_pins_test: $(CTEST_SRC)/test_host_pins.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -DLMCP_PINS_DIR='"$(CTEST_PINS)"' -o $@ $(CTEST_SRC)/test_host_pins.c $(CTEST_SRC)/harness.c \
+		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
+.PHONY: test-c-host-pins
+TEST_SUITES += test-c-host-pins
+test-c-host-pins: lib fixtures $(CTEST_OUT)/lmcp_host_pins_test
+	@mkdir -p $(CTEST_PINS) && $(BUILD)/fixtures/rugpull -cases > $(CTEST_PINS)/cases.tsv \
+		&& $(BUILD)/fixtures/rugpull -case base -defs $(CTEST_PINS)/base.json \
+		&& cut -f1 $(CTEST_PINS)/cases.tsv | while read c; do $(BUILD)/fixtures/rugpull -case $$c -defs $(CTEST_PINS)/$$c.json || exit 1; done
+	$(CTEST_OUT)/lmcp_host_pins_test
+
 # lmcp_client_free and lmcp_host_free racing every other call on their
 # handle, and no callback after free: one program, a table of operations
 # per handle kind.

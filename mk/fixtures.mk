@@ -1,7 +1,8 @@
 # Fixture MCP servers (tests/ is its own Go module, so the go-sdk and other
 # test-only dependencies never reach the runtime module).
 #   make fixtures       builds $(BUILD)/fixtures/mcpfixture, the server every test drives,
-#                       rawecho, and oauthfixture (the OAuth-protected HTTP server)
+#                       rawecho, oauthfixture (the OAuth-protected HTTP server) and rugpull
+#                       (a server that changes its definitions on SIGUSR1)
 #   make test-fixtures  vets and tests the fixtures themselves
 
 .PHONY: fixtures test-fixtures
@@ -11,7 +12,8 @@ TEST_SUITES += test-fixtures
 # make cannot see the module's real dependency graph.
 fixtures:
 	cd tests && $(GO) build -o $(BUILD)/fixtures/mcpfixture ./fixtures/mcpfixture && $(GO) build -o $(BUILD)/fixtures/rawecho ./fixtures/rawecho \
-		&& $(GO) build -o $(BUILD)/fixtures/oauthfixture ./fixtures/oauthfixture
+		&& $(GO) build -o $(BUILD)/fixtures/oauthfixture ./fixtures/oauthfixture \
+		&& $(GO) build -o $(BUILD)/fixtures/rugpull ./fixtures/rugpull
 
 # The 2026-07-28 peer servers the tests module runs against (test-only,
 # pinned): the TypeScript SDK v2 server from npm into .cache/modern-ts and

@@ -2,7 +2,7 @@
 # detector, and a short run of every fuzz target.
 
 FUZZ_TIME ?= 5s
-FUZZ_TARGETS := ./core:FuzzDecodeEnvelope ./core:FuzzReceive ./core:FuzzRestyledMessages ./internal/frontmatter:FuzzParse ./internal/hostvalidate:FuzzChecks ./auth:FuzzParseBearer ./internal/canonjson:FuzzCanonicalize ./internal/toolsearch:FuzzSearch ./transport/stdio:FuzzLineReader ./transport/sseparse:FuzzParser
+FUZZ_TARGETS := ./core:FuzzDecodeEnvelope ./core:FuzzReceive ./core:FuzzRestyledMessages ./internal/frontmatter:FuzzParse ./internal/hostvalidate:FuzzChecks ./auth:FuzzParseBearer ./internal/canonjson:FuzzCanonicalize ./internal/hiddenchars:FuzzClean ./internal/toolsearch:FuzzSearch ./transport/stdio:FuzzLineReader ./transport/sseparse:FuzzParser
 
 .PHONY: test-go test-go-fuzz
 TEST_SUITES += test-go test-go-fuzz

@@ -380,15 +380,16 @@ static const kind_t client_kind = {
 KIND_ADAPTERS(host)
 
 static lmcp_status host_create(life_t *l, char **err) {
-  char config[2048];
+  char config[2048], pins[512];
   const char *fx = fixture_path();
+  temp_path(pins, sizeof pins, "pins");
   snprintf(config, sizeof config,
-           "{\"tool_prefix\":\"always\","
+           "{\"tool_prefix\":\"always\",\"pins\":{\"store\":\"%s\"},"
            "\"defaults\":{\"handlers\":{\"roots\":{\"list_changed\":true}},"
            "\"timeouts\":{\"ready_ms\":5000,\"close_grace_ms\":300}},"
            "\"mcpServers\":{\"a\":{\"command\":\"%s\"},"
            "\"b\":{\"command\":\"%s\",\"protocol\":{\"mode\":\"modern\"}}}}",
-           fx, fx);
+           pins, fx, fx);
   return lmcp_host_new(config, strlen(config), (lmcp_host **)&l->h, err);
 }
 static lmcp_status host_start_tool(life_t *l, const char *tool, const char *args, const char *opts, void *box,
@@ -447,11 +448,26 @@ static lmcp_status host_list_prompts(life_t *l) {
   return json_op(st, out, err);
 }
 
+static lmcp_status host_pins(life_t *l) {
+  char *out = NULL, *err = NULL;
+  size_t n = 0;
+  lmcp_status st = lmcp_host_pins(l->h, &out, &n, &err);
+  return json_op(st, out, err);
+}
+/* An approval of a hash never offered: refused, or the handle is gone. */
+static lmcp_status host_approve(life_t *l) {
+  static const char approval[] = "{\"server\":\"a\",\"name\":\"echo\",\"hash\":\"sha256:0\"}";
+  char *err = NULL;
+  lmcp_status st = lmcp_host_approve(l->h, approval, strlen(approval), &err);
+  return json_op(st, NULL, err);
+}
+
 /* Every function of the host API but new and free. */
 static const op_fn host_ops[] = {
     op_slow,          op_echo,         host_call_tool_sync, host_call_server,   host_call_sync,
     host_servers_all, host_list_tools, op_cancel_last,      op_respond_unknown, op_roots,
-    op_stderr,        op_wait_ready,   host_list_prompts,   op_connect,
+    op_stderr,        op_wait_ready,   host_list_prompts,   op_connect,         host_pins,
+    host_approve,
 };
 
 static const kind_t host_kind = {

@@ -8,6 +8,9 @@
 
 #include <lemonmcp.hpp>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -272,6 +275,95 @@ void test_move_semantics() {
   CHECK(c.get() == raw);
 }
 
+void write_file(const std::string &path, const std::string &text) {
+  std::string tmp = path + ".tmp";
+  FILE *f = std::fopen(tmp.c_str(), "wb");
+  CHECK(f != nullptr);
+  if (f == nullptr) return;
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  CHECK(std::rename(tmp.c_str(), path.c_str()) == 0);
+}
+
+std::string read_text(const std::string &path) {
+  std::string out;
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  std::fclose(f);
+  return out;
+}
+
+// The value of the first "key":"..." after from in json.
+std::string string_after(const std::string &json, const std::string &from, const std::string &key) {
+  size_t at = json.find(from);
+  if (at == std::string::npos) return "";
+  at = json.find("\"" + key + "\":\"", at);
+  if (at == std::string::npos) return "";
+  at += key.size() + 4;
+  return json.substr(at, json.find('"', at) - at);
+}
+
+// Host and its pinned definitions: the rugpull fixture (beside mcpfixture)
+// flips a tool's destructiveHint; the tool is held until the hash shown is
+// approved, and a stale hash is refused. (No fork after loading the
+// library: the test writes the definitions itself.)
+void test_host_pins() {
+  std::string fixture(g_fixture);
+  std::string rugpull = fixture.substr(0, fixture.rfind('/')) + "/rugpull";
+  char dir_template[] = "/tmp/lmcp-cxx-pins-XXXXXX";
+  CHECK(mkdtemp(dir_template) != nullptr);
+  std::string dir(dir_template), defs = dir + "/defs.json", pidfile = dir + "/pid", pins = dir + "/pins.json";
+  auto tools = [](const char *hint) {
+    return std::string(
+               R"({"tools":[{"name":"echo","description":"Echoes.","annotations":{"destructiveHint":)") +
+           hint + "}}]}";
+  };
+  write_file(defs, tools("true"));
+  {
+    lemonmcp::Host host("{\"pins\":{\"store\":\"" + pins + "\"},\"mcpServers\":{\"r\":{\"command\":\"" +
+                        rugpull + "\",\"args\":[\"-defs\",\"" + defs + "\"],\"env\":{\"RUGPULL_PIDFILE\":\"" +
+                        pidfile + "\"},\"timeouts\":{\"close_grace_ms\":300}}}}");
+    host.connect();
+    host.wait_ready(20000);
+    CHECK(!contains(host.pins(), "\"held\":true"));
+    CHECK(contains(host.call_tool("r__echo"), "called echo"));
+
+    write_file(defs, tools("false"));
+    CHECK(kill(static_cast<pid_t>(std::atol(read_text(pidfile).c_str())), SIGUSR1) == 0);
+    std::string report;
+    for (int i = 0; i < 500 && !contains(report, "\"status\":\"changed\""); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      report = host.pins();
+    }
+    CHECK(contains(report, "\"status\":\"changed\""));
+    try {
+      host.call_tool("r__echo");
+      CHECK(!"a held tool is refused");
+    } catch (const lemonmcp::Error &e) {
+      CHECK(e.status() == LMCP_E_POLICY_DENIED);
+      CHECK(contains(e.what(), "is held"));
+    }
+    CHECK(!contains(host.list_tools(), "r__echo"));
+    std::string hash = string_after(report, "\"echo\":{", "hash");
+    std::string pinned = string_after(report, "\"echo\":{", "pinned_hash");
+    CHECK(hash.rfind("sha256:", 0) == 0 && pinned.rfind("sha256:", 0) == 0 && hash != pinned);
+    try {
+      host.approve("r", "echo", pinned);
+      CHECK(!"a stale hash is refused");
+    } catch (const lemonmcp::Error &e) {
+      CHECK(e.status() == LMCP_E_INVALID_STATE);
+    }
+    host.approve("r", "echo", hash);
+    CHECK(contains(host.call_tool("r__echo"), "called echo"));
+    host.close(5000);
+  }
+  for (const std::string &f : {defs, pidfile, pins, pins + ".lock"}) std::remove(f.c_str());
+  rmdir(dir.c_str());
+}
+
 struct Test {
   const char *name;
   void (*fn)();
@@ -296,6 +388,7 @@ int main(int argc, char **argv) {
       {"app_requests", test_app_requests},
       {"telemetry_handler", test_telemetry_handler},
       {"move_semantics", test_move_semantics},
+      {"host_pins", test_host_pins},
   };
   int passed = 0, failed = 0;
   for (const Test &t : tests) {

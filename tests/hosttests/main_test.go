@@ -12,8 +12,9 @@ import (
 	"github.com/lemonmcp/lemonmcp/tests/internal/fixturebin"
 )
 
-// fixtureBin is the mcpfixture binary, built once for the run.
-var fixtureBin string
+// fixtureBin is the mcpfixture binary, built once for the run;
+// rugpullBin the server that changes its definitions on a signal.
+var fixtureBin, rugpullBin string
 
 func TestMain(m *testing.M) {
 	bin, remove, err := fixturebin.Build("../fixtures/mcpfixture")
@@ -22,8 +23,16 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	fixtureBin = bin
+	rugpull, removeRugpull, err := fixturebin.Build("../fixtures/rugpull")
+	if err != nil {
+		remove()
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	rugpullBin = rugpull
 	code := m.Run()
 	remove()
+	removeRugpull()
 	os.Exit(code)
 }
 

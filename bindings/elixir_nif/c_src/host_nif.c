@@ -85,6 +85,28 @@ ERL_NIF_TERM nif_host_servers(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[
   return host_json(env, argv, lmcp_host_servers);
 }
 
+/* host_pins(Host) -> {ok, Map} | {error, ...}   (dirty IO: it may fetch
+ * stale lists) */
+ERL_NIF_TERM nif_host_pins(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  return host_json(env, argv, lmcp_host_pins);
+}
+
+/* host_approve(Host, ApprovalJson) -> ok | {error, ...}   (dirty IO: it
+ * writes the pin file) */
+ERL_NIF_TERM nif_host_approve(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  lmcp_res *r;
+  char *approval;
+  if (!lmcp_get_args(env, argv, KIND, "rs", &r, &approval)) {
+    return enif_make_badarg(env);
+  }
+  char *err = NULL;
+  lmcp_status st = lmcp_host_approve(r->handle, approval, strlen(approval), &err);
+  free(approval);
+  return lmcp_handle_status(env, KIND, st, err);
+}
+
 /* host_warnings(Host) -> {ok, [Binary]} | {error, ...}   (never waits) */
 ERL_NIF_TERM nif_host_warnings(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;

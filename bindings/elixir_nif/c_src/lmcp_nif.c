@@ -283,6 +283,8 @@ static ErlNifFunc nif_funcs[] = {
     {"host_connect", 1, nif_host_connect, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"host_wait_ready", 2, nif_host_wait_ready, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"host_servers", 1, nif_host_servers, 0},
+    {"host_pins", 1, nif_host_pins, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"host_approve", 2, nif_host_approve, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"host_call_tool", 4, nif_host_call_tool, 0},
     {"host_call", 5, nif_host_call, 0},
     {"host_cancel", 2, nif_host_cancel, 0},

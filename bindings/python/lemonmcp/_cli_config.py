@@ -105,6 +105,7 @@ def run_config(
     show_result: Callable[[Any, str, IO[str], IO[str], bool], int],
     error_text: Callable[[LemonMCPError], str],
     search: Callable[[Any, bool], int],
+    pins: Callable[[Any, bool], int],
 ) -> int:
     """Runs ``tools``, ``call``, ``servers``, ``search`` or ``check`` over
     the file's servers; the
@@ -149,6 +150,8 @@ def run_config(
                 return exits["ok"]
             if ns.command == "search":
                 return search(host, as_json)
+            if ns.command in ("pins", "approve"):
+                return pins(host, as_json)
             return _call(host, HostTool, ns, out, err, as_json, failure, call_arguments, schema_of, show_result, exits)
 
 

@@ -424,6 +424,8 @@ FUNCTIONS.extend(
         ("lmcp_host_list_prompts", [HostHandle, _charpp, _sizep, _charpp], c_int32, _check_err_out),
         ("lmcp_host_list_resources", [HostHandle, _charpp, _sizep, _charpp], c_int32, _check_err_out),
         ("lmcp_host_search_tools", [HostHandle, c_char_p, c_char_p, c_size_t, _charpp, _sizep, _charpp], c_int32, _check_err_out),
+        ("lmcp_host_pins", [HostHandle, _charpp, _sizep, _charpp], c_int32, _check_err_out),
+        ("lmcp_host_approve", [HostHandle, c_char_p, c_size_t, _charpp], c_int32, _check_err_out),
         (
             "lmcp_host_call_tool",
             [HostHandle, c_char_p, c_char_p, c_size_t, c_char_p, c_size_t, DONE_CB, c_void_p, POINTER(c_uint64), _charpp],

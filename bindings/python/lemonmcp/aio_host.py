@@ -113,6 +113,15 @@ class AsyncHost(HostBase):
         """As :meth:`lemonmcp.Host.servers`."""
         return self._servers()
 
+    async def pins(self) -> Dict[str, Dict[str, Any]]:
+        """As :meth:`lemonmcp.Host.pins` (in the loop's executor: it may
+        fetch lists)."""
+        return await asyncio.get_running_loop().run_in_executor(None, self._pins)
+
+    async def approve(self, server: str, name: Optional[str] = None, *, hash: str, kind: str = "tool") -> None:  # noqa: A002
+        """As :meth:`lemonmcp.Host.approve`."""
+        self._approve(server, name, hash, kind)
+
     async def list_tools(self) -> List[HostTool]:
         return self._tools(await self._caller.run(*self._query_req(LIST_TOOLS)))
 

@@ -9,6 +9,8 @@
     lemonmcp --config mcp.json call files__read path=/etc/hostname
     lemonmcp --config mcp.json servers
     lemonmcp --config mcp.json search "create a github issue"
+    lemonmcp --config mcp.json pins                   (what the host holds, and why)
+    lemonmcp --config mcp.json approve github create_issue
     lemonmcp --url https://example.com/mcp --json info
 
 KEY=VALUE arguments are typed by the tool's input schema (lemonmcp._cli_args).
@@ -71,6 +73,7 @@ from ._cli_output import (
     format_table,
     stderr_tail_text,
 )
+from ._cli_pins import run_approve, run_pins
 from ._cli_search import run_search
 from ._config import http_transport, stdio_transport
 from .client import Client
@@ -247,6 +250,10 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("query", metavar="QUERY", help='what the tool should do, in a few words ("create a github issue")')
     se.add_argument("--limit", metavar="N", type=int, default=10, help="at most N tools (1-100, default 10)")
     json_flag(se)
+    json_flag(sub("pins", "with --config FILE (and \"pins\" in it): what the host holds and why, with a diff of each change"))
+    ap = sub("approve", "with --config FILE: approve what SERVER offers now and the host holds (only NAME when given)")
+    ap.add_argument("approve_server", metavar="SERVER")
+    ap.add_argument("approve_name", metavar="NAME", nargs="?", default=None, help="a tool's, prompt's or resource's name (default: everything held)")
     json_flag(sub("check", "with --config FILE: load it as the host would and show each server and every warning, starting nothing"))
     return parser
 
@@ -834,7 +841,7 @@ def _show_tool_result(
 # The commands that, with --config and no --server, run every server of the
 # file through one host (lemonmcp.Host): tools are listed as server__tool,
 # `call server__tool` routes, `servers` shows each server's state.
-HOST_COMMANDS = ("tools", "call", "servers", "search", "check")
+HOST_COMMANDS = ("tools", "call", "servers", "search", "check", "pins", "approve")
 
 
 def _host_main(ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
@@ -876,6 +883,11 @@ def _host_main(ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         show_result=lambda result, tool, out, err, as_json: _show_tool_result(result, tool, out, err, as_json, width),
         error_text=_error_text,
         search=lambda host, as_json: run_search(host, ns.query, ns.limit, out, err, as_json, width, PROG),
+        pins=lambda host, as_json: (
+            run_pins(host, out, err, as_json, width, PROG)
+            if ns.command == "pins"
+            else run_approve(host, ns.approve_server, ns.approve_name, out, err, PROG)
+        ),
     )
 
 
@@ -913,7 +925,7 @@ def main(
             return fail(_exit_for(exc), _error_text(exc))
         except KeyboardInterrupt:
             return fail(EXIT_INTERRUPTED, "interrupted")
-    if ns.command in ("servers", "search", "check"):
+    if ns.command in ("servers", "search", "check", "pins", "approve"):
         return fail(EXIT_USAGE, f"{ns.command} needs --config FILE (without --server)")
 
     try:

@@ -35,7 +35,7 @@ from ctypes import byref, c_size_t, c_uint64, c_void_p
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar, Union
 
-from . import _ffi, _host_file, _otel
+from . import _ffi, _host_file, _otel, _pins
 from ._base import CALLBACK_KEYWORDS, request_options
 from ._codec import dumps
 from ._config import declare_handlers, use_app_token_store, wait_ms
@@ -202,6 +202,13 @@ class HostSession(HandleSession):
             self._lost_race(exc)
         return _ffi.decode_json(_ffi.take_bytes(out, length.value))
 
+    def approve(self, approval: bytes) -> None:
+        """lmcp_host_approve of an encoded approval (lemonmcp._pins)."""
+        try:
+            lib.lmcp_host_approve(self.handle(), approval, len(approval), c_void_p())
+        except InvalidHandle as exc:
+            self._lost_race(exc)
+
     def close_started(self, ms: int) -> bool:
         """lmcp_host_close: True when every server's close finished within
         ms (teardown otherwise goes on in the background)."""
@@ -317,6 +324,13 @@ class HostBase:
     def _servers(self) -> Dict[str, Dict[str, Any]]:
         result: Dict[str, Dict[str, Any]] = self._json(lib.lmcp_host_servers)
         return result
+
+    def _pins(self) -> Dict[str, Dict[str, Any]]:
+        result: Dict[str, Dict[str, Any]] = self._json(lib.lmcp_host_pins)
+        return result
+
+    def _approve(self, server: str, name: Optional[str], hash: str, kind: str) -> None:  # noqa: A002 - the ABI's word
+        self._session.approve(_pins.approval(server, name, hash, kind))
 
     def _not_ready(self, timeout: Optional[float]) -> TimeoutError:
         waiting = sorted(n for n, s in self._servers().items() if s.get("state") == "connecting")
@@ -471,6 +485,24 @@ class Host(HostBase):
         per-method call-duration histograms, kept once an OpenTelemetry SDK
         is installed: docs/telemetry.md)}. Never blocks."""
         return self._servers()
+
+    def pins(self) -> Dict[str, Dict[str, Any]]:
+        """With the host option ``"pins"``, each server's pinned
+        definitions: ``{server: {"instructions": {..}, "tools": {name:
+        {"status", "hash", "pinned_hash"?, "findings", "held"?, "reason"?,
+        "offered"?, "pinned"?}}, "prompts": {..}, "resources": {..}}}``
+        (lmcp_host_pins; docs/host.md). Lists every ready server first, so
+        it may block while a stale list is fetched. Raises InvalidState
+        without "pins"."""
+        return self._pins()
+
+    def approve(self, server: str, name: Optional[str] = None, *, hash: str, kind: str = "tool") -> None:  # noqa: A002
+        """Pins exactly ``hash`` for the ``kind`` ("tool", "prompt",
+        "resource", "instructions": no name) ``name`` of ``server``, as
+        :meth:`pins` or a ``definition_changed`` event showed it
+        (lmcp_host_approve). Raises InvalidState when the server no longer
+        offers that hash: an approval is bound to what was shown."""
+        self._approve(server, name, hash, kind)
 
     def list_tools(self) -> List[HostTool]:
         """Every ready server's tools, named by ``tool_prefix``. Blocks

@@ -121,6 +121,48 @@ defmodule LemonMCP.Host do
   @spec servers(host()) :: {:ok, map()} | {:error, term()}
   def servers(host), do: lib(host, &NIF.host_servers/1)
 
+  @doc """
+  With the host option `"pins"`, each server's pinned definitions:
+  `%{server => %{"instructions" => entry, "tools" => %{name => entry},
+  "prompts" => .., "resources" => ..}}`, each entry `%{"status", "hash",
+  "pinned_hash"?, "findings", "held"?, "reason"?, "offered"?, "pinned"?}`
+  (`lmcp_host_pins`; docs/host.md). Lists every ready server first, on a
+  dirty scheduler. `{:error, {:invalid_state, _}}` without `"pins"`.
+  """
+  @spec pins(host()) :: {:ok, map()} | {:error, term()}
+  def pins(host), do: pins_lib(host, &NIF.host_pins/1)
+
+  @doc """
+  Pins exactly `hash` for the definition `name` of `server`, as `pins/1` or
+  a `definition_changed` event showed it; `kind` is `"tool"`, `"prompt"`,
+  `"resource"` or `"instructions"` (then `name` is ignored). A hash the
+  server no longer offers is refused (`lmcp_host_approve`: an approval is
+  bound to what was shown).
+  """
+  @spec approve(host(), String.t(), String.t() | nil, String.t(), String.t()) :: :ok | {:error, term()}
+  def approve(host, server, name, hash, kind \\ "tool")
+      when is_binary(server) and (is_binary(name) or is_nil(name)) and is_binary(hash) and is_binary(kind) do
+    approval = %{"server" => server, "kind" => kind, "hash" => hash}
+    approval = if kind == "instructions", do: approval, else: Map.put(approval, "name", name || "")
+
+    with {:ok, json} <- NIF.encode_json(approval) do
+      pins_lib(host, &NIF.host_approve(&1, json))
+    end
+  end
+
+  # For pins/1 and approve/5 LMCP_E_INVALID_STATE says the host has no pins,
+  # or the hash shown is no longer offered: not a server's readiness.
+  defp pins_lib(host, fun) do
+    ref = GenServer.call(host, :ref)
+
+    case fun.(ref) do
+      :ok -> :ok
+      {:ok, v} -> {:ok, v}
+      {:error, -3, info} -> {:error, {:invalid_state, Error.message(info)}}
+      {:error, status, info} -> {:error, Error.reason(status, info)}
+    end
+  end
+
   @doc "Every ready server's tools, named by `tool_prefix`, each with `\"server\"` and `\"original_name\"`."
   @spec list_tools(host()) :: {:ok, [map()]} | {:error, term()}
   def list_tools(host), do: list(host, "list_tools", "tools")

@@ -125,6 +125,12 @@ defmodule LemonMCP.NIF do
   @spec host_servers(host()) :: {:ok, map()} | lib_error()
   def host_servers(_host), do: :erlang.nif_error(:not_loaded)
 
+  @spec host_pins(host()) :: {:ok, map()} | lib_error()
+  def host_pins(_host), do: :erlang.nif_error(:not_loaded)
+
+  @spec host_approve(host(), binary()) :: :ok | lib_error()
+  def host_approve(_host, _approval_json), do: :erlang.nif_error(:not_loaded)
+
   @spec host_call_tool(host(), binary(), map() | nil, map() | nil) ::
           {:ok, non_neg_integer()} | lib_error() | {:error, term()}
   def host_call_tool(_host, _name, _args, _options), do: :erlang.nif_error(:not_loaded)

@@ -1,0 +1,196 @@
+"""Pinned definitions through lemonmcp.Host and AsyncHost: the attacker
+cases of tests/fixtures/rugpull/cases.json (the table every binding runs)
+against the rugpull fixture, which changes what it offers on SIGUSR1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+import pytest
+
+import lemonmcp
+from lemonmcp.aio import AsyncHost
+
+from conftest import wait_until
+
+REPO = Path(__file__).resolve().parents[3]
+CASES = json.loads((REPO / "tests" / "fixtures" / "rugpull" / "cases.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def rugpull(fixture_path: str) -> str:
+    path = os.path.join(os.path.dirname(fixture_path), "rugpull")
+    assert os.access(path, os.X_OK), f"{path} is built by make fixtures"
+    return path
+
+
+class Rig:
+    """One rugpull server's files: its definitions, its process id, the pin file."""
+
+    def __init__(self, tmp: Path, binary: str, defs: Any) -> None:
+        self.defs, self.pidfile, self.pins_path = tmp / "defs.json", tmp / "pid", tmp / "pins.json"
+        self.binary = binary
+        self.write(defs)
+
+    def write(self, defs: Any) -> None:
+        tmp = self.defs.with_suffix(".tmp")
+        tmp.write_text(json.dumps(defs))
+        os.replace(tmp, self.defs)
+
+    def config(self, **pins: Any) -> Dict[str, Any]:
+        return {
+            "pins": {"store": str(self.pins_path), **pins},
+            "mcpServers": {
+                "r": {
+                    "command": self.binary,
+                    "args": ["-defs", str(self.defs)],
+                    "env": {"RUGPULL_PIDFILE": str(self.pidfile)},
+                    "timeouts": {"ready_ms": 5000, "close_grace_ms": 300},
+                }
+            },
+        }
+
+    def signal(self) -> None:
+        os.kill(int(self.pidfile.read_text()), signal.SIGUSR1)
+
+
+def _entry(pins: Dict[str, Any], kind: str, name: str) -> Dict[str, Any]:
+    if kind == "instructions":
+        entry: Dict[str, Any] = pins["instructions"]
+        return entry
+    result: Dict[str, Any] = pins[kind + "s"][name]
+    return result
+
+
+@pytest.mark.parametrize("case", CASES["cases"], ids=[c["name"] for c in CASES["cases"]])
+def test_pins_attacker_case(case: Dict[str, Any], rugpull: str, tmp_path: Path) -> None:
+    rig = Rig(tmp_path, rugpull, CASES["base"])
+    events: List[Tuple[str, Dict[str, Any]]] = []
+    host = lemonmcp.Host(rig.config(), on_event=lambda k, p: events.append((k, p))).__enter__()
+    try:
+        assert all(e["status"] == "approved" for e in host.pins()["r"]["tools"].values())
+        assert host.call_tool("r__echo").text == "called echo"
+        rig.write(case["defs"])
+        if case["name"] == "instructions":
+            host.close()  # instructions come with the next handshake
+            events = []
+            host = lemonmcp.Host(rig.config(), on_event=lambda k, p: events.append((k, p))).__enter__()
+        else:
+            rig.signal()
+        for want in case["expect"]:
+            assert wait_until(
+                lambda: any(
+                    k == "definition_changed" and p["server"] == "r" and p["kind"] == want["kind"] and p["name"] == want["name"] and p["status"] == want["status"]
+                    for k, p in list(events)
+                )
+            ), want
+        pins = host.pins()["r"]
+        for want in case["expect"]:
+            entry = _entry(pins, want["kind"], want["name"])
+            assert entry["status"] == want["status"]
+            assert entry.get("held", False) is (want["status"] != "removed")
+        listed = {t.name for t in host.list_tools()}
+        for tool in case["held_tools"]:
+            assert "r__" + tool not in listed
+            assert all(r.name != "r__" + tool for r in host.search_tools(tool))
+            with pytest.raises(lemonmcp.PolicyDenied, match="is held"):
+                host.call_tool("r__" + tool)
+        for tool in case["callable_tools"]:
+            assert host.call_tool("r__" + tool).text == "called " + tool
+        for want in case["expect"]:
+            if want["status"] == "removed":
+                continue
+            entry = _entry(pins, want["kind"], want["name"])
+            name = None if want["kind"] == "instructions" else want["name"]
+            with pytest.raises(lemonmcp.InvalidState):  # a stale approval
+                host.approve("r", name, hash=entry.get("pinned_hash") or "sha256:" + "0" * 64, kind=want["kind"])
+            host.approve("r", name, hash=entry["hash"], kind=want["kind"])
+        for tool in case["held_tools"] + case["callable_tools"]:
+            assert host.call_tool("r__" + tool).text == "called " + tool
+    finally:
+        host.close()
+
+
+def test_async_host_pins(rugpull: str, tmp_path: Path) -> None:
+    rig = Rig(tmp_path, rugpull, CASES["base"])
+    changed = next(c for c in CASES["cases"] if c["name"] == "annotation_flip")
+
+    async def run() -> None:
+        async with AsyncHost(rig.config()) as host:
+            assert (await host.pins())["r"]["tools"]["echo"]["status"] == "approved"
+            rig.write(changed["defs"])
+            rig.signal()
+            for _ in range(500):
+                pins = await host.pins()
+                if pins["r"]["tools"]["echo"]["status"] == "changed":
+                    break
+                await asyncio.sleep(0.02)
+            entry = pins["r"]["tools"]["echo"]
+            assert entry["status"] == "changed"
+            assert entry["pinned"]["annotations"] == {"destructiveHint": True}
+            assert entry["offered"]["annotations"] == {"destructiveHint": False}
+            with pytest.raises(lemonmcp.PolicyDenied):
+                await host.call_tool("r__echo")
+            await host.approve("r", "echo", hash=entry["hash"])
+            assert (await host.call_tool("r__echo")).text == "called echo"
+
+    asyncio.run(run())
+
+
+def test_pins_without_configuration(fixture_path: str) -> None:
+    with lemonmcp.Host({"mcpServers": {"a": {"command": fixture_path}}}) as host:
+        with pytest.raises(lemonmcp.InvalidState, match="no \"pins\""):
+            host.pins()
+        with pytest.raises(TypeError):
+            host.approve("a", None, hash="sha256:0")
+
+
+@pytest.mark.parametrize("case", CASES["cases"], ids=[c["name"] for c in CASES["cases"]])
+def test_cli_pins_and_approve(case: Dict[str, Any], rugpull: str, tmp_path: Path) -> None:
+    """The same table through the command line: each run is a new host on
+    the same pin file, so a change shows in the next run."""
+    from cli_run import run_cli
+
+    rig = Rig(tmp_path, rugpull, CASES["base"])
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(rig.config()))
+    cli = ["--config", str(config)]
+    r = run_cli(cli + ["pins"])
+    assert r.returncode == 0, r.stderr
+    assert "nothing is held" in r.stderr  # pinned on first use
+
+    rig.write(case["defs"])
+    r = run_cli(cli + ["pins"])
+    assert r.returncode == 0, r.stderr
+    table = r.stdout
+    for want in case["expect"]:
+        row = [line.split() for line in table.splitlines() if line.split()[:2] == ["r", want["kind"]]]
+        assert any(want["status"] in cells for cells in row), (want, table)
+    assert "\x1b" not in table and "\U000e0069" not in table, "no hidden character reaches the terminal"
+    if any(w["status"] == "changed" for w in case["expect"]):
+        assert "(pinned)" in table and "(offered now)" in table
+        changed = [line for line in table.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+        assert changed, table
+    r = run_cli(cli + ["--json", "tools"])
+    listed = {t["name"] for t in json.loads(r.stdout)["tools"]}
+    for tool in case["held_tools"]:
+        assert "r__" + tool not in listed
+    for tool in case["callable_tools"]:
+        assert "r__" + tool in listed
+
+    r = run_cli(cli + ["approve", "r", "no_such_definition"])
+    assert r.returncode == 7, r.stderr
+    r = run_cli(cli + ["approve", "r"])
+    assert r.returncode == 0, r.stderr
+    assert "approved" in r.stdout
+    r = run_cli(cli + ["pins"])
+    assert "nothing is held" in r.stderr, r.stdout
+    r = run_cli(cli + ["--json", "tools"])
+    listed = {t["name"] for t in json.loads(r.stdout)["tools"]}
+    for tool in case["held_tools"] + case["callable_tools"]:
+        assert "r__" + tool in listed
