@@ -7,6 +7,7 @@ import (
 	"github.com/lemonmcp/lemonmcp/auth"
 	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/sandbox"
 	"github.com/lemonmcp/lemonmcp/transport"
 	"github.com/lemonmcp/lemonmcp/transport/stdio"
 )
@@ -424,6 +425,13 @@ func parseStdio(o *object, p *Parsed) (transport.Transport, *core.Error) {
 		MaxMessageBytes: p.Options.MaxMessageBytes,
 		CloseGrace:      p.Options.Timeouts.CloseGrace,
 	}
+	grace := cfg.CloseGrace
+	if grace == 0 {
+		grace = stdio.DefaultCloseGrace
+	}
+	// Through the helper when it is installed, so nothing the server
+	// starts (a daemon that left its process group) outlives it.
+	cfg.Launcher = sandbox.Reaper(grace)
 	tr, terr := stdio.New(cfg)
 	if p.Options.Restart != nil {
 		p.Options.NewTransport = func() (transport.Transport, error) { return stdio.New(cfg) }
