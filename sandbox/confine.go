@@ -109,19 +109,14 @@ func (s *setup) setLimits() {
 	s.limits = ok
 }
 
-// dropPrivileges decides how the server loses the capabilities the helper
-// holds as root of the new user namespace. An unprivileged user's server
-// gets a user namespace of its own in which it has its own uid back (as
-// bubblewrap does); a server run by root stays uid 0 with an empty
-// bounding set, so exec grants it no capability.
+// dropPrivileges empties the capability bounding set (and the inheritable
+// and ambient sets) the helper holds as root of the new user namespace, so
+// the server, exec'd as uid 0 of that namespace (the user's own uid
+// outside), gets no capability: it cannot undo a mount nor raise a limit.
+// A nested user namespace giving the server its own uid back (as
+// bubblewrap does) would need its maps written through /proc after
+// Landlock forbids it.
 func (s *setup) dropPrivileges() {
-	if s.args.uid != 0 && s.procPrivate {
-		// The nested namespace's maps are written through /proc/PID by
-		// the fork, and PID is a pid of our namespace: only our /proc
-		// names it.
-		s.userns = true
-		return
-	}
 	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
 			s.fail("capability bounding set", err)
@@ -147,11 +142,6 @@ func (s *setup) serverAttr() *syscall.SysProcAttr {
 		// A session of its own: no controlling terminal to inject input
 		// into (TIOCSTI), and the library's signals go through us.
 		sys.Setsid = true
-	}
-	if s.userns {
-		sys.Cloneflags = syscall.CLONE_NEWUSER
-		sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: s.args.uid, HostID: 0, Size: 1}}
-		sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: s.args.gid, HostID: 0, Size: 1}}
 	}
 	return sys
 }
@@ -231,8 +221,8 @@ func (s *setup) report(w io.Writer) {
 		}
 		return "0"
 	}
-	fmt.Fprintf(w, "namespaces=%s\nproc=%s\npidmax=%s\nuserns=%s\ncaps=%s\nnnp=%s\nlandlock=%d\nlimits=%s\n",
-		b(s.args.namespaces), b(s.procPrivate), b(s.pidMax), b(s.userns), b(s.capsDropped),
+	fmt.Fprintf(w, "namespaces=%s\nproc=%s\npidmax=%s\ncaps=%s\nnnp=%s\nlandlock=%d\nlimits=%s\n",
+		b(s.args.namespaces), b(s.procPrivate), b(s.pidMax), b(s.capsDropped),
 		b(s.noNewPrivs), s.landlockABI, b(s.limits))
 	for _, f := range s.failures {
 		fmt.Fprintf(w, "failed=%s\n", f)

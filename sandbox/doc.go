@@ -13,10 +13,25 @@
 // helper's descriptor 3): when the library cuts it before its SIGKILL, or
 // its process dies, the helper kills every descendant at once.
 //
+// Confinement (Confine, with a Policy): the library clones the helper
+// into new user, mount, PID, network and IPC namespaces (unprivileged user
+// namespaces; the user's uid is root of the new one). There the helper
+// mounts a /proc of its own PID namespace, caps the namespace's pid_max
+// and sets rlimits for the limits asked, empties its capability bounding
+// set, sets no_new_privs and applies Landlock (reads everywhere but
+// denyRead, writes only beneath allowWrite, the private temporary and
+// cache directories, and a few devices; no signals or abstract sockets
+// beyond the sandbox), then forks the server in a session of its own and
+// stays as the namespace's init: when it exits, the kernel kills whatever
+// is left. A layer the machine lacks is left out, and the Report says so;
+// a Required policy then fails to start. What each machine offers is
+// probed once per process by running the helper with -probe.
+//
 // Files:
 //   - find.go: where the helper is (LEMONMCP_SANDBOX_HELPER, beside the
 //     shared object, ../libexec).
 //   - launch.go: the library side, the stdio.Launch for the helper.
+//   - policy.go: Policy, the probe, Report and Confine.
 //   - args.go: the helper's command line, written and parsed in one place.
 //   - helper.go: the helper's main loop (Main).
 //   - reaper.go: finding, signalling and reaping every descendant.

@@ -8,7 +8,8 @@ import (
 // A Launcher runs the server through another program, the sandbox helper
 // (package sandbox): the helper starts the server, confines it, and ends
 // every process it leaves behind. It is asked at every start, so a
-// restarted server is launched (and confined) afresh.
+// restarted server is launched (and confined) afresh. A nil Launch with a
+// nil error runs the server directly.
 type Launcher func(Server) (*Launch, error)
 
 // Server is what a Launcher is asked to run: the resolved executable, its

@@ -93,6 +93,8 @@ func spawn(cfg Config) (*child, error) {
 			closeAll(parentEnds)
 			return nil, err
 		}
+	}
+	if launch != nil { // nil: the launcher lets the server run directly
 		path, argv, env = launch.Path, launch.Argv, launch.Env
 		files = append(files, launch.Files...)
 		childEnds = append(childEnds, launch.Files...)
