@@ -169,3 +169,46 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	require.Contains(t, string(out), "--- PASS: TestConfinedFileSystem")
 	require.NotContains(t, string(out), "--- FAIL")
 }
+
+// TestConfinedDaemonEndsWithItsServer: a daemon started inside the
+// sandbox (double fork, setsid) is gone once the server is closed. Its pid
+// is one of the sandbox's PID namespace, so it is found from outside by a
+// command line of its own.
+func TestConfinedDaemonEndsWithItsServer(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o777))
+	arg := fmt.Sprintf("300.%09d", time.Now().UnixNano()%1e9)
+	tr, err := stdio.New(stdio.Config{
+		Command: "/bin/sh",
+		Args: []string{"-c", `( setsid sh -c 'sleep ` + arg + ` & wait' & ) </dev/null >/dev/null 2>&1
+exec cat`},
+		CloseGrace: 200 * time.Millisecond,
+		Launcher:   Confine(Policy{AllowWrite: []string{dir}}, 200*time.Millisecond),
+	})
+	require.NoError(t, err)
+	rec := newRecorder()
+	require.NoError(t, tr.Start(context.Background(), rec))
+	var daemon int
+	require.Eventually(t, func() bool { // the fork may still be exec'ing sleep
+		daemon = findProcess("sleep\x00" + arg + "\x00")
+		return daemon != 0
+	}, 30*time.Second, 5*time.Millisecond, "the daemon is not visible from outside")
+	require.NoError(t, tr.Close(context.Background()))
+	<-rec.closed
+	require.True(t, gone(daemon, 30*time.Second), "the confined daemon outlived its server")
+}
+
+// findProcess returns the pid of a process whose command line is cmdline.
+func findProcess(cmdline string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && string(b) == cmdline {
+			return pid
+		}
+	}
+	return 0
+}
