@@ -159,7 +159,7 @@ func TestAsUnprivilegedUser(t *testing.T) {
 		require.NoError(t, os.WriteFile(dst, b, 0o755))
 	}
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin,
-		"-test.run", "^(TestConfined|TestNoDaemon)", "-test.count=1", "-test.v")
+		"-test.run", "^(TestConfined|TestNoDaemon|TestReport|TestRequired)", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), HelperEnv+"="+helper, "TMPDIR=/tmp", "HOME=/tmp", "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "cache"), 0o700))
 	require.NoError(t, os.Chown(filepath.Join(dir, "cache"), 65534, 65534))
@@ -211,4 +211,27 @@ func findProcess(cmdline string) int {
 		}
 	}
 	return 0
+}
+
+// TestReport: on this machine (Linux 6.18, user namespaces, Landlock 7)
+// every layer holds, as root and as nobody.
+func TestReport(t *testing.T) {
+	r := (&Policy{Processes: 10}).Report()
+	require.Equal(t, Report{Namespaces: true, Landlock: landlockABI(), Network: "none", Proc: "private",
+		NoNewPrivs: true, Limits: true, Reaper: "pid-namespace"}, r)
+	require.GreaterOrEqual(t, r.Landlock, 6)
+	r = (&Policy{AllowedDomains: []string{"example.com"}}).Report()
+	require.Equal(t, []string{"the network proxy for allowedDomains"}, r.Missing)
+}
+
+// TestRequiredFailsNamingWhatIsMissing: a required sandbox that cannot be
+// had does not start the server at all.
+func TestRequiredFailsNamingWhatIsMissing(t *testing.T) {
+	tr, err := stdio.New(stdio.Config{
+		Command:  "/bin/cat",
+		Launcher: Confine(Policy{Required: true, AllowedDomains: []string{"example.com"}}, time.Second),
+	})
+	require.NoError(t, err)
+	err = tr.Start(context.Background(), newRecorder())
+	require.ErrorContains(t, err, "sandbox required but unavailable: the network proxy for allowedDomains")
 }

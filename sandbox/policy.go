@@ -118,7 +118,7 @@ func (p *Policy) Report() Report {
 	r := Report{Landlock: pr.landlock, Namespaces: pr.namespaces, NoNewPrivs: pr.nnp, Limits: pr.limits}
 	miss := func(what string) { r.Missing = append(r.Missing, what) }
 	if !pr.helper {
-		miss("the sandbox helper (" + HelperName + ") is not installed")
+		miss("the sandbox helper (" + HelperName + ")")
 	}
 	switch {
 	case pr.namespaces:
