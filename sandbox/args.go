@@ -24,6 +24,7 @@ type helperArgs struct {
 	processes  int           // 0: no limit
 	openFiles  int           // 0: no limit
 	memory     int64         // bytes of address space, 0: no limit
+	proxy      string        // the library's proxy socket, bridged to a loopback port (-ns)
 	probe      bool          // set up, report what holds, exit
 	server     []string      // path, then argv
 }
@@ -65,6 +66,9 @@ func (a *helperArgs) argv() []string {
 	if a.memory > 0 {
 		out = append(out, "-memory="+strconv.FormatInt(a.memory, 10))
 	}
+	if a.proxy != "" {
+		out = append(out, "-proxy="+a.proxy)
+	}
 	if a.probe {
 		out = append(out, "-probe")
 	}
@@ -87,6 +91,7 @@ func parseHelperArgs(args []string) (*helperArgs, error) {
 	fs.IntVar(&a.processes, "processes", 0, "process limit")
 	fs.IntVar(&a.openFiles, "open-files", 0, "open file limit")
 	fs.Int64Var(&a.memory, "memory", 0, "address space limit in bytes")
+	fs.StringVar(&a.proxy, "proxy", "", "the egress proxy's Unix socket (with -ns)")
 	fs.BoolVar(&a.probe, "probe", false, "report what can be enforced and exit")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 // achieved; the probe prints the latter (report) for the library.
 type setup struct {
 	args *helperArgs
+	env  []string // the server's environment
 
 	procPrivate bool // a /proc of the new PID namespace is mounted
 	pidMax      bool // the namespace's pid_max caps the process count

@@ -221,17 +221,27 @@ func TestReport(t *testing.T) {
 		NoNewPrivs: true, Limits: true, Reaper: "pid-namespace"}, r)
 	require.GreaterOrEqual(t, r.Landlock, 6)
 	r = (&Policy{AllowedDomains: []string{"example.com"}}).Report()
-	require.Equal(t, []string{"the network proxy for allowedDomains"}, r.Missing)
+	require.Equal(t, "proxy", r.Network)
+	require.Empty(t, r.Missing)
 }
 
 // TestRequiredFailsNamingWhatIsMissing: a required sandbox that cannot be
 // had does not start the server at all.
 func TestRequiredFailsNamingWhatIsMissing(t *testing.T) {
+	// A machine without user namespaces (Ubuntu's AppArmor restriction,
+	// a container): the helper runs, Landlock holds.
+	real := probed
+	probed = func() probe { return probe{helper: true, nnp: true, landlock: 7, limits: true} }
+	defer func() { probed = real }()
+	r := (&Policy{AllowedDomains: []string{"example.com"}}).Report()
+	require.Equal(t, Report{Landlock: 7, Network: "tcp-denied", Proc: "host", NoNewPrivs: true, Limits: true, Reaper: "subreaper",
+		Missing: []string{"user namespaces", "a network namespace for the allowedDomains proxy"}}, r)
+
 	tr, err := stdio.New(stdio.Config{
 		Command:  "/bin/cat",
-		Launcher: Confine(Policy{Required: true, AllowedDomains: []string{"example.com"}}, time.Second),
+		Launcher: Confine(Policy{Required: true}, time.Second),
 	})
 	require.NoError(t, err)
 	err = tr.Start(context.Background(), newRecorder())
-	require.ErrorContains(t, err, "sandbox required but unavailable: the network proxy for allowedDomains")
+	require.ErrorContains(t, err, "sandbox required but unavailable: user namespaces")
 }

@@ -39,7 +39,15 @@ func Main() {
 	// The lifeline must not leak into the server: a server holding it
 	// would keep it open after the library let go.
 	syscall.CloseOnExec(lifelineFD)
-	env := &setup{args: a}
+	env := &setup{args: a, env: os.Environ()}
+	if a.proxy != "" && a.namespaces {
+		url, err := startBridge(a.proxy)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "lemonmcp-sandbox: no way to the network proxy:", err)
+			os.Exit(exitSetupFailed)
+		}
+		env.env = proxyEnv(env.env, url)
+	}
 	env.confine()
 	if a.probe {
 		env.report(os.Stdout)
@@ -59,7 +67,7 @@ func (s *setup) run() int {
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	}
 	pid, err := syscall.ForkExec(s.args.server[0], s.args.server[1:], &syscall.ProcAttr{
-		Env:   os.Environ(),
+		Env:   s.env,
 		Files: []uintptr{0, 1, 2},
 		Sys:   s.serverAttr(),
 	})

@@ -25,9 +25,9 @@ type Policy struct {
 	AllowWrite []string
 	DenyRead   []string
 	DenyWrite  []string
-	// AllowedDomains would open the network through the library's proxy;
-	// the proxy is not part of this build, so a non-empty list is reported
-	// missing (and fails a Required policy).
+	// AllowedDomains opens HTTP(S) to these names ("*.example.com" for
+	// any subdomain) through the library's proxy; DeniedDomains wins over
+	// it.
 	AllowedDomains []string
 	DeniedDomains  []string
 	// Limits; zero means none.
@@ -146,7 +146,11 @@ func (p *Policy) Report() Report {
 		miss("Landlock")
 	}
 	if len(p.AllowedDomains) > 0 {
-		miss("the network proxy for allowedDomains")
+		if pr.namespaces {
+			r.Network = "proxy"
+		} else {
+			miss("a network namespace for the allowedDomains proxy")
+		}
 	}
 	if p.Processes > 0 && !pr.pidMax && os.Getuid() == 0 {
 		miss("a process limit for root (per-namespace pid_max)")
@@ -174,6 +178,14 @@ func Confine(p Policy, grace time.Duration) stdio.Launcher {
 			return nil, transport.Errorf(transport.CodeTransport, "cannot create the sandbox's temporary directory: %v", err)
 		}
 		release := func() { _ = os.RemoveAll(tmp) }
+		var px *proxy
+		if len(p.AllowedDomains) > 0 && pr.namespaces {
+			if px, err = startProxy(domainRules{allowed: p.AllowedDomains, denied: p.DeniedDomains}); err != nil {
+				release()
+				return nil, transport.Errorf(transport.CodeTransport, "cannot start the sandbox's network proxy: %v", err)
+			}
+			release = func() { px.close(); _ = os.RemoveAll(tmp) }
+		}
 		env, caches, err := privateDirs(s, tmp)
 		if err != nil {
 			release()
@@ -193,6 +205,9 @@ func Confine(p Policy, grace time.Duration) stdio.Launcher {
 			openFiles:  p.OpenFiles,
 			memory:     p.Memory,
 			server:     append([]string{s.Path}, s.Argv...),
+		}
+		if px != nil {
+			a.proxy = px.socket()
 		}
 		var flags uintptr
 		if pr.namespaces {
