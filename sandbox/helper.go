@@ -76,7 +76,7 @@ func (s *setup) run() int {
 		return exitSetupFailed
 	}
 	cut := watchLifeline()
-	r := &reaper{self: os.Getpid(), init: s.args.namespaces}
+	r := &reaper{self: os.Getpid(), init: s.args.namespaces, server: pid}
 	for {
 		select {
 		case sig := <-sigs:
@@ -86,13 +86,18 @@ func (s *setup) run() int {
 				_ = syscall.Kill(pid, sig.(syscall.Signal))
 				continue
 			}
-			if ws, done := r.reapServer(pid); done {
+			if r.reapServer() {
 				r.endAll(s.args.grace, sigs, cut)
-				return exitStatus(ws, s.args.namespaces)
+				return exitStatus(r.serverWs, s.args.namespaces)
 			}
 		case <-cut:
+			// The server dies by the same SIGKILL as the rest, and the
+			// library hears so, as without the helper.
 			r.killAll()
-			return 128 + int(syscall.SIGKILL)
+			if !r.serverDone {
+				return 128 + int(syscall.SIGKILL)
+			}
+			return exitStatus(r.serverWs, s.args.namespaces)
 		}
 	}
 }

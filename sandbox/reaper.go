@@ -14,26 +14,24 @@ import (
 type reaper struct {
 	self int
 	init bool // init of a PID namespace
+
+	server     int                // the server's pid
+	serverWs   syscall.WaitStatus // how it ended, once serverDone
+	serverDone bool
 }
 
-// reapServer reaps every child that has exited and reports the server's
-// status once the server is among them.
-func (r *reaper) reapServer(server int) (syscall.WaitStatus, bool) {
-	var serverWs syscall.WaitStatus
-	done := false
-	for {
-		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil || pid <= 0 {
-			return serverWs, done
-		}
-		if pid == server {
-			serverWs, done = ws, true
-		}
+// reaped records the end of pid when it is the server.
+func (r *reaper) reaped(pid int, ws syscall.WaitStatus) {
+	if pid == r.server {
+		r.serverWs, r.serverDone = ws, true
 	}
+}
+
+// reapServer reaps every child that has exited and reports whether the
+// server is among those reaped so far.
+func (r *reaper) reapServer() bool {
+	r.reapAvailable()
+	return r.serverDone
 }
 
 // endAll gives what the server left behind grace to exit after SIGTERM,
@@ -74,6 +72,7 @@ func (r *reaper) reapAvailable() bool {
 		case pid == 0:
 			return true
 		}
+		r.reaped(pid, ws)
 	}
 }
 
@@ -84,9 +83,12 @@ func (r *reaper) killAll() {
 	for {
 		r.signalAll(syscall.SIGKILL)
 		var ws syscall.WaitStatus
-		_, err := syscall.Wait4(-1, &ws, 0, nil)
+		pid, err := syscall.Wait4(-1, &ws, 0, nil)
 		if err != nil && err != syscall.EINTR {
 			return // ECHILD: no child, hence no descendant
+		}
+		if err == nil {
+			r.reaped(pid, ws)
 		}
 	}
 }

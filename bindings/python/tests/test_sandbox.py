@@ -1,0 +1,84 @@
+"""Stdio servers in a sandbox, through the Python binding (docs/sandbox.md):
+the host reports what confines a server, a confined server still answers,
+its writes outside allowWrite fail while the application's succeed, and a
+daemon it leaves behind, confined or not, is gone once the host closes."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+from typing import Any, Dict
+
+import lemonmcp
+
+
+def _daemon_token() -> str:
+    # A command line of its own, so the daemon can be found from outside
+    # (inside the sandbox it has a pid of its own namespace).
+    return "300.%09d" % (time.monotonic_ns() % 10**9)
+
+
+def _server(fixture: str, token: str, outside: str) -> Dict[str, Any]:
+    # A server that first tries a write outside what it is granted, then
+    # double-forks a daemon that calls setsid, then becomes the fixture.
+    script = (
+        f"echo escaped > {shlex.quote(outside)}/from-server 2>/dev/null; "
+        f"( setsid sleep {token} & ) </dev/null >/dev/null 2>&1; exec {shlex.quote(fixture)}"
+    )
+    return {"command": "/bin/sh", "args": ["-c", script], "timeouts": {"close_grace_ms": 300}}
+
+
+def _find(cmdline: str) -> int:
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    if f.read() == cmdline.encode():
+                        return int(name)
+            except OSError:
+                pass
+    return 0
+
+
+def _wait(pred: Any, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_sandboxed_and_plain_servers(fixture_path: str, tmp_path: Any) -> None:
+    outside = str(tmp_path)
+    os.chmod(outside, 0o777)
+    boxed, plain = _daemon_token(), _daemon_token() + "1"
+    cfg = {
+        "mcpServers": {
+            "boxed": dict(_server(fixture_path, boxed, outside), sandboxEnabled=True),
+            "plain": _server(fixture_path, plain, outside + "/plain"),
+        }
+    }
+    os.mkdir(outside + "/plain")
+    with lemonmcp.Host(cfg) as host:
+        servers = host.servers()
+        assert servers["boxed"]["state"] == "ready"
+        sandbox = servers["boxed"]["sandbox"]
+        assert sandbox["namespaces"] is True
+        assert sandbox["landlock"] >= 6
+        assert sandbox["network"] == "none"
+        assert "sandbox" not in servers["plain"]
+        assert host.call_tool("boxed__echo", {"text": "confined"}).text == "confined"
+
+        assert not os.path.exists(outside + "/from-server"), "the confined server wrote outside allowWrite"
+        assert os.path.exists(outside + "/plain/from-server"), "the control: an unconfined server writes"
+        with open(outside + "/from-app", "w") as f:  # the application itself is not confined
+            f.write("app")
+
+        daemons = {}
+        for token in (boxed, plain):
+            assert _wait(lambda: _find("sleep\0" + token + "\0") != 0), "the daemon never started"
+            daemons[token] = _find("sleep\0" + token + "\0")
+    for token, pid in daemons.items():
+        assert _wait(lambda: not os.path.exists(f"/proc/{pid}")), f"the daemon of {token} outlived the host"
