@@ -5,6 +5,7 @@ daemon it leaves behind, confined or not, is gone once the host closes."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import time
@@ -82,3 +83,27 @@ def test_sandboxed_and_plain_servers(fixture_path: str, tmp_path: Any) -> None:
             daemons[token] = _find("sleep\0" + token + "\0")
     for token, pid in daemons.items():
         assert _wait(lambda: not os.path.exists(f"/proc/{pid}")), f"the daemon of {token} outlived the host"
+
+
+def test_cli_servers_shows_the_sandbox(fixture_path: str, tmp_path: Any) -> None:
+    from cli_run import run_cli
+
+    cfg = tmp_path / "mcp.json"
+    cfg.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "boxed": {"command": fixture_path, "sandboxEnabled": True},
+                    "plain": {"command": fixture_path},
+                }
+            }
+        )
+    )
+    r = run_cli(["--config", str(cfg), "servers"])
+    assert r.returncode == 0, r.stderr
+    rows = {line.split()[0]: line for line in r.stdout.splitlines()[1:]}
+    assert "SANDBOX" in r.stdout.splitlines()[0]
+    assert "namespaces, landlock" in rows["boxed"] and "network none" in rows["boxed"]
+    assert rows["plain"].split()[4] == "-"
+    r = run_cli(["--config", str(cfg), "call", "boxed__echo", "text=confined"])
+    assert r.returncode == 0 and r.stdout.strip() == "confined", r.stderr
