@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,7 +83,11 @@ var probed = sync.OnceValue(func() probe {
 			}
 		}
 		out, err := cmd.Output()
-		if err != nil {
+		var exit *exec.ExitError
+		if err != nil && (errors.As(err, &exit) || len(out) == 0) {
+			// A failed wait with the whole report read is not a failure:
+			// a host that ignores SIGCHLD (the BEAM) has its children
+			// reaped by the kernel, and waiting then finds none.
 			return nil, false
 		}
 		kv := map[string]string{}
@@ -95,8 +100,9 @@ var probed = sync.OnceValue(func() probe {
 		return kv, true
 	}
 	kv, ok := run(true)
+	ok = ok && kv["nnp"] != ""
 	if !ok {
-		if kv, ok = run(false); !ok {
+		if kv, ok = run(false); !ok || kv["nnp"] == "" {
 			return probe{}
 		}
 	}
