@@ -25,6 +25,11 @@ type setup struct {
 	landlockABI int  // the Landlock ABI applied, 0 for none
 	limits      bool // every rlimit asked for is set
 	failures    []string
+	// hidden counts the denyRead paths hidden by mounts; enumerate holds
+	// those left to the Landlock enumeration (all of them, before
+	// hideDenied or without it).
+	hidden    int
+	enumerate []string
 }
 
 func (s *setup) fail(step string, err error) {
@@ -37,6 +42,9 @@ func (s *setup) confine() {
 	a := s.args
 	if a.namespaces {
 		s.mountProc()
+		if s.procPrivate {
+			s.hideDenied()
+		}
 	}
 	s.setLimits()
 	if a.namespaces || a.landlock {
@@ -80,6 +88,34 @@ func (s *setup) mountProc() {
 			s.pidMax = true
 		}
 	}
+}
+
+// hideDenied mounts an empty read-only tmpfs over each denyRead directory
+// (and /dev/null over each denied file) in the server's mount namespace,
+// so Landlock can grant reads of the whole tree: nothing to enumerate,
+// every other directory listable, files created later readable. A path
+// that could not be hidden stays with the Landlock enumeration (rules.go).
+// A path that does not exist yet is left out: there is nothing to hide,
+// and keeping it would make its ancestors unlistable.
+func (s *setup) hideDenied() {
+	var rest []string
+	for _, p := range canonical(s.args.readDeny) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		if fi.IsDir() {
+			err = unix.Mount("tmpfs", p, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, "size=0,mode=000")
+		} else {
+			err = unix.Mount("/dev/null", p, "", unix.MS_BIND, "")
+		}
+		if err != nil {
+			rest = append(rest, p)
+		} else {
+			s.hidden++
+		}
+	}
+	s.enumerate = rest
 }
 
 func (s *setup) setLimits() {
@@ -192,7 +228,7 @@ func (s *setup) restrict() {
 	}
 	defer unix.Close(int(fd))
 	if s.args.landlock {
-		for _, r := range fsRules(abi, s.args.readDeny, s.args.write, s.args.writeDeny) {
+		for _, r := range fsRules(abi, s.enumerate, s.args.readDeny, s.args.write, s.args.writeDeny) {
 			addRule(int(fd), r) // a path that vanished meanwhile is simply not granted
 		}
 	}

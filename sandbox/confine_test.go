@@ -46,11 +46,13 @@ func attempt(name, cmd string) string {
 `, cmd, name, name)
 }
 
-func TestConfinedFileSystem(t *testing.T) {
+// fsEscapes builds a tree and the script that tries every file system
+// escape in it; want is what the sandbox must answer.
+func fsEscapes(t *testing.T) (p Policy, script string, want map[string]any, outside, secret string) {
 	root := t.TempDir()
 	allowed := filepath.Join(root, "allowed")
-	outside := filepath.Join(root, "outside")
-	secret := filepath.Join(root, "secret")
+	outside = filepath.Join(root, "outside")
+	secret = filepath.Join(root, "secret")
 	for _, d := range []string{allowed, outside, secret} {
 		require.NoError(t, os.Mkdir(d, 0o777))
 	}
@@ -60,9 +62,9 @@ func TestConfinedFileSystem(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(outside, "victim"), []byte("v"), 0o666))
 	require.NoError(t, os.Symlink(outside, filepath.Join(allowed, "to-outside")))
 	require.NoError(t, os.Symlink(secret, filepath.Join(allowed, "to-secret")))
-	p := Policy{AllowWrite: []string{allowed}, DenyRead: []string{secret}}
+	p = Policy{AllowWrite: []string{allowed}, DenyRead: []string{secret}}
 
-	script := attempt("write_allowed", "echo x > "+allowed+"/new") +
+	script = attempt("write_allowed", "echo x > "+allowed+"/new") +
 		attempt("write_outside", "echo x > "+outside+"/new") +
 		attempt("truncate_outside", ": > "+outside+"/victim") +
 		attempt("write_symlink", "echo x > "+allowed+"/to-outside/new") +
@@ -75,13 +77,18 @@ func TestConfinedFileSystem(t *testing.T) {
 		attempt("write_tmp", `echo x > "$TMPDIR/t"`) +
 		attempt("write_home_cache", `echo x > "$NPM_CONFIG_CACHE/c"`) +
 		attempt("dev_null", "echo x > /dev/null")
-	want := map[string]any{
+	want = map[string]any{
 		"write_allowed": "ok", "write_outside": "denied", "truncate_outside": "denied",
 		"write_symlink": "denied", "new_symlink": "denied", "rename_out": "denied",
 		"rename_in": "denied", "read_outside": "ok", "read_secret": "denied",
 		"read_secret_symlink": "denied", "write_tmp": "ok", "write_home_cache": "ok",
 		"dev_null": "ok",
 	}
+	return p, script, want, outside, secret
+}
+
+func TestConfinedFileSystem(t *testing.T) {
+	p, script, want, outside, secret := fsEscapes(t)
 	// Twice: a restarted server is confined again.
 	for run := 0; run < 2; run++ {
 		require.Equal(t, want, runConfined(t, p, script), "run %d", run)
@@ -244,4 +251,30 @@ func TestRequiredFailsNamingWhatIsMissing(t *testing.T) {
 	require.NoError(t, err)
 	err = tr.Start(context.Background(), newRecorder())
 	require.ErrorContains(t, err, "sandbox required but unavailable: user namespaces")
+}
+
+// TestConfinedWithoutNamespaces: where user namespaces are refused, the
+// helper still confines files with Landlock alone (denyRead by
+// enumeration), denies TCP, and reaps as a subreaper.
+func TestConfinedWithoutNamespaces(t *testing.T) {
+	real := probed
+	pr := real()
+	pr.namespaces, pr.proc, pr.pidMax = false, false, false
+	probed = func() probe { return pr }
+	defer func() { probed = real }()
+
+	p, script, want, _, _ := fsEscapes(t)
+	require.Equal(t, want, runConfined(t, p, script))
+
+	ln, err := netListen(t)
+	require.NoError(t, err)
+	py, err := exec.LookPath("python3")
+	require.NoError(t, err)
+	got := runConfined(t, Policy{}, py+` -c '
+import json, socket
+try:
+    socket.create_connection(("127.0.0.1", `+ln.tcpPort+`), timeout=5); print(json.dumps({"tcp": "ok"}))
+except OSError: print(json.dumps({"tcp": "denied"}))
+'`)
+	require.Equal(t, "denied", got["tcp"])
 }

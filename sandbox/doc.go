@@ -16,7 +16,8 @@
 // Confinement (Confine, with a Policy): the library clones the helper
 // into new user, mount, PID, network and IPC namespaces (unprivileged user
 // namespaces; the user's uid is root of the new one). There the helper
-// mounts a /proc of its own PID namespace, caps the namespace's pid_max
+// mounts a /proc of its own PID namespace, hides the denyRead paths under
+// empty mounts, caps the namespace's pid_max
 // and sets rlimits for the limits asked, empties its capability bounding
 // set, sets no_new_privs and applies Landlock (reads everywhere but
 // denyRead, writes only beneath allowWrite, the private temporary and
@@ -38,4 +39,7 @@
 //   - confine.go: namespaces set-up, limits, privileges, Landlock.
 //   - rules.go: the Landlock rules for "read all but denyRead, write only
 //     allowWrite".
+//   - proxy.go: the egress proxy for allowedDomains (library side).
+//   - bridge.go: the loopback port inside the network namespace that leads
+//     to it (helper side).
 package sandbox

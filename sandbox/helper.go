@@ -39,7 +39,7 @@ func Main() {
 	// The lifeline must not leak into the server: a server holding it
 	// would keep it open after the library let go.
 	syscall.CloseOnExec(lifelineFD)
-	env := &setup{args: a, env: os.Environ()}
+	env := &setup{args: a, env: os.Environ(), enumerate: a.readDeny}
 	if a.proxy != "" && a.namespaces {
 		url, err := startBridge(a.proxy)
 		if err != nil {

@@ -59,11 +59,12 @@ func handledFS(abi int) uint64 {
 var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
 
 // fsRules computes the rules for reads everywhere but beneath readDeny and
-// writes beneath write but not beneath writeDeny (nor readDeny).
-func fsRules(abi int, readDeny, write, writeDeny []string) []fsRule {
+// writes beneath write but not beneath writeDeny (nor denied, the whole
+// denyRead list, hidden by mounts or not).
+func fsRules(abi int, readDeny, allDenied, write, writeDeny []string) []fsRule {
 	handled := handledFS(abi)
 	noRead := canonical(readDeny)
-	noWrite := append(canonical(writeDeny), noRead...)
+	noWrite := append(canonical(writeDeny), canonical(allDenied)...)
 	var rules []fsRule
 	grant(&rules, "/", fsReadRights, noRead)
 	for _, w := range write {

@@ -8,10 +8,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import sys
 import time
 from typing import Any, Dict
 
 import lemonmcp
+
+from conftest import REPO
 
 
 def _daemon_token() -> str:
@@ -107,3 +110,55 @@ def test_cli_servers_shows_the_sandbox(fixture_path: str, tmp_path: Any) -> None
     assert rows["plain"].split()[4] == "-"
     r = run_cli(["--config", str(cfg), "call", "boxed__echo", "text=confined"])
     assert r.returncode == 0 and r.stdout.strip() == "confined", r.stderr
+
+
+def _npm_servers() -> Any:
+    sys.path.insert(0, os.path.join(REPO, "tests", "everything"))
+    import everything
+
+    return everything
+
+
+def test_real_servers_work_confined(tmp_path: Any) -> None:
+    """server-everything and server-filesystem (Node, installed from npm into
+    .cache/) run confined; server-filesystem is told it may use / and the
+    sandbox alone keeps it to allowWrite and away from denyRead."""
+    everything = _npm_servers()
+    node = everything.node()
+    work, secret, outside = tmp_path / "work", tmp_path / "secret", tmp_path / "outside"
+    for d in (work, secret, outside):
+        d.mkdir()
+        os.chmod(d, 0o777)
+    (secret / "key").write_text("k")
+    cfg = {
+        "defaults": {"sandboxEnabled": True, "timeouts": {"ready_ms": 20000}},
+        "mcpServers": {
+            "everything": {"command": node, "args": [everything.install(), "stdio"]},
+            "files": {
+                "command": node,
+                "args": [everything.install_filesystem(), "/"],
+                "sandbox": {"filesystem": {"allowWrite": [str(work)], "denyRead": [str(secret)]}},
+            },
+        },
+    }
+    with lemonmcp.Host(cfg) as host:
+        servers = host.servers()
+        for name in ("everything", "files"):
+            assert servers[name]["state"] == "ready", servers[name]
+            assert servers[name]["sandbox"]["namespaces"] is True
+        assert "hi" in host.call_tool("everything__echo", {"message": "hi"}).text
+
+        r = host.call_tool("files__write_file", {"path": str(work / "a.txt"), "content": "inside"})
+        assert not r.is_error, r.text
+        assert (work / "a.txt").read_text() == "inside"
+        for tool, args in (
+            ("files__write_file", {"path": str(outside / "b.txt"), "content": "escaped"}),
+            ("files__read_text_file", {"path": str(secret / "key")}),
+        ):
+            try:
+                result = host.call_tool(tool, args)
+                refused = result.is_error
+            except lemonmcp.Error:
+                refused = True
+            assert refused, f"{tool} {args} got through the sandbox"
+        assert not (outside / "b.txt").exists()
