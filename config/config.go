@@ -448,6 +448,7 @@ func parseStdio(o *object, p *Parsed) (transport.Transport, *core.Error) {
 		}
 		cfg.Launcher = sandbox.Confine(*policy, grace)
 		p.Sandbox = &r
+		p.Options.Sandbox = &r
 	}
 	tr, terr := stdio.New(cfg)
 	if p.Options.Restart != nil {

@@ -36,3 +36,14 @@ func TestSandboxObject(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxInServerInfo: a bare client's server info says what confines
+// its server.
+func TestSandboxInServerInfo(t *testing.T) {
+	p, err := Parse([]byte(`{"transport":{"type":"stdio","command":"/bin/cat","sandbox":{}}}`), "test")
+	require.Nil(t, err)
+	require.Equal(t, p.Sandbox, p.Options.Sandbox)
+	p, err = Parse([]byte(`{"transport":{"type":"stdio","command":"/bin/cat"}}`), "test")
+	require.Nil(t, err)
+	require.Nil(t, p.Options.Sandbox)
+}

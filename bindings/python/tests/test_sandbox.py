@@ -162,3 +162,13 @@ def test_real_servers_work_confined(tmp_path: Any) -> None:
                 refused = True
             assert refused, f"{tool} {args} got through the sandbox"
         assert not (outside / "b.txt").exists()
+
+
+def test_client_server_info_reports_the_sandbox(fixture_path: str) -> None:
+    cfg = {"transport": lemonmcp.stdio_transport(fixture_path, sandbox={"limits": {"openFiles": 256}})}
+    with lemonmcp.Client(cfg) as c:
+        sandbox = c.server_info.raw["sandbox"]
+        assert sandbox["namespaces"] is True and sandbox["network"] == "none"
+        assert c.call_tool("echo", {"text": "boxed"}).text == "boxed"
+    with lemonmcp.Client({"transport": lemonmcp.stdio_transport(fixture_path)}) as c:
+        assert "sandbox" not in c.server_info.raw
