@@ -8,14 +8,6 @@ defmodule LemonMCP.SandboxTest do
   alias LemonMCP.Host
   alias LemonMCP.Test.Fixture
 
-  defp eventually(fun, tries \\ 1500) do
-    cond do
-      fun.() -> true
-      tries == 0 -> false
-      true -> Process.sleep(20) && eventually(fun, tries - 1)
-    end
-  end
-
   # A command line of its own, so the daemon can be found from outside
   # (inside the sandbox its pid is one of its own namespace).
   defp token, do: "300.#{:erlang.unique_integer([:positive])}"
@@ -73,14 +65,14 @@ defmodule LemonMCP.SandboxTest do
     daemons =
       for t <- [boxed_token, plain_token] do
         cmdline = "sleep\0#{t}\0"
-        assert eventually(fn -> find(cmdline) != nil end), "the daemon never started"
+        assert Fixture.eventually(fn -> find(cmdline) != nil end, 30_000), "the daemon never started"
         find(cmdline)
       end
 
     assert :ok = Host.close(h)
 
     for pid <- daemons do
-      assert eventually(fn -> not File.exists?("/proc/#{pid}") end), "the daemon #{pid} outlived the host"
+      assert Fixture.eventually(fn -> not Fixture.alive?(pid) end, 30_000), "the daemon #{pid} outlived the host"
     end
   end
 end

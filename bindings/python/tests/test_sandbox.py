@@ -14,7 +14,7 @@ from typing import Any, Dict
 
 import lemonmcp
 
-from conftest import REPO
+from conftest import REPO, wait_until
 
 
 def _daemon_token() -> str:
@@ -45,15 +45,6 @@ def _find(cmdline: str) -> int:
     return 0
 
 
-def _wait(pred: Any, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return False
-
-
 def test_sandboxed_and_plain_servers(fixture_path: str, tmp_path: Any) -> None:
     outside = str(tmp_path)
     os.chmod(outside, 0o777)
@@ -82,10 +73,10 @@ def test_sandboxed_and_plain_servers(fixture_path: str, tmp_path: Any) -> None:
 
         daemons = {}
         for token in (boxed, plain):
-            assert _wait(lambda: _find("sleep\0" + token + "\0") != 0), "the daemon never started"
+            assert wait_until(lambda: _find("sleep\0" + token + "\0") != 0, 30.0), "the daemon never started"
             daemons[token] = _find("sleep\0" + token + "\0")
     for token, pid in daemons.items():
-        assert _wait(lambda: not os.path.exists(f"/proc/{pid}")), f"the daemon of {token} outlived the host"
+        assert wait_until(lambda: not os.path.exists(f"/proc/{pid}"), 30.0), f"the daemon of {token} outlived the host"
 
 
 def test_cli_servers_shows_the_sandbox(fixture_path: str, tmp_path: Any) -> None:
