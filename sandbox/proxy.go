@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -58,8 +60,53 @@ type proxy struct {
 	srv   *http.Server
 	out   *http.Transport
 
+	// lookup resolves a name; net.DefaultResolver's, replaced in tests.
+	lookup func(ctx context.Context, host string) ([]net.IPAddr, error)
+
 	mu      sync.Mutex
 	tunnels map[net.Conn]struct{}
+}
+
+// errInternalAddress is a dial refused because an allowed name resolved to
+// an address of this machine or its private networks.
+var errInternalAddress = errors.New("resolves to a loopback, private or link-local address")
+
+// internal reports whether ip is the host's own or a private network's.
+func internal(ip net.IP) bool {
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsInterfaceLocalMulticast() || ip.IsUnspecified()
+}
+
+// dial resolves addr's host itself and dials a permitted address of it. An
+// allowed name that resolves to the host's loopback, a private network or a
+// link-local address is refused unless the name is itself local
+// ("localhost", or an IP literal the list names): otherwise a domain whose
+// DNS its owner controls (rebinding) would lead the sandboxed server to the
+// application's own machine. Dialing the checked address, not the name,
+// leaves no second resolution to differ.
+func (p *proxy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	ips, err := p.lookup(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	local := strings.EqualFold(host, "localhost") || net.ParseIP(host) != nil
+	d := net.Dialer{Timeout: 30 * time.Second}
+	var last error = errInternalAddress
+	for _, ip := range ips {
+		if internal(ip.IP) && !local {
+			continue
+		}
+		c, err := d.DialContext(ctx, network, net.JoinHostPort(ip.IP.String(), port))
+		if err == nil {
+			return c, nil
+		}
+		last = err
+	}
+	return nil, last
 }
 
 // startProxy listens on a Unix socket in a directory of its own.
@@ -76,16 +123,19 @@ func startProxy(rules domainRules) (*proxy, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	p := &proxy{
-		dir: dir, ln: ln, rules: rules,
-		// Proxy nil: the library's own proxy settings do not apply to
-		// what the sandboxed server asks for.
-		out:     &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: 30 * time.Second}).DialContext},
-		tunnels: map[net.Conn]struct{}{},
-	}
+	p := newProxy(rules)
+	p.dir, p.ln = dir, ln
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
 	go func() { _ = p.srv.Serve(ln) }()
 	return p, nil
+}
+
+func newProxy(rules domainRules) *proxy {
+	p := &proxy{rules: rules, lookup: net.DefaultResolver.LookupIPAddr, tunnels: map[net.Conn]struct{}{}}
+	// Proxy nil: the library's own proxy settings do not apply to what the
+	// sandboxed server asks for.
+	p.out = &http.Transport{Proxy: nil, DialContext: p.dial}
+	return p
 }
 
 func (p *proxy) socket() string { return filepath.Join(p.dir, proxySocketName) }
@@ -126,7 +176,7 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out.Header.Del("Proxy-Authorization")
 	resp, err := p.out.RoundTrip(out)
 	if err != nil {
-		http.Error(w, "lemonmcp sandbox: the upstream request failed", http.StatusBadGateway)
+		refuse(w, host, err)
 		return
 	}
 	defer resp.Body.Close()
@@ -139,12 +189,22 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(w, resp.Body)
 }
 
+// refuse answers a failed dial: 403 for an address the proxy will not
+// reach, 502 when the upstream cannot be reached.
+func refuse(w http.ResponseWriter, host string, err error) {
+	if errors.Is(err, errInternalAddress) {
+		http.Error(w, "lemonmcp sandbox: "+host+" "+errInternalAddress.Error(), http.StatusForbidden)
+		return
+	}
+	http.Error(w, "lemonmcp sandbox: cannot reach "+host, http.StatusBadGateway)
+}
+
 // tunnel answers a CONNECT: it dials the target, says 200 and copies both
 // ways until either side closes.
 func (p *proxy) tunnel(w http.ResponseWriter, r *http.Request) {
-	up, err := net.DialTimeout("tcp", r.Host, 30*time.Second)
+	up, err := p.dial(r.Context(), "tcp", r.Host)
 	if err != nil {
-		http.Error(w, "lemonmcp sandbox: cannot reach "+r.Host, http.StatusBadGateway)
+		refuse(w, r.Host, err)
 		return
 	}
 	hj, ok := w.(http.Hijacker)

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -65,4 +66,33 @@ print(json.dumps(out))
 		"node_env": "1", "plain_allowed": "hello", "plain_other": "403",
 		"connect_allowed": "hello", "connect_other": "403", "direct": "denied",
 	}, got)
+}
+
+// TestProxyRefusesInternalAddresses: an allowed name whose DNS answers the
+// host's loopback or a private address (rebinding) is refused with 403;
+// "localhost" and an IP literal the list names are reached as asked.
+func TestProxyRefusesInternalAddresses(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("hello")) }))
+	defer up.Close()
+	_, port, _ := net.SplitHostPort(up.Listener.Addr().String())
+	p := newProxy(domainRules{allowed: []string{"rebound.example", "private.example", "localhost", "127.0.0.1"}})
+	p.lookup = func(ctx context.Context, host string) ([]net.IPAddr, error) {
+		switch host {
+		case "rebound.example":
+			return []net.IPAddr{{IP: net.IPv4(127, 0, 0, 1)}}, nil
+		case "private.example":
+			return []net.IPAddr{{IP: net.IPv4(10, 1, 2, 3)}, {IP: net.ParseIP("fe80::1")}}, nil
+		}
+		return net.DefaultResolver.LookupIPAddr(ctx, host)
+	}
+	defer p.out.CloseIdleConnections()
+	for host, want := range map[string]int{
+		"rebound.example": http.StatusForbidden, "private.example": http.StatusForbidden,
+		"localhost": http.StatusOK, "127.0.0.1": http.StatusOK,
+	} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, "http://"+net.JoinHostPort(host, port)+"/", nil)
+		p.ServeHTTP(rec, req)
+		require.Equal(t, want, rec.Code, "%s: %s", host, rec.Body.String())
+	}
 }
