@@ -16,6 +16,7 @@ VERSION     := $(shell sed -n 's/^\#define LMCP_VERSION_STRING "\(.*\)"$$/\1/p' 
 SONAME      := liblemonmcp.so.$(ABI_VERSION)
 LIB         := $(BUILD)/liblemonmcp.so
 HEADER      := $(BUILD)/include/lemonmcp.h
+HELPER      := $(BUILD)/lemonmcp-sandbox
 GO          ?= go
 PYTHON      ?= python3
 PREFIX      ?= /usr/local

@@ -2,11 +2,13 @@ package config
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/auth"
 	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/sandbox"
 	"github.com/lemonmcp/lemonmcp/transport"
 	"github.com/lemonmcp/lemonmcp/transport/stdio"
 )
@@ -15,6 +17,9 @@ import (
 type Parsed struct {
 	Options   core.Options
 	Transport transport.Transport // built, not started
+	// Sandbox says what confines a stdio server given a "sandbox" object
+	// (lmcp_host_servers reports it); nil without one.
+	Sandbox *sandbox.Report
 
 	auth           *auth.Config // the "auth" object, for parseHTTP
 	restartDefault bool         // supervise unless "restart" says otherwise
@@ -382,7 +387,7 @@ func parseTransport(root *object, p *Parsed, libraryVersion string) *core.Error 
 }
 
 // stdioFields are the fields of a stdio transport object.
-var stdioFields = []string{"type", "command", "args", "env", "env_inherit", "cwd", "stderr"}
+var stdioFields = []string{"type", "command", "args", "env", "env_inherit", "cwd", "stderr", "sandbox"}
 
 func parseStdio(o *object, p *Parsed) (transport.Transport, *core.Error) {
 	// A typo ("comand") is reported as the unknown field it is, before the
@@ -414,6 +419,10 @@ func parseStdio(o *object, p *Parsed) (transport.Transport, *core.Error) {
 	if err != nil {
 		return nil, err
 	}
+	policy, err := parseSandbox(o)
+	if err != nil {
+		return nil, err
+	}
 	cfg := stdio.Config{
 		Command:         command,
 		Args:            args,
@@ -423,6 +432,23 @@ func parseStdio(o *object, p *Parsed) (transport.Transport, *core.Error) {
 		Stderr:          stderr,
 		MaxMessageBytes: p.Options.MaxMessageBytes,
 		CloseGrace:      p.Options.Timeouts.CloseGrace,
+	}
+	grace := cfg.CloseGrace
+	if grace == 0 {
+		grace = stdio.DefaultCloseGrace
+	}
+	// Through the helper when it is installed, so nothing the server
+	// starts (a daemon that left its process group) outlives it.
+	cfg.Launcher = sandbox.Reaper(grace)
+	if policy != nil {
+		r := policy.Report()
+		if policy.Required && len(r.Missing) > 0 {
+			return nil, core.Errorf(core.StatusUnsupported,
+				"config.transport.sandbox: is required, but this machine lacks %s", strings.Join(r.Missing, "; "))
+		}
+		cfg.Launcher = sandbox.Confine(*policy, grace)
+		p.Sandbox = &r
+		p.Options.Sandbox = &r
 	}
 	tr, terr := stdio.New(cfg)
 	if p.Options.Restart != nil {

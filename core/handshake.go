@@ -315,6 +315,9 @@ func (c *Client) serverInfoJSON(res *initializeResult, era string) []byte {
 	if res.Instructions != nil {
 		info["instructions"] = *res.Instructions
 	}
+	if c.opts.Sandbox != nil {
+		info["sandbox"] = c.opts.Sandbox
+	}
 	return jsonx.MustMarshal(info)
 }
 

@@ -215,8 +215,8 @@ func ParseConfigWith(raw []byte, opts LoadOptions) (*Config, *core.Error) {
 			return nil, invalid("config.defaults", "must be a JSON object")
 		}
 		for k := range defaults {
-			if !contains(clientKeys, k) {
-				return nil, invalid("config.defaults."+k, "is not a field servers can share (known: "+strings.Join(clientKeys, ", ")+")")
+			if !contains(clientKeys, k) && !contains(sandboxKeys, k) {
+				return nil, invalid("config.defaults."+k, "is not a field servers can share (known: "+strings.Join(append(append([]string(nil), clientKeys...), sandboxKeys...), ", ")+")")
 			}
 		}
 	}
@@ -271,12 +271,20 @@ func (r *reader) parseServer(name string, v any, defaults map[string]any) (*Serv
 	}
 	sc := &ServerConfig{Name: name, Enabled: true, At: at, Idle: -1, spelled: map[string]string{}}
 	client := map[string]any{}
+	var sandboxOn, sandboxObj any // sandboxEnabled and sandbox, the server's over the defaults'
 	for k, dv := range defaults {
 		dv, err := r.expandAll("config.defaults."+k, dv)
 		if err != nil {
 			return nil, err
 		}
-		client[k] = dv
+		switch k {
+		case "sandboxEnabled":
+			sandboxOn = dv
+		case "sandbox":
+			sandboxObj = dv
+		default:
+			client[k] = dv
+		}
 	}
 	tr := map[string]any{}
 	var envFile string
@@ -309,6 +317,10 @@ func (r *reader) parseServer(name string, v any, defaults map[string]any) (*Serv
 				return nil, invalid(at+".disabled", "must be true or false")
 			}
 			sc.Enabled = !b
+		case k == "sandboxEnabled":
+			sandboxOn = fv
+		case k == "sandbox":
+			sandboxObj = mergeObjects(sandboxObj, fv)
 		case k == "tools":
 			if err := parseToolFilter(at+".tools", fv, sc); err != nil {
 				return nil, err
@@ -366,6 +378,18 @@ func (r *reader) parseServer(name string, v any, defaults map[string]any) (*Serv
 			client[k] = mergeObjects(client[k], fv)
 		default: // transportKeys
 			tr[k] = fv
+		}
+	}
+	if sandboxOn != nil {
+		on, ok := sandboxOn.(bool)
+		if !ok {
+			return nil, invalid(at+".sandboxEnabled", "must be true or false")
+		}
+		if on {
+			if sandboxObj == nil {
+				sandboxObj = map[string]any{}
+			}
+			tr["sandbox"] = sandboxObj
 		}
 	}
 	if envFile != "" {

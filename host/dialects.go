@@ -48,7 +48,12 @@ var hostKeys = []string{"mcpServers", "servers", "tool_prefix", "defaults", "def
 
 // serverKeys are the server members the host reads besides clientKeys and
 // transportKeys (and the foreign ones it honours, in honouredServerKeys).
-var serverKeys = []string{"enabled", "disabled", "tools", "start", "idle_ms"}
+var serverKeys = []string{"enabled", "disabled", "tools", "start", "idle_ms", "sandboxEnabled", "sandbox"}
+
+// sandboxKeys are VS Code's sandbox members, which a server and the
+// defaults may both give: "sandbox" is passed on to the stdio transport
+// when "sandboxEnabled" is true, and ignored otherwise, as VS Code does.
+var sandboxKeys = []string{"sandboxEnabled", "sandbox"}
 
 // honouredServerKeys are other clients' server members that mean something
 // here, and what they become.

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"github.com/lemonmcp/lemonmcp/sandbox"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,7 +21,8 @@ type generation struct {
 	settleOnce sync.Once
 	settled    chan struct{} // closed once the first attempt ended either way
 	startOnce  sync.Once
-	started    atomic.Bool // Connect was called (a lazy server waits for its first use)
+	started    atomic.Bool     // Connect was called (a lazy server waits for its first use)
+	sandbox    *sandbox.Report // what confines the server, nil when nothing is asked
 }
 
 // settle marks the generation's first attempt over (ready or failed).
@@ -43,6 +45,7 @@ func (s *server) newGeneration() (*generation, *core.Error) {
 		return nil, err
 	}
 	g.client = c
+	g.sandbox = p.Sandbox
 	return g, nil
 }
 

@@ -114,6 +114,9 @@ func (s *server) report() map[string]any {
 		return r
 	}
 	r["restarts"] = c.Restarts()
+	if sb := s.gen().sandbox; sb != nil {
+		r["sandbox"] = sb
+	}
 	loss, losses := c.LastLoss()
 	clientErr := c.LastError()
 	s.mu.Lock()

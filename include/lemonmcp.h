@@ -504,7 +504,10 @@ lmcp_status lmcp_client_respond(lmcp_client *client, lmcp_request_id request_id,
 
 /* lmcp_client_server_info returns what the handshake learned:
  *   {"protocolVersion", "capabilities", "serverInfo", "instructions"?,
- *    "transport": "stdio"|.., "era": "legacy"|"modern"}
+ *    "transport": "stdio"|.., "era": "legacy"|"modern", "sandbox"?}
+ * "sandbox", for a stdio transport given a "sandbox" object, says what
+ * confines the server (docs/sandbox.md): {"namespaces", "landlock",
+ * "network", "proc", "noNewPrivs", "limits", "reaper", "missing"?}.
  * In the modern era it comes from server/discover (serverInfo from its
  * _meta io.modelcontextprotocol/serverInfo).
  * *json_out is library-allocated (free with lmcp_free).
@@ -808,8 +811,10 @@ lmcp_status lmcp_host_wait_ready(lmcp_host *host, int64_t timeout_ms,
  * "new"|"connecting"|"ready"|"restarting"|"failed"|"closed"|"disabled",
  * "enabled", "restarts", "start"? ("lazy"; "new" until its first use, and
  * again once stopped after its "idle_ms"),
- * "era"?, "protocol_version"?, "transport"?, and when not ready:
- * "last_error"?, "cause"? (the first reason since it was last ready),
+ * "era"?, "protocol_version"?, "transport"?, "sandbox"? (a server with
+ * "sandboxEnabled": what confines it, as lmcp_client_server_info reports
+ * it), and when not ready: "last_error"?, "cause"? (the first reason since
+ * it was last ready),
  * "exit_code"? or "signal"? (of the last loss), "stderr_tail"? (the lost
  * server's last stderr lines: at most 10 of at most 512 bytes, control
  * characters escaped as \xNN, its configured env and header values replaced

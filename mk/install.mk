@@ -1,5 +1,6 @@
 # Installing the library for C and C++ hosts.
-#   make install PREFIX=…     library (with its SONAME link), lemonmcp.h, lemonmcp.hpp, lemonmcp.pc
+#   make install PREFIX=…     library (with its SONAME link), lemonmcp.h, lemonmcp.hpp, lemonmcp.pc,
+#                             the sandbox helper in libexec/
 #   make uninstall PREFIX=…   removes exactly what install put there
 #   make test-install         installs into a scratch prefix and into /usr/local and builds a host
 #                             with `pkg-config --cflags --libs lemonmcp` alone, run without LD_LIBRARY_PATH,
@@ -20,8 +21,9 @@ $(BUILD)/lemonmcp.pc: mk/lemonmcp.pc.in include/lemonmcp.h mk/install.mk
 
 .PHONY: install uninstall test-install
 install: lib
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/libexec
 	install -m 0755 $(BUILD)/$(SONAME) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	install -m 0755 $(HELPER) $(DESTDIR)$(PREFIX)/libexec/lemonmcp-sandbox
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/liblemonmcp.so
 	install -m 0644 include/lemonmcp.h $(DESTDIR)$(PREFIX)/include/lemonmcp.h
 	install -m 0644 include/lemonmcp.hpp $(DESTDIR)$(PREFIX)/include/lemonmcp.hpp
@@ -30,7 +32,7 @@ install: lib
 	  ldconfig; echo "install: ldconfig indexed $(PREFIX)/lib"; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/lib/$(SONAME) $(DESTDIR)$(PREFIX)/lib/liblemonmcp.so \
+	rm -f $(DESTDIR)$(PREFIX)/lib/$(SONAME) $(DESTDIR)$(PREFIX)/lib/liblemonmcp.so $(DESTDIR)$(PREFIX)/libexec/lemonmcp-sandbox \
 	  $(DESTDIR)$(PREFIX)/include/lemonmcp.h $(DESTDIR)$(PREFIX)/include/lemonmcp.hpp \
 	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/lemonmcp.pc
 	@if [ -z "$(DESTDIR)" ] && [ -z "$(PC_RPATH)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi

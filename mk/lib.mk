@@ -10,7 +10,13 @@
 GO_SOURCES := $(shell find . \( -path ./tests -o -path ./bindings -o -path ./build -o -path ./.cache -o -path ./.git \) -prune \
                 -o -name '*.go' -not -name '*_test.go' -print) $(wildcard capi/*.c capi/*.h) go.mod go.sum mk/build-lib.sh
 
-lib: $(LIB) $(HEADER) $(BUILD)/lemonmcp.pc
+lib: $(LIB) $(HEADER) $(BUILD)/lemonmcp.pc $(HELPER)
+
+# The sandbox helper the stdio transport runs in a server's place; the
+# library finds it next to itself (or in ../libexec once installed).
+$(HELPER): $(GO_SOURCES)
+	@mkdir -p $(BUILD)
+	$(GO) build -trimpath -ldflags "-s -w" -o $@ ./cmd/lemonmcp-sandbox
 
 $(BUILD)/$(SONAME): $(GO_SOURCES) include/lemonmcp.h
 	@mkdir -p $(BUILD)/gen

@@ -28,6 +28,10 @@ python-dev: lib
 	  cp $(LIB) $(PY_LIB).tmp && chmod 0755 $(PY_LIB).tmp && mv -f $(PY_LIB).tmp $(PY_LIB); \
 	  echo "copied $(LIB) into bindings/python/lemonmcp/"; \
 	fi
+	@if ! cmp -s $(HELPER) $(PY_DIR)/lemonmcp/lemonmcp-sandbox; then \
+	  cp $(HELPER) $(PY_DIR)/lemonmcp/lemonmcp-sandbox.tmp && mv -f $(PY_DIR)/lemonmcp/lemonmcp-sandbox.tmp $(PY_DIR)/lemonmcp/lemonmcp-sandbox; \
+	  echo "copied the sandbox helper beside it"; \
+	fi
 
 test-python: lib fixtures python-dev python-setup tasks-peer-setup otel-setup
 	cd $(PY_DIR) && $(PY_ENV) $(PYTHON) -m mypy --strict --cache-dir $(CACHE)/mypy lemonmcp

@@ -35,6 +35,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 GOLIB = os.path.join(HERE, "golib")  # the Go sources inside an sdist
 LIB = "liblemonmcp.so"
+# The sandbox helper the library runs stdio servers through (docs/sandbox.md),
+# found by the library beside itself.
+HELPER = "lemonmcp-sandbox"
 # What the library is built from: the runtime Go module (tests/ is a module of
 # its own, bindings/ holds no Go), and the header the cgo code includes.
 GO_SKIP_DIRS = {"tests", "bindings", "build", "docs", ".git", ".cache", ".ci"}
@@ -84,6 +87,12 @@ def _build_with_go(root, out_dir):
     proc = subprocess.run(["sh", os.path.join(root, "mk", "build-lib.sh"), root, out], env=env)
     if proc.returncode != 0 or not os.path.isfile(out):
         raise SystemExit(f"lemonmcp: `go build` of {LIB} failed (exit {proc.returncode}); see the output above")
+    helper = os.path.join(out_dir, HELPER)
+    proc = subprocess.run(
+        [go, "build", "-trimpath", "-ldflags", "-s -w", "-o", helper, "./cmd/lemonmcp-sandbox"], cwd=root, env=env
+    )
+    if proc.returncode != 0 or not os.path.isfile(helper):
+        raise SystemExit(f"lemonmcp: `go build` of {HELPER} failed (exit {proc.returncode}); see the output above")
     return out
 
 
@@ -126,11 +135,14 @@ class BuildPy(build_py):
     def run(self):
         super().run()
         src = _library(os.path.join(HERE, "build", "golib-out"))
-        if getattr(self, "editable_mode", False):
-            # An editable install imports lemonmcp/ from the source tree.
-            _install_library(src, os.path.join(HERE, "lemonmcp", LIB))
-        else:
-            _install_library(src, os.path.join(self.build_lib, "lemonmcp", LIB))
+        # An editable install imports lemonmcp/ from the source tree.
+        pkg = os.path.join(HERE if getattr(self, "editable_mode", False) else self.build_lib, "lemonmcp")
+        _install_library(src, os.path.join(pkg, LIB))
+        # The helper built with the library (make lib, or _build_with_go);
+        # without one the library still works, its servers unsandboxed.
+        helper = os.path.join(os.path.dirname(src), HELPER)
+        if os.path.isfile(helper):
+            _install_library(helper, os.path.join(pkg, HELPER))
 
 
 class Sdist(sdist):

@@ -26,6 +26,7 @@ void test_server_errors_and_gating(void);
 /* test_process.c */
 void test_server_crash_mid_call(void);
 void test_close_kills_grandchild(void);
+void test_close_kills_daemon(void);
 void test_stderr_flood(void);
 void test_banner_lines(void);
 void test_over_long_line(void);

@@ -72,6 +72,7 @@ static const test_case k_tests[] = {
     TC(test_reset_timeout_on_progress, 20),
     TC(test_server_crash_mid_call, 20),
     TC(test_close_kills_grandchild, 30),
+    TC(test_close_kills_daemon, 60),
     TC(test_stderr_flood, 40),
     TC(test_banner_lines, 20),
     TC(test_over_long_line, 20),

@@ -120,6 +120,54 @@ void test_close_kills_grandchild(void) {
   if (gpid > 0 && !pid_gone((pid_t)gpid)) kill((pid_t)gpid, SIGKILL);
 }
 
+/* A server that double-forks a daemon calling setsid (issue 31): the kill
+ * of the server's process group misses it, so only the sandbox helper's
+ * reaper ends it, on close, on free without close, and when a host is
+ * freed. */
+void test_close_kills_daemon(void) {
+  char cfg[2048], pidfile[256], args[400];
+  for (int how = 0; how < 3; how++) {
+    temp_path(pidfile, sizeof pidfile, "daemon.pid");
+    snprintf(args, sizeof args, "\"-daemon\",\"-pidfile\",\"%s\"", pidfile);
+    long long dpid = 0;
+    char *err = NULL;
+    if (how < 2) {
+      lmcp_client *c = start_client(
+          fixture_config(cfg, sizeof cfg, args, NULL, "\"timeouts\":{\"close_grace_ms\":200}"), NULL);
+      if (c == NULL) return;
+      char *pf = read_file(pidfile, NULL); /* written before the server answers */
+      dpid = pf ? atoll(pf) : 0;
+      free(pf);
+      CHECK(dpid > 0 && kill((pid_t)dpid, 0) == 0);
+      if (how == 0) {
+        CHECK_ST(lmcp_client_close(c, T(8000), &err), LMCP_OK, err);
+        lmcp_free(err);
+      }
+      lmcp_client_free(c);
+    } else {
+      snprintf(cfg, sizeof cfg,
+               "{\"defaults\":{\"timeouts\":{\"close_grace_ms\":200}},\"mcpServers\":{\"d\":{\"command\":\"%"
+               "s\",\"args\":[%s]}}}",
+               fixture_path(), args);
+      lmcp_host *h = NULL;
+      CHECK_ST(lmcp_host_new(cfg, strlen(cfg), &h, &err), LMCP_OK, err);
+      if (h == NULL) return;
+      CHECK_ST(lmcp_host_connect(h, &err), LMCP_OK, err);
+      CHECK_ST(lmcp_host_wait_ready(h, T(10000), &err), LMCP_OK, err);
+      lmcp_free(err);
+      char *pf = read_file(pidfile, NULL);
+      dpid = pf ? atoll(pf) : 0;
+      free(pf);
+      CHECK(dpid > 0 && kill((pid_t)dpid, 0) == 0);
+      lmcp_host_free(h);
+    }
+    if (dpid > 0)
+      CHECKM(wait_pid_gone((pid_t)dpid, T(5000)), NULL, "daemon %lld outlived its server (case %d)", dpid,
+             how);
+    if (dpid > 0 && !pid_gone((pid_t)dpid)) kill((pid_t)dpid, SIGKILL);
+  }
+}
+
 void test_stderr_flood(void) {
   char cfg[2048];
   evrec_t ev;

@@ -11,6 +11,9 @@ As a module:
                             "streamableHttp" (url .../mcp); .stop() kills the
                             group and reaps it
     stdio_command()      -> (command, args) for a stdio server
+    install_filesystem() -> path of @modelcontextprotocol/server-filesystem's
+                            dist/index.js (pinned, into .cache/server-filesystem/),
+                            for the sandbox tests (bindings/python/tests/test_sandbox.py)
 
 As a program:
     everything.py install          installs and prints the path of dist/index.js
@@ -58,9 +61,9 @@ def entry_path() -> str:
     return os.path.join(_pkg_dir(), "dist", "index.js")
 
 
-def installed_version() -> Optional[str]:
+def installed_version(pkg_dir: Optional[str] = None) -> Optional[str]:
     try:
-        with open(os.path.join(_pkg_dir(), "package.json")) as f:
+        with open(os.path.join(pkg_dir or _pkg_dir(), "package.json")) as f:
             v = json.load(f).get("version")
         return v if isinstance(v, str) else None
     except (OSError, ValueError):
@@ -70,18 +73,34 @@ def installed_version() -> Optional[str]:
 def install() -> str:
     """Installs the pinned server-everything (once) and returns the path of
     its dist/index.js. Raises RuntimeError when npm cannot install it."""
-    entry = entry_path()
-    if installed_version() == VERSION and os.path.exists(entry):
+    return _npm_install(CACHE, PACKAGE, VERSION)
+
+
+FS_CACHE = os.path.join(REPO, ".cache", "server-filesystem")
+FS_PACKAGE = "@modelcontextprotocol/server-filesystem"
+FS_VERSION = "2026.8.31"
+
+
+def install_filesystem() -> str:
+    """Installs the pinned server-filesystem (once) and returns the path of
+    its dist/index.js."""
+    return _npm_install(FS_CACHE, FS_PACKAGE, FS_VERSION)
+
+
+def _npm_install(cache: str, package: str, version: str) -> str:
+    pkg_dir = os.path.join(cache, "node_modules", *package.split("/"))
+    entry = os.path.join(pkg_dir, "dist", "index.js")
+    if installed_version(pkg_dir) == version and os.path.exists(entry):
         return entry
     npm = shutil.which("npm")
     if npm is None:
-        raise RuntimeError("npm is not on PATH: cannot install " + PACKAGE)
-    os.makedirs(CACHE, exist_ok=True)
-    cmd = [npm, "install", "--prefix", CACHE, "--no-audit", "--no-fund", "--loglevel=error", f"{PACKAGE}@{VERSION}"]
-    sys.stderr.write(f"installing {PACKAGE}@{VERSION} into {CACHE} ...\n")
+        raise RuntimeError("npm is not on PATH: cannot install " + package)
+    os.makedirs(cache, exist_ok=True)
+    cmd = [npm, "install", "--prefix", cache, "--no-audit", "--no-fund", "--loglevel=error", f"{package}@{version}"]
+    sys.stderr.write(f"installing {package}@{version} into {cache} ...\n")
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=INSTALL_TIMEOUT_S)
-    if p.returncode != 0 or installed_version() != VERSION or not os.path.exists(entry):
-        raise RuntimeError(f"npm install {PACKAGE}@{VERSION} failed (exit {p.returncode}):\n{p.stdout[-3000:]}")
+    if p.returncode != 0 or installed_version(pkg_dir) != version or not os.path.exists(entry):
+        raise RuntimeError(f"npm install {package}@{version} failed (exit {p.returncode}):\n{p.stdout[-3000:]}")
     return entry
 
 

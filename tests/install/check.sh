@@ -99,7 +99,7 @@ else
     elif ! grep -q "$SONAME" <<<"$(ldconfig -p)"; then fail "system: ldconfig does not list $SONAME"
     else
       $MAKE --no-print-directory uninstall PREFIX=$sys >/dev/null
-      if ls "$sys/lib/$SONAME" "$sys/include/lemonmcp.h" "$sys/include/lemonmcp.hpp" "$sys/lib/pkgconfig/lemonmcp.pc" 2>/dev/null | grep -c . >/dev/null; then
+      if ls "$sys/lib/$SONAME" "$sys/include/lemonmcp.h" "$sys/include/lemonmcp.hpp" "$sys/lib/pkgconfig/lemonmcp.pc" "$sys/libexec/lemonmcp-sandbox" 2>/dev/null | grep -c . >/dev/null; then
         fail "system: uninstall left files behind"
       elif grep -q "$SONAME" <<<"$(ldconfig -p)"; then fail "system: ldconfig still lists $SONAME after uninstall"
       else pass "system prefix $sys (ldconfig, no rpath; uninstall removes it)"; fi

@@ -23,6 +23,9 @@ const (
 	exitSettle = 100 * time.Millisecond
 	// sweepPoll is how often a group being terminated is checked.
 	sweepPoll = 20 * time.Millisecond
+	// lifelineWait bounds how long a launched helper may take to kill
+	// the server's processes once its lifeline is cut, before SIGKILL.
+	lifelineWait = time.Second
 )
 
 // Close shuts the server down: stdin is closed, then after CloseGrace the
@@ -138,7 +141,7 @@ func (t *Transport) terminate() (killed bool) {
 	if exited, k := t.awaitExit(t.cfg.CloseGrace); exited {
 		return k
 	}
-	signalGroup(t.pgid, syscall.SIGKILL)
+	t.kill()
 	<-t.exited
 	return true
 }
@@ -154,10 +157,28 @@ func (t *Transport) awaitExit(d time.Duration) (exited, killed bool) {
 	case <-timer.C:
 		return false, false
 	case <-t.hurry:
-		signalGroup(t.pgid, syscall.SIGKILL)
+		t.kill()
 		<-t.exited
 		return true, true
 	}
+}
+
+// kill ends the server at once. A launched helper is told first, by
+// cutting its lifeline: it then kills every process the server started,
+// daemons that left the group included, which a SIGKILL to the helper
+// would keep it from doing. The group's SIGKILL follows for what is left.
+func (t *Transport) kill() {
+	if l := t.launch; l != nil && l.Lifeline != nil {
+		l.Lifeline.Close()
+		l.Lifeline = nil
+		timer := time.NewTimer(lifelineWait)
+		select {
+		case <-t.exited:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+	signalGroup(t.pgid, syscall.SIGKILL)
 }
 
 // drain lets the readers consume what is left in the pipes, for at most
@@ -186,7 +207,7 @@ func (t *Transport) sweep(killed bool) {
 			return
 		}
 	}
-	signalGroup(t.pgid, syscall.SIGKILL)
+	t.kill()
 }
 
 // awaitGroupGone polls for up to d for the group to empty; a Close running
@@ -243,5 +264,6 @@ func (t *Transport) release() {
 			f.Close()
 		}
 	}
+	t.launch.release()
 	close(t.done)
 }

@@ -64,6 +64,9 @@ type Config struct {
 	// StderrTailLines is how many of the last stderr lines are kept for
 	// ClosedError.StderrTail. Zero means DefaultStderrTailLines.
 	StderrTailLines int
+	// Launcher, when set, runs the server through another program (the
+	// sandbox helper) at every start; see Launcher.
+	Launcher Launcher
 }
 
 // normalize checks c and returns a copy with defaults filled in. The copy

@@ -27,6 +27,12 @@
 // background when the server goes away on its own (exit, or closing stdout
 // while still alive), after the Sink has been told through Closed.
 //
+// A Config.Launcher (launch.go) may run the server through another program,
+// the sandbox helper of package sandbox, which confines it and ends every
+// process it leaves behind; the transport then holds a lifeline pipe to
+// that program and cuts it before its SIGKILL (close.go), so the helper can
+// still kill what left the process group.
+//
 // Close waits for Sink callbacks that are in flight, so a Sink must not call
 // Close synchronously from inside Receive or Log; from inside Closed it may.
 package stdio

@@ -21,6 +21,7 @@ type child struct {
 	stdout *os.File // read end
 	stderr *os.File // read end, nil unless Stderr is "capture"
 	pidfd  int      // the process's pidfd, -1 when pidfds are unavailable
+	launch *Launch  // nil unless a Launcher runs the server
 }
 
 // spawn starts the server described by cfg (already normalized).
@@ -84,10 +85,28 @@ func spawn(cfg Config) (*child, error) {
 	}
 
 	argv := append([]string{cfg.Command}, cfg.Args...)
+	files := []*os.File{inR, outW, errW}
+	var launch *Launch
+	if cfg.Launcher != nil {
+		if launch, err = cfg.Launcher(Server{Path: path, Argv: argv, Env: env, Dir: cfg.Cwd}); err != nil {
+			closeAll(childEnds)
+			closeAll(parentEnds)
+			return nil, err
+		}
+	}
+	if launch != nil { // nil: the launcher lets the server run directly
+		path, argv, env = launch.Path, launch.Argv, launch.Env
+		files = append(files, launch.Files...)
+		childEnds = append(childEnds, launch.Files...)
+	}
 	// A group of its own, so shutdown can signal the server and everything
 	// it started with one kill(-pgid), and so a terminal Ctrl-C aimed at
 	// the host does not reach the server behind the host's back.
 	sys := &syscall.SysProcAttr{Setpgid: true}
+	if launch != nil {
+		sys.Cloneflags = launch.Cloneflags
+		sys.UidMappings, sys.GidMappings = launch.UidMappings, launch.GidMappings
+	}
 	pidfd := -1
 	if pidfdSupported() {
 		// clone hands over the pidfd atomically: the reaper polls it
@@ -98,10 +117,11 @@ func spawn(cfg Config) (*child, error) {
 	proc, err := os.StartProcess(path, argv, &os.ProcAttr{
 		Dir:   cfg.Cwd,
 		Env:   env,
-		Files: []*os.File{inR, outW, errW},
+		Files: files,
 		Sys:   sys,
 	})
 	if err != nil {
+		launch.release()
 		if e := execError(cfg.Command, err); e != nil {
 			closeAll(childEnds)
 			closeAll(parentEnds)
@@ -110,7 +130,7 @@ func spawn(cfg Config) (*child, error) {
 		return fail(err)
 	}
 	closeAll(childEnds)
-	c.proc, c.pidfd = proc, pidfd
+	c.proc, c.pidfd, c.launch = proc, pidfd, launch
 	return c, nil
 }
 

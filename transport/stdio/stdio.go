@@ -28,6 +28,7 @@ type Transport struct {
 	stderr  *os.File     // nil unless capturing
 	errs    *stderrLines // nil unless capturing
 	reader  *lineReader  // the stdout reader, kept for tests
+	launch  *Launch      // nil unless a Launcher runs the server
 
 	sender sender
 
@@ -123,6 +124,7 @@ func (t *Transport) Start(ctx context.Context, sink transport.Sink) error {
 	t.proc = c.proc
 	t.pgid = c.proc.Pid // Setpgid(0) makes the group id the leader's pid
 	t.pidfd = c.pidfd
+	t.launch = c.launch
 	t.stdin, t.stdout, t.stderr = c.stdin, c.stdout, c.stderr
 	t.sender.attach(c.stdin)
 	secrets := envSecrets(t.cfg.Env)

@@ -150,14 +150,17 @@ def stdio_transport(
     env_inherit: Optional[str] = None,
     cwd: Optional[PathLike] = None,
     stderr: Optional[str] = None,
+    sandbox: Optional[Mapping[str, Any]] = None,
 ) -> Dict[str, Any]:
     """The ``transport`` object for a stdio server (spawned without a shell).
-    Paths may be ``os.PathLike``; the library checks the rest."""
+    Paths may be ``os.PathLike``; the library checks the rest. ``sandbox``
+    confines the server (VS Code's object: filesystem, network, plus limits
+    and required; docs/sandbox.md)."""
     t: Dict[str, Any] = {"type": "stdio", "command": _json("transport.command", command)}
     arg_list = _json("transport.args", _list("transport.args", args))
     if arg_list:
         t["args"] = arg_list
-    for key, value in (("env", env), ("env_inherit", env_inherit), ("cwd", cwd), ("stderr", stderr)):
+    for key, value in (("env", env), ("env_inherit", env_inherit), ("cwd", cwd), ("stderr", stderr), ("sandbox", sandbox)):
         if value is not None:
             t[key] = _json(f"transport.{key}", value)
     return t

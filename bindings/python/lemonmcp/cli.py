@@ -844,6 +844,23 @@ def _show_tool_result(
 HOST_COMMANDS = ("tools", "call", "servers", "search", "check", "pins", "approve")
 
 
+def _sandbox_summary(sandbox: Any) -> str:
+    """What confines a server, in a few words (docs/sandbox.md): "-" for an
+    unconfined one, else its layers and what is missing."""
+    if not isinstance(sandbox, dict):
+        return "-"
+    parts = []
+    if sandbox.get("namespaces"):
+        parts.append("namespaces")
+    if sandbox.get("landlock"):
+        parts.append(f"landlock {sandbox['landlock']}")
+    parts.append(f"network {sandbox.get('network', '?')}")
+    missing = sandbox.get("missing") or []
+    if missing:
+        parts.append("missing: " + ", ".join(missing))
+    return ", ".join(parts)
+
+
 def _host_main(ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     from ._cli_config import run_config
 
@@ -863,10 +880,17 @@ def _host_main(ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             _dump(servers, out)
             return
         rows: List[Tuple[str, ...]] = [
-            (name, s.get("state", ""), s.get("era", ""), str(s.get("restarts", 0)), _one_line(s.get("last_error", "")))
+            (
+                name,
+                s.get("state", ""),
+                s.get("era", ""),
+                str(s.get("restarts", 0)),
+                _sandbox_summary(s.get("sandbox")),
+                _one_line(s.get("last_error", "")),
+            )
             for name, s in sorted(servers.items())
         ]
-        out.write(format_table(("SERVER", "STATE", "ERA", "RESTARTS", "LAST ERROR"), rows, width) + "\n")
+        out.write(format_table(("SERVER", "STATE", "ERA", "RESTARTS", "SANDBOX", "LAST ERROR"), rows, width) + "\n")
 
     return run_config(
         ns,

@@ -229,3 +229,21 @@ func manyTable(b *strings.Builder, ns []int, cs []client, fs [][]figures, errs m
 		}
 	}
 }
+
+func startTable(b *strings.Builder, vs []*startVariant) {
+	fmt.Fprintf(b, "\n## Starting a stdio server: direct, under the sandbox helper, confined (C host, a tiny C server)\n\n"+
+		"From lmcp_client_new to ready, 20 starts after one warm-up, the best round's median and 90th percentile; "+
+		"\"more\" is the median over the direct start (goal for confined: at most 20 ms more).\n\n")
+	fmt.Fprintf(b, "| start | p50 ms | p90 ms | more ms |\n|---|---:|---:|---:|\n")
+	var base float64
+	for i, v := range vs {
+		if v.f == nil {
+			fmt.Fprintf(b, "| %s | failed: %s |||\n", v.name, truncate(v.err, 120))
+			continue
+		}
+		if i == 0 {
+			base = v.f["start_p50_ms"]
+		}
+		fmt.Fprintf(b, "| %s | %.2f | %.2f | %+.2f |\n", v.name, v.f["start_p50_ms"], v.f["start_p90_ms"], v.f["start_p50_ms"]-base)
+	}
+}

@@ -5,6 +5,7 @@
  *   bench_host -mode calls -n N -par P -pn PN (-stdio "CMD ARGS" | -url URL)
  *   bench_host -mode large -n N (-stdio ... | -url ...)
  *   bench_host -mode many -n CLIENTS -stdio ...
+ *   bench_host -mode start -n STARTS -stdio ... [-sandbox JSON]  (a server's start cost)
  *
  * -telemetry 1 sets a telemetry handler (it counts the records) on each
  * client, to measure what telemetry costs against the row without one.
@@ -102,6 +103,9 @@ static void json_str(char *out, size_t cap, const char *s) {
 
 static char config[8192];
 
+/* sandbox: -sandbox JSON, the stdio transport's "sandbox" object. */
+static const char *sandbox;
+
 /* append_transport appends a transport's members to config: the URL of a
  * Streamable HTTP server, or the command and arguments of a stdio one. */
 static void append_transport(const char *stdio_cmd, const char *url) {
@@ -124,6 +128,10 @@ static void append_transport(const char *stdio_cmd, const char *url) {
     first = 0;
   }
   strcat(config, "]");
+  if (sandbox) {
+    strcat(config, ",\"sandbox\":");
+    strncat(config, sandbox, sizeof config - strlen(config) - 1);
+  }
 }
 
 /* build_config writes the client's config, or with -host the host's: one
@@ -343,6 +351,23 @@ static void mode_many(int n) {
          n, rss, (double)(rss - base) / n, threads, elapsed / 1e3, children_left());
 }
 
+/* mode_start starts, connects and closes one stdio server n times (after
+ * one start that warms the library and the sandbox probe up): what a
+ * server's start costs, through the sandbox helper or not. */
+static void mode_start(int n) {
+  close_client(connect_client());
+  double *lat = malloc(sizeof(double) * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    double t0 = now_us();
+    lmcp_client *c = connect_client();
+    lat[i] = now_us() - t0;
+    close_client(c);
+  }
+  qsort(lat, (size_t)n, sizeof(double), cmp_double);
+  printf("{\"start_p50_ms\":%.2f,\"start_p90_ms\":%.2f}\n", lat[n / 2] / 1e3, lat[n * 9 / 10] / 1e3);
+  free(lat);
+}
+
 int main(int argc, char **argv) {
   const char *mode = "calls", *stdio_cmd = NULL, *url = NULL;
   int n = 2000, par = 16, pn = 4000;
@@ -356,6 +381,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(k, "-pn")) pn = atoi(v);
     else if (!strcmp(k, "-telemetry")) telemetry = atoi(v);
     else if (!strcmp(k, "-host")) host = atoi(v);
+    else if (!strcmp(k, "-sandbox")) sandbox = v;
     else {
       fprintf(stderr, "bench_host: unknown flag %s\n", k);
       return 2;
@@ -373,6 +399,7 @@ int main(int argc, char **argv) {
   if (!strcmp(mode, "calls")) mode_calls(n, par, pn);
   else if (!strcmp(mode, "large")) mode_large(n);
   else if (!strcmp(mode, "many")) mode_many(n);
+  else if (!strcmp(mode, "start")) mode_start(n);
   else {
     fprintf(stderr, "bench_host: unknown -mode %s\n", mode);
     return 2;

@@ -1,0 +1,165 @@
+"""Stdio servers in a sandbox, through the Python binding (docs/sandbox.md):
+the host reports what confines a server, a confined server still answers,
+its writes outside allowWrite fail while the application's succeed, and a
+daemon it leaves behind, confined or not, is gone once the host closes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import time
+from typing import Any, Dict
+
+import lemonmcp
+
+from conftest import REPO, wait_until
+
+
+def _daemon_token() -> str:
+    # A command line of its own, so the daemon can be found from outside
+    # (inside the sandbox it has a pid of its own namespace).
+    return "300.%09d" % (time.monotonic_ns() % 10**9)
+
+
+def _server(fixture: str, token: str, outside: str) -> Dict[str, Any]:
+    # A server that first tries a write outside what it is granted, then
+    # double-forks a daemon that calls setsid, then becomes the fixture.
+    script = (
+        f"echo escaped > {shlex.quote(outside)}/from-server 2>/dev/null; "
+        f"( setsid sleep {token} & ) </dev/null >/dev/null 2>&1; exec {shlex.quote(fixture)}"
+    )
+    return {"command": "/bin/sh", "args": ["-c", script], "timeouts": {"close_grace_ms": 300}}
+
+
+def _find(cmdline: str) -> int:
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    if f.read() == cmdline.encode():
+                        return int(name)
+            except OSError:
+                pass
+    return 0
+
+
+def test_sandboxed_and_plain_servers(fixture_path: str, tmp_path: Any) -> None:
+    outside = str(tmp_path)
+    os.chmod(outside, 0o777)
+    boxed, plain = _daemon_token(), _daemon_token() + "1"
+    cfg = {
+        "mcpServers": {
+            "boxed": dict(_server(fixture_path, boxed, outside), sandboxEnabled=True),
+            "plain": _server(fixture_path, plain, outside + "/plain"),
+        }
+    }
+    os.mkdir(outside + "/plain")
+    with lemonmcp.Host(cfg) as host:
+        servers = host.servers()
+        assert servers["boxed"]["state"] == "ready"
+        sandbox = servers["boxed"]["sandbox"]
+        assert sandbox["namespaces"] is True
+        assert sandbox["landlock"] >= 6
+        assert sandbox["network"] == "none"
+        assert "sandbox" not in servers["plain"]
+        assert host.call_tool("boxed__echo", {"text": "confined"}).text == "confined"
+
+        assert not os.path.exists(outside + "/from-server"), "the confined server wrote outside allowWrite"
+        assert os.path.exists(outside + "/plain/from-server"), "the control: an unconfined server writes"
+        with open(outside + "/from-app", "w") as f:  # the application itself is not confined
+            f.write("app")
+
+        daemons = {}
+        for token in (boxed, plain):
+            assert wait_until(lambda: _find("sleep\0" + token + "\0") != 0, 30.0), "the daemon never started"
+            daemons[token] = _find("sleep\0" + token + "\0")
+    for token, pid in daemons.items():
+        assert wait_until(lambda: not os.path.exists(f"/proc/{pid}"), 30.0), f"the daemon of {token} outlived the host"
+
+
+def test_cli_servers_shows_the_sandbox(fixture_path: str, tmp_path: Any) -> None:
+    from cli_run import run_cli
+
+    cfg = tmp_path / "mcp.json"
+    cfg.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "boxed": {"command": fixture_path, "sandboxEnabled": True},
+                    "plain": {"command": fixture_path},
+                }
+            }
+        )
+    )
+    r = run_cli(["--config", str(cfg), "servers"])
+    assert r.returncode == 0, r.stderr
+    rows = {line.split()[0]: line for line in r.stdout.splitlines()[1:]}
+    assert "SANDBOX" in r.stdout.splitlines()[0]
+    assert "namespaces, landlock" in rows["boxed"] and "network none" in rows["boxed"]
+    assert rows["plain"].split()[4] == "-"
+    r = run_cli(["--config", str(cfg), "call", "boxed__echo", "text=confined"])
+    assert r.returncode == 0 and r.stdout.strip() == "confined", r.stderr
+
+
+def _npm_servers() -> Any:
+    sys.path.insert(0, os.path.join(REPO, "tests", "everything"))
+    import everything
+
+    return everything
+
+
+def test_real_servers_work_confined(tmp_path: Any) -> None:
+    """server-everything and server-filesystem (Node, installed from npm into
+    .cache/) run confined; server-filesystem is told it may use / and the
+    sandbox alone keeps it to allowWrite and away from denyRead."""
+    everything = _npm_servers()
+    node = everything.node()
+    work, secret, outside = tmp_path / "work", tmp_path / "secret", tmp_path / "outside"
+    for d in (work, secret, outside):
+        d.mkdir()
+        os.chmod(d, 0o777)
+    (secret / "key").write_text("k")
+    cfg = {
+        "defaults": {"sandboxEnabled": True, "timeouts": {"ready_ms": 20000}},
+        "mcpServers": {
+            "everything": {"command": node, "args": [everything.install(), "stdio"]},
+            "files": {
+                "command": node,
+                "args": [everything.install_filesystem(), "/"],
+                "sandbox": {"filesystem": {"allowWrite": [str(work)], "denyRead": [str(secret)]}},
+            },
+        },
+    }
+    with lemonmcp.Host(cfg) as host:
+        servers = host.servers()
+        for name in ("everything", "files"):
+            assert servers[name]["state"] == "ready", servers[name]
+            assert servers[name]["sandbox"]["namespaces"] is True
+        assert "hi" in host.call_tool("everything__echo", {"message": "hi"}).text
+
+        r = host.call_tool("files__write_file", {"path": str(work / "a.txt"), "content": "inside"})
+        assert not r.is_error, r.text
+        assert (work / "a.txt").read_text() == "inside"
+        for tool, args in (
+            ("files__write_file", {"path": str(outside / "b.txt"), "content": "escaped"}),
+            ("files__read_text_file", {"path": str(secret / "key")}),
+        ):
+            try:
+                result = host.call_tool(tool, args)
+                refused = result.is_error
+            except lemonmcp.Error:
+                refused = True
+            assert refused, f"{tool} {args} got through the sandbox"
+        assert not (outside / "b.txt").exists()
+
+
+def test_client_server_info_reports_the_sandbox(fixture_path: str) -> None:
+    cfg = {"transport": lemonmcp.stdio_transport(fixture_path, sandbox={"limits": {"openFiles": 256}})}
+    with lemonmcp.Client(cfg) as c:
+        sandbox = c.server_info.raw["sandbox"]
+        assert sandbox["namespaces"] is True and sandbox["network"] == "none"
+        assert c.call_tool("echo", {"text": "boxed"}).text == "boxed"
+    with lemonmcp.Client({"transport": lemonmcp.stdio_transport(fixture_path)}) as c:
+        assert "sandbox" not in c.server_info.raw

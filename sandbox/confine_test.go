@@ -1,0 +1,280 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/transport/stdio"
+)
+
+// runConfined runs script under /bin/sh as a server confined by p and
+// returns the JSON objects it printed, merged into one map.
+func runConfined(t *testing.T, p Policy, script string) map[string]any {
+	t.Helper()
+	tr, err := stdio.New(stdio.Config{
+		Command:    "/bin/sh",
+		Args:       []string{"-c", script},
+		CloseGrace: 200 * time.Millisecond,
+		Launcher:   Confine(p, 200*time.Millisecond),
+	})
+	require.NoError(t, err)
+	rec := newRecorder()
+	require.NoError(t, tr.Start(context.Background(), rec))
+	ce := <-rec.closed
+	require.NoError(t, tr.Close(context.Background()))
+	out := map[string]any{}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, l := range rec.lines {
+		require.NoError(t, json.Unmarshal([]byte(l), &out), l)
+	}
+	require.NotEmpty(t, out, "the script printed nothing; closed: %s; log: %v", ce.Message, rec.logs)
+	return out
+}
+
+// attempt is a shell fragment printing {"name":"ok"} or {"name":"denied"}.
+func attempt(name, cmd string) string {
+	return fmt.Sprintf(`if ( %s ) 2>/dev/null; then echo '{"%s":"ok"}'; else echo '{"%s":"denied"}'; fi
+`, cmd, name, name)
+}
+
+// fsEscapes builds a tree and the script that tries every file system
+// escape in it; want is what the sandbox must answer.
+func fsEscapes(t *testing.T) (p Policy, script string, want map[string]any, outside, secret string) {
+	root := t.TempDir()
+	allowed := filepath.Join(root, "allowed")
+	outside = filepath.Join(root, "outside")
+	secret = filepath.Join(root, "secret")
+	for _, d := range []string{allowed, outside, secret} {
+		require.NoError(t, os.Mkdir(d, 0o777))
+	}
+	require.NoError(t, os.Chmod(root, 0o777))
+	require.NoError(t, os.WriteFile(filepath.Join(secret, "key"), []byte("k"), 0o666))
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "readable"), []byte("r"), 0o666))
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "victim"), []byte("v"), 0o666))
+	require.NoError(t, os.Symlink(outside, filepath.Join(allowed, "to-outside")))
+	require.NoError(t, os.Symlink(secret, filepath.Join(allowed, "to-secret")))
+	p = Policy{AllowWrite: []string{allowed}, DenyRead: []string{secret}}
+
+	script = attempt("write_allowed", "echo x > "+allowed+"/new") +
+		attempt("write_outside", "echo x > "+outside+"/new") +
+		attempt("truncate_outside", ": > "+outside+"/victim") +
+		attempt("write_symlink", "echo x > "+allowed+"/to-outside/new") +
+		attempt("new_symlink", "ln -s "+outside+" "+allowed+"/mine && echo x > "+allowed+"/mine/new2") +
+		attempt("rename_out", "echo x > "+allowed+"/f && mv "+allowed+"/f "+outside+"/f") +
+		attempt("rename_in", "mv "+outside+"/victim "+allowed+"/stolen") +
+		attempt("read_outside", "cat "+outside+"/readable >/dev/null") +
+		attempt("read_secret", "cat "+secret+"/key >/dev/null") +
+		attempt("read_secret_symlink", "cat "+allowed+"/to-secret/key >/dev/null") +
+		attempt("write_tmp", `echo x > "$TMPDIR/t"`) +
+		attempt("write_home_cache", `echo x > "$NPM_CONFIG_CACHE/c"`) +
+		attempt("dev_null", "echo x > /dev/null")
+	want = map[string]any{
+		"write_allowed": "ok", "write_outside": "denied", "truncate_outside": "denied",
+		"write_symlink": "denied", "new_symlink": "denied", "rename_out": "denied",
+		"rename_in": "denied", "read_outside": "ok", "read_secret": "denied",
+		"read_secret_symlink": "denied", "write_tmp": "ok", "write_home_cache": "ok",
+		"dev_null": "ok",
+	}
+	return p, script, want, outside, secret
+}
+
+func TestConfinedFileSystem(t *testing.T) {
+	p, script, want, outside, secret := fsEscapes(t)
+	// Twice: a restarted server is confined again.
+	for run := 0; run < 2; run++ {
+		require.Equal(t, want, runConfined(t, p, script), "run %d", run)
+	}
+
+	// The application's own process is not confined.
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "app"), []byte("a"), 0o666))
+	_, err := os.ReadFile(filepath.Join(secret, "key"))
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(outside, "new"))
+	require.True(t, os.IsNotExist(err), "a confined write got through")
+}
+
+func TestConfinedProcesses(t *testing.T) {
+	// A fork bomb, bounded by the loop so that it stays harmless without
+	// the sandbox; then the processes the server sees are counted.
+	const attempts = 2000
+	// Only builtins after the bomb: the limit is reached, so the server
+	// itself could not fork any more.
+	script := fmt.Sprintf(`sh -c 'i=0; while [ $i -lt %d ]; do sleep 60 & i=$((i+1)); echo $i > "$TMPDIR/n"; done' >/dev/null 2>&1
+read n < "$TMPDIR/n"; echo "{\"procs\": $n}"
+`, attempts)
+	got := runConfined(t, Policy{Processes: 50}, script)
+	limit := 50
+	if os.Getuid() == 0 {
+		limit = 301 // root is bound by the namespace's pid_max, whose floor is 301
+	}
+	require.LessOrEqual(t, got["procs"], float64(limit+1), "the fork bomb went past the limit")
+}
+
+// TestConfinedNoNetwork: no TCP or UDP to the host's loopback, no DNS.
+func TestConfinedNoNetwork(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	require.NoError(t, err)
+	ln, err := netListen(t)
+	require.NoError(t, err)
+	script := py + ` -c '
+import json, socket
+out = {}
+try:
+    socket.create_connection(("127.0.0.1", ` + ln.tcpPort + `), timeout=5); out["tcp"] = "ok"
+except OSError: out["tcp"] = "denied"
+try:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1", ` + ln.udpPort + `)); out["udp"] = "sent"
+except OSError: out["udp"] = "denied"
+try:
+    socket.getaddrinfo("example.com", 443); out["dns"] = "ok"
+except OSError: out["dns"] = "denied"
+print(json.dumps(out))
+'`
+	got := runConfined(t, Policy{}, script)
+	require.Equal(t, "denied", got["tcp"])
+	require.Equal(t, "denied", got["dns"])
+	require.False(t, ln.udpReceived(), "a UDP datagram reached the host's loopback")
+}
+
+// TestAsUnprivilegedUser runs the confinement tests again as nobody: user
+// namespaces and Landlock without root, and limits that bind.
+func TestAsUnprivilegedUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Log("already unprivileged: the other tests are the unprivileged run")
+		return
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	require.NoError(t, err)
+	dir, err := os.MkdirTemp("", "sandbox-nobody-")
+	require.NoError(t, err)
+	defer os.RemoveAll(dir)
+	require.NoError(t, os.Chmod(dir, 0o755))
+	bin := filepath.Join(dir, "sandbox.test")
+	helper := filepath.Join(dir, HelperName)
+	for src, dst := range map[string]string{os.Args[0]: bin, os.Getenv(HelperEnv): helper} {
+		b, err := os.ReadFile(src)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(dst, b, 0o755))
+	}
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin,
+		"-test.run", "^(TestConfined|TestNoDaemon|TestReport|TestRequired)", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), HelperEnv+"="+helper, "TMPDIR=/tmp", "HOME=/tmp", "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "cache"), 0o700))
+	require.NoError(t, os.Chown(filepath.Join(dir, "cache"), 65534, 65534))
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "--- PASS: TestConfinedFileSystem")
+	require.NotContains(t, string(out), "--- FAIL")
+}
+
+// TestConfinedDaemonEndsWithItsServer: a daemon started inside the
+// sandbox (double fork, setsid) is gone once the server is closed. Its pid
+// is one of the sandbox's PID namespace, so it is found from outside by a
+// command line of its own.
+func TestConfinedDaemonEndsWithItsServer(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o777))
+	arg := fmt.Sprintf("300.%09d", time.Now().UnixNano()%1e9)
+	tr, err := stdio.New(stdio.Config{
+		Command: "/bin/sh",
+		Args: []string{"-c", `( setsid sh -c 'sleep ` + arg + ` & wait' & ) </dev/null >/dev/null 2>&1
+exec cat`},
+		CloseGrace: 200 * time.Millisecond,
+		Launcher:   Confine(Policy{AllowWrite: []string{dir}}, 200*time.Millisecond),
+	})
+	require.NoError(t, err)
+	rec := newRecorder()
+	require.NoError(t, tr.Start(context.Background(), rec))
+	var daemon int
+	require.Eventually(t, func() bool { // the fork may still be exec'ing sleep
+		daemon = findProcess("sleep\x00" + arg + "\x00")
+		return daemon != 0
+	}, 30*time.Second, 5*time.Millisecond, "the daemon is not visible from outside")
+	require.NoError(t, tr.Close(context.Background()))
+	<-rec.closed
+	require.True(t, gone(daemon, 30*time.Second), "the confined daemon outlived its server")
+}
+
+// findProcess returns the pid of a process whose command line is cmdline.
+func findProcess(cmdline string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil && string(b) == cmdline {
+			return pid
+		}
+	}
+	return 0
+}
+
+// TestReport: on this machine (Linux 6.18, user namespaces, Landlock 7)
+// every layer holds, as root and as nobody.
+func TestReport(t *testing.T) {
+	r := (&Policy{Processes: 10}).Report()
+	require.Equal(t, Report{Namespaces: true, Landlock: landlockABI(), Network: "none", Proc: "private",
+		NoNewPrivs: true, Limits: true, Reaper: "pid-namespace"}, r)
+	require.GreaterOrEqual(t, r.Landlock, 6)
+	r = (&Policy{AllowedDomains: []string{"example.com"}}).Report()
+	require.Equal(t, "proxy", r.Network)
+	require.Empty(t, r.Missing)
+}
+
+// TestRequiredFailsNamingWhatIsMissing: a required sandbox that cannot be
+// had does not start the server at all.
+func TestRequiredFailsNamingWhatIsMissing(t *testing.T) {
+	// A machine without user namespaces (Ubuntu's AppArmor restriction,
+	// a container): the helper runs, Landlock holds.
+	real := probed
+	probed = func() probe { return probe{helper: true, nnp: true, landlock: 7, limits: true} }
+	defer func() { probed = real }()
+	r := (&Policy{AllowedDomains: []string{"example.com"}}).Report()
+	require.Equal(t, Report{Landlock: 7, Network: "tcp-denied", Proc: "host", NoNewPrivs: true, Limits: true, Reaper: "subreaper",
+		Missing: []string{"user namespaces", "a network namespace for the allowedDomains proxy"}}, r)
+
+	tr, err := stdio.New(stdio.Config{
+		Command:  "/bin/cat",
+		Launcher: Confine(Policy{Required: true}, time.Second),
+	})
+	require.NoError(t, err)
+	err = tr.Start(context.Background(), newRecorder())
+	require.ErrorContains(t, err, "sandbox required but unavailable: user namespaces")
+}
+
+// TestConfinedWithoutNamespaces: where user namespaces are refused, the
+// helper still confines files with Landlock alone (denyRead by
+// enumeration), denies TCP, and reaps as a subreaper.
+func TestConfinedWithoutNamespaces(t *testing.T) {
+	real := probed
+	pr := real()
+	pr.namespaces, pr.proc, pr.pidMax = false, false, false
+	probed = func() probe { return pr }
+	defer func() { probed = real }()
+
+	p, script, want, _, _ := fsEscapes(t)
+	require.Equal(t, want, runConfined(t, p, script))
+
+	ln, err := netListen(t)
+	require.NoError(t, err)
+	py, err := exec.LookPath("python3")
+	require.NoError(t, err)
+	got := runConfined(t, Policy{}, py+` -c '
+import json, socket
+try:
+    socket.create_connection(("127.0.0.1", `+ln.tcpPort+`), timeout=5); print(json.dumps({"tcp": "ok"}))
+except OSError: print(json.dumps({"tcp": "denied"}))
+'`)
+	require.Equal(t, "denied", got["tcp"])
+}

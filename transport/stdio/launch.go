@@ -1,0 +1,60 @@
+package stdio
+
+import (
+	"os"
+	"syscall"
+)
+
+// A Launcher runs the server through another program, the sandbox helper
+// (package sandbox): the helper starts the server, confines it, and ends
+// every process it leaves behind. It is asked at every start, so a
+// restarted server is launched (and confined) afresh. A nil Launch with a
+// nil error runs the server directly.
+type Launcher func(Server) (*Launch, error)
+
+// Server is what a Launcher is asked to run: the resolved executable, its
+// argv (argv[0] as configured), the environment built from the
+// configuration and the working directory.
+type Server struct {
+	Path string
+	Argv []string
+	Env  []string
+	Dir  string
+}
+
+// Launch is the program to start in the server's place.
+type Launch struct {
+	Path string
+	Argv []string
+	Env  []string
+	// Files become the child's descriptors 3, 4, ...; spawn closes them in
+	// this process once the child holds them.
+	Files []*os.File
+	// Namespaces the child is cloned into, with its identity maps; zero
+	// for none.
+	Cloneflags  uintptr
+	UidMappings []syscall.SysProcIDMap
+	GidMappings []syscall.SysProcIDMap
+	// Lifeline is this process's end of a pipe the launched program
+	// watches: closing it (or this process dying) makes the program kill
+	// every process of the server at once and exit. Close uses it before
+	// SIGKILL, which the program itself could not survive to act on.
+	Lifeline *os.File
+	// Release, when set, runs once the launched program has been reaped
+	// (or failed to start), to free what the launch held (a private
+	// temporary directory, a proxy).
+	Release func()
+}
+
+// release closes what a launch holds in this process.
+func (l *Launch) release() {
+	if l == nil {
+		return
+	}
+	if l.Lifeline != nil {
+		l.Lifeline.Close()
+	}
+	if l.Release != nil {
+		l.Release()
+	}
+}
