@@ -153,6 +153,13 @@ static void test_host_config_file_corpus(void) {
   CHECKM(err && strstr(err, "did you mean \\\"strict\\\""), err, "an unknown option is named");
   lmcp_free(err);
   err = NULL;
+  /* A refused server carries the "did you mean" of its misspelt member. */
+  const char *typo = "{\"mcpServers\": {\"x\": {\"comand\": \"python3\"}}}";
+  CHECK_ST(lmcp_host_new(typo, strlen(typo), &h, &err), LMCP_E_INVALID_ARGUMENT, err);
+  CHECKM(err && strstr(err, "config.mcpServers.x.comand") && strstr(err, "did you mean \\\"command\\\""), err,
+         "the typo is named with the error");
+  lmcp_free(err);
+  err = NULL;
   char bad[512];
   temp_path(bad, sizeof bad, "malformed.json");
   FILE *f = fopen(bad, "w");

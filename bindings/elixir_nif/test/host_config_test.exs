@@ -57,6 +57,13 @@ defmodule LemonMCP.HostConfigTest do
     assert msg =~ "${input:github-token}" and msg =~ vscode
   end
 
+  test "an invalid server's error names its misspelt member" do
+    Process.flag(:trap_exit, true)
+    assert {:error, {:invalid_argument, msg}} = Host.start_link(%{"mcpServers" => %{"x" => %{"comand" => "python3"}}})
+    assert msg =~ "config.mcpServers.x: needs \"command\""
+    assert msg =~ "config.mcpServers.x.comand: is not a member LemonMCP knows (did you mean \"command\"?)"
+  end
+
   test "a server that failed to start is logged with why" do
     config = %{
       "mcpServers" => %{

@@ -358,7 +358,28 @@ def server_from_config(path: str, name: Optional[str]) -> Tuple[str, Dict[str, A
     entry = servers.get(name)
     if entry is None:
         raise UsageError(f"--server: no server {name!r} in {path} (it has: {', '.join(sorted(servers))})")
-    return name, entry_transport(name, entry)
+    try:
+        return name, entry_transport(name, entry)
+    except UsageError:
+        _refuse_as_the_host_does(path, name, entry)
+        raise
+
+
+def _refuse_as_the_host_does(path: str, name: str, entry: Any) -> None:
+    """Raises the library's own refusal of a server entry the command line
+    refused, when it refuses it too: its message names a misspelt member
+    ("comand": did you mean "command"), which this module does not know."""
+    from ctypes import byref, c_void_p
+
+    from . import _ffi
+
+    blob = json.dumps({"mcpServers": {name: entry}}).encode()
+    handle = _ffi.HostHandle()
+    try:
+        _ffi.lib.lmcp_host_new(blob, len(blob), byref(handle), c_void_p())
+    except InvalidArgument as exc:
+        raise UsageError(f"--config: {path}: {exc}") from None
+    _ffi.lib.lmcp_host_free(handle)
 
 
 def entry_transport(name: str, entry: Any) -> Dict[str, Any]:

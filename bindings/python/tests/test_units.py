@@ -543,7 +543,7 @@ def test_server_from_config(tmp_path: Any, name: str, expected: Dict[str, Any]) 
     assert cli.server_from_config(str(path), name) == (name, expected)
 
 
-@pytest.mark.parametrize("name,needle", [("bad", "pigeon"), ("empty", "command"), ("nope", "no server"), (None, "several")])
+@pytest.mark.parametrize("name,needle", [("bad", "bad.type: must be one of"), ("empty", "command"), ("nope", "no server"), (None, "several")])
 def test_server_from_config_errors(tmp_path: Any, name: Any, needle: str) -> None:
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps(CONFIG_DOC))
