@@ -205,6 +205,9 @@ void lmcp_free(void *ptr);
  *    "resource_verify": [..] (the checks of the "verify" call option:
  *      "size", "sha256", "frontmatter"),
  *    "result_formats": [..],
+ *    "legacy": [..] (the optional 2025-11-25 features: "tasks" as
+ *      requestor, "tasks_receiver" for task-augmented sampling and
+ *      elicitation; docs/tasks.md),
  *    "modern": [..] (the 2026-07-28 features: "server_discover", "mrtr",
  *      "http_standard_headers", "subscriptions_listen", "result_cache",
  *      "tasks"; docs/modern.md)}
