@@ -213,6 +213,14 @@ static void test_host_failure_fields(void) {
   CHECKM(js && strstr(js, "executable not found: /nonexistent/lmcp-test-server (not retried"), js,
          "not retried");
   lmcp_free(js);
+  /* Every enabled server failed: wait_ready says so, with the first one's
+   * (by name) status and each one's reason. */
+  CHECK_ST(lmcp_host_wait_ready(h, 15000, &err), LMCP_E_TRANSPORT, err);
+  CHECKM(err && strstr(err, "every enabled server failed: broken: executable not found") &&
+             strstr(err, "; dying: "),
+         err, "names each failed server");
+  lmcp_free(err);
+  err = NULL;
   char *res = NULL;
   CHECK_ST(lmcp_host_call_tool_sync(h, "broken__echo", "{}", 2, NULL, 0, &res, NULL, &err),
            LMCP_E_INVALID_STATE, err);

@@ -93,6 +93,29 @@ defmodule LemonMCP.HostConfigTest do
     refute log =~ "server \"good\""
   end
 
+  test "await_ready is the failure when every enabled server failed" do
+    config = %{
+      "mcpServers" => %{
+        "dying" => %{"command" => "/bin/sh", "args" => ["-c", "exit 1"], "restart" => false},
+        "missing" => %{"command" => "/nonexistent/lmcp-ex-server"}
+      }
+    }
+
+    capture_log(fn ->
+      {:ok, h} = Host.start_link(config)
+      # "dying" comes first by name: it exited, the connection closed.
+      assert {:error, :connection_closed} = Host.await_ready(h, 15_000)
+      Host.stop(h)
+    end)
+
+    capture_log(fn ->
+      {:ok, h} = Host.start_link(%{"mcpServers" => %{"missing" => config["mcpServers"]["missing"]}})
+      assert {:error, {name, message}} = Host.await_ready(h, 15_000)
+      assert {name, message =~ "every enabled server failed: missing: executable not found"} == {:transport_error, true}
+      Host.stop(h)
+    end)
+  end
+
   test "a lazy host starts a server on its first call" do
     config = %{"mcpServers" => %{"a" => %{"command" => Fixture.path()}, "b" => %{"command" => Fixture.path()}}}
     {:ok, h} = Host.start_link(config, start: "lazy")

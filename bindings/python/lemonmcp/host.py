@@ -43,7 +43,7 @@ from ._dispatch import Callbacks, Dispatcher, RequestParams
 from ._ffi import lib, lib_held
 from ._session import HOST, HandleSession
 from ._tool_search import ToolSearchResult, parse_results, search_args
-from .errors import ClosedError, InvalidArgument, InvalidHandle, TimeoutError
+from .errors import ClosedError, InvalidArgument, InvalidHandle, LemonMCPError, TimeoutError
 from .types import CallToolResult, Prompt, Resource, Tool
 
 __all__ = ["Host", "HostTool", "HostPrompt", "HostResource", "EventHandler", "RequestParams", "ToolSearchResult"]
@@ -184,12 +184,15 @@ class HostSession(HandleSession):
             self._lost_race(exc)
 
     def settled(self) -> bool:
-        """Every server is ready or has failed (a wait of 0 ms)."""
+        """Every server is ready or has failed (a wait of 0 ms; the error
+        of a host whose every server failed is left to wait_ready_slice)."""
         try:
             self.wait_ready_slice(0)
-            return True
         except TimeoutError:
             return False
+        except LemonMCPError:
+            pass  # every enabled server failed: settled
+        return True
 
     def json_of(self, fn: Any) -> Any:
         """What one of the host's JSON-returning functions returns
@@ -433,14 +436,21 @@ class Host(HostBase):
         """Wait until every enabled server is ready or has failed once
         (:class:`TimeoutError` names those still connecting). Ctrl-C
         interrupts the wait. Each server that failed is logged once as a
-        warning saying why."""
+        warning saying why; when every enabled server failed, the first
+        one's error is raised (after the warnings)."""
         sess = self._session
-        sess.wait_sliced(
-            sess.wait_ready_slice,
-            timeout,
-            lambda: True,
-            lambda: self._not_ready(timeout),
-        )
+        try:
+            sess.wait_sliced(
+                sess.wait_ready_slice,
+                timeout,
+                lambda: True,
+                lambda: self._not_ready(timeout),
+            )
+        except TimeoutError:
+            raise
+        except LemonMCPError:
+            _host_file.log_failed(self.servers, self._failures_logged)
+            raise
         _host_file.log_failed(self.servers, self._failures_logged)
 
     def __enter__(self) -> "Host":

@@ -107,7 +107,8 @@ defmodule LemonMCP.Host do
   @doc """
   Waits until every enabled server is ready or has failed once: `:ok`, or
   `{:error, :timeout}` (the servers still connecting are in the message of
-  the library's error, see `servers/1`).
+  the library's error, see `servers/1`), or, when every enabled server
+  failed, the first one's failure (`{:error, :connection_closed}`, ...).
   """
   @spec await_ready(host(), timeout()) :: :ok | {:error, term()}
   def await_ready(host, timeout \\ @default_timeout) do
