@@ -128,6 +128,15 @@ class HostSession(HandleSession):
             lib.lmcp_host_new(blob, len(blob), byref(handle), c_void_p())
         self.connected = False
         super().__init__(handle, HOST, callbacks, dispatcher)
+        # A lazy server is started by the first call that needs it, inside
+        # the library call: its process is spawned there, and a tool name
+        # without its server's prefix waits there for every lazy server's
+        # handshake. A host with one calls the queued functions through lib,
+        # which releases the GIL; any other host keeps them held (HOLDS_GIL).
+        servers = self.json_of(lib.lmcp_host_servers)
+        lazy = isinstance(servers, dict) and any(s.get("start") == "lazy" for s in servers.values())
+        dll = lib if lazy else lib_held
+        self._queued_fns = (dll.lmcp_host_call_tool_queued, dll.lmcp_host_call_queued, dll.lmcp_host_query_queued)
 
     def _call(
         self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], done: Any, token: int, target: Optional[str]
@@ -139,8 +148,7 @@ class HostSession(HandleSession):
     def _call_queued(
         self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], queue: Any, tag: int, target: Optional[str]
     ) -> int:
-        fns = (lib_held.lmcp_host_call_tool_queued, lib_held.lmcp_host_call_queued, lib_held.lmcp_host_query_queued)
-        return self._host_call(fns, mb, pjson, ojson, (queue, tag), target)
+        return self._host_call(self._queued_fns, mb, pjson, ojson, (queue, tag), target)
 
     def _host_call(
         self,
