@@ -386,6 +386,7 @@ func (c *Client) FreeFrom(from FreeCaller) {
 	}
 	failed := c.takeAllCallsLocked()
 	hosts := c.takeAppRequestsLocked()
+	c.endServedTasksLocked()
 	started := c.started
 	c.mu.Unlock()
 	c.out.Close()

@@ -186,6 +186,7 @@ func (c *Client) Closed(cerr *transport.ClosedError) {
 	}
 	failed := c.takeAllCallsLocked()
 	hosts := c.takeAppRequestsLocked()
+	c.endServedTasksLocked()
 	select {
 	case <-c.trClosed:
 	default:
