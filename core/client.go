@@ -109,6 +109,9 @@ type Client struct {
 	// sessionStart is when the current session became ready (zero when
 	// none is; under mu): the duration of a telemetry "session" record.
 	sessionStart time.Time
+	// sessionID is the transport's session id when that session started:
+	// its record names it even once the transport forgot it (an expiry).
+	sessionID string
 	// out is the client's callback gate (see deliver.go); it also holds the
 	// poisoned state a recovered panic leaves (see poison.go).
 	out callbackgate.Gate
@@ -388,6 +391,7 @@ func (c *Client) FreeFrom(from FreeCaller) {
 	}
 	failed := c.takeAllCallsLocked()
 	hosts := c.takeAppRequestsLocked()
+	c.endServedTasksLocked()
 	started := c.started
 	c.mu.Unlock()
 	c.out.Close()

@@ -13,6 +13,9 @@ type Features struct {
 	AuthTokenBinding   []string `json:"auth_token_binding"`
 	ResourceVerify     []string `json:"resource_verify"`
 	ResultFormats      []string `json:"result_formats"`
+	// Legacy lists the optional 2025-11-25 features this build implements
+	// (LegacyFeatures).
+	Legacy []string `json:"legacy"`
 	// Modern lists the 2026-07-28 features this build implements
 	// (ModernFeatures).
 	Modern []string `json:"modern"`
@@ -33,6 +36,7 @@ func BuildFeatures(version string, abiVersion int, transports []string) Features
 		AuthTokenBinding:   []string{"dpop"},
 		ResourceVerify:     []string{"size", "sha256", "frontmatter"},
 		ResultFormats:      []string{"json"},
+		Legacy:             LegacyFeatures,
 		Modern:             ModernFeatures,
 	}
 }

@@ -222,6 +222,7 @@ func (c *Client) onInitialize(offered string, tried []string, result []byte, err
 	c.mu.Lock()
 	if c.state == StateReady && c.reinit {
 		c.server, c.reinit = st, false
+		c.startSessionLocked() // a new session (endSessionLocked ended the expired one)
 		queued := c.queued
 		c.queued = nil
 		c.mu.Unlock()
@@ -241,7 +242,7 @@ func (c *Client) becomeReady(st *serverState) {
 		return
 	}
 	c.state, c.server = StateReady, st
-	c.sessionStart = time.Now()
+	c.startSessionLocked()
 	if c.sup != nil {
 		c.sup.restarting = false
 	}

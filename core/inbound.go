@@ -186,6 +186,7 @@ func (c *Client) Closed(cerr *transport.ClosedError) {
 	}
 	failed := c.takeAllCallsLocked()
 	hosts := c.takeAppRequestsLocked()
+	c.endServedTasksLocked()
 	select {
 	case <-c.trClosed:
 	default:
@@ -226,6 +227,12 @@ func (c *Client) RequestFailed(id int64, terr *transport.Error) {
 		c.queued = append(c.queued, cl)
 		start := !c.reinit
 		c.reinit = true
+		if start {
+			// The server's session is over; the initialize below starts
+			// another (telemetry: one "session" record each). The record
+			// is made now, while the transport still has the old id.
+			c.endSessionLocked(Errorf(StatusClosed, "%s", terr.Message))
+		}
 		version := c.server.version
 		c.mu.Unlock()
 		if start {

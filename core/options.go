@@ -19,6 +19,13 @@ var ModernVersions = []string{"2026-07-28"}
 // lmcp_features reports them under "modern" (docs/modern.md).
 var ModernFeatures = []string{"server_discover", "mrtr", "http_standard_headers", "subscriptions_listen", "result_cache", "tasks"}
 
+// LegacyFeatures are the optional 2025-11-25 features this build
+// implements, as lmcp_features reports them under "legacy": "tasks" as
+// requestor (task-augmented tools/call followed to its end) and
+// "tasks_receiver" (task-augmented sampling and elicitation served,
+// protocol.tasks; docs/tasks.md).
+var LegacyFeatures = []string{"tasks", "tasks_receiver"}
+
 // Protocol modes: which era the client speaks.
 const (
 	ModeLegacy = "legacy" // the initialize handshake only

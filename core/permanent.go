@@ -35,6 +35,7 @@ func notRetried(err error) *Error {
 func (c *Client) failForGoodLocked(reason *Error) {
 	failed := c.takeInFlightLocked()
 	hosts := c.takeAppRequestsLocked()
+	c.endServedTasksLocked()
 	c.stateErr = reason
 	c.giveUpLocked(&Error{Status: StatusClosed, Message: reason.Message}, failed, hosts, nil)
 }

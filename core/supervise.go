@@ -120,6 +120,7 @@ func (c *Client) restartLocked(reason *Error, cerr *transport.ClosedError) {
 	c.endSessionLocked(reason)
 	failed := c.takeInFlightLocked()
 	hosts := c.takeAppRequestsLocked()
+	c.endServedTasksLocked()
 	now := time.Now()
 	kept := s.recent[:0]
 	for _, t := range s.recent {

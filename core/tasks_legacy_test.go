@@ -385,6 +385,56 @@ func TestLegacyTaskReceiver(t *testing.T) {
 	require.Contains(t, string(answer("g4").Error), "-32602")
 }
 
+// TestServedTaskTimersEndWithTheClient: a task the client runs for its
+// server keeps an expiry timer for its ttl (here an hour); closing the
+// client, losing its server or freeing it stops the timer and forgets the
+// task, so nothing of the task outlives the client.
+func TestServedTaskTimersEndWithTheClient(t *testing.T) {
+	tests := []struct {
+		name string
+		end  func(c *Client, s *fakeServer)
+	}{
+		{name: "closed", end: func(c *Client, _ *fakeServer) { require.Nil(t, errOrNil(c.Close(5*time.Second))) }},
+		{name: "server lost", end: func(c *Client, s *fakeServer) {
+			s.peer.Hangup("gone", 1)
+			require.Eventually(t, func() bool { return c.State() == StateClosed }, 5*time.Second, 5*time.Millisecond)
+		}},
+		{name: "freed", end: func(c *Client, _ *fakeServer) { c.Free() }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newFakeServer(t, "2025-11-25", defaultCaps())
+			opts := legacyOptions()
+			opts.Tasks = true
+			opts.Handlers.Elicitation, opts.Handlers.ElicitForm = true, true
+			asked := make(chan struct{}, 1)
+			c, err := connectWith(t, s, opts, func(*Client, uint64, string, []byte) { asked <- struct{}{} })
+			require.Nil(t, errOrNil(err))
+			s.write(map[string]any{"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create", "params": map[string]any{
+				"task": map[string]any{"ttl": 3600000}, "message": "name?", "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}})
+			select {
+			case <-asked: // the task exists and its question is with the host
+			case <-time.After(10 * time.Second):
+				require.Fail(t, "the task's question never reached the host")
+			}
+			c.mu.Lock()
+			var tasks []*servedTask
+			for _, st := range c.served {
+				tasks = append(tasks, st)
+			}
+			c.mu.Unlock()
+			require.Len(t, tasks, 1)
+
+			tc.end(c, s)
+			c.mu.Lock()
+			left := len(c.served)
+			c.mu.Unlock()
+			require.Zero(t, left, "the client forgot its tasks")
+			require.False(t, tasks[0].expiry.Stop(), "the task's timer was stopped (an hour's ttl cannot have run out)")
+		})
+	}
+}
+
 // A tools/call whose params carry task is the application's own task:
 // sent as written, its CreateTaskResult is the call's answer (nothing is
 // polled), and tasks/get, tasks/result, tasks/list and tasks/cancel work

@@ -301,6 +301,18 @@ func (c *Client) serveTaskList(req *serverRequest) {
 	c.replyResult(req, jsonx.MustMarshal(map[string]any{"tasks": list}))
 }
 
+// endServedTasksLocked forgets every task the client runs for its server,
+// with its expiry timer: the connection they belong to is gone (closed,
+// lost, restarted or freed), and a timer must not keep the client alive
+// for up to an hour after it. Their host questions go with the client's
+// other app requests.
+func (c *Client) endServedTasksLocked() {
+	for id, st := range c.served {
+		st.expiry.Stop()
+		delete(c.served, id)
+	}
+}
+
 // dropServedTask forgets a task past its ttl; a question still open for it
 // is dropped.
 func (c *Client) dropServedTask(id string) {

@@ -126,6 +126,16 @@ func (c *Client) recordLifecycle(kind string, err *Error, locked bool) {
 	c.deliverRecord(rec)
 }
 
+// startSessionLocked marks the start of a session (ready, or initialized
+// again after an expiry) for its "session" record.
+func (c *Client) startSessionLocked() {
+	c.sessionStart = time.Now()
+	c.sessionID = ""
+	if s, ok := c.tr.(interface{ SessionID() string }); ok {
+		c.sessionID = s.SessionID()
+	}
+}
+
 // endSessionLocked ends the current session, if one is ready: with a
 // handler set, a "session" record says how long it lasted (the
 // mcp.client.session.duration metric) and, when lost is not nil, why it
@@ -144,6 +154,9 @@ func (c *Client) endSessionLocked(lost *Error) {
 		rec.Status, rec.ErrorType, rec.Message = lost.Status, errorType(lost), lost.Message
 	}
 	c.fillClientFactsLocked(rec)
+	if c.sessionID != "" {
+		rec.SessionID = c.sessionID // the transport may have forgotten it
+	}
 	if c.freed {
 		return // its handler is gone
 	}

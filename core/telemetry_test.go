@@ -1,11 +1,14 @@
 package core
 
 import (
+	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/internal/tracecontext"
+	"github.com/lemonmcp/lemonmcp/transport"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,6 +22,19 @@ func (r *recordSink) handle(rec *TelemetryRecord) {
 	r.mu.Lock()
 	r.recs = append(r.recs, rec)
 	r.mu.Unlock()
+}
+
+// ofKind returns the records of kind so far.
+func (r *recordSink) ofKind(kind string) []*TelemetryRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*TelemetryRecord
+	for _, rec := range r.recs {
+		if rec.Kind == kind {
+			out = append(out, rec)
+		}
+	}
+	return out
 }
 
 // wait returns the first record of kind for method ("" any), or fails.
@@ -232,15 +248,43 @@ func TestTelemetrySessionRecord(t *testing.T) {
 			if tc.status != StatusOK {
 				require.Contains(t, rec.Message, "status 3")
 			}
-			sink.mu.Lock()
-			defer sink.mu.Unlock()
-			n := 0
-			for _, r := range sink.recs {
-				if r.Kind == RecordSession {
-					n++
-				}
-			}
-			require.Equal(t, 1, n, "one record per session")
+			require.Len(t, sink.ofKind(RecordSession), 1, "one record per session")
 		})
 	}
+}
+
+// A session the server forgot (Streamable HTTP's 404) and the client
+// initialized again is two sessions: the expired one ends, lost, when the
+// expiry is seen, and the new one is measured from its initialize.
+func TestTelemetryReinitializedSessionIsANewSession(t *testing.T) {
+	s := newFakeServer(t, "2025-11-25", defaultCaps())
+	var expired atomic.Bool
+	peerRef := &s.peer
+	s.handle("tools/call", func(s *fakeServer, m wireMsg) reply {
+		if expired.CompareAndSwap(false, true) {
+			var id int64
+			_ = json.Unmarshal(m.ID, &id)
+			go (*peerRef).FailRequest(id, transport.Errorf(transport.CodeSessionExpired, "the server no longer knows the session (HTTP 404)"))
+			return reply{none: true}
+		}
+		return reply{result: map[string]any{"content": []any{}}}
+	})
+	c := s.client(legacyOptions())
+	sink := &recordSink{}
+	require.Nil(t, errOrNil(c.SetTelemetryHandler(sink.handle, nil)))
+	require.Nil(t, errOrNil(c.Connect()))
+	require.Nil(t, errOrNil(c.WaitReady(3*time.Second)))
+	_, err := c.CallSync("tools/call", []byte(`{"name":"x"}`), CallOptions{})
+	require.Nil(t, errOrNil(err), "re-initialized and re-sent")
+	expiredSession := sink.wait(t, RecordSession, "")
+	require.Equal(t, StatusClosed, expiredSession.Status)
+	require.Equal(t, "closed", expiredSession.ErrorType)
+	require.Contains(t, expiredSession.Message, "no longer knows the session")
+	expiredEnd := expiredSession.StartUnixNano + expiredSession.DurationNS
+
+	require.Nil(t, errOrNil(c.Close(3*time.Second)))
+	require.Eventually(t, func() bool { return len(sink.ofKind(RecordSession)) == 2 }, 5*time.Second, 5*time.Millisecond, "a record for each session")
+	last := sink.ofKind(RecordSession)[1]
+	require.Equal(t, StatusOK, last.Status, "the new session was closed, not lost")
+	require.GreaterOrEqual(t, last.StartUnixNano, expiredEnd, "the new session starts after the expired one ended")
 }

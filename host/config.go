@@ -57,6 +57,9 @@ type ServerConfig struct {
 	// spelled maps a transport field to the member the file gave it as
 	// ("url" from Windsurf's "serverUrl"), for messages.
 	spelled map[string]string
+	// typos are the "did you mean" notes for the server's unknown
+	// members: an error about the server carries them (typoHints).
+	typos []string
 }
 
 // Spell turns a message about the server's client configuration
@@ -115,6 +118,22 @@ func ParseConfig(raw []byte) (*Config, *core.Error) {
 // missing variable, never a value.
 func ParseConfigWith(raw []byte, opts LoadOptions) (*Config, *core.Error) {
 	r := &reader{opts: opts, strict: opts.Strict}
+	root, err := parseRoot(raw, opts)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := r.parseHost(root)
+	if err != nil {
+		// A typo is often why the file is invalid ("mcpServer" makes
+		// "mcpServers" missing): its warning goes with the error.
+		return nil, withTypos(err, typoHints("config", root, hostKeys))
+	}
+	return cfg, nil
+}
+
+// parseRoot decodes the file's text into its top-level object, with the
+// application's overrides laid over it.
+func parseRoot(raw []byte, opts LoadOptions) (map[string]any, *core.Error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, invalid("config", "is empty (a JSON object with \"mcpServers\" is required)")
 	}
@@ -135,6 +154,12 @@ func ParseConfigWith(raw []byte, opts LoadOptions) (*Config, *core.Error) {
 		// application's "defaults": {"handlers"} keeps the file's timeouts).
 		root[k] = mergeObjects(root[k], v)
 	}
+	return root, nil
+}
+
+// parseHost validates the top-level members of a config and its servers.
+func (r *reader) parseHost(root map[string]any) (*Config, *core.Error) {
+	opts := r.opts
 	if v, ok := root["strict"]; ok {
 		b, isBool := v.(bool)
 		if !isBool {
@@ -269,13 +294,29 @@ func (r *reader) parseServer(name string, v any, defaults map[string]any) (*Serv
 	if !ok {
 		return nil, invalid(at, "must be a JSON object")
 	}
-	sc := &ServerConfig{Name: name, Enabled: true, At: at, Idle: -1, spelled: map[string]string{}}
+	known := append(append(append([]string(nil), serverKeys...), clientKeys...), transportKeys...)
+	for hk := range honouredServerKeys {
+		known = append(known, hk)
+	}
+	sc := &ServerConfig{Name: name, Enabled: true, At: at, Idle: -1, spelled: map[string]string{}, typos: typoHints(at, m, known)}
+	if err := r.parseServerMembers(sc, m, known, defaults); err != nil {
+		// "comand" makes "command" missing: the typo's warning goes
+		// with the error it causes.
+		return nil, withTypos(err, sc.typos)
+	}
+	return sc, nil
+}
+
+// parseServerMembers reads a server's members m (known: those the host
+// reads) into sc.
+func (r *reader) parseServerMembers(sc *ServerConfig, m map[string]any, known []string, defaults map[string]any) *core.Error {
+	at := sc.At
 	client := map[string]any{}
 	var sandboxOn, sandboxObj any // sandboxEnabled and sandbox, the server's over the defaults'
 	for k, dv := range defaults {
 		dv, err := r.expandAll("config.defaults."+k, dv)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		switch k {
 		case "sandboxEnabled":
@@ -289,32 +330,28 @@ func (r *reader) parseServer(name string, v any, defaults map[string]any) (*Serv
 	tr := map[string]any{}
 	var envFile string
 	timeoutSeconds := -1.0
-	known := append(append(append([]string(nil), serverKeys...), clientKeys...), transportKeys...)
-	for hk := range honouredServerKeys {
-		known = append(known, hk)
-	}
 	for _, k := range sortedKeys(m) {
 		if !contains(known, k) {
 			if err := r.ignore(at, k, foreignKeys[k], known); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
 		fv, err := r.expandAll(at+"."+k, m[k])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		switch {
 		case k == "enabled":
 			b, ok := fv.(bool)
 			if !ok {
-				return nil, invalid(at+".enabled", "must be true or false")
+				return invalid(at+".enabled", "must be true or false")
 			}
 			sc.Enabled = b
 		case k == "disabled": // Claude Code's, Cline's and Windsurf's spelling
 			b, ok := fv.(bool)
 			if !ok {
-				return nil, invalid(at+".disabled", "must be true or false")
+				return invalid(at+".disabled", "must be true or false")
 			}
 			sc.Enabled = !b
 		case k == "sandboxEnabled":
@@ -323,35 +360,35 @@ func (r *reader) parseServer(name string, v any, defaults map[string]any) (*Serv
 			sandboxObj = mergeObjects(sandboxObj, fv)
 		case k == "tools":
 			if err := parseToolFilter(at+".tools", fv, sc); err != nil {
-				return nil, err
+				return err
 			}
 		case k == "start":
 			s, err := startMode(at+".start", fv)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			sc.Start = s
 		case k == "idle_ms":
 			d, err := idleMS(at+".idle_ms", fv)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			sc.Idle = d
 		case k == "envFile":
 			s, ok := fv.(string)
 			if !ok || s == "" {
-				return nil, invalid(at+".envFile", "must be the path of a file of NAME=value lines")
+				return invalid(at+".envFile", "must be the path of a file of NAME=value lines")
 			}
 			envFile = s
 		case k == "timeout":
 			n, ok := fv.(float64)
 			if !ok || n <= 0 || n > 1<<30 {
-				return nil, invalid(at+".timeout", "must be a positive number of seconds (Cline's request timeout)")
+				return invalid(at+".timeout", "must be a positive number of seconds (Cline's request timeout)")
 			}
 			timeoutSeconds = n
 		case k == "serverUrl" || k == "httpUrl":
 			if _, dup := m["url"]; dup {
-				return nil, invalid(at+"."+k, "is another spelling of \"url\", which is also given; use one")
+				return invalid(at+"."+k, "is another spelling of \"url\", which is also given; use one")
 			}
 			tr["url"], sc.spelled["url"] = fv, k
 			if k == "httpUrl" {
@@ -359,18 +396,18 @@ func (r *reader) parseServer(name string, v any, defaults map[string]any) (*Serv
 			}
 		case k == "transportType":
 			if _, dup := m["type"]; dup {
-				return nil, invalid(at+".transportType", "is another spelling of \"type\", which is also given; use one")
+				return invalid(at+".transportType", "is another spelling of \"type\", which is also given; use one")
 			}
 			tr["type"], sc.spelled["type"] = fv, k
 		case k == "disabledTools":
 			arr, ok := fv.([]any)
 			if !ok {
-				return nil, invalid(at+".disabledTools", "must be an array of tool names")
+				return invalid(at+".disabledTools", "must be an array of tool names")
 			}
 			for i, item := range arr {
 				s, ok := item.(string)
 				if !ok {
-					return nil, invalid(at+".disabledTools["+itoa(i)+"]", "must be a string")
+					return invalid(at+".disabledTools["+itoa(i)+"]", "must be a string")
 				}
 				sc.Deny = append(sc.Deny, globEscape(s))
 			}
@@ -394,7 +431,7 @@ func (r *reader) parseServer(name string, v any, defaults map[string]any) (*Serv
 	}
 	if envFile != "" {
 		if err := r.mergeEnvFile(at+".envFile", envFile, tr); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if timeoutSeconds > 0 {
@@ -411,11 +448,11 @@ func (r *reader) parseServer(name string, v any, defaults map[string]any) (*Serv
 				err = &core.Error{Status: err.Status, Message: at + "." + spelled + ":" + strings.TrimPrefix(err.Message, p)}
 			}
 		}
-		return nil, err
+		return err
 	}
 	client["transport"] = t
 	sc.Client = jsonx.MustMarshal(client)
-	return sc, nil
+	return nil
 }
 
 // transportOf turns the mcpServers transport fields into a client

@@ -121,6 +121,38 @@ func (r *reader) ignore(at, key, what string, known []string) *core.Error {
 	return nil
 }
 
+// typoHints are the "did you mean" notes for the members of m (at at)
+// that the host does not know but one of known is close to: what the
+// warnings say of them, for an error the typo may have caused.
+func typoHints(at string, m map[string]any, known []string) []string {
+	var hints []string
+	for _, k := range sortedKeys(m) {
+		if contains(known, k) || foreignKeys[k] != "" {
+			continue
+		}
+		if s := closest(k, known); s != "" {
+			hints = append(hints, at+"."+k+": is not a member LemonMCP knows (did you mean "+jsonQuote(s)+"?)")
+		}
+	}
+	return hints
+}
+
+// withTypos adds hints (typoHints) to err, but for a member err already
+// names (as "strict" refusing it does).
+func withTypos(err *core.Error, hints []string) *core.Error {
+	msg := err.Message
+	for _, h := range hints {
+		member := h[:strings.Index(h, ": ")+1] // "config.mcpServers.x.comand:"
+		if !strings.Contains(msg, member) {
+			msg += "; " + h
+		}
+	}
+	if msg == err.Message {
+		return err
+	}
+	return &core.Error{Status: err.Status, Message: msg}
+}
+
 // parseInputs reads VS Code's "inputs" declarations:
 // [{"type","id","description","password","default"?}, ...]. Only "id" and
 // "default" matter here (LemonMCP never prompts).

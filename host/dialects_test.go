@@ -201,6 +201,41 @@ func TestParseLoadOptions(t *testing.T) {
 	})
 }
 
+// TestAnInvalidConfigNamesItsTypos: the warning that names a misspelt
+// member goes with the error the misspelling causes, since a failed parse
+// returns no warnings.
+func TestAnInvalidConfigNamesItsTypos(t *testing.T) {
+	const comand = `config.mcpServers.x.comand: is not a member LemonMCP knows (did you mean "command"?)`
+	tests := []struct {
+		name, config string
+		strict       bool
+		err          string
+	}{
+		{name: "a misspelt command", config: `{"mcpServers": {"x": {"comand": "python3"}}}`,
+			err: `config.mcpServers.x: needs "command" (a stdio server) or "url" (an HTTP server); ` + comand},
+		{name: "a typo after the member in error", config: `{"mcpServers": {"x": {"disabled": "no", "urll": "http://h"}}}`,
+			err: `config.mcpServers.x.disabled: must be true or false; config.mcpServers.x.urll: is not a member LemonMCP knows (did you mean "url"?)`},
+		{name: "a typo of the client configuration", config: `{"mcpServers": {"x": {"command": "y", "timout": 5, "timeouts": {"call_ms": "soon"}}}}`,
+			err: `config.mcpServers.x.timeouts.call_ms: must be a whole number; config.mcpServers.x.timout: is not a member LemonMCP knows (did you mean "timeout"?)`},
+		{name: "a top-level typo", config: `{"mcpServer": {"x": {"command": "y"}}}`,
+			err: `config.mcpServers: is required (or "servers", as VS Code writes it); config.mcpServer: is not a member LemonMCP knows (did you mean "mcpServers"?)`},
+		{name: "strict names the typo once", config: `{"mcpServers": {"x": {"comand": "python3"}}}`, strict: true,
+			err: `config.mcpServers.x.comand: is not a member LemonMCP knows; refused under "strict" (did you mean "command"?)`},
+		{name: "only typos, not foreign members", config: `{"mcpServers": {"x": {"autoApprove": [], "bogus": 1}}}`,
+			err: `config.mcpServers.x: needs "command" (a stdio server) or "url" (an HTTP server)`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.config), "test")
+			if tc.strict {
+				_, err = ParseConfigWith([]byte(tc.config), LoadOptions{Strict: true})
+			}
+			require.NotNil(t, err)
+			require.Equal(t, tc.err, err.Message)
+		})
+	}
+}
+
 func TestClientConfigErrorsSpellTheFilesMember(t *testing.T) {
 	tests := []struct{ name, config, err string }{
 		{"Windsurf serverUrl", `{"mcpServers":{"w":{"serverUrl":"ftp://x"}}}`, "config.mcpServers.w.serverUrl: must be an http:// or https:// URL"},

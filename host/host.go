@@ -213,7 +213,9 @@ func (h *Host) Connect() *core.Error {
 // WaitReady waits until every enabled server is ready or has failed (its
 // first attempt failed or it closed), or timeout passes (negative: no
 // limit). It returns nil once all have settled, StatusTimeout naming the
-// servers still connecting otherwise; Servers tells which are ready.
+// servers still connecting otherwise; Servers tells which are ready. When
+// every enabled server has failed for good, the host can serve nothing:
+// the error is the first one's failure (allFailed).
 func (h *Host) WaitReady(timeout time.Duration) *core.Error {
 	h.mu.Lock()
 	connected, freed := h.connected, h.freed
@@ -260,7 +262,45 @@ func (h *Host) WaitReady(timeout time.Duration) *core.Error {
 			return core.Errorf(core.StatusTimeout, "after %d ms, still connecting: %s", timeout.Milliseconds(), strings.Join(waiting, ", "))
 		}
 	}
-	return nil
+	return h.allFailed()
+}
+
+// allFailed is nil unless the host has enabled servers and each one is
+// "failed" (lmcp_host_servers' state: it gave up, or never was ready and
+// is retrying). Then it is the first server's failure, its status and
+// every server's reason. A lazy server not started yet may still work: it
+// is not failed. The status is never StatusTimeout, which says servers
+// are still connecting: a handshake that ran out of ready_ms is
+// StatusClosed here (the client gave the server up).
+func (h *Host) allFailed() *core.Error {
+	var first *core.Error
+	var reasons []string
+	for _, s := range h.servers {
+		c := s.client()
+		if c == nil {
+			continue // disabled
+		}
+		if s.state() != StateFailed {
+			return nil
+		}
+		err := c.LastError()
+		if err == nil {
+			s.mu.Lock()
+			err = core.Errorf(core.StatusClosed, "%s", s.lastErr) // a start that failed before the client did
+			s.mu.Unlock()
+		}
+		if err.Status == core.StatusTimeout {
+			err = &core.Error{Status: core.StatusClosed, Message: err.Message}
+		}
+		if first == nil {
+			first = err
+		}
+		reasons = append(reasons, s.name+": "+err.Message)
+	}
+	if first == nil {
+		return nil
+	}
+	return &core.Error{Status: first.Status, Message: "every enabled server failed: " + strings.Join(reasons, "; ")}
 }
 
 // Servers reports each server: {name: {"state","era","protocol_version",

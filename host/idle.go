@@ -38,7 +38,7 @@ func (s *server) newGeneration() (*generation, *core.Error) {
 	}
 	p, err := config.ParseSupervised(s.cfg.Client, s.h.version)
 	if err != nil {
-		return nil, &core.Error{Status: err.Status, Message: s.cfg.Spell(err.Message)}
+		return nil, withTypos(&core.Error{Status: err.Status, Message: s.cfg.Spell(err.Message)}, s.cfg.typos)
 	}
 	c := core.New(p.Options, p.Transport)
 	if err := s.bind(c, g); err != nil {

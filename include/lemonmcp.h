@@ -212,6 +212,9 @@ void lmcp_free(void *ptr);
  *    "resource_verify": [..] (the checks of the "verify" call option:
  *      "size", "sha256", "frontmatter"),
  *    "result_formats": [..],
+ *    "legacy": [..] (the optional 2025-11-25 features: "tasks" as
+ *      requestor, "tasks_receiver" for task-augmented sampling and
+ *      elicitation; docs/tasks.md),
  *    "modern": [..] (the 2026-07-28 features: "server_discover", "mrtr",
  *      "http_standard_headers", "subscriptions_listen", "result_cache",
  *      "tasks"; docs/modern.md)}
@@ -802,8 +805,13 @@ lmcp_status lmcp_host_connect(lmcp_host *host, char **err_out);
  * that was started (lazy servers not used yet are skipped) is ready or has
  * failed once, or timeout_ms passes (negative: no limit).
  * Returns LMCP_OK (all settled: see lmcp_host_servers for which are ready);
- * LMCP_E_TIMEOUT (the message names the servers still connecting);
- * LMCP_E_INVALID_STATE (connect not called); LMCP_E_INVALID_HANDLE. */
+ * when every enabled server is "failed" (none ready, none lazy and not yet
+ * started), the first one's failure status (LMCP_E_TRANSPORT for a server
+ * that cannot be started, LMCP_E_CLOSED for one that exited, ...; the
+ * message names each server and why; never LMCP_E_TIMEOUT: a handshake
+ * that ran out of timeouts.ready_ms counts as LMCP_E_CLOSED);
+ * LMCP_E_TIMEOUT (the message names the servers still connecting); LMCP_E_INVALID_STATE (connect not
+ * called); LMCP_E_INVALID_HANDLE. */
 lmcp_status lmcp_host_wait_ready(lmcp_host *host, int64_t timeout_ms,
                                  char **err_out);
 

@@ -64,6 +64,7 @@ static void test_smoke(void) {
   CHECKE(json_get_int(json, "abi_version", &abi) && abi == LMCP_ABI_VERSION, json);
   CHECKE(strstr(json, "\"protocol_versions\":[") != NULL && strstr(json, "\"2026-07-28\"") != NULL, json);
   CHECKE(strstr(json, "\"protocol_modes\":[\"legacy\",\"auto\",\"modern\"]") != NULL, json);
+  CHECKE(strstr(json, "\"legacy\":[\"tasks\",\"tasks_receiver\"]") != NULL, json);
   printf("  features: %s\n", json);
   lmcp_free(json);
 

@@ -153,6 +153,13 @@ static void test_host_config_file_corpus(void) {
   CHECKM(err && strstr(err, "did you mean \\\"strict\\\""), err, "an unknown option is named");
   lmcp_free(err);
   err = NULL;
+  /* A refused server carries the "did you mean" of its misspelt member. */
+  const char *typo = "{\"mcpServers\": {\"x\": {\"comand\": \"python3\"}}}";
+  CHECK_ST(lmcp_host_new(typo, strlen(typo), &h, &err), LMCP_E_INVALID_ARGUMENT, err);
+  CHECKM(err && strstr(err, "config.mcpServers.x.comand") && strstr(err, "did you mean \\\"command\\\""), err,
+         "the typo is named with the error");
+  lmcp_free(err);
+  err = NULL;
   char bad[512];
   temp_path(bad, sizeof bad, "malformed.json");
   FILE *f = fopen(bad, "w");
@@ -209,6 +216,14 @@ static void test_host_failure_fields(void) {
   CHECKM(js && strstr(js, "\"summary\":\"server \\\"broken\\\" failed to start: executable not found"), js,
          "the summary");
   lmcp_free(js);
+  /* Every enabled server failed: wait_ready says so, with the first one's
+   * (by name) status and each one's reason. */
+  CHECK_ST(lmcp_host_wait_ready(h, 15000, &err), LMCP_E_TRANSPORT, err);
+  CHECKM(err && strstr(err, "every enabled server failed: broken: executable not found") &&
+             strstr(err, "; dying: "),
+         err, "names each failed server");
+  lmcp_free(err);
+  err = NULL;
   char *res = NULL;
   CHECK_ST(lmcp_host_call_tool_sync(h, "broken__echo", "{}", 2, NULL, 0, &res, NULL, &err),
            LMCP_E_INVALID_STATE, err);

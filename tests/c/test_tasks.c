@@ -12,9 +12,15 @@
  *   optional    "task":true in the options runs an optional tool as a task
  *   cancel      lmcp_client_cancel cancels the task (tasks/list then shows
  *               it cancelled)
+ *   receiver    with "protocol": {"tasks": true} the client serves the
+ *               TypeScript SDK v1's task-augmented elicitation and sampling:
+ *               each is answered with a task, its question (naming the
+ *               task) reaches the app request handler, and the server's
+ *               tasks/result gets the answer
  *
  * Usage: lmcp_tasks_test [name-filter...]
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,9 +167,60 @@ static void typescript_sdk_v1(void) {
   check_peer(&p);
 }
 
+/* The receiver's questions that named their task, by kind. */
+static pthread_mutex_t receiver_mu = PTHREAD_MUTEX_INITIALIZER;
+static int receiver_elicited, receiver_sampled;
+static const char *sample_answer =
+    "{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"hi\"},\"model\":\"stand-in\"}";
+
+static void answer_as_receiver(void *ud, lmcp_request_id id, const char *kind, const char *json, size_t len) {
+  lmcp_client *c = (lmcp_client *)ud;
+  int names_task = json != NULL && len > 0 && strstr(json, "\"task_id\"") != NULL;
+  const char *answer = NULL;
+  pthread_mutex_lock(&receiver_mu);
+  if (strcmp(kind, "elicitation") == 0) {
+    answer = elicit_answer;
+    receiver_elicited += names_task;
+  } else if (strcmp(kind, "sampling") == 0) {
+    answer = sample_answer;
+    receiver_sampled += names_task;
+  }
+  pthread_mutex_unlock(&receiver_mu);
+  lmcp_client_respond(c, id, answer ? LMCP_OK : LMCP_E_UNSUPPORTED, answer, answer ? strlen(answer) : 0,
+                      NULL);
+}
+
+static void receiver(void) {
+  const char *cfg = "{\"transport\":{\"type\":\"stdio\",\"command\":\"node\",\"args\":[\"" LMCP_TSV1_DIR
+                    "/server.mjs\"]},\"protocol\":{\"tasks\":true},"
+                    "\"handlers\":{\"elicitation\":{},\"sampling\":{}},"
+                    "\"timeouts\":{\"ready_ms\":20000,\"call_ms\":15000,\"close_grace_ms\":500}}";
+  evrec_t ev;
+  evrec_init(&ev);
+  lmcp_client *c = start_client_with(cfg, &ev, answer_as_receiver, 30000);
+  if (c == NULL) {
+    evrec_free(&ev);
+    return;
+  }
+  char *res = tool(c, "ask_as_task", "{}", NULL);
+  CHECKE(res != NULL && strstr(res, "hello Ada (task created)") != NULL, res);
+  lmcp_free(res);
+  res = tool(c, "sample_as_task", "{}", NULL);
+  CHECKE(res != NULL && strstr(res, "the model says hi (task created)") != NULL, res);
+  lmcp_free(res);
+  pthread_mutex_lock(&receiver_mu);
+  CHECKM(receiver_elicited == 1 && receiver_sampled == 1, NULL,
+         "questions naming their task: %d elicitation, %d sampling", receiver_elicited, receiver_sampled);
+  pthread_mutex_unlock(&receiver_mu);
+  stop(c);
+  evrec_wait_destroys(&ev, 1, 5000);
+  evrec_free(&ev);
+}
+
 static const h_test k_tests[] = {
     {"go_fixture", go_fixture},
     {"typescript_sdk_v1", typescript_sdk_v1},
+    {"receiver", receiver},
 };
 
 int main(int argc, char **argv) {

@@ -101,7 +101,11 @@ func TestHostCallToAFailedServerFailsAtOnce(t *testing.T) {
 	for _, start := range []string{"eager", "lazy"} {
 		t.Run(start, func(t *testing.T) {
 			h, _ := newHost(t, `{"start":"`+start+`","mcpServers":{"broken":{"command":"/nonexistent/mcp-server"}}}`)
-			require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
+			if err := h.WaitReady(10 * time.Second); start == "eager" {
+				require.NotNil(t, err, "its only server failed")
+			} else {
+				require.Nil(t, errOrNil(err), "a lazy server is not started by wait_ready")
+			}
 			_, err := h.CallToolSync("broken__echo", []byte(`{}`), core.CallOptions{})
 			require.NotNil(t, err)
 			require.Equal(t, core.StatusInvalidState, err.Status, err.Message)
@@ -168,7 +172,7 @@ func TestHostLazyServerBeforeConnect(t *testing.T) {
 func TestHostReportsWhyAnUnsupervisedServerFailed(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		h, _ := newHost(t, `{"mcpServers":{"s":{"command":"/bin/sh","args":["-c","echo 'Error: GITHUB_TOKEN is not set' >&2; exit 1"],"restart":false}}}`)
-		require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
+		require.NotNil(t, h.WaitReady(10*time.Second), "its only server failed")
 		require.Eventually(t, func() bool {
 			r := failureReports(t, h)["s"]
 			return r.State == "failed" && r.Final != nil && *r.Final
@@ -177,5 +181,48 @@ func TestHostReportsWhyAnUnsupervisedServerFailed(t *testing.T) {
 		require.NotNil(t, r.ExitCode, "a final report has the exit status: %+v", r)
 		require.Equal(t, 1, *r.ExitCode)
 		require.Equal(t, "Error: GITHUB_TOKEN is not set", r.StderrTail[0])
+	}
+}
+
+// TestHostWaitReadyFailsWhenEveryServerFailed: a host whose every enabled
+// server failed can serve nothing, and wait_ready says so with the first
+// one's failure; one server that works, or a lazy one not started yet,
+// makes it OK (lmcp_host_servers tells which failed).
+func TestHostWaitReadyFailsWhenEveryServerFailed(t *testing.T) {
+	const missing = `{"command":"/nonexistent/mcp-server-a"}`
+	dying := `{"command":"/bin/sh","args":["-c","echo no >&2; exit 1"],"restart":false}`
+	retrying := `{"command":"/bin/sh","args":["-c","exit 1"],"restart":{"max_restarts":1000,"backoff_ms":5000}}`
+	tests := []struct {
+		name    string
+		servers string
+		status  core.Status // 0: OK
+		names   []string    // the servers the message names
+	}{
+		{name: "the only server is missing", servers: `"a":` + missing, status: core.StatusTransport, names: []string{"a: executable not found"}},
+		{name: "every server failed", servers: `"a":` + missing + `,"b":` + dying + `,"off":{"command":"x","enabled":false}`,
+			status: core.StatusTransport, names: []string{"a: executable not found", "b: "}},
+		{name: "a handshake that timed out is not the wait's timeout", servers: `"a":{"command":"/bin/sh","args":["-c","exec sleep 60"],"restart":false,"timeouts":{"ready_ms":50,"close_grace_ms":50}}`,
+			status: core.StatusClosed, names: []string{"a: "}},
+		{name: "failed and still retrying", servers: `"a":` + retrying + `,"b":` + dying, status: core.StatusClosed, names: []string{"a: ", "b: "}},
+		{name: "one server works", servers: `"a":` + missing + `,"ok":` + stdioServer("")},
+		{name: "a lazy server may work", servers: `"a":` + missing + `,"later":` + stdioServer(`"start":"lazy"`)},
+		{name: "no enabled server", servers: `"off":{"command":"x","enabled":false}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h, _ := newHost(t, `{"mcpServers":{`+tc.servers+`}}`)
+			err := h.WaitReady(10 * time.Second)
+			if tc.status == 0 {
+				require.Nil(t, errOrNil(err))
+				return
+			}
+			require.NotNil(t, err)
+			require.Equal(t, tc.status, err.Status, err.Message)
+			require.True(t, strings.HasPrefix(err.Message, "every enabled server failed: "), err.Message)
+			for _, n := range tc.names {
+				require.Contains(t, err.Message, n)
+			}
+			require.NotContains(t, err.Message, "off", "a disabled server is not waited for")
+		})
 	}
 }

@@ -279,3 +279,48 @@ func goroutines() int {
 	runtime.GC()
 	return runtime.NumGoroutine()
 }
+
+// A session re-initialized after the server forgot it is a new session in
+// telemetry: the old one's record (lost) carries the old Mcp-Session-Id,
+// the calls after it and the new one's record the new id.
+func TestReinitializedSessionIsANewSessionInTelemetry(t *testing.T) {
+	sw := &swappable{}
+	sw.set(streamable(false, false)())
+	f := &faults{next: sw}
+	srv := serve(t, f)
+	c := connect(t, "streamable_http", srv.URL+"/mcp", "")
+	var mu sync.Mutex
+	var recs []*core.TelemetryRecord
+	require.Nil(t, errOrNil(c.SetTelemetryHandler(func(r *core.TelemetryRecord) {
+		mu.Lock()
+		recs = append(recs, r)
+		mu.Unlock()
+	}, nil)))
+	require.Equal(t, "before", c.toolText(t, "echo", map[string]any{"text": "before"}))
+	sw.set(streamable(false, false)()) // a new server: the session is unknown
+	require.Equal(t, "after", c.toolText(t, "echo", map[string]any{"text": "after"}))
+	require.Nil(t, errOrNil(c.Close(5*time.Second)))
+	ids := sessionIDs(f.requests())
+	require.Len(t, ids, 2, "%v", ids)
+
+	byKind := func(kind string) []*core.TelemetryRecord {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []*core.TelemetryRecord
+		for _, r := range recs {
+			if r.Kind == kind {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	require.Eventually(t, func() bool { return len(byKind(core.RecordSession)) == 2 }, 10*time.Second, 10*time.Millisecond, "a record for each session")
+	sessions := byKind(core.RecordSession)
+	require.Equal(t, ids[0], sessions[0].SessionID)
+	require.Equal(t, "closed", sessions[0].ErrorType, "the expired session was lost")
+	require.Equal(t, ids[1], sessions[1].SessionID)
+	require.Equal(t, "", sessions[1].ErrorType, "the new one was closed")
+	require.GreaterOrEqual(t, sessions[1].StartUnixNano, sessions[0].StartUnixNano+sessions[0].DurationNS)
+	calls := byKind(core.RecordCall)
+	require.Equal(t, ids[1], calls[len(calls)-1].SessionID, "the re-sent call is the new session's")
+}

@@ -50,6 +50,7 @@ FEATURE_WORDS: Dict[str, Dict[str, str]] = {
     "auth_token_binding": {"dpop": "DPoP"},
     "resource_verify": {"size": "size", "sha256": "SHA-256", "frontmatter": "frontmatter"},
     "result_formats": {"json": "JSON"},
+    "legacy": {"tasks": "2025-11-25 tasks", "tasks_receiver": "task-augmented sampling and elicitation"},
     "modern": {
         "server_discover": "server/discover",
         "mrtr": "MRTR",

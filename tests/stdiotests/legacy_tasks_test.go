@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -177,15 +178,19 @@ func checkLegacyTasks(t *testing.T, p taskPeer) {
 // follows (tasks/get, tasks/result), and the host answers it as any other.
 func TestLegacyTaskReceiverAgainstTypeScriptSDKv1(t *testing.T) {
 	node, script := tsv1TasksServer(t)
-	cfg := fmt.Sprintf(`{"transport":{"type":"stdio","command":%q,"args":[%q]},"protocol":{"tasks":true},"handlers":{"elicitation":{}},
+	cfg := fmt.Sprintf(`{"transport":{"type":"stdio","command":%q,"args":[%q]},"protocol":{"tasks":true},"handlers":{"elicitation":{},"sampling":{}},
 		"timeouts":{"ready_ms":20000,"call_ms":15000,"close_grace_ms":500}}`, node, script)
 	parsed, perr := config.Parse([]byte(cfg), "test")
 	require.Nil(t, errOrNil(perr))
 	c := core.New(parsed.Options, parsed.Transport)
-	asked := make(chan string, 1)
+	asked := make(chan string, 2)
 	require.Nil(t, errOrNil(c.SetAppRequestHandler(func(id uint64, kind string, payload []byte) {
-		asked <- string(payload)
-		c.Respond(id, core.StatusOK, []byte(`{"action":"accept","content":{"name":"Ada"}}`))
+		asked <- kind + " " + string(payload)
+		answer := `{"action":"accept","content":{"name":"Ada"}}`
+		if kind == "sampling" {
+			answer = `{"role":"assistant","content":{"type":"text","text":"hi"},"model":"stand-in"}`
+		}
+		c.Respond(id, core.StatusOK, []byte(answer))
 	}, nil)))
 	require.Nil(t, errOrNil(c.Connect()))
 	t.Cleanup(func() {
@@ -196,5 +201,13 @@ func TestLegacyTaskReceiverAgainstTypeScriptSDKv1(t *testing.T) {
 	res, err := c.CallSync("tools/call", []byte(`{"name":"ask_as_task","arguments":{}}`), core.CallOptions{})
 	require.Nil(t, errOrNil(err))
 	require.Equal(t, "hello Ada (task created)", taskText(t, res))
-	require.Contains(t, <-asked, `"task_id"`)
+	q := <-asked
+	require.True(t, strings.HasPrefix(q, "elicitation "), q)
+	require.Contains(t, q, `"task_id"`)
+	res, err = c.CallSync("tools/call", []byte(`{"name":"sample_as_task","arguments":{}}`), core.CallOptions{})
+	require.Nil(t, errOrNil(err))
+	require.Equal(t, "the model says hi (task created)", taskText(t, res))
+	q = <-asked
+	require.True(t, strings.HasPrefix(q, "sampling "), q)
+	require.Contains(t, q, `"task_id"`)
 }

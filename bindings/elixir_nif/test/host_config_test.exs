@@ -57,6 +57,13 @@ defmodule LemonMCP.HostConfigTest do
     assert msg =~ "${input:github-token}" and msg =~ vscode
   end
 
+  test "an invalid server's error names its misspelt member" do
+    Process.flag(:trap_exit, true)
+    assert {:error, {:invalid_argument, msg}} = Host.start_link(%{"mcpServers" => %{"x" => %{"comand" => "python3"}}})
+    assert msg =~ "config.mcpServers.x: needs \"command\""
+    assert msg =~ "config.mcpServers.x.comand: is not a member LemonMCP knows (did you mean \"command\"?)"
+  end
+
   test "a server that failed to start is logged with why" do
     config = %{
       "mcpServers" => %{
@@ -84,6 +91,29 @@ defmodule LemonMCP.HostConfigTest do
     assert log =~ "executable not found: /nonexistent/lmcp-ex-server"
     assert log =~ "server \"dying\" failed to start"
     refute log =~ "server \"good\""
+  end
+
+  test "await_ready is the failure when every enabled server failed" do
+    config = %{
+      "mcpServers" => %{
+        "dying" => %{"command" => "/bin/sh", "args" => ["-c", "exit 1"], "restart" => false},
+        "missing" => %{"command" => "/nonexistent/lmcp-ex-server"}
+      }
+    }
+
+    capture_log(fn ->
+      {:ok, h} = Host.start_link(config)
+      # "dying" comes first by name: it exited, the connection closed.
+      assert {:error, :connection_closed} = Host.await_ready(h, 15_000)
+      Host.stop(h)
+    end)
+
+    capture_log(fn ->
+      {:ok, h} = Host.start_link(%{"mcpServers" => %{"missing" => config["mcpServers"]["missing"]}})
+      assert {:error, {name, message}} = Host.await_ready(h, 15_000)
+      assert {name, message =~ "every enabled server failed: missing: executable not found"} == {:transport_error, true}
+      Host.stop(h)
+    end)
   end
 
   test "a lazy host starts a server on its first call" do

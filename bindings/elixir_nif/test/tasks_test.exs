@@ -2,7 +2,8 @@ defmodule LemonMCP.TasksTest do
   # 2025-11-25 tasks through the Elixir API: a task-augmented tool call is
   # one call that completes (with progress events), against the fixture
   # server (the Go SDK with -legacy-tasks) and the TypeScript SDK v1 server
-  # (tests/fixtures/tsv1tasks, prepared by `make tsv1-fixture`).
+  # (tests/fixtures/tsv1tasks, prepared by `make tsv1-fixture`); and the
+  # client as receiver of task-augmented elicitation and sampling.
   use ExUnit.Case, async: true
 
   alias LemonMCP.Client
@@ -76,5 +77,34 @@ defmodule LemonMCP.TasksTest do
       assert Fixture.eventually(fn -> cancelled(c) >= 1 end, 10_000)
       Client.close(c)
     end
+  end
+
+  test "the client serves task-augmented elicitation and sampling, against the typescript sdk v1" do
+    # With protocol_tasks the client is a receiver: each request carrying
+    # params.task is answered with a task, its question (naming the task)
+    # reaches the handler, and the server's tasks/result gets the answer.
+    test = self()
+
+    {:ok, c} =
+      Client.start_link(
+        command: "node",
+        args: [tsv1_script()],
+        protocol_tasks: true,
+        elicitation_handler: fn params ->
+          send(test, {:asked, :elicitation, params})
+          {:ok, %{"action" => "accept", "content" => %{"name" => "Ada"}}}
+        end,
+        sampling_handler: fn params ->
+          send(test, {:asked, :sampling, params})
+          {:ok, %{"role" => "assistant", "content" => %{"type" => "text", "text" => "hi"}, "model" => "stand-in"}}
+        end
+      )
+
+    :ok = Client.await_ready(c, 20_000)
+    assert {:ok, [%{"text" => "hello Ada (task created)"}]} = Client.call_tool(c, "ask_as_task", %{}, 15_000)
+    assert_received {:asked, :elicitation, %{"task" => %{"ttl" => 60_000}}}
+    assert {:ok, [%{"text" => "the model says hi (task created)"}]} = Client.call_tool(c, "sample_as_task", %{}, 15_000)
+    assert_received {:asked, :sampling, %{"task" => %{"ttl" => 60_000}}}
+    Client.close(c)
   end
 end

@@ -78,6 +78,28 @@ defmodule LemonMCP.TelemetryTest do
     assert LemonMCP.Telemetry.handler() == nil
   end
 
+  test "a host call_tool's :start names the server's own tool, listed or not", _ do
+    Application.put_env(:lemon_mcp, :telemetry_module, Handler)
+    server = %{"command" => Fixture.path()}
+    cfg = %{"tool_prefix" => "on_collision", "mcpServers" => %{"beta" => server}}
+    {:ok, h} = LemonMCP.Host.start_link(cfg)
+    :ok = LemonMCP.Host.await_ready(h, 10_000)
+    # Before any list: the server__tool prefix, as the core routes it.
+    assert {:ok, _} = LemonMCP.Host.call_tool(h, "beta__echo", %{text: "x"})
+    {_, start} = receive_event([:lemon_mcp, :call, :start], h)
+    assert %{server: "beta", target: "echo"} = start
+    {_, stop} = receive_event([:lemon_mcp, :call, :stop], h)
+    assert %{server: "beta", target: "echo"} = stop
+    # After a list: the host's catalogue (under on_collision a name no
+    # other server offers is not prefixed).
+    {:ok, tools} = LemonMCP.Host.list_tools(h)
+    assert Enum.find(tools, &(&1["name"] == "echo"))["server"] == "beta"
+    assert {:ok, _} = LemonMCP.Host.call_tool(h, "echo", %{text: "y"})
+    {_, start} = receive_event([:lemon_mcp, :call, :start], h)
+    assert %{server: "beta", target: "echo"} = start
+    LemonMCP.Host.stop(h)
+  end
+
   test "a host's calls are events, and its crashed server a restart event", _ do
     Application.put_env(:lemon_mcp, :telemetry_module, Handler)
     server = %{"command" => Fixture.path(), "restart" => %{"backoff_ms" => 20, "max_restarts" => 3}}
@@ -88,12 +110,16 @@ defmodule LemonMCP.TelemetryTest do
     assert {:ok, _} =
              LemonMCP.Host.request(h, "alpha", "tools/call", %{"name" => "echo", "arguments" => %{"text" => "x"}})
 
+    {_, start} = receive_event([:lemon_mcp, :call, :start], h)
+    assert %{server: "alpha", target: "echo"} = start
     {_, stop} = receive_event([:lemon_mcp, :call, :stop], h)
     assert %{server: "alpha", target: "echo", result: :ok} = stop
     assert {:error, :connection_closed} = LemonMCP.Host.call_tool(h, "alpha__crash", %{})
+    # Both events name the tool by its own name and its server (:stop from
+    # the core's record), as the C records and Python spans do.
+    {_, start} = receive_event([:lemon_mcp, :call, :start], h)
+    assert %{server: "alpha", target: "crash"} = start
     {_, stop} = receive_event([:lemon_mcp, :call, :stop], h)
-    # The :stop event names the tool by its own name (the core's record), as
-    # the C records and Python spans do; :start had only the exposed name.
     assert %{server: "alpha", target: "crash", result: :error, error_type: "closed"} = stop
     assert is_binary(stop.protocol_version) and is_integer(stop.request_id)
     {m, md} = receive_event([:lemon_mcp, :server, :restart], h)

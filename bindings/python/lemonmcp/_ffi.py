@@ -541,9 +541,11 @@ FUNCTIONS.extend(
 #:   unbounded queue (Gate.Push: its mu only around the append), never run
 #:   here.
 #: - lmcp_host_call_queued, lmcp_host_call_tool_queued (capi/host_queue.go):
-#:   the host's mu around its table, a lazy server's start (which spawns
-#:   the process and returns; the handshake is the client's goroutines'),
-#:   then the client's call as above.
+#:   the host's mu around its table, then the client's call as above. Not
+#:   on a host with lazy servers: there the call that first needs a server
+#:   spawns its process, and a tool name without its server's prefix waits
+#:   for every lazy server's handshake, so such a host calls them through
+#:   ``lib`` (HostSession in host.py).
 #: - lmcp_queue_pop (capi/queue.go): the queue's mutex around a copy and
 #:   the reset of its eventfd (internal/cqueue); a push holds it only for
 #:   an append and the eventfd's signal, and runs no Python.

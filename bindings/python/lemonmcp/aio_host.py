@@ -90,6 +90,7 @@ class AsyncHost(HostBase):
         except TimeoutError:
             pass  # logged without it
         _host_file.log_failed(self._servers, self._failures_logged, wait_s=0)
+        sess.wait_ready_slice(0)  # every enabled server failed: the first one's error
 
     async def close(self, timeout: Optional[float] = None) -> None:
         """Close every server (processes reaped) and release the host, as

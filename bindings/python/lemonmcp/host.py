@@ -43,7 +43,7 @@ from ._dispatch import Callbacks, Dispatcher, ProgressHandler, RequestParams
 from ._ffi import lib, lib_held
 from ._session import HOST, HandleSession
 from ._tool_search import ToolSearchResult, parse_results, search_args
-from .errors import ClosedError, InvalidArgument, InvalidHandle, TimeoutError
+from .errors import ClosedError, InvalidArgument, InvalidHandle, LemonMCPError, TimeoutError
 from .types import CallToolResult, Prompt, Resource, Tool
 
 __all__ = ["Host", "HostTool", "HostPrompt", "HostResource", "EventHandler", "RequestParams", "ToolSearchResult"]
@@ -128,6 +128,15 @@ class HostSession(HandleSession):
             lib.lmcp_host_new(blob, len(blob), byref(handle), c_void_p())
         self.connected = False
         super().__init__(handle, HOST, callbacks, dispatcher)
+        # A lazy server is started by the first call that needs it, inside
+        # the library call: its process is spawned there, and a tool name
+        # without its server's prefix waits there for every lazy server's
+        # handshake. A host with one calls the queued functions through lib,
+        # which releases the GIL; any other host keeps them held (HOLDS_GIL).
+        servers = self.json_of(lib.lmcp_host_servers)
+        lazy = isinstance(servers, dict) and any(s.get("start") == "lazy" for s in servers.values())
+        dll = lib if lazy else lib_held
+        self._queued_fns = (dll.lmcp_host_call_tool_queued, dll.lmcp_host_call_queued, dll.lmcp_host_query_queued)
 
     def _call(
         self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], done: Any, token: int, target: Optional[str]
@@ -139,8 +148,7 @@ class HostSession(HandleSession):
     def _call_queued(
         self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], queue: Any, tag: int, target: Optional[str]
     ) -> int:
-        fns = (lib_held.lmcp_host_call_tool_queued, lib_held.lmcp_host_call_queued, lib_held.lmcp_host_query_queued)
-        return self._host_call(fns, mb, pjson, ojson, (queue, tag), target)
+        return self._host_call(self._queued_fns, mb, pjson, ojson, (queue, tag), target)
 
     def _host_call(
         self,
@@ -184,12 +192,15 @@ class HostSession(HandleSession):
             self._lost_race(exc)
 
     def settled(self) -> bool:
-        """Every server is ready or has failed (a wait of 0 ms)."""
+        """Every server is ready or has failed (a wait of 0 ms; the error
+        of a host whose every server failed is left to wait_ready_slice)."""
         try:
             self.wait_ready_slice(0)
-            return True
         except TimeoutError:
             return False
+        except LemonMCPError:
+            pass  # every enabled server failed: settled
+        return True
 
     def json_of(self, fn: Any) -> Any:
         """What one of the host's JSON-returning functions returns
@@ -442,14 +453,21 @@ class Host(HostBase):
         """Wait until every enabled server is ready or has failed once
         (:class:`TimeoutError` names those still connecting). Ctrl-C
         interrupts the wait. Each server that failed is logged once as a
-        warning saying why."""
+        warning saying why; when every enabled server failed, the first
+        one's error is raised (after the warnings)."""
         sess = self._session
-        sess.wait_sliced(
-            sess.wait_ready_slice,
-            timeout,
-            lambda: True,
-            lambda: self._not_ready(timeout),
-        )
+        try:
+            sess.wait_sliced(
+                sess.wait_ready_slice,
+                timeout,
+                lambda: True,
+                lambda: self._not_ready(timeout),
+            )
+        except TimeoutError:
+            raise
+        except LemonMCPError:
+            _host_file.log_failed(self.servers, self._failures_logged)
+            raise
         _host_file.log_failed(self.servers, self._failures_logged)
 
     def __enter__(self) -> "Host":

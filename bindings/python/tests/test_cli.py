@@ -159,6 +159,18 @@ def test_cli_config_file(fixture_path: str, tmp_path: Any) -> None:
     assert r.returncode == 0 and "from vs code" in r.stdout, r.stderr
 
 
+@pytest.mark.parametrize("command", [["info"], ["--server", "x", "info"], ["tools"], ["check"]])
+def test_cli_config_error_names_a_typo(tmp_path: Any, command: List[str]) -> None:
+    # The host and the single-server commands both say what the warning
+    # would have: the misspelt member that made the entry invalid.
+    cfg = tmp_path / "mcp.json"
+    cfg.write_text(json.dumps({"mcpServers": {"x": {"comand": "python3"}}}))
+    r = run_cli(["--config", str(cfg), *command])
+    assert r.returncode == 2, r.stderr
+    assert 'config.mcpServers.x.comand: is not a member LemonMCP knows (did you mean "command"?)' in r.stderr, r.stderr
+    assert r.stderr.count("\n") == 1, "one line"
+
+
 def test_cli_offers_no_root_unasked(fixture_path: str) -> None:
     # Without --root the client declares no roots capability. In the legacy
     # era the server's roots/list is refused, and the fixture reports that

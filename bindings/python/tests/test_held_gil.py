@@ -10,8 +10,13 @@ parent's timeout fails the test (and kills the child) instead of hanging."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import threading
+from typing import Any
+
+import lemonmcp
 
 from conftest import PKG_ROOT, PROC_S, env_for_child
 
@@ -109,3 +114,37 @@ def test_held_gil_calls_never_wait_for_a_python_callback(fixture_path: str) -> N
         ) from None
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.strip() == "done 320", out.stdout + out.stderr
+
+
+def test_a_lazy_server_starts_without_the_gil(fixture_path: str, tmp_path: Any) -> None:
+    # A lazy server's start runs inside the call that first needs it, and a
+    # tool name without its server's prefix waits there for the handshake.
+    # Here the server's handshake waits for a Python thread (it reads a FIFO
+    # the thread writes and closes), so a call that held the GIL would
+    # starve the thread until ready_ms gave the server up: the call would
+    # then find no tool "echo".
+    fifo = str(tmp_path / "go")
+    os.mkfifo(fifo)
+    script = 'cat "$0" >/dev/null && exec "$1"'
+    cfg = {
+        "mcpServers": {
+            "slow": {"command": "/bin/sh", "args": ["-c", script, fifo, fixture_path], "timeouts": {"ready_ms": 5000}}
+        }
+    }
+
+    def release() -> None:
+        with open(fifo, "w"):
+            pass
+
+    helper = threading.Thread(target=release, daemon=True)
+    helper.start()
+    try:
+        with lemonmcp.Host(cfg, "on_collision", start="lazy") as host:
+            result = host.call_tool("echo", {"text": "woke"})
+            assert result.structured_content == {"text": "woke"}
+    finally:
+        # Unblock the helper whatever happened (a reader opening the FIFO).
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        helper.join(PROC_S)
+        os.close(fd)
+    assert not helper.is_alive()

@@ -78,6 +78,43 @@ def test_unknown_members_of_a_mapping_are_warnings(caplog: pytest.LogCaptureFixt
         lemonmcp.Host(cfg, strict=True)
 
 
+def test_an_invalid_server_names_its_typos(tmp_path: Any) -> None:
+    # A refused config returns no warnings: the "did you mean" of the member
+    # that made the server invalid is in the error, file or mapping.
+    cfg = {"mcpServers": {"x": {"comand": "python3"}}}
+    typo = 'config.mcpServers.x.comand: is not a member LemonMCP knows (did you mean "command"?)'
+    with pytest.raises(lemonmcp.InvalidArgument) as exc:
+        lemonmcp.Host(cfg)
+    assert typo in str(exc.value)
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(cfg))
+    with pytest.raises(lemonmcp.InvalidArgument) as exc:
+        lemonmcp.Host(str(path))
+    assert str(exc.value).startswith(f"{path}: config.mcpServers.x: needs") and typo in str(exc.value)
+
+
+@pytest.mark.parametrize("front", ["Host", "AsyncHost"])
+def test_wait_ready_raises_when_every_server_failed(caplog: pytest.LogCaptureFixture, front: str) -> None:
+    # Nothing to serve: the first server's failure is raised, each one
+    # logged with why before it.
+    caplog.set_level(logging.WARNING, logger="lemonmcp")
+    cfg = {"mcpServers": {"missing": {"command": "/nonexistent/lmcp-py-server"}, "off": {"command": "x", "enabled": False}}}
+    if front == "Host":
+        with pytest.raises(lemonmcp.TransportError, match="every enabled server failed: missing: executable not found"):
+            with lemonmcp.Host(cfg, ready_timeout=15):
+                pass
+    else:
+
+        async def main() -> None:
+            async with AsyncHost(cfg, ready_timeout=15):
+                pass
+
+        with pytest.raises(lemonmcp.TransportError, match="every enabled server failed: missing: executable not found"):
+            asyncio.run(main())
+    logged = [r.getMessage() for r in caplog.records if r.name == "lemonmcp"]
+    assert len([m for m in logged if "server 'missing' failed to start" in m]) == 1, logged
+
+
 @pytest.mark.parametrize("front", ["Host", "AsyncHost"])
 def test_failed_server_is_logged_with_why(fixture_path: str, caplog: pytest.LogCaptureFixture, front: str) -> None:
     caplog.set_level(logging.WARNING, logger="lemonmcp")

@@ -17,6 +17,7 @@ def test_features_list_the_modern_era() -> None:
     f = lemonmcp.features()
     assert "2026-07-28" in f["protocol_versions"]
     assert f["protocol_modes"] == ["legacy", "auto", "modern"]
+    assert f["legacy"] == ["tasks", "tasks_receiver"], "2025-11-25 tasks, both sides"
 
 
 @pytest.mark.parametrize("mode", ["auto", "modern"])

@@ -1,7 +1,8 @@
 """2025-11-25 tasks through the Python binding: a task-augmented tools/call
 is one call that completes (with progress), against the fixture server
 (the Go SDK with -legacy-tasks) and the TypeScript SDK v1 server
-(tests/fixtures/tsv1tasks, installed by `make tasks-peer-setup`)."""
+(tests/fixtures/tsv1tasks, installed by `make tasks-peer-setup`); and the
+client as receiver: task-augmented elicitation and sampling served."""
 
 from __future__ import annotations
 
@@ -126,3 +127,32 @@ def test_own_task_by_hand(task_client: Client, peer: Peer) -> None:
     forever = task_client.call("tools/call", {"name": peer.forever, "arguments": {}, "task": {}})["task"]["taskId"]
     assert task_client.call("tasks/cancel", {"taskId": forever})["status"] == "cancelled"
     assert status() == "completed", "the first task is untouched"
+
+
+def test_the_client_serves_task_augmented_requests(tmp_path: Any) -> None:
+    # The client as receiver (protocol tasks): the TypeScript SDK v1's
+    # ask_as_task and sample_as_task send their elicitation and sampling
+    # with params.task; the client answers each with a task, the handler
+    # gets the question (naming the task), and the server's tasks/result
+    # gets the handler's answer.
+    peer = _ts_v1_peer(str(tmp_path))
+    seen: List[Any] = []
+
+    def elicit(params: Any) -> Any:
+        seen.append(("elicitation", params))
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    def sample(params: Any) -> Any:
+        seen.append(("sampling", params))
+        return {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "stand-in"}
+
+    c = Client.stdio(peer.command, peer.args, protocol={"tasks": True}, elicitation=elicit, sampling=sample,
+                     call_timeout=15.0, ready_timeout=READY_S)
+    c.open(timeout=READY_S)
+    try:
+        assert c.call_tool("ask_as_task", {}).text == "hello Ada (task created)"
+        assert c.call_tool("sample_as_task", {}).text == "the model says hi (task created)"
+    finally:
+        c.close(timeout=10)
+    assert [kind for kind, _ in seen] == ["elicitation", "sampling"]
+    assert all(params["task"] == {"ttl": 60000} for _, params in seen), seen

@@ -107,7 +107,8 @@ defmodule LemonMCP.Host do
   @doc """
   Waits until every enabled server is ready or has failed once: `:ok`, or
   `{:error, :timeout}` (the servers still connecting are in the message of
-  the library's error, see `servers/1`).
+  the library's error, see `servers/1`), or, when every enabled server
+  failed, the first one's failure (`{:error, :connection_closed}`, ...).
   """
   @spec await_ready(host(), timeout()) :: :ok | {:error, term()}
   def await_ready(host, timeout \\ @default_timeout) do
@@ -237,9 +238,18 @@ defmodule LemonMCP.Host do
   @doc "Calls a tool and returns the whole result map."
   @spec call_tool_result(host(), String.t(), map(), keyword()) :: {:ok, map()} | {:error, term()}
   def call_tool_result(host, name, args \\ %{}, opts \\ []) do
-    LemonMCP.Telemetry.span(host, "tools/call", %{"name" => name}, fn ->
+    LemonMCP.Telemetry.span(host, "tools/call", fn -> tool_route(host, name) end, fn ->
       GenServer.call(host, {:call_tool, name, args || %{}, options(opts)}, outer(opts))
     end)
+  end
+
+  # The tool's own name and its server, for the :start event (the core's
+  # record gives :stop the same); only asked for when events go out.
+  defp tool_route(host, name) do
+    case GenServer.call(host, {:route, name}) do
+      {server, tool} -> {%{"name" => tool}, %{server: server}}
+      nil -> {%{"name" => name}, %{}}
+    end
   end
 
   @doc "Sends any request to one named server; returns its raw result."
@@ -349,6 +359,7 @@ defmodule LemonMCP.Host do
          :ok <- Enum.each(warnings, &Logger.warning/1),
          :ok <- NIF.host_set_handlers(ref, :host),
          :ok <- set_telemetry(ref),
+         {:ok, servers} <- NIF.host_servers(ref),
          :ok <- NIF.host_connect(ref) do
       {:ok,
        %{
@@ -362,7 +373,11 @@ defmodule LemonMCP.Host do
          sessions: %{},
          # Telemetry records of pending calls (call id => record), each
          # handed to the caller with the call's reply.
-         records: %{}
+         records: %{},
+         # What a call_tool's :start event names (exposed name => {server,
+         # own name}): the last list_tools, else the server__tool prefix.
+         server_names: Map.keys(servers),
+         routes: %{}
        }}
     else
       {:error, status, info} -> {:stop, Error.reason(status, info)}
@@ -388,7 +403,22 @@ defmodule LemonMCP.Host do
   end
 
   def handle_call({:query, name, args}, from, st) do
-    start_call(NIF.host_query(st.ref, name, args, nil), {from, :plain}, st)
+    start_call(NIF.host_query(st.ref, name, args, nil), {from, if(name == "list_tools", do: :tools, else: :plain)}, st)
+  end
+
+  # A tool's server and own name: the catalogue as the last list gave it,
+  # else the server__tool prefix the core itself falls back on (nil:
+  # unknown until the call's record).
+  def handle_call({:route, name}, _from, st) do
+    route =
+      Map.get_lazy(st.routes, name, fn ->
+        case String.split(name, "__", parts: 2) do
+          [server, tool] when server != "" and tool != "" -> if server in st.server_names, do: {server, tool}
+          _ -> nil
+        end
+      end)
+
+    {:reply, route, st}
   end
 
   # pending: call id => {from, :recorded | :plain}; a :recorded call's reply
@@ -410,9 +440,17 @@ defmodule LemonMCP.Host do
         {record, records} = Map.pop(st.records, id)
         reply = Error.done_reply(status, payload)
         GenServer.reply(from, if(kind == :recorded, do: LemonMCP.Telemetry.with_record(reply, record), else: reply))
-        {:noreply, %{st | pending: pending, records: records}}
+        {:noreply, %{st | pending: pending, records: records, routes: routes(kind, reply, st.routes)}}
     end
   end
+
+  # A list_tools answer is the host's catalogue: each exposed name's
+  # server and own name.
+  defp routes(:tools, {:ok, %{"tools" => tools}}, _routes) when is_list(tools) do
+    for %{"name" => name, "server" => server, "original_name" => tool} <- tools, into: %{}, do: {name, {server, tool}}
+  end
+
+  defp routes(_kind, _reply, routes), do: routes
 
   # A call's record comes before its completion; kept only for a pending
   # call (the library's other records have no caller to go to).

@@ -14,8 +14,9 @@ defmodule LemonMCP.Telemetry do
       `request_id:` (the call's last JSON-RPC id). These, `target:` and a
       host's `server:` come from the core's telemetry record of the call,
       the same the C handler receives and the Python spans are made from:
-      a host's `call_tool` is named by the tool's own name (`:start` had
-      the exposed one, `server__tool`).
+      a host's `call_tool` is named by the tool's own name and its server,
+      at `:start` too (from the host's catalogue, or the `server__tool`
+      prefix before any list), not by the exposed `server__tool`.
     * `[:lemon_mcp, :call, :exception]`: the call raised or exited:
       `%{duration:}`; metadata plus `kind:`, `reason:`, `stacktrace:`.
     * `[:lemon_mcp, :server, :restart]`: a supervised server restarts (a
@@ -83,7 +84,13 @@ defmodule LemonMCP.Telemetry do
   name on a host, the server, session, request id, protocol version,
   error type) comes from the record.
   """
-  @spec span(pid() | atom() | term(), String.t(), map() | nil, (() -> term()) | (boolean() -> term()), map()) ::
+  @spec span(
+          pid() | atom() | term(),
+          String.t(),
+          map() | nil | (() -> {map(), map()}),
+          (() -> term()) | (boolean() -> term()),
+          map()
+        ) ::
           term()
   def span(client, method, params, fun, extra \\ %{}) do
     case handler() do
@@ -93,6 +100,8 @@ defmodule LemonMCP.Telemetry do
   end
 
   defp traced(mod, client, method, params, fun, extra) do
+    {params, extra} = resolved(params, extra)
+
     meta =
       Map.merge(extra, %{
         client: client,
@@ -132,6 +141,16 @@ defmodule LemonMCP.Telemetry do
         reply
     end
   end
+
+  # params given as a function are worked out only when events go out (a
+  # host's call_tool asks its process for the tool's own name and server):
+  # it returns {params, more metadata}.
+  defp resolved(params, extra) when is_function(params, 0) do
+    {params, more} = params.()
+    {params, Map.merge(extra, more)}
+  end
+
+  defp resolved(params, extra), do: {params, extra}
 
   defp run(fun, _traced) when is_function(fun, 0), do: fun.()
   defp run(fun, traced), do: fun.(traced)
