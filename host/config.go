@@ -420,7 +420,7 @@ func (r *reader) parseServerMembers(sc *ServerConfig, m map[string]any, known []
 	if sandboxOn != nil {
 		on, ok := sandboxOn.(bool)
 		if !ok {
-			return nil, invalid(at+".sandboxEnabled", "must be true or false")
+			return invalid(at+".sandboxEnabled", "must be true or false")
 		}
 		if on {
 			if sandboxObj == nil {
