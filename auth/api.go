@@ -3,6 +3,8 @@ package auth
 import (
 	"context"
 	"time"
+
+	"github.com/lemonmcp/lemonmcp/auth/tokenstore"
 )
 
 // Flow selects how a token is obtained once refreshing is not possible.
@@ -162,6 +164,18 @@ type Config struct {
 	// AppTokenStore: tokens are loaded from and saved through the host
 	// (Host.LoadToken, Host.SaveToken); otherwise they live in memory only.
 	AppTokenStore bool
+	// TokenStore, when set, is a store shared with other processes (see
+	// package tokenstore): the grant is loaded from it before the first
+	// request, reloaded before every refresh and after every 401, and a
+	// refresh token is redeemed only under a lease claimed there, so it is
+	// never redeemed twice. It replaces AppTokenStore's load and save.
+	TokenStore tokenstore.Store
+	// TokenStoreKey names the grant in TokenStore; empty means the MCP
+	// server's canonical resource and ClientID.
+	TokenStoreKey string
+	// TokenStoreLease is how long a refresh's lease lasts; the refresh's
+	// token request is cut off before it ends. Zero means 10 seconds.
+	TokenStoreLease time.Duration
 	// AuthorizationTimeout bounds one Host.Authorize. Zero means 5 minutes.
 	AuthorizationTimeout time.Duration
 	// MaxStepUps bounds the insufficient_scope re-authorizations of one

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lemonmcp/lemonmcp/auth/tokenstore"
 )
 
 const (
@@ -60,6 +62,13 @@ type Manager struct {
 	regs      map[string]*registration // by authorization server issuer
 	lastDisc  *discovery
 	exhausted map[string]bool // step-up scope sets that did not satisfy the server
+
+	// A grant shared through Config.TokenStore (shared.go).
+	store      tokenstore.Store
+	storeKey   string
+	owner      string // this Manager's lease owner id
+	storeGen   uint64 // generation of the stored record last adopted or committed
+	adoptedGen uint64 // m.gen of the last token adopted from the store
 }
 
 type hostBox struct{ h Host }
@@ -111,6 +120,14 @@ func New(cfg Config, mcpURL string) (*Manager, error) {
 		m.authTimeout = defaultAuthorizationTimeout
 	}
 	m.tok.refresh = cfg.RefreshToken
+	if cfg.TokenStore != nil {
+		m.store = cfg.TokenStore
+		m.storeKey = cfg.TokenStoreKey
+		if m.storeKey == "" {
+			m.storeKey = defaultStoreKey(canon, cfg.ClientID)
+		}
+		m.owner = randomString(12)
+	}
 	m.closeCtx, m.closeFn = context.WithCancel(context.Background())
 	return m, nil
 }
@@ -163,6 +180,14 @@ func (m *Manager) validate() error {
 	}
 	if c.MaxStepUps < 0 {
 		return errors.New("auth.max_step_ups: must not be negative")
+	}
+	if c.TokenStoreLease < 0 {
+		return errors.New("auth.token_store.lease_ms: must not be negative")
+	}
+	if c.TokenStore != nil && c.DPoP != nil && c.DPoP.KeyPEM == "" {
+		// A DPoP-bound refresh token works only with the key it was
+		// bound to; an ephemeral key dies with the process that made it.
+		return errors.New("auth.dpop: a shared auth.token_store needs auth.dpop.key_pem (every process sharing the grant must sign with its key)")
 	}
 	if c.AuthorizationTimeout < 0 {
 		return errors.New("auth.authorization_timeout: must not be negative")

@@ -16,7 +16,7 @@
 //     nothing and answers the version and record that won.
 //
 // A Record carries the tokens, a generation (bumped by every redemption),
-// the DPoP key of a DPoP-bound grant, a lease {owner, until} that a
+// the DPoP key thumbprint of a DPoP-bound grant, a lease {owner, until} that a
 // process claims (by compare-and-save) before it redeems the refresh
 // token, and a state (ok, needs_reauth). The algorithm over the contract
 // lives in package auth (Manager); stores only keep the contract.

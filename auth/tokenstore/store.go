@@ -29,8 +29,10 @@ type Lease struct {
 }
 
 // Record is one shared grant. ExpiresAt is absolute (Unix milliseconds, 0
-// when unknown). DPoPKey is the PKCS#8 PEM of the proof key when the grant
-// is DPoP-bound (processes sharing the grant share the key). ClientID and
+// when unknown). DPoPJKT is the RFC 7638 thumbprint of the DPoP key a
+// DPoP-bound grant is bound to: the processes sharing it are configured
+// with that key (auth.dpop.key_pem), and a process holding another key
+// does not use its tokens. The private key itself is never stored. ClientID and
 // ClientSecret are credentials dynamic registration issued; Issuer binds
 // the record to one authorization server.
 type Record struct {
@@ -39,7 +41,7 @@ type Record struct {
 	ExpiresAt    int64  `json:"expires_at,omitempty"`
 	RefreshToken string `json:"refresh_token,omitempty"`
 	Generation   uint64 `json:"generation"`
-	DPoPKey      string `json:"dpop_key,omitempty"`
+	DPoPJKT      string `json:"dpop_jkt,omitempty"`
 	Lease        *Lease `json:"lease,omitempty"`
 	State        State  `json:"state,omitempty"`
 	Scope        string `json:"scope,omitempty"`

@@ -45,7 +45,7 @@ func TestContract(t *testing.T) {
 			require.Nil(t, rec)
 			require.Equal(t, Version(0), ver)
 
-			first := &Record{RefreshToken: "rt-1", Generation: 1, State: StateOK, Lease: &Lease{Owner: "a", Until: 42}, DPoPKey: "pem", Issuer: "https://as"}
+			first := &Record{RefreshToken: "rt-1", Generation: 1, State: StateOK, Lease: &Lease{Owner: "a", Until: 42}, DPoPJKT: "jkt", Issuer: "https://as"}
 			v1, won, err := s.CompareAndSave(ctx, key, 0, first)
 			require.NoError(t, err)
 			require.Nil(t, won)
