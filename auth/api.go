@@ -170,6 +170,10 @@ type Config struct {
 	// refresh token is redeemed only under a lease claimed there, so it is
 	// never redeemed twice. It replaces AppTokenStore's load and save.
 	TokenStore tokenstore.Store
+	// TokenStoreSpec, when set (and TokenStore is not), names a built-in
+	// shared store (auth.token_store {"type": "file" | "postgres" |
+	// "redis", ...}); New opens it and Close closes it.
+	TokenStoreSpec *tokenstore.Spec
 	// TokenStoreKey names the grant in TokenStore; empty means the MCP
 	// server's canonical resource and ClientID.
 	TokenStoreKey string
