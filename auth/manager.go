@@ -71,6 +71,9 @@ type Manager struct {
 	closeStoreOnce sync.Once
 	storeGen       uint64 // generation of the stored record last adopted or committed
 	adoptedGen     uint64 // m.gen of the last token adopted from the store
+	// afterStaleLease: the lease this process holds replaced an expired
+	// one (set by claim, read by commit; one flight at a time).
+	afterStaleLease bool
 }
 
 type hostBox struct{ h Host }

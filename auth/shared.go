@@ -177,6 +177,12 @@ func (m *Manager) claim(ctx context.Context, lease time.Duration, check func(*to
 				return nil, 0, false, err
 			}
 		}
+		// An expired lease: its holder died or lost the answer, and what
+		// this process redeems may be the server's grace answer to that
+		// earlier redemption, with an access token that already expired.
+		m.mu.Lock()
+		m.afterStaleLease = rec != nil && rec.Lease != nil
+		m.mu.Unlock()
 		claimed := &tokenstore.Record{Generation: 0, State: tokenstore.StateOK, Resource: m.canonical}
 		if rec != nil {
 			claimed = rec.Clone()
@@ -347,6 +353,11 @@ func (m *Manager) commit(ctx context.Context, claimed *tokenstore.Record, ver to
 	m.install(tr, d.as.Issuer, requested, setRequested)
 	m.mu.Lock()
 	m.storeGen = next.Generation
+	if m.afterStaleLease {
+		// Treated like an adopted token: when the server refuses it, the
+		// request refreshes once more instead of failing.
+		m.adoptedGen = m.gen
+	}
 	m.mu.Unlock()
 	return nil
 }

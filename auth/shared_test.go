@@ -393,3 +393,40 @@ func TestSharedGrantConfig(t *testing.T) {
 	require.ErrorContains(t, err, "lease_ms")
 	require.True(t, strings.HasPrefix(defaultStoreKey("https://a/mcp", "c"), "https://a/mcp"))
 }
+
+// TestSharedGrantGraceAnswerExpired: the server's grace answer to a
+// retried refresh token carries the access token of the first, lost
+// redemption, which has expired meanwhile; the request refreshes once
+// more (with the new refresh token) instead of failing.
+func TestSharedGrantGraceAnswerExpired(t *testing.T) {
+	e := newEnv(t)
+	as := newStrictAS(t, e, "rt-0")
+	dropLost(e)
+	lost := false
+	e.set(func(e *env) {
+		as.grace = time.Minute
+		as.onRedeem = func(string) bool {
+			if lost {
+				return false
+			}
+			lost = true
+			return true
+		}
+		e.rsFn = func(r *http.Request, _ []string, ok bool) (int, string) {
+			if !ok || r.Header.Get("Authorization") == "Bearer at-1" {
+				return 401, ""
+			}
+			return 200, ""
+		}
+	})
+	_, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStore: tokenstore.NewMemory(), TokenStoreLease: 400 * time.Millisecond}, &fakeHost{})
+	_, _, err := post(c, e.mcpURL(), `{}`)
+	require.Error(t, err, "the outcome is unknown")
+	st, _, err := post(c, e.mcpURL(), `{}`)
+	require.NoError(t, err)
+	require.Equal(t, 200, st)
+	redemptions, reuses, revoked := as.counts()
+	require.Equal(t, 2, redemptions)
+	require.Zero(t, reuses)
+	require.False(t, revoked)
+}
