@@ -1,0 +1,311 @@
+package tokenstores
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/tests/internal/fixturebin"
+)
+
+const (
+	tokenPeriod = 2 * time.Second // the strict server's access token period
+	runFor      = 7 * time.Second // each phase's calling time
+	startDelay  = 3 * time.Second // from spawning to the common start instant
+)
+
+var builds struct {
+	once              sync.Once
+	fixture, goWorker string
+	err               error
+}
+
+func binaries(t *testing.T) (fixture, goWorker string) {
+	t.Helper()
+	builds.once.Do(func() {
+		if builds.fixture, _, builds.err = fixturebin.Build("../fixtures/oauthfixture"); builds.err != nil {
+			return
+		}
+		builds.goWorker, _, builds.err = fixturebin.Build("./goworker")
+	})
+	require.NoError(t, builds.err)
+	return builds.fixture, builds.goWorker
+}
+
+// repoRoot is the checkout this test module lives in.
+func repoRoot(t *testing.T) string {
+	abs, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	return abs
+}
+
+// pythonEnv is the environment that imports the in-tree binding.
+func pythonEnv(t *testing.T) []string {
+	root := repoRoot(t)
+	if _, err := os.Stat(filepath.Join(root, "bindings/python/lemonmcp/liblemonmcp.so")); err != nil {
+		t.Fatal("the Python binding has no library: run make python-dev (make test-tokenstores does)")
+	}
+	return append(os.Environ(), "PYTHONPATH="+filepath.Join(root, "bindings/python"), "PYTHONDONTWRITEBYTECODE=1")
+}
+
+func python() string {
+	if p := os.Getenv("PYTHON"); p != "" {
+		return p
+	}
+	return "python3"
+}
+
+// strictServer runs the strict authorization server + MCP server and
+// returns its base URL.
+func strictServer(t *testing.T, graceMS int) string {
+	fixture, _ := binaries(t)
+	cmd := exec.Command(fixture, "-strict-refresh", "-initial-refresh-token", "rt-0", "-client-secret=",
+		"-token-period-ms", strconv.Itoa(int(tokenPeriod.Milliseconds())), "-expires-in", "0",
+		"-reuse-grace-ms", strconv.Itoa(graceMS))
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		stdin.Close()
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	return strings.TrimSpace(line)
+}
+
+type strictStats struct {
+	Redemptions  int `json:"redemptions"`
+	Reuses       int `json:"reuses"`
+	Revocations  int `json:"revocations"`
+	GraceAnswers int `json:"grace_answers"`
+	Refused      int `json:"refused"`
+}
+
+func statsOf(t *testing.T, base string) strictStats {
+	resp, err := http.Get(base + "/_strict")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var s strictStats
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&s))
+	return s
+}
+
+// store is one shared store configuration under test.
+type store struct {
+	name string
+	spec func(t *testing.T, phase string) map[string]any
+}
+
+func stores() []store {
+	out := []store{{"file", func(t *testing.T, phase string) map[string]any {
+		return map[string]any{"type": "file", "path": filepath.Join(t.TempDir(), phase+".json")}
+	}}}
+	for _, s := range []struct{ name, env string }{{"postgres", "LEMONMCP_TEST_POSTGRES_URL"}, {"redis", "LEMONMCP_TEST_REDIS_URL"}} {
+		if url := os.Getenv(s.env); url != "" {
+			out = append(out, store{s.name, func(t *testing.T, phase string) map[string]any {
+				return map[string]any{"type": s.name, "url": url, "key": fmt.Sprintf("%s-%s-%d", t.Name(), phase, time.Now().UnixNano())}
+			}})
+		}
+	}
+	return out
+}
+
+func clientConfig(base string, tokenStore map[string]any) map[string]any {
+	tokenStore["lease_ms"] = 1500
+	return map[string]any{
+		"transport": map[string]any{"type": "streamable_http", "url": base + "/mcp"},
+		"timeouts":  map[string]any{"ready_ms": 30000, "call_ms": 30000},
+		"auth":      map[string]any{"client_id": "lemon", "refresh_token": "rt-0", "token_store": tokenStore},
+	}
+}
+
+func writeJSON(t *testing.T, dir, name string, v any) string {
+	path := filepath.Join(dir, name)
+	data, err := json.Marshal(v)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	return path
+}
+
+// worker is one spawned process.
+type worker struct {
+	lang string
+	cmd  *exec.Cmd
+	out  strings.Builder
+	done chan error
+}
+
+func spawn(t *testing.T, lang string, cmd *exec.Cmd) *worker {
+	w := &worker{lang: lang, cmd: cmd, done: make(chan error, 1)}
+	cmd.Stdout = &w.out
+	cmd.Stderr = &w.out
+	require.NoError(t, cmd.Start())
+	go func() { w.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		select {
+		case <-w.done:
+		case <-time.After(10 * time.Second):
+		}
+	})
+	return w
+}
+
+type result struct {
+	OK     int      `json:"ok"`
+	Failed int      `json:"failed"`
+	Errors []string `json:"errors"`
+}
+
+// runPhase starts the workers at one instant, kills `kills` of them at
+// random moments, runs the command line over and over meanwhile, and
+// checks every survivor.
+func runPhase(t *testing.T, base string, tokenStore map[string]any, kills int) {
+	_, goWorker := binaries(t)
+	dir := t.TempDir()
+	cfg := writeJSON(t, dir, "client.json", clientConfig(base, tokenStore))
+	hostCfg := writeJSON(t, dir, "mcp.json", map[string]any{"mcpServers": map[string]any{"strict": clientConfig(base, tokenStore)}})
+	// The host file spells the transport as url, the client file as
+	// transport: rewrite the host entry.
+	var host map[string]any
+	data, _ := os.ReadFile(hostCfg)
+	require.NoError(t, json.Unmarshal(data, &host))
+	entry := host["mcpServers"].(map[string]any)["strict"].(map[string]any)
+	delete(entry, "transport")
+	entry["url"] = base + "/mcp"
+	hostCfg = writeJSON(t, dir, "mcp.json", host)
+
+	pyEnv := pythonEnv(t)
+	start := time.Now().Add(startDelay)
+	until := start.Add(runFor)
+	startMS, untilMS := strconv.FormatInt(start.UnixMilli(), 10), strconv.FormatInt(until.UnixMilli(), 10)
+	t.Logf("spawning at %s", time.Now().Format("15:04:05.000"))
+	var workers []*worker
+	for i := 0; i < 3; i++ {
+		workers = append(workers, spawn(t, "go", exec.Command(goWorker, "-config", cfg, "-threads", "4", "-start-at", startMS, "-until", untilMS)))
+		py := exec.Command(python(), "pyworker.py", cfg, "3", startMS, untilMS)
+		py.Env = pyEnv
+		workers = append(workers, spawn(t, "python", py))
+	}
+
+	// The command line: short-lived runs sharing the grant.
+	type cliResult struct {
+		runs     int
+		failures []string
+	}
+	cliDone := make(chan cliResult, 1)
+	go func() {
+		var r cliResult
+		time.Sleep(time.Until(start))
+		for time.Now().Before(until) {
+			cmd := exec.Command(python(), "-m", "lemonmcp", "--config", hostCfg, "call", "strict__echo", "text=cli")
+			cmd.Env = pyEnv
+			out, err := cmd.CombinedOutput()
+			r.runs++
+			if err != nil {
+				r.failures = append(r.failures, fmt.Sprintf("%v: %s", err, out))
+			}
+		}
+		cliDone <- r
+	}()
+
+	killed := map[*worker]bool{}
+	for _, i := range rand.Perm(len(workers))[:kills] {
+		w := workers[i]
+		killed[w] = true
+		at := start.Add(time.Duration(rand.Int64N(int64(runFor - time.Second))))
+		go func() {
+			time.Sleep(time.Until(at))
+			_ = w.cmd.Process.Signal(syscall.SIGKILL)
+		}()
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), startDelay+runFor+60*time.Second)
+	defer cancel()
+	for _, w := range workers {
+		select {
+		case err := <-w.done:
+			if killed[w] {
+				continue
+			}
+			require.NoError(t, err, "%s worker: %s", w.lang, w.out.String())
+			line := w.out.String()
+			if i := strings.LastIndex(strings.TrimSpace(line), "\n"); i >= 0 {
+				line = line[i+1:]
+			}
+			var r result
+			require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(line)), &r), "%s worker: %s", w.lang, w.out.String())
+			require.Zero(t, r.Failed, "%s worker: every call succeeds: %v", w.lang, r.Errors)
+			require.Positive(t, r.OK, "%s worker made no call", w.lang)
+			t.Logf("%s worker: %d calls, done %s after the deadline", w.lang, r.OK, time.Since(until).Round(time.Millisecond))
+		case <-ctx.Done():
+			t.Fatalf("%s worker still running", w.lang)
+		}
+	}
+	cli := <-cliDone
+	t.Logf("command line: %d runs, done %s after the deadline", cli.runs, time.Since(until).Round(time.Millisecond))
+	require.Empty(t, cli.failures, "every command-line run succeeds")
+}
+
+func checkServer(t *testing.T, base string) {
+	s := statsOf(t, base)
+	t.Logf("strict server: %+v", s)
+	require.Zero(t, s.Reuses, "no refresh token redeemed twice")
+	require.Zero(t, s.Revocations, "no grant revoked")
+	require.Zero(t, s.Refused, "no dead refresh token presented")
+	// One redemption per expiry: the first grant, then one per period
+	// boundary of the run (plus the seconds of start-up and shut-down).
+	expiries := int((startDelay+runFor)/tokenPeriod) + 2
+	require.Positive(t, s.Redemptions)
+	require.LessOrEqual(t, s.Redemptions, expiries, "about one redemption per expiry")
+}
+
+// TestSharedGrant: Go and Python processes with threads, and command
+// line runs, share one grant on each store; none redeems a refresh token
+// twice.
+func TestSharedGrant(t *testing.T) {
+	for _, st := range stores() {
+		t.Run(st.name, func(t *testing.T) {
+			base := strictServer(t, 0)
+			runPhase(t, base, st.spec(t, "all"), 0)
+			checkServer(t, base)
+		})
+	}
+}
+
+// TestSharedGrantWithKills: the same with processes SIGKILLed at random
+// (a holder may die between redeeming and committing), against a server
+// that grants a reuse window as Okta's 30 s default does.
+func TestSharedGrantWithKills(t *testing.T) {
+	for _, st := range stores() {
+		t.Run(st.name, func(t *testing.T) {
+			base := strictServer(t, 30000)
+			runPhase(t, base, st.spec(t, "kills"), 2)
+			checkServer(t, base)
+		})
+	}
+}
