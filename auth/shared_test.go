@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -120,7 +121,7 @@ func (w *lossyWriter) Write(b []byte) (int, error) {
 
 func sharedStores(t *testing.T) map[string]func() tokenstore.Store {
 	path := filepath.Join(t.TempDir(), "tokens.json")
-	return map[string]func() tokenstore.Store{
+	out := map[string]func() tokenstore.Store{
 		"memory": func() tokenstore.Store { return tokenstore.NewMemory() },
 		"file": func() tokenstore.Store {
 			s, err := tokenstore.OpenFile(path)
@@ -128,6 +129,18 @@ func sharedStores(t *testing.T) map[string]func() tokenstore.Store {
 			return s
 		},
 	}
+	// The server stores join when make test-tokenstores runs them.
+	for typ, env := range map[string]string{"postgres": "LEMONMCP_TEST_POSTGRES_URL", "redis": "LEMONMCP_TEST_REDIS_URL"} {
+		if u := os.Getenv(env); u != "" {
+			out[typ] = func() tokenstore.Store {
+				s, err := tokenstore.Open(tokenstore.Spec{Type: typ, URL: u})
+				require.NoError(t, err)
+				t.Cleanup(func() { s.Close() })
+				return s
+			}
+		}
+	}
+	return out
 }
 
 // TestSharedGrantManyManagers: managers that share a store (as processes
@@ -141,15 +154,16 @@ func TestSharedGrantManyManagers(t *testing.T) {
 			e := newEnv(t)
 			as := newStrictAS(t, e, "rt-0")
 			store := open()
+			key := fmt.Sprintf("%s %d", t.Name(), time.Now().UnixNano())
 			const managers, perManager, rounds = 6, 4, 4
 			var clients []*http.Client
 			for i := 0; i < managers; i++ {
 				// Each manager gets its own store handle, as a process would.
 				s := store
-				if name == "file" {
+				if name != "memory" {
 					s = open()
 				}
-				_, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStore: s}, &fakeHost{})
+				_, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStore: s, TokenStoreKey: key}, &fakeHost{})
 				clients = append(clients, c)
 			}
 			for round := 0; round < rounds; round++ {

@@ -17,7 +17,8 @@ import (
 //
 // Writers take an exclusive flock on a lock file next to it (path +
 // ".lock"), read, compare the version, write a temporary file in the same
-// directory (mode 0600, synced) and rename it over the store: a reader
+// directory (mode 0600; synced when it carries new tokens) and rename it
+// over the store: a reader
 // (which takes no lock) sees the old file or the new one, never a torn
 // one, and a writer killed at any point leaves the store as it was. The
 // flock dies with its process, so a crash never leaves the store locked.
@@ -30,8 +31,9 @@ type File struct {
 	path string
 	lock string
 
-	mu     sync.Mutex // serializes this process's writers (flock is per open file)
-	closed bool
+	mu       sync.Mutex // serializes this process's writers (flock is per open file)
+	lockFile *os.File   // opened on the first write, kept until Close
+	closed   bool
 }
 
 type fileDoc struct {
@@ -86,15 +88,17 @@ func (s *File) CompareAndSave(_ context.Context, key string, expected Version, r
 	if s.closed {
 		return 0, nil, ErrClosed
 	}
-	lf, err := os.OpenFile(s.lock, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return 0, nil, fmt.Errorf("opening the token store's lock file %s failed: %s", s.lock, pathErr(err))
+	if s.lockFile == nil {
+		lf, err := os.OpenFile(s.lock, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return 0, nil, fmt.Errorf("opening the token store's lock file %s failed: %s", s.lock, pathErr(err))
+		}
+		s.lockFile = lf
 	}
-	defer lf.Close()
-	if err := flock(lf); err != nil {
+	if err := flock(s.lockFile, syscall.LOCK_EX); err != nil {
 		return 0, nil, fmt.Errorf("locking the token store %s failed: %s", s.path, pathErr(err))
 	}
-	// Closing the file releases the lock.
+	defer func() { _ = flock(s.lockFile, syscall.LOCK_UN) }()
 	doc, err := s.read()
 	if err != nil {
 		return 0, nil, err
@@ -105,7 +109,11 @@ func (s *File) CompareAndSave(_ context.Context, key string, expected Version, r
 	}
 	next := cur.Version + 1
 	doc.Grants[key] = fileEntry{Version: next, Record: rec}
-	if err := s.replace(doc); err != nil {
+	// Only new tokens are synced to disk: a lease or state change lost
+	// in a machine crash costs nothing (every process died with it),
+	// while a lost rotated refresh token would end the grant.
+	durable := cur.Record == nil || cur.Record.RefreshToken != rec.RefreshToken || cur.Record.AccessToken != rec.AccessToken
+	if err := s.replace(doc, durable); err != nil {
 		return 0, nil, err
 	}
 	return next, nil, nil
@@ -116,6 +124,11 @@ func (s *File) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	if s.lockFile != nil {
+		err := s.lockFile.Close()
+		s.lockFile = nil
+		return err
+	}
 	return nil
 }
 
@@ -125,9 +138,9 @@ func (s *File) isClosed() bool {
 	return s.closed
 }
 
-func flock(f *os.File) error {
+func flock(f *os.File, how int) error {
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		err := syscall.Flock(int(f.Fd()), how)
 		if !errors.Is(err, syscall.EINTR) {
 			return err
 		}
@@ -157,8 +170,9 @@ func (s *File) read() (*fileDoc, error) {
 	return doc, nil
 }
 
-// replace writes doc to a temporary file and renames it over the store.
-func (s *File) replace(doc *fileDoc) error {
+// replace writes doc to a temporary file and renames it over the store;
+// durable syncs it first.
+func (s *File) replace(doc *fileDoc, durable bool) error {
 	data, err := jsonx.Marshal(doc)
 	if err != nil {
 		return fmt.Errorf("encoding the token store failed: %s", err)
@@ -186,8 +200,10 @@ func (s *File) replace(doc *fileDoc) error {
 	// Synced before the rename: after a crash the store holds the old
 	// record or the new one, never an empty file that lost the rotated
 	// refresh token.
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("writing the token store %s failed: %s", s.path, pathErr(err))
+	if durable {
+		if err := tmp.Sync(); err != nil {
+			return fmt.Errorf("writing the token store %s failed: %s", s.path, pathErr(err))
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("writing the token store %s failed: %s", s.path, pathErr(err))

@@ -21,6 +21,10 @@ func Open(s Spec) (Store, error) {
 	switch s.Type {
 	case "file":
 		return OpenFile(s.Path)
+	case "postgres":
+		return OpenPostgres(s.URL)
+	case "redis":
+		return OpenRedis(s.URL)
 	}
 	return nil, fmt.Errorf("type: %q is not a shared store type", s.Type)
 }

@@ -3,6 +3,7 @@ package tokenstore
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -32,7 +34,7 @@ func stores(t *testing.T) map[string]Store {
 }
 
 func uniqueKey(t *testing.T) string {
-	return fmt.Sprintf("test|%s|%d", t.Name(), os.Getpid())
+	return fmt.Sprintf("test|%s|%d|%d", t.Name(), os.Getpid(), time.Now().UnixNano())
 }
 
 func TestContract(t *testing.T) {
@@ -224,4 +226,43 @@ func TestClosedStore(t *testing.T) {
 	require.ErrorIs(t, err, ErrClosed)
 	_, _, err = s.CompareAndSave(context.Background(), "k", 0, &Record{})
 	require.ErrorIs(t, err, ErrClosed)
+}
+
+// TestServerStoreErrors: a server that is not there is reported without
+// the password of the URL; a bad URL is named.
+func TestServerStoreErrors(t *testing.T) {
+	ctx := context.Background()
+	port := closedPort(t)
+	pg, err := OpenPostgres("postgres://u:hunter2@127.0.0.1:" + port + "/db?sslmode=disable&connect_timeout=5")
+	require.NoError(t, err)
+	defer pg.Close()
+	rd, err := OpenRedis("redis://:hunter2@127.0.0.1:" + port + "/0")
+	require.NoError(t, err)
+	defer rd.Close()
+	for name, s := range map[string]Store{"postgres": pg, "redis": rd} {
+		_, _, err := s.Load(ctx, "k")
+		require.Error(t, err, name)
+		require.NotContains(t, err.Error(), "hunter2", name)
+		_, _, err = s.CompareAndSave(ctx, "k", 0, &Record{RefreshToken: "rt-secret"})
+		require.Error(t, err, name)
+		require.NotContains(t, err.Error(), "hunter2", name)
+		require.NotContains(t, err.Error(), "rt-secret", name)
+	}
+	for _, tc := range []struct{ spec Spec }{
+		{Spec{Type: "postgres", URL: "postgres://u:hunter2@h:notaport/db"}},
+		{Spec{Type: "redis", URL: "redis://:hunter2@h:6379/notadb"}},
+	} {
+		_, err := Open(tc.spec)
+		require.ErrorContains(t, err, "url: not a valid")
+		require.NotContains(t, err.Error(), "hunter2")
+	}
+}
+
+// closedPort is a loopback port nothing listens on.
+func closedPort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	require.NoError(t, l.Close())
+	return port
 }
