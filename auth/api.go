@@ -224,6 +224,9 @@ type AuthorizationReply struct {
 // TokenKey names the credentials being loaded: those of one MCP server.
 type TokenKey struct {
 	Resource string `json:"resource"`
+	// Key names the grant in a versioned app store (auth.token_store
+	// {"type": "app"}); empty in the single-process form.
+	Key string `json:"key,omitempty"`
 }
 
 // StoredToken is the record a host persists. ExpiresAt is absolute (Unix

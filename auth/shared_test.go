@@ -444,3 +444,17 @@ func TestSharedGrantGraceAnswerExpired(t *testing.T) {
 	require.Zero(t, reuses)
 	require.False(t, revoked)
 }
+
+// TestAppStoreNeedsVersionedHost: {"type": "app"} with a host that cannot
+// answer the versioned form fails the grant instead of refreshing
+// uncoordinated.
+func TestAppStoreNeedsVersionedHost(t *testing.T) {
+	e := newEnv(t)
+	as := newStrictAS(t, e, "rt-0")
+	_, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStoreSpec: &tokenstore.Spec{Type: "app"}}, &fakeHost{})
+	_, _, err := post(c, e.mcpURL(), `{}`)
+	ae := authErr(t, err)
+	require.Contains(t, ae.Message, "does not answer versioned token_load / token_save")
+	redemptions, _, _ := as.counts()
+	require.Zero(t, redemptions)
+}

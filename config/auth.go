@@ -129,7 +129,7 @@ func parseAuth(root *object, p *Parsed) *core.Error {
 	if cfg.ClientName == "" {
 		cfg.ClientName = p.Options.ClientInfo.Name
 	}
-	p.Options.AuthAppTokenStore = cfg.AppTokenStore
+	p.Options.AuthAppTokenStore = cfg.AppTokenStore || (cfg.TokenStoreSpec != nil && cfg.TokenStoreSpec.Type == "app")
 	p.Options.AuthorizationTimeout = cfg.AuthorizationTimeout
 	p.auth = cfg
 	return nil
@@ -173,8 +173,11 @@ func parseTokenStore(o *object, cfg *auth.Config) *core.Error {
 		if !hasAnyPrefix(spec.URL, schemes) {
 			return invalid(t.at("url"), "must be a "+strings.Join(schemes, " or ")+" URL")
 		}
+	case "app":
+		// The host's store in the versioned form: token_load and
+		// token_save app requests (docs/app-requests.md).
 	default:
-		return invalid(t.at("type"), "must be one of \"file\", \"postgres\", \"redis\"")
+		return invalid(t.at("type"), "must be one of \"file\", \"postgres\", \"redis\", \"app\"")
 	}
 	if k, ok, err := t.str("key"); err != nil {
 		return err
@@ -191,6 +194,8 @@ func parseTokenStore(o *object, cfg *auth.Config) *core.Error {
 		return err
 	}
 	cfg.TokenStoreSpec = spec
+	// The host answers token_load / token_save in either form.
+	cfg.AppTokenStore = false
 	return nil
 }
 

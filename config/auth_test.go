@@ -63,6 +63,12 @@ func TestParseAuthSharedTokenStore(t *testing.T) {
 	require.Equal(t, 5*time.Second, p.auth.TokenStoreLease)
 	require.False(t, p.auth.AppTokenStore)
 	require.False(t, p.Options.AuthAppTokenStore, "the host is not asked token_load / token_save")
+
+	p, err = Parse([]byte(`{`+httpTransport+`,"auth":{"token_store":{"type":"app","key":"g"}}}`), "1.2.3")
+	require.Nil(t, errOrNil(err))
+	require.Equal(t, &tokenstore.Spec{Type: "app", Key: "g"}, p.auth.TokenStoreSpec)
+	require.False(t, p.auth.AppTokenStore, "not the single-process form")
+	require.True(t, p.Options.AuthAppTokenStore, "the host answers token_load / token_save")
 }
 
 func TestParseAuthExtensions(t *testing.T) {

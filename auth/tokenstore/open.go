@@ -5,9 +5,10 @@ import (
 )
 
 // Spec is the auth.token_store object of the configuration:
-// {"type": "file", "path": P}, {"type": "postgres", "url": U} or
-// {"type": "redis", "url": U}, each with an optional "key" (the default is
-// derived from the grant: see package auth).
+// {"type": "file", "path": P}, {"type": "postgres", "url": U},
+// {"type": "redis", "url": U} or {"type": "app"} (the host's store, which
+// package auth reaches through its Host, not Open), each with an optional
+// "key" (the default is derived from the grant: see package auth).
 type Spec struct {
 	Type string
 	Path string
