@@ -8,8 +8,9 @@
 #                           redis-server is installed with apt-get when missing),
 #                           runs the suite, and stops both by PID, also when a
 #                           test fails or the run is interrupted
-#   make bench-tokenstores  the cost of one refresh through each store (the
-#                           table of make bench-go's store rows)
+#   make bench-tokenstores  the cost of one refresh through each store (file,
+#                           PostgreSQL, Redis, against memory), with the same
+#                           private servers; make bench runs it too
 
 .PHONY: test-tokenstores bench-tokenstores
 TEST_SUITES += test-tokenstores
@@ -25,8 +26,11 @@ endef
 
 test-tokenstores: lib python-dev
 	$(call with-tokenstore-servers, \
-	  set -o pipefail; { $(GO) test -race -count=1 -json ./auth/tokenstore/ ./auth/ -run 'Test(Contract|Concurrent|FileStore|OpenErrors|Closed|ServerStore|SharedGrant)' && \
+	  set -o pipefail; { $(GO) test -race -count=1 -json ./auth/tokenstore/ ./auth/ -run 'Test(Contract|Concurrent|FileStore|OpenErrors|Closed|ServerStore|SharedGrant|AppStore)' && \
 	    cd tests && PYTHON=$(PYTHON) $(GO) test -count=1 -timeout 20m -json ./tokenstores/; } | $(PYTHON) $(ROOT)/tests/tools/gotest_summary.py tokenstores)
+
+# make bench runs the store rows too (as a prerequisite: bench.mk is untouched).
+bench: bench-tokenstores
 
 bench-tokenstores:
 	$(call with-tokenstore-servers, \

@@ -156,21 +156,19 @@ type worker struct {
 	lang string
 	cmd  *exec.Cmd
 	out  strings.Builder
-	done chan error
+	done chan struct{} // closed when it exited; err is then its status
+	err  error
 }
 
 func spawn(t *testing.T, lang string, cmd *exec.Cmd) *worker {
-	w := &worker{lang: lang, cmd: cmd, done: make(chan error, 1)}
+	w := &worker{lang: lang, cmd: cmd, done: make(chan struct{})}
 	cmd.Stdout = &w.out
 	cmd.Stderr = &w.out
 	require.NoError(t, cmd.Start())
-	go func() { w.done <- cmd.Wait() }()
+	go func() { w.err = cmd.Wait(); close(w.done) }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		select {
-		case <-w.done:
-		case <-time.After(10 * time.Second):
-		}
+		_ = cmd.Process.Kill() // no process outlives its test
+		<-w.done
 	})
 	return w
 }
@@ -248,11 +246,11 @@ func runPhase(t *testing.T, base string, tokenStore map[string]any, kills int) {
 	defer cancel()
 	for _, w := range workers {
 		select {
-		case err := <-w.done:
+		case <-w.done:
 			if killed[w] {
 				continue
 			}
-			require.NoError(t, err, "%s worker: %s", w.lang, w.out.String())
+			require.NoError(t, w.err, "%s worker: %s", w.lang, w.out.String())
 			line := w.out.String()
 			if i := strings.LastIndex(strings.TrimSpace(line), "\n"); i >= 0 {
 				line = line[i+1:]
