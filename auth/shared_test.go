@@ -303,7 +303,6 @@ func TestSharedGrantLostResponse(t *testing.T) {
 	as := newStrictAS(t, e, "rt-0")
 	dropLost(e)
 	store := tokenstore.NewMemory()
-	lost := false
 	var leases []*tokenstore.Lease // the lease at each presentation
 	key := defaultStoreKey(e.mcpURL(), "c")
 	e.set(func(e *env) {
@@ -314,21 +313,9 @@ func TestSharedGrantLostResponse(t *testing.T) {
 			leases = append(leases, rec.Lease)
 			return inner(form, h)
 		}
-		as.onRedeem = func(string) bool {
-			if lost {
-				return false
-			}
-			lost = true
-			return true
-		}
+		as.loseFirstAnswer()
 	})
-	_, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStore: store, TokenStoreLease: 400 * time.Millisecond}, &fakeHost{})
-	_, _, err := post(c, e.mcpURL(), `{}`)
-	require.Error(t, err, "the outcome is unknown")
-	require.NotContains(t, err.Error(), "rt-0")
-	st, _, err := post(c, e.mcpURL(), `{}`)
-	require.NoError(t, err)
-	require.Equal(t, 200, st)
+	failThenSucceed(t, e, store)
 	redemptions, reuses, revoked := as.counts()
 	require.Equal(t, 1, redemptions)
 	require.Zero(t, reuses)
@@ -416,16 +403,9 @@ func TestSharedGrantGraceAnswerExpired(t *testing.T) {
 	e := newEnv(t)
 	as := newStrictAS(t, e, "rt-0")
 	dropLost(e)
-	lost := false
 	e.set(func(e *env) {
 		as.grace = time.Minute
-		as.onRedeem = func(string) bool {
-			if lost {
-				return false
-			}
-			lost = true
-			return true
-		}
+		as.loseFirstAnswer()
 		e.rsFn = func(r *http.Request, _ []string, ok bool) (int, string) {
 			if !ok || r.Header.Get("Authorization") == "Bearer at-1" {
 				return 401, ""
@@ -433,12 +413,7 @@ func TestSharedGrantGraceAnswerExpired(t *testing.T) {
 			return 200, ""
 		}
 	})
-	_, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStore: tokenstore.NewMemory(), TokenStoreLease: 400 * time.Millisecond}, &fakeHost{})
-	_, _, err := post(c, e.mcpURL(), `{}`)
-	require.Error(t, err, "the outcome is unknown")
-	st, _, err := post(c, e.mcpURL(), `{}`)
-	require.NoError(t, err)
-	require.Equal(t, 200, st)
+	failThenSucceed(t, e, tokenstore.NewMemory())
 	redemptions, reuses, revoked := as.counts()
 	require.Equal(t, 2, redemptions)
 	require.Zero(t, reuses)
@@ -457,4 +432,30 @@ func TestAppStoreNeedsVersionedHost(t *testing.T) {
 	require.Contains(t, ae.Message, "does not answer versioned token_load / token_save")
 	redemptions, _, _ := as.counts()
 	require.Zero(t, redemptions)
+}
+
+// loseFirstAnswer makes the strict server's first redemption answer get
+// lost (called under env's lock).
+func (s *strictAS) loseFirstAnswer() {
+	lost := false
+	s.onRedeem = func(string) bool {
+		if lost {
+			return false
+		}
+		lost = true
+		return true
+	}
+}
+
+// failThenSucceed: the first request meets the lost answer (its outcome is
+// unknown, so it fails), the next one succeeds once the lease expired.
+func failThenSucceed(t *testing.T, e *env, store tokenstore.Store) {
+	t.Helper()
+	_, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStore: store, TokenStoreLease: 400 * time.Millisecond}, &fakeHost{})
+	_, _, err := post(c, e.mcpURL(), `{}`)
+	require.Error(t, err, "the outcome is unknown")
+	require.NotContains(t, err.Error(), "rt-0")
+	st, _, err := post(c, e.mcpURL(), `{}`)
+	require.NoError(t, err)
+	require.Equal(t, 200, st)
 }

@@ -8,8 +8,9 @@
 // revoked, every call of every surviving process must succeed, and the
 // redemptions stay about one per expiry.
 //
-// The workers: goworker (the Go library), pyworker.py (the Python
-// binding, threads) and the command line (python -m lemonmcp --config F
+// The workers: goworker (the Go library), cworker (the C library,
+// pthreads; compiled by the test), pyworker.py (the Python binding,
+// threads) and the command line (python -m lemonmcp --config F
 // call, short-lived runs). Stores: file always; postgres and redis when
 // LEMONMCP_TEST_POSTGRES_URL / LEMONMCP_TEST_REDIS_URL name servers (make
 // test-tokenstores starts private ones).

@@ -31,6 +31,7 @@ const (
 var builds struct {
 	once              sync.Once
 	fixture, goWorker string
+	cWorker           string
 	err               error
 }
 
@@ -44,6 +45,25 @@ func binaries(t *testing.T) (fixture, goWorker string) {
 	})
 	require.NoError(t, builds.err)
 	return builds.fixture, builds.goWorker
+}
+
+// cWorker compiles cworker/cworker.c against the library make lib built.
+func cWorker(t *testing.T) string {
+	t.Helper()
+	if builds.cWorker != "" {
+		return builds.cWorker
+	}
+	build := filepath.Join(repoRoot(t), "build")
+	if _, err := os.Stat(filepath.Join(build, "liblemonmcp.so")); err != nil {
+		t.Fatal("the C library is not built: run make lib (make test-tokenstores does)")
+	}
+	bin := filepath.Join(os.TempDir(), fmt.Sprintf("tokenstores-cworker-%d", os.Getpid()))
+	out, err := exec.Command("gcc", "-std=c11", "-O1", "-Wall", "-Werror", "-D_GNU_SOURCE", "-pthread",
+		"-I"+filepath.Join(build, "include"), "-o", bin, filepath.Join("cworker", "cworker.c"),
+		"-L"+build, "-llemonmcp", "-Wl,-rpath,"+build).CombinedOutput()
+	require.NoError(t, err, "compiling cworker/cworker.c: %s", out)
+	builds.cWorker = bin
+	return bin
 }
 
 // repoRoot is the checkout this test module lives in.
@@ -202,12 +222,14 @@ func runPhase(t *testing.T, base string, tokenStore map[string]any, kills int) {
 	until := start.Add(runFor)
 	startMS, untilMS := strconv.FormatInt(start.UnixMilli(), 10), strconv.FormatInt(until.UnixMilli(), 10)
 	t.Logf("spawning at %s", time.Now().Format("15:04:05.000"))
+	cBin := cWorker(t)
 	var workers []*worker
-	for i := 0; i < 3; i++ {
+	for i := 0; i < 2; i++ {
 		workers = append(workers, spawn(t, "go", exec.Command(goWorker, "-config", cfg, "-threads", "4", "-start-at", startMS, "-until", untilMS)))
 		py := exec.Command(python(), "pyworker.py", cfg, "3", startMS, untilMS)
 		py.Env = pyEnv
 		workers = append(workers, spawn(t, "python", py))
+		workers = append(workers, spawn(t, "c", exec.Command(cBin, cfg, "3", startMS, untilMS)))
 	}
 
 	// The command line: short-lived runs sharing the grant.
