@@ -32,16 +32,33 @@ var builds struct {
 	once              sync.Once
 	fixture, goWorker string
 	cWorker           string
+	removes           []func()
 	err               error
+}
+
+// TestMain removes the binaries the tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, remove := range builds.removes {
+		remove()
+	}
+	if builds.cWorker != "" {
+		_ = os.Remove(builds.cWorker)
+	}
+	os.Exit(code)
 }
 
 func binaries(t *testing.T) (fixture, goWorker string) {
 	t.Helper()
 	builds.once.Do(func() {
-		if builds.fixture, _, builds.err = fixturebin.Build("../fixtures/oauthfixture"); builds.err != nil {
+		var remove func()
+		if builds.fixture, remove, builds.err = fixturebin.Build("../fixtures/oauthfixture"); builds.err != nil {
 			return
 		}
-		builds.goWorker, _, builds.err = fixturebin.Build("./goworker")
+		builds.removes = append(builds.removes, remove)
+		if builds.goWorker, remove, builds.err = fixturebin.Build("./goworker"); builds.err == nil {
+			builds.removes = append(builds.removes, remove)
+		}
 	})
 	require.NoError(t, builds.err)
 	return builds.fixture, builds.goWorker
