@@ -60,7 +60,11 @@ func (m *Manager) leaseDuration() time.Duration {
 	return defaultLease
 }
 
-// defaultStoreKey names the grant: the MCP server and the client.
+// defaultStoreKey names the grant: the MCP server and the client. The
+// issuer is not part of it: it is known only after discovery, while the
+// record is loaded before the first request; the record carries its
+// issuer instead, and a record of another authorization server is never
+// redeemed there (SEP-2352).
 func defaultStoreKey(canonical, clientID string) string {
 	return canonical + " " + clientID
 }
