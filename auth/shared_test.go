@@ -459,3 +459,20 @@ func failThenSucceed(t *testing.T, e *env, store tokenstore.Store) {
 	require.NoError(t, err)
 	require.Equal(t, 200, st)
 }
+
+// TestSharedGrantOtherIssuer: a stored grant of another authorization
+// server is never presented to this one.
+func TestSharedGrantOtherIssuer(t *testing.T) {
+	e := newEnv(t)
+	as := newStrictAS(t, e, "rt-0")
+	store := tokenstore.NewMemory()
+	key := defaultStoreKey(e.mcpURL(), "c")
+	_, _, err := store.CompareAndSave(context.Background(), key, 0, &tokenstore.Record{RefreshToken: "rt-0", Generation: 1, Issuer: "https://other.example.com"})
+	require.NoError(t, err)
+	_, c := e.client(t, Config{ClientID: "c", TokenStore: store}, &fakeHost{})
+	_, _, err = post(c, e.mcpURL(), `{}`)
+	authErr(t, err)
+	require.Empty(t, e.seen().tokenReqs)
+	redemptions, _, _ := as.counts()
+	require.Zero(t, redemptions)
+}
