@@ -346,3 +346,32 @@ func TestSharedGrantWithKills(t *testing.T) {
 		})
 	}
 }
+
+// TestWithoutSharedStoreTheGrantIsRevoked is the control: the same
+// processes, each with its tokens in memory only, redeem the same refresh
+// token and the strict server revokes the grant. (What the tests above
+// prove does not hold by accident of timing.)
+func TestWithoutSharedStoreTheGrantIsRevoked(t *testing.T) {
+	_, goWorker := binaries(t)
+	base := strictServer(t, 0)
+	cfg := clientConfig(base, map[string]any{})
+	cfg["auth"].(map[string]any)["token_store"] = "memory"
+	path := writeJSON(t, t.TempDir(), "client.json", cfg)
+	start := time.Now().Add(startDelay)
+	until := start.Add(2 * time.Second)
+	var workers []*worker
+	for i := 0; i < 3; i++ {
+		workers = append(workers, spawn(t, "go", exec.Command(goWorker, "-config", path, "-threads", "2",
+			"-start-at", strconv.FormatInt(start.UnixMilli(), 10), "-until", strconv.FormatInt(until.UnixMilli(), 10))))
+	}
+	for _, w := range workers {
+		select {
+		case <-w.done:
+		case <-time.After(startDelay + time.Minute):
+			t.Fatal("a worker is still running")
+		}
+	}
+	s := statsOf(t, base)
+	t.Logf("strict server: %+v", s)
+	require.Positive(t, s.Reuses+s.Refused, "processes without a shared store redeem one refresh token more than once")
+}
