@@ -1,7 +1,6 @@
 package tokenstores
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -110,28 +109,12 @@ func python() string {
 // returns its base URL.
 func strictServer(t *testing.T, graceMS int) string {
 	fixture, _ := binaries(t)
-	cmd := exec.Command(fixture, "-strict-refresh", "-initial-refresh-token", "rt-0", "-client-secret=",
+	base, stop, err := fixturebin.Serve(fixture, "-strict-refresh", "-initial-refresh-token", "rt-0", "-client-secret=",
 		"-token-period-ms", strconv.Itoa(int(tokenPeriod.Milliseconds())), "-expires-in", "0",
 		"-reuse-grace-ms", strconv.Itoa(graceMS))
-	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err)
-	return strings.TrimSpace(line)
+	t.Cleanup(stop)
+	return base
 }
 
 type strictStats struct {
@@ -321,29 +304,23 @@ func checkServer(t *testing.T, base string) {
 	require.LessOrEqual(t, s.Redemptions, expiries, "about one redemption per expiry")
 }
 
-// TestSharedGrant: Go and Python processes with threads, and command
+// TestSharedGrant: Go, C and Python processes with threads, and command
 // line runs, share one grant on each store; none redeems a refresh token
-// twice.
+// twice. "with kills": processes are SIGKILLed at random (a holder may die
+// between redeeming and committing), against a server that grants a reuse
+// window as Okta's 30 s default does.
 func TestSharedGrant(t *testing.T) {
-	for _, st := range stores() {
-		t.Run(st.name, func(t *testing.T) {
-			base := strictServer(t, 0)
-			runPhase(t, base, st.spec(t, "all"), 0)
-			checkServer(t, base)
-		})
-	}
-}
-
-// TestSharedGrantWithKills: the same with processes SIGKILLed at random
-// (a holder may die between redeeming and committing), against a server
-// that grants a reuse window as Okta's 30 s default does.
-func TestSharedGrantWithKills(t *testing.T) {
-	for _, st := range stores() {
-		t.Run(st.name, func(t *testing.T) {
-			base := strictServer(t, 30000)
-			runPhase(t, base, st.spec(t, "kills"), 2)
-			checkServer(t, base)
-		})
+	for _, phase := range []struct {
+		name           string
+		graceMS, kills int
+	}{{"all", 0, 0}, {"with kills", 30000, 2}} {
+		for _, st := range stores() {
+			t.Run(phase.name+"/"+st.name, func(t *testing.T) {
+				base := strictServer(t, phase.graceMS)
+				runPhase(t, base, st.spec(t, strings.ReplaceAll(phase.name, " ", "-")), phase.kills)
+				checkServer(t, base)
+			})
+		}
 	}
 }
 
