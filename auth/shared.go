@@ -49,6 +49,8 @@ const (
 	maxAdoptRetries = 2
 )
 
+var errOtherDPoPKey = errors.New("the shared grant is bound to another DPoP key (auth.dpop.key_pem must be the same in every process sharing it)")
+
 var errNeedsReauth = errors.New("the shared grant needs authorization again (another process's refresh token was refused)")
 
 func (m *Manager) shared() bool { return m.store != nil }
@@ -240,6 +242,11 @@ func (m *Manager) sharedRefresh(ctx context.Context, f *fetcher, d *discovery) e
 			case rec.Issuer != "" && rec.Issuer != d.as.Issuer:
 				// Another authorization server's grant (SEP-2352).
 				return errNoRefresh
+			case rec.DPoPJKT != "" && (m.dpop == nil || rec.DPoPJKT != m.dpop.jkt):
+				// Its refresh token works only with the key it is bound
+				// to: presented with another, the server would refuse it
+				// and the grant would be marked for every process.
+				return errOtherDPoPKey
 			}
 			return nil
 		})

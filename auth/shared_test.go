@@ -2,6 +2,9 @@ package auth
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"fmt"
 	"net"
 	"net/http"
@@ -475,4 +478,45 @@ func TestSharedGrantOtherIssuer(t *testing.T) {
 	require.Empty(t, e.seen().tokenReqs)
 	redemptions, _, _ := as.counts()
 	require.Zero(t, redemptions)
+}
+
+// TestSharedGrantDPoP: a DPoP-bound grant is shared by the processes
+// holding its key; one configured with another key neither uses its
+// tokens nor presents its refresh token.
+func TestSharedGrantDPoP(t *testing.T) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	e := newEnv(t)
+	e.set(func(e *env) {
+		e.tokenFn = func(form url.Values, _ http.Header) (int, map[string]any) {
+			e.seq++
+			return 200, map[string]any{"access_token": fmt.Sprintf("dpop-at-%d", e.seq), "token_type": "DPoP", "refresh_token": fmt.Sprintf("rt-%d", e.seq)}
+		}
+		e.rsFn = func(r *http.Request, _ []string, _ bool) (int, string) {
+			scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+			if _, ok := e.tokens[tok]; !ok || scheme != "DPoP" || r.Header.Get("DPoP") == "" {
+				return 401, ""
+			}
+			return 200, ""
+		}
+	})
+	store := tokenstore.NewMemory()
+	client := func(k *ecdsa.PrivateKey) *http.Client {
+		_, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStore: store, DPoP: &DPoPConfig{KeyPEM: pemOf(t, k)}}, &fakeHost{})
+		return c
+	}
+	for i, k := range []*ecdsa.PrivateKey{key, key} {
+		st, _, err := post(client(k), e.mcpURL(), `{}`)
+		require.NoError(t, err, "process %d", i)
+		require.Equal(t, 200, st)
+	}
+	require.Len(t, e.seen().tokenReqs, 1, "the second process adopted the bound token")
+
+	_, _, err := post(client(other), e.mcpURL(), `{}`)
+	require.Contains(t, authErr(t, err).Message, "bound to another DPoP key")
+	require.Len(t, e.seen().tokenReqs, 1, "its refresh token was not presented with another key")
+	rec, _, err := store.Load(context.Background(), defaultStoreKey(e.mcpURL(), "c"))
+	require.NoError(t, err)
+	require.Equal(t, tokenstore.StateOK, rec.State)
+	require.NotEmpty(t, rec.DPoPJKT)
 }
