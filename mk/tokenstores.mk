@@ -27,7 +27,8 @@ endef
 test-tokenstores: lib python-dev
 	$(call with-tokenstore-servers, \
 	  set -o pipefail; { $(GO) test -race -count=1 -json ./auth/tokenstore/ ./auth/ -run 'Test(Contract|Concurrent|FileStore|OpenErrors|Closed|ServerStore|SharedGrant|AppStore)' && \
-	    cd tests && PYTHON=$(PYTHON) $(GO) test -count=1 -timeout 20m -json ./tokenstores/; } | $(PYTHON) $(ROOT)/tests/tools/gotest_summary.py tokenstores)
+	    cd tests && $(GO) vet -tags tokenstores ./tokenstores/ && \
+	    PYTHON=$(PYTHON) $(GO) test -tags tokenstores -count=1 -timeout 20m -json ./tokenstores/; } | $(PYTHON) $(ROOT)/tests/tools/gotest_summary.py tokenstores)
 
 # make bench runs the store rows too (as a prerequisite: bench.mk is untouched).
 bench: bench-tokenstores

@@ -14,4 +14,9 @@
 // call, short-lived runs). Stores: file always; postgres and redis when
 // LEMONMCP_TEST_POSTGRES_URL / LEMONMCP_TEST_REDIS_URL name servers (make
 // test-tokenstores starts private ones).
+//
+// The tests carry the build tag "tokenstores": they run in make
+// test-tokenstores (go test -tags tokenstores), which builds what they
+// need (the C library, the Python binding's copy of it), and not again in
+// the tests module's own suite.
 package tokenstores

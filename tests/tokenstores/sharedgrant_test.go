@@ -1,3 +1,5 @@
+//go:build tokenstores
+
 package tokenstores
 
 import (
