@@ -3,6 +3,8 @@ package auth
 import (
 	"context"
 	"time"
+
+	"github.com/lemonmcp/lemonmcp/auth/tokenstore"
 )
 
 // Flow selects how a token is obtained once refreshing is not possible.
@@ -162,6 +164,22 @@ type Config struct {
 	// AppTokenStore: tokens are loaded from and saved through the host
 	// (Host.LoadToken, Host.SaveToken); otherwise they live in memory only.
 	AppTokenStore bool
+	// TokenStore, when set, is a store shared with other processes (see
+	// package tokenstore): the grant is loaded from it before the first
+	// request, reloaded before every refresh and after every 401, and a
+	// refresh token is redeemed only under a lease claimed there, so it is
+	// never redeemed twice. It replaces AppTokenStore's load and save.
+	TokenStore tokenstore.Store
+	// TokenStoreSpec, when set (and TokenStore is not), names a built-in
+	// shared store (auth.token_store {"type": "file" | "postgres" |
+	// "redis", ...}); New opens it and Close closes it.
+	TokenStoreSpec *tokenstore.Spec
+	// TokenStoreKey names the grant in TokenStore; empty means the MCP
+	// server's canonical resource and ClientID.
+	TokenStoreKey string
+	// TokenStoreLease is how long a refresh's lease lasts; the refresh's
+	// token request is cut off before it ends. Zero means 10 seconds.
+	TokenStoreLease time.Duration
 	// AuthorizationTimeout bounds one Host.Authorize. Zero means 5 minutes.
 	AuthorizationTimeout time.Duration
 	// MaxStepUps bounds the insufficient_scope re-authorizations of one
@@ -206,6 +224,9 @@ type AuthorizationReply struct {
 // TokenKey names the credentials being loaded: those of one MCP server.
 type TokenKey struct {
 	Resource string `json:"resource"`
+	// Key names the grant in a versioned app store (auth.token_store
+	// {"type": "app"}); empty in the single-process form.
+	Key string `json:"key,omitempty"`
 }
 
 // StoredToken is the record a host persists. ExpiresAt is absolute (Unix

@@ -78,5 +78,9 @@
 //   - dpop.go: DPoP keys, proofs, nonces (by hand).
 //   - random.go: state and jti values.
 //   - scope.go: scope selection.
-//   - store.go: host token store.
+//   - store.go: host token store (the app's token_load / token_save).
+//   - shared.go: a grant shared with other processes through a
+//     tokenstore.Store: reload and adopt, the redemption lease, commit by
+//     compare-and-save, needs_reauth; a refresh token is never redeemed
+//     twice (RFC 9700 §4.14.2).
 package auth

@@ -29,6 +29,14 @@ var errNoRefresh = errors.New("no refresh token")
 // runGrant is one flight: discovery, then the refresh_token grant, then
 // the configured flow.
 func (m *Manager) runGrant(ctx context.Context, g grantReq) error {
+	if m.shared() && g.mode != modeStepUp {
+		// Another process may have refreshed already: no network call.
+		if ok, err := m.adoptNewer(ctx); err != nil {
+			return m.challengeError(g.ch, "the shared token store failed: "+err.Error())
+		} else if ok {
+			return nil
+		}
+	}
 	f := newFetcher(g.base, &m.cfg, g.trigger)
 	var d *discovery
 	if g.mode == modeRefresh {
@@ -62,7 +70,18 @@ func (m *Manager) runGrant(ctx context.Context, g grantReq) error {
 	refresh, prevRequested := m.tok.refresh, m.tok.requested
 	m.mu.Unlock()
 
-	if g.mode != modeStepUp && refresh != "" {
+	if g.mode != modeStepUp && m.shared() {
+		err := m.sharedRefresh(ctx, f, d)
+		if err == nil || g.mode == modeRefresh {
+			return err
+		}
+		if !sharedFlowMayFollow(err) {
+			return m.authError(d, "refreshing the shared token failed: "+err.Error())
+		}
+		if !errors.Is(err, errNoRefresh) {
+			m.logf("info", "refreshing the shared token failed (%s); authorizing again", err.Error())
+		}
+	} else if g.mode != modeStepUp && refresh != "" {
 		err := m.refresh(ctx, f, d, refresh)
 		if err == nil || g.mode == modeRefresh {
 			return err
@@ -90,7 +109,22 @@ func (m *Manager) runGrant(ctx context.Context, g grantReq) error {
 	if err != nil {
 		return err
 	}
+	if m.shared() {
+		return m.sharedFlow(ctx, f, d, flow, reg, scopes)
+	}
+	tr, err := m.runFlow(ctx, f, d, flow, reg, scopes)
+	if err != nil {
+		return err
+	}
+	m.install(tr, as.Issuer, scopes, true)
+	m.save(ctx, d)
+	return nil
+}
+
+// runFlow obtains a token with the configured flow.
+func (m *Manager) runFlow(ctx context.Context, f *fetcher, d *discovery, flow Flow, reg *registration, scopes []string) (*tokenResult, error) {
 	var tr *tokenResult
+	var err error
 	switch flow {
 	case FlowAuthorizationCode:
 		tr, err = m.authorizationCode(ctx, f, d, reg, scopes)
@@ -102,13 +136,11 @@ func (m *Manager) runGrant(ctx context.Context, g grantReq) error {
 	if err != nil {
 		var ae *Error
 		if errors.As(err, &ae) {
-			return ae
+			return nil, ae
 		}
-		return m.authError(d, "the token request failed: "+err.Error())
+		return nil, m.authError(d, "the token request failed: "+err.Error())
 	}
-	m.install(tr, as.Issuer, scopes, true)
-	m.save(ctx, d)
-	return nil
+	return tr, nil
 }
 
 // grantOf is the grant_type a flow sends.

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lemonmcp/lemonmcp/auth/tokenstore"
 )
 
 const (
@@ -60,6 +62,18 @@ type Manager struct {
 	regs      map[string]*registration // by authorization server issuer
 	lastDisc  *discovery
 	exhausted map[string]bool // step-up scope sets that did not satisfy the server
+
+	// A grant shared through Config.TokenStore (shared.go).
+	store          tokenstore.Store
+	storeKey       string
+	owner          string // this Manager's lease owner id
+	ownsStore      bool   // opened from Config.TokenStoreSpec: closed by Close
+	closeStoreOnce sync.Once
+	storeGen       uint64 // generation of the stored record last adopted or committed
+	adoptedGen     uint64 // m.gen of the last token adopted from the store
+	// afterStaleLease: the lease this process holds replaced an expired
+	// one (set by claim, read by commit; one flight at a time).
+	afterStaleLease bool
 }
 
 type hostBox struct{ h Host }
@@ -101,6 +115,9 @@ func New(cfg Config, mcpURL string) (*Manager, error) {
 	if err := m.validate(); err != nil {
 		return nil, err
 	}
+	if cfg.TokenStoreSpec != nil && cfg.TokenStoreSpec.Key != "" && cfg.TokenStoreKey == "" {
+		cfg.TokenStoreKey = cfg.TokenStoreSpec.Key
+	}
 	m.cfg.Scopes = dedupe(cfg.Scopes)
 	m.maxStepUps = cfg.MaxStepUps
 	if m.maxStepUps == 0 {
@@ -111,6 +128,28 @@ func New(cfg Config, mcpURL string) (*Manager, error) {
 		m.authTimeout = defaultAuthorizationTimeout
 	}
 	m.tok.refresh = cfg.RefreshToken
+	if cfg.TokenStore == nil && cfg.TokenStoreSpec != nil && cfg.TokenStoreSpec.Type == "app" {
+		// The host's own store, in the versioned form: it answers once
+		// bound (Bind).
+		cfg.TokenStore = appStore{m: m}
+		m.cfg.TokenStore = cfg.TokenStore
+	} else if cfg.TokenStore == nil && cfg.TokenStoreSpec != nil {
+		s, err := tokenstore.Open(*cfg.TokenStoreSpec)
+		if err != nil {
+			return nil, fmt.Errorf("auth.token_store.%s", err)
+		}
+		cfg.TokenStore = s
+		m.cfg.TokenStore = s
+		m.ownsStore = true
+	}
+	if cfg.TokenStore != nil {
+		m.store = cfg.TokenStore
+		m.storeKey = cfg.TokenStoreKey
+		if m.storeKey == "" {
+			m.storeKey = defaultStoreKey(canon, cfg.ClientID)
+		}
+		m.owner = randomString(12)
+	}
 	m.closeCtx, m.closeFn = context.WithCancel(context.Background())
 	return m, nil
 }
@@ -164,6 +203,14 @@ func (m *Manager) validate() error {
 	if c.MaxStepUps < 0 {
 		return errors.New("auth.max_step_ups: must not be negative")
 	}
+	if c.TokenStoreLease < 0 {
+		return errors.New("auth.token_store.lease_ms: must not be negative")
+	}
+	if (c.TokenStore != nil || c.TokenStoreSpec != nil) && c.DPoP != nil && c.DPoP.KeyPEM == "" {
+		// A DPoP-bound refresh token works only with the key it was
+		// bound to; an ephemeral key dies with the process that made it.
+		return errors.New("auth.dpop: a shared auth.token_store needs auth.dpop.key_pem (every process sharing the grant must sign with its key)")
+	}
 	if c.AuthorizationTimeout < 0 {
 		return errors.New("auth.authorization_timeout: must not be negative")
 	}
@@ -181,7 +228,12 @@ func (m *Manager) Bind(h Host) { m.host.Store(&hostBox{h: h}) }
 // Close is optional: it aborts grants in progress (including a pending
 // Host.Authorize) and makes later ones fail. Requests keep using a token
 // already held.
-func (m *Manager) Close() { m.closeFn() }
+func (m *Manager) Close() {
+	m.closeFn()
+	if m.ownsStore {
+		m.closeStoreOnce.Do(func() { _ = m.store.Close() })
+	}
+}
 
 // Wrap returns a RoundTripper that authorizes requests sent through base
 // (http.DefaultTransport when nil). Metadata and token requests go through

@@ -29,6 +29,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	stepUps := 0
 	retried401, nonceRetried := false, false
+	adoptRetries := 0
 	first := true
 	for {
 		tok, bound, gen := m.current()
@@ -60,7 +61,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				break
 			}
 			if retried401 {
-				return nil, m.challengeError(ch, "the server rejected the newly obtained token")
+				// A token adopted from the shared store may have expired
+				// already; then this process refreshes in turn.
+				if !m.shared() || !m.isAdopted(gen) || adoptRetries >= maxAdoptRetries {
+					return nil, m.challengeError(ch, "the server rejected the newly obtained token")
+				}
+				adoptRetries++
 			}
 			retried401 = true
 			if err := m.obtain(ctx, gen, grantReq{mode: modeUnauthorized, ch: ch, trigger: req, base: t.base}); err != nil {

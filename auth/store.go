@@ -10,6 +10,10 @@ import (
 // request, so a persisted access token goes on that very request. Failure
 // is logged and the client starts without a token.
 func (m *Manager) ensureLoaded(ctx context.Context) {
+	if m.shared() {
+		m.loadOnce.Do(func() { m.loadShared(ctx) })
+		return
+	}
 	if !m.cfg.AppTokenStore {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/lemonmcp/lemonmcp/auth"
+	"github.com/lemonmcp/lemonmcp/auth/tokenstore"
 	"github.com/lemonmcp/lemonmcp/core"
 )
 
@@ -84,11 +85,9 @@ func parseAuth(root *object, p *Parsed) *core.Error {
 	if cfg.DPoP, err = parseDPoP(o); err != nil {
 		return err
 	}
-	store, err := o.enum("token_store", "memory", "memory", "app")
-	if err != nil {
+	if err := parseTokenStore(o, cfg); err != nil {
 		return err
 	}
-	cfg.AppTokenStore = store == "app"
 	if err := o.millis("authorization_timeout_ms", 1, &cfg.AuthorizationTimeout); err != nil {
 		return err
 	}
@@ -106,6 +105,8 @@ func parseAuth(root *object, p *Parsed) *core.Error {
 		return err
 	}
 	switch {
+	case cfg.TokenStoreSpec != nil && cfg.DPoP != nil && cfg.DPoP.KeyPEM == "":
+		return invalid(o.at("dpop"), "a shared auth.token_store needs auth.dpop.key_pem (every process sharing the grant must sign with its key)")
 	case cfg.Flow == auth.FlowClientCredentials && cfg.ClientSecret == "" && cfg.PrivateKey == nil:
 		return invalid(o.at("flow"), "\"client_credentials\" needs auth.client_secret or auth.private_key_jwt")
 	case cfg.Flow == auth.FlowAuthorizationCode && !p.Options.Handlers.Authorization:
@@ -128,10 +129,83 @@ func parseAuth(root *object, p *Parsed) *core.Error {
 	if cfg.ClientName == "" {
 		cfg.ClientName = p.Options.ClientInfo.Name
 	}
-	p.Options.AuthAppTokenStore = cfg.AppTokenStore
+	p.Options.AuthAppTokenStore = cfg.AppTokenStore || (cfg.TokenStoreSpec != nil && cfg.TokenStoreSpec.Type == "app")
 	p.Options.AuthorizationTimeout = cfg.AuthorizationTimeout
 	p.auth = cfg
 	return nil
+}
+
+// parseTokenStore reads auth.token_store: "memory" (the default), "app"
+// (the host's token_load / token_save) or a shared store {"type": "file",
+// "path"} | {"type": "postgres" | "redis", "url"}, each with "key"? and
+// "lease_ms"?. A store URL may carry a password: it is never echoed.
+func parseTokenStore(o *object, cfg *auth.Config) *core.Error {
+	v, ok := o.get("token_store")
+	if !ok {
+		return nil
+	}
+	if _, isStr := v.(string); isStr {
+		store, err := o.enum("token_store", "memory", "memory", "app")
+		cfg.AppTokenStore = store == "app"
+		return err
+	}
+	if _, isObj := v.(map[string]any); !isObj {
+		return invalid(o.at("token_store"), "must be \"memory\", \"app\" or an object {\"type\": \"file\" | \"postgres\" | \"redis\", ...}")
+	}
+	t, _, err := o.sub("token_store")
+	if err != nil {
+		return err
+	}
+	spec := &tokenstore.Spec{}
+	if spec.Type, err = t.requiredStr("type"); err != nil {
+		return err
+	}
+	switch spec.Type {
+	case "file":
+		if spec.Path, err = t.requiredStr("path"); err != nil {
+			return err
+		}
+	case "postgres", "redis":
+		if spec.URL, err = t.requiredStr("url"); err != nil {
+			return err
+		}
+		schemes := map[string][]string{"postgres": {"postgres://", "postgresql://"}, "redis": {"redis://", "rediss://", "unix://"}}[spec.Type]
+		if !hasAnyPrefix(spec.URL, schemes) {
+			return invalid(t.at("url"), "must be a "+strings.Join(schemes, " or ")+" URL")
+		}
+	case "app":
+		// The host's store in the versioned form: token_load and
+		// token_save app requests (docs/app-requests.md).
+	default:
+		return invalid(t.at("type"), "must be one of \"file\", \"postgres\", \"redis\", \"app\"")
+	}
+	if k, ok, err := t.str("key"); err != nil {
+		return err
+	} else if ok {
+		if strings.TrimSpace(k) == "" {
+			return invalid(t.at("key"), "must not be empty (leave the field out for the default key)")
+		}
+		spec.Key = k
+	}
+	if err := t.millis("lease_ms", 1000, &cfg.TokenStoreLease); err != nil {
+		return err
+	}
+	if err := t.finish(); err != nil {
+		return err
+	}
+	cfg.TokenStoreSpec = spec
+	// The host answers token_load / token_save in either form.
+	cfg.AppTokenStore = false
+	return nil
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // jwtAlgs are the JWS algorithms of private_key_jwt and DPoP proofs.

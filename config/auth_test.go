@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/auth"
+	"github.com/lemonmcp/lemonmcp/auth/tokenstore"
 	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/stretchr/testify/require"
 )
@@ -52,6 +53,22 @@ func TestParseAuth(t *testing.T) {
 	require.Nil(t, errOrNil(err))
 	require.Equal(t, "lemonmcp", p.auth.ClientName, "client_name defaults to client_info.name")
 	require.Equal(t, auth.FlowAuto, p.auth.Flow)
+}
+
+func TestParseAuthSharedTokenStore(t *testing.T) {
+	path := t.TempDir() + "/tokens.json"
+	p, err := Parse([]byte(`{`+httpTransport+`,"auth":{"client_id":"c","token_store":{"type":"file","path":`+jsonString(path)+`,"key":"grant-1","lease_ms":5000}}}`), "1.2.3")
+	require.Nil(t, errOrNil(err))
+	require.Equal(t, &tokenstore.Spec{Type: "file", Path: path, Key: "grant-1"}, p.auth.TokenStoreSpec)
+	require.Equal(t, 5*time.Second, p.auth.TokenStoreLease)
+	require.False(t, p.auth.AppTokenStore)
+	require.False(t, p.Options.AuthAppTokenStore, "the host is not asked token_load / token_save")
+
+	p, err = Parse([]byte(`{`+httpTransport+`,"auth":{"token_store":{"type":"app","key":"g"}}}`), "1.2.3")
+	require.Nil(t, errOrNil(err))
+	require.Equal(t, &tokenstore.Spec{Type: "app", Key: "g"}, p.auth.TokenStoreSpec)
+	require.False(t, p.auth.AppTokenStore, "not the single-process form")
+	require.True(t, p.Options.AuthAppTokenStore, "the host answers token_load / token_save")
 }
 
 func TestParseAuthExtensions(t *testing.T) {
@@ -128,6 +145,18 @@ func TestParseAuthErrors(t *testing.T) {
 		{"dpop bad alg", httpTransport + `,"auth":{"dpop":{"alg":"HS256"}}`, "config.auth.dpop.alg: must be one of"},
 		{"dpop unknown field", httpTransport + `,"auth":{"dpop":{"kid":"x"}}`, "config.auth.dpop.kid: is not a known field"},
 		{"dpop bad key", httpTransport + `,"auth":{"dpop":{"key_pem":"hunter2"}}`, "config.auth.dpop: key_pem is not PEM"},
+		{"store not a string or object", httpTransport + `,"auth":{"token_store":7}`, "config.auth.token_store: must be \"memory\", \"app\" or an object"},
+		{"store without type", httpTransport + `,"auth":{"token_store":{"path":"/tmp/x"}}`, "config.auth.token_store.type: is required"},
+		{"store bad type", httpTransport + `,"auth":{"token_store":{"type":"sqlite"}}`, "config.auth.token_store.type: must be one of"},
+		{"file store without path", httpTransport + `,"auth":{"token_store":{"type":"file"}}`, "config.auth.token_store.path: is required"},
+		{"file store dir missing", httpTransport + `,"auth":{"token_store":{"type":"file","path":"/nonexistent-w29/t.json"}}`, "config.auth.token_store.path: the directory /nonexistent-w29 does not exist"},
+		{"postgres store without url", httpTransport + `,"auth":{"token_store":{"type":"postgres"}}`, "config.auth.token_store.url: is required"},
+		{"postgres store bad url", httpTransport + `,"auth":{"token_store":{"type":"postgres","url":"mysql://u:hunter2@h/db"}}`, "config.auth.token_store.url: must be a postgres:// or postgresql:// URL"},
+		{"redis store bad url", httpTransport + `,"auth":{"token_store":{"type":"redis","url":"http://:hunter2@h"}}`, "config.auth.token_store.url: must be a redis://"},
+		{"store empty key", httpTransport + `,"auth":{"token_store":{"type":"file","path":"/tmp/t.json","key":" "}}`, "config.auth.token_store.key: must not be empty"},
+		{"store short lease", httpTransport + `,"auth":{"token_store":{"type":"file","path":"/tmp/t.json","lease_ms":10}}`, "config.auth.token_store.lease_ms: must be between 1000"},
+		{"store unknown field", httpTransport + `,"auth":{"token_store":{"type":"file","path":"/tmp/t.json","mode":"0644"}}`, "config.auth.token_store.mode: is not a known field"},
+		{"shared store ephemeral dpop", httpTransport + `,"auth":{"dpop":true,"token_store":{"type":"file","path":"/tmp/t.json"}}`, "config.auth.dpop: a shared auth.token_store needs auth.dpop.key_pem"},
 		{"bad url first", `"transport":{"type":"streamable_http","url":"ftp://h/"},"auth":{"client_id":"a"}`, "config.transport.url: must be an http:// or https:// URL"},
 	}
 	for _, tc := range cases {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/auth"
+	"github.com/lemonmcp/lemonmcp/auth/tokenstore"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 )
 
@@ -15,7 +16,10 @@ import (
 // HTTP transport's goroutine, which blocks until the host answers.
 type authHost struct{ c *Client }
 
-var _ auth.Host = authHost{}
+var (
+	_ auth.Host               = authHost{}
+	_ auth.VersionedTokenHost = authHost{}
+)
 
 // CanAuthorize reports whether the host declared handlers.authorization.
 func (h authHost) CanAuthorize() bool { return h.c.opts.Handlers.Authorization }
@@ -63,6 +67,83 @@ func (h authHost) SaveToken(ctx context.Context, tok *auth.StoredToken) error {
 		return err
 	}
 	return nil
+}
+
+// versionedSave is the "token_save" payload of the versioned form: the
+// record's fields (a single-process host that stores the payload as it is
+// and answers it to "token_load" keeps working), the key, and the version
+// the save expects.
+type versionedSave struct {
+	*tokenstore.Record
+	Key             string             `json:"key"`
+	ExpectedVersion tokenstore.Version `json:"expected_version"`
+}
+
+// versionedAnswer is a versioned host's answer: to "token_load"
+// {"version", "record"?}; to "token_save" {"version"} when saved, or
+// {"conflict": true, "version", "record"} when another save won.
+type versionedAnswer struct {
+	Version  *tokenstore.Version `json:"version"`
+	Record   *tokenstore.Record  `json:"record"`
+	Conflict bool                `json:"conflict"`
+}
+
+// LoadTokenVersioned asks the host for the record under key.Key and its
+// version. A host answering the single-process form (a flat record, or
+// {}) is accepted: its record's version is the one it was saved at.
+func (h authHost) LoadTokenVersioned(ctx context.Context, key auth.TokenKey) (*tokenstore.Record, tokenstore.Version, error) {
+	data, err := h.c.askHostSync(ctx, "token_load", jsonx.MustMarshal(key), h.c.opts.Timeouts.AppRequest)
+	if err != nil {
+		return nil, 0, err
+	}
+	data = orEmptyObject(data)
+	var ans versionedAnswer
+	if jsonx.Unmarshal(data, &ans) != nil {
+		return nil, 0, Errorf(StatusInvalidArgument, "the host's answer to \"token_load\" is not a token record")
+	}
+	if ans.Version != nil {
+		if ans.Record == nil || *ans.Version <= 0 {
+			return nil, 0, nil
+		}
+		return ans.Record, *ans.Version, nil
+	}
+	var flat struct {
+		tokenstore.Record
+		ExpectedVersion tokenstore.Version `json:"expected_version"`
+	}
+	if jsonx.Unmarshal(data, &flat) != nil {
+		return nil, 0, Errorf(StatusInvalidArgument, "the host's answer to \"token_load\" is not a token record")
+	}
+	if flat.AccessToken == "" && flat.RefreshToken == "" && flat.Generation == 0 {
+		return nil, 0, nil
+	}
+	return &flat.Record, flat.ExpectedVersion + 1, nil
+}
+
+// CompareAndSaveToken asks the host to save rec if key.Key is still at
+// version expected. A single-process host's {} means saved.
+func (h authHost) CompareAndSaveToken(ctx context.Context, key auth.TokenKey, expected tokenstore.Version, rec *tokenstore.Record) (tokenstore.Version, *tokenstore.Record, error) {
+	payload := jsonx.MustMarshal(versionedSave{Record: rec, Key: key.Key, ExpectedVersion: expected})
+	data, err := h.c.askHostSync(ctx, "token_save", payload, h.c.opts.Timeouts.AppRequest)
+	if err != nil {
+		return 0, nil, err
+	}
+	var ans versionedAnswer
+	if jsonx.Unmarshal(orEmptyObject(data), &ans) != nil {
+		return 0, nil, Errorf(StatusInvalidArgument, "the host's answer to \"token_save\" is not {\"version\"} or {\"conflict\", \"version\", \"record\"}")
+	}
+	switch {
+	case ans.Conflict && ans.Version != nil:
+		return *ans.Version, ans.Record, nil
+	case ans.Conflict:
+		return 0, nil, Errorf(StatusInvalidArgument, "the host's \"token_save\" conflict answer has no version")
+	case ans.Version != nil:
+		if *ans.Version <= expected {
+			return 0, nil, Errorf(StatusInvalidArgument, "the host's \"token_save\" answer must give a version above expected_version")
+		}
+		return *ans.Version, nil, nil
+	}
+	return expected + 1, nil, nil // the single-process form: {}
 }
 
 // Log reports the OAuth layer's diagnostics as "log" events.

@@ -1,11 +1,9 @@
 package httptests
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -43,26 +41,10 @@ func oauthFixtureBin(t *testing.T) string {
 // The process exits when the test closes its stdin.
 func startOAuthFixture(t *testing.T, flags ...string) string {
 	t.Helper()
-	cmd := exec.Command(oauthFixtureBin(t), flags...)
-	stdin, err := cmd.StdinPipe()
+	base, stop, err := fixturebin.Serve(oauthFixtureBin(t), flags...)
 	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err)
-	return strings.TrimSpace(line)
+	t.Cleanup(stop)
+	return base
 }
 
 // logEntry is one request as the fixture's /_log reports it.

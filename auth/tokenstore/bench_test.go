@@ -1,0 +1,60 @@
+package tokenstore
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// BenchmarkRefreshCycle is what one refresh costs in store operations,
+// on each store: the reload before refreshing, the reload and the
+// compare-and-save that claim the lease, and the compare-and-save that
+// commits the new tokens and releases it (the token request itself is
+// not counted). make bench-tokenstores runs it against private servers.
+func BenchmarkRefreshCycle(b *testing.B) {
+	f, err := OpenFile(filepath.Join(b.TempDir(), "tokens.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	all := map[string]Store{"memory": NewMemory(), "file": f}
+	for name, s := range benchServerStores(b) {
+		all[name] = s
+	}
+	for _, name := range []string{"memory", "file", "postgres", "redis"} {
+		s, ok := all[name]
+		if !ok {
+			continue
+		}
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			key := fmt.Sprintf("bench-%d", time.Now().UnixNano())
+			rec := &Record{AccessToken: "at", RefreshToken: "rt", Generation: 1, State: StateOK, Issuer: "https://as.example.com", Resource: "https://mcp.example.com/mcp"}
+			if _, _, err := s.CompareAndSave(ctx, key, 0, rec); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, _, err := s.Load(ctx, key); err != nil { // reload before refreshing
+					b.Fatal(err)
+				}
+				cur, ver, err := s.Load(ctx, key) // claim: read ...
+				if err != nil {
+					b.Fatal(err)
+				}
+				claimed := cur.Clone()
+				claimed.Lease = &Lease{Owner: "bench", Until: time.Now().Add(10 * time.Second).UnixMilli()}
+				ver, won, err := s.CompareAndSave(ctx, key, ver, claimed) // ... and compare-and-save
+				if err != nil || won != nil {
+					b.Fatal("claim failed", err)
+				}
+				next := claimed.Clone()
+				next.Lease, next.Generation = nil, next.Generation+1
+				if _, won, err := s.CompareAndSave(ctx, key, ver, next); err != nil || won != nil { // commit
+					b.Fatal("commit failed", err)
+				}
+			}
+		})
+	}
+}
