@@ -362,6 +362,20 @@ def use_app_token_store(config: Dict[str, Any]) -> None:
     auth["token_store"] = "app"
 
 
+def use_app_pin_store(config: Dict[str, Any]) -> None:
+    """A host's caller answers "pins_load"/"pins_save": ``pins.store``
+    becomes "app" ("pins" is added when absent; a pin file is an error)."""
+    pins = config.setdefault("pins", {})
+    if not isinstance(pins, dict):
+        raise _bad_type("pins", "a dict", pins)
+    if pins.get("store", "app") != "app":
+        raise InvalidArgument(
+            "config.pins.store: conflicts with pin_store= (the application's store answers "
+            "pins_load/pins_save; leave pins.store out or set it to \"app\")"
+        )
+    config["pins"] = {**pins, "store": "app"}
+
+
 # ----------------------------------------------------------- call options
 
 
