@@ -302,7 +302,11 @@ defmodule LemonMCP.Host do
   @spec close(host(), timeout()) :: :ok | {:error, term()}
   def close(host, timeout \\ 5_000) do
     ms = if timeout == :infinity, do: -1, else: timeout
-    lib(host, &NIF.host_close(&1, ms))
+
+    case NIF.host_close(GenServer.call(host, :closing_ref), ms) do
+      :ok -> :ok
+      {:error, status, info} -> {:error, Error.reason(status, info)}
+    end
   end
 
   # ------------------------------------------------------------ helpers
@@ -392,7 +396,8 @@ defmodule LemonMCP.Host do
          {:ok, warnings} <- NIF.host_warnings(ref),
          :ok <- Enum.each(warnings, &Logger.warning/1),
          :ok <- NIF.host_set_handlers(ref, :host),
-         :ok <- set_telemetry(ref),
+         telemetry? = LemonMCP.Telemetry.records?(),
+         :ok <- if(telemetry?, do: NIF.host_set_telemetry(ref, :host), else: :ok),
          :ok <- NIF.host_connect(ref) do
       {:ok,
        %{
@@ -403,8 +408,7 @@ defmodule LemonMCP.Host do
          pin_store: opts[:pin_store],
          warnings: warnings,
          logged: MapSet.new(),
-         # LemonMCP.Telemetry's session bookkeeping (server => {started, version}).
-         sessions: %{},
+         telemetry?: telemetry?,
          # Telemetry records of pending calls (call id => record), each
          # handed to the caller with the call's reply.
          records: %{}
@@ -417,6 +421,14 @@ defmodule LemonMCP.Host do
 
   @impl true
   def handle_call(:ref, _from, st), do: {:reply, st.ref, st}
+
+  # close/2: the sessions it ends are reported by the core to a handler
+  # registered by then.
+  def handle_call(:closing_ref, _from, st) do
+    st = register_late(st)
+    {:reply, st.ref, st}
+  end
+
   def handle_call(:warnings, _from, st), do: {:reply, st.warnings, st}
 
   def handle_call({:not_yet_logged, failed}, _from, st) do
@@ -442,8 +454,12 @@ defmodule LemonMCP.Host do
   defp start_call({:error, status, info}, _waiter, st), do: {:reply, {:error, Error.reason(status, info)}, st}
   defp start_call({:error, reason}, _waiter, st), do: {:reply, {:error, reason}, st}
 
-  # Only when events go somewhere: with a handler the core measures every call.
-  defp set_telemetry(ref), do: if(LemonMCP.Telemetry.records?(), do: NIF.host_set_telemetry(ref, :host), else: :ok)
+  # The library's telemetry handler, only when events go somewhere (with a
+  # handler the core measures every call): at start, or later for the
+  # sessions' records (LemonMCP.Telemetry.register_late/2).
+  defp register_late(st) do
+    %{st | telemetry?: LemonMCP.Telemetry.register_late(st.telemetry?, fn -> NIF.host_set_telemetry(st.ref, :host) end)}
+  end
 
   @impl true
   def handle_info({:lmcp_done, id, status, payload}, st) do
@@ -470,7 +486,12 @@ defmodule LemonMCP.Host do
   def handle_info({:lmcp_event, :host, kind, payload}, st) do
     if kind in [:restarting, :failed], do: LemonMCP.Telemetry.server_event(self(), kind, payload)
     if st.subscriber, do: send(st.subscriber, {:lemon_mcp_host, self(), kind, payload})
-    {:noreply, %{st | sessions: LemonMCP.Telemetry.session_event(st.sessions, self(), kind, payload)}}
+    {:noreply, if(kind == :ready, do: register_late(st), else: st)}
+  end
+
+  def handle_info({:lmcp_telemetry, :host, :session, record}, st) do
+    LemonMCP.Telemetry.session_record(self(), record)
+    {:noreply, st}
   end
 
   def handle_info({:lmcp_app_request, :host, id, kind, payload}, %{pin_store: {load, save}} = st)
@@ -542,9 +563,11 @@ defmodule LemonMCP.Host do
 
   @impl true
   def terminate(_reason, st) do
+    st = register_late(st)
     NIF.host_close(st.ref, 5_000)
-    # The servers' :closed events of this close never reach this process.
-    LemonMCP.Telemetry.end_sessions(st.sessions, self())
+    # The free delivers every session record of this close before it
+    # returns, to this process, whose loop no longer runs.
     NIF.host_free(st.ref)
+    LemonMCP.Telemetry.drain_session_records(self(), :host)
   end
 end
