@@ -281,9 +281,10 @@ class Callbacks:
         return table.get(kind)
 
 
-def token_store_pair(store: Any) -> Tuple[TokenLoad, TokenSave]:
-    """``token_store=``: an object with ``load(key) -> record | None`` and
-    ``save(record) -> None`` methods, or a ``(load, save)`` pair."""
+def store_pair(store: Any, option: str, methods: str) -> Tuple[Callable[..., Any], Callable[..., Any]]:
+    """An application's store (``token_store=``, ``pin_store=``): an object
+    with ``load`` and ``save`` methods (``methods`` says their arguments, for
+    the error), or a ``(load, save)`` pair."""
     if isinstance(store, tuple) and len(store) == 2:
         load, save = store
     else:
@@ -291,26 +292,21 @@ def token_store_pair(store: Any) -> Tuple[TokenLoad, TokenSave]:
         save = getattr(store, "save", None)
     if not callable(load) or not callable(save):
         raise InvalidArgument(
-            "token_store: expected an object with load(key) and save(record) methods, or a (load, save) pair, "
-            f"got {type(store).__name__}"
+            f"{option}: expected an object with {methods} methods, or a (load, save) pair, got {type(store).__name__}"
         )
     return load, save
 
 
+def token_store_pair(store: Any) -> Tuple[TokenLoad, TokenSave]:
+    """``token_store=``: ``load(key) -> record | None`` and ``save(record) -> None``."""
+    return store_pair(store, "token_store", "load(key) and save(record)")
+
+
 def pin_store_handlers(store: Any) -> Tuple[HostHandler, HostHandler]:
-    """``pin_store=`` (a host's): an object with ``load() -> document |
-    None`` and ``save(document) -> None`` methods, or a ``(load, save)``
-    pair, as the handlers of pins_load ({}) and pins_save ({"pins": doc})."""
-    if isinstance(store, tuple) and len(store) == 2:
-        load, save = store
-    else:
-        load = getattr(store, "load", None)
-        save = getattr(store, "save", None)
-    if not callable(load) or not callable(save):
-        raise InvalidArgument(
-            "pin_store: expected an object with load() and save(document) methods, or a (load, save) pair, "
-            f"got {type(store).__name__}"
-        )
+    """``pin_store=`` (a host's): ``load() -> document | None`` and
+    ``save(document) -> None``, as the handlers of pins_load ({}) and
+    pins_save ({"pins": doc})."""
+    load, save = store_pair(store, "pin_store", "load() and save(document)")
 
     def pins_save(payload: JSONObject) -> Any:
         doc = payload.get("pins")
