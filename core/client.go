@@ -380,6 +380,10 @@ func (c *Client) FreeFrom(from FreeCaller) {
 		c.mu.Unlock()
 		return
 	}
+	// A free ends a ready session as a requested close does: its record
+	// is owed, so the Drain below delivers it (endSessionLocked drops it
+	// once freed is set).
+	c.endSessionLocked(nil)
 	c.freed = true
 	switch c.state {
 	case StateConnecting, StateReady:

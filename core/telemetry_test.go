@@ -220,12 +220,18 @@ func TestTelemetrySessionRecord(t *testing.T) {
 		end       func(t *testing.T, s *fakeServer, c *Client)
 		status    Status
 		errorType string
+		// lateHandler: the handler is set after the session started (an
+		// application that configures telemetry later still gets it).
+		lateHandler bool
 	}{
 		{name: "closed", end: func(t *testing.T, _ *fakeServer, c *Client) { require.Nil(t, errOrNil(c.Close(3*time.Second))) }},
 		{name: "closed and freed at once", end: func(t *testing.T, _ *fakeServer, c *Client) {
 			require.Nil(t, errOrNil(c.Close(3*time.Second)))
 			c.Free() // the record was queued as a completion: Free delivers it
 		}},
+		{name: "freed without a close", end: func(_ *testing.T, _ *fakeServer, c *Client) { c.Free() }},
+		{name: "handler set once ready, then closed", lateHandler: true,
+			end: func(t *testing.T, _ *fakeServer, c *Client) { require.Nil(t, errOrNil(c.Close(3*time.Second))) }},
 		{name: "lost", end: func(_ *testing.T, s *fakeServer, _ *Client) { s.peer.Hangup("server exited with status 3", 3) },
 			status: StatusClosed, errorType: "closed"},
 	}
@@ -234,9 +240,14 @@ func TestTelemetrySessionRecord(t *testing.T) {
 			s := newFakeServer(t, "2025-11-25", defaultCaps())
 			c := s.client(legacyOptions())
 			sink := &recordSink{}
-			require.Nil(t, errOrNil(c.SetTelemetryHandler(sink.handle, nil)))
+			if !tc.lateHandler {
+				require.Nil(t, errOrNil(c.SetTelemetryHandler(sink.handle, nil)))
+			}
 			require.Nil(t, errOrNil(c.Connect()))
 			require.Nil(t, errOrNil(c.WaitReady(3*time.Second)))
+			if tc.lateHandler {
+				require.Nil(t, errOrNil(c.SetTelemetryHandler(sink.handle, nil)))
+			}
 			before := time.Now()
 			tc.end(t, s, c)
 			rec := sink.wait(t, RecordSession, "")

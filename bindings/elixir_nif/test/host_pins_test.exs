@@ -26,9 +26,8 @@ defmodule LemonMCP.HostPinsTest do
     File.rename!(rig.defs <> ".tmp", rig.defs)
   end
 
-  defp start(rig) do
+  defp start(rig, opts \\ []) do
     config = %{
-      "pins" => %{"store" => rig.pins},
       "mcpServers" => %{
         "r" => %{
           "command" => rugpull(),
@@ -39,7 +38,9 @@ defmodule LemonMCP.HostPinsTest do
       }
     }
 
-    {:ok, h} = Host.start_link(config)
+    # With a :pin_store the host adds "pins" => %{"store" => "app"}.
+    config = if opts[:pin_store], do: config, else: Map.put(config, "pins", %{"store" => rig.pins})
+    {:ok, h} = Host.start_link(config, opts)
     assert :ok = Host.await_ready(h, 15_000)
     h
   end
@@ -123,6 +124,73 @@ defmodule LemonMCP.HostPinsTest do
 
       stop(h)
     end
+  end
+
+  # The application's pin store: the document in an Agent, as an
+  # application would keep it in its own database.
+  defp app_store do
+    {:ok, agent} = Agent.start_link(fn -> %{doc: nil, loads: 0, saves: 0} end)
+    load = fn -> Agent.get_and_update(agent, &{{:ok, &1.doc}, %{&1 | loads: &1.loads + 1}}) end
+    save = fn doc -> Agent.update(agent, &%{&1 | doc: doc, saves: &1.saves + 1}) end
+    {agent, {load, save}}
+  end
+
+  # A directory of its own, removed when the test ends.
+  defp tmp_dir do
+    tmp = Path.join(System.tmp_dir!(), "lmcp-pins-#{System.unique_integer([:positive])}")
+    File.mkdir_p!(tmp)
+    on_exit(fn -> File.rm_rf!(tmp) end)
+    tmp
+  end
+
+  test "pins persist through the :pin_store across host runs" do
+    rig = rig(tmp_dir())
+    write_defs(rig, cases()["base"])
+    {agent, store} = app_store()
+
+    h = start(rig, pin_store: store)
+    assert {:ok, %{"r" => pins}} = Host.pins(h)
+    assert Enum.all?(Map.values(pins["tools"]), &(&1["status"] == "approved"))
+    stop(h)
+    assert %{doc: %{"version" => 1}, saves: saves} = Agent.get(agent, & &1)
+    assert saves >= 1
+    refute File.exists?(rig.pins)
+
+    # The second run reads what the first saved: a changed definition is held.
+    changed = Enum.find(cases()["cases"], &(&1["name"] == "description"))
+    write_defs(rig, changed["defs"])
+    loads = Agent.get(agent, & &1.loads)
+    h = start(rig, pin_store: store)
+    assert Agent.get(agent, & &1.loads) > loads
+    e = wait_status(h, "tool", "echo", "changed")
+    assert {:error, {:policy_denied, _}} = Host.call_tool(h, "r__echo", %{})
+    assert :ok = Host.approve(h, "r", "echo", e["hash"])
+    {:ok, saved} = NIF.encode_json(Agent.get(agent, & &1.doc))
+    assert saved =~ e["hash"]
+    assert {:ok, [%{"text" => "called echo"}]} = Host.call_tool(h, "r__echo", %{})
+    stop(h)
+  end
+
+  test "a failing :pin_store holds everything and names the store" do
+    rig = rig(tmp_dir())
+    write_defs(rig, cases()["base"])
+    h = start(rig, pin_store: {fn -> {:error, "the database is down"} end, fn _ -> :ok end})
+    assert {:ok, %{"r" => pins}} = Host.pins(h)
+    assert pins["error"] =~ "the database is down"
+    assert {:error, {:policy_denied, _}} = Host.call_tool(h, "r__echo", %{})
+    stop(h)
+  end
+
+  test "a bad :pin_store or a pin file with one is an error naming it" do
+    servers = %{"mcpServers" => %{}}
+    assert {:error, {:invalid_argument, msg}} = Host.start_link(servers, pin_store: fn -> nil end)
+    assert msg =~ ":pin_store"
+    config = Map.put(servers, "pins", %{"store" => "/tmp/pins.json"})
+
+    assert {:error, {:invalid_argument, msg}} =
+             Host.start_link(config, pin_store: {fn -> {:ok, nil} end, fn _ -> :ok end})
+
+    assert msg =~ "conflicts with :pin_store"
   end
 
   test "pins and approve without \"pins\" say so" do

@@ -143,6 +143,34 @@ defmodule LemonMCP.TelemetryTest do
     assert is_binary(md.protocol_version)
   end
 
+  test "a session's :stop event carries the core record's duration, not one of Elixir's", %{c: c} do
+    Application.put_env(:lemon_mcp, :telemetry_module, Handler)
+    # A record as the core sends it: the event must be made of it, whatever
+    # time Elixir saw pass since :ready.
+    record = %{"kind" => "session", "duration_ns" => 1_234_567_891, "protocol_version" => "from-the-core"}
+    send(c, {:lmcp_telemetry, :sys.get_state(c).tag, :session, Map.put(record, "error_type", "closed")})
+    {m, md} = receive_event([:lemon_mcp, :session, :stop], c)
+    assert m.duration == System.convert_time_unit(1_234_567_891, :nanosecond, :native)
+    assert %{server: nil, protocol_version: "from-the-core", error_type: "closed"} = md
+  end
+
+  test "a stopped client's and host's sessions are :session :stop events", %{c: c} do
+    # Configured after both started: each registers for its sessions'
+    # records when it stops, and the core's free or close reports them.
+    {:ok, h} = LemonMCP.Host.start_link(%{"mcpServers" => %{"alpha" => %{"command" => Fixture.path()}}})
+    :ok = LemonMCP.Host.await_ready(h, 10_000)
+    Application.put_env(:lemon_mcp, :telemetry_module, Handler)
+    :ok = Client.stop(c)
+    {m, md} = receive_event([:lemon_mcp, :session, :stop], c)
+    assert is_integer(m.duration) and m.duration > 0
+    assert %{server: nil, error_type: nil} = md
+    assert is_binary(md.protocol_version)
+    :ok = LemonMCP.Host.stop(h)
+    {m, md} = receive_event([:lemon_mcp, :session, :stop], h)
+    assert m.duration > 0
+    assert %{server: "alpha", error_type: nil} = md
+  end
+
   test "the trace option reaches a Python-SDK server's params._meta" do
     py = System.get_env("LEMONMCP_MODERN_PY")
     server = System.get_env("LEMONMCP_PYOTEL_SERVER")

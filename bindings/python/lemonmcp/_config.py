@@ -351,18 +351,31 @@ def declare_handlers(config: Dict[str, Any], kinds: Iterable[str], roots_list_ch
             raise ValueError(kind)
 
 
-def use_app_token_store(config: Dict[str, Any]) -> None:
-    """The caller answers "token_load"/"token_save": ``auth.token_store``
-    becomes "app" (an explicit "memory" is an error)."""
-    auth = config.setdefault("auth", {})
-    if not isinstance(auth, dict):
-        raise _bad_type("auth", "a dict", auth)
-    if auth.get("token_store", "app") != "app":
+def use_app_store(config: Dict[str, Any], section: str, field: str, option: str, kinds: str) -> None:
+    """The caller answers a store's app requests (``kinds``, given by the
+    keyword ``option``): ``config[section][field]`` becomes "app" (the
+    section is added when absent; another store there is an error)."""
+    members = config.get(section, {})
+    if not isinstance(members, dict):
+        raise _bad_type(section, "a dict", members)
+    if members.get(field, "app") != "app":
         raise InvalidArgument(
-            "config.auth.token_store: conflicts with token_store= (the application's store answers "
-            "token_load/token_save; leave auth.token_store out or set it to \"app\")"
+            f"config.{section}.{field}: conflicts with {option}= (the application's store answers "
+            f"{kinds}; leave {section}.{field} out or set it to \"app\")"
         )
-    auth["token_store"] = "app"
+    config[section] = {**members, field: "app"}
+
+
+def use_app_token_store(config: Dict[str, Any]) -> None:
+    """``token_store=``: ``auth.token_store`` becomes "app" (an explicit
+    "memory" is an error)."""
+    use_app_store(config, "auth", "token_store", "token_store", "token_load/token_save")
+
+
+def use_app_pin_store(config: Dict[str, Any]) -> None:
+    """``pin_store=`` (a host's): ``pins.store`` becomes "app" ("pins" is
+    added when absent; a pin file is an error)."""
+    use_app_store(config, "pins", "store", "pin_store", "pins_load/pins_save")
 
 
 # ----------------------------------------------------------- call options

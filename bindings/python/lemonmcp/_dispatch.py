@@ -7,7 +7,8 @@ each app-request answer on a thread of its own; the asyncio client
 futures there, waking the loop once per batch of completions.
 
 App requests (roots, sampling, elicitation, review, and the library's own
-OAuth questions authorize / token_load / token_save) go from
+OAuth questions authorize / token_load / token_save, and a host's pin
+store questions pins_load / pins_save) go from
 :func:`handle_app_request` to the host's callable and back to the library
 with ``lmcp_client_respond``: a value, a ``concurrent.futures.Future`` or an
 awaitable that resolves to one, or an exception that becomes an error reply.
@@ -35,12 +36,27 @@ ProgressHandler = Callable[[Progress], Any]
 TokenLoad = Callable[[JSONObject], Any]
 TokenSave = Callable[[JSONObject], Any]
 
-HOST_KINDS = ("roots", "sampling", "elicitation", "review", "authorize", "token_load", "token_save")
+HOST_KINDS = (
+    "roots",
+    "sampling",
+    "elicitation",
+    "review",
+    "authorize",
+    "token_load",
+    "token_save",
+    "pins_load",
+    "pins_save",
+)
 
 #: The library's own questions about OAuth (not the server's requests): their
 #: payload is the whole request object, and what their handlers raise is
 #: never repeated anywhere (it may hold a token, a code or a secret).
 AUTH_KINDS = ("authorize", "token_load", "token_save")
+
+#: A host's own questions about its "pins" store "app" (docs/app-requests.md):
+#: pins_load {} (answer the document, or {} when nothing is stored) and
+#: pins_save {"pins": document} (answer {}).
+PIN_KINDS = ("pins_load", "pins_save")
 
 
 class RequestParams(Dict[str, Any]):
@@ -187,6 +203,7 @@ class Callbacks:
         on_sampling_denied: Optional[Callable[[JSONObject], Any]] = None,
         authorize: Optional[HostHandler] = None,
         token_store: Any = None,
+        pin_store: Any = None,
     ) -> None:
         for name, value in (
             ("on_notification", on_notification),
@@ -223,6 +240,10 @@ class Callbacks:
         self.token_save: Optional[TokenSave] = None
         if token_store is not None:
             self.token_load, self.token_save = token_store_pair(token_store)
+        self.pins_load: Optional[HostHandler] = None
+        self.pins_save: Optional[HostHandler] = None
+        if pin_store is not None:
+            self.pins_load, self.pins_save = pin_store_handlers(pin_store)
 
     def kinds(self) -> List[str]:
         out = []
@@ -240,6 +261,10 @@ class Callbacks:
     def app_token_store(self) -> bool:
         return self.token_load is not None
 
+    @property
+    def app_pin_store(self) -> bool:
+        return self.pins_load is not None
+
     def handler(self, kind: str) -> Optional[HostHandler]:
         """The host's callable for a app-request kind, if it gave one."""
         table: Dict[str, Optional[HostHandler]] = {
@@ -250,13 +275,16 @@ class Callbacks:
             "authorize": self.authorize,
             "token_load": self.token_load,
             "token_save": self.token_save,
+            "pins_load": self.pins_load,
+            "pins_save": self.pins_save,
         }
         return table.get(kind)
 
 
-def token_store_pair(store: Any) -> Tuple[TokenLoad, TokenSave]:
-    """``token_store=``: an object with ``load(key) -> record | None`` and
-    ``save(record) -> None`` methods, or a ``(load, save)`` pair."""
+def store_pair(store: Any, option: str, methods: str) -> Tuple[Callable[..., Any], Callable[..., Any]]:
+    """An application's store (``token_store=``, ``pin_store=``): an object
+    with ``load`` and ``save`` methods (``methods`` says their arguments, for
+    the error), or a ``(load, save)`` pair."""
     if isinstance(store, tuple) and len(store) == 2:
         load, save = store
     else:
@@ -264,10 +292,29 @@ def token_store_pair(store: Any) -> Tuple[TokenLoad, TokenSave]:
         save = getattr(store, "save", None)
     if not callable(load) or not callable(save):
         raise InvalidArgument(
-            "token_store: expected an object with load(key) and save(record) methods, or a (load, save) pair, "
-            f"got {type(store).__name__}"
+            f"{option}: expected an object with {methods} methods, or a (load, save) pair, got {type(store).__name__}"
         )
     return load, save
+
+
+def token_store_pair(store: Any) -> Tuple[TokenLoad, TokenSave]:
+    """``token_store=``: ``load(key) -> record | None`` and ``save(record) -> None``."""
+    return store_pair(store, "token_store", "load(key) and save(record)")
+
+
+def pin_store_handlers(store: Any) -> Tuple[HostHandler, HostHandler]:
+    """``pin_store=`` (a host's): ``load() -> document | None`` and
+    ``save(document) -> None``, as the handlers of pins_load ({}) and
+    pins_save ({"pins": doc})."""
+    load, save = store_pair(store, "pin_store", "load() and save(document)")
+
+    def pins_save(payload: JSONObject) -> Any:
+        doc = payload.get("pins")
+        if not isinstance(doc, dict):
+            raise LemonMCPError("pins_save: the library sent no pin document", status=E_INTERNAL)
+        return save(doc)
+
+    return (lambda _payload: load()), pins_save
 
 
 def normalize_roots(roots: Any, field: str) -> List[JSONObject]:
@@ -305,10 +352,10 @@ def handle_app_request(sess: Answering, request_id: int, kind: str, data: bytes)
     payload: Any = loads(data) if data else {}
     if not isinstance(payload, dict):
         payload = {}
-    if kind == "review" or kind in AUTH_KINDS:
+    if kind == "review" or kind in AUTH_KINDS or kind in PIN_KINDS:
         # No params: the review handler sees {"summary", "server"}, never
-        # the request's text; the OAuth questions are the library's own,
-        # their payload is the request itself.
+        # the request's text; the OAuth and pin store questions are the
+        # library's own, their payload is the request itself.
         params: Any = payload
     else:
         params = payload.get("params")
@@ -385,9 +432,9 @@ def _reply_value(sess: Answering, request_id: int, kind: str, result: Any) -> No
                 result["reason"] = str(reason)
         elif kind == "authorize" and isinstance(result, str):
             result = {"redirect_url": result}  # where the browser ended up
-        elif kind == "token_load" and result is None:
+        elif kind in ("token_load", "pins_load") and result is None:
             result = {}  # nothing stored
-        elif kind == "token_save":
+        elif kind in ("token_save", "pins_save"):
             result = {}  # whatever save() returned: the answer is {}
         if not isinstance(result, Mapping):
             raise InvalidArgument(f"the {kind} handler returned {type(result).__name__}, expected a dict")

@@ -6,7 +6,7 @@ import asyncio
 from types import TracebackType
 from typing import Any, Mapping, Optional, Type, Union
 
-from . import _ffi, _otel
+from . import _ffi, _otel, types  # types: lemonmcp.types, the typed results (TracebackType is the stdlib's)
 from ._base import (
     ClientBase,
     Request,
@@ -18,18 +18,6 @@ from ._base import (
 from ._dispatch import Dispatcher, LoopDispatcher
 from ._loop import LoopCaller
 from .errors import TimeoutError
-from .types import (
-    CallToolResult,
-    CompleteResult,
-    GetPromptResult,
-    Page,
-    Prompt,
-    ReadResourceResult,
-    Resource,
-    ResourceTemplate,
-    ServerInfo,
-    Tool,
-)
 
 __all__ = ["AsyncClient"]
 
@@ -66,7 +54,7 @@ class AsyncClient(ClientBase):
         self._caller.bind_loop()
         self._session.connect()
 
-    async def wait_ready(self, timeout: Optional[float] = None) -> ServerInfo:
+    async def wait_ready(self, timeout: Optional[float] = None) -> types.ServerInfo:
         """Wait until the server is ready (or raise the handshake's error)."""
         sess = self._session
         await self._caller.wait_until(
@@ -78,7 +66,7 @@ class AsyncClient(ClientBase):
         sess.wait_ready_slice(0)
         return sess.fetch_server_info()
 
-    async def open(self, timeout: Optional[float] = None) -> ServerInfo:
+    async def open(self, timeout: Optional[float] = None) -> types.ServerInfo:
         """connect() then wait_ready(); on failure the client is closed."""
         try:
             await self.connect()
@@ -137,27 +125,27 @@ class AsyncClient(ClientBase):
 
     async def list_tools(
         self, cursor: Optional[str] = None, *, all_pages: Optional[bool] = None, **options: Any
-    ) -> Page[Tool]:
+    ) -> types.Page[types.Tool]:
         return self._tools(await self._run(self._list_req("tools/list", cursor, all_pages, options)))
 
     async def call_tool(
         self, name: str, arguments: Optional[Mapping[str, Any]] = None, **options: Any
-    ) -> CallToolResult:
+    ) -> types.CallToolResult:
         return read_tool_result(await self._run(self._tool_req(name, arguments, options)))
 
     async def list_resources(
         self, cursor: Optional[str] = None, *, all_pages: Optional[bool] = None, **options: Any
-    ) -> Page[Resource]:
+    ) -> types.Page[types.Resource]:
         return self._resources(await self._run(self._list_req("resources/list", cursor, all_pages, options)))
 
     async def list_resource_templates(
         self, cursor: Optional[str] = None, *, all_pages: Optional[bool] = None, **options: Any
-    ) -> Page[ResourceTemplate]:
+    ) -> types.Page[types.ResourceTemplate]:
         return self._templates(
             await self._run(self._list_req("resources/templates/list", cursor, all_pages, options))
         )
 
-    async def read_resource(self, uri: str, **options: Any) -> ReadResourceResult:
+    async def read_resource(self, uri: str, **options: Any) -> types.ReadResourceResult:
         """resources/read; ``verify`` as for :meth:`lemonmcp.Client.read_resource`."""
         return read_resource_result(await self._run(self._uri_req("resources/read", uri, options)))
 
@@ -169,12 +157,12 @@ class AsyncClient(ClientBase):
 
     async def list_prompts(
         self, cursor: Optional[str] = None, *, all_pages: Optional[bool] = None, **options: Any
-    ) -> Page[Prompt]:
+    ) -> types.Page[types.Prompt]:
         return self._prompts(await self._run(self._list_req("prompts/list", cursor, all_pages, options)))
 
     async def get_prompt(
         self, name: str, arguments: Optional[Mapping[str, str]] = None, **options: Any
-    ) -> GetPromptResult:
+    ) -> types.GetPromptResult:
         return read_prompt_result(await self._run(self._prompt_req(name, arguments, options)))
 
     async def complete(
@@ -185,7 +173,7 @@ class AsyncClient(ClientBase):
         *,
         context: Optional[Mapping[str, str]] = None,
         **options: Any,
-    ) -> CompleteResult:
+    ) -> types.CompleteResult:
         return read_complete_result(await self._run(self._complete_req(ref, argument, value, context, options)))
 
     async def set_logging_level(self, level: str, **options: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Any, Mapping, Optional, Type, Union
 
-from . import _otel
+from . import _otel, types  # types: lemonmcp.types, the typed results (TracebackType is the stdlib's)
 from ._base import (
     ClientBase,
     Request,
@@ -13,18 +13,6 @@ from ._base import (
     read_prompt_result,
     read_resource_result,
     read_tool_result,
-)
-from .types import (
-    CallToolResult,
-    CompleteResult,
-    GetPromptResult,
-    Page,
-    Prompt,
-    ReadResourceResult,
-    Resource,
-    ResourceTemplate,
-    ServerInfo,
-    Tool,
 )
 
 __all__ = ["Client"]
@@ -89,13 +77,13 @@ class Client(ClientBase):
         """Start the transport and the handshake; returns at once."""
         self._session.connect()
 
-    def wait_ready(self, timeout: Optional[float] = None) -> ServerInfo:
+    def wait_ready(self, timeout: Optional[float] = None) -> types.ServerInfo:
         """Block until the server is ready (or the handshake fails: the
         library's error is raised). ``timeout`` in seconds; None waits as long
         as the configuration's ``timeouts.ready_ms``."""
         return self._session.wait_ready_blocking(timeout)
 
-    def open(self, timeout: Optional[float] = None) -> ServerInfo:
+    def open(self, timeout: Optional[float] = None) -> types.ServerInfo:
         """connect() then wait_ready(); on failure the client is closed."""
         try:
             self.connect()
@@ -150,25 +138,25 @@ class Client(ClientBase):
 
     # ------------------------------------------------------ typed helpers
 
-    def list_tools(self, cursor: Optional[str] = None, *, all_pages: Optional[bool] = None, **options: Any) -> Page[Tool]:
+    def list_tools(self, cursor: Optional[str] = None, *, all_pages: Optional[bool] = None, **options: Any) -> types.Page[types.Tool]:
         """tools/list: every tool (or one page with ``all_pages=False``)."""
         return self._tools(self._run(self._list_req("tools/list", cursor, all_pages, options)))
 
-    def call_tool(self, name: str, arguments: Optional[Mapping[str, Any]] = None, **options: Any) -> CallToolResult:
+    def call_tool(self, name: str, arguments: Optional[Mapping[str, Any]] = None, **options: Any) -> types.CallToolResult:
         """tools/call. A result with ``is_error`` is returned, not raised."""
         return read_tool_result(self._run(self._tool_req(name, arguments, options)))
 
     def list_resources(
         self, cursor: Optional[str] = None, *, all_pages: Optional[bool] = None, **options: Any
-    ) -> Page[Resource]:
+    ) -> types.Page[types.Resource]:
         return self._resources(self._run(self._list_req("resources/list", cursor, all_pages, options)))
 
     def list_resource_templates(
         self, cursor: Optional[str] = None, *, all_pages: Optional[bool] = None, **options: Any
-    ) -> Page[ResourceTemplate]:
+    ) -> types.Page[types.ResourceTemplate]:
         return self._templates(self._run(self._list_req("resources/templates/list", cursor, all_pages, options)))
 
-    def read_resource(self, uri: str, **options: Any) -> ReadResourceResult:
+    def read_resource(self, uri: str, **options: Any) -> types.ReadResourceResult:
         """resources/read. ``verify={"digest": ..., "size": ..., "frontmatter":
         {...}}`` has the library check the content first (see
         :func:`lemonmcp.call_options`): a mismatch raises ``ProtocolError``."""
@@ -181,10 +169,10 @@ class Client(ClientBase):
     def unsubscribe(self, uri: str, **options: Any) -> None:
         self._run(self._uri_req("resources/unsubscribe", uri, options))
 
-    def list_prompts(self, cursor: Optional[str] = None, *, all_pages: Optional[bool] = None, **options: Any) -> Page[Prompt]:
+    def list_prompts(self, cursor: Optional[str] = None, *, all_pages: Optional[bool] = None, **options: Any) -> types.Page[types.Prompt]:
         return self._prompts(self._run(self._list_req("prompts/list", cursor, all_pages, options)))
 
-    def get_prompt(self, name: str, arguments: Optional[Mapping[str, str]] = None, **options: Any) -> GetPromptResult:
+    def get_prompt(self, name: str, arguments: Optional[Mapping[str, str]] = None, **options: Any) -> types.GetPromptResult:
         return read_prompt_result(self._run(self._prompt_req(name, arguments, options)))
 
     def complete(
@@ -195,7 +183,7 @@ class Client(ClientBase):
         *,
         context: Optional[Mapping[str, str]] = None,
         **options: Any,
-    ) -> CompleteResult:
+    ) -> types.CompleteResult:
         """completion/complete. ``ref`` is a prompt name, a resource (template)
         URI, or a ref object."""
         return read_complete_result(self._run(self._complete_req(ref, argument, value, context, options)))

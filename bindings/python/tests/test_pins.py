@@ -194,3 +194,96 @@ def test_cli_pins_and_approve(case: Dict[str, Any], rugpull: str, tmp_path: Path
     listed = {t["name"] for t in json.loads(r.stdout)["tools"]}
     for tool in case["held_tools"] + case["callable_tools"]:
         assert "r__" + tool in listed
+
+
+class AppPinStore:
+    """The application's pin store: the document in memory, as an
+    application would keep it in its own database."""
+
+    def __init__(self) -> None:
+        self.doc: Any = None
+        self.loads = 0
+        self.saves = 0
+
+    def load(self) -> Any:
+        self.loads += 1
+        return self.doc
+
+    def save(self, doc: Dict[str, Any]) -> None:
+        self.saves += 1
+        self.doc = json.loads(json.dumps(doc))  # a copy, as a database keeps one
+
+
+def _app_config(rig: Rig) -> Dict[str, Any]:
+    config = rig.config()
+    del config["pins"]  # pin_store= declares "pins": {"store": "app"}
+    return config
+
+
+def test_pins_app_store_across_runs(rugpull: str, tmp_path: Path) -> None:
+    rig = Rig(tmp_path, rugpull, CASES["base"])
+    store = AppPinStore()
+    with lemonmcp.Host(_app_config(rig), pin_store=store) as host:
+        assert all(e["status"] == "approved" for e in host.pins()["r"]["tools"].values())
+        assert host.call_tool("r__echo").text == "called echo"
+    assert store.saves >= 1 and store.doc["version"] == 1
+    assert not rig.pins_path.exists()  # kept by the application, not in a file
+
+    # The second run reads what the first saved: a changed definition is held.
+    changed = next(c for c in CASES["cases"] if c["name"] == "description")
+    rig.write(changed["defs"])
+    loads_before = store.loads
+    with lemonmcp.Host(_app_config(rig), pin_store=(store.load, store.save)) as host:
+        assert store.loads > loads_before
+        entry = host.pins()["r"]["tools"]["echo"]
+        assert entry["status"] == "changed"
+        with pytest.raises(lemonmcp.PolicyDenied, match="held"):
+            host.call_tool("r__echo")
+        host.approve("r", "echo", hash=entry["hash"])
+        assert entry["hash"] in json.dumps(store.doc)  # the approval went to the app
+        assert host.call_tool("r__echo").text == "called echo"
+
+
+def test_async_host_pins_app_store(rugpull: str, tmp_path: Path) -> None:
+    rig = Rig(tmp_path, rugpull, CASES["base"])
+    store = AppPinStore()
+
+    async def load() -> Any:  # an application's store may be asynchronous
+        return store.load()
+
+    async def save(doc: Dict[str, Any]) -> None:
+        store.save(doc)
+
+    async def run(expect: str) -> None:
+        async with AsyncHost(_app_config(rig), pin_store=(load, save)) as host:
+            assert (await host.pins())["r"]["tools"]["echo"]["status"] == expect
+
+    asyncio.run(run("approved"))
+    assert store.saves >= 1
+    rig.write(next(c for c in CASES["cases"] if c["name"] == "annotation_flip")["defs"])
+    asyncio.run(run("changed"))
+
+
+@pytest.mark.parametrize(
+    "config, store, message",
+    [
+        ({"pins": {"store": "/tmp/pins.json"}}, AppPinStore(), "conflicts with pin_store="),
+        ({}, object(), "pin_store: expected an object with load"),
+    ],
+)
+def test_pin_store_bad_input(config: Dict[str, Any], store: Any, message: str) -> None:
+    with pytest.raises(lemonmcp.InvalidArgument, match=message):
+        lemonmcp.Host({**config, "mcpServers": {}}, pin_store=store)
+
+
+def test_pins_app_store_failure_holds(rugpull: str, tmp_path: Path) -> None:
+    rig = Rig(tmp_path, rugpull, CASES["base"])
+
+    def load() -> Any:
+        raise lemonmcp.LemonMCPError("the database is down")
+
+    with lemonmcp.Host(_app_config(rig), pin_store=(load, lambda doc: None)) as host:
+        pins = host.pins()["r"]
+        assert "the database is down" in pins.get("error", "")
+        with pytest.raises(lemonmcp.PolicyDenied):
+            host.call_tool("r__echo")

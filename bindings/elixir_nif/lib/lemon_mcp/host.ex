@@ -42,6 +42,13 @@ defmodule LemonMCP.Host do
       answering the servers' requests (`:sampling`, `:elicitation`, `:roots`);
       `payload["server"]` names the server. Runs in a task per request.
       Without it such requests are refused.
+    * `:pin_store` — `{load, save}`: the application keeps the host's pins
+      (`"pins": {"store": "app"}`, docs/host.md). `load.()` returns
+      `{:ok, document}` or `{:ok, nil}` (nothing stored yet), `save.(document)`
+      `:ok`; either may return `{:error, reason}` (then everything is held).
+      They answer the host's `pins_load` and `pins_save` in a task each, and
+      must not wait for `pins/1` or `approve/5` of the same host. With a map
+      configuration `"pins"` gets `"store" => "app"`; a file declares it.
     * `:name` — a name to register the process under
     * `:strict` — refuse the members of the configuration the host does not
       use instead of warning about each (`true`/`false`, default `false`)
@@ -84,15 +91,52 @@ defmodule LemonMCP.Host do
   def start_link(config, opts \\ []) do
     gen_opts = if name = opts[:name], do: [name: name], else: []
 
-    if file?(config) do
-      GenServer.start_link(__MODULE__, {{:file, config}, opts}, gen_opts)
-    else
-      with {:ok, config} <- load(config) do
-        config = if p = opts[:tool_prefix], do: Map.put(config, "tool_prefix", p), else: config
-        config = if opts[:strict], do: Map.put(config, "strict", true), else: config
-        config = if s = opts[:start], do: Map.put(config, "start", s), else: config
-        GenServer.start_link(__MODULE__, {config, opts}, gen_opts)
-      end
+    cond do
+      not pin_store?(opts[:pin_store]) ->
+        {:error, {:invalid_argument, ":pin_store: expected {load, save} (functions of 0 and 1 arguments)"}}
+
+      file?(config) ->
+        GenServer.start_link(__MODULE__, {{:file, config}, opts}, gen_opts)
+
+      true ->
+        start_map(config, opts, gen_opts)
+    end
+  end
+
+  defp start_map(config, opts, gen_opts) do
+    with {:ok, config} <- load(config),
+         {:ok, config} <- use_pin_store(config, opts[:pin_store]) do
+      config = if p = opts[:tool_prefix], do: Map.put(config, "tool_prefix", p), else: config
+      config = if opts[:strict], do: Map.put(config, "strict", true), else: config
+      config = if s = opts[:start], do: Map.put(config, "start", s), else: config
+      GenServer.start_link(__MODULE__, {config, opts}, gen_opts)
+    end
+  end
+
+  defp pin_store?(nil), do: true
+  defp pin_store?({load, save}), do: is_function(load, 0) and is_function(save, 1)
+  defp pin_store?(_other), do: false
+
+  # A :pin_store answers "pins_load"/"pins_save": the map configuration's
+  # "pins" gets "store" => "app" (added when absent; a pin file conflicts).
+  defp use_pin_store(config, nil), do: {:ok, config}
+
+  defp use_pin_store(config, _store) do
+    key = if Map.has_key?(config, :pins), do: :pins, else: "pins"
+
+    case Map.get(config, key) || %{} do
+      %{} = pins ->
+        if Map.get(pins, "store", Map.get(pins, :store, "app")) == "app" do
+          {:ok, Map.put(config, key, pins |> Map.delete(:store) |> Map.put("store", "app"))}
+        else
+          {:error,
+           {:invalid_argument,
+            "config.pins.store: conflicts with :pin_store (the application's store answers " <>
+              "pins_load/pins_save; leave pins.store out or set it to \"app\")"}}
+        end
+
+      other ->
+        {:error, {:invalid_argument, "config.pins: expected a map, got #{inspect(other)}"}}
     end
   end
 
@@ -268,7 +312,11 @@ defmodule LemonMCP.Host do
   @spec close(host(), timeout()) :: :ok | {:error, term()}
   def close(host, timeout \\ 5_000) do
     ms = if timeout == :infinity, do: -1, else: timeout
-    lib(host, &NIF.host_close(&1, ms))
+
+    case NIF.host_close(GenServer.call(host, :closing_ref), ms) do
+      :ok -> :ok
+      {:error, status, info} -> {:error, Error.reason(status, info)}
+    end
   end
 
   # ------------------------------------------------------------ helpers
@@ -358,7 +406,8 @@ defmodule LemonMCP.Host do
          {:ok, warnings} <- NIF.host_warnings(ref),
          :ok <- Enum.each(warnings, &Logger.warning/1),
          :ok <- NIF.host_set_handlers(ref, :host),
-         :ok <- set_telemetry(ref),
+         telemetry? = LemonMCP.Telemetry.records?(),
+         :ok <- if(telemetry?, do: NIF.host_set_telemetry(ref, :host), else: :ok),
          {:ok, servers} <- NIF.host_servers(ref),
          :ok <- NIF.host_connect(ref) do
       {:ok,
@@ -367,10 +416,10 @@ defmodule LemonMCP.Host do
          pending: %{},
          subscriber: opts[:subscriber],
          handler: opts[:request_handler],
+         pin_store: opts[:pin_store],
          warnings: warnings,
          logged: MapSet.new(),
-         # LemonMCP.Telemetry's session bookkeeping (server => {started, version}).
-         sessions: %{},
+         telemetry?: telemetry?,
          # Telemetry records of pending calls (call id => record), each
          # handed to the caller with the call's reply.
          records: %{},
@@ -387,6 +436,14 @@ defmodule LemonMCP.Host do
 
   @impl true
   def handle_call(:ref, _from, st), do: {:reply, st.ref, st}
+
+  # close/2: the sessions it ends are reported by the core to a handler
+  # registered by then.
+  def handle_call(:closing_ref, _from, st) do
+    st = register_late(st)
+    {:reply, st.ref, st}
+  end
+
   def handle_call(:warnings, _from, st), do: {:reply, st.warnings, st}
 
   def handle_call({:not_yet_logged, failed}, _from, st) do
@@ -427,8 +484,12 @@ defmodule LemonMCP.Host do
   defp start_call({:error, status, info}, _waiter, st), do: {:reply, {:error, Error.reason(status, info)}, st}
   defp start_call({:error, reason}, _waiter, st), do: {:reply, {:error, reason}, st}
 
-  # Only when events go somewhere: with a handler the core measures every call.
-  defp set_telemetry(ref), do: if(LemonMCP.Telemetry.records?(), do: NIF.host_set_telemetry(ref, :host), else: :ok)
+  # The library's telemetry handler, only when events go somewhere (with a
+  # handler the core measures every call): at start, or later for the
+  # sessions' records (LemonMCP.Telemetry.register_late/2).
+  defp register_late(st) do
+    %{st | telemetry?: LemonMCP.Telemetry.register_late(st.telemetry?, fn -> NIF.host_set_telemetry(st.ref, :host) end)}
+  end
 
   @impl true
   def handle_info({:lmcp_done, id, status, payload}, st) do
@@ -463,7 +524,24 @@ defmodule LemonMCP.Host do
   def handle_info({:lmcp_event, :host, kind, payload}, st) do
     if kind in [:restarting, :failed], do: LemonMCP.Telemetry.server_event(self(), kind, payload)
     if st.subscriber, do: send(st.subscriber, {:lemon_mcp_host, self(), kind, payload})
-    {:noreply, %{st | sessions: LemonMCP.Telemetry.session_event(st.sessions, self(), kind, payload)}}
+    {:noreply, if(kind == :ready, do: register_late(st), else: st)}
+  end
+
+  def handle_info({:lmcp_telemetry, :host, :session, record}, st) do
+    LemonMCP.Telemetry.session_record(self(), record)
+    {:noreply, st}
+  end
+
+  def handle_info({:lmcp_app_request, :host, id, kind, payload}, %{pin_store: {load, save}} = st)
+      when kind in [:pins_load, :pins_save] do
+    ref = st.ref
+
+    Task.start(fn ->
+      {status, answer} = pin_store_answer(kind, payload, load, save)
+      NIF.host_respond(ref, id, status, answer)
+    end)
+
+    {:noreply, st}
   end
 
   def handle_info({:lmcp_app_request, :host, id, kind, payload}, st) do
@@ -497,11 +575,37 @@ defmodule LemonMCP.Host do
 
   def handle_info(_other, st), do: {:noreply, st}
 
+  # The answer to pins_load ({}: the document, or {} when nothing is
+  # stored) or pins_save ({"pins" => document}: {}) from the :pin_store.
+  defp pin_store_answer(kind, payload, load, save) do
+    result =
+      try do
+        case kind do
+          :pins_load -> load.()
+          :pins_save -> with :ok <- save.(payload["pins"]), do: {:ok, %{}}
+        end
+      rescue
+        e -> {:error, Exception.message(e)}
+      end
+
+    case result do
+      {:ok, nil} -> {0, %{}}
+      {:ok, %{} = doc} -> {0, doc}
+      {:error, reason} -> {Error.code(:internal), %{"message" => "the pin store failed: #{pin_reason(reason)}"}}
+      other -> {Error.code(:internal), %{"message" => "the pin store's #{kind} returned #{inspect(other)}"}}
+    end
+  end
+
+  defp pin_reason(reason) when is_binary(reason), do: reason
+  defp pin_reason(reason), do: inspect(reason)
+
   @impl true
   def terminate(_reason, st) do
+    st = register_late(st)
     NIF.host_close(st.ref, 5_000)
-    # The servers' :closed events of this close never reach this process.
-    LemonMCP.Telemetry.end_sessions(st.sessions, self())
+    # The free delivers every session record of this close before it
+    # returns, to this process, whose loop no longer runs.
     NIF.host_free(st.ref)
+    LemonMCP.Telemetry.drain_session_records(self(), :host)
   end
 end

@@ -26,10 +26,11 @@ defmodule LemonMCP.Telemetry do
       `%{client:, server:, reason:}` (`server` is `nil` for a lone client).
     * `[:lemon_mcp, :session, :stop]`: a ready session ended (closed, lost
       to a restart or for good, or the process stopped):
-      `%{duration:, monotonic_time:}` (native time units, from `:ready`);
-      `%{client:, server:, protocol_version:, error_type:}` (`error_type`
-      `nil` when closed or stopped, `"closed"` when lost, as the core's
-      `session` record and Python's `mcp.client.session.duration` name it).
+      `%{duration:, monotonic_time:}` (native time units; the duration is
+      the core's `session` record's, from the handshake);
+      `%{client:, server:, protocol_version:, error_type:}` from the record
+      (`error_type` `nil` when closed or stopped, `"closed"` when lost, as
+      Python's `mcp.client.session.duration` names it).
 
   A `LemonMCP.Host`'s calls are events too, with the host's pid as
   `client:` (and `server:`).
@@ -40,9 +41,10 @@ defmodule LemonMCP.Telemetry do
   the owner hands a call's record to the caller with its reply (a direct
   client call asks the owner for it once its completion came: one more
   message per call, only then). One started before a handler was
-  configured registers none: its `:stop` events carry what Elixir knows
-  (no protocol version, session or request id; a host's exposed tool
-  name).
+  configured registers it only when a session becomes ready or is closed
+  or stopped (for the session's record): its call `:stop` events carry
+  what Elixir knows (no protocol version, session or request id; a host's
+  exposed tool name).
 
   Events go to the module named by `config :lemon_mcp, :telemetry_module`
   (any module with `execute/3`), else to `:telemetry` when it is loaded
@@ -206,46 +208,41 @@ defmodule LemonMCP.Telemetry do
   end
 
   @doc false
-  # Sessions from a client's (or a host's servers') events: `sessions` maps
-  # the server (nil for a lone client) to {started, protocol_version}.
-  # :ready starts one; :closed and :restarting end it with a
-  # [:lemon_mcp, :session, :stop] event. Returns the new map.
-  def session_event(sessions, _client, :ready, payload) do
-    server = if is_binary(field(payload, "server")), do: field(payload, "server")
-    info = field(payload, "info") || field(payload, "server")
-    Map.put(sessions, server, {System.monotonic_time(), field(info, "protocolVersion")})
-  end
+  # The core's "session" record (a ready session ended: closed, lost, or
+  # its owner stopped) as a [:lemon_mcp, :session, :stop] event: the
+  # duration, protocol version and error type are the record's, measured
+  # by the core from the handshake, as the C handler and Python's
+  # mcp.client.session.duration get them.
+  def session_record(client, record) do
+    duration = System.convert_time_unit(record["duration_ns"] || 0, :nanosecond, :native)
 
-  def session_event(sessions, client, kind, payload) when kind in [:closed, :restarting] do
-    server = if is_binary(field(payload, "server")), do: field(payload, "server")
-    lost = kind == :restarting or field(payload, "requested") != true
-    end_session(sessions, client, server, if(lost, do: "closed"))
+    execute([:lemon_mcp, :session, :stop], %{duration: duration, monotonic_time: System.monotonic_time()}, %{
+      client: client,
+      server: record["server"],
+      protocol_version: record["protocol_version"],
+      error_type: record["error_type"]
+    })
   end
-
-  def session_event(sessions, _client, _kind, _payload), do: sessions
 
   @doc false
-  # Ends every session still open (the process stops).
-  def end_sessions(sessions, client) do
-    Enum.reduce(Map.keys(sessions), sessions, &end_session(&2, client, &1, nil))
-  end
+  # An owner started before events went anywhere has no telemetry handler
+  # in the library; once they do, it registers one (`register.()`), so the
+  # core reports the session's end. Called when a session becomes ready
+  # and before a close or a stop: the core reports a session's end only to
+  # a handler set by then. Returns whether one is registered.
+  def register_late(true, _register), do: true
+  def register_late(false, register), do: records?() and register.() == :ok
 
-  defp end_session(sessions, client, server, error_type) do
-    case Map.pop(sessions, server) do
-      {nil, _} ->
-        sessions
-
-      {{started, version}, rest} ->
-        now = System.monotonic_time()
-
-        execute([:lemon_mcp, :session, :stop], %{duration: now - started, monotonic_time: now}, %{
-          client: client,
-          server: server,
-          protocol_version: version,
-          error_type: error_type
-        })
-
-        rest
+  @doc false
+  # The session records a close or free delivered to the stopping owner
+  # (`tag` its records' tag), as events: the owner's loop no longer runs.
+  def drain_session_records(client, tag) do
+    receive do
+      {:lmcp_telemetry, ^tag, :session, record} ->
+        session_record(client, record)
+        drain_session_records(client, tag)
+    after
+      0 -> :ok
     end
   end
 

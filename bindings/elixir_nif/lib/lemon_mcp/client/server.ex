@@ -25,11 +25,12 @@ defmodule LemonMCP.Client.Server do
     waiters: %{},
     subscribers: %{},
     callbacks: %{},
-    # LemonMCP.Telemetry's session bookkeeping (nil => {started, version}).
-    sessions: %{},
-    # Telemetry records (only when registered: records? true), by call id:
-    # the record, or {:waiting, from} for a caller that asked first.
+    # Telemetry records (only when registered at start: records? true), by
+    # call id: the record, or {:waiting, from} for a caller that asked first.
     records?: false,
+    # The library's telemetry handler is registered (at start, or later for
+    # the session's record: LemonMCP.Telemetry.register_late/2).
+    telemetry?: false,
     records: %{}
   ]
 
@@ -101,6 +102,7 @@ defmodule LemonMCP.Client.Server do
         res: res,
         tag: tag,
         records?: records?,
+        telemetry?: records?,
         callbacks: callbacks,
         timeout_ms: Keyword.get(opts, :timeout_ms, 30_000)
       }
@@ -120,8 +122,15 @@ defmodule LemonMCP.Client.Server do
 
   @impl true
   def terminate(_reason, st) do
-    LemonMCP.Telemetry.end_sessions(st.sessions, self())
+    st = register_late(st)
+    # The free ends a ready session; its record is delivered before the
+    # free returns, to this process, whose loop no longer runs.
     NIF.free(st.res)
+    LemonMCP.Telemetry.drain_session_records(self(), st.tag)
+  end
+
+  defp register_late(st) do
+    %{st | telemetry?: LemonMCP.Telemetry.register_late(st.telemetry?, fn -> NIF.set_telemetry(st.res, st.tag) end)}
   end
 
   # ------------------------------------------------------------- calls
@@ -201,6 +210,7 @@ defmodule LemonMCP.Client.Server do
   end
 
   def handle_call({:close, timeout}, from, st) do
+    st = register_late(st)
     res = st.res
     # lmcp_client_close blocks (on a dirty I/O scheduler); not in this loop.
     spawn(fn ->
@@ -298,6 +308,14 @@ defmodule LemonMCP.Client.Server do
     end
   end
 
+  def handle_info({:lmcp_telemetry, tag, :session, record}, %{tag: tag} = st) do
+    LemonMCP.Telemetry.session_record(self(), record)
+    {:noreply, st}
+  end
+
+  # A call of a client that registered only for its sessions: no caller asks.
+  def handle_info({:lmcp_telemetry, tag, :call, _record}, %{tag: tag, records?: false} = st), do: {:noreply, st}
+
   # A call's record: kept for its caller (a pending call's reply, or a
   # direct call's take_record); kept by id either way, since a direct
   # call's caller asks only once its completion came.
@@ -314,7 +332,7 @@ defmodule LemonMCP.Client.Server do
 
   def handle_info({:lmcp_event, tag, kind, payload}, %{tag: tag} = st) do
     if kind in [:restarting, :failed], do: LemonMCP.Telemetry.server_event(self(), kind, payload)
-    st = %{st | sessions: LemonMCP.Telemetry.session_event(st.sessions, self(), kind, payload)}
+    st = if kind == :ready, do: register_late(st), else: st
     st = on_event(kind, payload, st)
     publish(st, kind, event_payload(kind, payload))
     {:noreply, st}
