@@ -505,14 +505,6 @@ defmodule LemonMCP.Host do
     end
   end
 
-  # A list_tools answer is the host's catalogue: each exposed name's
-  # server and own name.
-  defp routes(:tools, {:ok, %{"tools" => tools}}, _routes) when is_list(tools) do
-    for %{"name" => name, "server" => server, "original_name" => tool} <- tools, into: %{}, do: {name, {server, tool}}
-  end
-
-  defp routes(_kind, _reply, routes), do: routes
-
   # A call's record comes before its completion; kept only for a pending
   # call (the library's other records have no caller to go to).
   def handle_info({:lmcp_telemetry, :host, :call, %{"call_id" => id} = record}, st) do
@@ -574,6 +566,14 @@ defmodule LemonMCP.Host do
   end
 
   def handle_info(_other, st), do: {:noreply, st}
+
+  # A list_tools answer is the host's catalogue: each exposed name's
+  # server and own name.
+  defp routes(:tools, {:ok, %{"tools" => tools}}, _routes) when is_list(tools) do
+    for %{"name" => name, "server" => server, "original_name" => tool} <- tools, into: %{}, do: {name, {server, tool}}
+  end
+
+  defp routes(_kind, _reply, routes), do: routes
 
   # The answer to pins_load ({}: the document, or {} when nothing is
   # stored) or pins_save ({"pins" => document}: {}) from the :pin_store.
