@@ -201,8 +201,8 @@ test-c-tasks: lib fixtures tsv1-fixture $(CTEST_OUT)/lmcp_tasks_test
 # ---------------------------------------------------------------- memcheck
 
 ctest-setup:
-	@command -v valgrind >/dev/null 2>&1 || apt-get install -y valgrind \
-		|| { apt-get update && apt-get install -y valgrind; }
+	@command -v valgrind >/dev/null 2>&1 || $(APT_GET) install -y valgrind \
+		|| { $(APT_GET) update && $(APT_GET) install -y valgrind; }
 
 # Same package, same link flags as mk/lib.mk, minus -s -w (see above). Always
 # delegated to go build: its cache makes an unchanged rebuild cheap.

@@ -29,7 +29,7 @@ python-dev: lib
 	  echo "copied $(LIB) into bindings/python/lemonmcp/"; \
 	fi
 
-test-python: lib fixtures python-dev python-setup tasks-peer-setup otel-setup
+test-python: lib fixtures python-dev python-setup tasks-peer-setup otel-setup everything-setup
 	cd $(PY_DIR) && $(PY_ENV) $(PYTHON) -m mypy --strict --cache-dir $(CACHE)/mypy lemonmcp
 	cd $(PY_DIR) && $(PY_ENV) $(OTEL_ENV) LEMONMCP_FIXTURE=$(PY_FIXTURE) LEMONMCP_REQUIRE_PEERS=1 \
 	  $(PYTHON) -m pytest -q -rs -p no:cacheprovider tests

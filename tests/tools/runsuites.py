@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Runs the `make test` suites side by side and sums their counts.
+
+    runsuites.py --make make --results build/test-results --jobs 3 SUITE...
+
+1. Shared prerequisites first, once. The make database (`make -pq`) gives
+   every rule's prerequisites; a target in the prerequisite closure of two
+   or more suites (the library, the fixtures, the peers' installs,
+   python-dev, ...) is built by one `make -k -j` before any suite starts,
+   so no two suites ever build the same thing at the same time. A suite
+   added to TEST_SUITES in mk/*.mk needs nothing more: its prerequisites are
+   read from its rule.
+2. The suites, up to --jobs at a time, each in its own `make` with the
+   shared targets marked done (`-o`), its output in its own log
+   (NN-suite.log, NN from the TEST_SUITES order), its exit status beside it
+   (.status) and its wall and CPU seconds (.time). The longest suites of the
+   previous run (build/test-times.txt) start first; a suite never timed
+   starts before the ones that were. A suite's log is printed whole when
+   it ends, so the output of two suites never interleaves.
+3. tests/tools/summary.py sums the count lines: "N passed, N failed" is the
+   last line, and the exit status is non-zero if any suite failed.
+
+If the shared prerequisites fail, each suite builds its own again (without
+`-o`), so the failure shows in the log of every suite that needed them.
+Interrupted (SIGINT, SIGTERM), it ends every running suite's process group.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Dict, List, Optional, Set
+
+HERE = pathlib.Path(__file__).resolve().parent
+RULE = re.compile(r"^([^\s#:=][^:=]*?)::?(?:\s+(.*))?$")
+
+
+def rules(make: List[str]) -> Dict[str, List[str]]:
+    """Every explicit rule's prerequisites, from make's printed database."""
+    out = subprocess.run(make + ["-pq", "--no-print-directory"], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True).stdout
+    deps: Dict[str, List[str]] = {}
+    files = out.split("\n# Files\n", 1)[-1].split("\n# files hash-table stats", 1)[0]
+    for entry in files.split("\n\n"):
+        lines = [ln for ln in entry.strip("\n").split("\n") if ln]
+        if not lines or lines[0] == "# Not a target:":
+            continue
+        m = RULE.match(lines[0])
+        if m:
+            deps[m.group(1)] = (m.group(2) or "").replace("|", " ").split()
+    return deps
+
+
+def closure(target: str, deps: Dict[str, List[str]]) -> Set[str]:
+    seen: Set[str] = set()
+    todo = list(deps.get(target, []))
+    while todo:
+        t = todo.pop()
+        if t not in seen:
+            seen.add(t)
+            todo += deps.get(t, [])
+    return seen
+
+
+def shared_prereqs(suites: List[str], deps: Dict[str, List[str]]) -> List[str]:
+    """Targets two or more suites need, in the order make first names them.
+
+    A target a suite needs that is itself a suite (test-c's check-symbols is
+    not one, but a suite could name another) is left to that suite."""
+    uses: Dict[str, int] = {}
+    order: List[str] = []
+    for s in suites:
+        for t in sorted(closure(s, deps)):
+            if t not in uses:
+                order.append(t)
+            uses[t] = uses.get(t, 0) + 1
+    return [t for t in order if uses[t] > 1 and t not in suites and t in deps]
+
+
+class Suite:
+    def __init__(self, index: int, name: str, results: pathlib.Path):
+        self.name = name
+        self.log = results / f"{index:02d}-{name}.log"
+        self.proc: Optional[subprocess.Popen[bytes]] = None
+        self.start = 0.0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--make", default="make")
+    ap.add_argument("--results", required=True)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--times", help="file keeping each suite's wall seconds from the last run")
+    ap.add_argument("suites", nargs="+")
+    args = ap.parse_args()
+    make = args.make.split()
+    results = pathlib.Path(args.results)
+    results.mkdir(parents=True, exist_ok=True)
+    suites = [Suite(i + 1, s, results) for i, s in enumerate(args.suites)]
+    jobs = max(1, args.jobs)
+
+    running: Dict[int, Suite] = {}
+    lock = threading.Lock()
+
+    def stop(signum: int, _frame: object) -> None:
+        with lock:
+            for s in running.values():
+                try:
+                    os.killpg(s.proc.pid, signal.SIGTERM)  # type: ignore[union-attr]
+                except ProcessLookupError:
+                    pass
+        sys.exit(128 + signum)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+
+    # 1. Shared prerequisites.
+    t0 = time.monotonic()
+    shared = shared_prereqs(args.suites, rules(make))
+    done_flags: List[str] = []
+    if shared:
+        print(f"=== shared prerequisites: {' '.join(os.path.relpath(t) if t.startswith('/') else t for t in shared)}", flush=True)
+        with open(results / "prerequisites.out", "wb") as out:
+            pre = subprocess.Popen(make + ["--no-print-directory", "-k", f"-j{jobs}"] + shared,
+                                   stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            with lock:
+                running[pre.pid] = Suite(0, "prerequisites", results)
+                running[pre.pid].proc = pre
+            rc = pre.wait()
+            with lock:
+                running.pop(pre.pid)
+        text = (results / "prerequisites.out").read_text(errors="replace")
+        sys.stdout.write(text)
+        if rc == 0:
+            done_flags = [f for t in shared for f in ("-o", t)]
+            print(f"=== shared prerequisites built in {time.monotonic() - t0:.0f}s", flush=True)
+        else:
+            print(f"=== shared prerequisites FAILED (exit {rc}); every suite builds its own", flush=True)
+
+    # 2. The suites, longest first.
+    last: Dict[str, float] = {}
+    if args.times and os.path.exists(args.times):
+        for line in open(args.times):
+            parts = line.split()
+            if len(parts) == 2:
+                try:
+                    last[parts[0]] = float(parts[1])
+                except ValueError:
+                    pass
+    queue = sorted(suites, key=lambda s: -last.get(s.name, float("inf")))
+    failed: List[str] = []
+    walls: Dict[str, float] = {}
+    while queue or running:
+        while queue and len(running) < jobs:
+            s = queue.pop(0)
+            with open(s.log, "wb") as out:
+                s.proc = subprocess.Popen(make + ["--no-print-directory"] + done_flags + [s.name],
+                                          stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                          start_new_session=True)
+            s.start = time.monotonic()
+            with lock:
+                running[s.proc.pid] = s
+            print(f"=== {s.name} started", flush=True)
+        pid, status, usage = os.wait4(-1, 0)
+        with lock:
+            s = running.pop(pid, None)
+        if s is None:
+            continue
+        wall = time.monotonic() - s.start
+        cpu = usage.ru_utime + usage.ru_stime
+        rc = os.waitstatus_to_exitcode(status)
+        rc = rc if rc >= 0 else 128 - rc
+        walls[s.name] = wall
+        s.log.with_suffix(".status").write_text(f"{rc}\n")
+        s.log.with_suffix(".time").write_text(f"{wall:.1f} {usage.ru_utime:.1f} {usage.ru_stime:.1f}\n")
+        print(f"=== {s.name}", flush=True)
+        sys.stdout.write(s.log.read_text(errors="replace"))
+        verdict = "passed" if rc == 0 else f"FAILED (exit {rc})"
+        print(f"=== {s.name} {verdict} in {wall:.0f}s (cpu {cpu:.0f}s)", flush=True)
+        if rc != 0:
+            failed.append(s.name)
+
+    if args.times:
+        merged = dict(last, **walls)
+        with open(args.times, "w") as f:
+            for name, wall in sorted(merged.items()):
+                f.write(f"{name} {wall:.1f}\n")
+    print(f"=== all suites in {time.monotonic() - t0:.0f}s ({jobs} at a time)", flush=True)
+
+    # 3. The sums.
+    print("=== summary", flush=True)
+    rc = subprocess.call([sys.executable, str(HERE / "summary.py"), str(results)])
+    return 1 if failed or rc else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
