@@ -32,7 +32,7 @@ python-dev: lib
 test-python: lib fixtures python-dev python-setup tasks-peer-setup otel-setup everything-setup
 	cd $(PY_DIR) && $(PY_ENV) $(PYTHON) -m mypy --strict --cache-dir $(CACHE)/mypy lemonmcp
 	cd $(PY_DIR) && $(PY_ENV) $(OTEL_ENV) LEMONMCP_FIXTURE=$(PY_FIXTURE) LEMONMCP_REQUIRE_PEERS=1 \
-	  $(PYTHON) -m pytest -q -rs -p no:cacheprovider tests
+	  $(PYTHON) -m pytest -q -rs -p no:cacheprovider --durations=10 tests
 
 python-bench: lib fixtures python-dev
 	cd $(PY_DIR) && $(PY_ENV) LEMONMCP_FIXTURE=$(PY_FIXTURE) $(PYTHON) bench/bench_call.py
