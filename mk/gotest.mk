@@ -2,6 +2,10 @@
 # detector, and a short run of every fuzz target.
 
 FUZZ_TIME ?= 5s
+# One fuzzing worker per target: make test runs this suite beside others on
+# a 2-core machine, where a second worker takes its core from them (each
+# target still fuzzes for FUZZ_TIME; FUZZ_PARALLEL=N for more workers).
+FUZZ_PARALLEL ?= 1
 FUZZ_TARGETS := ./core:FuzzDecodeEnvelope ./core:FuzzReceive ./core:FuzzRestyledMessages ./internal/frontmatter:FuzzParse ./internal/hostvalidate:FuzzChecks ./auth:FuzzParseBearer ./internal/canonjson:FuzzCanonicalize ./internal/toolsearch:FuzzSearch ./transport/stdio:FuzzLineReader ./transport/sseparse:FuzzParser
 
 .PHONY: test-go test-go-fuzz
@@ -15,5 +19,5 @@ test-go-fuzz:
 	@set -e; n=0; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; \
 		echo "fuzz $$pkg $$fn for $(FUZZ_TIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZ_TIME) $$pkg; n=$$((n+1)); \
+		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZ_TIME) -parallel $(FUZZ_PARALLEL) $$pkg; n=$$((n+1)); \
 	done; echo "fuzz: $$n passed, 0 failed"
