@@ -46,6 +46,8 @@ tsv1-fixture: tasks-peer-setup
 	@mkdir -p $(TSV1_DIR) && cp $(ROOT)/tests/fixtures/tsv1tasks/server.mjs $(TSV1_DIR)/server.mjs \
 	  && ln -sfn $(TASKS_TS)/node_modules $(TSV1_DIR)/node_modules
 
-test-fixtures: peers-setup
+# The packages that run a fixture as a process copy the ones `fixtures`
+# built (LEMONMCP_FIXTURES_DIR) rather than each linking its own.
+test-fixtures: fixtures peers-setup
 	cd tests && $(GO) vet ./...
-	set -o pipefail; cd tests && LEMONMCP_REQUIRE_PEERS=1 $(GO) test -race -count=1 -json ./... | $(PYTHON) $(ROOT)/tests/tools/gotest_summary.py tests-module
+	set -o pipefail; cd tests && LEMONMCP_REQUIRE_PEERS=1 LEMONMCP_FIXTURES_DIR=$(BUILD)/fixtures $(GO) test -race -count=1 -json ./... | $(PYTHON) $(ROOT)/tests/tools/gotest_summary.py tests-module
