@@ -51,13 +51,13 @@ include mk/lint.mk
 # failure; the closing line sums them all and the exit status is non-zero if
 # any suite failed. tests/tools/runsuites.py builds what two or more suites
 # need once, first, then runs TEST_JOBS suites at a time, each with its own
-# log, and the longest first (timed by the previous run). TEST_JOBS=1 runs
-# them one by one in TEST_SUITES order.
+# log, and the longest first (timed by the previous run, or on a fresh clone
+# by tests/tools/suite-times.txt). TEST_JOBS=1 runs them one by one.
 TEST_JOBS ?= 3
 test:
 	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
 	@$(PYTHON) tests/tools/runsuites.py --make "$(MAKE)" --results $(RESULTS) --jobs $(TEST_JOBS) \
-		--times $(BUILD)/test-times.txt $(TEST_SUITES)
+		--times $(BUILD)/test-times.txt --hints tests/tools/suite-times.txt $(TEST_SUITES)
 
 clean:
 	rm -rf $(BUILD)

@@ -13,9 +13,10 @@
 2. The suites, up to --jobs at a time, each in its own `make` with the
    shared targets marked done (`-o`), its output in its own log
    (NN-suite.log, NN from the TEST_SUITES order), its exit status beside it
-   (.status) and its wall and CPU seconds (.time). The longest suites of the
-   previous run (build/test-times.txt) start first; a suite never timed
-   starts before the ones that were. A suite's log is printed whole when
+   (.status) and its wall and CPU seconds (.time). The longest suites
+   start first: by the previous run's times (--times, build/test-times.txt),
+   else by a reference run's (--hints, tests/tools/suite-times.txt, for a
+   fresh clone); a suite timed by neither starts before all others. A suite's log is printed whole when
    it ends, so the output of two suites never interleaves.
 3. tests/tools/summary.py sums the count lines: "N passed, N failed" is the
    last line, and the exit status is non-zero if any suite failed.
@@ -83,6 +84,20 @@ def shared_prereqs(suites: List[str], deps: Dict[str, List[str]]) -> List[str]:
     return [t for t in order if uses[t] > 1 and t not in suites and t in deps]
 
 
+def read_times(path: Optional[str]) -> Dict[str, float]:
+    """Lines "suite seconds" ('#' starts a comment); no file, no times."""
+    times: Dict[str, float] = {}
+    if path and os.path.exists(path):
+        for line in open(path):
+            parts = line.split("#", 1)[0].split()
+            if len(parts) == 2:
+                try:
+                    times[parts[0]] = float(parts[1])
+                except ValueError:
+                    pass
+    return times
+
+
 class Suite:
     def __init__(self, index: int, name: str, results: pathlib.Path):
         self.name = name
@@ -97,6 +112,7 @@ def main() -> int:
     ap.add_argument("--results", required=True)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--times", help="file keeping each suite's wall seconds from the last run")
+    ap.add_argument("--hints", help="file of each suite's wall seconds in a reference run")
     ap.add_argument("suites", nargs="+")
     args = ap.parse_args()
     make = args.make.split()
@@ -144,16 +160,9 @@ def main() -> int:
             print(f"=== shared prerequisites FAILED (exit {rc}); every suite builds its own", flush=True)
 
     # 2. The suites, longest first.
-    last: Dict[str, float] = {}
-    if args.times and os.path.exists(args.times):
-        for line in open(args.times):
-            parts = line.split()
-            if len(parts) == 2:
-                try:
-                    last[parts[0]] = float(parts[1])
-                except ValueError:
-                    pass
-    queue = sorted(suites, key=lambda s: -last.get(s.name, float("inf")))
+    last = read_times(args.times)
+    hints = read_times(args.hints)
+    queue = sorted(suites, key=lambda s: -last.get(s.name, hints.get(s.name, float("inf"))))
     failed: List[str] = []
     walls: Dict[str, float] = {}
     while queue or running:
