@@ -6,8 +6,9 @@
 1. Shared prerequisites first, once. The make database (`make -pq`) gives
    every rule's prerequisites; a target in the prerequisite closure of two
    or more suites (the library, the fixtures, the peers' installs,
-   python-dev, ...) is built by one `make -k -j` before any suite starts,
-   so no two suites ever build the same thing at the same time. A suite
+   python-dev, ...) is built by one `make -k -j` before any suite that
+   needs one of them starts (suites that need none run meanwhile), so no
+   two suites ever build the same thing at the same time. A suite
    added to TEST_SUITES in mk/*.mk needs nothing more: its prerequisites are
    read from its rule.
 2. The suites, up to --jobs at a time, each in its own `make` with the
@@ -34,7 +35,6 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 from typing import Dict, List, Optional, Set
 
@@ -122,69 +122,76 @@ def main() -> int:
     jobs = max(1, args.jobs)
 
     running: Dict[int, Suite] = {}
-    lock = threading.Lock()
 
     def stop(signum: int, _frame: object) -> None:
-        with lock:
-            for s in running.values():
-                try:
-                    os.killpg(s.proc.pid, signal.SIGTERM)  # type: ignore[union-attr]
-                except ProcessLookupError:
-                    pass
+        # Runs in the main thread between two bytecodes: running is whole.
+        for s in list(running.values()):
+            try:
+                os.killpg(s.proc.pid, signal.SIGTERM)  # type: ignore[union-attr]
+            except ProcessLookupError:
+                pass
         sys.exit(128 + signum)
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
 
-    # 1. Shared prerequisites.
+    # 1. Shared prerequisites, while the suites that need none of them run.
     t0 = time.monotonic()
-    shared = shared_prereqs(args.suites, rules(make))
+    deps = rules(make)
+    shared = shared_prereqs(args.suites, deps)
+    independent = {s.name for s in suites if not closure(s.name, deps) & set(shared)}
     done_flags: List[str] = []
+    pre: Optional[Suite] = None
     if shared:
-        print(f"=== shared prerequisites: {' '.join(os.path.relpath(t) if t.startswith('/') else t for t in shared)}", flush=True)
-        with open(results / "prerequisites.out", "wb") as out:
-            pre = subprocess.Popen(make + ["--no-print-directory", "-k", f"-j{jobs}"] + shared,
-                                   stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-            with lock:
-                running[pre.pid] = Suite(0, "prerequisites", results)
-                running[pre.pid].proc = pre
-            rc = pre.wait()
-            with lock:
-                running.pop(pre.pid)
-        text = (results / "prerequisites.out").read_text(errors="replace")
-        sys.stdout.write(text)
-        if rc == 0:
-            done_flags = [f for t in shared for f in ("-o", t)]
-            print(f"=== shared prerequisites built in {time.monotonic() - t0:.0f}s", flush=True)
-        else:
-            print(f"=== shared prerequisites FAILED (exit {rc}); every suite builds its own", flush=True)
+        print(f"=== shared prerequisites: {' '.join(os.path.relpath(t) if t.startswith('/') else t for t in shared)}",
+              flush=True)
+        pre = Suite(0, "prerequisites", results)
+        pre.log = results / "prerequisites.out"  # not a .log: summary.py counts suites only
+        with open(pre.log, "wb") as out:
+            pre.proc = subprocess.Popen(make + ["--no-print-directory", "-k", f"-j{jobs}"] + shared,
+                                        stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                        start_new_session=True)
+        pre.start = time.monotonic()
+        running[pre.proc.pid] = pre
 
-    # 2. The suites, longest first.
+    # 2. The suites, longest first; until the shared prerequisites are
+    # built, only those that need none of them.
     last = read_times(args.times)
     hints = read_times(args.hints)
     queue = sorted(suites, key=lambda s: -last.get(s.name, hints.get(s.name, float("inf"))))
     failed: List[str] = []
     walls: Dict[str, float] = {}
     while queue or running:
-        while queue and len(running) < jobs:
-            s = queue.pop(0)
+        while len(running) < jobs:
+            ready = [s for s in queue if pre is None or s.name in independent]
+            if not ready:
+                break
+            s = ready[0]
+            queue.remove(s)
             with open(s.log, "wb") as out:
                 s.proc = subprocess.Popen(make + ["--no-print-directory"] + done_flags + [s.name],
                                           stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                           start_new_session=True)
             s.start = time.monotonic()
-            with lock:
-                running[s.proc.pid] = s
+            running[s.proc.pid] = s
             print(f"=== {s.name} started", flush=True)
         pid, status, usage = os.wait4(-1, 0)
-        with lock:
-            s = running.pop(pid, None)
+        s = running.pop(pid, None)
         if s is None:
             continue
         wall = time.monotonic() - s.start
         cpu = usage.ru_utime + usage.ru_stime
         rc = os.waitstatus_to_exitcode(status)
         rc = rc if rc >= 0 else 128 - rc
+        if s is pre:
+            sys.stdout.write(pre.log.read_text(errors="replace"))
+            if rc == 0:
+                done_flags = [f for t in shared for f in ("-o", t)]
+                print(f"=== shared prerequisites built in {wall:.0f}s (cpu {cpu:.0f}s)", flush=True)
+            else:
+                print(f"=== shared prerequisites FAILED (exit {rc}); every suite builds its own", flush=True)
+            pre = None
+            continue
         walls[s.name] = wall
         s.log.with_suffix(".status").write_text(f"{rc}\n")
         s.log.with_suffix(".time").write_text(f"{wall:.1f} {usage.ru_utime:.1f} {usage.ru_stime:.1f}\n")
