@@ -22,8 +22,9 @@
 3. tests/tools/summary.py sums the count lines: "N passed, N failed" is the
    last line, and the exit status is non-zero if any suite failed.
 
-If the shared prerequisites fail, each suite builds its own again (without
-`-o`), so the failure shows in the log of every suite that needed them.
+If the shared prerequisites fail, the suites run one at a time, each
+building its own again (without `-o`), so the failure shows in the log of
+every suite that needed them.
 Interrupted (SIGINT, SIGTERM), it ends every running suite's process group.
 """
 from __future__ import annotations
@@ -189,7 +190,11 @@ def main() -> int:
                 done_flags = [f for t in shared for f in ("-o", t)]
                 print(f"=== shared prerequisites built in {wall:.0f}s (cpu {cpu:.0f}s)", flush=True)
             else:
-                print(f"=== shared prerequisites FAILED (exit {rc}); every suite builds its own", flush=True)
+                # Which of them failed is in the output above; each suite now
+                # builds its own, so one at a time, never two at once.
+                jobs = 1
+                print(f"=== shared prerequisites FAILED (exit {rc}); the suites run one at a time, "
+                      "each building its own", flush=True)
             pre = None
             continue
         walls[s.name] = wall
@@ -207,7 +212,7 @@ def main() -> int:
         with open(args.times, "w") as f:
             for name, wall in sorted(merged.items()):
                 f.write(f"{name} {wall:.1f}\n")
-    print(f"=== all suites in {time.monotonic() - t0:.0f}s ({jobs} at a time)", flush=True)
+    print(f"=== all suites in {time.monotonic() - t0:.0f}s ({args.jobs} at a time)", flush=True)
 
     # 3. The sums.
     print("=== summary", flush=True)
