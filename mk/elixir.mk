@@ -22,7 +22,7 @@ elixir-nif: lib elixir-setup
 	cd $(EX_DIR) && $(EX_ENV) mix compile
 
 test-elixir: lib fixtures tsv1-fixture elixir-setup otel-setup
-	cd $(EX_DIR) && $(EX_ENV) $(OTEL_ENV) mix test --color=false --slowest 10
+	cd $(EX_DIR) && $(EX_ENV) $(OTEL_ENV) mix test --color=false
 
 elixir-bench: lib fixtures elixir-setup
 	cd $(EX_DIR) && $(EX_ENV) mix run bench/bench.exs
