@@ -50,12 +50,16 @@ def rules(make: List[str]) -> Dict[str, List[str]]:
     deps: Dict[str, List[str]] = {}
     files = out.split("\n# Files\n", 1)[-1].split("\n# files hash-table stats", 1)[0]
     for entry in files.split("\n\n"):
-        lines = [ln for ln in entry.strip("\n").split("\n") if ln]
-        if not lines or lines[0] == "# Not a target:":
+        lines = entry.strip("\n").split("\n")
+        if "# Not a target:" in lines:
             continue
-        m = RULE.match(lines[0])
-        if m:
-            deps[m.group(1)] = (m.group(2) or "").replace("|", " ").split()
+        # The rule's line, after any "# makefile (from ...)" comment and
+        # target-specific variables ("t: VAR = value").
+        for line in lines:
+            m = RULE.match(line)
+            if m and "=" not in line:
+                deps[m.group(1)] = (m.group(2) or "").replace("|", " ").split()
+                break
     return deps
 
 
