@@ -6,9 +6,10 @@
 1. Shared prerequisites first, once. The make database (`make -pq`) gives
    every rule's prerequisites; a target in the prerequisite closure of two
    or more suites (the library, the fixtures, the peers' installs,
-   python-dev, ...) is built by one `make -k -j` before any suite that
-   needs one of them starts (suites that need none run meanwhile), so no
-   two suites ever build the same thing at the same time. A suite
+   python-dev, ...) is built before any suite that needs it starts, so no
+   two suites ever build the same thing at the same time. They are built in
+   groups that share no target, one `make -k -j` each, side by side; a
+   suite starts as soon as the groups it needs are built. A suite
    added to TEST_SUITES in mk/*.mk needs nothing more: its prerequisites are
    read from its rule.
 2. The suites, up to --jobs at a time, each in its own `make` with the
@@ -22,9 +23,9 @@
 3. tests/tools/summary.py sums the count lines: "N passed, N failed" is the
    last line, and the exit status is non-zero if any suite failed.
 
-If the shared prerequisites fail, the suites run one at a time, each
-building its own again (without `-o`), so the failure shows in the log of
-every suite that needed them.
+If a group fails, the suites that need it run one at a time, each building
+it again (without `-o`), so the failure shows in the log of every suite
+that needed it.
 Interrupted (SIGINT, SIGTERM), it ends every running suite's process group.
 """
 from __future__ import annotations
@@ -103,6 +104,26 @@ def read_times(path: Optional[str]) -> Dict[str, float]:
     return times
 
 
+def prereq_groups(shared: List[str], deps: Dict[str, List[str]]) -> List[Set[str]]:
+    """The shared targets in groups closed under their prerequisites: no
+    two groups have a target in common, so their builds never race."""
+    parent = {t: t for t in shared}
+
+    def root(t: str) -> str:
+        while parent[t] != t:
+            t = parent[t]
+        return t
+
+    for t in shared:
+        for d in closure(t, deps):
+            if d in parent:
+                parent[root(d)] = root(t)
+    groups: Dict[str, Set[str]] = {}
+    for t in shared:
+        groups.setdefault(root(t), set()).add(t)
+    return list(groups.values())
+
+
 class Suite:
     def __init__(self, index: int, name: str, results: pathlib.Path):
         self.name = name
@@ -140,46 +161,66 @@ def main() -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
 
-    # 1. Shared prerequisites, while the suites that need none of them run.
+    # 1. Shared prerequisites, in groups that share nothing (the library and
+    # what links it; the fixtures; the peers' installs; ...), each group one
+    # make, all side by side.
     t0 = time.monotonic()
     deps = rules(make)
     shared = shared_prereqs(args.suites, deps)
-    independent = {s.name for s in suites if not closure(s.name, deps) & set(shared)}
-    done_flags: List[str] = []
-    pre: Optional[Suite] = None
+    groups = prereq_groups(shared, deps)
+    needs = {s.name: {i for i, g in enumerate(groups) if closure(s.name, deps) & g} for s in suites}
     if shared:
         print(f"=== shared prerequisites: {' '.join(os.path.relpath(t) if t.startswith('/') else t for t in shared)}",
               flush=True)
-        pre = Suite(0, "prerequisites", results)
-        pre.log = results / "prerequisites.out"  # not a .log: summary.py counts suites only
+    pending: Dict[int, Suite] = {}  # group index -> its make, while it runs
+    built: Set[int] = set()
+    broken: Set[int] = set()
+    for i, g in enumerate(groups):
+        pre = Suite(0, f"prerequisites {i + 1}", results)
+        pre.log = results / f"prerequisites-{i + 1}.out"  # not a .log: summary.py counts suites only
         with open(pre.log, "wb") as out:
-            pre.proc = subprocess.Popen(make + ["--no-print-directory", "-k", f"-j{jobs}"] + shared,
+            pre.proc = subprocess.Popen(make + ["--no-print-directory", "-k", f"-j{jobs}"] + [t for t in shared if t in g],
                                         stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                         start_new_session=True)
         pre.start = time.monotonic()
         running[pre.proc.pid] = pre
+        pending[i] = pre
 
-    # 2. The suites, longest first; until the shared prerequisites are
-    # built, only those that need none of them.
+    # 2. The suites, longest first, each once the groups it needs are built
+    # (the shared builds count as one suite while any runs). A suite that
+    # needs a group that failed waits until nothing else runs and builds
+    # that group itself: the failure shows in its own log, and no two
+    # suites build the same target at once.
     last = read_times(args.times)
     hints = read_times(args.hints)
     queue = sorted(suites, key=lambda s: -last.get(s.name, hints.get(s.name, float("inf"))))
     failed: List[str] = []
     walls: Dict[str, float] = {}
+
+    def ready(s: Suite) -> bool:
+        if needs[s.name] & set(pending):
+            return False
+        if needs[s.name] & broken:
+            return not running
+        return True
+
     while queue or running:
-        while len(running) < jobs:
-            ready = [s for s in queue if pre is None or s.name in independent]
-            if not ready:
+        while len(running) - len(pending) + (1 if pending else 0) < jobs:
+            now = [s for s in queue if ready(s)]
+            if not now:
                 break
-            s = ready[0]
+            s = now[0]
             queue.remove(s)
+            done = [f for i in needs[s.name] & built for t in groups[i] for f in ("-o", t)]
             with open(s.log, "wb") as out:
-                s.proc = subprocess.Popen(make + ["--no-print-directory"] + done_flags + [s.name],
+                s.proc = subprocess.Popen(make + ["--no-print-directory"] + done + [s.name],
                                           stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                           start_new_session=True)
             s.start = time.monotonic()
             running[s.proc.pid] = s
             print(f"=== {s.name} started", flush=True)
+            if needs[s.name] & broken:
+                break  # it runs alone
         pid, status, usage = os.wait4(-1, 0)
         s = running.pop(pid, None)
         if s is None:
@@ -188,18 +229,18 @@ def main() -> int:
         cpu = usage.ru_utime + usage.ru_stime
         rc = os.waitstatus_to_exitcode(status)
         rc = rc if rc >= 0 else 128 - rc
-        if s is pre:
-            sys.stdout.write(pre.log.read_text(errors="replace"))
+        group = next((i for i, p in pending.items() if p is s), None)
+        if group is not None:
+            del pending[group]
+            sys.stdout.write(s.log.read_text(errors="replace"))
+            names = " ".join(os.path.relpath(t) if t.startswith("/") else t for t in shared if t in groups[group])
             if rc == 0:
-                done_flags = [f for t in shared for f in ("-o", t)]
-                print(f"=== shared prerequisites built in {wall:.0f}s (cpu {cpu:.0f}s)", flush=True)
+                built.add(group)
+                print(f"=== shared prerequisites built in {wall:.0f}s (cpu {cpu:.0f}s): {names}", flush=True)
             else:
-                # Which of them failed is in the output above; each suite now
-                # builds its own, so one at a time, never two at once.
-                jobs = 1
-                print(f"=== shared prerequisites FAILED (exit {rc}); the suites run one at a time, "
-                      "each building its own", flush=True)
-            pre = None
+                broken.add(group)
+                print(f"=== shared prerequisites FAILED (exit {rc}): {names}; the suites that need them "
+                      "run one at a time, each building them itself", flush=True)
             continue
         walls[s.name] = wall
         s.log.with_suffix(".status").write_text(f"{rc}\n")
