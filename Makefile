@@ -53,7 +53,7 @@ include mk/lint.mk
 # need once, first, then runs TEST_JOBS suites at a time, each with its own
 # log, and the longest first (timed by the previous run, or on a fresh clone
 # by tests/tools/suite-times.txt). TEST_JOBS=1 runs them one by one.
-TEST_JOBS ?= 4
+TEST_JOBS ?= 5
 test:
 	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
 	@$(PYTHON) tests/tools/runsuites.py --make "$(MAKE)" --results $(RESULTS) --jobs $(TEST_JOBS) \

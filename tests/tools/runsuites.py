@@ -187,7 +187,7 @@ def main() -> int:
         pending[i] = pre
 
     # 2. The suites, longest first, each once the groups it needs are built
-    # (the shared builds count as one suite while any runs). A suite that
+    # (the shared builds take no slot: they mostly wait on npm and pip). A suite that
     # needs a group that failed waits until nothing else runs and builds
     # that group itself: the failure shows in its own log, and no two
     # suites build the same target at once.
@@ -205,7 +205,7 @@ def main() -> int:
         return True
 
     while queue or running:
-        while len(running) - len(pending) + (1 if pending else 0) < jobs:
+        while len(running) - len(pending) < jobs:
             now = [s for s in queue if ready(s)]
             if not now:
                 break
