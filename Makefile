@@ -3,7 +3,8 @@
 # runs the command-line client against the bundled fixture server; `make
 # bench` runs the benchmarks.
 # Each area keeps its rules in mk/*.mk; a fragment adds its suites to
-# TEST_SUITES, and `make test` runs them all, in order, and sums their counts.
+# TEST_SUITES, and `make test` runs them all (side by side, tests/tools/
+# runsuites.py) and sums their counts.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
@@ -22,6 +23,9 @@ PYTHON      ?= python3
 PREFIX      ?= /usr/local
 RESULTS     := $(BUILD)/test-results
 export GOFLAGS := -buildvcs=false
+# Suites run side by side (see test:), and two apt-gets at once fail on
+# dpkg's lock: every setup target installs through this, which waits its turn.
+APT_GET     := flock /tmp/lemonmcp-apt.lock apt-get
 
 .PHONY: all lib test demo bench install clean setup
 TEST_SUITES :=
@@ -47,18 +51,15 @@ include mk/tokenstores.mk
 
 # Every suite runs even when an earlier one fails, so one run shows every
 # failure; the closing line sums them all and the exit status is non-zero if
-# any suite failed.
-test: lib
+# any suite failed. tests/tools/runsuites.py builds what two or more suites
+# need once, first, then runs TEST_JOBS suites at a time, each with its own
+# log, and the longest first (timed by the previous run, or on a fresh clone
+# by tests/tools/suite-times.txt). TEST_JOBS=1 runs them one by one.
+TEST_JOBS ?= 5
+test:
 	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
-	@status=0; i=0; for s in $(TEST_SUITES); do \
-		i=$$((i+1)); log=$(RESULTS)/$$(printf '%02d' $$i)-$$s.log; \
-		echo "=== $$s"; \
-		$(MAKE) --no-print-directory $$s 2>&1 | tee $$log; rc=$${PIPESTATUS[0]}; \
-		echo $$rc > $${log%.log}.status; \
-		if [ $$rc -ne 0 ]; then echo "=== $$s FAILED (exit $$rc)"; status=1; fi; \
-	done; \
-	echo "=== summary"; $(PYTHON) tests/tools/summary.py $(RESULTS) || status=1; \
-	exit $$status
+	@$(PYTHON) tests/tools/runsuites.py --make "$(MAKE)" --results $(RESULTS) --jobs $(TEST_JOBS) \
+		--times $(BUILD)/test-times.txt --hints tests/tools/suite-times.txt $(TEST_SUITES)
 
 clean:
 	rm -rf $(BUILD)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lemonmcp/lemonmcp/internal/jsonstyle"
 	"github.com/lemonmcp/lemonmcp/transport/memory"
 	"github.com/stretchr/testify/require"
 )
@@ -44,7 +45,7 @@ type fakeServer struct {
 	stop     chan struct{}
 	done     chan struct{}
 	// style, when set, re-serialises every message the server writes.
-	style *jsonStyle
+	style *jsonstyle.Style
 }
 
 func defaultCaps() map[string]any {
@@ -167,7 +168,7 @@ func (s *fakeServer) styled(b []byte) []byte {
 	if s.style == nil {
 		return b
 	}
-	return restyle(b, *s.style)
+	return jsonstyle.Restyle(b, *s.style)
 }
 
 // waitFor waits for a received message matching pred.

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lemonmcp/lemonmcp/internal/jsonstyle"
 	"github.com/stretchr/testify/require"
 )
 
@@ -79,15 +80,15 @@ func TestDecodeEnvelopeIDKinds(t *testing.T) {
 // and all together.
 var styles = []struct {
 	name  string
-	style jsonStyle
+	style jsonstyle.Style
 }{
-	{"json.dumps defaults", jsonStyle{spaces: true}},
-	{"JSON.stringify indent 2", jsonStyle{indent: true}},
-	{"CRLF pretty", jsonStyle{indent: true, crlf: true}},
-	{"reverse keys", jsonStyle{reverseKeys: true}},
-	{"escape non-ASCII", jsonStyle{escapeAll: true}},
-	{"numbers as 1.0e0", jsonStyle{numberSpells: true}},
-	{"everything", jsonStyle{spaces: true, indent: true, crlf: true, reverseKeys: true, escapeAll: true, numberSpells: true}},
+	{"json.dumps defaults", jsonstyle.Style{Spaces: true}},
+	{"JSON.stringify indent 2", jsonstyle.Style{Indent: true}},
+	{"CRLF pretty", jsonstyle.Style{Indent: true, CRLF: true}},
+	{"reverse keys", jsonstyle.Style{ReverseKeys: true}},
+	{"escape non-ASCII", jsonstyle.Style{EscapeAll: true}},
+	{"numbers as 1.0e0", jsonstyle.Style{NumberSpells: true}},
+	{"everything", jsonstyle.Style{Spaces: true, Indent: true, CRLF: true, ReverseKeys: true, EscapeAll: true, NumberSpells: true}},
 }
 
 // TestRestyledServer runs the handshake, a tool call, a notification and a
@@ -97,7 +98,7 @@ func TestRestyledServer(t *testing.T) {
 		t.Run(st.name, func(t *testing.T) {
 			s := newFakeServer(t, "2025-11-25", defaultCaps())
 			style := st.style
-			style.rng = rand.New(rand.NewSource(1))
+			style.Rand = rand.New(rand.NewSource(1))
 			s.style = &style
 			c := s.client(testOptions())
 			ev := recordEvents(c)
@@ -173,13 +174,13 @@ var recordedMessages = []string{
 
 // checkRestyled asserts that msg in style st decodes to what its compact
 // form decodes to.
-func checkRestyled(t *testing.T, msg []byte, st jsonStyle) {
+func checkRestyled(t *testing.T, msg []byte, st jsonstyle.Style) {
 	t.Helper()
 	var want envelope
 	if decodeEnvelope(msg, &want) != nil {
 		return
 	}
-	styled := restyle(msg, st)
+	styled := jsonstyle.Restyle(msg, st)
 	var got envelope
 	require.NoError(t, decodeEnvelope(styled, &got), "%s", styled)
 	require.Equal(t, want.versionOK, got.versionOK, "%s", styled)
@@ -199,7 +200,7 @@ func TestRestyledMessagesDecodeAlike(t *testing.T) {
 	r := rand.New(rand.NewSource(42))
 	for i, msg := range recordedMessages {
 		for n := 0; n < 50; n++ {
-			checkRestyled(t, []byte(msg), randomStyle(r))
+			checkRestyled(t, []byte(msg), jsonstyle.Random(r))
 		}
 		t.Logf("message %d: 50 styles", i)
 	}
@@ -220,7 +221,7 @@ func FuzzRestyledMessages(f *testing.F) {
 		if !utf8.Valid(msg) || json.Unmarshal(msg, &v) != nil {
 			return
 		}
-		checkRestyled(t, msg, randomStyle(rand.New(rand.NewSource(seed))))
+		checkRestyled(t, msg, jsonstyle.Random(rand.New(rand.NewSource(seed))))
 	})
 }
 

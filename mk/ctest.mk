@@ -217,8 +217,8 @@ test-c-tasks: lib fixtures tsv1-fixture $(CTEST_OUT)/lmcp_tasks_test
 # ---------------------------------------------------------------- memcheck
 
 ctest-setup:
-	@command -v valgrind >/dev/null 2>&1 || apt-get install -y valgrind \
-		|| { apt-get update && apt-get install -y valgrind; }
+	@command -v valgrind >/dev/null 2>&1 || $(APT_GET) install -y valgrind \
+		|| { $(APT_GET) update && $(APT_GET) install -y valgrind; }
 
 # Same package, same link flags as mk/lib.mk, minus -s -w (see above). Always
 # delegated to go build: its cache makes an unchanged rebuild cheap.
@@ -243,9 +243,10 @@ $(CTEST_MC)/lmcp_free_race: $(CTEST_SRC)/test_free_race.c $(CTEST_HARNESS) $(CTE
 	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_free_race.c $(CTEST_SRC)/harness.c \
 		-L$(CTEST_MC) -llemonmcp -Wl,-rpath,$(CTEST_MC)
 
-# The whole suite runs under memcheck twice (errors, then leaks; 20-40 s
-# each), then a canary proves the checks are live; tests/c/memcheck.sh runs
-# every step and keeps the logs in $(CTEST_MC)/*.vg.log.
+# The whole suite runs under memcheck twice (errors and leaks, side by side:
+# valgrind keeps a program on one core; 20-40 s each), then a canary proves
+# the checks are live; tests/c/memcheck.sh runs every step and keeps the
+# logs in $(CTEST_MC)/*.vg.log.
 test-c-memcheck: lib fixtures ctest-setup $(CTEST_MC)/lmcp_smoke $(CTEST_MC)/lmcp_ctest $(CTEST_MC)/lmcp_free_race
 	MC_DIR=$(CTEST_MC) VG_ENV="$(CTEST_VG_ENV)" VG_ERRORS="$(CTEST_VG_ERRORS)" \
 		VG_LEAKS="$(CTEST_VG_LEAKS)" CTEST_ONLY="$(CTEST_ONLY)" $(CTEST_SRC)/memcheck.sh

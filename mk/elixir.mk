@@ -15,7 +15,7 @@ TEST_SUITES += test-elixir
 elixir-setup:
 	@if ! command -v mix >/dev/null 2>&1 || ! command -v erl >/dev/null 2>&1 || [ ! -f "$(ERTS_HEADER)" ]; then \
 	  echo "installing elixir and erlang-dev"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq elixir erlang-dev >/dev/null || exit 1; \
+	  $(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq elixir erlang-dev >/dev/null || exit 1; \
 	fi
 
 elixir-nif: lib elixir-setup

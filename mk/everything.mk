@@ -26,6 +26,6 @@ $(EVERYTHING_OUT)/lmcp_everything: $(ROOT)/tests/c/everything.c $(ROOT)/tests/c/
 everything-setup:
 	$(PYTHON) $(ROOT)/tests/everything/everything.py install
 
-test-everything: lib $(EVERYTHING_OUT)/lmcp_everything
+test-everything: lib everything-setup $(EVERYTHING_OUT)/lmcp_everything
 	$(PYTHON) $(ROOT)/tests/everything/everything.py run --timeout 600 -- \
 		$(EVERYTHING_OUT)/lmcp_everything $(EVERYTHING_ONLY)

@@ -25,11 +25,17 @@ MODERN_PY := $(CACHE)/modern-py
 # The 2025-11-25 tasks peer: the TypeScript SDK v1 (its experimental tasks
 # support) into .cache/tasks-ts, for tests/fixtures/tsv1tasks.
 TASKS_TS  := $(CACHE)/tasks-ts
-.PHONY: peers-setup tasks-peer-setup
-peers-setup: tasks-peer-setup
+# Each install is its own target, so that make -j (make test builds the
+# shared prerequisites that way) runs them side by side.
+.PHONY: peers-setup tasks-peer-setup modern-ts-setup modern-py-setup
+peers-setup: tasks-peer-setup modern-ts-setup modern-py-setup
+
+modern-ts-setup:
 	@test -f $(MODERN_TS)/node_modules/@modelcontextprotocol/server/package.json || { \
 	  mkdir -p $(MODERN_TS) && echo '{"name":"modern-ts","private":true,"type":"module"}' > $(MODERN_TS)/package.json && \
 	  npm install --silent --no-audit --no-fund --prefix $(MODERN_TS) @modelcontextprotocol/server@2.4.0 zod@4 >/dev/null; }
+
+modern-py-setup:
 	@$(MODERN_PY)/bin/python -c "import mcp.server.mcpserver" 2>/dev/null || { \
 	  $(PYTHON) -m venv $(MODERN_PY) && $(MODERN_PY)/bin/pip install --quiet --disable-pip-version-check mcp==2.3.0; }
 
@@ -48,6 +54,8 @@ tsv1-fixture: tasks-peer-setup
 	@mkdir -p $(TSV1_DIR) && cp $(ROOT)/tests/fixtures/tsv1tasks/server.mjs $(TSV1_DIR)/server.mjs \
 	  && ln -sfn $(TASKS_TS)/node_modules $(TSV1_DIR)/node_modules
 
-test-fixtures: peers-setup
+# The packages that run a fixture as a process copy the ones `fixtures`
+# built (LEMONMCP_FIXTURES_DIR) rather than each linking its own.
+test-fixtures: fixtures peers-setup
 	cd tests && $(GO) vet ./...
-	set -o pipefail; cd tests && LEMONMCP_REQUIRE_PEERS=1 $(GO) test -race -count=1 -json ./... | $(PYTHON) $(ROOT)/tests/tools/gotest_summary.py tests-module
+	set -o pipefail; cd tests && LEMONMCP_REQUIRE_PEERS=1 LEMONMCP_FIXTURES_DIR=$(BUILD)/fixtures $(GO) test -race -count=1 -json ./... | $(PYTHON) $(ROOT)/tests/tools/gotest_summary.py tests-module

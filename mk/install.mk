@@ -39,5 +39,5 @@ uninstall:
 
 TEST_SUITES += test-install
 test-install: lib fixtures elixir-setup
-	@command -v pkg-config >/dev/null || { apt-get update -qq && apt-get install -y -qq pkg-config >/dev/null; }
+	@command -v pkg-config >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq pkg-config >/dev/null; }
 	@MAKE="$(MAKE)" SONAME=$(SONAME) FIXTURE=$(BUILD)/fixtures/mcpfixture bash tests/install/check.sh

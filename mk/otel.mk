@@ -9,11 +9,16 @@ OTEL_PY  := $(CACHE)/otel-py
 OTEL_SDK := opentelemetry-sdk==1.45.2
 OTEL_ENV := LEMONMCP_OTEL_PATH=$(OTEL_PY) LEMONMCP_MODERN_PY=$(MODERN_PY)/bin/python \
 	LEMONMCP_PYOTEL_SERVER=$(ROOT)/tests/fixtures/pyotel/server.py
-.PHONY: otel-setup test-python-otel
+.PHONY: otel-setup otel-py-setup modern-py-otel-setup test-python-otel
 
-otel-setup: peers-setup
+# Two installs, side by side under make -j; the second needs the venv only.
+otel-setup: peers-setup otel-py-setup modern-py-otel-setup
+
+otel-py-setup:
 	@test -f $(OTEL_PY)/opentelemetry/sdk/trace/__init__.py || \
 	  $(PYTHON) -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target $(OTEL_PY) $(OTEL_SDK)
+
+modern-py-otel-setup: modern-py-setup
 	@$(MODERN_PY)/bin/python -c "import opentelemetry.sdk.trace" 2>/dev/null || \
 	  $(MODERN_PY)/bin/pip install --quiet --disable-pip-version-check $(OTEL_SDK)
 

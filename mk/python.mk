@@ -2,6 +2,7 @@
 #   make python-setup   installs pytest, mypy and wheel when missing (quiet, idempotent)
 #   make python-dev     copies $(LIB) into the package so `import lemonmcp` works in-tree
 #   make test-python    mypy --strict on the package, then pytest against the fixture server
+#                       (make test runs it as test-python-1 and test-python-2, side by side)
 #   make python-wheel   (mk/pypackage.mk) a manylinux wheel with the .so inside, and an sdist
 #   make python-bench   µs per call_tool through the binding, against the fixture
 #   make demo           the command line against the fixture: info, tools, one call
@@ -33,10 +34,30 @@ python-dev: lib
 	  echo "copied the sandbox helper beside it"; \
 	fi
 
-test-python: lib fixtures python-dev python-setup tasks-peer-setup otel-setup
-	cd $(PY_DIR) && $(PY_ENV) $(PYTHON) -m mypy --strict --cache-dir $(CACHE)/mypy lemonmcp
-	cd $(PY_DIR) && $(PY_ENV) $(OTEL_ENV) LEMONMCP_FIXTURE=$(PY_FIXTURE) LEMONMCP_REQUIRE_PEERS=1 \
-	  $(PYTHON) -m pytest -q -rs -p no:cacheprovider tests
+PY_TEST_DEPS := lib fixtures python-dev python-setup tasks-peer-setup otel-setup everything-setup
+# (recursive: OTEL_ENV is defined in mk/otel.mk, read after this file)
+PY_PYTEST     = cd $(PY_DIR) && $(PY_ENV) $(OTEL_ENV) LEMONMCP_FIXTURE=$(PY_FIXTURE) LEMONMCP_REQUIRE_PEERS=1 \
+	  $(PY_SHARD_ENV) $(PYTHON) -m pytest -q -rs -p no:cacheprovider --durations=10 tests
+PY_MYPY      := cd $(PY_DIR) && $(PY_ENV) $(PYTHON) -m mypy --strict --cache-dir $(CACHE)/mypy lemonmcp
+
+test-python: $(PY_TEST_DEPS)
+	$(PY_MYPY)
+	$(PY_PYTEST)
+
+# make test runs pytest as PY_SHARDS suites side by side (its tests mostly
+# wait on servers and subprocesses), test-python-1 of 2 and test-python-2 of
+# 2; each test runs in exactly one (tests/conftest.py deals them out), and
+# mypy runs in the first.
+PY_SHARDS := 2
+define py_shard
+.PHONY: test-python-$(1)
+TEST_SUITES += test-python-$(1)
+test-python-$(1): $$(PY_TEST_DEPS)
+	$(if $(filter 1,$(1)),$$(PY_MYPY))
+	$$(PY_PYTEST)
+test-python-$(1): PY_SHARD_ENV = LEMONMCP_PYTEST_SHARD=$(1)/$(PY_SHARDS)
+endef
+$(foreach i,$(shell seq $(PY_SHARDS)),$(eval $(call py_shard,$(i))))
 
 python-bench: lib fixtures python-dev
 	cd $(PY_DIR) && $(PY_ENV) LEMONMCP_FIXTURE=$(PY_FIXTURE) $(PYTHON) bench/bench_call.py
@@ -50,4 +71,3 @@ demo: lib fixtures python-dev
 	$(PY_RUN) call echo text="hello from lemonmcp"
 
 setup: python-setup
-TEST_SUITES += test-python

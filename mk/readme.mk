@@ -13,4 +13,4 @@ TEST_SUITES += test-readme
 
 test-readme: lib python-dev python-setup elixir-setup everything-setup
 	cd $(ROOT)/tests/readme && PYTHONPATH=$(PY_DIR):. PYTHONDONTWRITEBYTECODE=1 \
-	  $(PYTHON) -m pytest -q -p no:cacheprovider $(READMEARGS) test_tree.py test_snippets.py
+	  $(PYTHON) -m pytest -q -p no:cacheprovider --durations=10 $(READMEARGS) test_tree.py test_snippets.py

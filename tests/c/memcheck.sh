@@ -32,10 +32,16 @@ run() {
   env $VG_ENV valgrind "${flags[@]}" --log-file="$MC_DIR/$name.vg.log" "$@"
 }
 
+# Each step below is a function that prints its report; steps run in two
+# lanes at once (valgrind runs a program's threads on one core, so two
+# programs under it use both), and the reports are printed afterwards in
+# step order, so the log reads the same as a serial run.
+
 # Pass 1: memory errors (exit 99 means memcheck found one).
 # lmcp_free_race (lmcp_client_free and lmcp_host_free racing every call;
 # 12 client and 8 host iterations under valgrind) takes no baseline.
-for prog in smoke ctest free_race; do
+errors_pass() { # PROG
+  local prog=$1 st
   args=("$MC_DIR/baseline.txt")
   [ "$prog" = ctest ] && args+=(${CTEST_ONLY:-})
   [ "$prog" = free_race ] && args=()
@@ -43,11 +49,11 @@ for prog in smoke ctest free_race; do
   st=$?
   grep -H 'ERROR SUMMARY' "$MC_DIR/$prog.errors.vg.log"
   case $st in
-    0) step 0 "lmcp_$prog: no memory errors, every test passed" ;;
-    99) step 1 "lmcp_$prog: memory errors (see $MC_DIR/$prog.errors.vg.log)" ;;
-    *) step 1 "lmcp_$prog: no memory errors, but tests failed under memcheck (exit $st, see above)" ;;
+    0) result 0 "lmcp_$prog: no memory errors, every test passed" ;;
+    99) result 1 "lmcp_$prog: memory errors (see $MC_DIR/$prog.errors.vg.log)" ;;
+    *) result 1 "lmcp_$prog: no memory errors, but tests failed under memcheck (exit $st, see above)" ;;
   esac
-done
+}
 
 # Pass 2: leaks (only the leak summary counts here; see mk/ctest.mk).
 #
@@ -62,32 +68,62 @@ done
 # stub, whose prefix is a hash cgo derives from that package: it is read from
 # the library's symbols, so it matches exactly go-pointer's allocations and
 # nothing the library hands to hosts (the canary below proves those checked).
-stub=$(nm "$MC_DIR/liblemonmcp.so.1" | awk '$3 ~ /^github.com\/mattn\/go-pointer\._cgo_[0-9a-f]+_Cfunc__Cmalloc$/ {sub(/^github.com\/mattn\/go-pointer\./, "", $3); print $3; exit}')
-if [ -z "$stub" ]; then
-  note "FAILED: cannot find go-pointer's cgo malloc stub in the library's symbols"
-  exit 1
-fi
-printf '{\n   lmcp-handle-tombstone-keys\n   Memcheck:Leak\n   match-leak-kinds: definite\n   fun:malloc\n   fun:%s\n}\n' "$stub" \
-  >"$MC_DIR/tombstones.supp"
-run ctest.leaks $VG_LEAKS -- "$MC_DIR/lmcp_ctest" "$MC_DIR/baseline.txt" ${CTEST_ONLY:-} \
-  >"$MC_DIR/ctest.leaks.out" 2>&1
-st=$?
-grep -H -E 'definitely lost:|indirectly lost:|still reachable:' "$MC_DIR/ctest.leaks.vg.log"
-no_leaks "$MC_DIR/ctest.leaks.vg.log"
-step $? "lmcp_ctest: nothing definitely or indirectly lost (see $MC_DIR/ctest.leaks.vg.log)"
-if [ $st -ne 0 ]; then
-  # The leak pass judges leaks only, but a test that failed here may have
-  # skipped its cleanup: show which, so a leak report can be read in context.
-  note "(lmcp_ctest exited $st in the leak pass; its output: $MC_DIR/ctest.leaks.out)"
-  grep -E '^\[ *FAILED|CHECK|failed' "$MC_DIR/ctest.leaks.out" | head -20 | sed 's/^/memcheck:   /'
-fi
+leaks_pass() {
+  local stub st
+  stub=$(nm "$MC_DIR/liblemonmcp.so.1" | awk '$3 ~ /^github.com\/mattn\/go-pointer\._cgo_[0-9a-f]+_Cfunc__Cmalloc$/ {sub(/^github.com\/mattn\/go-pointer\./, "", $3); print $3; exit}')
+  if [ -z "$stub" ]; then
+    result 1 "cannot find go-pointer's cgo malloc stub in the library's symbols"
+    return
+  fi
+  printf '{\n   lmcp-handle-tombstone-keys\n   Memcheck:Leak\n   match-leak-kinds: definite\n   fun:malloc\n   fun:%s\n}\n' "$stub" \
+    >"$MC_DIR/tombstones.supp"
+  run ctest.leaks $VG_LEAKS -- "$MC_DIR/lmcp_ctest" "$MC_DIR/baseline.txt" ${CTEST_ONLY:-} \
+    >"$MC_DIR/ctest.leaks.out" 2>&1
+  st=$?
+  grep -H -E 'definitely lost:|indirectly lost:|still reachable:' "$MC_DIR/ctest.leaks.vg.log"
+  no_leaks "$MC_DIR/ctest.leaks.vg.log"
+  result $? "lmcp_ctest: nothing definitely or indirectly lost (see $MC_DIR/ctest.leaks.vg.log)"
+  if [ $st -ne 0 ]; then
+    # The leak pass judges leaks only, but a test that failed here may have
+    # skipped its cleanup: show which, so a leak report can be read in context.
+    note "(lmcp_ctest exited $st in the leak pass; its output: $MC_DIR/ctest.leaks.out)"
+    grep -E '^\[ *FAILED|CHECK|failed' "$MC_DIR/ctest.leaks.out" | head -20 | sed 's/^/memcheck:   /'
+  fi
+}
 
 # The canary: a deliberate overread and leak of library memory must be caught
 # by both passes, proving the exemptions leave C memory checked.
-LMCP_SMOKE_CANARY=1 run canary.errors $VG_ERRORS -- "$MC_DIR/lmcp_smoke" >/dev/null
-st=$?
-[ $st -eq 99 ]; step $? "canary: a deliberate overread of library memory is reported (exit $st)"
-LMCP_SMOKE_CANARY=1 run canary.leaks $VG_LEAKS -- "$MC_DIR/lmcp_smoke" >/dev/null
-! no_leaks "$MC_DIR/canary.leaks.vg.log"; step $? "canary: a deliberate leak of library memory is reported"
+canary_errors() {
+  local st
+  LMCP_SMOKE_CANARY=1 run canary.errors $VG_ERRORS -- "$MC_DIR/lmcp_smoke" >/dev/null
+  st=$?
+  [ $st -eq 99 ]; result $? "canary: a deliberate overread of library memory is reported (exit $st)"
+}
+canary_leaks() {
+  LMCP_SMOKE_CANARY=1 run canary.leaks $VG_LEAKS -- "$MC_DIR/lmcp_smoke" >/dev/null
+  ! no_leaks "$MC_DIR/canary.leaks.vg.log"; result $? "canary: a deliberate leak of library memory is reported"
+}
+
+# lane NAME STEP...: runs steps one after another, each step's report into
+# $MC_DIR/NAME.report and its results into $MC_DIR/NAME.results.
+result() { echo "$1 $2" >>"$results_file"; }
+lane() {
+  local name=$1; shift
+  results_file="$MC_DIR/$name.results"
+  : >"$results_file"
+  for s in "$@"; do eval "$s"; done >"$MC_DIR/$name.report" 2>&1
+}
+# report NAME: prints a lane's report and counts its results.
+report() {
+  cat "$MC_DIR/$1.report"
+  while read -r ok text; do step "$ok" "$text"; done <"$MC_DIR/$1.results"
+}
+
+# The smoke program writes the goroutine baseline both lmcp_ctest runs read.
+lane smoke "errors_pass smoke"
+lane errors "errors_pass ctest" "errors_pass free_race" &
+lane leaks leaks_pass canary_errors canary_leaks &
+wait
+for l in smoke errors leaks; do report $l; done
 printf '%d passed, %d failed\n' "$passed" "$failed"
 exit $fail

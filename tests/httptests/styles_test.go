@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lemonmcp/lemonmcp/core"
-	"github.com/lemonmcp/lemonmcp/tests/internal/jsonstyle"
+	"github.com/lemonmcp/lemonmcp/internal/jsonstyle"
 )
 
 // restyled rewrites every JSON body and every SSE event's JSON data that

@@ -42,6 +42,11 @@ PY
   )
 }
 
+# Three lanes side by side (each mostly waits on pip and venv creation),
+# each with its own report, printed afterwards in this order: the wheel;
+# the sdist; the tree (install, then -e, then without Go, on one copy).
+
+check_wheel() {
 # 1. The wheel.
 if [ -z "$wheel" ]; then
   fail "no wheel in $DIST"
@@ -66,7 +71,9 @@ sys.exit(any(l.startswith("Requires-Dist:") and "extra ==" not in l for l in z.r
       || fail "wheel does not install and run" "$work/vw.log"
   fi
 fi
+}
 
+check_sdist() {
 # 2. The sdist, built with Go from the sources it carries.
 if [ -z "$sdist" ]; then
   fail "no sdist in $DIST"
@@ -79,7 +86,9 @@ else
     && smoke "$work/vs" >/dev/null 2>>"$work/vs.log" && pass "sdist $(basename "$sdist") builds with Go" \
     || fail "sdist does not build, install and run" "$work/vs.log"
 fi
+}
 
+check_tree() {
 # 3. A fresh copy of the tracked tree: pip install ./bindings/python, then -e.
 tree=$work/tree
 mkdir -p "$tree" && (cd "$root" && git ls-files -z | xargs -0 cp --parents -t "$tree")
@@ -111,6 +120,16 @@ elif grep -q "needs Go 1.26 or newer on PATH" "$work/vn.log"; then
 else
   fail "without Go: no clear message" "$work/vn.log"
 fi
+}
+
+check_wheel >"$work/wheel.report" 2>&1 &
+check_sdist >"$work/sdist.report" 2>&1 &
+check_tree >"$work/tree.report" 2>&1 &
+wait
+cat "$work/wheel.report" "$work/sdist.report" "$work/tree.report"
+passed=$(cat "$work"/*.report | grep -c "^ok   python-package:")
+failed=$(cat "$work"/*.report | grep -c "^FAIL python-package:")
+
 
 echo "python-package: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -228,8 +228,8 @@ class HandleSession:
     ) -> None:
         """Block in slices of at most 200 ms of ``wait(ms)`` (a library wait
         that raises TimeoutError when its slice runs out), so that a signal
-        (Ctrl-C) is taken between slices. Ends when a slice returns, re-raises
-        a slice's TimeoutError once ``waiting()`` is false, and raises
+        (Ctrl-C) is taken between slices. Ends when a slice returns, raises
+        what one more ``wait(0)`` says once ``waiting()`` is false, and raises
         ``expired()`` once ``timeout`` seconds (None: no limit) have passed."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
@@ -242,7 +242,14 @@ class HandleSession:
                 return
             except TimeoutError:
                 if not waiting():
-                    raise
+                    # The state moved on after the slice ran out (the server
+                    # died, the handshake failed, timeouts.ready_ms passed):
+                    # a wait of 0 ms reports that state's own error (or
+                    # returns, ready) rather than the slice's "not ready
+                    # after 200 ms", which once made the command line exit
+                    # 124 for a server that had died at startup.
+                    wait(0)
+                    return
                 if deadline is not None and time.monotonic() >= deadline:
                     raise expired() from None
 

@@ -113,3 +113,24 @@ def pid_alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return False
     return state != "Z"
+
+
+# make test runs this suite as two processes side by side (its tests mostly
+# wait on servers and subprocesses): LEMONMCP_PYTEST_SHARD="I/N" keeps every
+# N-th test from the I-th (1-based), so each test runs in exactly one shard.
+# Dealt one by one rather than by file, the slow files are shared out too.
+def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
+    shard = os.environ.get("LEMONMCP_PYTEST_SHARD")
+    if not shard:
+        return
+    try:
+        index, count = (int(x) for x in shard.split("/"))
+    except ValueError:
+        raise pytest.UsageError(f"LEMONMCP_PYTEST_SHARD must be I/N (as 1/2), not {shard!r}") from None
+    if not 1 <= index <= count:
+        raise pytest.UsageError(f"LEMONMCP_PYTEST_SHARD {shard!r}: I must be 1 to N")
+    keep = [item for i, item in enumerate(items) if i % count == index - 1]
+    dropped = [item for i, item in enumerate(items) if i % count != index - 1]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = keep

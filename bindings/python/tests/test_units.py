@@ -659,3 +659,39 @@ def test_library_refuses_declaring_host_capabilities() -> None:
         lemonmcp.Client.stdio("true", capabilities={"sampling": {}})
     c = lemonmcp.Client.stdio("true", capabilities={"experimental": {"x": {}}})
     assert c.config["capabilities"] == {"experimental": {"x": {}}}
+
+
+# ------------------------------------------------------------------ waits
+
+
+def test_sliced_wait_reports_the_state_its_slice_ran_into() -> None:
+    """A slice that runs out just as the server dies: the error is the
+    death's (what a wait of 0 ms then says), not the slice's timeout."""
+    from lemonmcp._session import HandleSession
+
+    calls = []
+    died = errors.TransportError("the server exited with status 1 before it was ready")
+
+    def wait(ms: int) -> None:
+        calls.append(ms)
+        if len(calls) == 1:
+            raise errors.TimeoutError("the client is not ready after 200 ms (the handshake goes on)")
+        raise died
+
+    with pytest.raises(errors.TransportError) as info:
+        HandleSession.wait_sliced(None, wait, 30.0, lambda: False, lambda: AssertionError("expired"))  # type: ignore[arg-type]
+    assert info.value is died and calls == [200, 0]
+
+
+def test_sliced_wait_returns_when_the_state_moved_on_to_ready() -> None:
+    from lemonmcp._session import HandleSession
+
+    calls = []
+
+    def wait(ms: int) -> None:
+        calls.append(ms)
+        if len(calls) == 1:
+            raise errors.TimeoutError("the client is not ready after 200 ms (the handshake goes on)")
+
+    HandleSession.wait_sliced(None, wait, None, lambda: False, lambda: AssertionError("expired"))  # type: ignore[arg-type]
+    assert calls == [200, 0]

@@ -1,4 +1,4 @@
-package core
+package jsonstyle
 
 import (
 	"bytes"
@@ -6,32 +6,34 @@ import (
 	"fmt"
 	"math/rand"
 	"strconv"
+	"strings"
 )
 
-// jsonStyle says how restyle writes JSON: the ways real servers (Python's
+// Style says how Restyle writes JSON: the ways real servers (Python's
 // json.dumps, JavaScript's JSON.stringify with an indent, hand-written
 // ones) differ from the compact form this library sends.
-type jsonStyle struct {
-	spaces       bool // ", " and ": " (json.dumps defaults)
-	indent       bool // one member per line, two-space indent
-	crlf         bool // line breaks are "\r\n" (with indent)
-	reverseKeys  bool // members in reverse order
-	escapeAll    bool // every non-ASCII rune (and some ASCII) as \uXXXX
-	numberSpells bool // integers as 1.0e0, 10e-1 and the like
-	rng          *rand.Rand
+type Style struct {
+	Spaces       bool // ", " and ": " (json.dumps defaults)
+	Indent       bool // one member per line, two-space indent
+	CRLF         bool // line breaks are "\r\n" (with Indent)
+	ReverseKeys  bool // members in reverse order
+	EscapeAll    bool // every non-ASCII rune (and some ASCII) as \uXXXX
+	NumberSpells bool // integers as 1.0e0, 10e-1 and the like
+	Rand         *rand.Rand
 }
 
-// randomStyle picks a style from r.
-func randomStyle(r *rand.Rand) jsonStyle {
-	return jsonStyle{
-		spaces: r.Intn(2) == 0, indent: r.Intn(2) == 0, crlf: r.Intn(2) == 0,
-		reverseKeys: r.Intn(2) == 0, escapeAll: r.Intn(2) == 0, numberSpells: r.Intn(2) == 0, rng: r,
+// Random picks a style from r; r also drives the per-value choices
+// (number spellings, which ASCII letters are escaped).
+func Random(r *rand.Rand) Style {
+	return Style{
+		Spaces: r.Intn(2) == 0, Indent: r.Intn(2) == 0, CRLF: r.Intn(2) == 0,
+		ReverseKeys: r.Intn(2) == 0, EscapeAll: r.Intn(2) == 0, NumberSpells: r.Intn(2) == 0, Rand: r,
 	}
 }
 
-// restyle re-serialises one JSON text in style s. It panics on invalid
-// input: callers pass what json.Marshal produced or a recorded message.
-func restyle(data []byte, s jsonStyle) []byte {
+// Restyle re-serialises one JSON text in style s. It panics on invalid
+// input: callers pass what an encoder produced or a recorded message.
+func Restyle(data []byte, s Style) []byte {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var out bytes.Buffer
@@ -39,11 +41,11 @@ func restyle(data []byte, s jsonStyle) []byte {
 	return out.Bytes()
 }
 
-func (s jsonStyle) newline(out *bytes.Buffer, depth int) {
-	if !s.indent {
+func (s Style) newline(out *bytes.Buffer, depth int) {
+	if !s.Indent {
 		return
 	}
-	if s.crlf {
+	if s.CRLF {
 		out.WriteString("\r\n")
 	} else {
 		out.WriteByte('\n')
@@ -58,7 +60,7 @@ type member struct {
 	val []byte
 }
 
-func (s jsonStyle) value(dec *json.Decoder, out *bytes.Buffer, depth int) {
+func (s Style) value(dec *json.Decoder, out *bytes.Buffer, depth int) {
 	tok, err := dec.Token()
 	if err != nil {
 		panic(fmt.Sprintf("restyle: %v", err))
@@ -76,7 +78,7 @@ func (s jsonStyle) value(dec *json.Decoder, out *bytes.Buffer, depth int) {
 			}
 			dec.Token() // '}'
 			members = lastOfEachName(members)
-			if s.reverseKeys {
+			if s.ReverseKeys {
 				for i, j := 0, len(members)-1; i < j; i, j = i+1, j-1 {
 					members[i], members[j] = members[j], members[i]
 				}
@@ -89,7 +91,7 @@ func (s jsonStyle) value(dec *json.Decoder, out *bytes.Buffer, depth int) {
 				s.newline(out, depth+1)
 				s.str(out, m.key)
 				out.WriteByte(':')
-				if s.spaces || s.indent {
+				if s.Spaces || s.Indent {
 					out.WriteByte(' ')
 				}
 				out.Write(m.val)
@@ -126,17 +128,17 @@ func (s jsonStyle) value(dec *json.Decoder, out *bytes.Buffer, depth int) {
 	}
 }
 
-func (s jsonStyle) comma(out *bytes.Buffer) {
+func (s Style) comma(out *bytes.Buffer) {
 	out.WriteByte(',')
-	if s.spaces && !s.indent {
+	if s.Spaces && !s.Indent {
 		out.WriteByte(' ')
 	}
 }
 
 // number spells an integer another valid way; other numbers keep their text.
-func (s jsonStyle) number(n json.Number) string {
+func (s Style) number(n json.Number) string {
 	i, err := strconv.ParseInt(string(n), 10, 64)
-	if !s.numberSpells || err != nil {
+	if !s.NumberSpells || err != nil {
 		return string(n)
 	}
 	switch s.pick(3) {
@@ -152,18 +154,18 @@ func (s jsonStyle) number(n json.Number) string {
 	}
 }
 
-func (s jsonStyle) pick(n int) int {
-	if s.rng == nil {
+func (s Style) pick(n int) int {
+	if s.Rand == nil {
 		return 0
 	}
-	return s.rng.Intn(n)
+	return s.Rand.Intn(n)
 }
 
 // str writes a string literal, escaping every non-ASCII rune as \uXXXX
 // (surrogate pairs beyond the BMP) when escapeAll is set, and then some
 // ASCII letters too.
-func (s jsonStyle) str(out *bytes.Buffer, v string) {
-	if !s.escapeAll {
+func (s Style) str(out *bytes.Buffer, v string) {
+	if !s.EscapeAll {
 		b, _ := json.Marshal(v)
 		out.Write(bytes.ReplaceAll(bytes.ReplaceAll(b, []byte(`\u003c`), []byte("<")), []byte(`\u003e`), []byte(">")))
 		return
@@ -200,4 +202,33 @@ func lastOfEachName(members []member) []member {
 		}
 	}
 	return out
+}
+
+// Parse reads a style list such as "python,crlf,reverse": python (spaces
+// after ':' and ','), pretty (indent), crlf, reverse (member order),
+// escape (\u escapes for non-ASCII), numbers (integers as 1.0e0), all.
+func Parse(list string) (Style, error) {
+	var s Style
+	for _, name := range strings.Split(list, ",") {
+		switch strings.TrimSpace(name) {
+		case "":
+		case "python":
+			s.Spaces = true
+		case "pretty":
+			s.Indent = true
+		case "crlf":
+			s.CRLF = true
+		case "reverse":
+			s.ReverseKeys = true
+		case "escape":
+			s.EscapeAll = true
+		case "numbers":
+			s.NumberSpells = true
+		case "all":
+			s = Style{Spaces: true, Indent: true, CRLF: true, ReverseKeys: true, EscapeAll: true, NumberSpells: true}
+		default:
+			return s, fmt.Errorf("unknown JSON style %q", name)
+		}
+	}
+	return s, nil
 }
