@@ -48,7 +48,10 @@ stop() {
 start() {
 	[ -x "$PGBIN/initdb" ] || { echo "PostgreSQL 15 is not installed ($PGBIN/initdb)" >&2; exit 1; }
 	if ! command -v redis-server >/dev/null; then
-		apt-get install -y -q redis-server >/dev/null
+		# The apt lock is the one make's APT_GET takes: suites run side by
+		# side, and a fresh machine has no package lists until an update.
+		flock /tmp/lemonmcp-apt.lock sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server >/dev/null 2>&1 ||
+			{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q redis-server >/dev/null; }'
 	fi
 	mkdir -p "$dir/pg"
 	chmod 755 "$dir"
