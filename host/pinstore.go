@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/internal/lockedfile"
 )
 
 // pinFileVersion is the pin file's format; a file of a newer version is
@@ -88,28 +89,18 @@ func (f *pinFile) errorf(format string, args ...any) error {
 func (f *pinFile) withLock(exclusive bool, fn func() error) error {
 	if dir := filepath.Dir(f.path); dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return f.errorf("cannot be created: its directory: %v", cause(err))
+			return f.errorf("cannot be created: its directory: %v", lockedfile.Cause(err))
 		}
 	}
-	lf, err := os.OpenFile(f.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	lf, err := lockedfile.OpenLock(f.path + ".lock")
 	if err != nil {
-		return f.errorf("cannot be locked (%s.lock: %v)", f.path, cause(err))
+		return f.errorf("cannot be locked (%s.lock: %v)", f.path, lockedfile.Cause(err))
 	}
 	defer lf.Close()
-	how := syscall.LOCK_SH
-	if exclusive {
-		how = syscall.LOCK_EX
+	if err := lf.Lock(exclusive); err != nil {
+		return f.errorf("cannot be locked: %v", lockedfile.Cause(err))
 	}
-	for {
-		err = syscall.Flock(int(lf.Fd()), how)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		return f.errorf("cannot be locked: %v", err)
-	}
-	defer func() { _ = syscall.Flock(int(lf.Fd()), syscall.LOCK_UN) }()
+	defer func() { _ = lf.Unlock() }()
 	return fn()
 }
 
@@ -121,7 +112,7 @@ func (f *pinFile) read() (*pinDoc, error) {
 		return &pinDoc{Version: pinFileVersion, Servers: map[string]*pinServer{}}, nil
 	}
 	if err != nil {
-		return nil, f.errorf("cannot be read: %v", cause(err))
+		return nil, f.errorf("cannot be read: %v", lockedfile.Cause(err))
 	}
 	return decodePinDoc(data, f.errorf)
 }
@@ -164,34 +155,13 @@ func decodePinDoc(data []byte, errorf func(format string, args ...any) error) (*
 func (f *pinFile) write(doc *pinDoc) error {
 	doc.Version = pinFileVersion
 	data := jsonx.MustMarshal(doc)
-	tmp, err := os.CreateTemp(filepath.Dir(f.path), "."+filepath.Base(f.path)+".*")
-	if err != nil {
-		return f.errorf("cannot be written: %v", cause(err))
-	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			_ = tmp.Close()
-			_ = os.Remove(name)
+	if err := lockedfile.Replace(f.path, data, lockedfile.SyncFile); err != nil {
+		var fe *lockedfile.Error
+		if errors.As(err, &fe) && fe.Op == lockedfile.OpRename {
+			return f.errorf("cannot be replaced: %v", fe.Err)
 		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return f.errorf("cannot be written: %v", cause(err))
+		return f.errorf("cannot be written: %v", lockedfile.Cause(err))
 	}
-	if _, err := tmp.Write(data); err != nil {
-		return f.errorf("cannot be written: %v", cause(err))
-	}
-	if err := tmp.Sync(); err != nil {
-		return f.errorf("cannot be written: %v", cause(err))
-	}
-	if err := tmp.Close(); err != nil {
-		return f.errorf("cannot be written: %v", cause(err))
-	}
-	if err := os.Rename(name, f.path); err != nil {
-		return f.errorf("cannot be replaced: %v", cause(err))
-	}
-	ok = true
 	return nil
 }
 
@@ -238,13 +208,4 @@ func (f *pinFile) update(fn func(*pinDoc) (bool, error)) (*pinDoc, error) {
 		return f.write(doc)
 	})
 	return doc, err
-}
-
-// cause is an error without the path os puts in it (the messages name the
-// pin file themselves).
-func cause(err error) error {
-	if u := errors.Unwrap(err); u != nil {
-		return u
-	}
-	return err
 }

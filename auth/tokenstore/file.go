@@ -8,9 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/internal/lockedfile"
 )
 
 // File is a Store in one JSON file, for the processes of one machine.
@@ -31,8 +31,8 @@ type File struct {
 	path string
 	lock string
 
-	mu       sync.Mutex // serializes this process's writers (flock is per open file)
-	lockFile *os.File   // opened on the first write, kept until Close
+	mu       sync.Mutex       // serializes this process's writers (flock is per open file)
+	lockFile *lockedfile.Lock // opened on the first write, kept until Close
 	closed   bool
 }
 
@@ -89,16 +89,16 @@ func (s *File) CompareAndSave(_ context.Context, key string, expected Version, r
 		return 0, nil, ErrClosed
 	}
 	if s.lockFile == nil {
-		lf, err := os.OpenFile(s.lock, os.O_RDWR|os.O_CREATE, 0o600)
+		lf, err := lockedfile.OpenLock(s.lock)
 		if err != nil {
-			return 0, nil, fmt.Errorf("opening the token store's lock file %s failed: %s", s.lock, pathErr(err))
+			return 0, nil, fmt.Errorf("opening the token store's lock file %s failed: %s", s.lock, lockedfile.Cause(err))
 		}
 		s.lockFile = lf
 	}
-	if err := flock(s.lockFile, syscall.LOCK_EX); err != nil {
-		return 0, nil, fmt.Errorf("locking the token store %s failed: %s", s.path, pathErr(err))
+	if err := s.lockFile.Lock(true); err != nil {
+		return 0, nil, fmt.Errorf("locking the token store %s failed: %s", s.path, lockedfile.Cause(err))
 	}
-	defer func() { _ = flock(s.lockFile, syscall.LOCK_UN) }()
+	defer func() { _ = s.lockFile.Unlock() }()
 	doc, err := s.read()
 	if err != nil {
 		return 0, nil, err
@@ -138,15 +138,6 @@ func (s *File) isClosed() bool {
 	return s.closed
 }
 
-func flock(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
-}
-
 // read parses the store; a missing file is an empty store. The message of
 // a broken file never quotes it (it holds tokens).
 func (s *File) read() (*fileDoc, error) {
@@ -157,7 +148,7 @@ func (s *File) read() (*fileDoc, error) {
 		return doc, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the token store %s failed: %s", s.path, pathErr(err))
+		return nil, fmt.Errorf("reading the token store %s failed: %s", s.path, lockedfile.Cause(err))
 	}
 	if len(data) > 0 {
 		if err := jsonx.Unmarshal(data, doc); err != nil {
@@ -177,53 +168,15 @@ func (s *File) replace(doc *fileDoc, durable bool) error {
 	if err != nil {
 		return fmt.Errorf("encoding the token store failed: %s", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(s.path), "."+filepath.Base(s.path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing the token store %s failed: %s", s.path, pathErr(err))
-	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	// CreateTemp makes the file 0600 already; the chmod says so and
-	// holds under any umask.
-	if err := tmp.Chmod(0o600); err != nil {
-		return fmt.Errorf("writing the token store %s failed: %s", s.path, pathErr(err))
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("writing the token store %s failed: %s", s.path, pathErr(err))
-	}
 	// Synced before the rename: after a crash the store holds the old
 	// record or the new one, never an empty file that lost the rotated
 	// refresh token.
+	sync := lockedfile.NoSync
 	if durable {
-		if err := tmp.Sync(); err != nil {
-			return fmt.Errorf("writing the token store %s failed: %s", s.path, pathErr(err))
-		}
+		sync = lockedfile.SyncFile
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing the token store %s failed: %s", s.path, pathErr(err))
+	if err := lockedfile.Replace(s.path, data, sync); err != nil {
+		return fmt.Errorf("writing the token store %s failed: %s", s.path, lockedfile.Cause(err))
 	}
-	if err := os.Rename(name, s.path); err != nil {
-		return fmt.Errorf("writing the token store %s failed: %s", s.path, pathErr(err))
-	}
-	ok = true
 	return nil
-}
-
-// pathErr is the cause of a file error without repeating the path.
-func pathErr(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err.Error()
-	}
-	return err.Error()
 }
