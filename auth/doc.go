@@ -83,4 +83,6 @@
 //     tokenstore.Store: reload and adopt, the redemption lease, commit by
 //     compare-and-save, needs_reauth; a refresh token is never redeemed
 //     twice (RFC 9700 §4.14.2).
+//   - appstore.go: the "app" store in its versioned form, over the host's
+//     token_load / token_save app requests.
 package auth

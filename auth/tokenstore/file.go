@@ -168,12 +168,14 @@ func (s *File) replace(doc *fileDoc, durable bool) error {
 	if err != nil {
 		return fmt.Errorf("encoding the token store failed: %s", err)
 	}
-	// Synced before the rename: after a crash the store holds the old
-	// record or the new one, never an empty file that lost the rotated
-	// refresh token.
+	// A write that carries new tokens is synced before the rename (after a
+	// crash the store holds the old record or the new one, never an empty
+	// file) and its directory after it: the server has already spent the
+	// old refresh token, so a rename lost in a crash would bring back a
+	// token whose next use revokes the grant.
 	sync := lockedfile.NoSync
 	if durable {
-		sync = lockedfile.SyncFile
+		sync = lockedfile.SyncFileAndDir
 	}
 	if err := lockedfile.Replace(s.path, data, sync); err != nil {
 		return fmt.Errorf("writing the token store %s failed: %s", s.path, lockedfile.Cause(err))

@@ -30,7 +30,7 @@
 // A Config.Launcher (launch.go) may run the server through another program,
 // the sandbox helper of package sandbox, which confines it and ends every
 // process it leaves behind; the transport then holds a lifeline pipe to
-// that program and cuts it before its SIGKILL (close.go), so the helper can
+// that program and cuts it before its SIGKILL, so the helper can
 // still kill what left the process group.
 //
 // Close waits for Sink callbacks that are in flight, so a Sink must not call
