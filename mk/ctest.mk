@@ -50,7 +50,10 @@ CTEST_ONLY   ?=
 
 # Deadlines that only bound waits are multiplied under valgrind (~20x slower);
 # the stderr flood is smaller there (still far past the 64 KiB pipe buffer).
-CTEST_VG_ENV  := LMCP_TEST_TIME_SCALE=10 LMCP_TEST_STDERR_FLOOD=300000 LMCP_TEST_PIPE_PAD=16384
+# The memcheck library is built apart from $(LIB), so the sandbox helper
+# that make lib puts beside $(LIB) is named for it: servers then run under
+# the helper there as everywhere else.
+CTEST_VG_ENV  := LMCP_TEST_TIME_SCALE=10 LMCP_TEST_STDERR_FLOOD=300000 LMCP_TEST_PIPE_PAD=16384 LEMONMCP_SANDBOX_HELPER=$(HELPER)
 # Go's heap starts at 0xc000000000 and grows upward in 64 MiB arenas; 4 GiB
 # is far more than the suite uses (past it, reports would reappear, loudly).
 # Valgrind prints "ERROR: --ignore-ranges: suspiciously large range" for any

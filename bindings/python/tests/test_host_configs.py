@@ -112,7 +112,7 @@ def test_wait_ready_raises_when_every_server_failed(caplog: pytest.LogCaptureFix
         with pytest.raises(lemonmcp.TransportError, match="every enabled server failed: missing: executable not found"):
             asyncio.run(main())
     logged = [r.getMessage() for r in caplog.records if r.name == "lemonmcp"]
-    assert len([m for m in logged if "server 'missing' failed to start" in m]) == 1, logged
+    assert len([m for m in logged if 'server "missing" failed to start' in m]) == 1, logged
 
 
 @pytest.mark.parametrize("front", ["Host", "AsyncHost"])
