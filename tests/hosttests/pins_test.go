@@ -325,6 +325,9 @@ func TestHiddenCharactersWithoutPins(t *testing.T) {
 	text = strings.Replace(text, "Use echo to repeat text.", `Use echo\u001b[8m to repeat text.`, 1)
 	rig.write(t, []byte(text))
 	h, ev := readyHost(t, rig.config("-"))
+	// The ready event is delivered through the host's callback gate, which
+	// may run after WaitReady returned: wait for it.
+	require.Eventually(t, func() bool { return ev.has("ready", `"server":"r"`) }, 10*time.Second, 10*time.Millisecond)
 	require.True(t, ev.has("ready", `"instructions":"Use echo to repeat text."`), "the ready event's instructions are cleaned")
 	listed, err := h.ListTools()
 	require.Nil(t, errOrNil(err))
