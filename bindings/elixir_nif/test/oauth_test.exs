@@ -370,6 +370,98 @@ defmodule LemonMCP.OAuthTest do
     Client.HTTP.stop(c)
   end
 
+  defp strict_stats(base) do
+    {:ok, {{_, 200, _}, _, body}} = OF.get(base <> "/_strict")
+    {:ok, stats} = LemonMCP.NIF.decode_json(body)
+    stats
+  end
+
+  @tag :tmp_dir
+  test "oauth.token_store: a second client adopts the token the first stored in a shared file store",
+       %{tmp_dir: dir} do
+    # Single-use refresh tokens: redeeming rt-0 twice would revoke the grant.
+    base = OF.start!(["-strict-refresh", "-initial-refresh-token", "rt-0", "-client-secret="])
+    store = %{type: "file", path: Path.join(dir, "tokens.json")}
+    oauth = [client_id: "lemon", refresh_token: "rt-0", token_store: store]
+
+    {:ok, c1} = start(base, oauth: oauth)
+    assert {:ok, _} = Client.HTTP.list_tools(c1)
+    assert [%{"form" => %{"grant_type" => "refresh_token", "refresh_token" => "rt-0"}} = tok] = token_requests(base)
+    assert File.read!(store.path) =~ issued(tok)
+
+    # A string-keyed map reaches the library the same way.
+    string_keyed = Map.new(store, fn {k, v} -> {Atom.to_string(k), v} end)
+    {:ok, c2} = start(base, oauth: %{"client_id" => "lemon", "refresh_token" => "rt-0", "token_store" => string_keyed})
+    assert {:ok, _} = Client.HTTP.list_tools(c2)
+
+    assert [_] = token_requests(base), "the second client redeemed the refresh token again"
+    assert %{"redemptions" => 1, "reuses" => 0, "revocations" => 0} = strict_stats(base)
+    assert Enum.all?(OF.log(base, "/mcp"), &(bearer(&1) in [nil, "Bearer " <> issued(tok)]))
+    assert length(OF.rpc(base, "tools/list")) == 2
+  end
+
+  @tag :tmp_dir
+  test "oauth.token_store: after a 401, the client that did not refresh adopts the other's new token",
+       %{tmp_dir: dir} do
+    # The first tools/list revokes the access token both clients hold.
+    base =
+      OF.start!(["-strict-refresh", "-initial-refresh-token", "rt-0", "-client-secret=", "-expire-method", "tools/list"])
+
+    oauth = [client_id: "lemon", refresh_token: "rt-0", token_store: [type: :file, path: Path.join(dir, "tokens.json")]]
+    {:ok, c1} = start(base, oauth: oauth)
+    {:ok, c2} = start(base, oauth: oauth)
+    assert [t1] = token_requests(base)
+
+    # c1 meets the 401 and redeems the rotated refresh token; c2 then meets
+    # its own 401 and takes c1's token from the store.
+    assert {:ok, _} = Client.HTTP.list_tools(c1)
+    assert [^t1, t2] = token_requests(base)
+    assert t2["form"]["refresh_token"] == t1["issued"]["refresh_token"]
+    assert {:ok, _} = Client.HTTP.list_tools(c2)
+
+    assert [_, _] = token_requests(base), "the second client redeemed a refresh token itself"
+    assert %{"redemptions" => 2, "reuses" => 0, "revocations" => 0} = strict_stats(base)
+    assert [401, 200, 401, 200] = Enum.map(OF.rpc(base, "tools/list"), & &1["status"])
+    assert "Bearer " <> issued(t2) == bearer(List.last(OF.rpc(base, "tools/list")))
+  end
+
+  @tag :tmp_dir
+  test "oauth.token_store: \"app\" goes with the token cache; a bad store is a clear error", %{tmp_dir: dir} do
+    base = OF.start!()
+    me = self()
+    cache = [load: fn -> nil end, save: fn r -> send(me, {:saved, r}) end]
+
+    for store <- [%{type: "app", key: "k1"}, [type: :app], "app"] do
+      {:ok, c} =
+        start(base, oauth: [client_id: "lemon", client_secret: "secret", token_store: store], oauth_token_cache: cache)
+
+      assert {:ok, _} = Client.HTTP.list_tools(c)
+      assert_receive {:saved, %{access_token: "at-" <> _}}, 5_000
+      Client.HTTP.stop(c)
+    end
+
+    file = %{type: "file", path: Path.join(dir, "t.json")}
+
+    bad = [
+      {[token_store: file], [oauth_token_cache: cache], ~r/conflicts with :oauth_token_cache/},
+      {[token_store: %{type: "app"}], [], ~r/needs :oauth_token_cache/},
+      {[token_store: 42], [], ~r/must be a map/},
+      {[token_store: [{1, 2}]], [], ~r/must be a map/}
+    ]
+
+    for {extra, opts, message} <- bad do
+      assert {:error, {:invalid_option, msg}} =
+               trap(fn -> start(base, [oauth: [client_id: "lemon", client_secret: "secret"] ++ extra] ++ opts) end)
+
+      assert msg =~ message
+    end
+
+    # What is wrong inside the object, the library names.
+    assert {:error, reason} = trap(fn -> start(base, oauth: [client_id: "lemon", token_store: %{type: "disk"}]) end)
+
+    assert inspect(reason) =~ "token_store"
+  end
+
   test "a 401 mid-session with no way to re-authorize is {:auth_required, metadata} for that call" do
     base = OF.start!(["-no-refresh", "-expire-method", "tools/list"])
     me = self()

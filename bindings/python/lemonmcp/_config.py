@@ -196,7 +196,7 @@ def auth_config(
     private_key_pem: Optional[str] = None,
     private_key_id: Optional[str] = None,
     private_key_alg: Optional[str] = None,
-    token_store: Optional[str] = None,
+    token_store: Union[str, Mapping[str, Any], None] = None,
     authorization_timeout: Optional[float] = None,
     max_step_ups: Optional[int] = None,
     allow_insecure_http: Optional[bool] = None,
@@ -208,8 +208,10 @@ def auth_config(
     arguments; None leaves a field out. ``authorization_timeout`` is in
     seconds; ``private_key_*`` become ``private_key_jwt``. ``assertion``
     (a JWT for the jwt-bearer grant), ``token_exchange`` (SEP-990: the
-    enterprise IdP exchange) and ``dpop`` (True or {"alg"?, "key_pem"?})
-    are passed as they are. The library checks the object when the client
+    enterprise IdP exchange), ``dpop`` (True or {"alg"?, "key_pem"?}) and
+    ``token_store`` ("memory", "app", or a shared store such as
+    {"type": "file", "path": P}: docs/configuration.md, "Shared token
+    stores") are passed as they are. The library checks the object when the client
     is created (docs/configuration.md, "auth"); no error shows a value."""
     a: Dict[str, Any] = {}
     for key, value in (

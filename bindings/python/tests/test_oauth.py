@@ -16,9 +16,10 @@ import subprocess
 import sys
 import threading
 import time
+import typing
 import urllib.parse
 import urllib.request
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Mapping, Optional
 
 import pytest
 
@@ -181,6 +182,14 @@ def test_auth_config_builds_the_object() -> None:
         "max_step_ups": 0,
     }
     assert lemonmcp.auth_config() == {}
+
+
+def test_auth_config_passes_a_shared_token_store_through() -> None:
+    store = {"type": "file", "path": "/tmp/tokens.json", "key": "k", "lease_ms": 2000}
+    assert lemonmcp.auth_config(client_id="id", token_store=store) == {"client_id": "id", "token_store": store}
+    # The signature says so, for type checkers (it said str only).
+    hint = typing.get_type_hints(lemonmcp.auth_config)["token_store"]
+    assert set(typing.get_args(hint)) == {str, Mapping[str, Any], type(None)}
 
 
 @pytest.mark.parametrize(

@@ -72,6 +72,28 @@ defmodule LemonMCP.Client.HTTP do
   With a provider and neither `:timeout` nor `:ready_timeout_ms`, the
   handshake may last the whole authorization timeout (plus 30 s).
 
+  ## Shared token stores (`oauth: [token_store: ...]`)
+
+  Processes (BEAM nodes, workers, command-line runs) that share one
+  grant name the same store, and then never redeem a refresh token twice:
+  before refreshing, and after a 401, each reloads the store and adopts a
+  newer token another process stored (docs/configuration.md, "Shared token
+  stores"). `:token_store` is the library's `auth.token_store` object, as a
+  map or keyword list (atom or string keys; atom values become strings):
+
+      oauth: [client_id: "my-app", refresh_token: rt,
+              token_store: %{type: "file", path: "/var/lib/my-app/mcp-tokens.json"}]
+
+    * `type: "file", path: p` — one machine; `type: "postgres", url: u`
+      or `type: "redis", url: u` — many machines
+    * `key:` — names the grant in the store (default: the server's URL and
+      the client id); `lease_ms:` — how long a refresh's lease lasts
+    * `type: "app"` — the `:oauth_token_cache` below is the store (with
+      `key:` and `lease_ms:` as above); a token cache alone means this
+      store too. Any other store together with a token cache is an error.
+
+  The library checks the object and names what is wrong in it.
+
   ## Token cache (`:oauth_token_cache`)
 
   `[load: fun/0, save: fun/1]` (or a bare loader; or the older

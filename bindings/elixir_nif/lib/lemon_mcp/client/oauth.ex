@@ -2,7 +2,9 @@ defmodule LemonMCP.Client.OAuth do
   @moduledoc false
   # The seed's `:oauth` and `:oauth_token_cache` start options -> the
   # library's "auth" configuration object, handlers.authorization and
-  # auth.token_store "app" (docs/configuration.md, "auth"), and
+  # auth.token_store: "app" for a token cache, or the `:token_store` option
+  # passed through (a shared store, docs/configuration.md "Shared token
+  # stores"), and
   # the host side of the "authorize", "token_load" and "token_save" host
   # requests. The callbacks themselves run in the client's app-request
   # processes (LemonMCP.Client.Server.serve_app_request/4), never in its
@@ -12,7 +14,8 @@ defmodule LemonMCP.Client.OAuth do
 
   @oauth_keys ~w(client_id client_secret client_issuer token_auth_method scope scopes redirect_uri flow
                  refresh_token authorization_code_provider auth_code_provider client_metadata_url
-                 client_name private_key_jwt authorization_timeout_ms max_step_ups allow_insecure_http)a
+                 client_name private_key_jwt authorization_timeout_ms max_step_ups allow_insecure_http
+                 token_store)a
 
   @methods %{
     client_secret_post: "client_secret_post",
@@ -133,10 +136,47 @@ defmodule LemonMCP.Client.OAuth do
          {:ok, auth} <- key(auth, oauth[:private_key_jwt]),
          {:ok, auth} <- integer(auth, oauth, :authorization_timeout_ms, 1),
          {:ok, auth} <- integer(auth, oauth, :max_step_ups, 0),
-         {:ok, auth} <- boolean(auth, oauth, :allow_insecure_http) do
-      {:ok, if(cache == %{}, do: auth, else: Map.put(auth, "token_store", "app"))}
+         {:ok, auth} <- boolean(auth, oauth, :allow_insecure_http),
+         {:ok, store} <- token_store(oauth[:token_store], cache) do
+      {:ok, put_unless_nil(auth, "token_store", store)}
     end
   end
+
+  # auth.token_store: the `:token_store` option (a map or keyword list, or
+  # "memory" / "app") goes to the library as its JSON object, keys and atom
+  # values as strings, so the library's own validation names what is wrong
+  # in it. A token cache is the "app" store: it goes with a `:token_store`
+  # of type "app" (which may add "key" and "lease_ms") and with none else,
+  # and an "app" store needs the cache that answers its requests.
+  defp token_store(nil, cache), do: {:ok, if(cache == %{}, do: nil, else: "app")}
+
+  defp token_store(store, cache) when is_binary(store) or is_atom(store) do
+    check_store_type(to_string(store), to_string(store), cache)
+  end
+
+  defp token_store(store, cache) when is_map(store) or is_list(store) do
+    if Enum.all?(store, &match?({k, _} when is_atom(k) or is_binary(k), &1)) do
+      object = Map.new(store, fn {k, v} -> {to_string(k), store_value(v)} end)
+      check_store_type(object["type"], object, cache)
+    else
+      invalid("oauth.token_store must be a map such as %{type: \"file\", path: path}")
+    end
+  end
+
+  defp token_store(_store, _cache),
+    do: invalid("oauth.token_store must be a map such as %{type: \"file\", path: path}")
+
+  defp store_value(v) when is_atom(v) and not is_boolean(v) and v != nil, do: Atom.to_string(v)
+  defp store_value(v), do: v
+
+  defp check_store_type("app", _store, cache) when cache == %{},
+    do: invalid("oauth.token_store \"app\" needs :oauth_token_cache (its load and save)")
+
+  defp check_store_type("app", store, _cache), do: {:ok, store}
+  defp check_store_type(_type, store, cache) when cache == %{}, do: {:ok, store}
+
+  defp check_store_type(_type, _store, _cache),
+    do: invalid("oauth.token_store conflicts with :oauth_token_cache (the \"app\" store); give one of them")
 
   # Empty strings count as absent, as in the seed (a client_id is
   # "usable" only when non-empty).
