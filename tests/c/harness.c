@@ -769,6 +769,23 @@ int get_diag(h_diag *d) {
   return ok;
 }
 
+int get_idle_diag(h_diag *d) {
+  /* The Go runtime may still be ending a goroutine of its own start-up (or
+   * of a handle just freed) when the first read is taken: the count is
+   * idle once five reads 10 ms apart agree. */
+  int64_t deadline = now_ms() + T(2000);
+  int same = 0;
+  long long last = -1;
+  while (same < 5) {
+    if (!get_diag(d)) return 0;
+    same = d->goroutines == last ? same + 1 : 1;
+    last = d->goroutines;
+    if (now_ms() >= deadline) break;
+    sleep_ms(10);
+  }
+  return 1;
+}
+
 /* --------------------------------------------------------- fixture clients */
 
 int h_time_scale = 1;

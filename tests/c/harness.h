@@ -230,6 +230,9 @@ typedef struct {
 } h_diag;
 
 int get_diag(h_diag *d);
+/* get_diag once the goroutine count has stopped moving (five equal reads
+ * 10 ms apart, at most T(2000) ms): the idle baseline to compare with. */
+int get_idle_diag(h_diag *d);
 
 /* --------------------------------------------------------- fixture clients */
 

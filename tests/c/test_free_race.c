@@ -549,9 +549,16 @@ static void test_free_races_every_call(void) {
       failures++;
       continue;
     }
-    /* Progress events and logs flowing before the hammers start. */
+    /* Progress events, logs and app requests flowing before the hammers
+     * start: waited for, since under valgrind the first ones can take
+     * longer than the whole race window. */
     call_tool(l, K->slow, "{\"ms\":400,\"steps\":100}", "{\"progress\":true}");
     call_tool(l, K->stderr_tool, "{\"bytes\":4000}", NULL);
+    call_tool(l, K->roots, "{}", NULL);
+    for (int64_t until = now_ms() + T(5000);
+         (AL(l->progress) == 0 || AL(l->logs) == 0 || AL(l->appreqs) == 0) && now_ms() < until;) {
+      sleep_ms(2);
+    }
     pthread_t th[HAMMERS];
     for (int i = 0; i < HAMMERS; i++) {
       pthread_create(&th[i], NULL, hammer, l);
