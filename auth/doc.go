@@ -75,14 +75,17 @@
 //   - jwtbearer.go: the jwt-bearer grant and the RFC 8693 token exchange,
 //     sent through x/oauth2's clientcredentials request with grant_type
 //     overridden.
-//   - dpop.go: DPoP keys, proofs, nonces (by hand).
+//   - dpop.go: DPoP keys (generated, configured, or a shared record's),
+//     proofs, nonces (by hand).
 //   - random.go: state and jti values.
 //   - scope.go: scope selection.
 //   - store.go: host token store (the app's token_load / token_save).
 //   - shared.go: a grant shared with other processes through a
 //     tokenstore.Store: reload and adopt, the redemption lease, commit by
 //     compare-and-save, needs_reauth; a refresh token is never redeemed
-//     twice (RFC 9700 §4.14.2).
+//     twice (RFC 9700 §4.14.2); a DPoP-bound grant is presented only with
+//     its key, which a process without a configured key adopts from the
+//     record.
 //   - appstore.go: the "app" store in its versioned form, over the host's
 //     token_load / token_save app requests.
 package auth

@@ -8,6 +8,8 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"math/big"
@@ -20,16 +22,25 @@ import (
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 )
 
-// DPoP (RFC 9449, SEP-1932): a key held by the client for the life of the
-// Manager. Every token request carries a proof; a token the authorization
-// server binds to the key (token_type DPoP) goes out as
-// "Authorization: DPoP <token>" with a fresh proof (ath included) on every
-// request. Servers' nonces (DPoP-Nonce) are remembered per origin.
+// DPoP (RFC 9449, SEP-1932): a key held by the client. Every token request
+// carries a proof; a token the authorization server binds to the key
+// (token_type DPoP) goes out as "Authorization: DPoP <token>" with a fresh
+// proof (ath included) on every request. Servers' nonces (DPoP-Nonce) are
+// remembered per origin.
+//
+// A configured key (auth.dpop.key_pem) is the Manager's for its life. An
+// unconfigured one is generated; with a shared token store it travels in
+// the record of the grant bound to it (pkcs8), and a process without a
+// configured key that adopts that grant adopts its key too (shared.go).
 type dpopKey struct {
-	s         *signer
-	jwk       map[string]any // public key, for the proof header
-	jkt       string         // RFC 7638 thumbprint (tests, logs)
-	ephemeral bool           // generated here: tokens bound to it do not outlive the process
+	s   *signer
+	jwk map[string]any // public key, for the proof header
+	jkt string         // RFC 7638 thumbprint (tests, logs)
+	// ephemeral: not configured (generated here, or adopted from a shared
+	// store's record). Only such a key is written to a shared store, and
+	// only such a key is replaced by a stored one.
+	ephemeral bool
+	pkcs8     string // ephemeral keys: the private key as PKCS#8 PEM, for the store; a secret
 
 	mu     sync.Mutex
 	nonces map[string]string // by origin
@@ -58,11 +69,67 @@ func newDPoP(c *DPoPConfig) (*dpopKey, error) {
 			return nil, err
 		}
 	}
+	return newDPoPKey(s, ephemeral)
+}
+
+func newDPoPKey(s *signer, ephemeral bool) (*dpopKey, error) {
 	jwk, err := publicJWK(s.key.Public())
 	if err != nil {
 		return nil, err
 	}
-	return &dpopKey{s: s, jwk: jwk, jkt: thumbprint(jwk), ephemeral: ephemeral, nonces: map[string]string{}}, nil
+	k := &dpopKey{s: s, jwk: jwk, jkt: thumbprint(jwk), ephemeral: ephemeral, nonces: map[string]string{}}
+	if ephemeral {
+		der, err := x509.MarshalPKCS8PrivateKey(s.key)
+		if err != nil {
+			return nil, errors.New("the generated DPoP key cannot be encoded")
+		}
+		k.pkcs8 = string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+	}
+	return k, nil
+}
+
+// storedDPoP is the key a shared record carries (PKCS#8 PEM), as an
+// unconfigured key of this process. alg is the configured proof
+// algorithm; when it does not fit the stored key, the key's own is used
+// (the grant is bound to the key, not to an algorithm). The key must have
+// the thumbprint jkt. Errors never quote the key.
+func storedDPoP(keyPEM, alg, jkt string) (*dpopKey, error) {
+	s, err := parseSigner(&PrivateKeyJWT{KeyPEM: keyPEM, Alg: alg})
+	if err != nil && alg != "" {
+		s, err = parseSigner(&PrivateKeyJWT{KeyPEM: keyPEM})
+	}
+	if err != nil {
+		return nil, errors.New("the shared grant's DPoP key is not a usable private key")
+	}
+	k, err := newDPoPKey(s, true)
+	if err != nil {
+		return nil, errors.New("the shared grant's DPoP key is not a usable private key")
+	}
+	if k.jkt != jkt {
+		return nil, errors.New("the shared grant's DPoP key does not match its thumbprint")
+	}
+	return k, nil
+}
+
+// inheritNonces copies the nonces from, so a key adopted from the store
+// does not meet every server's use_dpop_nonce again.
+func (k *dpopKey) inheritNonces(from *dpopKey) {
+	if from == nil || from == k {
+		return
+	}
+	from.mu.Lock()
+	copied := make(map[string]string, len(from.nonces))
+	for o, n := range from.nonces {
+		copied[o] = n
+	}
+	from.mu.Unlock()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for o, n := range copied {
+		if _, ok := k.nonces[o]; !ok {
+			k.nonces[o] = n
+		}
+	}
 }
 
 func generateKey(alg string) (crypto.Signer, error) {

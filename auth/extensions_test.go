@@ -144,7 +144,7 @@ func TestDPoP(t *testing.T) {
 			// ath, the nonce once the server named one.
 			for i, tr := range seen.tokenReqs {
 				claims, jkt := verifyProof(t, tr.header.Get("DPoP"))
-				require.Equal(t, m.dpop.jkt, jkt)
+				require.Equal(t, m.proofKey().jkt, jkt)
 				require.Equal(t, "POST", claims["htm"])
 				require.Equal(t, e.issuer()+"/token", claims["htu"])
 				require.NotContains(t, claims, "ath")
@@ -192,16 +192,16 @@ func TestDPoPConfiguredKeyAndStore(t *testing.T) {
 	t.Run("a stored DPoP token is reused with a configured key", func(t *testing.T) {
 		m, err := New(Config{AppTokenStore: true, DPoP: &DPoPConfig{KeyPEM: pemOf(t, key)}}, "https://mcp.example/mcp")
 		require.NoError(t, err)
-		require.False(t, m.dpop.ephemeral)
-		m.adopt(&StoredToken{AccessToken: "at", TokenType: "DPoP", RefreshToken: "rt"})
+		require.False(t, m.proofKey().ephemeral)
+		m.adopt(&StoredToken{AccessToken: "at", TokenType: "DPoP", RefreshToken: "rt"}, m.hostStoreKey())
 		tok, bound, _ := m.current()
 		require.Equal(t, "at", tok)
-		require.True(t, bound)
+		require.NotNil(t, bound)
 	})
 	t.Run("not with an ephemeral key", func(t *testing.T) {
 		m, err := New(Config{AppTokenStore: true, DPoP: &DPoPConfig{}}, "https://mcp.example/mcp")
 		require.NoError(t, err)
-		m.adopt(&StoredToken{AccessToken: "at", TokenType: "DPoP", RefreshToken: "rt"})
+		m.adopt(&StoredToken{AccessToken: "at", TokenType: "DPoP", RefreshToken: "rt"}, m.hostStoreKey())
 		tok, _, _ := m.current()
 		require.Empty(t, tok, "bound to a key that died with its process")
 		require.Equal(t, "rt", m.tok.refresh, "the refresh token is still tried")

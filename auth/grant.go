@@ -294,7 +294,7 @@ func (m *Manager) install(tr *tokenResult, issuer string, requested []string, se
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.tok.access = tr.access
-	m.tok.dpop = tr.dpop
+	m.tok.key = tr.key
 	m.gen++
 	if tr.refresh != "" {
 		m.tok.refresh = tr.refresh

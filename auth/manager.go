@@ -37,11 +37,17 @@ const (
 // registration and token requests use a separate client with metadata-only
 // headers (never the configured MCP headers, never a bearer).
 type Manager struct {
-	cfg         Config
-	mcpURL      *url.URL
-	canonical   string
-	signer      *signer
-	dpop        *dpopKey // nil without DPoP: requests then go out untouched
+	cfg       Config
+	mcpURL    *url.URL
+	canonical string
+	signer    *signer
+	// dpop is the DPoP key token requests carry proofs of (nil without
+	// DPoP: requests then go out untouched). An unconfigured key is
+	// replaced by the one a shared grant is bound to when the grant is
+	// adopted (shared.go); tokens keep the key they are bound to
+	// (tokenState.key).
+	dpop        atomic.Pointer[dpopKey]
+	dpopAdoptMu sync.Mutex // one adoption of a stored key at a time
 	maxStepUps  int
 	authTimeout time.Duration
 
@@ -82,7 +88,7 @@ type hostBox struct{ h Host }
 // server (SEP-2352).
 type tokenState struct {
 	access    string
-	dpop      bool // token_type DPoP: sent with the DPoP scheme and a proof
+	key       *dpopKey // token_type DPoP: the key it is bound to, for the DPoP scheme and proofs; nil for a bearer token
 	refresh   string
 	expiresAt time.Time // zero when unknown
 	scope     string    // granted (or, when not reported, requested)
@@ -206,11 +212,6 @@ func (m *Manager) validate() error {
 	if c.TokenStoreLease < 0 {
 		return errors.New("auth.token_store.lease_ms: must not be negative")
 	}
-	if (c.TokenStore != nil || c.TokenStoreSpec != nil) && c.DPoP != nil && c.DPoP.KeyPEM == "" {
-		// A DPoP-bound refresh token works only with the key it was
-		// bound to; an ephemeral key dies with the process that made it.
-		return errors.New("auth.dpop: a shared auth.token_store needs auth.dpop.key_pem (every process sharing the grant must sign with its key)")
-	}
 	if c.AuthorizationTimeout < 0 {
 		return errors.New("auth.authorization_timeout: must not be negative")
 	}
@@ -263,13 +264,17 @@ func (m *Manager) canAuthorize() bool {
 	return h != nil && h.CanAuthorize()
 }
 
-// current is the access token, whether it is DPoP-bound, and its
-// generation.
-func (m *Manager) current() (string, bool, uint64) {
+// current is the access token, the DPoP key it is bound to (nil for a
+// bearer token), and its generation.
+func (m *Manager) current() (string, *dpopKey, uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.tok.access, m.tok.dpop, m.gen
+	return m.tok.access, m.tok.key, m.gen
 }
+
+// proofKey is the DPoP key token requests sign proofs with now (nil
+// without DPoP).
+func (m *Manager) proofKey() *dpopKey { return m.dpop.Load() }
 
 // validateExtensions checks the jwt-bearer, token exchange and DPoP
 // settings.
@@ -312,7 +317,7 @@ func (m *Manager) validateExtensions() error {
 		if err != nil {
 			return fmt.Errorf("auth.dpop: %s", err)
 		}
-		m.dpop = k
+		m.dpop.Store(k)
 	}
 	return nil
 }

@@ -32,13 +32,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	adoptRetries := 0
 	first := true
 	for {
-		tok, bound, gen := m.current()
+		tok, key, gen := m.current()
+		bound := key != nil
 		out, err := outgoing(req, tok, first)
 		if err != nil {
 			return nil, err
 		}
 		if bound {
-			if err := m.addProof(out, tok); err != nil {
+			if err := m.addProof(out, tok, key); err != nil {
 				return nil, err
 			}
 		}
@@ -48,7 +49,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		if bound {
-			m.dpop.learnNonce(out.URL, resp.Header)
+			key.learnNonce(out.URL, resp.Header)
 		}
 		switch resp.StatusCode {
 		case http.StatusUnauthorized:
@@ -122,9 +123,10 @@ func outgoing(req *http.Request, tok string, first bool) (*http.Request, error) 
 }
 
 // addProof presents a DPoP-bound token: the DPoP scheme and a fresh proof
-// for this method and URL, with ath and the server's nonce.
-func (m *Manager) addProof(out *http.Request, tok string) error {
-	p, err := m.dpop.proof(out.Method, out.URL, tok, m.now())
+// by the key it is bound to, for this method and URL, with ath and the
+// server's nonce.
+func (m *Manager) addProof(out *http.Request, tok string, key *dpopKey) error {
+	p, err := key.proof(out.Method, out.URL, tok, m.now())
 	if err != nil {
 		return &Error{Message: "authorization required: signing the DPoP proof failed: " + err.Error(), Metadata: map[string]any{"resource": m.canonical}}
 	}

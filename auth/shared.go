@@ -32,6 +32,11 @@ import (
 //     answers the same tokens).
 //   - The configured flow (the browser step, too) runs under the lease
 //     as well, so one process authorizes while the others wait.
+//   - A DPoP-bound grant is presented only with the key it is bound to
+//     (grantKey): a process without a configured key (auth.dpop without
+//     key_pem) adopts the key the record carries with the grant, and
+//     writes its key into the records it commits; a process with a
+//     configured key uses only grants bound to that key.
 //
 // The store is never consulted while m.mu is held.
 
@@ -49,7 +54,9 @@ const (
 	maxAdoptRetries = 2
 )
 
-var errOtherDPoPKey = errors.New("the shared grant is bound to another DPoP key (auth.dpop.key_pem must be the same in every process sharing it)")
+var errOtherDPoPKey = errors.New("the shared grant is bound to a DPoP key this process does not hold (every process sharing it must be configured with the same auth.dpop.key_pem, or all without one)")
+
+var errDPoPNotConfigured = errors.New("the shared grant is DPoP-bound, but auth.dpop is not configured in this process")
 
 var errNeedsReauth = errors.New("the shared grant needs authorization again (another process's refresh token was refused)")
 
@@ -109,10 +116,12 @@ func (m *Manager) adoptRecord(rec *tokenstore.Record) {
 	}
 	st := &StoredToken{AccessToken: rec.AccessToken, TokenType: rec.TokenType, RefreshToken: rec.RefreshToken,
 		ExpiresAt: rec.ExpiresAt, Scope: rec.Scope, Issuer: rec.Issuer, ClientID: rec.ClientID, ClientSecret: rec.ClientSecret}
-	if rec.DPoPJKT != "" && (m.dpop == nil || rec.DPoPJKT != m.dpop.jkt) {
+	key, err := m.grantKey(rec)
+	if err != nil {
 		st.AccessToken = "" // bound to a key this process does not hold
+		m.logf("warning", "the shared grant's tokens are not used: %s", err)
 	}
-	m.adopt(st)
+	m.adopt(st, key)
 	m.mu.Lock()
 	m.storeGen = rec.Generation
 	m.adoptedGen = m.gen
@@ -128,10 +137,52 @@ func (m *Manager) usable(rec *tokenstore.Record) bool {
 	if rec.ExpiresAt != 0 && rec.ExpiresAt <= m.now().UnixMilli() {
 		return false
 	}
-	if strings.EqualFold(rec.TokenType, "dpop") && (m.dpop == nil || rec.DPoPJKT != m.dpop.jkt) {
+	if strings.EqualFold(rec.TokenType, "dpop") && !m.mayHoldKeyOf(rec) {
 		return false
 	}
 	return true
+}
+
+// mayHoldKeyOf reports whether this process holds, or may adopt, the key
+// rec's DPoP-bound grant is bound to (grantKey decides).
+func (m *Manager) mayHoldKeyOf(rec *tokenstore.Record) bool {
+	cur := m.proofKey()
+	return rec.DPoPJKT != "" && cur != nil && (cur.jkt == rec.DPoPJKT || (cur.ephemeral && rec.DPoPKey != ""))
+}
+
+// grantKey is the DPoP key rec's grant is bound to, as this process holds
+// it: nil for a grant bound to none; this process's key when the
+// thumbprints match; otherwise, when this process has no configured key,
+// the key the record carries, which becomes this process's key from then
+// on (its token requests sign with it and its commits store it). A
+// configured key is never replaced: the configuration says which key the
+// process signs with, so a grant bound to another one (or one whose record
+// carries no key) is errOtherDPoPKey, and the process neither sends its
+// tokens nor redeems its refresh token (the server would refuse it and the
+// grant would be marked needs_reauth for every process).
+func (m *Manager) grantKey(rec *tokenstore.Record) (*dpopKey, error) {
+	if rec == nil || rec.DPoPJKT == "" {
+		return nil, nil
+	}
+	m.dpopAdoptMu.Lock()
+	defer m.dpopAdoptMu.Unlock()
+	cur := m.proofKey()
+	switch {
+	case cur == nil:
+		return nil, errDPoPNotConfigured
+	case cur.jkt == rec.DPoPJKT:
+		return cur, nil
+	case !cur.ephemeral || rec.DPoPKey == "":
+		return nil, errOtherDPoPKey
+	}
+	k, err := storedDPoP(rec.DPoPKey, m.cfg.DPoP.Alg, rec.DPoPJKT)
+	if err != nil {
+		return nil, err
+	}
+	k.inheritNonces(cur)
+	m.dpop.Store(k)
+	m.logf("info", "signing DPoP proofs with the shared grant's key (thumbprint %s)", k.jkt)
+	return k, nil
 }
 
 // adoptNewer reloads the store and adopts a usable record of a newer
@@ -242,16 +293,22 @@ func (m *Manager) sharedRefresh(ctx context.Context, f *fetcher, d *discovery) e
 			case rec.Issuer != "" && rec.Issuer != d.as.Issuer:
 				// Another authorization server's grant (SEP-2352).
 				return errNoRefresh
-			case rec.DPoPJKT != "" && (m.dpop == nil || rec.DPoPJKT != m.dpop.jkt):
-				// Its refresh token works only with the key it is bound
-				// to: presented with another, the server would refuse it
-				// and the grant would be marked for every process.
-				return errOtherDPoPKey
 			}
-			return nil
+			// Its refresh token works only with the key it is bound
+			// to: presented with another, the server would refuse it
+			// and the grant would be marked for every process.
+			_, err := m.grantKey(rec)
+			return err
 		})
 		if err != nil || adopted {
 			return err
+		}
+		key := m.proofKey()
+		if claimed.DPoPJKT != "" {
+			if key, err = m.grantKey(claimed); err != nil {
+				m.release(ctx, claimed, ver)
+				return err
+			}
 		}
 		reg := m.knownClientOf(d, claimed)
 		if reg == nil {
@@ -262,7 +319,7 @@ func (m *Manager) sharedRefresh(ctx context.Context, f *fetcher, d *discovery) e
 		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "resource": {d.resource}}
 		lease := m.leaseDuration()
 		rctx, cancel := context.WithTimeout(ctx, lease-min(maxLeaseMargin, lease/4))
-		tr, err := m.tokenRequest(rctx, f, d.as, reg, grantCall(d.as.TokenEndpoint, form), []string{rt})
+		tr, err := m.tokenRequestWith(rctx, key, f, d.as, reg, grantCall(d.as.TokenEndpoint, form), []string{rt})
 		cancel()
 		if err == nil {
 			return m.commit(ctx, claimed, ver, tr, d, nil, false)
@@ -320,7 +377,7 @@ func (m *Manager) release(ctx context.Context, claimed *tokenstore.Record, ver t
 // already committed a newer grant, that one is adopted instead.
 func (m *Manager) commit(ctx context.Context, claimed *tokenstore.Record, ver tokenstore.Version, tr *tokenResult, d *discovery, requested []string, setRequested bool) error {
 	next := &tokenstore.Record{
-		AccessToken: tr.access, TokenType: tokenTypeName(tr.dpop), RefreshToken: tr.refresh,
+		AccessToken: tr.access, TokenType: tokenTypeName(tr.key != nil), RefreshToken: tr.refresh,
 		Generation: claimed.Generation + 1, State: tokenstore.StateOK, Scope: tr.scope,
 		Issuer: d.as.Issuer, Resource: m.canonical, ClientID: claimed.ClientID, ClientSecret: claimed.ClientSecret,
 	}
@@ -330,8 +387,13 @@ func (m *Manager) commit(ctx context.Context, claimed *tokenstore.Record, ver to
 	if !tr.expiresAt.IsZero() {
 		next.ExpiresAt = tr.expiresAt.UnixMilli()
 	}
-	if tr.dpop {
-		next.DPoPJKT = m.dpop.jkt
+	if tr.key != nil {
+		next.DPoPJKT = tr.key.jkt
+		if tr.key.ephemeral {
+			// No process is configured with it: the others adopt it
+			// from here (grantKey).
+			next.DPoPKey = tr.key.pkcs8
+		}
 	}
 	if next.Scope == "" && setRequested {
 		next.Scope = joinScopes(requested)

@@ -391,8 +391,10 @@ func TestSharedGrantInteractiveOnce(t *testing.T) {
 }
 
 func TestSharedGrantConfig(t *testing.T) {
+	// A generated DPoP key is shared through the store with the grant
+	// (shareddpop_test.go).
 	_, err := New(Config{TokenStore: tokenstore.NewMemory(), DPoP: &DPoPConfig{}}, "https://mcp.example.com/mcp")
-	require.ErrorContains(t, err, "auth.dpop: a shared auth.token_store needs auth.dpop.key_pem")
+	require.NoError(t, err)
 	_, err = New(Config{TokenStore: tokenstore.NewMemory(), TokenStoreLease: -1}, "https://mcp.example.com/mcp")
 	require.ErrorContains(t, err, "lease_ms")
 	require.True(t, strings.HasPrefix(defaultStoreKey("https://a/mcp", "c"), "https://a/mcp"))
@@ -513,7 +515,7 @@ func TestSharedGrantDPoP(t *testing.T) {
 	require.Len(t, e.seen().tokenReqs, 1, "the second process adopted the bound token")
 
 	_, _, err := post(client(other), e.mcpURL(), `{}`)
-	require.Contains(t, authErr(t, err).Message, "bound to another DPoP key")
+	require.Contains(t, authErr(t, err).Message, "bound to a DPoP key this process does not hold")
 	require.Len(t, e.seen().tokenReqs, 1, "its refresh token was not presented with another key")
 	rec, _, err := store.Load(context.Background(), defaultStoreKey(e.mcpURL(), "c"))
 	require.NoError(t, err)

@@ -30,25 +30,39 @@ func (m *Manager) ensureLoaded(ctx context.Context) {
 		if rec == nil {
 			return
 		}
-		m.adopt(rec)
+		m.adopt(rec, m.hostStoreKey())
 	})
 }
 
+// hostStoreKey is the DPoP key a token of the single-process host store
+// can be bound to: the configured one. A generated key dies with its
+// process, and that store's record does not carry it.
+func (m *Manager) hostStoreKey() *dpopKey {
+	if k := m.proofKey(); k != nil && !k.ephemeral {
+		return k
+	}
+	return nil
+}
+
 // adopt installs a stored record. Its issuer binds it: discovery drops it
-// when the server now names another authorization server.
-func (m *Manager) adopt(rec *StoredToken) {
+// when the server now names another authorization server. key is the DPoP
+// key a DPoP-bound token is bound to, as this process holds it (nil when
+// it does not).
+func (m *Manager) adopt(rec *StoredToken, key *dpopKey) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	dpop := strings.EqualFold(rec.TokenType, "dpop")
 	switch {
 	case rec.AccessToken == "":
-	case dpop && (m.dpop == nil || m.dpop.ephemeral):
-		// Bound to a key this client does not hold (an ephemeral key
-		// dies with its process): unusable, a refresh or the flow
-		// replaces it.
+	case dpop && key == nil:
+		// Bound to a key this client does not hold: unusable, a refresh
+		// or the flow replaces it.
 	default:
 		m.tok.access = rec.AccessToken
-		m.tok.dpop = dpop
+		m.tok.key = nil
+		if dpop {
+			m.tok.key = key
+		}
 		m.gen++
 	}
 	if rec.RefreshToken != "" {
@@ -78,7 +92,7 @@ func (m *Manager) save(ctx context.Context, d *discovery) {
 	m.mu.Lock()
 	rec := &StoredToken{
 		AccessToken:  m.tok.access,
-		TokenType:    tokenTypeName(m.tok.dpop),
+		TokenType:    tokenTypeName(m.tok.key != nil),
 		RefreshToken: m.tok.refresh,
 		Scope:        m.tok.scope,
 		Issuer:       m.tok.issuer,

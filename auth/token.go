@@ -20,7 +20,7 @@ import (
 // tokenResult is a parsed successful token response.
 type tokenResult struct {
 	access    string
-	dpop      bool // token_type DPoP
+	key       *dpopKey // token_type DPoP: the key it is bound to (the one the request's proofs were signed with)
 	refresh   string
 	scope     string
 	expiresAt time.Time
@@ -72,10 +72,17 @@ func grantCall(tokenURL string, params url.Values) tokenCall {
 // endpoint with client authentication. secrets are values the answer must
 // not echo.
 func (m *Manager) tokenRequest(ctx context.Context, f *fetcher, as *asMeta, reg *registration, call tokenCall, secrets []string) (*tokenResult, error) {
+	return m.tokenRequestWith(ctx, m.proofKey(), f, as, reg, call, secrets)
+}
+
+// tokenRequestWith is tokenRequest with the proofs of key (nil: none):
+// a shared grant's refresh token is presented with the key it is bound
+// to.
+func (m *Manager) tokenRequestWith(ctx context.Context, key *dpopKey, f *fetcher, as *asMeta, reg *registration, call tokenCall, secrets []string) (*tokenResult, error) {
 	secrets = append(secrets, reg.secret)
-	if m.dpop != nil {
-		if algs, ok := as.public["dpop_signing_alg_values_supported"].([]any); ok && len(algs) > 0 && !containsAny(algs, m.dpop.s.alg) {
-			m.logf("warning", "the authorization server does not list DPoP alg %s in dpop_signing_alg_values_supported", m.dpop.s.alg)
+	if key != nil {
+		if algs, ok := as.public["dpop_signing_alg_values_supported"].([]any); ok && len(algs) > 0 && !containsAny(algs, key.s.alg) {
+			m.logf("warning", "the authorization server does not list DPoP alg %s in dpop_signing_alg_values_supported", key.s.alg)
 		}
 	}
 	// At most two rounds: the second only answers an authorization
@@ -87,12 +94,12 @@ func (m *Manager) tokenRequest(ctx context.Context, f *fetcher, as *asMeta, reg 
 		}
 		secrets = append(secrets, a.params.Get("client_assertion"))
 		var proofs *dpopTransport
-		if m.dpop != nil {
-			proofs = &dpopTransport{key: m.dpop, now: m.now}
+		if key != nil {
+			proofs = &dpopTransport{key: key, now: m.now}
 		}
 		tok, err := f.token(ctx, as.TokenEndpoint, proofs, func(ctx context.Context) (*oauth2.Token, error) { return call(ctx, a) }, secrets)
 		if err == nil {
-			return m.tokenResultOf(tok, secrets)
+			return m.tokenResultOf(tok, key, secrets)
 		}
 		var oe *oauthError
 		if proofs != nil && errors.As(err, &oe) && oe.code == "use_dpop_nonce" && round == 0 && proofs.fresh.Load() {
@@ -141,18 +148,19 @@ func containsAny(list []any, s string) bool {
 
 // tokenResultOf checks a token x/oauth2 parsed: its type, and its lifetime
 // against the Manager's clock (x/oauth2's Expiry uses the wall clock).
-func (m *Manager) tokenResultOf(tok *oauth2.Token, secrets []string) (*tokenResult, error) {
+// key is the DPoP key the request carried proofs of (nil: none).
+func (m *Manager) tokenResultOf(tok *oauth2.Token, key *dpopKey, secrets []string) (*tokenResult, error) {
 	t := &tokenResult{access: tok.AccessToken, refresh: tok.RefreshToken}
 	if s, ok := tok.Extra("scope").(string); ok {
 		t.scope = s
 	}
 	switch {
 	case tok.TokenType == "" || strings.EqualFold(tok.TokenType, "bearer"):
-		if m.dpop != nil {
+		if key != nil {
 			m.logf("info", "the authorization server issued a Bearer token despite the DPoP proof; it is used as a bearer token")
 		}
-	case strings.EqualFold(tok.TokenType, "dpop") && m.dpop != nil:
-		t.dpop = true
+	case strings.EqualFold(tok.TokenType, "dpop") && key != nil:
+		t.key = key
 	case strings.EqualFold(tok.TokenType, "dpop"):
 		return nil, errors.New("the token response has token_type DPoP, but DPoP is not configured (auth.dpop)")
 	default:

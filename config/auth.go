@@ -105,8 +105,6 @@ func parseAuth(root *object, p *Parsed) *core.Error {
 		return err
 	}
 	switch {
-	case cfg.TokenStoreSpec != nil && cfg.DPoP != nil && cfg.DPoP.KeyPEM == "":
-		return invalid(o.at("dpop"), "a shared auth.token_store needs auth.dpop.key_pem (every process sharing the grant must sign with its key)")
 	case cfg.Flow == auth.FlowClientCredentials && cfg.ClientSecret == "" && cfg.PrivateKey == nil:
 		return invalid(o.at("flow"), "\"client_credentials\" needs auth.client_secret or auth.private_key_jwt")
 	case cfg.Flow == auth.FlowAuthorizationCode && !p.Options.Handlers.Authorization:

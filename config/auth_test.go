@@ -69,6 +69,11 @@ func TestParseAuthSharedTokenStore(t *testing.T) {
 	require.Equal(t, &tokenstore.Spec{Type: "app", Key: "g"}, p.auth.TokenStoreSpec)
 	require.False(t, p.auth.AppTokenStore, "not the single-process form")
 	require.True(t, p.Options.AuthAppTokenStore, "the host answers token_load / token_save")
+
+	// A generated DPoP key travels in the shared record with its grant.
+	p, err = Parse([]byte(`{`+httpTransport+`,"auth":{"dpop":true,"token_store":{"type":"file","path":`+jsonString(path)+`}}}`), "1.2.3")
+	require.Nil(t, errOrNil(err))
+	require.Equal(t, "", p.auth.DPoP.KeyPEM)
 }
 
 func TestParseAuthExtensions(t *testing.T) {
@@ -156,7 +161,6 @@ func TestParseAuthErrors(t *testing.T) {
 		{"store empty key", httpTransport + `,"auth":{"token_store":{"type":"file","path":"/tmp/t.json","key":" "}}`, "config.auth.token_store.key: must not be empty"},
 		{"store short lease", httpTransport + `,"auth":{"token_store":{"type":"file","path":"/tmp/t.json","lease_ms":10}}`, "config.auth.token_store.lease_ms: must be between 1000"},
 		{"store unknown field", httpTransport + `,"auth":{"token_store":{"type":"file","path":"/tmp/t.json","mode":"0644"}}`, "config.auth.token_store.mode: is not a known field"},
-		{"shared store ephemeral dpop", httpTransport + `,"auth":{"dpop":true,"token_store":{"type":"file","path":"/tmp/t.json"}}`, "config.auth.dpop: a shared auth.token_store needs auth.dpop.key_pem"},
 		{"bad url first", `"transport":{"type":"streamable_http","url":"ftp://h/"},"auth":{"client_id":"a"}`, "config.transport.url: must be an http:// or https:// URL"},
 	}
 	for _, tc := range cases {

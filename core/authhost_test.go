@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/auth"
+	"github.com/lemonmcp/lemonmcp/auth/tokenstore"
 	"github.com/stretchr/testify/require"
 )
 
@@ -114,6 +115,38 @@ func TestAuthHost(t *testing.T) {
 		require.JSONEq(t, `{"access_token":"at","resource":"r"}`, string(hc.payload))
 		require.Nil(t, errOrNil(rig.c.Respond(hc.id, StatusOK, []byte(`{}`))))
 		require.NoError(t, wait(ch).err)
+	})
+
+	t.Run("versioned: the record carries the DPoP key both ways", func(t *testing.T) {
+		rec := &tokenstore.Record{RefreshToken: "rt", Generation: 2, DPoPJKT: "jkt", DPoPKey: "-----BEGIN PRIVATE KEY-----\nk\n-----END PRIVATE KEY-----\n"}
+		ch := async(func() (any, error) {
+			v, _, err := h.CompareAndSaveToken(ctx, auth.TokenKey{Resource: "r", Key: "g"}, 1, rec)
+			return v, err
+		})
+		hc := rig.nextHost(t)
+		require.Equal(t, "token_save", hc.kind)
+		var saved map[string]any
+		require.NoError(t, json.Unmarshal(hc.payload, &saved))
+		require.Equal(t, rec.DPoPKey, saved["dpop_key"])
+		require.Equal(t, "jkt", saved["dpop_jkt"])
+		require.Nil(t, errOrNil(rig.c.Respond(hc.id, StatusOK, []byte(`{"version": 2}`))))
+		r := wait(ch)
+		require.NoError(t, r.err)
+		require.Equal(t, tokenstore.Version(2), r.v)
+
+		ch = async(func() (any, error) {
+			got, _, err := h.LoadTokenVersioned(ctx, auth.TokenKey{Resource: "r", Key: "g"})
+			return got, err
+		})
+		hc = rig.nextHost(t)
+		require.Equal(t, "token_load", hc.kind)
+		delete(saved, "key")
+		delete(saved, "expected_version")
+		answer, _ := json.Marshal(map[string]any{"version": 2, "record": saved})
+		require.Nil(t, errOrNil(rig.c.Respond(hc.id, StatusOK, answer)))
+		r = wait(ch)
+		require.NoError(t, r.err)
+		require.Equal(t, rec, r.v.(*tokenstore.Record))
 	})
 
 	t.Run("the client is freed while the host thinks", func(t *testing.T) {

@@ -26,7 +26,7 @@ endef
 
 test-tokenstores: lib python-dev
 	$(call with-tokenstore-servers, \
-	  set -o pipefail; { $(GO) test -race -count=1 -json ./auth/tokenstore/ ./auth/ -run 'Test(Contract|Concurrent|FileStore|OpenErrors|Closed|ServerStore|SharedGrant|AppStore)' && \
+	  set -o pipefail; { $(GO) test -race -count=1 -json ./auth/tokenstore/ ./auth/ -run 'Test(Contract|Concurrent|FileStore|OpenErrors|Closed|ServerStore|PostgresConcurrent|RecordPrints|SharedGrant|SharedDPoP|AppStore)' && \
 	    cd tests && $(GO) vet -tags tokenstores ./tokenstores/ && \
 	    PYTHON=$(PYTHON) $(GO) test -tags tokenstores -count=1 -timeout 20m -json ./tokenstores/; } | $(PYTHON) $(ROOT)/tests/tools/gotest_summary.py tokenstores)
 

@@ -16,12 +16,14 @@
 //     nothing and answers the version and record that won.
 //
 // A Record carries the tokens, a generation (bumped by every redemption),
-// the DPoP key thumbprint of a DPoP-bound grant, a lease {owner, until} that a
+// the DPoP key thumbprint of a DPoP-bound grant (and the key itself when
+// no process configured it), a lease {owner, until} that a
 // process claims (by compare-and-save) before it redeems the refresh
 // token, and a state (ok, needs_reauth). The algorithm over the contract
 // lives in package auth (Manager); stores only keep the contract.
 //
-// Records hold secrets: no store puts a token in an error message.
+// Records hold secrets: no store puts a token or key in an error message,
+// and a Record prints without them.
 //
 // Files:
 //   - store.go: Record, Lease, State, Version, the Store interface.

@@ -30,6 +30,10 @@ const pgCreate = `CREATE TABLE IF NOT EXISTS ` + PostgresTable + ` (
 	record     jsonb NOT NULL,
 	updated_at timestamptz NOT NULL DEFAULT now())`
 
+// pgCreateLock is the transaction-level advisory lock (pg_advisory_xact_lock)
+// taken around the table's creation: "lemonmcp" in ASCII.
+const pgCreateLock int64 = 0x6c656d6f6e6d6370
+
 // Postgres is a Store in a PostgreSQL table, for processes on many
 // machines. A save is one statement: an INSERT ... ON CONFLICT DO NOTHING
 // for the first record of a key, else an UPDATE ... WHERE version = $n;
@@ -65,11 +69,27 @@ func (s *Postgres) ensureTable(ctx context.Context) error {
 	if s.created {
 		return nil
 	}
-	if _, err := s.pool.Exec(ctx, pgCreate); err != nil {
+	if err := s.createTable(ctx); err != nil {
 		return s.fail("creating the table "+PostgresTable, err)
 	}
 	s.created = true
 	return nil
+}
+
+// createTable runs CREATE TABLE IF NOT EXISTS under a transaction-level
+// advisory lock. The statement alone is not safe when many processes
+// first use the store at once: two sessions can both find no table and
+// the later one fails with a unique violation on pg_type (or pg_class).
+// The lock makes creators take turns, on every machine, and ends with the
+// transaction.
+func (s *Postgres) createTable(ctx context.Context) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, pgCreateLock); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, pgCreate)
+		return err
+	})
 }
 
 // Load implements Store.

@@ -47,7 +47,8 @@ func TestContract(t *testing.T) {
 			require.Nil(t, rec)
 			require.Equal(t, Version(0), ver)
 
-			first := &Record{RefreshToken: "rt-1", Generation: 1, State: StateOK, Lease: &Lease{Owner: "a", Until: 42}, DPoPJKT: "jkt", Issuer: "https://as"}
+			first := &Record{RefreshToken: "rt-1", Generation: 1, State: StateOK, Lease: &Lease{Owner: "a", Until: 42},
+				DPoPJKT: "jkt", DPoPKey: testKeyPEM, Issuer: "https://as"}
 			v1, won, err := s.CompareAndSave(ctx, key, 0, first)
 			require.NoError(t, err)
 			require.Nil(t, won)
@@ -180,7 +181,7 @@ func TestFileStoreFiles(t *testing.T) {
 	path := filepath.Join(dir, "tokens.json")
 	s, err := OpenFile(path)
 	require.NoError(t, err)
-	_, _, err = s.CompareAndSave(context.Background(), "k", 0, &Record{RefreshToken: "rt-secret-value"})
+	_, _, err = s.CompareAndSave(context.Background(), "k", 0, &Record{RefreshToken: "rt-secret-value", DPoPJKT: "jkt", DPoPKey: testKeyPEM})
 	require.NoError(t, err)
 	for _, p := range []string{path, path + ".lock"} {
 		st, err := os.Stat(p)
@@ -192,14 +193,45 @@ func TestFileStoreFiles(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 2)
 
+	// The key is in the file (mode 0600) and comes back as it went in.
+	rec, _, err := s.Load(context.Background(), "k")
+	require.NoError(t, err)
+	require.Equal(t, testKeyPEM, rec.DPoPKey)
+
 	// A broken file is named, never quoted.
-	require.NoError(t, os.WriteFile(path, []byte(`{"grants": rt-secret-value`), 0o600))
+	require.NoError(t, os.WriteFile(path, []byte(`{"grants": rt-secret-value `+testKeyPEM), 0o600))
 	_, _, err = s.Load(context.Background(), "k")
 	require.ErrorContains(t, err, "not a token store file")
 	require.NotContains(t, err.Error(), "rt-secret-value")
+	require.NotContains(t, err.Error(), "MIGHAgEAMBMG")
 	_, _, err = s.CompareAndSave(context.Background(), "k", 1, &Record{})
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "rt-secret-value")
+	require.NotContains(t, err.Error(), "MIGHAgEAMBMG")
+}
+
+// testKeyPEM is a P-256 private key in PKCS#8 PEM, as a DPoP-bound
+// record carries it (generated for these tests only).
+const testKeyPEM = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgR8zmf3Ef46liknUN
+zZ8UXuIvC1BHxQ59iFWyOgowWgmhRANCAATkofR+7e/gKjZ/Hemir3HB6UqAZrql
+a9b83azvDE56zFxecai+X9EBJcCElNmvxQ+jV/sNO9paup4WVjGKplsn
+-----END PRIVATE KEY-----
+`
+
+// TestRecordPrintsNoSecret: a record printed by mistake (%v, %+v, %#v,
+// %s) shows what it is, never its tokens, key or client secret.
+func TestRecordPrintsNoSecret(t *testing.T) {
+	rec := &Record{AccessToken: "at-secret", RefreshToken: "rt-secret", DPoPJKT: "jkt-1", DPoPKey: testKeyPEM,
+		ClientSecret: "cs-secret", Generation: 3, Lease: &Lease{Owner: "o", Until: 9}}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
+		out := fmt.Sprintf(verb, rec)
+		for _, secret := range []string{"at-secret", "rt-secret", "cs-secret", "PRIVATE KEY", "MIGHAgEAMBMG"} {
+			require.NotContains(t, out, secret, verb)
+		}
+		require.Contains(t, out, "generation 3", verb)
+		require.Contains(t, out, "jkt-1", verb)
+	}
 }
 
 func TestOpenErrors(t *testing.T) {

@@ -15,6 +15,11 @@
 // LEMONMCP_TEST_POSTGRES_URL / LEMONMCP_TEST_REDIS_URL name servers (make
 // test-tokenstores starts private ones).
 //
+// TestSharedGrantDPoP runs Go processes without a configured DPoP key
+// (auth.dpop: true) against the strict server in -dpop mode: the grant is
+// bound to the key of whoever redeems first, that key travels in the
+// record, and no process ever presents the grant with another key.
+//
 // The tests carry the build tag "tokenstores": they run in make
 // test-tokenstores (go test -tags tokenstores), which builds what they
 // need (the C library, the Python binding's copy of it), and not again in

@@ -125,6 +125,7 @@ type strictStats struct {
 	Revocations  int `json:"revocations"`
 	GraceAnswers int `json:"grace_answers"`
 	Refused      int `json:"refused"`
+	WrongKey     int `json:"wrong_key"`
 }
 
 func statsOf(t *testing.T, base string) strictStats {
@@ -274,15 +275,7 @@ func runPhase(t *testing.T, base string, tokenStore map[string]any, kills int) {
 			if killed[w] {
 				continue
 			}
-			require.NoError(t, w.err, "%s worker: %s", w.lang, w.out.String())
-			line := w.out.String()
-			if i := strings.LastIndex(strings.TrimSpace(line), "\n"); i >= 0 {
-				line = line[i+1:]
-			}
-			var r result
-			require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(line)), &r), "%s worker: %s", w.lang, w.out.String())
-			require.Zero(t, r.Failed, "%s worker: every call succeeds: %v", w.lang, r.Errors)
-			require.Positive(t, r.OK, "%s worker made no call", w.lang)
+			r := requireAllCalls(t, w)
 			t.Logf("%s worker: %d calls, done %s after the deadline", w.lang, r.OK, time.Since(until).Round(time.Millisecond))
 		case <-ctx.Done():
 			t.Fatalf("%s worker still running", w.lang)
@@ -291,6 +284,21 @@ func runPhase(t *testing.T, base string, tokenStore map[string]any, kills int) {
 	cli := <-cliDone
 	t.Logf("command line: %d runs, done %s after the deadline", cli.runs, time.Since(until).Round(time.Millisecond))
 	require.Empty(t, cli.failures, "every command-line run succeeds")
+}
+
+// requireAllCalls reads an exited worker's result line: it made calls and
+// every one succeeded.
+func requireAllCalls(t *testing.T, w *worker) result {
+	require.NoError(t, w.err, "%s worker: %s", w.lang, w.out.String())
+	line := w.out.String()
+	if i := strings.LastIndex(strings.TrimSpace(line), "\n"); i >= 0 {
+		line = line[i+1:]
+	}
+	var r result
+	require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(line)), &r), "%s worker: %s", w.lang, w.out.String())
+	require.Zero(t, r.Failed, "%s worker: every call succeeds: %v", w.lang, r.Errors)
+	require.Positive(t, r.OK, "%s worker made no call", w.lang)
+	return r
 }
 
 func checkServer(t *testing.T, base string) {
