@@ -1,19 +1,20 @@
 # Go tests of the runtime module: vet, the unit tests under the race
 # detector, and a short run of every fuzz target.
 
-# Each target fuzzes for a number of executions (about what 5 s gave on
-# the shared 2-core machine), not for a time: with -fuzztime 5s Go 1.26's
-# fuzz coordinator can report "context deadline exceeded" when its deadline
-# passes while a worker is mid-call (go.dev/issue/75804), which a loaded
-# machine makes likely; a count has no deadline to race. A target listed
-# without its count gets FUZZ_DEFAULT_COUNT; FUZZ_TIME=30s (or =50000x)
-# fuzzes every target for that instead.
+# Each target fuzzes for a number of executions (about what 2.5 s gave on
+# the shared 2-core machine: make test is a smoke run, FUZZ_TIME=30s a real
+# one), not for a time: with -fuzztime 5s Go 1.26's fuzz coordinator can
+# report "context deadline exceeded" when its deadline passes while a
+# worker is mid-call (go.dev/issue/75804), which a loaded machine makes
+# likely; a count has no deadline to race. A target listed without its
+# count gets FUZZ_DEFAULT_COUNT; FUZZ_TIME=30s (or =50000x) fuzzes every
+# target for that instead.
 FUZZ_TIME ?=
-FUZZ_DEFAULT_COUNT := 10000x
-FUZZ_TARGETS := ./core:FuzzDecodeEnvelope:50000x ./core:FuzzReceive:20000x ./core:FuzzRestyledMessages:20000x \
-	./internal/frontmatter:FuzzParse:70000x ./internal/hostvalidate:FuzzChecks:25000x ./auth:FuzzParseBearer:25000x \
-	./internal/canonjson:FuzzCanonicalize:18000x ./internal/hiddenchars:FuzzClean:20000x ./internal/toolsearch:FuzzSearch:35000x \
-	./transport/stdio:FuzzLineReader:2000x ./transport/sseparse:FuzzParser:10000x
+FUZZ_DEFAULT_COUNT := 5000x
+FUZZ_TARGETS := ./core:FuzzDecodeEnvelope:25000x ./core:FuzzReceive:10000x ./core:FuzzRestyledMessages:10000x \
+	./internal/frontmatter:FuzzParse:35000x ./internal/hostvalidate:FuzzChecks:12500x ./auth:FuzzParseBearer:12500x \
+	./internal/canonjson:FuzzCanonicalize:9000x ./internal/hiddenchars:FuzzClean:10000x ./internal/toolsearch:FuzzSearch:17500x \
+	./transport/stdio:FuzzLineReader:1000x ./transport/sseparse:FuzzParser:5000x
 # One fuzzing worker per target: make test runs this suite beside others on
 # a 2-core machine, where a second worker takes its core from them
 # (FUZZ_PARALLEL=N for more workers).
