@@ -170,3 +170,13 @@ func anyHas(list []string, sub string) bool {
 	}
 	return false
 }
+
+// anyHasPrefix reports whether some entry of list starts with prefix.
+func anyHasPrefix(list []string, prefix string) bool {
+	for _, s := range list {
+		if strings.HasPrefix(s, prefix) {
+			return true
+		}
+	}
+	return false
+}

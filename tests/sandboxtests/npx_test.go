@@ -65,7 +65,7 @@ func TestNpxConfined(t *testing.T) {
 		require.Contains(t, reg.Requests(), "GET /"+fakenpm.Package+"/-/"+fakenpm.Package+"-"+fakenpm.Version+".tgz")
 		caches := serverCache(t, cache)
 		written := writtenUnder(t, caches)
-		require.True(t, anyHas(written, filepath.Join("npm", "_cacache")), "npm's cache: %v", written)
+		require.True(t, anyHasPrefix(written, "npm/_cacache/"), "npm's cache: %v", written)
 		require.True(t, anyHas(written, filepath.Join("node_modules", fakenpm.Package, "server.js")), "npx's install: %v", written)
 		require.Empty(t, writtenUnder(t, home), "written in the application's home")
 		require.Empty(t, writtenUnder(t, work), "written in the server's working directory")
