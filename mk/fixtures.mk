@@ -75,7 +75,7 @@ node22-setup:
 
 uv-setup:
 	@$(UV_DIR)/bin/uv --version 2>/dev/null | grep -q '^uv $(UV_VERSION) ' || \
-	  $(PYTHON) -m pip install --quiet --disable-pip-version-check --upgrade --target $(UV_DIR) uv==$(UV_VERSION)
+	  $(PYTHON) -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --upgrade --target $(UV_DIR) uv==$(UV_VERSION)
 
 # The packages that run a fixture as a process copy the ones `fixtures`
 # built (LEMONMCP_FIXTURES_DIR) rather than each linking its own.
