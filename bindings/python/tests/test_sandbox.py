@@ -219,6 +219,7 @@ def _npx_config(tmp: Any, reg: _FakeRegistry, allowed: str) -> Tuple[str, Dict[s
                 "npm_config_cafile": reg.ca, "npm_config_update_notifier": "false", "npm_config_audit": "false",
                 "NO_PROXY": "127.0.0.1", "npm_config_proxy": "http://127.0.0.1:9"},
         "timeouts": {"ready_ms": 180000},
+        "restart": False,  # a refused start fails once, not after five retries
         "sandboxEnabled": True,
         "sandbox": {"network": {"allowedDomains": [allowed]}},
     }}}))
