@@ -60,6 +60,9 @@ func TestNpxConfined(t *testing.T) {
 		c, e := start(t, s)
 		require.Nil(t, errOrNil(e))
 		require.Equal(t, "through the proxy", echo(t, c, "through the proxy"))
+		info, e := c.ServerInfo()
+		require.Nil(t, errOrNil(e))
+		require.Contains(t, string(info), "+node22.", "the package runs on Node 22")
 
 		require.Contains(t, reg.Requests(), "GET /"+fakenpm.Package)
 		require.Contains(t, reg.Requests(), "GET /"+fakenpm.Package+"/-/"+fakenpm.Package+"-"+fakenpm.Version+".tgz")

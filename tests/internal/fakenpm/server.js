@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // A tiny stdio MCP server, the whole of the package fakenpm serves: it
-// answers initialize, ping, tools/list and tools/call for one tool, echo.
+// answers initialize (its version says which Node runs it), ping,
+// tools/list and tools/call for one tool, echo.
 'use strict'
 const readline = require('readline')
 const send = (m) => process.stdout.write(JSON.stringify(m) + '\n')
@@ -14,7 +15,7 @@ readline.createInterface({ input: process.stdin })
     switch (m.method) {
       case 'initialize':
         return reply({ protocolVersion: params.protocolVersion, capabilities: { tools: {} },
-          serverInfo: { name: 'lemonmcp-fake-npm-server', version: '1.0.0' } })
+          serverInfo: { name: 'lemonmcp-fake-npm-server', version: '1.0.0+node' + process.versions.node } })
       case 'ping':
         return reply({})
       case 'tools/list':
