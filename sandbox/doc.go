@@ -39,7 +39,11 @@
 //   - confine.go: namespaces set-up, limits, privileges, Landlock.
 //   - rules.go: the Landlock rules for "read all but denyRead, write only
 //     allowWrite".
-//   - proxy.go: the egress proxy for allowedDomains (library side).
+//   - proxy.go: the egress proxy for allowedDomains (library side): the
+//     entries (names, wildcards, addresses, each with an optional port),
+//     the refusal of internal addresses but for an address named with its
+//     port, and what was refused, for the closed message.
 //   - bridge.go: the loopback port inside the network namespace that leads
-//     to it (helper side).
+//     to it, and the proxy environment that replaces the server's proxy
+//     settings (helper side).
 package sandbox

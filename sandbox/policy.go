@@ -219,7 +219,11 @@ func Confine(p Policy, grace time.Duration) stdio.Launcher {
 		if pr.namespaces {
 			flags = nsCloneflags
 		}
-		return launch(helperPath(), a, env, flags, release)
+		l, err := launch(helperPath(), a, env, flags, release)
+		if l != nil && px != nil {
+			l.Note = px.Refusals
+		}
+		return l, err
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,32 +26,101 @@ import (
 // proxySocketName is the socket's file name in the proxy's directory.
 const proxySocketName = "proxy.sock"
 
-// domainRules holds allowedDomains and deniedDomains; "*.example.com"
-// matches every subdomain of example.com (not example.com itself).
+// domainRules holds allowedDomains and deniedDomains. An entry is a name
+// ("example.com"), a wildcard ("*.example.com": every subdomain, not
+// example.com itself) or an address ("127.0.0.1", "::1"), each optionally
+// with a port ("registry.example:8443", "127.0.0.1:4873", "[::1]:4873"),
+// which then matches that port only.
 type domainRules struct {
 	allowed, denied []string
 }
 
-func (d domainRules) permits(host string) bool {
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	if host == "" {
-		return false
-	}
-	return matchAny(host, d.allowed) && !matchAny(host, d.denied)
+// domainEntry is one entry of the lists, parsed.
+type domainEntry struct {
+	host string // lower case, no trailing dot; an address in its canonical form
+	port string // "" for any port
 }
 
-func matchAny(host string, patterns []string) bool {
-	for _, p := range patterns {
-		p = strings.ToLower(strings.TrimSuffix(p, "."))
-		if rest, ok := strings.CutPrefix(p, "*."); ok {
-			if strings.HasSuffix(host, "."+rest) {
-				return true
-			}
-		} else if host == p {
-			return true
+// parseDomainEntry splits an entry into its host and port. A bare IPv6
+// address has colons of its own: only a bracketed one carries a port.
+func parseDomainEntry(entry string) (domainEntry, error) {
+	host, port := entry, ""
+	if strings.HasPrefix(entry, "[") || strings.Count(entry, ":") == 1 {
+		var err error
+		if host, port, err = net.SplitHostPort(entry); err != nil {
+			return domainEntry{}, err
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return domainEntry{}, errors.New("the port must be a number from 1 to 65535")
 		}
 	}
-	return false
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if ip := net.ParseIP(host); ip != nil {
+		host = ip.String()
+	}
+	if host == "" {
+		return domainEntry{}, errors.New("names no host")
+	}
+	return domainEntry{host: host, port: port}, nil
+}
+
+// CheckDomain says what is wrong with an allowedDomains or deniedDomains
+// entry, nil when nothing is.
+func CheckDomain(entry string) error {
+	_, err := parseDomainEntry(entry)
+	return err
+}
+
+// matches reports whether the entry covers host:port (host already in
+// the entry's form).
+func (e domainEntry) matches(host, port string) bool {
+	if e.port != "" && e.port != port {
+		return false
+	}
+	if rest, ok := strings.CutPrefix(e.host, "*."); ok {
+		return strings.HasSuffix(host, "."+rest)
+	}
+	return host == e.host
+}
+
+// localAddress reports whether the entry names one service of this machine
+// or its networks explicitly: an address (or "localhost") with its port.
+// Only such an entry lets the proxy dial a loopback, private or link-local
+// address (see dial).
+func (e domainEntry) localAddress() bool {
+	return e.port != "" && (e.host == "localhost" || net.ParseIP(e.host) != nil)
+}
+
+// normalHost puts a requested host in the entries' form.
+func normalHost(host string) string {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if ip := net.ParseIP(host); ip != nil {
+		host = ip.String()
+	}
+	return host
+}
+
+// match finds the allowed entries covering host:port: permitted when one
+// does and no denied entry does; internal when one of them is an explicit
+// local address. Entries that do not parse (the configuration refuses
+// them) match nothing.
+func (d domainRules) match(host, port string) (permitted, internalOK bool) {
+	host = normalHost(host)
+	if host == "" {
+		return false, false
+	}
+	for _, a := range d.denied {
+		if e, err := parseDomainEntry(a); err == nil && e.matches(host, port) {
+			return false, false
+		}
+	}
+	for _, a := range d.allowed {
+		if e, err := parseDomainEntry(a); err == nil && e.matches(host, port) {
+			permitted = true
+			internalOK = internalOK || e.localAddress()
+		}
+	}
+	return permitted, internalOK
 }
 
 // proxy is one server's egress proxy.
@@ -63,8 +134,9 @@ type proxy struct {
 	// lookup resolves a name; net.DefaultResolver's, replaced in tests.
 	lookup func(ctx context.Context, host string) ([]net.IPAddr, error)
 
-	mu      sync.Mutex
-	tunnels map[net.Conn]struct{}
+	mu       sync.Mutex
+	tunnels  map[net.Conn]struct{}
+	refusals []string // what was refused, for Refusals
 }
 
 // errInternalAddress is a dial refused because an allowed name resolved to
@@ -79,25 +151,27 @@ func internal(ip net.IP) bool {
 
 // dial resolves addr's host itself and dials a permitted address of it. An
 // allowed name that resolves to the host's loopback, a private network or a
-// link-local address is refused unless the name is itself local
-// ("localhost", or an IP literal the list names): otherwise a domain whose
-// DNS its owner controls (rebinding) would lead the sandboxed server to the
-// application's own machine. Dialing the checked address, not the name,
-// leaves no second resolution to differ.
+// link-local address is refused: otherwise a domain whose DNS its owner
+// controls (rebinding) would lead the sandboxed server to the application's
+// own machine. The one exception is an allowedDomains entry that names the
+// address (or "localhost") with its port, "127.0.0.1:4873": that is the
+// user's choice of one service, made where no DNS answer can change it.
+// Dialing the checked address, not the name, leaves no second resolution
+// to differ.
 func (p *proxy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
 	}
+	_, internalOK := p.rules.match(host, port)
 	ips, err := p.lookup(ctx, host)
 	if err != nil {
 		return nil, err
 	}
-	local := strings.EqualFold(host, "localhost") || net.ParseIP(host) != nil
 	d := net.Dialer{Timeout: 30 * time.Second}
 	var last error = errInternalAddress
 	for _, ip := range ips {
-		if internal(ip.IP) && !local {
+		if internal(ip.IP) && !internalOK {
 			continue
 		}
 		c, err := d.DialContext(ctx, network, net.JoinHostPort(ip.IP.String(), port))
@@ -154,12 +228,22 @@ func (p *proxy) close() {
 }
 
 func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	host := r.URL.Hostname()
+	host, port := r.URL.Hostname(), r.URL.Port()
 	if r.Method == http.MethodConnect {
-		host, _, _ = net.SplitHostPort(r.Host)
+		var err error
+		if host, port, err = net.SplitHostPort(r.Host); err != nil {
+			http.Error(w, "lemonmcp sandbox: CONNECT needs a host and a port", http.StatusBadRequest)
+			return
+		}
+	} else if port == "" {
+		port = map[string]string{"https": "443"}[r.URL.Scheme]
+		if port == "" {
+			port = "80"
+		}
 	}
-	if !p.rules.permits(host) {
-		http.Error(w, "lemonmcp sandbox: "+host+" is not an allowed domain", http.StatusForbidden)
+	if ok, _ := p.rules.match(host, port); !ok {
+		p.refused(net.JoinHostPort(host, port), "not in allowedDomains")
+		http.Error(w, "lemonmcp sandbox: "+net.JoinHostPort(host, port)+" is not an allowed domain", http.StatusForbidden)
 		return
 	}
 	if r.Method == http.MethodConnect {
@@ -176,7 +260,7 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out.Header.Del("Proxy-Authorization")
 	resp, err := p.out.RoundTrip(out)
 	if err != nil {
-		refuse(w, host, err)
+		p.refuse(w, net.JoinHostPort(host, port), err)
 		return
 	}
 	defer resp.Body.Close()
@@ -191,12 +275,56 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // refuse answers a failed dial: 403 for an address the proxy will not
 // reach, 502 when the upstream cannot be reached.
-func refuse(w http.ResponseWriter, host string, err error) {
+func (p *proxy) refuse(w http.ResponseWriter, target string, err error) {
 	if errors.Is(err, errInternalAddress) {
-		http.Error(w, "lemonmcp sandbox: "+host+" "+errInternalAddress.Error(), http.StatusForbidden)
+		p.refused(target, errInternalAddress.Error())
+		http.Error(w, "lemonmcp sandbox: "+target+" "+errInternalAddress.Error(), http.StatusForbidden)
 		return
 	}
-	http.Error(w, "lemonmcp sandbox: cannot reach "+host, http.StatusBadGateway)
+	http.Error(w, "lemonmcp sandbox: cannot reach "+target, http.StatusBadGateway)
+}
+
+// maxRefusals bounds what the proxy remembers of what it refused.
+const maxRefusals = 4
+
+// refused remembers a refusal (the first few distinct ones) for Refusals.
+func (p *proxy) refused(target, why string) {
+	if !printableHost(target) {
+		target = "a malformed host"
+	}
+	what := target + " (" + why + ")"
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.refusals) < maxRefusals && !slices.Contains(p.refusals, what) {
+		p.refusals = append(p.refusals, what)
+	}
+}
+
+// Refusals says what the proxy refused the server, for the message of a
+// server that exited: "the sandbox refused 127.0.0.1:4873 (not in
+// allowedDomains)". Empty when it refused nothing.
+func (p *proxy) Refusals() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.refusals) == 0 {
+		return ""
+	}
+	return "the sandbox refused network access to " + strings.Join(p.refusals, ", ")
+}
+
+// printableHost reports whether a host:port the server asked for is fit to
+// quote in a message: the characters of names, addresses and ports only,
+// and not too long (the server chose it).
+func printableHost(s string) bool {
+	if len(s) == 0 || len(s) > 262 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune(".-_:[]*", c)) {
+			return false
+		}
+	}
+	return true
 }
 
 // tunnel answers a CONNECT: it dials the target, says 200 and copies both
@@ -204,7 +332,7 @@ func refuse(w http.ResponseWriter, host string, err error) {
 func (p *proxy) tunnel(w http.ResponseWriter, r *http.Request) {
 	up, err := p.dial(r.Context(), "tcp", r.Host)
 	if err != nil {
-		refuse(w, r.Host, err)
+		p.refuse(w, r.Host, err)
 		return
 	}
 	hj, ok := w.(http.Hijacker)

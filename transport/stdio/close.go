@@ -115,6 +115,9 @@ func (t *Transport) lost() {
 	if t.readErr != nil && !errors.Is(t.readErr, io.EOF) {
 		msg = "reading the server's stdout failed: " + errnoText(t.readErr)
 	}
+	if n := t.launch.note(); n != "" {
+		msg += "; " + n
+	}
 	t.deliver(&transport.ClosedError{
 		Message:    msg,
 		ExitCode:   -1,
@@ -240,6 +243,9 @@ func (t *Transport) deliver(ce *transport.ClosedError) {
 
 func (t *Transport) exitReport() *transport.ClosedError {
 	msg, code, sig := exitReport(t.status, t.statusKnown)
+	if n := t.launch.note(); n != "" && !t.requested.Load() {
+		msg += "; " + n
+	}
 	return &transport.ClosedError{
 		Message:    msg,
 		ExitCode:   code,

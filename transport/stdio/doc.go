@@ -31,7 +31,9 @@
 // the sandbox helper of package sandbox, which confines it and ends every
 // process it leaves behind; the transport then holds a lifeline pipe to
 // that program and cuts it before its SIGKILL, so the helper can
-// still kill what left the process group.
+// still kill what left the process group. A launch may also add a
+// sentence of the library's to the message of a server that went away on
+// its own (Launch.Note: what the sandbox's proxy refused it).
 //
 // Close waits for Sink callbacks that are in flight, so a Sink must not call
 // Close synchronously from inside Receive or Log; from inside Closed it may.

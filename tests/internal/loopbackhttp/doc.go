@@ -1,0 +1,2 @@
+// Package loopbackhttp: see loopbackhttp.go.
+package loopbackhttp
