@@ -76,6 +76,36 @@ defmodule LemonMCP.SandboxTest do
     end
   end
 
+  # The BEAM ignores SIGCHLD, so the kernel reaps its children without a
+  # status: a server's end was "its exit status is unknown". The sandbox
+  # helper, which every stdio server runs under, reports it on its status
+  # pipe: a server killed by a signal, confined or not, is named so.
+  test "a crashed server is reported with its signal, confined or not" do
+    for boxed <- [false, true] do
+      server = %{
+        "command" => "/bin/sh",
+        "args" => ["-c", "kill -KILL $$"],
+        "restart" => %{"max_restarts" => 1, "backoff_ms" => 20},
+        "timeouts" => %{"close_grace_ms" => 300}
+      }
+
+      server = if boxed, do: Map.put(server, "sandboxEnabled", true), else: server
+      {:ok, h} = Host.start_link(%{"mcpServers" => %{"s" => server}})
+
+      gave_up = fn ->
+        {:ok, servers} = Host.servers(h)
+        String.contains?(servers["s"]["last_error"] || "", "gave up")
+      end
+
+      assert Fixture.eventually(gave_up, 30_000)
+      {:ok, %{"s" => s}} = Host.servers(h)
+      assert s["signal"] == "SIGKILL", "confined: #{boxed}: #{inspect(s)}"
+      assert s["cause"] == "server was killed by SIGKILL"
+      assert Map.has_key?(s, "sandbox") == boxed
+      :ok = Host.close(h)
+    end
+  end
+
   # ------------------------------------------------------------ escapes
 
   @escapes Path.expand("../../../tests/fixtures/escapes/escapes.sh", __DIR__)
