@@ -1,7 +1,10 @@
 """Stdio servers in a sandbox, through the Python binding (docs/sandbox.md):
 the host reports what confines a server, a confined server still answers,
 its writes outside allowWrite fail while the application's succeed, and a
-daemon it leaves behind, confined or not, is gone once the host closes."""
+daemon it leaves behind, confined or not, is gone once the host closes;
+and the shared escape script (tests/fixtures/escapes/escapes.sh) is
+refused through the Host and the command line with the application run
+as root and as nobody (escapes_worker.py)."""
 
 from __future__ import annotations
 
