@@ -39,6 +39,7 @@ defmodule EscapesWorker do
 
   def run([mode, fixture, script]) do
     root = Path.join(System.tmp_dir!(), "escapes-#{System.pid()}-#{System.unique_integer([:positive])}")
+    token = "300.#{System.unique_integer([:positive])}#{System.pid()}"
     File.mkdir_p!(root)
 
     try do
@@ -48,7 +49,6 @@ defmodule EscapesWorker do
       {:ok, udp} = :gen_udp.open(0, ip: {127, 0, 0, 1}, active: false)
       {:ok, tcp_port} = :inet.port(tcp)
       {:ok, udp_port} = :inet.port(udp)
-      token = "300.#{System.unique_integer([:positive])}#{System.pid()}"
       daemon = "sleep\0#{token}\0"
 
       server = %{
@@ -80,9 +80,9 @@ defmodule EscapesWorker do
       out("udp_received", match?({:ok, _}, :gen_udp.recv(udp, 0, 0)))
       :ok = Host.close(h)
       out("daemon_gone", eventually(fn -> find(daemon) == nil end, if(mode == "control", do: 0, else: 30_000)))
-      # The control's daemon, left running: stopped here.
-      if pid = find(daemon), do: System.cmd("kill", ["-KILL", "#{pid}"])
     after
+      # The control's daemon, or one a failed run left: stopped here.
+      if pid = find("sleep\0#{token}\0"), do: System.cmd("kill", ["-KILL", "#{pid}"])
       File.rm_rf!(root)
     end
   end

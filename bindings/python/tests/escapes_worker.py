@@ -52,6 +52,7 @@ def main() -> None:
     how, fixture, script, mode = sys.argv[1:5]
     root = tempfile.mkdtemp(prefix="escapes-")
     out: Dict[str, Any] = {"uid": os.getuid()}
+    daemon = ""
     try:
         setup = subprocess.run(["/bin/sh", script, "setup", root], check=True, capture_output=True, text=True)
         tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -102,10 +103,10 @@ def main() -> None:
         except BlockingIOError:
             out["udp_received"] = False
         out["daemon_gone"] = wait_until(lambda: find(daemon) == 0, 0 if mode == "control" else WAIT_S)
-        pid = find(daemon)
-        if pid:  # the control's daemon, left running: stopped here
-            os.kill(pid, 9)
     finally:
+        pid = find(daemon) if daemon else 0
+        if pid:  # the control's daemon, or one a failed run left: stopped here
+            os.kill(pid, 9)
         shutil.rmtree(root, ignore_errors=True)
     print(json.dumps(out))
 
