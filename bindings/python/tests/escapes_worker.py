@@ -102,7 +102,11 @@ def main() -> None:
             out["udp_received"] = True
         except BlockingIOError:
             out["udp_received"] = False
-        out["daemon_gone"] = wait_until(lambda: find(daemon) == 0, 0 if mode == "control" else WAIT_S)
+        if mode == "control":
+            # The daemon may still be on its way to exec'ing sleep.
+            out["daemon_gone"] = not wait_until(lambda: find(daemon) != 0, WAIT_S)
+        else:
+            out["daemon_gone"] = wait_until(lambda: find(daemon) == 0, WAIT_S)
     finally:
         pid = find(daemon) if daemon else 0
         if pid:  # the control's daemon, or one a failed run left: stopped here
