@@ -10,6 +10,7 @@
 #                         program and of the suite, leaks, the two canaries)
 #   make ctest-setup      installs valgrind when missing (idempotent)
 #   make test-c CTEST_ONLY="cancel crash"   runs only tests whose name matches
+#   make test-c-sandbox   escapes from a confined server, as root and as nobody
 #
 # The memcheck run uses its own build of the library, from the same sources
 # and flags as $(LIB) except for three things valgrind needs (none changes the
@@ -135,6 +136,19 @@ test-c-host-pins: lib fixtures $(CTEST_OUT)/lmcp_host_pins_test
 		&& $(BUILD)/fixtures/rugpull -case base -defs $(CTEST_PINS)/base.json \
 		&& cut -f1 $(CTEST_PINS)/cases.tsv | while read c; do $(BUILD)/fixtures/rugpull -case $$c -defs $(CTEST_PINS)/$$c.json || exit 1; done
 	$(CTEST_OUT)/lmcp_host_pins_test
+
+# Escapes from a confined server (issue 28, tests/c/test_sandbox.c): the
+# shared escape script as the server, the program run as root and, through
+# setpriv, as nobody, plus a control without sandbox or helper.
+$(CTEST_OUT)/lmcp_sandbox_test: $(CTEST_SRC)/test_sandbox.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -DLMCP_ESCAPES_PATH='"$(ROOT)/tests/fixtures/escapes/escapes.sh"' \
+		-o $@ $(CTEST_SRC)/test_sandbox.c $(CTEST_SRC)/harness.c -L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
+.PHONY: test-c-sandbox
+TEST_SUITES += test-c-sandbox
+test-c-sandbox: lib fixtures $(CTEST_OUT)/lmcp_sandbox_test
+	$(CTEST_OUT)/lmcp_sandbox_test $(CTEST_ONLY)
 
 # lmcp_client_free and lmcp_host_free racing every other call on their
 # handle, and no callback after free: one program, a table of operations

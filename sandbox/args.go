@@ -26,6 +26,7 @@ type helperArgs struct {
 	memory     int64         // bytes of address space, 0: no limit
 	proxy      string        // the library's proxy socket, bridged to a loopback port (-ns)
 	probe      bool          // set up, report what holds, exit
+	status     bool          // descriptor 4 is the status pipe (status.go)
 	server     []string      // path, then argv
 }
 
@@ -72,6 +73,9 @@ func (a *helperArgs) argv() []string {
 	if a.probe {
 		out = append(out, "-probe")
 	}
+	if a.status {
+		out = append(out, "-status")
+	}
 	out = append(out, "--")
 	return append(out, a.server...)
 }
@@ -93,6 +97,7 @@ func parseHelperArgs(args []string) (*helperArgs, error) {
 	fs.Int64Var(&a.memory, "memory", 0, "address space limit in bytes")
 	fs.StringVar(&a.proxy, "proxy", "", "the egress proxy's Unix socket (with -ns)")
 	fs.BoolVar(&a.probe, "probe", false, "report what can be enforced and exit")
+	fs.BoolVar(&a.status, "status", false, "write how the server ended on descriptor 4")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

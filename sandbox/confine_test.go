@@ -166,7 +166,7 @@ func TestAsUnprivilegedUser(t *testing.T) {
 		require.NoError(t, os.WriteFile(dst, b, 0o755))
 	}
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin,
-		"-test.run", "^(TestConfined|TestNoDaemon|TestReport|TestRequired)", "-test.count=1", "-test.v")
+		"-test.run", "^(TestConfined|TestNoDaemon|TestReport|TestRequired|TestServerEnd|TestHelperKilled)", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), HelperEnv+"="+helper, "TMPDIR=/tmp", "HOME=/tmp", "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "cache"), 0o700))
 	require.NoError(t, os.Chown(filepath.Join(dir, "cache"), 65534, 65534))
@@ -174,6 +174,7 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), "--- PASS: TestConfinedFileSystem")
+	require.Contains(t, string(out), "--- PASS: TestServerEndReportedThroughTheHelper")
 	require.NotContains(t, string(out), "--- FAIL")
 }
 

@@ -11,7 +11,9 @@
 // SIGKILL after the close grace, reaps it all and exits with the server's
 // status. The library holds the other end of a "lifeline" pipe (the
 // helper's descriptor 3): when the library cuts it before its SIGKILL, or
-// its process dies, the helper kills every descendant at once.
+// its process dies, the helper kills every descendant at once. On its
+// descriptor 4 the helper writes how the server ended (status.go), which
+// the library reports in place of the helper's own status.
 //
 // Confinement (Confine, with a Policy): the library clones the helper
 // into new user, mount, PID, network and IPC namespaces (unprivileged user
@@ -35,6 +37,9 @@
 //   - policy.go: Policy, the probe, Report and Confine.
 //   - args.go: the helper's command line, written and parsed in one place.
 //   - helper.go: the helper's main loop (Main).
+//   - status.go: the record on the helper's descriptor 4 that tells the
+//     library how the server ended (the helper, init of a PID namespace,
+//     cannot die by the server's signal).
 //   - reaper.go: finding, signalling and reaping every descendant.
 //   - confine.go: namespaces set-up, limits, privileges, Landlock.
 //   - rules.go: the Landlock rules for "read all but denyRead, write only

@@ -39,6 +39,11 @@ func Main() {
 	// The lifeline must not leak into the server: a server holding it
 	// would keep it open after the library let go.
 	syscall.CloseOnExec(lifelineFD)
+	if a.status {
+		// Nor the status pipe: the library reads it once we are reaped,
+		// and a server holding it would only delay the EOF.
+		syscall.CloseOnExec(statusFD)
+	}
 	env := &setup{args: a, env: os.Environ(), enumerate: a.readDeny}
 	if a.proxy != "" && a.namespaces {
 		url, err := startBridge(a.proxy)
@@ -88,7 +93,7 @@ func (s *setup) run() int {
 			}
 			if r.reapServer() {
 				r.endAll(s.args.grace, sigs, cut)
-				return exitStatus(r.serverWs, s.args.namespaces)
+				return s.end(r.serverWs)
 			}
 		case <-cut:
 			// The server dies by the same SIGKILL as the rest, and the
@@ -97,7 +102,7 @@ func (s *setup) run() int {
 			if !r.serverDone {
 				return 128 + int(syscall.SIGKILL)
 			}
-			return exitStatus(r.serverWs, s.args.namespaces)
+			return s.end(r.serverWs)
 		}
 	}
 }
@@ -122,10 +127,20 @@ func watchLifeline() <-chan struct{} {
 	return cut
 }
 
+// end tells the library how the server ended, on the status pipe, and
+// returns the helper's exit status.
+func (s *setup) end(ws syscall.WaitStatus) int {
+	if s.args.status {
+		writeStatus(ws)
+	}
+	return exitStatus(ws, s.args.namespaces)
+}
+
 // exitStatus turns the server's wait status into the helper's: the same
 // exit code, or death by the same signal so the library reports it as the
 // server's. The init of a PID namespace cannot die by its own signal, so
-// it exits 128+signal as a shell would report it.
+// it exits 128+signal as a shell would report it; the status record
+// (status.go) is what lets the library report the signal all the same.
 func exitStatus(ws syscall.WaitStatus, pidInit bool) int {
 	switch {
 	case ws.Exited():

@@ -31,7 +31,8 @@ func Reaper(grace time.Duration) stdio.Launcher {
 	}
 }
 
-// launch is the stdio.Launch that runs the helper with a.
+// launch is the stdio.Launch that runs the helper with a. The helper gets
+// the lifeline on descriptor 3 and the status pipe (status.go) on 4.
 func launch(helper string, a *helperArgs, env []string, flags uintptr, release func()) (*stdio.Launch, error) {
 	lifeR, lifeW, err := os.Pipe()
 	if err != nil {
@@ -40,13 +41,29 @@ func launch(helper string, a *helperArgs, env []string, flags uintptr, release f
 		}
 		return nil, transport.Errorf(transport.CodeTransport, "cannot start the sandbox helper: %v", err)
 	}
+	statR, statW, err := os.Pipe()
+	if err != nil {
+		lifeR.Close()
+		lifeW.Close()
+		if release != nil {
+			release()
+		}
+		return nil, transport.Errorf(transport.CodeTransport, "cannot start the sandbox helper: %v", err)
+	}
+	a.status = true
 	l := &stdio.Launch{
-		Path:     helper,
-		Argv:     append([]string{HelperName}, a.argv()...),
-		Env:      env,
-		Files:    []*os.File{lifeR},
-		Lifeline: lifeW,
-		Release:  release,
+		Path:         helper,
+		Argv:         append([]string{HelperName}, a.argv()...),
+		Env:          env,
+		Files:        []*os.File{lifeR, statW},
+		Lifeline:     lifeW,
+		ServerStatus: func() (syscall.WaitStatus, bool) { return readStatus(statR) },
+		Release: func() {
+			statR.Close() // already closed once the status was read
+			if release != nil {
+				release()
+			}
+		},
 	}
 	if flags != 0 {
 		l.Cloneflags = flags

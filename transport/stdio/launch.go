@@ -40,6 +40,12 @@ type Launch struct {
 	// every process of the server at once and exit. Close uses it before
 	// SIGKILL, which the program itself could not survive to act on.
 	Lifeline *os.File
+	// ServerStatus, when set, is asked once the launched program has been
+	// reaped how the server itself ended: the program (the sandbox helper,
+	// the init of a PID namespace) cannot die by the server's signal, so
+	// its own wait status would report a kill as "exited 128+N". ok false
+	// (the program died before it could tell) keeps the program's status.
+	ServerStatus func() (ws syscall.WaitStatus, ok bool)
 	// Release, when set, runs once the launched program has been reaped
 	// (or failed to start), to free what the launch held (a private
 	// temporary directory, a proxy).

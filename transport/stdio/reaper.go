@@ -87,6 +87,7 @@ func (si *siginfo) waitStatus() (syscall.WaitStatus, bool) {
 // as a zombie whatever else happens.
 func (t *Transport) wait() {
 	defer close(t.exited)
+	defer t.serverStatus()
 	if t.pidfd >= 0 {
 		if ws, known, ok := reapPidfd(t.pidfd); ok {
 			t.status, t.statusKnown = ws, known
@@ -98,6 +99,17 @@ func (t *Transport) wait() {
 	st, err := t.proc.Wait()
 	if err == nil {
 		t.status, t.statusKnown = st.Sys().(syscall.WaitStatus)
+	}
+}
+
+// serverStatus replaces the launched program's status by the server's
+// own, when the program told it (Launch.ServerStatus).
+func (t *Transport) serverStatus() {
+	if t.launch == nil || t.launch.ServerStatus == nil {
+		return
+	}
+	if ws, ok := t.launch.ServerStatus(); ok {
+		t.status, t.statusKnown = ws, true
 	}
 }
 

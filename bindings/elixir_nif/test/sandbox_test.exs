@@ -75,4 +75,97 @@ defmodule LemonMCP.SandboxTest do
       assert Fixture.eventually(fn -> not Fixture.alive?(pid) end, 30_000), "the daemon #{pid} outlived the host"
     end
   end
+
+  # The BEAM ignores SIGCHLD, so the kernel reaps its children without a
+  # status: a server's end was "its exit status is unknown". The sandbox
+  # helper, which every stdio server runs under, reports it on its status
+  # pipe: a server killed by a signal, confined or not, is named so.
+  test "a crashed server is reported with its signal, confined or not" do
+    for boxed <- [false, true] do
+      server = %{
+        "command" => "/bin/sh",
+        "args" => ["-c", "kill -KILL $$"],
+        "restart" => %{"max_restarts" => 1, "backoff_ms" => 20},
+        "timeouts" => %{"close_grace_ms" => 300}
+      }
+
+      server = if boxed, do: Map.put(server, "sandboxEnabled", true), else: server
+      {:ok, h} = Host.start_link(%{"mcpServers" => %{"s" => server}})
+
+      gave_up = fn ->
+        {:ok, servers} = Host.servers(h)
+        String.contains?(servers["s"]["last_error"] || "", "gave up")
+      end
+
+      assert Fixture.eventually(gave_up, 30_000)
+      {:ok, %{"s" => s}} = Host.servers(h)
+      assert s["signal"] == "SIGKILL", "confined: #{boxed}: #{inspect(s)}"
+      assert s["cause"] == "server was killed by SIGKILL"
+      assert Map.has_key?(s, "sandbox") == boxed
+      :ok = Host.close(h)
+    end
+  end
+
+  # ------------------------------------------------------------ escapes
+
+  @escapes Path.expand("../../../tests/fixtures/escapes/escapes.sh", __DIR__)
+  @worker Path.expand("escapes_worker.exs", __DIR__)
+  @nobody 65534
+  @escape_count 10
+
+  defp own_uid, do: System.cmd("id", ["-u"]) |> elem(0) |> String.trim() |> String.to_integer()
+
+  # The worker's lines (test/escapes_worker.exs), run in a VM of its own as
+  # uid, with a temporary, home and cache directory that uid owns.
+  defp escapes(uid, mode, env \\ []) do
+    home = Path.join(System.tmp_dir!(), "lemonmcp-escapes-#{System.pid()}-#{System.unique_integer([:positive])}")
+    File.mkdir!(home)
+
+    try do
+      File.chown!(home, uid)
+      File.chgrp!(home, uid)
+      ebin = :code.which(LemonMCP.Host) |> Path.dirname()
+      argv = [System.find_executable("elixir"), "-pa", ebin, @worker, mode, Fixture.path(), @escapes]
+
+      {cmd, args} =
+        if uid == own_uid(),
+          do: {hd(argv), tl(argv)},
+          else: {"setpriv", ["--reuid=#{uid}", "--regid=#{uid}", "--clear-groups" | argv]}
+
+      env = [{"TMPDIR", home}, {"HOME", home}, {"XDG_CACHE_HOME", Path.join(home, "cache")} | env]
+      {out, status} = System.cmd(cmd, args, env: env, stderr_to_stdout: true)
+      assert status == 0, out
+      lines = String.split(out, "\n", trim: true)
+      facts = for l <- lines, [k, v] <- [String.split(l, " ", parts: 2)], k != "report", into: %{}, do: {k, v}
+      report = for "report " <> l <- lines, do: String.split(l, " ")
+      assert List.last(report) == ["end"], out
+      {facts, report, out}
+    after
+      File.rm_rf!(home)
+    end
+  end
+
+  defp outcomes(report, kind), do: for([^kind, name, outcome] <- report, into: %{}, do: {name, outcome})
+
+  @tag timeout: 300_000
+  test "escapes are refused with the VM run as root and as nobody" do
+    # The control, without sandbox or helper: every escape gets through.
+    {facts, report, out} = escapes(own_uid(), "control", [{"LEMONMCP_SANDBOX_HELPER", "/nonexistent"}])
+    escaped = outcomes(report, "escape")
+    assert map_size(escaped) == @escape_count, out
+    assert Enum.all?(Map.values(escaped), &(&1 == "ok")), "the control should let every escape through:\n#{out}"
+    assert facts["udp_received"] == "true" and facts["daemon_gone"] == "false", out
+
+    uids = if own_uid() == 0, do: [0, @nobody], else: [own_uid()]
+
+    for uid <- uids do
+      {facts, report, out} = escapes(uid, "sandbox")
+      assert facts["uid"] == "#{uid}", out
+      assert %{"ready" => "true", "namespaces" => "true", "echo" => "true", "daemon_started" => "true"} = facts
+      assert outcomes(report, "escape") == Map.new(escaped, fn {k, _} -> {k, "denied"} end), "uid #{uid}:\n#{out}"
+      assert outcomes(report, "control") |> Map.values() |> Enum.all?(&(&1 == "ok")), out
+      assert facts["udp_received"] == "false", "uid #{uid}: a datagram reached the host's loopback"
+      assert facts["daemon_gone"] == "true", "uid #{uid}: the daemon outlived the host"
+    end
+  end
 end

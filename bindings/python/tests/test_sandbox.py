@@ -1,7 +1,10 @@
 """Stdio servers in a sandbox, through the Python binding (docs/sandbox.md):
 the host reports what confines a server, a confined server still answers,
 its writes outside allowWrite fail while the application's succeed, and a
-daemon it leaves behind, confined or not, is gone once the host closes."""
+daemon it leaves behind, confined or not, is gone once the host closes;
+and the shared escape script (tests/fixtures/escapes/escapes.sh) is
+refused through the Host and the command line with the application run
+as root and as nobody (escapes_worker.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +14,11 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any, Dict, List, Tuple
+
+import pytest
 
 import lemonmcp
 
@@ -253,3 +259,82 @@ def test_cli_calls_a_confined_npx_server(tmp_path: Any) -> None:
         reg.stop()
     tarball = f"GET /{FAKE_NPM_PACKAGE}/-/{FAKE_NPM_PACKAGE}-1.0.0.tgz"
     assert reg.requests().count(tarball) == 1, reg.requests()
+ESCAPES = os.path.join(REPO, "tests", "fixtures", "escapes", "escapes.sh")
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "escapes_worker.py")
+NOBODY = 65534
+
+
+def _python_for(uid: int) -> str:
+    # The interpreter running the tests may live where nobody cannot reach
+    # (a pyenv under /root); the system one then runs the worker. The
+    # check execs it from a shell already running as uid: setpriv's own
+    # exec may still get through.
+    for py in (sys.executable, "/usr/bin/python3"):
+        check = _as(uid, ["/bin/sh", "-c", 'exec "$0" -c pass', py])
+        if uid == os.getuid() or subprocess.run(check, capture_output=True).returncode == 0:
+            return py
+    pytest.fail("no Python the unprivileged user can run")
+
+
+def _as(uid: int, argv: List[str]) -> List[str]:
+    if uid == os.getuid():
+        return argv
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *argv]
+
+
+def _escapes(how: str, fixture: str, uid: int, mode: str, env: Dict[str, str]) -> Dict[str, Any]:
+    """The worker's report, run as uid: the whole application (the worker
+    and, for the command line, the lemonmcp process it starts) runs as
+    that user, with a temporary, home and cache directory of its own."""
+    home = tempfile.mkdtemp(prefix="escapes-home-")
+    try:
+        os.chown(home, uid, uid)
+        e = dict(os.environ, **env)
+        e.update(
+            PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(lemonmcp.__file__))),
+            PYTHONDONTWRITEBYTECODE="1",
+            TMPDIR=home,
+            HOME=home,
+            XDG_CACHE_HOME=os.path.join(home, "cache"),
+        )
+        py = _python_for(uid)
+        e["ESCAPES_PYTHON"] = py  # for the command line the worker starts
+        argv = _as(uid, [py, WORKER, how, fixture, ESCAPES, mode])
+        r = subprocess.run(argv, capture_output=True, text=True, env=e, cwd=home, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        out: Dict[str, Any] = json.loads(r.stdout.splitlines()[-1])
+        assert out["uid"] == uid
+        return out
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _outcomes(out: Dict[str, Any], kind: str) -> Dict[str, str]:
+    assert out["report"][-1] == "end", out
+    return {w[1]: w[2] for w in (line.split() for line in out["report"]) if w[0] == kind}
+
+
+@pytest.mark.parametrize("how", ["host", "cli"])
+def test_escapes_refused_as_root_and_as_nobody(fixture_path: str, how: str) -> None:
+    """The shared escape script through the Host and through the command
+    line: writes outside allowWrite (direct, through a symlink old or new,
+    a rename either way, a truncation), reads of denyRead (direct, through
+    a symlink), TCP and UDP to the host's loopback, DNS and a daemon, all
+    refused, with the application run as root and then as nobody. The
+    control, without sandbox or helper, lets every one of them through."""
+    control = _escapes(how, fixture_path, os.getuid(), "control", {"LEMONMCP_SANDBOX_HELPER": "/nonexistent"})
+    escapes = _outcomes(control, "escape")
+    assert len(escapes) == 10, control
+    assert set(escapes.values()) == {"ok"}, f"the control should let every escape through: {control}"
+    assert control["udp_received"] and not control["daemon_gone"], control
+
+    users = [os.getuid()] + ([NOBODY] if os.getuid() == 0 else [])
+    for uid in users:
+        out = _escapes(how, fixture_path, uid, "sandbox", {})
+        assert out["echo"] == "served", out
+        assert _outcomes(out, "escape") == {name: "denied" for name in escapes}, f"uid {uid}: {out}"
+        assert set(_outcomes(out, "control").values()) == {"ok"}, f"uid {uid}: {out}"
+        assert not out["udp_received"], f"uid {uid}: a datagram reached the host's loopback"
+        assert out["daemon_gone"], f"uid {uid}: the daemon outlived the host"
+        if how == "host":
+            assert out["sandbox"]["namespaces"] is True and out["daemon_started"], out

@@ -1,0 +1,117 @@
+package sandbox
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/stdio"
+)
+
+// exitReport is the part of a ClosedError that says how the server ended.
+type exitReport struct {
+	Message  string
+	ExitCode int
+	Signal   string
+}
+
+// serverEnd runs script under /bin/sh through launcher, lets kill (if any)
+// act on the running transport, and returns how the transport reports the
+// end.
+func serverEnd(t *testing.T, script string, launcher stdio.Launcher, kill func(*stdio.Transport)) exitReport {
+	t.Helper()
+	tr, err := stdio.New(stdio.Config{
+		Command:    "/bin/sh",
+		Args:       []string{"-c", script},
+		CloseGrace: 200 * time.Millisecond,
+		Launcher:   launcher,
+	})
+	require.NoError(t, err)
+	rec := newRecorder()
+	require.NoError(t, tr.Start(context.Background(), rec))
+	defer tr.Close(context.Background())
+	if kill != nil {
+		kill(tr)
+	}
+	var ce *transport.ClosedError
+	select {
+	case ce = <-rec.closed:
+	case <-time.After(time.Minute):
+		t.Fatal("the server's end was never reported")
+	}
+	return exitReport{ce.Message, ce.ExitCode, ce.Signal}
+}
+
+// TestServerEndReportedThroughTheHelper: however a server ends, the
+// transport reports it the same confined, under the reaper alone, or run
+// directly. The helper of a confined server is the init of its PID
+// namespace and cannot die by the server's signal: without the status
+// record it exits 128+N, and a SIGKILL was reported as "exited with
+// status 137".
+func TestServerEndReportedThroughTheHelper(t *testing.T) {
+	launchers := []struct {
+		name     string
+		launcher stdio.Launcher
+	}{
+		{"direct", nil},
+		{"reaper", Reaper(200 * time.Millisecond)},
+		{"confined", Confine(Policy{}, 200*time.Millisecond)},
+	}
+	require.NotNil(t, launchers[1].launcher, "the helper was built by TestMain")
+	cases := []struct {
+		name   string
+		script string
+		want   exitReport
+	}{
+		{"exit 0", "exit 0", exitReport{"server exited with status 0", 0, ""}},
+		{"exit 3", "exit 3", exitReport{"server exited with status 3", 3, ""}},
+		{"SIGKILL", "kill -KILL $$", exitReport{"server was killed by SIGKILL", -1, "SIGKILL"}},
+		{"SIGTERM", "kill -TERM $$", exitReport{"server was killed by SIGTERM", -1, "SIGTERM"}},
+	}
+	for _, tc := range cases {
+		for _, l := range launchers {
+			t.Run(tc.name+"/"+l.name, func(t *testing.T) {
+				require.Equal(t, tc.want, serverEnd(t, tc.script, l.launcher, nil))
+			})
+		}
+	}
+}
+
+// TestHelperKilledReportsItsOwnEnd: a helper killed itself writes no
+// status record, and its own wait status is the report.
+func TestHelperKilledReportsItsOwnEnd(t *testing.T) {
+	for _, l := range []struct {
+		name     string
+		launcher stdio.Launcher
+	}{
+		{"reaper", Reaper(200 * time.Millisecond)},
+		{"confined", Confine(Policy{}, 200*time.Millisecond)},
+	} {
+		t.Run(l.name, func(t *testing.T) {
+			got := serverEnd(t, "exec cat", l.launcher, func(tr *stdio.Transport) {
+				require.NoError(t, syscall.Kill(tr.PID(), syscall.SIGKILL))
+			})
+			require.Equal(t, exitReport{"server was killed by SIGKILL", -1, "SIGKILL"}, got)
+		})
+	}
+}
+
+// TestStatusRecord: every end survives the round trip, and a short or
+// foreign record is no report.
+func TestStatusRecord(t *testing.T) {
+	for _, ws := range []syscall.WaitStatus{0, 3 << 8, 255 << 8, 9, 15, 6 | 0x80} {
+		rec, ok := statusRecord(ws)
+		require.True(t, ok)
+		got, ok := parseStatusRecord(rec[:])
+		require.True(t, ok)
+		require.Equal(t, ws, got)
+	}
+	for _, b := range []string{"", "L", "Lx\x00", "Lx\x00\x00", "Mx\x00\n", "Lq\x01\n", "Ls\x00\n", "Lx\x00\nX"} {
+		_, ok := parseStatusRecord([]byte(b))
+		require.False(t, ok, "%q", b)
+	}
+}
