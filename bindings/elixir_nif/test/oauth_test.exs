@@ -605,31 +605,46 @@ defmodule LemonMCP.OAuthTest do
     assert token_requests(base) == [], "a token was requested without a working store"
   end
 
-  test "oauth.dpop: token requests carry a proof of the configured key; bad options are refused" do
-    base = OF.start!()
+  # A P-256 key as a SEC 1 PEM, and its public point's x and y.
+  defp ec_key do
     key = :public_key.generate_key({:namedCurve, :secp256r1})
-    pem = :public_key.pem_encode([:public_key.pem_entry_encode(:ECPrivateKey, key)])
     <<4, x::binary-size(32), y::binary-size(32)>> = elem(key, 4)
+    {:public_key.pem_encode([:public_key.pem_entry_encode(:ECPrivateKey, key)]), x, y}
+  end
+
+  defp jwt_part(part), do: LemonMCP.NIF.decode_json(Base.url_decode64!(part, padding: false))
+
+  test "oauth.dpop: tokens bound to the configured key, with its proofs; bad options are refused" do
+    # -dpop: the fixture binds every token to the key of the token
+    # request's proof and takes it only as DPoP with a proof of that key.
+    base = OF.start!(["-dpop"])
+    {pem, x, y} = ec_key()
 
     {:ok, c} = start(base, oauth: [client_id: "lemon", client_secret: "secret", dpop: [key_pem: pem, alg: "ES256"]])
     assert {:ok, _} = Client.HTTP.list_tools(c)
     assert [tok] = token_requests(base)
     assert [header, claims, _signature] = String.split(OF.header(tok, "dpop") || "", ".")
-    assert {:ok, header} = LemonMCP.NIF.decode_json(Base.url_decode64!(header, padding: false))
-    assert {:ok, claims} = LemonMCP.NIF.decode_json(Base.url_decode64!(claims, padding: false))
+    assert {:ok, header} = jwt_part(header)
+    assert {:ok, claims} = jwt_part(claims)
     assert %{"typ" => "dpop+jwt", "alg" => "ES256", "jwk" => %{"kty" => "EC", "crv" => "P-256"} = jwk} = header
     assert {jwk["x"], jwk["y"]} == {Base.url_encode64(x, padding: false), Base.url_encode64(y, padding: false)}
     assert %{"htm" => "POST", "htu" => htu} = claims
     assert htu == base <> "/oauth/token"
-    # The fixture ignores DPoP: it issues a Bearer token, used as such.
-    assert "Bearer " <> issued(tok) == bearer(List.last(OF.rpc(base, "tools/list")))
+    assert tok["issued"]["token_type"] == "DPoP"
+    [list] = OF.rpc(base, "tools/list")
+    assert bearer(list) == "DPoP " <> issued(tok)
+    assert {:ok, %{"ath" => _, "htu" => mcp_url}} = jwt_part(Enum.at(String.split(OF.header(list, "dpop"), "."), 1))
+    assert mcp_url == base <> "/mcp"
 
     # An ephemeral key (dpop: true) signs too; a map works as the list does.
     OF.reset(base)
     {:ok, c} = start(base, oauth: %{"client_id" => "lemon", "client_secret" => "secret", "dpop" => true})
     assert {:ok, _} = Client.HTTP.list_tools(c)
     assert [tok] = token_requests(base)
-    assert OF.header(tok, "dpop") =~ ~r/^[\w-]+\.[\w-]+\.[\w-]+$/
+    assert tok["issued"]["token_type"] == "DPoP"
+
+    # Without dpop the fixture refuses the token request.
+    assert {:error, _} = trap(fn -> start(base, oauth: [client_id: "lemon", client_secret: "secret"]) end)
 
     for {dpop, message} <- [
           {"yes", ~r/oauth.dpop must be/},
@@ -651,6 +666,36 @@ defmodule LemonMCP.OAuthTest do
              end)
 
     assert inspect(reason) =~ "dpop.key_pem"
+  end
+
+  @tag :tmp_dir
+  test "oauth.dpop with a shared store: clients given the same key share the DPoP-bound grant; another key does not",
+       %{tmp_dir: dir} do
+    base = OF.start!(["-dpop", "-strict-refresh", "-initial-refresh-token", "rt-0", "-client-secret="])
+    {pem, x, y} = ec_key()
+    store = %{type: "file", path: Path.join(dir, "tokens.json")}
+    oauth = [client_id: "lemon", refresh_token: "rt-0", token_store: store, dpop: [key_pem: pem]]
+
+    {:ok, c1} = start(base, oauth: oauth)
+    {:ok, c2} = start(base, oauth: oauth)
+    assert {:ok, _} = Client.HTTP.list_tools(c1)
+    assert {:ok, _} = Client.HTTP.list_tools(c2)
+    assert [tok] = token_requests(base), "the second client redeemed rt-0 again"
+    assert Enum.all?(OF.rpc(base, "tools/list"), &(bearer(&1) == "DPoP " <> issued(tok)))
+
+    # The record names the key's thumbprint (RFC 7638).
+    jwk =
+      ~s({"crv":"P-256","kty":"EC","x":"#{Base.url_encode64(x, padding: false)}","y":"#{Base.url_encode64(y, padding: false)}"})
+
+    assert File.read!(store.path) =~ Base.url_encode64(:crypto.hash(:sha256, jwk), padding: false)
+
+    # A client with another key neither uses the grant nor redeems it.
+    {other, _, _} = ec_key()
+
+    assert {:error, {:auth_required, _}} = trap(fn -> start(base, oauth: Keyword.put(oauth, :dpop, key_pem: other)) end)
+
+    assert [^tok] = token_requests(base)
+    assert %{"redemptions" => 1, "reuses" => 0, "revocations" => 0, "refused" => 0} = strict_stats(base)
   end
 
   test "a 401 mid-session with no way to re-authorize is {:auth_required, metadata} for that call" do
