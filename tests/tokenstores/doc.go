@@ -6,7 +6,9 @@
 // -strict-refresh -token-period-ms). Some are SIGKILLed at random while
 // they run. The server must see no refresh token reused and no grant
 // revoked, every call of every surviving process must succeed, and the
-// redemptions stay about one per expiry.
+// redemptions stay about one per expiry. In the "dpop" phase every
+// process is given the same DPoP key and the server binds the grant's
+// tokens to it (-dpop).
 //
 // The workers: goworker (the Go library), cworker (the C library,
 // pthreads; compiled by the test), pyworker.py (the Python binding,

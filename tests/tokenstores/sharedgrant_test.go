@@ -5,7 +5,12 @@ package tokenstores
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	crand "crypto/rand"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -123,11 +128,11 @@ func python() string {
 
 // strictServer runs the strict authorization server + MCP server and
 // returns its base URL.
-func strictServer(t *testing.T, graceMS int) string {
+func strictServer(t *testing.T, graceMS int, flags ...string) string {
 	fixture, _ := binaries(t)
-	base, stop, err := fixturebin.Serve(fixture, "-strict-refresh", "-initial-refresh-token", "rt-0", "-client-secret=",
+	base, stop, err := fixturebin.Serve(fixture, append([]string{"-strict-refresh", "-initial-refresh-token", "rt-0", "-client-secret=",
 		"-token-period-ms", strconv.Itoa(int(tokenPeriod.Milliseconds())), "-expires-in", "0",
-		"-reuse-grace-ms", strconv.Itoa(graceMS))
+		"-reuse-grace-ms", strconv.Itoa(graceMS)}, flags...)...)
 	require.NoError(t, err)
 	t.Cleanup(stop)
 	return base
@@ -271,12 +276,20 @@ type result struct {
 
 // runPhase starts the workers at one instant, kills `kills` of them at
 // random moments, runs the command line over and over meanwhile, and
-// checks every survivor.
-func runPhase(t *testing.T, base string, tokenStore map[string]any, kills int) {
+// checks every survivor. A non-empty dpopKey (PEM) is every worker's
+// auth.dpop.key_pem.
+func runPhase(t *testing.T, base string, tokenStore map[string]any, kills int, dpopKey string) {
 	_, goWorker := binaries(t)
 	dir := t.TempDir()
-	cfg := writeJSON(t, dir, "client.json", clientConfig(base, tokenStore))
-	hostCfg := writeJSON(t, dir, "mcp.json", map[string]any{"mcpServers": map[string]any{"strict": clientConfig(base, tokenStore)}})
+	config := func() map[string]any {
+		c := clientConfig(base, tokenStore)
+		if dpopKey != "" {
+			c["auth"].(map[string]any)["dpop"] = map[string]any{"key_pem": dpopKey}
+		}
+		return c
+	}
+	cfg := writeJSON(t, dir, "client.json", config())
+	hostCfg := writeJSON(t, dir, "mcp.json", map[string]any{"mcpServers": map[string]any{"strict": config()}})
 	// The host file spells the transport as url, the client file as
 	// transport: rewrite the host entry.
 	var host map[string]any
@@ -390,20 +403,41 @@ func checkServer(t *testing.T, base string) {
 // none redeems a refresh token twice. "with kills": processes are
 // SIGKILLed at random moments (a holder may die between redeeming and
 // committing), the BEAM and one other drawn at random, against a server
-// that grants a reuse window as Okta's 30 s default does.
+// that grants a reuse window as Okta's 30 s default does. "dpop": every
+// process is given the same DPoP key, and the server binds the grant's
+// tokens to it (oauthfixture -dpop).
 func TestSharedGrant(t *testing.T) {
 	for _, phase := range []struct {
 		name           string
 		graceMS, kills int
-	}{{"all", 0, 0}, {"with kills", 30000, 2}} {
+		dpop           bool
+	}{{"all", 0, 0, false}, {"with kills", 30000, 2, false}, {"dpop", 0, 0, true}} {
 		for _, st := range stores() {
+			if phase.dpop && st.name != "file" {
+				continue // the binding is the stores' business: one is enough
+			}
 			t.Run(phase.name+"/"+st.name, func(t *testing.T) {
-				base := strictServer(t, phase.graceMS)
-				runPhase(t, base, st.spec(t, strings.ReplaceAll(phase.name, " ", "-")), phase.kills)
+				var flags []string
+				key := ""
+				if phase.dpop {
+					flags, key = []string{"-dpop"}, dpopKeyPEM(t)
+				}
+				base := strictServer(t, phase.graceMS, flags...)
+				runPhase(t, base, st.spec(t, strings.ReplaceAll(phase.name, " ", "-")), phase.kills, key)
 				checkServer(t, base)
 			})
 		}
 	}
+}
+
+// dpopKeyPEM is a new P-256 key as a SEC 1 PEM: the one key every process
+// sharing a DPoP-bound grant must sign with.
+func dpopKeyPEM(t *testing.T) string {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
+	require.NoError(t, err)
+	der, err := x509.MarshalECPrivateKey(key)
+	require.NoError(t, err)
+	return string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}))
 }
 
 // TestWithoutSharedStoreTheGrantIsRevoked is the control: the same
