@@ -2,7 +2,8 @@
 # file, PostgreSQL and Redis stores, the Manager's coordination against
 # them, and the multi-process proof (tests/tokenstores: Go, C, Python and
 # Elixir (one BEAM) processes and command-line runs sharing one grant
-# against the strict authorization server, with random SIGKILLs).
+# against the strict authorization server, with random SIGKILLs, and with
+# one DPoP key).
 #   make test-tokenstores   starts a private PostgreSQL 15 cluster and a Redis
 #                           server on free loopback ports (mk/tokenstore-servers.sh;
 #                           redis-server is installed with apt-get when missing),
