@@ -21,7 +21,10 @@ elixir-setup:
 elixir-nif: lib elixir-setup
 	cd $(EX_DIR) && $(EX_ENV) mix compile
 
-test-elixir: lib fixtures tsv1-fixture elixir-setup otel-setup
+# elixir-nif as a prerequisite: another suite that needs the NIF
+# (test-tokenstores) then shares one build of it rather than racing this
+# suite's mix over _build/test.
+test-elixir: lib fixtures tsv1-fixture elixir-setup otel-setup elixir-nif
 	cd $(EX_DIR) && $(EX_ENV) $(OTEL_ENV) mix test --color=false
 
 elixir-bench: lib fixtures elixir-setup

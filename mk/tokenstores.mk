@@ -1,8 +1,9 @@
 # Shared OAuth token stores (auth/tokenstore): the store contract on the
 # file, PostgreSQL and Redis stores, the Manager's coordination against
-# them, and the multi-process proof (tests/tokenstores: Go and Python
-# processes and command-line runs sharing one grant against the strict
-# authorization server, with random SIGKILLs).
+# them, and the multi-process proof (tests/tokenstores: Go, C, Python and
+# Elixir (one BEAM) processes and command-line runs sharing one grant
+# against the strict authorization server, with random SIGKILLs, and with
+# one DPoP key).
 #   make test-tokenstores   starts a private PostgreSQL 15 cluster and a Redis
 #                           server on free loopback ports (mk/tokenstore-servers.sh;
 #                           redis-server is installed with apt-get when missing),
@@ -24,7 +25,7 @@ define with-tokenstore-servers
 	$(1)
 endef
 
-test-tokenstores: lib python-dev
+test-tokenstores: lib python-dev elixir-nif
 	$(call with-tokenstore-servers, \
 	  set -o pipefail; { $(GO) test -race -count=1 -json ./auth/tokenstore/ ./auth/ -run 'Test(Contract|Concurrent|FileStore|OpenErrors|Closed|ServerStore|PostgresConcurrent|RecordPrints|SharedGrant|SharedDPoP|AppStore)' && \
 	    cd tests && $(GO) vet -tags tokenstores ./tokenstores/ && \

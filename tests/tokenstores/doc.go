@@ -6,14 +6,19 @@
 // -strict-refresh -token-period-ms). Some are SIGKILLed at random while
 // they run. The server must see no refresh token reused and no grant
 // revoked, every call of every surviving process must succeed, and the
-// redemptions stay about one per expiry.
+// redemptions stay about one per expiry. In the "dpop" phase every
+// process is given the same DPoP key and the server binds the grant's
+// tokens to it (-dpop).
 //
 // The workers: goworker (the Go library), cworker (the C library,
 // pthreads; compiled by the test), pyworker.py (the Python binding,
-// threads) and the command line (python -m lemonmcp --config F
-// call, short-lived runs). Stores: file always; postgres and redis when
-// LEMONMCP_TEST_POSTGRES_URL / LEMONMCP_TEST_REDIS_URL name servers (make
-// test-tokenstores starts private ones).
+// threads), exworker.exs (the Elixir binding: one BEAM, Elixir processes;
+// the test waits for its "ready" line, then gives it the start instant on
+// its stdin, and SIGKILLs it in the phase with kills) and the command line
+// (python -m lemonmcp --config F call, short-lived runs). Stores: file
+// always; postgres and redis when LEMONMCP_TEST_POSTGRES_URL /
+// LEMONMCP_TEST_REDIS_URL name servers (make test-tokenstores starts
+// private ones).
 //
 // TestSharedGrantDPoP runs Go processes without a configured DPoP key
 // (auth.dpop: true) against the strict server in -dpop mode: the grant is
@@ -22,6 +27,6 @@
 //
 // The tests carry the build tag "tokenstores": they run in make
 // test-tokenstores (go test -tags tokenstores), which builds what they
-// need (the C library, the Python binding's copy of it), and not again in
-// the tests module's own suite.
+// need (the C library, the Python binding's copy of it, the Elixir NIF),
+// and not again in the tests module's own suite.
 package tokenstores

@@ -3,8 +3,14 @@
 package tokenstores
 
 import (
+	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	crand "crypto/rand"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -100,6 +106,19 @@ func pythonEnv(t *testing.T) []string {
 	return append(os.Environ(), "PYTHONPATH="+filepath.Join(root, "bindings/python"), "PYTHONDONTWRITEBYTECODE=1")
 }
 
+// exEbin is the Elixir binding's compiled application, with the NIF in its
+// priv/ (make elixir-nif, a prerequisite of make test-tokenstores).
+func exEbin(t *testing.T) string {
+	ebin := filepath.Join(repoRoot(t), "bindings/elixir_nif/_build/test/lib/lemon_mcp/ebin")
+	if _, err := os.Stat(filepath.Join(ebin, "lemon_mcp.app")); err != nil {
+		t.Fatal("the Elixir binding is not built: run make elixir-nif (make test-tokenstores does)")
+	}
+	if _, err := os.Stat(filepath.Join(ebin, "../priv/lmcp_nif.so")); err != nil {
+		t.Fatal("the Elixir binding has no NIF: run make elixir-nif (make test-tokenstores does)")
+	}
+	return ebin
+}
+
 func python() string {
 	if p := os.Getenv("PYTHON"); p != "" {
 		return p
@@ -109,11 +128,11 @@ func python() string {
 
 // strictServer runs the strict authorization server + MCP server and
 // returns its base URL.
-func strictServer(t *testing.T, graceMS int) string {
+func strictServer(t *testing.T, graceMS int, flags ...string) string {
 	fixture, _ := binaries(t)
-	base, stop, err := fixturebin.Serve(fixture, "-strict-refresh", "-initial-refresh-token", "rt-0", "-client-secret=",
+	base, stop, err := fixturebin.Serve(fixture, append([]string{"-strict-refresh", "-initial-refresh-token", "rt-0", "-client-secret=",
 		"-token-period-ms", strconv.Itoa(int(tokenPeriod.Milliseconds())), "-expires-in", "0",
-		"-reuse-grace-ms", strconv.Itoa(graceMS))
+		"-reuse-grace-ms", strconv.Itoa(graceMS)}, flags...)...)
 	require.NoError(t, err)
 	t.Cleanup(stop)
 	return base
@@ -178,8 +197,8 @@ func writeJSON(t *testing.T, dir, name string, v any) string {
 type worker struct {
 	lang string
 	cmd  *exec.Cmd
-	out  strings.Builder
-	done chan struct{} // closed when it exited; err is then its status
+	out  strings.Builder // read once done is closed
+	done chan struct{}   // closed when it exited; err is then its status
 	err  error
 }
 
@@ -196,6 +215,60 @@ func spawn(t *testing.T, lang string, cmd *exec.Cmd) *worker {
 	return w
 }
 
+// spawnEx starts the Elixir worker (exworker.exs: one BEAM, `processes`
+// Elixir processes calling) and waits for its "ready" line: a BEAM boots
+// slower than the other workers, so it learns the common start instant
+// only then, from the line begin writes to its stdin. Stopped by PID when
+// the test ends, whatever happens.
+func spawnEx(t *testing.T, cfg string, processes int) (w *worker, begin func(start, until time.Time)) {
+	cmd := exec.Command("elixir", "-pa", exEbin(t), "exworker.exs", cfg, strconv.Itoa(processes))
+	// One scheduler that never spins idle: the suite has two loaded cores.
+	cmd.Env = append(os.Environ(), "ELIXIR_ERL_OPTIONS=+S 1:1 +sbwt none +sbwtdcpu none +sbwtdio none")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	w = &worker{lang: "elixir", cmd: cmd, done: make(chan struct{})}
+	require.NoError(t, cmd.Start())
+	spawned := time.Now()
+	ready := make(chan struct{})
+	go func() {
+		scanner := bufio.NewScanner(stdout)
+		wasReady := false
+		for scanner.Scan() {
+			if line := scanner.Text(); line == "ready" && !wasReady {
+				close(ready)
+				wasReady = true
+			} else {
+				w.out.WriteString(line + "\n")
+			}
+		}
+		w.err = cmd.Wait() // after the last read: Wait closes the pipe
+		w.out.WriteString(stderr.String())
+		close(w.done)
+	}()
+	t.Cleanup(func() {
+		_ = stdin.Close()
+		_ = cmd.Process.Kill() // no BEAM outlives its test
+		<-w.done
+	})
+	select {
+	case <-ready:
+		t.Logf("elixir worker ready %s after its spawn", time.Since(spawned).Round(time.Millisecond))
+	case <-w.done:
+		t.Fatalf("the elixir worker exited before it was ready: %v: %s", w.err, w.out.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the elixir worker was not ready after 2 minutes")
+	}
+	return w, func(start, until time.Time) {
+		_, err := fmt.Fprintf(stdin, "%d %d\n", start.UnixMilli(), until.UnixMilli())
+		require.NoError(t, err, "writing the start instant to the elixir worker")
+		_ = stdin.Close()
+	}
+}
+
 type result struct {
 	OK     int      `json:"ok"`
 	Failed int      `json:"failed"`
@@ -204,12 +277,20 @@ type result struct {
 
 // runPhase starts the workers at one instant, kills `kills` of them at
 // random moments, runs the command line over and over meanwhile, and
-// checks every survivor.
-func runPhase(t *testing.T, base string, tokenStore map[string]any, kills int) {
+// checks every survivor. A non-empty dpopKey (PEM) is every worker's
+// auth.dpop.key_pem.
+func runPhase(t *testing.T, base string, tokenStore map[string]any, kills int, dpopKey string) {
 	_, goWorker := binaries(t)
 	dir := t.TempDir()
-	cfg := writeJSON(t, dir, "client.json", clientConfig(base, tokenStore))
-	hostCfg := writeJSON(t, dir, "mcp.json", map[string]any{"mcpServers": map[string]any{"strict": clientConfig(base, tokenStore)}})
+	config := func() map[string]any {
+		c := clientConfig(base, tokenStore)
+		if dpopKey != "" {
+			c["auth"].(map[string]any)["dpop"] = map[string]any{"key_pem": dpopKey}
+		}
+		return c
+	}
+	cfg := writeJSON(t, dir, "client.json", config())
+	hostCfg := writeJSON(t, dir, "mcp.json", map[string]any{"mcpServers": map[string]any{"strict": config()}})
 	// The host file spells the transport as url, the client file as
 	// transport: rewrite the host entry.
 	var host map[string]any
@@ -221,6 +302,8 @@ func runPhase(t *testing.T, base string, tokenStore map[string]any, kills int) {
 	hostCfg = writeJSON(t, dir, "mcp.json", host)
 
 	pyEnv := pythonEnv(t)
+	// The BEAM first: the instant everyone starts at is fixed once it runs.
+	exWorker, beginEx := spawnEx(t, cfg, 3)
 	start := time.Now().Add(startDelay)
 	until := start.Add(runFor)
 	startMS, untilMS := strconv.FormatInt(start.UnixMilli(), 10), strconv.FormatInt(until.UnixMilli(), 10)
@@ -234,6 +317,8 @@ func runPhase(t *testing.T, base string, tokenStore map[string]any, kills int) {
 		workers = append(workers, spawn(t, "python", py))
 		workers = append(workers, spawn(t, "c", exec.Command(cBin, cfg, "3", startMS, untilMS)))
 	}
+	beginEx(start, until)
+	workers = append(workers, exWorker)
 
 	// The command line: short-lived runs sharing the grant.
 	type cliResult struct {
@@ -256,11 +341,18 @@ func runPhase(t *testing.T, base string, tokenStore map[string]any, kills int) {
 		cliDone <- r
 	}()
 
+	// With kills, the BEAM is always one of the killed (it is the last
+	// worker), the others are drawn at random.
 	killed := map[*worker]bool{}
-	for _, i := range rand.Perm(len(workers))[:kills] {
+	victims := rand.Perm(len(workers) - 1)[:max(kills-1, 0)]
+	if kills > 0 {
+		victims = append(victims, len(workers)-1)
+	}
+	for _, i := range victims {
 		w := workers[i]
 		killed[w] = true
 		at := start.Add(time.Duration(rand.Int64N(int64(runFor - time.Second))))
+		t.Logf("killing the %s worker %s after the start", w.lang, at.Sub(start).Round(time.Millisecond))
 		go func() {
 			time.Sleep(time.Until(at))
 			_ = w.cmd.Process.Signal(syscall.SIGKILL)
@@ -314,24 +406,46 @@ func checkServer(t *testing.T, base string) {
 	require.LessOrEqual(t, s.Redemptions, expiries, "about one redemption per expiry")
 }
 
-// TestSharedGrant: Go, C and Python processes with threads, and command
-// line runs, share one grant on each store; none redeems a refresh token
-// twice. "with kills": processes are SIGKILLed at random (a holder may die
-// between redeeming and committing), against a server that grants a reuse
-// window as Okta's 30 s default does.
+// TestSharedGrant: Go, C and Python processes with threads, a BEAM with
+// Elixir processes, and command line runs, share one grant on each store;
+// none redeems a refresh token twice. "with kills": processes are
+// SIGKILLed at random moments (a holder may die between redeeming and
+// committing), the BEAM and one other drawn at random, against a server
+// that grants a reuse window as Okta's 30 s default does. "dpop": every
+// process is given the same DPoP key, and the server binds the grant's
+// tokens to it (oauthfixture -dpop).
 func TestSharedGrant(t *testing.T) {
 	for _, phase := range []struct {
 		name           string
 		graceMS, kills int
-	}{{"all", 0, 0}, {"with kills", 30000, 2}} {
+		dpop           bool
+	}{{"all", 0, 0, false}, {"with kills", 30000, 2, false}, {"dpop", 0, 0, true}} {
 		for _, st := range stores() {
+			if phase.dpop && st.name != "file" {
+				continue // the binding is the stores' business: one is enough
+			}
 			t.Run(phase.name+"/"+st.name, func(t *testing.T) {
-				base := strictServer(t, phase.graceMS)
-				runPhase(t, base, st.spec(t, strings.ReplaceAll(phase.name, " ", "-")), phase.kills)
+				var flags []string
+				key := ""
+				if phase.dpop {
+					flags, key = []string{"-dpop"}, dpopKeyPEM(t)
+				}
+				base := strictServer(t, phase.graceMS, flags...)
+				runPhase(t, base, st.spec(t, strings.ReplaceAll(phase.name, " ", "-")), phase.kills, key)
 				checkServer(t, base)
 			})
 		}
 	}
+}
+
+// dpopKeyPEM is a new P-256 key as a SEC 1 PEM: the one key every process
+// sharing a DPoP-bound grant must sign with.
+func dpopKeyPEM(t *testing.T) string {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
+	require.NoError(t, err)
+	der, err := x509.MarshalECPrivateKey(key)
+	require.NoError(t, err)
+	return string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}))
 }
 
 // TestWithoutSharedStoreTheGrantIsRevoked is the control: the same

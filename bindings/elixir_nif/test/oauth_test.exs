@@ -462,6 +462,242 @@ defmodule LemonMCP.OAuthTest do
     assert inspect(reason) =~ "token_store"
   end
 
+  # The application's own versioned store, as its database would keep it:
+  # {record, version} per key in an Agent, saved by compare-and-save. The
+  # versioned :oauth_token_cache (load/1, save/3) of every client sharing it.
+  defp agent_store do
+    agent = start_supervised!({Agent, fn -> %{} end}, id: make_ref())
+    load = fn key -> Agent.get(agent, &Map.get(&1, key)) end
+
+    save = fn key, record, expected ->
+      Agent.get_and_update(agent, fn grants ->
+        case Map.get(grants, key) do
+          {_, ^expected} -> {{:ok, expected + 1}, Map.put(grants, key, {record, expected + 1})}
+          nil when expected == 0 -> {{:ok, 1}, Map.put(grants, key, {record, 1})}
+          {stored, version} -> {{:conflict, stored, version}, grants}
+          nil -> {{:conflict, nil, 0}, grants}
+        end
+      end)
+    end
+
+    {agent, load, save}
+  end
+
+  # The strict server: single-use refresh tokens (a reuse revokes the
+  # grant); the first tools/list revokes the access token every client holds.
+  defp strict_expiring,
+    do:
+      OF.start!(["-strict-refresh", "-initial-refresh-token", "rt-0", "-client-secret=", "-expire-method", "tools/list"])
+
+  test "oauth_token_cache, versioned: clients sharing the application's store redeem once when their token dies" do
+    base = strict_expiring()
+    {agent, load, save} = agent_store()
+    oauth = [client_id: "lemon", refresh_token: "rt-0"]
+    {:ok, c1} = start(base, oauth: oauth, oauth_token_cache: [load: load, save: save])
+    # Keyword list or map, atom or string keys: the same cache.
+    {:ok, c2} = start(base, oauth: oauth, oauth_token_cache: %{"load" => load, "save" => save})
+    assert [t1] = token_requests(base), "the second client redeemed rt-0 again"
+    assert [{key, {%{"generation" => generation}, version}}] = Map.to_list(Agent.get(agent, & &1))
+
+    # Both meet the 401 of their shared, revoked token at once: one
+    # redeems, the other adopts what it stored.
+    calls = for c <- [c1, c2], do: Task.async(fn -> Client.HTTP.list_tools(c) end)
+    assert [{:ok, _}, {:ok, _}] = Task.await_many(calls, 60_000)
+
+    assert [^t1, t2] = token_requests(base), "both clients redeemed a refresh token"
+    assert t2["form"]["refresh_token"] == t1["issued"]["refresh_token"]
+    assert %{"redemptions" => 2, "reuses" => 0, "revocations" => 0} = strict_stats(base)
+
+    # One grant, under the library's default key: one generation more, the
+    # winner's tokens.
+    assert [{^key, {record, new_version}}] = Map.to_list(Agent.get(agent, & &1))
+    assert record["access_token"] == issued(t2)
+    assert record["generation"] == generation + 1
+    assert new_version > version
+    assert "Bearer " <> issued(t2) == bearer(List.last(OF.rpc(base, "tools/list")))
+  end
+
+  test "oauth_token_cache, versioned: a conflict answer makes the loser adopt the winner's record" do
+    base = strict_expiring()
+    {_agent, load, save} = agent_store()
+    me = self()
+    gate = start_supervised!({Agent, fn -> :open end}, id: :gate)
+
+    # c2's next save waits, before its compare, for the test's :go.
+    gated_save = fn key, record, expected ->
+      if Agent.get_and_update(gate, &{&1, :open}) == :armed do
+        send(me, {:c2_saving, self()})
+
+        receive do
+          :go -> :ok
+        end
+      end
+
+      answer = save.(key, record, expected)
+      send(me, {:c2_saved, answer})
+      answer
+    end
+
+    oauth = [client_id: "lemon", refresh_token: "rt-0", token_store: %{type: "app", key: "user-42"}]
+    {:ok, c1} = start(base, oauth: oauth, oauth_token_cache: [load: load, save: save])
+    {:ok, c2} = start(base, oauth: oauth, oauth_token_cache: [load: load, save: gated_save])
+    assert [t1] = token_requests(base)
+
+    # c2 meets the 401 and claims the refresh lease; its claim waits while
+    # c1 meets its own 401, claims, redeems and commits.
+    Agent.update(gate, fn _ -> :armed end)
+    call2 = Task.async(fn -> Client.HTTP.list_tools(c2) end)
+    assert_receive {:c2_saving, saver}, 30_000
+    assert {:ok, _} = Client.HTTP.list_tools(c1)
+    assert [^t1, t2] = token_requests(base)
+
+    # c2's claim now meets c1's commit: the conflict gives c2 the record
+    # that won, and c2 uses its token without redeeming anything.
+    send(saver, :go)
+    assert_receive {:c2_saved, {:conflict, winner, _version}}, 30_000
+    assert winner["access_token"] == issued(t2)
+    assert {:ok, _} = Task.await(call2, 60_000)
+
+    assert [^t1, ^t2] = token_requests(base), "the loser redeemed a refresh token"
+    assert %{"redemptions" => 2, "reuses" => 0, "revocations" => 0} = strict_stats(base)
+    assert "Bearer " <> issued(t2) == bearer(List.last(OF.rpc(base, "tools/list")))
+  end
+
+  test "oauth_token_cache, versioned: a failing load or save fails the request; a half cache is refused" do
+    base = OF.start!()
+    oauth = [client_id: "lemon", client_secret: "secret"]
+
+    for cache <- [
+          [load: fn _ -> nil end, save: fn _ -> :ok end],
+          [load: fn -> nil end, save: fn _, _, _ -> {:ok, 1} end]
+        ] do
+      assert {:error, {:invalid_option, msg}} = trap(fn -> start(base, oauth: oauth, oauth_token_cache: cache) end)
+      assert msg =~ "versioned token cache"
+    end
+
+    assert {:error, {:invalid_option, msg}} =
+             trap(fn ->
+               start(base,
+                 oauth: oauth ++ [token_store: "memory"],
+                 oauth_token_cache: [load: fn _ -> nil end, save: fn _, _, _ -> {:ok, 1} end]
+               )
+             end)
+
+    assert msg =~ "conflicts with :oauth_token_cache"
+
+    # Last: capture_log's device, linked to this process, exits when it ends.
+    log =
+      ExUnit.CaptureLog.capture_log(fn ->
+        for cache <- [
+              [load: fn _ -> raise "db down s3cret" end, save: fn _, _, _ -> {:ok, 1} end],
+              [load: fn _ -> nil end, save: fn _, _, _ -> :saved end],
+              [load: fn _ -> :garbage end, save: fn _, _, _ -> {:ok, 1} end]
+            ] do
+          assert {:error, _} = trap(fn -> start(base, oauth: oauth, oauth_token_cache: cache) end)
+        end
+      end)
+
+    # What failed is logged, never what it said or returned (a record holds tokens).
+    assert log =~ "the token cache's load raised RuntimeError"
+    assert log =~ "the token cache's save returned neither"
+    refute log =~ "s3cret"
+
+    assert token_requests(base) == [], "a token was requested without a working store"
+  end
+
+  # A P-256 key as a SEC 1 PEM, and its public point's x and y.
+  defp ec_key do
+    key = :public_key.generate_key({:namedCurve, :secp256r1})
+    <<4, x::binary-size(32), y::binary-size(32)>> = elem(key, 4)
+    {:public_key.pem_encode([:public_key.pem_entry_encode(:ECPrivateKey, key)]), x, y}
+  end
+
+  defp jwt_part(part), do: LemonMCP.NIF.decode_json(Base.url_decode64!(part, padding: false))
+
+  test "oauth.dpop: tokens bound to the configured key, with its proofs; bad options are refused" do
+    # -dpop: the fixture binds every token to the key of the token
+    # request's proof and takes it only as DPoP with a proof of that key.
+    base = OF.start!(["-dpop"])
+    {pem, x, y} = ec_key()
+
+    {:ok, c} = start(base, oauth: [client_id: "lemon", client_secret: "secret", dpop: [key_pem: pem, alg: "ES256"]])
+    assert {:ok, _} = Client.HTTP.list_tools(c)
+    assert [tok] = token_requests(base)
+    assert [header, claims, _signature] = String.split(OF.header(tok, "dpop") || "", ".")
+    assert {:ok, header} = jwt_part(header)
+    assert {:ok, claims} = jwt_part(claims)
+    assert %{"typ" => "dpop+jwt", "alg" => "ES256", "jwk" => %{"kty" => "EC", "crv" => "P-256"} = jwk} = header
+    assert {jwk["x"], jwk["y"]} == {Base.url_encode64(x, padding: false), Base.url_encode64(y, padding: false)}
+    assert %{"htm" => "POST", "htu" => htu} = claims
+    assert htu == base <> "/oauth/token"
+    assert tok["issued"]["token_type"] == "DPoP"
+    [list] = OF.rpc(base, "tools/list")
+    assert bearer(list) == "DPoP " <> issued(tok)
+    assert {:ok, %{"ath" => _, "htu" => mcp_url}} = jwt_part(Enum.at(String.split(OF.header(list, "dpop"), "."), 1))
+    assert mcp_url == base <> "/mcp"
+
+    # An ephemeral key (dpop: true) signs too; a map works as the list does.
+    OF.reset(base)
+    {:ok, c} = start(base, oauth: %{"client_id" => "lemon", "client_secret" => "secret", "dpop" => true})
+    assert {:ok, _} = Client.HTTP.list_tools(c)
+    assert [tok] = token_requests(base)
+    assert tok["issued"]["token_type"] == "DPoP"
+
+    # Without dpop the fixture refuses the token request.
+    assert {:error, _} = trap(fn -> start(base, oauth: [client_id: "lemon", client_secret: "secret"]) end)
+
+    for {dpop, message} <- [
+          {"yes", ~r/oauth.dpop must be/},
+          {[kid: "k"], ~r/oauth.dpop.kid is not a DPoP option/},
+          {[key_pem: 42], ~r/must be strings/}
+        ] do
+      assert {:error, {:invalid_option, msg}} =
+               trap(fn -> start(base, oauth: [client_id: "lemon", client_secret: "secret", dpop: dpop]) end)
+
+      assert msg =~ message
+    end
+
+    # What the library checks, it names: a shared store needs the kept key.
+    store = %{type: "file", path: Path.join(System.tmp_dir!(), "lemon-dpop-#{System.unique_integer([:positive])}.json")}
+
+    assert {:error, reason} =
+             trap(fn ->
+               start(base, oauth: [client_id: "lemon", client_secret: "secret", dpop: true, token_store: store])
+             end)
+
+    assert inspect(reason) =~ "dpop.key_pem"
+  end
+
+  @tag :tmp_dir
+  test "oauth.dpop with a shared store: clients given the same key share the DPoP-bound grant; another key does not",
+       %{tmp_dir: dir} do
+    base = OF.start!(["-dpop", "-strict-refresh", "-initial-refresh-token", "rt-0", "-client-secret="])
+    {pem, x, y} = ec_key()
+    store = %{type: "file", path: Path.join(dir, "tokens.json")}
+    oauth = [client_id: "lemon", refresh_token: "rt-0", token_store: store, dpop: [key_pem: pem]]
+
+    {:ok, c1} = start(base, oauth: oauth)
+    {:ok, c2} = start(base, oauth: oauth)
+    assert {:ok, _} = Client.HTTP.list_tools(c1)
+    assert {:ok, _} = Client.HTTP.list_tools(c2)
+    assert [tok] = token_requests(base), "the second client redeemed rt-0 again"
+    assert Enum.all?(OF.rpc(base, "tools/list"), &(bearer(&1) == "DPoP " <> issued(tok)))
+
+    # The record names the key's thumbprint (RFC 7638).
+    jwk =
+      ~s({"crv":"P-256","kty":"EC","x":"#{Base.url_encode64(x, padding: false)}","y":"#{Base.url_encode64(y, padding: false)}"})
+
+    assert File.read!(store.path) =~ Base.url_encode64(:crypto.hash(:sha256, jwk), padding: false)
+
+    # A client with another key neither uses the grant nor redeems it.
+    {other, _, _} = ec_key()
+
+    assert {:error, {:auth_required, _}} = trap(fn -> start(base, oauth: Keyword.put(oauth, :dpop, key_pem: other)) end)
+
+    assert [^tok] = token_requests(base)
+    assert %{"redemptions" => 1, "reuses" => 0, "revocations" => 0, "refused" => 0} = strict_stats(base)
+  end
+
   test "a 401 mid-session with no way to re-authorize is {:auth_required, metadata} for that call" do
     base = OF.start!(["-no-refresh", "-expire-method", "tools/list"])
     me = self()

@@ -65,6 +65,12 @@ defmodule LemonMCP.Client.HTTP do
       raise or throw fail the authorization, so the start (or the call)
       returns `{:error, {:auth_required, metadata}}`.
     * `:private_key_jwt` — `[key_pem:, kid:, alg:]`
+    * `:dpop` — DPoP (RFC 9449): `true` (an ephemeral ES256 key per
+      client), or `[key_pem: pem, alg: "ES256"]` (a PKCS#8, PKCS#1 or SEC 1
+      key to keep, a secret; `alg` defaults to ES256 or the key's). Every
+      token request carries a proof; a DPoP-bound token is sent as
+      `Authorization: DPoP` with a fresh proof. A shared token store needs
+      `key_pem`, the same key in every process (`true` is an error there).
     * `:authorization_timeout_ms` (300 000), `:max_step_ups` (2),
       `:allow_insecure_http` (false), `:client_name`,
       `:client_metadata_url`
@@ -91,6 +97,8 @@ defmodule LemonMCP.Client.HTTP do
     * `type: "app"` — the `:oauth_token_cache` below is the store (with
       `key:` and `lease_ms:` as above); a token cache alone means this
       store too. Any other store together with a token cache is an error.
+      Processes sharing the application's own store need the cache's
+      versioned form (below).
 
   The library checks the object and names what is wrong in it.
 
@@ -110,6 +118,48 @@ defmodule LemonMCP.Client.HTTP do
       scope:, issuer:, resource:, client_id:, client_secret:}` (the keys the
       library gave; `metadata` keeps the server's string keys). Its result
       is ignored and its failures are swallowed. Store it as a secret.
+
+  That form is for one process. Processes that share the grant through the
+  application's own store (a database table, an `Agent`, ...) give the
+  versioned form, a compare-and-save, `[load: fun/1, save: fun/3]`
+  (docs/app-requests.md, `token_load` / `token_save`):
+
+    * `load.(key)` returns `{record, version}` — the record the last
+      successful save stored under `key` and the version it was saved at
+      (an integer ≥ 1) — or `nil` when nothing is stored. It is called
+      before the first request, before every refresh and after every 401.
+    * `save.(key, record, expected_version)` stores `record` only if the
+      version stored under `key` is still `expected_version` (0: nothing
+      stored), in one atomic step, and returns `{:ok, new_version}` (above
+      `expected_version`); otherwise it stores nothing and returns
+      `{:conflict, stored_record, stored_version}`, and the client adopts
+      the record that won. It claims and releases refresh leases and
+      commits new tokens.
+
+  The record is a map with string keys (`"access_token"`, `"refresh_token"`,
+  `"expires_at"`, `"generation"`, `"lease"`, `"state"`, ...): store it as it
+  is, a secret, and give it back (atom keys work too). A raise, a throw or
+  any other answer fails that refresh (the library never refreshes on a
+  store it could not read or write), unlike the single-process form's.
+
+      {:ok, store} = Agent.start_link(fn -> %{} end)
+
+      load = fn key -> Agent.get(store, &Map.get(&1, key)) end
+
+      save = fn key, record, expected ->
+        Agent.get_and_update(store, fn grants ->
+          case Map.get(grants, key) do
+            {_, ^expected} -> {{:ok, expected + 1}, Map.put(grants, key, {record, expected + 1})}
+            nil when expected == 0 -> {{:ok, 1}, Map.put(grants, key, {record, 1})}
+            {stored, version} -> {{:conflict, stored, version}, grants}
+            nil -> {{:conflict, nil, 0}, grants}
+          end
+        end)
+      end
+
+      LemonMCP.Client.HTTP.start_link(url: url,
+        oauth: [client_id: "my-app", refresh_token: rt, token_store: %{type: "app", key: "user-42"}],
+        oauth_token_cache: [load: load, save: save])
 
   The provider, `load` and `save` run in their own processes, never inside
   the client's loop: `state/1` and other requests answer meanwhile.

@@ -6,16 +6,20 @@ defmodule LemonMCP.Client.OAuth do
   # passed through (a shared store, docs/configuration.md "Shared token
   # stores"), and
   # the host side of the "authorize", "token_load" and "token_save" host
-  # requests. The callbacks themselves run in the client's app-request
-  # processes (LemonMCP.Client.Server.serve_app_request/4), never in its
-  # loop.
+  # requests, in the single-process form (load/0, save/1) and the versioned
+  # one (load/1, save/3: the application's own shared store,
+  # docs/app-requests.md). The callbacks themselves run in the client's
+  # app-request processes (LemonMCP.Client.Server.serve_app_request/4),
+  # never in its loop.
 
   alias LemonMCP.Error
+
+  require Logger
 
   @oauth_keys ~w(client_id client_secret client_issuer token_auth_method scope scopes redirect_uri flow
                  refresh_token authorization_code_provider auth_code_provider client_metadata_url
                  client_name private_key_jwt authorization_timeout_ms max_step_ups allow_insecure_http
-                 token_store)a
+                 token_store dpop)a
 
   @methods %{
     client_secret_post: "client_secret_post",
@@ -103,7 +107,9 @@ defmodule LemonMCP.Client.OAuth do
   end
 
   # oauth_token_cache: [load: fn/0, save: fn/1] (or a map), or a bare
-  # loader; the compatibility options only when it is absent.
+  # loader, the single-process form; [load: fn/1, save: fn/3], the
+  # versioned form (a shared store: both or neither). The compatibility
+  # options only when it is absent.
   defp token_cache(opts) do
     {load, save} =
       case Keyword.get(opts, :oauth_token_cache) do
@@ -114,10 +120,23 @@ defmodule LemonMCP.Client.OAuth do
       end
 
     cond do
-      load == :bad -> invalid("oauth_token_cache must be [load: fun/0, save: fun/1]")
-      load != nil and not is_function(load, 0) -> invalid("the token cache's load must be a function of arity 0")
-      save != nil and not is_function(save, 1) -> invalid("the token cache's save must be a function of arity 1")
-      true -> {:ok, %{} |> put_unless_nil(:load, load) |> put_unless_nil(:save, save)}
+      load == :bad ->
+        invalid("oauth_token_cache must be [load: fun/0, save: fun/1] or [load: fun/1, save: fun/3]")
+
+      is_function(load, 1) and is_function(save, 3) ->
+        {:ok, %{load: load, save: save, versioned: true}}
+
+      is_function(load, 1) or is_function(save, 3) ->
+        invalid("the versioned token cache needs both load (arity 1) and save (arity 3)")
+
+      load != nil and not is_function(load, 0) ->
+        invalid("the token cache's load must be a function of arity 0 (or 1, with a save of arity 3)")
+
+      save != nil and not is_function(save, 1) ->
+        invalid("the token cache's save must be a function of arity 1 (or 3, with a load of arity 1)")
+
+      true ->
+        {:ok, %{} |> put_unless_nil(:load, load) |> put_unless_nil(:save, save)}
     end
   end
 
@@ -137,6 +156,7 @@ defmodule LemonMCP.Client.OAuth do
          {:ok, auth} <- integer(auth, oauth, :authorization_timeout_ms, 1),
          {:ok, auth} <- integer(auth, oauth, :max_step_ups, 0),
          {:ok, auth} <- boolean(auth, oauth, :allow_insecure_http),
+         {:ok, auth} <- dpop(auth, oauth[:dpop]),
          {:ok, store} <- token_store(oauth[:token_store], cache) do
       {:ok, put_unless_nil(auth, "token_store", store)}
     end
@@ -147,11 +167,18 @@ defmodule LemonMCP.Client.OAuth do
   # values as strings, so the library's own validation names what is wrong
   # in it. A token cache is the "app" store: it goes with a `:token_store`
   # of type "app" (which may add "key" and "lease_ms") and with none else,
-  # and an "app" store needs the cache that answers its requests.
-  defp token_store(nil, cache), do: {:ok, if(cache == %{}, do: nil, else: "app")}
+  # and an "app" store needs the cache that answers its requests. A
+  # versioned cache is always the object form ({"type": "app"}), the one in
+  # which the library asks the versioned requests.
+  defp token_store(nil, cache) when cache == %{}, do: {:ok, nil}
+  defp token_store(nil, %{versioned: true}), do: {:ok, %{"type" => "app"}}
+  defp token_store(nil, _cache), do: {:ok, "app"}
 
   defp token_store(store, cache) when is_binary(store) or is_atom(store) do
-    check_store_type(to_string(store), to_string(store), cache)
+    case {to_string(store), cache} do
+      {"app", %{versioned: true}} -> {:ok, %{"type" => "app"}}
+      {s, _} -> check_store_type(s, s, cache)
+    end
   end
 
   defp token_store(store, cache) when is_map(store) or is_list(store) do
@@ -281,6 +308,31 @@ defmodule LemonMCP.Client.OAuth do
 
   defp key(_auth, _), do: invalid("oauth.private_key_jwt must be [key_pem:, kid:, alg:]")
 
+  # auth.dpop: true (an ephemeral key), false, or [key_pem:, alg:] (the key
+  # to keep; a shared store needs it, the same in every process).
+  defp dpop(auth, nil), do: {:ok, auth}
+  defp dpop(auth, d) when is_boolean(d), do: {:ok, Map.put(auth, "dpop", d)}
+
+  defp dpop(auth, d) when is_list(d) or is_map(d) do
+    if Enum.all?(d, &match?({k, _} when is_atom(k) or is_binary(k), &1)) do
+      d = Map.new(d, fn {k, v} -> {to_string(k), v} end)
+
+      case Map.keys(d) -- ~w(key_pem alg) do
+        [] ->
+          if Enum.all?(Map.values(d), &is_binary/1),
+            do: {:ok, Map.put(auth, "dpop", d)},
+            else: invalid("oauth.dpop's key_pem and alg must be strings")
+
+        [x | _] ->
+          invalid("oauth.dpop.#{x} is not a DPoP option (key_pem, alg)")
+      end
+    else
+      invalid("oauth.dpop must be true, false or [key_pem:, alg:]")
+    end
+  end
+
+  defp dpop(_auth, _), do: invalid("oauth.dpop must be true, false or [key_pem:, alg:]")
+
   defp integer(auth, oauth, k, min) do
     case oauth[k] do
       nil -> {:ok, auth}
@@ -392,6 +444,84 @@ defmodule LemonMCP.Client.OAuth do
       Map.put(acc, atom || k, v)
     end)
   end
+
+  @doc false
+  # The versioned "token_load" answer from load.(key): {record, version}
+  # (version >= 1) or nil (nothing stored: {"version": 0}). Anything else,
+  # a raise or a throw is an error status: a failed load fails that refresh
+  # (the library never refreshes on a store it could not read).
+  def versioned_load(load, payload) do
+    case guarded(fn -> load.(payload["key"]) end, "load") do
+      nil ->
+        {0, %{"version" => 0}}
+
+      {_record, 0} ->
+        {0, %{"version" => 0}}
+
+      {record, version} when is_map(record) and is_integer(version) and version > 0 ->
+        {0, %{"version" => version, "record" => string_keys(record)}}
+
+      :failed ->
+        store_failed("load")
+
+      _other ->
+        unexpected("load", "{record, version} nor nil")
+    end
+  end
+
+  @doc false
+  # The versioned "token_save" answer from save.(key, record,
+  # expected_version), a compare-and-save: {:ok, new_version} (above
+  # expected_version) when saved, {:conflict, stored_record, stored_version}
+  # when the key's version is no longer the expected one. Anything else, a
+  # raise or a throw is an error status (that refresh fails).
+  def versioned_save(save, payload) do
+    {key, payload} = Map.pop(payload, "key")
+    {expected, record} = Map.pop(payload, "expected_version", 0)
+
+    case guarded(fn -> save.(key, record, expected) end, "save") do
+      {:ok, version} when is_integer(version) and version > expected ->
+        {0, %{"version" => version}}
+
+      {:conflict, nil, 0} ->
+        {0, %{"conflict" => true, "version" => 0}}
+
+      {:conflict, stored, version} when is_map(stored) and is_integer(version) and version > 0 ->
+        {0, %{"conflict" => true, "version" => version, "record" => string_keys(stored)}}
+
+      :failed ->
+        store_failed("save")
+
+      _other ->
+        unexpected("save", "{:ok, version above expected_version} nor {:conflict, record, version}")
+    end
+  end
+
+  # A store callback's raise or throw. Its message is not logged: it may
+  # repeat a token.
+  defp guarded(f, what) do
+    f.()
+  rescue
+    e ->
+      Logger.warning("lemon_mcp: the token cache's #{what} raised #{inspect(e.__struct__)}")
+      :failed
+  catch
+    kind, _ ->
+      Logger.warning("lemon_mcp: the token cache's #{what} failed (#{kind})")
+      :failed
+  end
+
+  # The values are not logged: a record holds tokens.
+  defp unexpected(what, expected) do
+    Logger.warning("lemon_mcp: the token cache's #{what} returned neither #{expected}")
+    store_failed(what)
+  end
+
+  defp store_failed(what), do: {Error.code(:internal), %{"message" => "the token cache's #{what} failed"}}
+
+  # A record given back as stored: atom or string keys (a lease is a map too).
+  defp string_keys(m) when is_map(m), do: Map.new(m, fn {k, v} -> {to_string(k), string_keys(v)} end)
+  defp string_keys(v), do: v
 
   defp put_unless_nil(m, _k, nil), do: m
   defp put_unless_nil(m, k, v), do: Map.put(m, k, v)

@@ -532,8 +532,9 @@ defmodule LemonMCP.Client.Server do
 
   # OAuth: the library's own questions. The provider's failures fail the
   # authorization (an error status: the start or call gets
-  # {:auth_required, metadata}); the token cache's are swallowed, as in
-  # the seed (a failed load is "nothing stored", a failed save is ignored).
+  # {:auth_required, metadata}); the single-process token cache's are
+  # swallowed, as in the seed (a failed load is "nothing stored", a failed
+  # save is ignored).
   defp host_answer(:authorize, payload, cbs) do
     case cbs[:authorization_code_provider] do
       nil ->
@@ -555,9 +556,12 @@ defmodule LemonMCP.Client.Server do
     end
   end
 
-  defp host_answer(:token_load, _payload, cbs) do
+  # The versioned cache (load/1, save/3) is a shared store: its failures
+  # are not swallowed but fail the refresh, as any store's do.
+  defp host_answer(:token_load, payload, cbs) do
     case cbs[:token_load] do
       nil -> fn -> {0, %{}} end
+      f when is_function(f, 1) -> fn -> OAuth.versioned_load(f, payload) end
       f -> fn -> {0, OAuth.load_answer(swallow(f))} end
     end
   end
@@ -566,6 +570,9 @@ defmodule LemonMCP.Client.Server do
     case cbs[:token_save] do
       nil ->
         fn -> {0, %{}} end
+
+      f when is_function(f, 3) ->
+        fn -> OAuth.versioned_save(f, payload) end
 
       f ->
         fn ->
