@@ -127,3 +127,22 @@ func TestHostTelemetrySessionRecords(t *testing.T) {
 		require.Positive(t, rec.DurationNS)
 	}
 }
+
+// A handler installed once the servers are ready still hears of a session
+// that began before it: the crash of server "a" is a "session" record.
+func TestHostTelemetryLateHandlerSeesCrash(t *testing.T) {
+	cfg := fmt.Sprintf(`{"mcpServers":{"a":%s}}`, stdioServer(""))
+	h, _ := newHost(t, cfg)
+	require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
+	sink := &telemetrySink{}
+	h.SetTelemetryHandler(sink.handle, nil)
+
+	_, err := h.CallToolSync("a__crash", nil, core.CallOptions{})
+	require.NotNil(t, err)
+	require.Eventually(t, func() bool {
+		_, lost := sink.find(func(r core.TelemetryRecord) bool {
+			return r.Kind == core.RecordSession && r.Server == "a" && r.ErrorType == "closed" && r.DurationNS > 0
+		})
+		return lost
+	}, 10*time.Second, 20*time.Millisecond, "the crashed server's session record, its handler set after ready")
+}
