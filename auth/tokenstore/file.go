@@ -135,6 +135,19 @@ func (s *File) CompareAndSave(_ context.Context, key string, expected Version, r
 		return 0, nil, s.slotError(err)
 	}
 	curRec, curVer, kh := effective(doc, t, key)
+	if t.anyTorn {
+		// Left by a crash: cleared, so that readers stop rereading under
+		// the lock for it.
+		for i, torn := range t.torn {
+			if torn {
+				if err := writeLeaseSlot(s.lockFile, i, leaseSlot{}); err != nil {
+					return 0, nil, s.slotError(err)
+				}
+				t.torn[i], t.slots[i] = false, leaseSlot{}
+			}
+		}
+		t.anyTorn = false
+	}
 	if curVer != expected {
 		return curVer, curRec, nil
 	}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/internal/lockedfile"
 )
 
 // twoHandles opens the file store twice on one path: two lock file
@@ -128,20 +130,19 @@ func TestFileLeaseInPlace(t *testing.T) {
 func TestFileLeaseTornSlot(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
-		name  string
-		tear  func(t *testing.T, lock string)
-		slots int // slots in the lock file after the reclaim
+		name string
+		tear func(t *testing.T, lock string)
 	}{
-		{"cut short", func(t *testing.T, lock string) { require.NoError(t, os.Truncate(lock, leaseSlotSize/2)) }, 1},
-		{"checksum wrong", func(t *testing.T, lock string) { flipByte(t, lock, leaseOwnerStart) }, 1},
-		{"magic wrong", func(t *testing.T, lock string) { flipByte(t, lock, 0) }, 1},
+		{"cut short", func(t *testing.T, lock string) { require.NoError(t, os.Truncate(lock, leaseSlotSize/2)) }},
+		{"checksum wrong", func(t *testing.T, lock string) { flipByte(t, lock, leaseOwnerStart) }},
+		{"magic wrong", func(t *testing.T, lock string) { flipByte(t, lock, 0) }},
 		{"partial slot appended", func(t *testing.T, lock string) {
 			f, err := os.OpenFile(lock, os.O_WRONLY|os.O_APPEND, 0)
 			require.NoError(t, err)
 			_, err = f.Write([]byte("LMLS\x01"))
 			require.NoError(t, err)
 			require.NoError(t, f.Close())
-		}, 1},
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b, path := twoHandles(t)
@@ -161,6 +162,13 @@ func TestFileLeaseTornSlot(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, v1, ver)
 				require.Equal(t, claimed, rec)
+				// The next write clears the partial slot.
+				_, won, err := a.CompareAndSave(ctx, "k", v1, seed)
+				require.NoError(t, err)
+				require.Nil(t, won)
+				st, err := os.Stat(path + ".lock")
+				require.NoError(t, err)
+				require.Equal(t, int64(2*leaseSlotSize), st.Size())
 				return
 			}
 			rec, ver, err := b.Load(ctx, "k")
@@ -178,9 +186,16 @@ func TestFileLeaseTornSlot(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, v2, ver)
 			require.Equal(t, bClaim, rec)
+			// The torn slot is gone: the lock file holds b's whole slot.
 			st, err := os.Stat(path + ".lock")
 			require.NoError(t, err)
-			require.Equal(t, int64(tc.slots*leaseSlotSize), st.Size())
+			require.Equal(t, int64(leaseSlotSize), st.Size())
+			lf, err := lockedfile.OpenLockReadOnly(path + ".lock")
+			require.NoError(t, err)
+			defer lf.Close()
+			table, err := readLeaseTable(lf)
+			require.NoError(t, err)
+			require.False(t, table.anyTorn)
 		})
 	}
 }
