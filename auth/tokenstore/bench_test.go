@@ -35,6 +35,9 @@ func BenchmarkRefreshCycle(b *testing.B) {
 	for name, s := range benchServerStores(b) {
 		all[name] = s
 	}
+	for _, s := range all {
+		b.Cleanup(func() { _ = s.Close() })
+	}
 	for _, name := range []string{"memory", "file", "postgres", "redis"} {
 		s, ok := all[name]
 		if !ok {
