@@ -11,7 +11,11 @@
 // The workers: goworker (the Go library), cworker (the C library,
 // pthreads; compiled by the test), pyworker.py (the Python binding,
 // threads) and the command line (python -m lemonmcp --config F
-// call, short-lived runs). Stores: file always; postgres and redis when
+// call, short-lived runs). They are paced, not hammering: each thread
+// pauses 100 ms between calls and the command line runs once per token
+// period, which still meets every expiry with every thread at once and
+// leaves the CPU (the suite runs beside others on 2 cores) to the
+// processes under test. Stores: file always; postgres and redis when
 // LEMONMCP_TEST_POSTGRES_URL / LEMONMCP_TEST_REDIS_URL name servers (make
 // test-tokenstores starts private ones).
 //
