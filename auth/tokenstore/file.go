@@ -171,7 +171,7 @@ func (s *File) CompareAndSave(_ context.Context, key string, expected Version, r
 	// Only new tokens are made durable: a lease or state change lost
 	// in a machine crash costs nothing (every process died with it),
 	// while a lost rotated refresh token would end the grant.
-	durable := curRec == nil || curRec.RefreshToken != rec.RefreshToken || curRec.AccessToken != rec.AccessToken
+	durable := curRec == nil || rec == nil || curRec.RefreshToken != rec.RefreshToken || curRec.AccessToken != rec.AccessToken
 	if err := s.replace(doc, durable); err != nil {
 		return 0, nil, err
 	}
