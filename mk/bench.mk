@@ -5,7 +5,8 @@
 #                     and async, Elixir), go-sdk and mcp-go clients; go-sdk and
 #                     minimal servers; stdio and Streamable HTTP; plus a 10 MiB
 #                     result and N simultaneous stdio clients. Printed and
-#                     written to tests/bench/RESULTS.md (about 10 minutes on 2
+#                     written to tests/bench/RESULTS.md, keeping the sections
+#                     other targets write there (about 10 minutes on 2
 #                     cores; BENCH_ROUNDS, BENCH_N, BENCH_PN, BENCH_MANY and
 #                     BENCH_SKIP=python,elixir tune it).
 #   make bench-pysdk-setup  the official Python SDK's client, 1.x and 2.x,

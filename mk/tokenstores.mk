@@ -11,7 +11,13 @@
 #                           test fails or the run is interrupted
 #   make bench-tokenstores  the cost of one refresh through each store (file,
 #                           PostgreSQL, Redis, against memory), with the same
-#                           private servers; make bench runs it too
+#                           private servers: TOKENSTORE_BENCH_RUNS runs (30) of
+#                           300 refreshes each, the file store in
+#                           TOKENSTORE_BENCH_DIR (under build/: on the disk, as
+#                           the temporary directory may be a tmpfs); the medians
+#                           replace the section "Shared token stores" of
+#                           tests/bench/RESULTS.md (benchtable -section); make
+#                           bench runs it too and keeps that section
 
 .PHONY: test-tokenstores bench-tokenstores
 TEST_SUITES += test-tokenstores
@@ -34,6 +40,20 @@ test-tokenstores: lib python-dev elixir-nif
 # make bench runs the store rows too (as a prerequisite: bench.mk is untouched).
 bench: bench-tokenstores
 
+TOKENSTORE_BENCH_RUNS ?= 30
+TOKENSTORE_BENCH_DIR  ?= $(BUILD)/bench-tokenstores
+TOKENSTORE_BENCH_OUT  := $(BUILD)/bench/tokenstores.txt
+TOKENSTORE_BENCH_NOTE := The file store is in $(patsubst $(ROOT)/%,%,$(TOKENSTORE_BENCH_DIR)) \
+  ($$(findmnt -n -o FSTYPE -T $(TOKENSTORE_BENCH_DIR) 2>/dev/null || stat -f -c %T $(TOKENSTORE_BENCH_DIR))), \
+  PostgreSQL 15 and Redis are private servers on loopback (mk/tokenstore-servers.sh). One operation is one refresh's store work: \
+  two loads, the claim of the lease and the commit of new tokens that releases it (durable on the file store).
+TOKENSTORE_BENCH_CMD := set -o pipefail; \
+  TOKENSTORE_BENCH_DIR=$(TOKENSTORE_BENCH_DIR) $(GO) test -run '^$$' -bench RefreshCycle -benchtime 300x -count $(TOKENSTORE_BENCH_RUNS) \
+    ./auth/tokenstore/ | tee $(TOKENSTORE_BENCH_OUT); \
+  $(BUILD)/bench/benchtable -section "Shared token stores: one refresh (make bench-tokenstores)" -gobench $(TOKENSTORE_BENCH_OUT) \
+    -note "$(TOKENSTORE_BENCH_NOTE)" -out $(ROOT)/tests/bench/RESULTS.md
+
 bench-tokenstores:
-	$(call with-tokenstore-servers, \
-	  $(GO) test -run '^$$' -bench RefreshCycle -benchtime 300x ./auth/tokenstore/)
+	@mkdir -p $(BUILD)/bench $(TOKENSTORE_BENCH_DIR)
+	cd tests && $(GO) build -o $(BUILD)/bench/benchtable ./bench/benchtable
+	$(call with-tokenstore-servers,$(TOKENSTORE_BENCH_CMD))

@@ -3,24 +3,40 @@ package tokenstore
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkRefreshCycle is what one refresh costs in store operations,
 // on each store: the reload before refreshing, the reload and the
 // compare-and-save that claim the lease, and the compare-and-save that
 // commits the new tokens and releases it (the token request itself is
-// not counted). make bench-tokenstores runs it against private servers.
+// not counted). make bench-tokenstores runs it against private servers,
+// with the file store in TOKENSTORE_BENCH_DIR (a directory on the disk:
+// the temporary directory may be a tmpfs, where a sync costs nothing).
 func BenchmarkRefreshCycle(b *testing.B) {
-	f, err := OpenFile(filepath.Join(b.TempDir(), "tokens.json"))
+	dir := b.TempDir()
+	if d := os.Getenv("TOKENSTORE_BENCH_DIR"); d != "" {
+		require.NoError(b, os.MkdirAll(d, 0o700))
+		var err error
+		dir, err = os.MkdirTemp(d, "bench-")
+		require.NoError(b, err)
+		b.Cleanup(func() { _ = os.RemoveAll(dir) })
+	}
+	f, err := OpenFile(filepath.Join(dir, "tokens.json"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	all := map[string]Store{"memory": NewMemory(), "file": f}
 	for name, s := range benchServerStores(b) {
 		all[name] = s
+	}
+	for _, s := range all {
+		b.Cleanup(func() { _ = s.Close() })
 	}
 	for _, name := range []string{"memory", "file", "postgres", "redis"} {
 		s, ok := all[name]

@@ -29,7 +29,10 @@
 //   - store.go: Record, Lease, State, Version, the Store interface.
 //   - memory.go: an in-process store (one process, and tests).
 //   - file.go: a JSON file guarded by a flock'ed lock file, replaced
-//     atomically, mode 0600 (one machine).
+//     atomically, mode 0600 (one machine); new tokens are on disk before
+//     CompareAndSave returns.
+//   - fileleases.go: the file store's leases, kept in place in fixed-size
+//     slots of its lock file (claim and release: one pwrite, no sync).
 //   - postgres.go: a table with a version column, versioned UPDATE
 //     (jackc/pgx/v5; many machines).
 //   - redis.go: a hash per key, compare-and-set in a Lua script

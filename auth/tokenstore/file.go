@@ -16,17 +16,22 @@ import (
 // File is a Store in one JSON file, for the processes of one machine.
 //
 // Writers take an exclusive flock on a lock file next to it (path +
-// ".lock"), read, compare the version, write a temporary file in the same
-// directory (mode 0600; synced when it carries new tokens) and rename it
-// over the store: a reader
-// (which takes no lock) sees the old file or the new one, never a torn
-// one, and a writer killed at any point leaves the store as it was. The
-// flock dies with its process, so a crash never leaves the store locked.
-// The lock spans a few system calls, never a network request: waiting for
-// another process's refresh is the lease's job (see package auth).
+// ".lock"), read, and compare the version. A write that changes only the
+// lease (claiming or releasing it: no new tokens) is a pwrite of the
+// key's slot in the lock file (fileleases.go), never synced. Any other
+// write replaces the store: a temporary file in the same directory (mode
+// 0600) renamed over it, so a reader (which takes no lock) sees the old
+// file or the new one, never a torn one, and a writer killed at any point
+// leaves the store as it was. A write that carries new tokens is durable
+// before CompareAndSave returns (see replace). The flock dies with its
+// process, so a crash never leaves the store locked. The lock spans a few
+// system calls, never a network request: waiting for another process's
+// refresh is the lease's job (see package auth).
 //
 // The file holds every key: {"grants": {key: {"version": n, "record":
-// {...}}}}.
+// {...}}}}, the format of the first file store, which its readers still
+// read; the lease slots are new (see docs/configuration.md for why builds
+// before them must not share a store with later ones).
 type File struct {
 	path string
 	lock string
@@ -34,6 +39,10 @@ type File struct {
 	mu       sync.Mutex       // serializes this process's writers (flock is per open file)
 	lockFile *lockedfile.Lock // opened on the first write, kept until Close
 	closed   bool
+
+	rmu        sync.Mutex       // guards readLock and readClosed
+	readLock   *lockedfile.Lock // the lock file opened read-only for Load's slot reads
+	readClosed bool
 }
 
 type fileDoc struct {
@@ -68,7 +77,10 @@ func OpenFile(path string) (*File, error) {
 // Path is the store's absolute path.
 func (s *File) Path() string { return s.path }
 
-// Load implements Store.
+// Load implements Store. It takes no lock: it reads the data file, then
+// the lease slots; a slot counts only if it was written on the data
+// version read, so the pair is a state the store was in. A torn slot
+// (a writer midway) makes it read both again under the shared lock.
 func (s *File) Load(_ context.Context, key string) (*Record, Version, error) {
 	if s.isClosed() {
 		return nil, 0, ErrClosed
@@ -77,8 +89,23 @@ func (s *File) Load(_ context.Context, key string) (*Record, Version, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	e := doc.Grants[key]
-	return e.Record, e.Version, nil
+	l, err := s.slotReader()
+	if err != nil {
+		return nil, 0, err
+	}
+	var t *leaseTable
+	if l != nil {
+		if t, err = readLeaseTable(l); err != nil {
+			return nil, 0, s.slotError(err)
+		}
+	}
+	if t != nil && t.anyTorn {
+		if doc, t, err = s.readLocked(); err != nil {
+			return nil, 0, err
+		}
+	}
+	rec, ver, _ := effective(doc, t, key)
+	return rec, ver, nil
 }
 
 // CompareAndSave implements Store.
@@ -103,20 +130,129 @@ func (s *File) CompareAndSave(_ context.Context, key string, expected Version, r
 	if err != nil {
 		return 0, nil, err
 	}
-	cur := doc.Grants[key]
-	if cur.Version != expected {
-		return cur.Version, cur.Record, nil
+	t, err := readLeaseTable(s.lockFile) // under the lock, a torn slot is no slot
+	if err != nil {
+		return 0, nil, s.slotError(err)
 	}
-	next := cur.Version + 1
+	curRec, curVer, kh := effective(doc, t, key)
+	if t.anyTorn {
+		// Left by a crash: cleared, so that readers stop rereading under
+		// the lock for it.
+		for i, torn := range t.torn {
+			if torn {
+				if err := writeLeaseSlot(s.lockFile, i, leaseSlot{}); err != nil {
+					return 0, nil, s.slotError(err)
+				}
+				t.torn[i], t.slots[i] = false, leaseSlot{}
+			}
+		}
+		t.anyTorn = false
+	}
+	if curVer != expected {
+		return curVer, curRec, nil
+	}
+	next := curVer + 1
+	if leaseOnly(curRec, rec) && leaseFits(rec.Lease) {
+		pos := t.find(kh)
+		if pos < 0 {
+			pos = t.free()
+		}
+		slot := leaseSlot{key: kh, base: doc.Grants[key].Version, version: next}
+		if rec.Lease != nil {
+			l := *rec.Lease
+			slot.lease = &l
+		}
+		if err := writeLeaseSlot(s.lockFile, pos, slot); err != nil {
+			return 0, nil, s.slotError(err)
+		}
+		return next, nil, nil
+	}
 	doc.Grants[key] = fileEntry{Version: next, Record: rec}
-	// Only new tokens are synced to disk: a lease or state change lost
+	// Only new tokens are made durable: a lease or state change lost
 	// in a machine crash costs nothing (every process died with it),
 	// while a lost rotated refresh token would end the grant.
-	durable := cur.Record == nil || cur.Record.RefreshToken != rec.RefreshToken || cur.Record.AccessToken != rec.AccessToken
+	durable := curRec == nil || rec == nil || curRec.RefreshToken != rec.RefreshToken || curRec.AccessToken != rec.AccessToken
 	if err := s.replace(doc, durable); err != nil {
 		return 0, nil, err
 	}
+	// The key's slot was written on an older data version, so it no
+	// longer counts; clearing it keeps it from counting again should the
+	// data file be removed and the key start over at a version it saw.
+	if pos := t.find(kh); pos >= 0 && t.slots[pos].base != 0 {
+		_ = writeLeaseSlot(s.lockFile, pos, leaseSlot{key: kh})
+	}
 	return next, nil, nil
+}
+
+// effective is key's record and version: the data file's, with the
+// lease and version of the key's slot when that slot was written on the
+// data version read.
+func effective(doc *fileDoc, t *leaseTable, key string) (*Record, Version, [16]byte) {
+	kh := leaseKeyHash(key)
+	e := doc.Grants[key]
+	if e.Record == nil || t == nil {
+		return e.Record, e.Version, kh
+	}
+	slot, ok := t.current(kh, e.Version)
+	if !ok {
+		return e.Record, e.Version, kh
+	}
+	rec := e.Record.Clone()
+	rec.Lease = nil
+	if slot.lease != nil {
+		l := *slot.lease
+		rec.Lease = &l
+	}
+	return rec, slot.version, kh
+}
+
+// slotReader is the lock file opened read-only for Load, or nil while it
+// does not exist (no write yet: no slots).
+func (s *File) slotReader() (*lockedfile.Lock, error) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	if s.readClosed {
+		return nil, ErrClosed
+	}
+	if s.readLock != nil {
+		return s.readLock, nil
+	}
+	l, err := lockedfile.OpenLockReadOnly(s.lock)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening the token store's lock file %s failed: %s", s.lock, lockedfile.Cause(err))
+	}
+	s.readLock = l
+	return l, nil
+}
+
+// readLocked reads the data file and the slots under the shared lock, on
+// a handle of its own (an flock belongs to an open file: sharing the
+// reader's would let one goroutine's unlock end another's lock).
+func (s *File) readLocked() (*fileDoc, *leaseTable, error) {
+	l, err := lockedfile.OpenLockReadOnly(s.lock)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening the token store's lock file %s failed: %s", s.lock, lockedfile.Cause(err))
+	}
+	defer l.Close()
+	if err := l.Lock(false); err != nil {
+		return nil, nil, fmt.Errorf("locking the token store %s failed: %s", s.path, lockedfile.Cause(err))
+	}
+	doc, err := s.read()
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := readLeaseTable(l)
+	if err != nil {
+		return nil, nil, s.slotError(err)
+	}
+	return doc, t, nil
+}
+
+func (s *File) slotError(err error) error {
+	return fmt.Errorf("the token store's lease slots in %s failed: %s", s.lock, lockedfile.Cause(err))
 }
 
 // Close implements Store.
@@ -124,6 +260,13 @@ func (s *File) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	s.rmu.Lock()
+	s.readClosed = true
+	if s.readLock != nil {
+		_ = s.readLock.Close()
+		s.readLock = nil
+	}
+	s.rmu.Unlock()
 	if s.lockFile != nil {
 		err := s.lockFile.Close()
 		s.lockFile = nil
@@ -162,17 +305,27 @@ func (s *File) read() (*fileDoc, error) {
 }
 
 // replace writes doc to a temporary file and renames it over the store;
-// durable syncs it first.
+// durable makes the new content survive a machine crash before it
+// returns.
 func (s *File) replace(doc *fileDoc, durable bool) error {
 	data, err := jsonx.Marshal(doc)
 	if err != nil {
 		return fmt.Errorf("encoding the token store failed: %s", err)
 	}
-	// A write that carries new tokens is synced before the rename (after a
-	// crash the store holds the old record or the new one, never an empty
-	// file) and its directory after it: the server has already spent the
-	// old refresh token, so a rename lost in a crash would bring back a
-	// token whose next use revokes the grant.
+	// A write that carries new tokens syncs the temporary file before the
+	// rename (after a crash the store holds the old record or the new one,
+	// never an empty file) and the directory after it, before returning:
+	// the server spent the old refresh token when it answered, so a rename
+	// lost in a crash would bring back a token whose next use revokes the
+	// grant. The directory sync is not left to the background: the window
+	// in which a crash loses the new tokens opens with the server's answer
+	// whatever the store does, and ends when the rename is on disk; a sync
+	// in the background ends it no sooner, but a process that exits right
+	// after its commit (a command-line run) would leave the rename to the
+	// file system's own commit (seconds on ext4, longer elsewhere), and a
+	// failed sync could not reach the caller, which would use and hand on
+	// tokens the disk may lose. The refresh stays cheap because its lease
+	// writes no longer replace nor sync anything (fileleases.go).
 	sync := lockedfile.NoSync
 	if durable {
 		sync = lockedfile.SyncFileAndDir

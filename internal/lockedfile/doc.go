@@ -8,7 +8,9 @@
 //     would guard nothing. The kernel drops an flock with its process, so
 //     a crashed writer never leaves a store locked. An flock belongs to an
 //     open file, not to a goroutine: callers serialize their own
-//     goroutines when they share one Lock.
+//     goroutines when they share one Lock. The lock file's content is the
+//     caller's: Lock.ReadAt and Lock.WriteAt keep small fixed-size records
+//     in it in place (the token store's leases), never synced.
 //   - Replace: an atomic replacement, a temporary file in the same
 //     directory (mode 0600 under any umask) renamed over the target, so a
 //     reader sees the old content or the new, never a torn file, and a

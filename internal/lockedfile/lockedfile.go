@@ -2,6 +2,7 @@ package lockedfile
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ const (
 	OpWrite    Op = "writing"               // creating, filling, syncing the temporary file
 	OpRename   Op = "replacing"             // renaming the temporary file over the target
 	OpSyncDir  Op = "syncing the directory of"
+	OpRecord   Op = "reading or writing a record in" // ReadAt, WriteAt on the lock file
 )
 
 // Error is a failed step on a file. Err is the cause without the path (the
@@ -77,6 +79,17 @@ func OpenLock(path string) (*Lock, error) {
 	return &Lock{path: path, f: f}, nil
 }
 
+// OpenLockReadOnly opens an existing lock file for reading its records and
+// taking the shared lock, creating nothing (a reader may lack the right to
+// create it). A missing file is an error that wraps fs.ErrNotExist.
+func OpenLockReadOnly(path string) (*Lock, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fail(OpOpenLock, path, err)
+	}
+	return &Lock{path: path, f: f}, nil
+}
+
 // Path is the lock file's path.
 func (l *Lock) Path() string { return l.path }
 
@@ -96,6 +109,26 @@ func (l *Lock) Lock(exclusive bool) error {
 func (l *Lock) Unlock() error {
 	if err := flock(l.f, syscall.LOCK_UN); err != nil {
 		return fail(OpLock, l.path, err)
+	}
+	return nil
+}
+
+// ReadAt reads the lock file's own content at off (a store may keep small
+// records in it: see the package doc). A short read at the end of the
+// file is not an error: n says how much was read.
+func (l *Lock) ReadAt(p []byte, off int64) (int, error) {
+	n, err := l.f.ReadAt(p, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return n, fail(OpRecord, l.path, err)
+	}
+	return n, nil
+}
+
+// WriteAt writes p at off in the lock file, in place (pwrite: no
+// truncation, no sync). Callers hold the exclusive lock.
+func (l *Lock) WriteAt(p []byte, off int64) error {
+	if _, err := l.f.WriteAt(p, off); err != nil {
+		return fail(OpRecord, l.path, err)
 	}
 	return nil
 }

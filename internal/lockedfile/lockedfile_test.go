@@ -332,3 +332,38 @@ func requireNoTemp(t *testing.T, dir string) {
 		require.False(t, strings.HasSuffix(e.Name(), ".tmp"), "left behind: %s", e.Name())
 	}
 }
+
+// TestLockRecords: records written in place in the lock file are read
+// back by another handle (a read-only one, which creates nothing), a
+// short read at the end is no error, and the lock itself still works.
+func TestLockRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.lock")
+	_, err := OpenLockReadOnly(path)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	_, err = os.Stat(path)
+	require.ErrorIs(t, err, fs.ErrNotExist, "a read-only open created the lock file")
+
+	w, err := OpenLock(path)
+	require.NoError(t, err)
+	defer w.Close()
+	require.NoError(t, w.Lock(true))
+	require.NoError(t, w.WriteAt([]byte("0123456789"), 0))
+	require.NoError(t, w.WriteAt([]byte("AB"), 4))
+	require.NoError(t, w.Unlock())
+
+	r, err := OpenLockReadOnly(path)
+	require.NoError(t, err)
+	defer r.Close()
+	buf := make([]byte, 16)
+	n, err := r.ReadAt(buf, 0)
+	require.NoError(t, err)
+	require.Equal(t, "0123AB6789", string(buf[:n]))
+	n, err = r.ReadAt(buf, 10)
+	require.NoError(t, err)
+	require.Zero(t, n)
+	require.NoError(t, r.Lock(false))
+	require.NoError(t, r.Unlock())
+	var le *Error
+	require.ErrorAs(t, r.WriteAt([]byte("x"), 0), &le, "a read-only handle cannot write")
+	require.Equal(t, OpRecord, le.Op)
+}

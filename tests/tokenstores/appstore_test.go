@@ -117,7 +117,7 @@ func TestAppStoreVersioned(t *testing.T) {
 					errs <- err
 					return
 				}
-				time.Sleep(20 * time.Millisecond)
+				time.Sleep(100 * time.Millisecond) // paced: each client still meets every expiry
 			}
 		}()
 	}

@@ -15,10 +15,13 @@
 // threads), exworker.exs (the Elixir binding: one BEAM, Elixir processes;
 // the test waits for its "ready" line, then gives it the start instant on
 // its stdin, and SIGKILLs it in the phase with kills) and the command line
-// (python -m lemonmcp --config F call, short-lived runs). Stores: file
-// always; postgres and redis when LEMONMCP_TEST_POSTGRES_URL /
-// LEMONMCP_TEST_REDIS_URL name servers (make test-tokenstores starts
-// private ones).
+// (python -m lemonmcp --config F call, short-lived runs). They are paced,
+// not hammering: each thread pauses 100 ms between calls and the command
+// line runs once per token period, which still meets every expiry with
+// every thread at once and leaves the CPU (the suite runs beside others on
+// 2 cores) to the processes under test. Stores: file always; postgres and
+// redis when LEMONMCP_TEST_POSTGRES_URL / LEMONMCP_TEST_REDIS_URL name
+// servers (make test-tokenstores starts private ones).
 //
 // TestSharedGrantDPoP runs Go processes without a configured DPoP key
 // (auth.dpop: true) against the strict server in -dpop mode: the grant is

@@ -45,7 +45,7 @@ def main() -> None:
                     if len(counts["errors"]) < 5:
                         counts["errors"].append(msg)
             n += 1
-            time.sleep(0.02)
+            time.sleep(0.1)  # paced: every thread still meets each expiry
 
     ts = [threading.Thread(target=run, args=(i,)) for i in range(threads)]
     for t in ts:

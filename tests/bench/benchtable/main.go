@@ -72,7 +72,18 @@ func main() {
 	flag.StringVar(&skip, "skip", "", "comma-separated clients to leave out (python, elixir)")
 	flag.Var(&o.pySDKs, "pysdk", "VERSION=PYTHON: a Python SDK release and the interpreter of its venv (repeatable)")
 	flag.DurationVar(&o.timeout, "timeout", 3*time.Minute, "bound on one client run")
+	var section, goBench, note string
+	flag.StringVar(&section, "section", "", "instead of the full run: write the section of this title into -out (replacing it) from -gobench")
+	flag.StringVar(&goBench, "gobench", "", "with -section: a file of go test -bench output")
+	flag.StringVar(&note, "note", "", "with -section: a sentence added to the section's header")
 	flag.Parse()
+	if section != "" {
+		if err := runSection(o.out, section, goBench, note); err != nil {
+			fmt.Fprintln(os.Stderr, "benchtable:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	for _, s := range strings.Split(many, ",") {
 		if v, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && v > 0 {
 			o.many = append(o.many, v)
@@ -286,6 +297,10 @@ func run(o options) error {
 	}
 	fmt.Fprintf(&b, "\nTotal run time %s; load average before %s, after %s.\n", time.Since(start).Round(time.Second), loadBefore, loadavg())
 	fmt.Print(b.String())
+	// The sections other targets own (make bench-tokenstores) stay.
+	if old, err := os.ReadFile(o.out); err == nil {
+		b.WriteString(keptSections(string(old)))
+	}
 	return os.WriteFile(o.out, []byte(b.String()), 0o644)
 }
 

@@ -46,7 +46,7 @@ static void *run(void *arg) {
     }
     lmcp_free(result);
     lmcp_free(err);
-    sleep_ms(20);
+    sleep_ms(100); /* paced: every thread still meets each expiry */
   }
   return NULL;
 }

@@ -21,7 +21,7 @@ func main() {
 	threads := flag.Int("threads", 4, "goroutines calling at once")
 	startAt := flag.Int64("start-at", 0, "Unix ms to start at (all workers at the same instant)")
 	until := flag.Int64("until", 0, "Unix ms to stop calling at")
-	pause := flag.Duration("pause", 20*time.Millisecond, "pause between two calls of one goroutine")
+	pause := flag.Duration("pause", 100*time.Millisecond, "pause between two calls of one goroutine (the test meets each expiry with every goroutine, not the CPU)")
 	flag.Parse()
 	raw, err := os.ReadFile(*cfgPath)
 	if err != nil {
