@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,26 +124,42 @@ read n < "$TMPDIR/n"; echo "{\"procs\": $n}"
 func TestConfinedNoNetwork(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	require.NoError(t, err)
-	ln, err := netListen(t)
-	require.NoError(t, err)
-	script := py + ` -c '
+	targets := map[string]net.IP{"loopback": net.IPv4(127, 0, 0, 1)}
+	if ip := hostAddress(); ip != nil {
+		targets["host address"] = ip // "outside": the host's own network
+	} else {
+		t.Log("no non-loopback address on this host: only the loopback is tried")
+	}
+	for name, ip := range targets {
+		t.Run(name, func(t *testing.T) {
+			ln, err := netListenOn(t, ip)
+			require.NoError(t, err)
+			// The control: unconfined, the same script reaches both.
+			script := py + ` -c '
 import json, socket
 out = {}
 try:
-    socket.create_connection(("127.0.0.1", ` + ln.tcpPort + `), timeout=5); out["tcp"] = "ok"
+    socket.create_connection(("` + ln.host + `", ` + ln.tcpPort + `), timeout=5); out["tcp"] = "ok"
 except OSError: out["tcp"] = "denied"
 try:
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1", ` + ln.udpPort + `)); out["udp"] = "sent"
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("` + ln.host + `", ` + ln.udpPort + `)); out["udp"] = "sent"
 except OSError: out["udp"] = "denied"
 try:
     socket.getaddrinfo("example.com", 443); out["dns"] = "ok"
 except OSError: out["dns"] = "denied"
 print(json.dumps(out))
 '`
-	got := runConfined(t, Policy{}, script)
-	require.Equal(t, "denied", got["tcp"])
-	require.Equal(t, "denied", got["dns"])
-	require.False(t, ln.udpReceived(), "a UDP datagram reached the host's loopback")
+			control, err := exec.Command("/bin/sh", "-c", script).Output()
+			require.NoError(t, err)
+			require.Contains(t, string(control), `"tcp": "ok"`, "the control did not reach %s", ln.host)
+			require.True(t, ln.udpReceived(), "the control's datagram did not reach %s", ln.host)
+
+			got := runConfined(t, Policy{}, script)
+			require.Equal(t, "denied", got["tcp"])
+			require.Equal(t, "denied", got["dns"])
+			require.False(t, ln.udpReceived(), "a UDP datagram reached %s", ln.host)
+		})
+	}
 }
 
 // TestAsUnprivilegedUser runs the confinement tests again as nobody: user

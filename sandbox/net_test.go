@@ -7,15 +7,21 @@ import (
 	"time"
 )
 
-// loopback listens on the host's loopback for TCP and UDP, as a server
-// escaping its network namespace would reach it.
-type loopback struct {
+// listeners listen for TCP and UDP on one of the host's addresses, as a
+// server escaping its network namespace would reach them: the loopback,
+// or the host's own address on its network (the way "outside").
+type listeners struct {
+	host             string
 	tcpPort, udpPort string
 	udp              *net.UDPConn
 }
 
-func netListen(t *testing.T) (*loopback, error) {
-	tl, err := net.Listen("tcp", "127.0.0.1:0")
+func netListen(t *testing.T) (*listeners, error) {
+	return netListenOn(t, net.IPv4(127, 0, 0, 1))
+}
+
+func netListenOn(t *testing.T, ip net.IP) (*listeners, error) {
+	tl, err := net.ListenTCP("tcp", &net.TCPAddr{IP: ip})
 	if err != nil {
 		return nil, err
 	}
@@ -29,21 +35,38 @@ func netListen(t *testing.T) (*loopback, error) {
 			c.Close()
 		}
 	}()
-	ul, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	ul, err := net.ListenUDP("udp", &net.UDPAddr{IP: ip})
 	if err != nil {
 		return nil, err
 	}
 	t.Cleanup(func() { ul.Close() })
-	return &loopback{
+	return &listeners{
+		host:    ip.String(),
 		tcpPort: strconv.Itoa(tl.Addr().(*net.TCPAddr).Port),
 		udpPort: strconv.Itoa(ul.LocalAddr().(*net.UDPAddr).Port),
 		udp:     ul,
 	}, nil
 }
 
+// hostAddress is the host's first non-loopback IPv4 address (nil when it
+// has none): what an unconfined process reaches through the host's
+// network stack, and a confined one must not.
+func hostAddress() net.IP {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.To4()
+		}
+	}
+	return nil
+}
+
 // udpReceived reports whether a datagram arrived. The sender has exited
-// by now, so anything it sent over loopback is already queued.
-func (l *loopback) udpReceived() bool {
+// by now, so anything it sent over the host's stack is already queued.
+func (l *listeners) udpReceived() bool {
 	_ = l.udp.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
 	var b [16]byte
 	_, _, err := l.udp.ReadFrom(b[:])
