@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -114,4 +116,20 @@ func TestStatusRecord(t *testing.T) {
 		_, ok := parseStatusRecord([]byte(b))
 		require.False(t, ok, "%q", b)
 	}
+}
+
+// A helper of another release that refuses a flag this library passes
+// (an older one without -status) is reported missing by the probe: the
+// servers then start as a missing helper says, instead of every start
+// failing on the flag.
+func TestProbeRefusesAHelperOfAnotherRelease(t *testing.T) {
+	helper := os.Getenv(HelperEnv)
+	require.NotEmpty(t, helper)
+	require.True(t, probeHelper(helper).helper, "the helper built with this library")
+
+	old := filepath.Join(t.TempDir(), "old-helper")
+	script := "#!/bin/sh\nfor a; do [ \"$a\" = -status ] && { echo 'flag provided but not defined: -status' >&2; exit 2; }; done\nexec " + helper + " \"$@\"\n"
+	require.NoError(t, os.WriteFile(old, []byte(script), 0o755))
+	pr := probeHelper(old)
+	require.False(t, pr.helper, "a helper refusing -status passed the probe")
 }

@@ -67,13 +67,17 @@ type probe struct {
 	limits     bool
 }
 
-var probed = sync.OnceValue(func() probe {
-	helper := helperPath()
+var probed = sync.OnceValue(func() probe { return probeHelper(helperPath()) })
+
+// probeHelper runs helper with -probe. The probe passes every flag a start
+// may pass (-status among them), so a helper of another release that
+// refuses one is reported missing, rather than failing every start.
+func probeHelper(helper string) probe {
 	if helper == "" {
 		return probe{}
 	}
 	run := func(ns bool) (map[string]string, bool) {
-		a := &helperArgs{probe: true, landlock: true, namespaces: ns, processes: 400, openFiles: 1024}
+		a := &helperArgs{probe: true, status: true, landlock: true, namespaces: ns, processes: 400, openFiles: 1024}
 		cmd := exec.Command(helper, a.argv()...)
 		if ns {
 			cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -116,7 +120,7 @@ var probed = sync.OnceValue(func() probe {
 		landlock:   abi,
 		limits:     kv["limits"] == "1",
 	}
-})
+}
 
 // Report says what a server started under p gets on this machine.
 func (p *Policy) Report() Report {
