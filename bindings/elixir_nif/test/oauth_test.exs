@@ -657,15 +657,11 @@ defmodule LemonMCP.OAuthTest do
       assert msg =~ message
     end
 
-    # What the library checks, it names: a shared store needs the kept key.
-    store = %{type: "file", path: Path.join(System.tmp_dir!(), "lemon-dpop-#{System.unique_integer([:positive])}.json")}
-
+    # What the library checks, it names: an algorithm it does not sign with.
     assert {:error, reason} =
-             trap(fn ->
-               start(base, oauth: [client_id: "lemon", client_secret: "secret", dpop: true, token_store: store])
-             end)
+             trap(fn -> start(base, oauth: [client_id: "lemon", client_secret: "secret", dpop: [alg: "HS256"]]) end)
 
-    assert inspect(reason) =~ "dpop.key_pem"
+    assert inspect(reason) =~ "dpop.alg"
   end
 
   @tag :tmp_dir
