@@ -313,7 +313,7 @@ class HostBase:
             defaults = dict(defaults) if isinstance(defaults, Mapping) else {}
             declare_handlers(defaults, kinds)
             if callbacks.app_token_store:
-                use_app_token_store(defaults)
+                use_app_token_store(defaults, callbacks.token_versioned)
             config["defaults"] = defaults
         if callbacks.app_pin_store and path is None:
             use_app_pin_store(config)  # a file declares "store": "app" itself
