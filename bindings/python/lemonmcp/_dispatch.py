@@ -403,12 +403,12 @@ def load_answer(result: Any) -> JSONObject:
         return {"version": 0}
     if isinstance(result, tuple) and len(result) == 2:
         record, version = result
-        if _is_version(version) and version == 0 and record is None:
-            return {"version": 0}
+        if _is_version(version) and version == 0:
+            return {"version": 0}  # nothing stored (as Elixir's {_record, 0})
         if isinstance(record, Mapping) and _is_version(version) and version > 0:
             return {"version": version, "record": dict(record)}
     raise StoreFailed(
-        f"the token_store's load(key) returned {_shape(result)}, expected (record, version >= 1) or None"
+        f"the token_store's load(key) returned {_shape(result)}, expected (record, version) or None"
     )
 
 

@@ -569,8 +569,8 @@ class VersionedTokenStore(Protocol):
 
     ``load(key)`` returns ``(record, version)`` (version >= 1: the record of
     the last successful save, unchanged, and the version it was saved at)
-    or None when nothing is stored under ``key`` (the grant's name,
-    ``auth.token_store.key`` or the library's default).
+    or None (or a version of 0) when nothing is stored under ``key`` (the
+    grant's name, ``auth.token_store.key`` or the library's default).
 
     ``compare_and_save(key, record, expected_version)`` saves ``record``
     only if the stored version is still ``expected_version`` (0: nothing
