@@ -80,7 +80,9 @@ if LOAD_ERROR is None:
         ResourceContents,
         ResourceTemplate,
         ServerInfo,
+        TokenConflict,
         Tool,
+        VersionedTokenStore,
     )
     ABI_VERSION = _ffi.ABI_VERSION
 
@@ -153,9 +155,11 @@ __all__ = [
     "ResourceTemplate",
     "ServerInfo",
     "TimeoutError",
+    "TokenConflict",
     "Tool",
     "TransportError",
     "UnsupportedError",
+    "VersionedTokenStore",
     "build_config",
     "call_options",
     "diagnostics",

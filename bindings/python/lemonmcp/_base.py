@@ -103,6 +103,7 @@ class ClientBase:
             base=config,
             handler_kinds=callbacks.kinds(),
             app_token_store=callbacks.app_token_store,
+            versioned_token_store=callbacks.token_versioned,
             **options,
         )
         self._session = Session(cfg, callbacks, self._make_dispatcher())

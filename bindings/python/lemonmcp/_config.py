@@ -272,6 +272,7 @@ def build_config(
     handler_kinds: Iterable[str] = (),
     roots_list_changed: bool = True,
     app_token_store: bool = False,
+    versioned_token_store: bool = False,
     **options: Any,
 ) -> Dict[str, Any]:
     """Assemble a configuration from a base object, a transport object and
@@ -287,7 +288,10 @@ def build_config(
     "sampling", "elicitation", "authorization"); each is added to
     ``handlers`` unless that object already mentions it. With
     ``app_token_store`` the caller answers "token_load"/"token_save":
-    ``auth.token_store`` becomes "app" (an explicit "memory" is an error).
+    ``auth.token_store`` becomes "app" (an explicit "memory" is an error);
+    with ``versioned_token_store`` as well, the caller answers their
+    versioned form (a :class:`~lemonmcp.types.VersionedTokenStore`) and it
+    becomes ``{"type": "app"}`` (an explicit one, with its "key", is kept).
     The ``auth`` group is the OAuth object (see :func:`auth_config`).
     """
     config: Dict[str, Any] = {}
@@ -322,8 +326,8 @@ def build_config(
             raise _bad_type(group, "a dict", current)
         current[field] = value
     declare_handlers(config, handler_kinds, roots_list_changed)
-    if app_token_store:
-        use_app_token_store(config)
+    if app_token_store or versioned_token_store:
+        use_app_token_store(config, versioned_token_store)
     return check_config(config)
 
 
@@ -368,10 +372,36 @@ def use_app_store(config: Dict[str, Any], section: str, field: str, option: str,
     config[section] = {**members, field: "app"}
 
 
-def use_app_token_store(config: Dict[str, Any]) -> None:
-    """``token_store=``: ``auth.token_store`` becomes "app" (an explicit
-    "memory" is an error)."""
-    use_app_store(config, "auth", "token_store", "token_store", "token_load/token_save")
+def use_app_token_store(config: Dict[str, Any], versioned: bool = False) -> None:
+    """``token_store=``: a load/save pair makes ``auth.token_store`` "app"
+    (the single-process form; an explicit "memory", or an object such as
+    {"type": "app"}, whose versioned save it cannot answer, is an error); a
+    versioned store makes it {"type": "app"} (an explicit {"type": "app",
+    "key"?, "lease_ms"?} is kept, "app" becomes {"type": "app"}, any other
+    store is an error)."""
+    if not versioned:
+        members = config.get("auth", {})
+        current = members.get("token_store") if isinstance(members, dict) else None
+        if isinstance(current, Mapping) and current.get("type") == "app":
+            raise InvalidArgument(
+                'config.auth.token_store: {"type": "app"} is the versioned form, which token_store= with '
+                "load/save cannot answer (a save that cannot compare would let two processes redeem one refresh "
+                'token); give a store with load(key) and compare_and_save(key, record, expected_version), or set it to "app"'
+            )
+        use_app_store(config, "auth", "token_store", "token_store", "token_load/token_save")
+        return
+    members = config.get("auth", {})
+    if not isinstance(members, dict):
+        raise _bad_type("auth", "a dict", members)
+    current = members.get("token_store", "app")
+    if current == "app":
+        current = {"type": "app"}
+    if not isinstance(current, Mapping) or current.get("type") != "app":
+        raise InvalidArgument(
+            "config.auth.token_store: conflicts with token_store= (the application's versioned store answers "
+            'token_load/token_save; leave auth.token_store out or set it to {"type": "app"})'
+        )
+    config["auth"] = {**members, "token_store": dict(current)}
 
 
 def use_app_pin_store(config: Dict[str, Any]) -> None:

@@ -12,6 +12,15 @@ store questions pins_load / pins_save) go from
 :func:`handle_app_request` to the host's callable and back to the library
 with ``lmcp_client_respond``: a value, a ``concurrent.futures.Future`` or an
 awaitable that resolves to one, or an exception that becomes an error reply.
+
+``token_store=`` comes in two forms (:func:`token_store_handlers`): a
+``load``/``save`` pair answers the single-process "token_load" /
+"token_save" (``auth.token_store`` "app"); a
+:class:`~lemonmcp.types.VersionedTokenStore` (``load(key)``,
+``compare_and_save(key, record, expected_version)``) answers the versioned
+form (``{"type": "app"}``), whose save is a compare-and-save. A versioned
+save is never answered ``{}`` (which the library takes as "saved"): a store
+that failed or answered something else fails that refresh.
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Prot
 from ._callbacks import report
 from ._codec import JSONObject, loads
 from .errors import E_INTERNAL, E_UNSUPPORTED, OK, InvalidArgument, LemonMCPError
-from .types import Closed, LogRecord, Notification, Progress
+from .types import Closed, LogRecord, Notification, Progress, TokenConflict
 
 log = logging.getLogger("lemonmcp")
 
@@ -238,8 +247,11 @@ class Callbacks:
         self.authorize = authorize
         self.token_load: Optional[TokenLoad] = None
         self.token_save: Optional[TokenSave] = None
+        #: token_store= is a VersionedTokenStore: the library asks the
+        #: versioned form (auth.token_store {"type": "app"}).
+        self.token_versioned = False
         if token_store is not None:
-            self.token_load, self.token_save = token_store_pair(token_store)
+            self.token_load, self.token_save, self.token_versioned = token_store_handlers(token_store)
         self.pins_load: Optional[HostHandler] = None
         self.pins_save: Optional[HostHandler] = None
         if pin_store is not None:
@@ -297,9 +309,182 @@ def store_pair(store: Any, option: str, methods: str) -> Tuple[Callable[..., Any
     return load, save
 
 
-def token_store_pair(store: Any) -> Tuple[TokenLoad, TokenSave]:
-    """``token_store=``: ``load(key) -> record | None`` and ``save(record) -> None``."""
-    return store_pair(store, "token_store", "load(key) and save(record)")
+class StoreFailed(LemonMCPError):
+    """A token store's method raised or answered a value of another shape.
+    The binding writes its message from type names and versions only (never
+    a value: a record holds tokens), so it is the one message of a failed
+    OAuth question that is logged and sent."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, status=E_INTERNAL)
+
+
+def token_store_handlers(store: Any) -> Tuple[TokenLoad, TokenSave, bool]:
+    """``token_store=`` as the token_load / token_save handlers, and whether
+    it is the versioned form. An object with ``compare_and_save`` is a
+    :class:`~lemonmcp.types.VersionedTokenStore`; an object with ``load`` and
+    ``save`` (or a ``(load, save)`` pair) is the single-process form:
+    ``load(request) -> record | None`` and ``save(record) -> None``."""
+    if not isinstance(store, tuple) and getattr(store, "compare_and_save", None) is not None:
+        load = getattr(store, "load", None)
+        cas = getattr(store, "compare_and_save", None)
+        if not callable(load) or not callable(cas):
+            raise InvalidArgument(
+                "token_store: a versioned store needs load(key) and "
+                f"compare_and_save(key, record, expected_version) methods, got {type(store).__name__}"
+            )
+        return versioned_load_handler(load), versioned_save_handler(cas), True
+    load, save = store_pair(store, "token_store", "load(key) and save(record)")
+
+    def token_save(payload: JSONObject) -> Any:
+        if "expected_version" in payload:
+            # The versioned form (auth.token_store {"type": "app"}, e.g. in
+            # a host file): save() cannot compare, and the {} it would be
+            # answered with means "saved" there, letting two processes
+            # redeem the same refresh token.
+            raise StoreFailed(
+                "the token_store's save(record) cannot answer a versioned token_save "
+                '(auth.token_store {"type": "app"}): give a store with compare_and_save'
+            )
+        return save(payload)
+
+    return load, token_save, False
+
+
+def _not_versioned(method: str) -> StoreFailed:
+    return StoreFailed(
+        f"the token_store's {method} answers the versioned form only: "
+        'set auth.token_store to {"type": "app"} (or leave it out)'
+    )
+
+
+def versioned_load_handler(load: Callable[..., Any]) -> TokenLoad:
+    """token_load {"resource", "key"} -> ``load(key)`` -> {"version": 0} or
+    {"version": n, "record": {..}}."""
+
+    def token_load(payload: JSONObject) -> Any:
+        key = payload.get("key")
+        if not isinstance(key, str) or not key:
+            raise _not_versioned("load(key)")
+        return _store_call("load(key)", lambda: load(key), load_answer)
+
+    return token_load
+
+
+def versioned_save_handler(compare_and_save: Callable[..., Any]) -> TokenSave:
+    """token_save {"key", "expected_version", record...} ->
+    ``compare_and_save(key, record, expected_version)`` -> {"version": n} or
+    {"conflict": true, "version": n, "record"?}."""
+
+    def token_save(payload: JSONObject) -> Any:
+        record = dict(payload)
+        record.pop("server", None)  # a host's: which server asked, not the record's
+        key = record.pop("key", None)
+        expected = record.pop("expected_version", None)
+        if not isinstance(key, str) or not key or not _is_version(expected):
+            raise _not_versioned("compare_and_save")
+        return _store_call(
+            "compare_and_save",
+            lambda: compare_and_save(key, record, expected),
+            lambda result: save_answer(result, expected),
+        )
+
+    return token_save
+
+
+def _is_version(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def load_answer(result: Any) -> JSONObject:
+    """The versioned token_load answer from what ``load(key)`` returned:
+    ``(record, version)`` or None."""
+    if result is None:
+        return {"version": 0}
+    if isinstance(result, tuple) and len(result) == 2:
+        record, version = result
+        if _is_version(version) and version == 0:
+            return {"version": 0}  # nothing stored (as Elixir's {_record, 0})
+        if isinstance(record, Mapping) and _is_version(version) and version > 0:
+            return {"version": version, "record": dict(record)}
+    raise StoreFailed(
+        f"the token_store's load(key) returned {_shape(result)}, expected (record, version) or None"
+    )
+
+
+def save_answer(result: Any, expected: int) -> JSONObject:
+    """The versioned token_save answer from what ``compare_and_save``
+    returned: the new version, or a :class:`TokenConflict`. Never {}."""
+    if isinstance(result, TokenConflict):
+        if result.record is None and result.version == 0:
+            return {"conflict": True, "version": 0}
+        if isinstance(result.record, Mapping) and _is_version(result.version) and result.version > 0:
+            return {"conflict": True, "version": result.version, "record": dict(result.record)}
+        raise StoreFailed(
+            "the token_store's compare_and_save returned a TokenConflict without a record and a version >= 1"
+        )
+    if _is_version(result) and result > expected:
+        return {"version": result}
+    if _is_version(result):
+        raise StoreFailed(
+            f"the token_store's compare_and_save returned version {result}, "
+            f"not above expected_version {expected}"
+        )
+    raise StoreFailed(
+        f"the token_store's compare_and_save returned {_shape(result)}, "
+        "expected a version above expected_version or TokenConflict(record, version)"
+    )
+
+
+def _shape(value: Any) -> str:
+    """A value's shape for an error: its type (and a tuple's length), never
+    its content."""
+    if isinstance(value, tuple):
+        return f"a tuple of {len(value)}"
+    return type(value).__name__
+
+
+def _store_call(method: str, call: Callable[[], Any], answer: Callable[[Any], JSONObject]) -> Any:
+    """Call a versioned store's method and turn its result into the answer,
+    now or, for a future or an awaitable, when it resolves. An exception
+    becomes :class:`StoreFailed` naming the method and the exception's type
+    (its text may hold a token)."""
+
+    def failed(exc: BaseException) -> StoreFailed:
+        return StoreFailed(f"the token_store's {method} raised {type(exc).__name__}")
+
+    try:
+        result = call()
+    except Exception as exc:
+        raise failed(exc) from None
+    if isinstance(result, concurrent.futures.Future):
+        out: "concurrent.futures.Future[JSONObject]" = concurrent.futures.Future()
+
+        def resolved(f: "concurrent.futures.Future[Any]") -> None:
+            try:
+                if f.cancelled():
+                    raise StoreFailed(f"the token_store's {method} was cancelled")
+                exc = f.exception()
+                if exc is not None:
+                    raise failed(exc)
+                out.set_result(answer(f.result()))
+            except BaseException as exc:
+                out.set_exception(exc)
+
+        result.add_done_callback(resolved)
+        return out
+    if inspect.isawaitable(result):
+        pending = result
+
+        async def resolve() -> JSONObject:
+            try:
+                value = await pending
+            except Exception as exc:
+                raise failed(exc) from None
+            return answer(value)
+
+        return resolve()
+    return answer(result)
 
 
 def pin_store_handlers(store: Any) -> Tuple[HostHandler, HostHandler]:
@@ -432,6 +617,11 @@ def _reply_value(sess: Answering, request_id: int, kind: str, result: Any) -> No
                 result["reason"] = str(reason)
         elif kind == "authorize" and isinstance(result, str):
             result = {"redirect_url": result}  # where the browser ended up
+        elif kind in ("token_load", "token_save") and sess.callbacks.token_versioned:
+            # Already the versioned answer (load_answer, save_answer); {}
+            # would mean "nothing stored" or "saved".
+            if not isinstance(result, Mapping) or not _is_version(result.get("version")):
+                raise StoreFailed(f"the versioned {kind} answer has no version")
         elif kind in ("token_load", "pins_load") and result is None:
             result = {}  # nothing stored
         elif kind in ("token_save", "pins_save"):
@@ -453,7 +643,11 @@ def _reply_error(sess: Answering, request_id: int, kind: str, exc: BaseException
     neither sent nor logged (only its type is), and no traceback is logged.
     A LemonMCPError still chooses the status."""
     body: JSONObject
-    if kind in AUTH_KINDS:
+    if isinstance(exc, StoreFailed):  # its message holds no value: shown
+        log.error("lemonmcp: %s (no value is shown: a record holds tokens)", exc.message)
+        body = {"message": exc.message}
+        status = E_INTERNAL
+    elif kind in AUTH_KINDS:
         status = exc.status if isinstance(exc, LemonMCPError) and exc.status != OK else E_INTERNAL
         if not isinstance(exc, Exception):
             log.warning("lemonmcp: the %s handler was interrupted (%s)", kind, type(exc).__name__)

@@ -59,7 +59,11 @@ class Client(ClientBase):
     ``request["authorization_url"]`` and report where the authorization
     server redirected); ``token_store`` (an object with ``load(key) ->
     record | None`` and ``save(record)``, or a ``(load, save)`` pair) keeps
-    tokens in the host's store (``auth.token_store`` "app"). What these
+    tokens in the host's store (``auth.token_store`` "app"); an object with
+    ``load(key)`` and ``compare_and_save(key, record, expected_version)``
+    (:class:`lemonmcp.VersionedTokenStore`, for processes sharing one
+    grant) answers the versioned form (``auth.token_store`` {"type":
+    "app"}), where a failed load or save fails the refresh. What these
     raise is never shown or logged (only the exception's type): it may hold
     a secret. A server that needs authorization the library could not get
     fails with ``AuthRequired``, whose ``metadata`` is what discovery found.

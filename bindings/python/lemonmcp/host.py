@@ -313,7 +313,7 @@ class HostBase:
             defaults = dict(defaults) if isinstance(defaults, Mapping) else {}
             declare_handlers(defaults, kinds)
             if callbacks.app_token_store:
-                use_app_token_store(defaults)
+                use_app_token_store(defaults, callbacks.token_versioned)
             config["defaults"] = defaults
         if callbacks.app_pin_store and path is None:
             use_app_pin_store(config)  # a file declares "store": "app" itself
@@ -434,9 +434,11 @@ class Host(HostBase):
     ``on_notification``, ``on_progress``, ``on_closed``; and the handlers of
     the servers' requests, ``sampling(params)``, ``elicitation(params)``,
     ``roots`` (a list, or a callable), ``review``, ``authorize``,
-    ``token_store``: each is declared under ``defaults.handlers`` so every
-    server may ask, and ``params.server`` names the server that asked (see
-    :class:`RequestParams`). ``pin_store``: the application keeps the
+    ``token_store``: each is declared under ``defaults.handlers`` (a token
+    store: ``defaults.auth.token_store``, "app", or {"type": "app"} for a
+    :class:`lemonmcp.VersionedTokenStore`, whose servers share the grants of
+    its keys) so every server may ask, and ``params.server`` names the
+    server that asked (see :class:`RequestParams`). ``pin_store``: the application keeps the
     host's pins (``"pins": {"store": "app"}``, set for a mapping
     configuration; a file declares it): an object with ``load() -> document
     | None`` and ``save(document) -> None``, or a ``(load, save)`` pair,
