@@ -431,7 +431,7 @@ defmodule LemonMCP.OAuthTest do
     me = self()
     cache = [load: fn -> nil end, save: fn r -> send(me, {:saved, r}) end]
 
-    for store <- [%{type: "app", key: "k1"}, [type: :app], "app"] do
+    for store <- [:app, "app"] do
       {:ok, c} =
         start(base, oauth: [client_id: "lemon", client_secret: "secret", token_store: store], oauth_token_cache: cache)
 
@@ -445,6 +445,9 @@ defmodule LemonMCP.OAuthTest do
     bad = [
       {[token_store: file], [oauth_token_cache: cache], ~r/conflicts with :oauth_token_cache/},
       {[token_store: %{type: "app"}], [], ~r/needs :oauth_token_cache/},
+      {[token_store: %{type: "app", key: "k1"}], [oauth_token_cache: cache],
+       ~r/needs oauth_token_cache: \[load: fun\/1/},
+      {[token_store: [type: :app]], [oauth_token_cache: cache], ~r/is the shared store/},
       {[token_store: 42], [], ~r/must be a map/},
       {[token_store: [{1, 2}]], [], ~r/must be a map/}
     ]

@@ -97,8 +97,8 @@ defmodule LemonMCP.Client.HTTP do
     * `type: "app"` — the `:oauth_token_cache` below is the store (with
       `key:` and `lease_ms:` as above); a token cache alone means this
       store too. Any other store together with a token cache is an error.
-      Processes sharing the application's own store need the cache's
-      versioned form (below).
+      The map form is the shared store and needs the cache's versioned
+      form (below); the single-process cache goes with `"app"` alone.
 
   The library checks the object and names what is wrong in it.
 

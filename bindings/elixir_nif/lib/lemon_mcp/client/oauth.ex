@@ -199,6 +199,16 @@ defmodule LemonMCP.Client.OAuth do
   defp check_store_type("app", _store, cache) when cache == %{},
     do: invalid("oauth.token_store \"app\" needs :oauth_token_cache (its load and save)")
 
+  # The object form is the shared-store contract (compare-and-save): an
+  # old load/0, save/1 cache cannot keep it, and answering its saves as
+  # done would let two processes redeem one refresh token.
+  defp check_store_type("app", store, cache) when is_map(store) and not is_map_key(cache, :versioned),
+    do:
+      invalid(
+        "oauth.token_store %{type: \"app\"} is the shared store: it needs oauth_token_cache: " <>
+          "[load: fun/1, save: fun/3] (a [load: fun/0, save: fun/1] cache goes with token_store: \"app\")"
+      )
+
   defp check_store_type("app", store, _cache), do: {:ok, store}
   defp check_store_type(_type, store, cache) when cache == %{}, do: {:ok, store}
 
