@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/host"
 )
 
 // telemetrySink keeps a host's telemetry records.
@@ -104,16 +105,9 @@ func TestHostTelemetrySessionRecords(t *testing.T) {
 	require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
 	listTools(t, h)
 
-	_, err := h.CallToolSync("a__crash", nil, core.CallOptions{})
-	require.NotNil(t, err)
-	require.Eventually(t, func() bool {
-		_, lost := sink.find(func(r core.TelemetryRecord) bool {
-			return r.Kind == core.RecordSession && r.Server == "a" && r.ErrorType == "closed" && r.DurationNS > 0
-		})
-		return lost
-	}, 10*time.Second, 20*time.Millisecond, "the crashed server's session record")
+	crashAndWaitLostSession(t, h, sink, "a")
 	// The restarted server's new session (a call waits for its handshake).
-	_, err = h.CallToolSync("a__echo", []byte(`{"text":"again"}`), core.CallOptions{WaitReady: true})
+	_, err := h.CallToolSync("a__echo", []byte(`{"text":"again"}`), core.CallOptions{WaitReady: true})
 	require.Nil(t, errOrNil(err))
 
 	h.Close(5 * time.Second)
@@ -137,12 +131,19 @@ func TestHostTelemetryLateHandlerSeesCrash(t *testing.T) {
 	sink := &telemetrySink{}
 	h.SetTelemetryHandler(sink.handle, nil)
 
-	_, err := h.CallToolSync("a__crash", nil, core.CallOptions{})
+	crashAndWaitLostSession(t, h, sink, "a")
+}
+
+// crashAndWaitLostSession crashes the host's server (its "crash" tool)
+// and waits for the "session" record of the session the crash ended.
+func crashAndWaitLostSession(t *testing.T, h *host.Host, sink *telemetrySink, server string) {
+	t.Helper()
+	_, err := h.CallToolSync(server+"__crash", nil, core.CallOptions{})
 	require.NotNil(t, err)
 	require.Eventually(t, func() bool {
 		_, lost := sink.find(func(r core.TelemetryRecord) bool {
-			return r.Kind == core.RecordSession && r.Server == "a" && r.ErrorType == "closed" && r.DurationNS > 0
+			return r.Kind == core.RecordSession && r.Server == server && r.ErrorType == "closed" && r.DurationNS > 0
 		})
 		return lost
-	}, 10*time.Second, 20*time.Millisecond, "the crashed server's session record, its handler set after ready")
+	}, 10*time.Second, 20*time.Millisecond, "server %s: the crashed session's record", server)
 }

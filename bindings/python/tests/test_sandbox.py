@@ -23,6 +23,7 @@ import pytest
 import lemonmcp
 
 from conftest import FIXTURE, REPO, wait_until
+from escapes_worker import find as find_process
 
 
 def _daemon_token() -> str:
@@ -39,18 +40,6 @@ def _server(fixture: str, token: str, outside: str) -> Dict[str, Any]:
         f"( setsid sleep {token} & ) </dev/null >/dev/null 2>&1; exec {shlex.quote(fixture)}"
     )
     return {"command": "/bin/sh", "args": ["-c", script], "timeouts": {"close_grace_ms": 300}}
-
-
-def _find(cmdline: str) -> int:
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/cmdline", "rb") as f:
-                    if f.read() == cmdline.encode():
-                        return int(name)
-            except OSError:
-                pass
-    return 0
 
 
 def test_sandboxed_and_plain_servers(fixture_path: str, tmp_path: Any) -> None:
@@ -81,8 +70,8 @@ def test_sandboxed_and_plain_servers(fixture_path: str, tmp_path: Any) -> None:
 
         daemons = {}
         for token in (boxed, plain):
-            assert wait_until(lambda: _find("sleep\0" + token + "\0") != 0, 30.0), "the daemon never started"
-            daemons[token] = _find("sleep\0" + token + "\0")
+            assert wait_until(lambda: find_process("sleep\0" + token + "\0") != 0, 30.0), "the daemon never started"
+            daemons[token] = find_process("sleep\0" + token + "\0")
     for token, pid in daemons.items():
         assert wait_until(lambda: not os.path.exists(f"/proc/{pid}"), 30.0), f"the daemon of {token} outlived the host"
 
