@@ -18,8 +18,16 @@ import (
 )
 
 // TestMain builds the sandbox helper and points the library at it, as
-// make does by installing it next to liblemonmcp.so.
+// make does by installing it next to liblemonmcp.so. The run as nobody
+// (TestNpxUvxAsUnprivilegedUser) is given a copy of the parent's helper.
 func TestMain(m *testing.M) {
+	if os.Getenv(nobodyEnv) != "" {
+		if os.Geteuid() != nobodyUID {
+			fmt.Fprintf(os.Stderr, "%s is set but this run is user %d, not nobody\n", nobodyEnv, os.Geteuid())
+			os.Exit(1)
+		}
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "sandboxtests-helper-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
