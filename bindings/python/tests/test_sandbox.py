@@ -107,49 +107,27 @@ def _npm_servers() -> Any:
     return everything
 
 
-def test_real_servers_work_confined(tmp_path: Any) -> None:
+def test_real_servers_work_confined_as_root_and_as_nobody() -> None:
     """server-everything and server-filesystem (Node, installed from npm into
-    .cache/) run confined; server-filesystem is told it may use / and the
-    sandbox alone keeps it to allowWrite and away from denyRead."""
+    .cache/) run confined, with the application run as root and then as
+    nobody; server-filesystem is told it may use / and the sandbox alone
+    keeps it to allowWrite and away from denyRead. The control, unconfined,
+    lets both attempts through."""
     everything = _npm_servers()
-    node = everything.node()
-    work, secret, outside = tmp_path / "work", tmp_path / "secret", tmp_path / "outside"
-    for d in (work, secret, outside):
-        d.mkdir()
-        os.chmod(d, 0o777)
-    (secret / "key").write_text("k")
-    cfg = {
-        "defaults": {"sandboxEnabled": True, "timeouts": {"ready_ms": 20000}},
-        "mcpServers": {
-            "everything": {"command": node, "args": [everything.install(), "stdio"]},
-            "files": {
-                "command": node,
-                "args": [everything.install_filesystem(), "/"],
-                "sandbox": {"filesystem": {"allowWrite": [str(work)], "denyRead": [str(secret)]}},
-            },
-        },
-    }
-    with lemonmcp.Host(cfg) as host:
-        servers = host.servers()
-        for name in ("everything", "files"):
-            assert servers[name]["state"] == "ready", servers[name]
-            assert servers[name]["sandbox"]["namespaces"] is True
-        assert "hi" in host.call_tool("everything__echo", {"message": "hi"}).text
+    args = [everything.node(), everything.install(), everything.install_filesystem()]
+    control = _run_worker(REAL_SERVERS_WORKER, os.getuid(), [*args, "control"], {})
+    assert control["states"] == {"everything": "ready", "files": "ready"}, control
+    assert control["write_outside"] == "ok" and control["outside_written"], control
+    assert control["read_secret"] == "ok", control
 
-        r = host.call_tool("files__write_file", {"path": str(work / "a.txt"), "content": "inside"})
-        assert not r.is_error, r.text
-        assert (work / "a.txt").read_text() == "inside"
-        for tool, args in (
-            ("files__write_file", {"path": str(outside / "b.txt"), "content": "escaped"}),
-            ("files__read_text_file", {"path": str(secret / "key")}),
-        ):
-            try:
-                result = host.call_tool(tool, args)
-                refused = result.is_error
-            except lemonmcp.Error:
-                refused = True
-            assert refused, f"{tool} {args} got through the sandbox"
-        assert not (outside / "b.txt").exists()
+    for uid in [os.getuid()] + ([NOBODY] if os.getuid() == 0 else []):
+        out = _run_worker(REAL_SERVERS_WORKER, uid, [*args, "sandbox"], {})
+        assert out["states"] == {"everything": "ready", "files": "ready"}, f"uid {uid}: {out}"
+        assert out["namespaces"] == {"everything": True, "files": True}, f"uid {uid}: {out}"
+        assert "hi" in out["echo"], out
+        assert out["write_inside"] == "ok" and out["inside_written"], f"uid {uid}: {out}"
+        assert out["write_outside"] == "denied" and not out["outside_written"], f"uid {uid}: {out}"
+        assert out["read_secret"] == "denied", f"uid {uid}: {out}"
 
 
 def test_client_server_info_reports_the_sandbox(fixture_path: str) -> None:
@@ -250,6 +228,7 @@ def test_cli_calls_a_confined_npx_server(tmp_path: Any) -> None:
     assert reg.requests().count(tarball) == 1, reg.requests()
 ESCAPES = os.path.join(REPO, "tests", "fixtures", "escapes", "escapes.sh")
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "escapes_worker.py")
+REAL_SERVERS_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "real_servers_worker.py")
 NOBODY = 65534
 
 
@@ -272,10 +251,14 @@ def _as(uid: int, argv: List[str]) -> List[str]:
 
 
 def _escapes(how: str, fixture: str, uid: int, mode: str, env: Dict[str, str]) -> Dict[str, Any]:
+    return _run_worker(WORKER, uid, [how, fixture, ESCAPES, mode], env)
+
+
+def _run_worker(worker: str, uid: int, args: List[str], env: Dict[str, str]) -> Dict[str, Any]:
     """The worker's report, run as uid: the whole application (the worker
     and, for the command line, the lemonmcp process it starts) runs as
     that user, with a temporary, home and cache directory of its own."""
-    home = tempfile.mkdtemp(prefix="escapes-home-")
+    home = tempfile.mkdtemp(prefix="sandbox-worker-home-")
     try:
         os.chown(home, uid, uid)
         e = dict(os.environ, **env)
@@ -287,9 +270,8 @@ def _escapes(how: str, fixture: str, uid: int, mode: str, env: Dict[str, str]) -
             XDG_CACHE_HOME=os.path.join(home, "cache"),
         )
         py = _python_for(uid)
-        e["ESCAPES_PYTHON"] = py  # for the command line the worker starts
-        argv = _as(uid, [py, WORKER, how, fixture, ESCAPES, mode])
-        r = subprocess.run(argv, capture_output=True, text=True, env=e, cwd=home, timeout=300)
+        e["ESCAPES_PYTHON"] = py  # for the command line the escape worker starts
+        r = subprocess.run(_as(uid, [py, worker, *args]), capture_output=True, text=True, env=e, cwd=home, timeout=300)
         assert r.returncode == 0, r.stderr[-2000:]
         out: Dict[str, Any] = json.loads(r.stdout.splitlines()[-1])
         assert out["uid"] == uid
