@@ -12,7 +12,7 @@ import (
 // members plus LemonMCP's "limits" and "required":
 //
 //	{"filesystem": {"allowWrite", "denyRead", "denyWrite"},
-//	 "network": {"allowedDomains", "deniedDomains"},
+//	 "network": {"allowedDomains", "deniedDomains", "allowAllUnixSockets"},
 //	 "limits": {"processes", "openFiles", "memoryBytes"}, "required": bool}
 //
 // nil when absent.
@@ -41,6 +41,9 @@ func parseSandbox(o *object) (*sandbox.Policy, *core.Error) {
 			return nil, err
 		}
 		if p.DeniedDomains, err = domains(nw, "deniedDomains"); err != nil {
+			return nil, err
+		}
+		if p.AllowAllUnixSockets, _, err = nw.boolean("allowAllUnixSockets"); err != nil {
 			return nil, err
 		}
 		if err := nw.finish(); err != nil {

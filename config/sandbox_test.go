@@ -24,6 +24,9 @@ func TestSandboxObject(t *testing.T) {
 			err: "config.transport.sandbox.network.deniedDomains[0]: the port must be a number"},
 		{name: "no host", sandbox: `{"network":{"allowedDomains":[":4873"]}}`,
 			err: "config.transport.sandbox.network.allowedDomains[0]: names no host"},
+		{name: "Unix sockets allowed", sandbox: `{"network":{"allowAllUnixSockets":true}}`},
+		{name: "Unix sockets, not a boolean", sandbox: `{"network":{"allowAllUnixSockets":"yes"}}`,
+			err: "config.transport.sandbox.network.allowAllUnixSockets: must be"},
 		{name: "not an object", sandbox: `true`, err: "config.transport.sandbox: must be a JSON object"},
 		// The helper is not installed next to this test binary: a required
 		// sandbox fails at once and says what is missing.

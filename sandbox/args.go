@@ -21,6 +21,7 @@ type helperArgs struct {
 	writeDeny  []string      // Landlock: except beneath these
 	landlock   bool          // apply the file system rules
 	netDeny    bool          // Landlock TCP rules with nothing allowed (no network namespace)
+	denyUnix   bool          // the seccomp filter: no AF_UNIX socket for the server (seccomp.go)
 	processes  int           // 0: no limit
 	openFiles  int           // 0: no limit
 	memory     int64         // bytes of address space, 0: no limit
@@ -58,6 +59,9 @@ func (a *helperArgs) argv() []string {
 	if a.netDeny {
 		out = append(out, "-deny-net")
 	}
+	if a.denyUnix {
+		out = append(out, "-deny-unix-sockets")
+	}
 	if a.processes > 0 {
 		out = append(out, "-processes="+strconv.Itoa(a.processes))
 	}
@@ -92,6 +96,7 @@ func parseHelperArgs(args []string) (*helperArgs, error) {
 	fs.Var(pathList{&a.write}, "write", "writes allowed beneath this path (repeatable)")
 	fs.Var(pathList{&a.writeDeny}, "deny-write", "no writes beneath this path (repeatable)")
 	fs.BoolVar(&a.netDeny, "deny-net", false, "deny TCP bind and connect with Landlock")
+	fs.BoolVar(&a.denyUnix, "deny-unix-sockets", false, "refuse the server new AF_UNIX sockets (seccomp)")
 	fs.IntVar(&a.processes, "processes", 0, "process limit")
 	fs.IntVar(&a.openFiles, "open-files", 0, "open file limit")
 	fs.Int64Var(&a.memory, "memory", 0, "address space limit in bytes")

@@ -24,6 +24,7 @@ type setup struct {
 	noNewPrivs  bool // no_new_privs is set
 	landlockABI int  // the Landlock ABI applied, 0 for none
 	limits      bool // every rlimit asked for is set
+	seccomp     bool // the Unix socket filter is installed (seccomp.go)
 	failures    []string
 	// hidden counts the denyRead paths hidden by mounts; enumerate holds
 	// those left to the Landlock enumeration (all of them, before
@@ -258,9 +259,9 @@ func (s *setup) report(w io.Writer) {
 		}
 		return "0"
 	}
-	fmt.Fprintf(w, "namespaces=%s\nproc=%s\npidmax=%s\ncaps=%s\nnnp=%s\nlandlock=%d\nlimits=%s\n",
+	fmt.Fprintf(w, "namespaces=%s\nproc=%s\npidmax=%s\ncaps=%s\nnnp=%s\nlandlock=%d\nlimits=%s\nseccomp=%s\n",
 		b(s.args.namespaces), b(s.procPrivate), b(s.pidMax), b(s.capsDropped),
-		b(s.noNewPrivs), s.landlockABI, b(s.limits))
+		b(s.noNewPrivs), s.landlockABI, b(s.limits), b(s.seccomp))
 	for _, f := range s.failures {
 		fmt.Fprintf(w, "failed=%s\n", f)
 	}

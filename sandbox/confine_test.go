@@ -162,6 +162,40 @@ print(json.dumps(out))
 	}
 }
 
+// TestConfinedNoUnixSockets: a socket file the user's processes reach
+// (a daemon's, a bus, an agent) is out of the server's reach: it cannot
+// create an AF_UNIX socket, nor an io_uring to create one with, while
+// socketpair still works. The control reaches the socket unconfined, and
+// allowAllUnixSockets gives it back.
+func TestConfinedNoUnixSockets(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	require.NoError(t, err)
+	sock := unixListener(t, t.TempDir())
+	script := py + ` -c '
+import ctypes, json, os, socket
+out = {}
+try:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect("` + sock + `"); out["connect"] = "ok"
+except OSError: out["connect"] = "denied"
+try:
+    socket.socketpair(); out["socketpair"] = "ok"
+except OSError: out["socketpair"] = "denied"
+libc = ctypes.CDLL(None, use_errno=True)
+params = ctypes.create_string_buffer(120)
+out["io_uring"] = "ok" if libc.syscall(425, 1, params) >= 0 else os.strerror(ctypes.get_errno())
+print(json.dumps(out))
+'`
+	control, err := exec.Command("/bin/sh", "-c", script).Output()
+	require.NoError(t, err)
+	require.JSONEq(t, `{"connect":"ok","socketpair":"ok","io_uring":"ok"}`, string(control), "the control")
+
+	got := runConfined(t, Policy{}, script)
+	require.Equal(t, map[string]any{"connect": "denied", "socketpair": "ok", "io_uring": "Operation not permitted"}, got)
+
+	got = runConfined(t, Policy{AllowAllUnixSockets: true}, script)
+	require.Equal(t, "ok", got["connect"], "allowAllUnixSockets")
+}
+
 // TestAsUnprivilegedUser runs the confinement tests again as nobody: user
 // namespaces and Landlock without root, and limits that bind.
 func TestAsUnprivilegedUser(t *testing.T) {
@@ -192,6 +226,7 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), "--- PASS: TestConfinedFileSystem")
 	require.Contains(t, string(out), "--- PASS: TestServerEndReportedThroughTheHelper")
+	require.Contains(t, string(out), "--- PASS: TestConfinedNoUnixSockets")
 	require.NotContains(t, string(out), "--- FAIL")
 }
 
@@ -243,8 +278,9 @@ func findProcess(cmdline string) int {
 func TestReport(t *testing.T) {
 	r := (&Policy{Processes: 10}).Report()
 	require.Equal(t, Report{Namespaces: true, Landlock: landlockABI(), Network: "none", Proc: "private",
-		NoNewPrivs: true, Limits: true, Reaper: "pid-namespace"}, r)
+		NoNewPrivs: true, Limits: true, Reaper: "pid-namespace", UnixSockets: "denied"}, r)
 	require.GreaterOrEqual(t, r.Landlock, 6)
+	require.Equal(t, "allowed", (&Policy{AllowAllUnixSockets: true}).Report().UnixSockets)
 	r = (&Policy{AllowedDomains: []string{"example.com"}}).Report()
 	require.Equal(t, "proxy", r.Network)
 	require.Empty(t, r.Missing)
@@ -256,11 +292,11 @@ func TestRequiredFailsNamingWhatIsMissing(t *testing.T) {
 	// A machine without user namespaces (Ubuntu's AppArmor restriction,
 	// a container): the helper runs, Landlock holds.
 	real := probed
-	probed = func() probe { return probe{helper: true, nnp: true, landlock: 7, limits: true} }
+	probed = func() probe { return probe{helper: true, nnp: true, landlock: 7, limits: true, seccomp: true} }
 	defer func() { probed = real }()
 	r := (&Policy{AllowedDomains: []string{"example.com"}}).Report()
 	require.Equal(t, Report{Landlock: 7, Network: "tcp-denied", Proc: "host", NoNewPrivs: true, Limits: true, Reaper: "subreaper",
-		Missing: []string{"user namespaces", "a network namespace for the allowedDomains proxy"}}, r)
+		UnixSockets: "denied", Missing: []string{"user namespaces", "a network namespace for the allowedDomains proxy"}}, r)
 
 	tr, err := stdio.New(stdio.Config{
 		Command:  "/bin/cat",

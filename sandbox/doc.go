@@ -24,7 +24,9 @@
 // set, sets no_new_privs and applies Landlock (reads everywhere but
 // denyRead, writes only beneath allowWrite, the private temporary and
 // cache directories, and a few devices; no signals or abstract sockets
-// beyond the sandbox), then forks the server in a session of its own and
+// beyond the sandbox), installs a seccomp filter refusing new AF_UNIX
+// sockets (socket files are not Landlock's), then forks the server in a
+// session of its own and
 // stays as the namespace's init: when it exits, the kernel kills whatever
 // is left. A layer the machine lacks is left out, and the Report says so;
 // a Required policy then fails to start. What each machine offers is
@@ -44,6 +46,8 @@
 //   - confine.go: namespaces set-up, limits, privileges, Landlock.
 //   - rules.go: the Landlock rules for "read all but denyRead, write only
 //     allowWrite".
+//   - seccomp.go (and seccomp_<arch>.go): the filter that refuses the
+//     server AF_UNIX sockets and io_uring, installed on the forking thread.
 //   - proxy.go: the egress proxy for allowedDomains (library side): the
 //     entries (names, wildcards, addresses, each with an optional port),
 //     the refusal of internal addresses but for an address named with its

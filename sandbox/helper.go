@@ -55,6 +55,7 @@ func Main() {
 	}
 	env.confine()
 	if a.probe {
+		env.filterUnixSockets() // a throwaway process: try the filter here
 		env.report(os.Stdout)
 		os.Exit(0)
 	}
@@ -71,6 +72,9 @@ func (s *setup) run() int {
 		// subreaper: to us, not to init, so we can still find and end them.
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	}
+	// Last, on this locked thread only: the server inherits the filter,
+	// the helper's other threads (the proxy bridge) keep their sockets.
+	s.filterUnixSockets()
 	pid, err := syscall.ForkExec(s.args.server[0], s.args.server[1:], &syscall.ProcAttr{
 		Env:   s.env,
 		Files: []uintptr{0, 1, 2},
@@ -105,6 +109,19 @@ func (s *setup) run() int {
 			return s.end(r.serverWs)
 		}
 	}
+}
+
+// filterUnixSockets installs the Unix socket filter when asked (and
+// no_new_privs, which it needs, holds).
+func (s *setup) filterUnixSockets() {
+	if !s.args.denyUnix || !s.noNewPrivs {
+		return
+	}
+	if err := denyUnixSockets(); err != nil {
+		s.fail("seccomp", err)
+		return
+	}
+	s.seccomp = true
 }
 
 // watchLifeline returns a channel closed when the library's end of the

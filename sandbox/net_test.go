@@ -72,3 +72,24 @@ func (l *listeners) udpReceived() bool {
 	_, _, err := l.udp.ReadFrom(b[:])
 	return err == nil
 }
+
+// unixListener listens on a socket file in dir, as the Docker daemon, a
+// D-Bus bus or an SSH agent would.
+func unixListener(t *testing.T, dir string) string {
+	path := dir + "/daemon.sock"
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatalf("listening on %s: %v", path, err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return path
+}

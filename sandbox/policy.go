@@ -31,6 +31,10 @@ type Policy struct {
 	// it.
 	AllowedDomains []string
 	DeniedDomains  []string
+	// AllowAllUnixSockets lets the server create AF_UNIX sockets, and so
+	// reach any socket file it can read (sandbox-runtime's
+	// "allowAllUnixSockets"); by default a seccomp filter refuses them.
+	AllowAllUnixSockets bool
 	// Limits; zero means none.
 	Processes int
 	OpenFiles int
@@ -51,8 +55,11 @@ type Report struct {
 	Limits     bool   `json:"limits"`
 	// Reaper is how the server's descendants are ended: "pid-namespace"
 	// or "subreaper" ("none" without the helper).
-	Reaper  string   `json:"reaper"`
-	Missing []string `json:"missing,omitempty"`
+	Reaper string `json:"reaper"`
+	// UnixSockets is "denied" when the seccomp filter refuses the server
+	// new AF_UNIX sockets, "allowed" otherwise.
+	UnixSockets string   `json:"unixSockets"`
+	Missing     []string `json:"missing,omitempty"`
 }
 
 // probe is what the helper could set up on this machine, learnt once per
@@ -65,6 +72,7 @@ type probe struct {
 	nnp        bool
 	landlock   int
 	limits     bool
+	seccomp    bool
 }
 
 var probed = sync.OnceValue(func() probe { return probeHelper(helperPath()) })
@@ -77,7 +85,7 @@ func probeHelper(helper string) probe {
 		return probe{}
 	}
 	run := func(ns bool) (map[string]string, bool) {
-		a := &helperArgs{probe: true, status: true, landlock: true, namespaces: ns, processes: 400, openFiles: 1024}
+		a := &helperArgs{probe: true, status: true, landlock: true, denyUnix: true, namespaces: ns, processes: 400, openFiles: 1024}
 		cmd := exec.Command(helper, a.argv()...)
 		if ns {
 			cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -119,6 +127,7 @@ func probeHelper(helper string) probe {
 		nnp:        kv["nnp"] == "1",
 		landlock:   abi,
 		limits:     kv["limits"] == "1",
+		seccomp:    kv["seccomp"] == "1",
 	}
 }
 
@@ -161,6 +170,14 @@ func (p *Policy) Report() Report {
 		} else {
 			miss("a network namespace for the allowedDomains proxy")
 		}
+	}
+	r.UnixSockets = "allowed"
+	switch {
+	case p.AllowAllUnixSockets:
+	case pr.seccomp:
+		r.UnixSockets = "denied"
+	case pr.helper:
+		miss("a seccomp filter for Unix sockets")
 	}
 	if p.Processes > 0 && !pr.pidMax && os.Getuid() == 0 {
 		miss("a process limit for root (per-namespace pid_max)")
@@ -211,6 +228,7 @@ func Confine(p Policy, grace time.Duration) stdio.Launcher {
 			write:      append(append([]string(nil), p.AllowWrite...), tmp, caches),
 			writeDeny:  p.DenyWrite,
 			netDeny:    !pr.namespaces,
+			denyUnix:   pr.seccomp && !p.AllowAllUnixSockets,
 			processes:  p.Processes,
 			openFiles:  p.OpenFiles,
 			memory:     p.Memory,
