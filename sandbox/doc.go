@@ -46,8 +46,10 @@
 //   - confine.go: namespaces set-up, limits, privileges, Landlock.
 //   - rules.go: the Landlock rules for "read all but denyRead, write only
 //     allowWrite".
-//   - seccomp.go (and seccomp_<arch>.go): the filter that refuses the
-//     server AF_UNIX sockets and io_uring, installed on the forking thread.
+//   - seccomp.go: the filter that refuses the server AF_UNIX sockets and
+//     io_uring, installed on the forking thread; seccomp_amd64.go,
+//     seccomp_arm64.go and seccomp_other.go: each architecture's audit
+//     number (none: no filter, reported missing).
 //   - proxy.go: the egress proxy for allowedDomains (library side): the
 //     entries (names, wildcards, addresses, each with an optional port),
 //     the refusal of internal addresses but for an address named with its
