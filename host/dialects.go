@@ -34,6 +34,10 @@ type LoadOptions struct {
 	// Override holds top-level members laid over the file's own (an
 	// application's "tool_prefix" or "defaults"), read as the file's.
 	Override map[string]any
+	// Only, when set, keeps only these servers of the file (lemonmcp
+	// --config FILE --server NAME): the host's options, pins and guard
+	// stay those of the file.
+	Only []string
 }
 
 // Start modes ("start"): an eager server starts with Connect, a lazy one

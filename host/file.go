@@ -44,7 +44,32 @@ func LoadFile(path string, opts LoadOptions) (*Config, *core.Error) {
 	for i, w := range cfg.Warnings {
 		cfg.Warnings[i] = path + ": " + w
 	}
+	if opts.Only != nil {
+		if err := keepOnly(cfg, opts.Only); err != nil {
+			return nil, &core.Error{Status: err.Status, Message: path + ": " + err.Message}
+		}
+	}
 	return cfg, nil
+}
+
+// keepOnly drops every server of cfg not named in only.
+func keepOnly(cfg *Config, only []string) *core.Error {
+	names := make([]string, len(cfg.Servers))
+	byName := map[string]*ServerConfig{}
+	for i, sc := range cfg.Servers {
+		names[i] = sc.Name
+		byName[sc.Name] = sc
+	}
+	kept := make([]*ServerConfig, 0, len(only))
+	for _, n := range only {
+		sc := byName[n]
+		if sc == nil {
+			return core.Errorf(core.StatusNotFound, "no server %s (the file has: %s)", jsonQuote(n), strings.Join(names, ", "))
+		}
+		kept = append(kept, sc)
+	}
+	cfg.Servers = kept
+	return nil
 }
 
 // errText is an OS error without the path it repeats.
@@ -59,7 +84,7 @@ func errText(err error) string {
 // ParseLoadOptions reads the options of a config file as the C ABI and
 // the bindings give them: {"strict": bool, "inputs": {id: value},
 // "workspace_folder": path, "start": "eager"|"lazy", "override": {top-level
-// members laid over the file's}}; empty means none.
+// members laid over the file's}, "only": [server names]}; empty means none.
 // Unknown members are errors: these are LemonMCP's own options.
 func ParseLoadOptions(raw []byte) (LoadOptions, *core.Error) {
 	var opts LoadOptions
@@ -110,9 +135,21 @@ func ParseLoadOptions(raw []byte) (LoadOptions, *core.Error) {
 				return opts, core.Errorf(core.StatusInvalidArgument, "options.override: must be a JSON object of top-level config members")
 			}
 			opts.Override = m
+		case "only":
+			list, ok := v.([]any)
+			if !ok || len(list) == 0 {
+				return opts, core.Errorf(core.StatusInvalidArgument, "options.only: must be a non-empty array of server names")
+			}
+			for i, e := range list {
+				n, ok := e.(string)
+				if !ok || n == "" {
+					return opts, core.Errorf(core.StatusInvalidArgument, "options.only[%d]: must be a server name", i)
+				}
+				opts.Only = append(opts.Only, n)
+			}
 		default:
-			msg := "options." + k + ": is not a known option (known: strict, inputs, workspace_folder, start, override)"
-			if s := closest(k, []string{"strict", "inputs", "workspace_folder", "start", "override"}); s != "" {
+			msg := "options." + k + ": is not a known option (known: strict, inputs, workspace_folder, start, override, only)"
+			if s := closest(k, []string{"strict", "inputs", "workspace_folder", "start", "override", "only"}); s != "" {
 				msg += "; did you mean " + jsonQuote(s) + "?"
 			}
 			return opts, core.Errorf(core.StatusInvalidArgument, "%s", msg)
@@ -125,8 +162,10 @@ func ParseLoadOptions(raw []byte) (LoadOptions, *core.Error) {
 // it: its client configuration, read by the same reader (every dialect,
 // ${VAR} and ${input:id}, envFile) and checked, for a program that talks
 // to that server alone (lemonmcp --config FILE --server NAME). An empty
-// name picks the file's only server. The warnings are the file's.
-func FileServer(path string, opts LoadOptions, name, version string) (*ServerConfig, []string, *core.Error) {
+// name picks the file's only server. The file's Config comes with it: its
+// warnings, and the host options a lone client would not apply
+// (HostGuards).
+func FileServer(path string, opts LoadOptions, name, version string) (*ServerConfig, *Config, *core.Error) {
 	cfg, err := LoadFile(path, opts)
 	if err != nil {
 		return nil, nil, err
@@ -154,5 +193,21 @@ func FileServer(path string, opts LoadOptions, name, version string) (*ServerCon
 	if _, err := config.Parse(sc.Client, version); err != nil {
 		return nil, nil, &core.Error{Status: err.Status, Message: path + ": " + sc.Spell(err.Message)}
 	}
-	return sc, cfg.Warnings, nil
+	return sc, cfg, nil
+}
+
+// HostGuards names the guard stages the host would apply to server sc of
+// cfg that a lone client talking to it does not: "pins" (the file pins
+// definitions) and "tool_filters" (its tools.allow / tools.deny). A
+// program that talks to the server alone must go through a host instead
+// when any is named (lmcp_host_file_server's "host_guards").
+func HostGuards(cfg *Config, sc *ServerConfig) []string {
+	out := []string{}
+	if cfg.Pins != nil {
+		out = append(out, "pins")
+	}
+	if len(sc.Allow) > 0 || len(sc.Deny) > 0 {
+		out = append(out, "tool_filters")
+	}
+	return out
 }

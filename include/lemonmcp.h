@@ -709,11 +709,13 @@ lmcp_status lmcp_host_new(const char *config_json, size_t len,
  * .cursor directory, else the file's directory] (${workspaceFolder}, and
  * where a relative envFile is found), "start": "eager"|"lazy" [the file's],
  * "override": {top-level members laid over the file's, such as "tool_prefix"
- * or "defaults"}}.
+ * or "defaults"}, "only": [server names] (the host runs only these servers
+ * of the file, with the file's pins, filters and other host options)}.
  * Every message and warning starts with the path.
  * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (NULL path or host_out, no such
  * file, unreadable, malformed or invalid config, unknown option: the message
- * names the file); LMCP_E_UNSUPPORTED, as lmcp_host_new. */
+ * names the file); LMCP_E_NOT_FOUND (a server "only" names is not in the
+ * file); LMCP_E_UNSUPPORTED, as lmcp_host_new. */
 lmcp_status lmcp_host_new_file(const char *path, const char *options_json,
                                size_t options_len, lmcp_host **host_out,
                                char **err_out);
@@ -725,7 +727,12 @@ lmcp_status lmcp_host_new_file(const char *path, const char *options_json,
  * to that server alone through lmcp_client_new:
  *   {"name": "<server>", "enabled": bool, "config": {<the lmcp_client_new
  *    configuration the host would give it: "transport", and "timeouts",
- *    "restart", ... when the file sets them>}, "warnings": ["<file>: ...", ..]}
+ *    "restart", ... when the file sets them>}, "warnings": ["<file>: ...", ..],
+ *    "host_guards": ["pins"?, "tool_filters"?]}
+ * host_guards names what the host would apply to this server and a lone
+ * client does not (the file's pins; the server's tools.allow/tools.deny):
+ * when it is not empty, talk to the server through a host (lmcp_host_new_file
+ * with "only": [name]) to keep them.
  * name (NUL-terminated; NULL or "": the file's only server) selects it; its
  * configuration is checked as lmcp_client_new would (the message names the
  * member as the file spells it). Starts nothing.

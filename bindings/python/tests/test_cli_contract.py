@@ -60,6 +60,15 @@ def _two_servers(tmp_path: Any, **extra: Any) -> str:
     return str(cfg)
 
 
+def test_host_call_suggests_the_prefixed_name(tmp_path: Any) -> None:
+    """`call echo` on a host whose tools are server__tool names suggests
+    the host's name of the server's echo (its original_name)."""
+    cfg = tmp_path / "mcp.json"
+    cfg.write_text(json.dumps({"mcpServers": {"everything": {"command": FIXTURE}}}))
+    r = run_cli(["--config", str(cfg), "call", "echo", "text=hi"])
+    assert r.returncode == NOT_FOUND and 'did you mean "everything__echo"' in r.stderr, r.stderr
+
+
 def test_config_call_starts_only_the_server_it_needs(tmp_path: Any) -> None:
     cfg = _two_servers(tmp_path)
     r = run_cli(["--config", cfg, "call", "fx__echo", "text=only me"])
