@@ -49,7 +49,46 @@ func LoadFile(path string, opts LoadOptions) (*Config, *core.Error) {
 			return nil, &core.Error{Status: err.Status, Message: path + ": " + err.Message}
 		}
 	}
+	if opts.Stdio != nil {
+		if err := overStdio(cfg, opts.Stdio); err != nil {
+			return nil, &core.Error{Status: err.Status, Message: path + ": " + err.Message}
+		}
+	}
 	return cfg, nil
+}
+
+// overStdio lays o over the transport of every server of cfg; a server
+// that is not started as a process refuses it (nothing is ignored).
+func overStdio(cfg *Config, o *StdioOverride) *core.Error {
+	for _, sc := range cfg.Servers {
+		var client map[string]any
+		if err := jsonx.Unmarshal(sc.Client, &client); err != nil {
+			return core.Errorf(core.StatusInternal, "the server %s: its configuration does not read back", jsonQuote(sc.Name))
+		}
+		t, _ := client["transport"].(map[string]any)
+		if t == nil || t["type"] != "stdio" {
+			return core.Errorf(core.StatusInvalidArgument, "the server %s is not started as a process here (it is reached by URL): env, cwd and env_inherit cannot apply to it; name the stdio server (only)", jsonQuote(sc.Name))
+		}
+		if len(o.Env) > 0 {
+			env, _ := t["env"].(map[string]any)
+			merged := make(map[string]any, len(env)+len(o.Env))
+			for k, v := range env {
+				merged[k] = v
+			}
+			for k, v := range o.Env {
+				merged[k] = v
+			}
+			t["env"] = merged
+		}
+		if o.Cwd != "" {
+			t["cwd"] = o.Cwd
+		}
+		if o.InheritAll {
+			t["env_inherit"] = "all"
+		}
+		sc.Client = jsonx.MustMarshal(client)
+	}
+	return nil
 }
 
 // keepOnly drops every server of cfg not named in only.
@@ -147,15 +186,62 @@ func ParseLoadOptions(raw []byte) (LoadOptions, *core.Error) {
 				}
 				opts.Only = append(opts.Only, n)
 			}
+		case "stdio":
+			o, err := parseStdioOverride(v)
+			if err != nil {
+				return opts, err
+			}
+			opts.Stdio = o
 		default:
-			msg := "options." + k + ": is not a known option (known: strict, inputs, workspace_folder, start, override, only)"
-			if s := closest(k, []string{"strict", "inputs", "workspace_folder", "start", "override", "only"}); s != "" {
+			msg := "options." + k + ": is not a known option (known: strict, inputs, workspace_folder, start, override, only, stdio)"
+			if s := closest(k, []string{"strict", "inputs", "workspace_folder", "start", "override", "only", "stdio"}); s != "" {
 				msg += "; did you mean " + jsonQuote(s) + "?"
 			}
 			return opts, core.Errorf(core.StatusInvalidArgument, "%s", msg)
 		}
 	}
 	return opts, nil
+}
+
+// parseStdioOverride reads {"env": {name: value}, "cwd": dir,
+// "env_inherit": "all"}.
+func parseStdioOverride(v any) (*StdioOverride, *core.Error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, core.Errorf(core.StatusInvalidArgument, `options.stdio: must be a JSON object {"env"?, "cwd"?, "env_inherit"?}`)
+	}
+	o := &StdioOverride{}
+	for _, k := range sortedKeys(m) {
+		switch k {
+		case "env":
+			env, ok := m[k].(map[string]any)
+			if !ok {
+				return nil, core.Errorf(core.StatusInvalidArgument, "options.stdio.env: must be a JSON object of names to string values")
+			}
+			o.Env = make(map[string]string, len(env))
+			for name, ev := range env {
+				s, ok := ev.(string)
+				if !ok || name == "" {
+					return nil, core.Errorf(core.StatusInvalidArgument, "options.stdio.env.%s: must be a string", name)
+				}
+				o.Env[name] = s
+			}
+		case "cwd":
+			s, ok := m[k].(string)
+			if !ok || s == "" {
+				return nil, core.Errorf(core.StatusInvalidArgument, "options.stdio.cwd: must be a non-empty path")
+			}
+			o.Cwd = s
+		case "env_inherit":
+			if m[k] != "all" {
+				return nil, core.Errorf(core.StatusInvalidArgument, `options.stdio.env_inherit: must be "all" (the file's own is kept otherwise)`)
+			}
+			o.InheritAll = true
+		default:
+			return nil, core.Errorf(core.StatusInvalidArgument, "options.stdio.%s: is not a known field (known: env, cwd, env_inherit)", k)
+		}
+	}
+	return o, nil
 }
 
 // FileServer is one server of the config file at path as a host would run

@@ -710,7 +710,10 @@ lmcp_status lmcp_host_new(const char *config_json, size_t len,
  * where a relative envFile is found), "start": "eager"|"lazy" [the file's],
  * "override": {top-level members laid over the file's, such as "tool_prefix"
  * or "defaults"}, "only": [server names] (the host runs only these servers
- * of the file, with the file's pins, filters and other host options)}.
+ * of the file, with the file's pins, filters and other host options),
+ * "stdio": {"env"?: {name: value} (added to each server's env, winning),
+ * "cwd"?: dir, "env_inherit"?: "all"} (laid over every server kept; a server
+ * reached by URL refuses it: LMCP_E_INVALID_ARGUMENT)}.
  * Every message and warning starts with the path.
  * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (NULL path or host_out, no such
  * file, unreadable, malformed or invalid config, unknown option: the message

@@ -23,6 +23,7 @@ import json
 import logging
 from typing import IO, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
+from ._cli_args import env_words
 from ._host_file import FAILED_SERVER, failure_text, settled_report
 from .errors import InvalidArgument, LemonMCPError
 
@@ -132,6 +133,7 @@ def run_config(
                 # --server NAME: that server alone, through the host's guard
                 # and sandbox, under its own tool names.
                 only=[ns.server] if getattr(ns, "server", None) else None,
+                stdio=_stdio_override(ns, usage_error),
                 **({"tool_prefix": "never"} if getattr(ns, "server", None) else {}),
                 on_event=_log_printer(err) if ns.verbose else None,
             )
@@ -163,6 +165,23 @@ def run_config(
             if ns.command in ("pins", "approve"):
                 return pins(host, as_json)
             return _call(host, HostTool, ns, out, err, as_json, failure, call_arguments, schema_of, show_result, exits)
+
+
+def _stdio_override(ns: argparse.Namespace, usage_error: Callable[[str], Exception]) -> Optional[Dict[str, Any]]:
+    """--env, --cwd and --inherit-env, laid over how the file's servers
+    start (the library refuses them for a server reached by URL)."""
+    o: Dict[str, Any] = {}
+    try:
+        env = env_words(getattr(ns, "env", None))
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
+    if env:
+        o["env"] = env
+    if getattr(ns, "cwd", None):
+        o["cwd"] = ns.cwd
+    if getattr(ns, "inherit_env", None):
+        o["env_inherit"] = "all"
+    return o or None
 
 
 def _held_tools(host: Any) -> List[str]:

@@ -40,6 +40,7 @@ def load_options(
     start: Optional[str] = None,
     override: Optional[Mapping[str, Any]] = None,
     only: Optional[Sequence[str]] = None,
+    stdio: Optional[Mapping[str, Any]] = None,
 ) -> bytes:
     """The options JSON of ``lmcp_host_new_file``; the library validates it."""
     o: Dict[str, Any] = {}
@@ -55,6 +56,8 @@ def load_options(
         o["override"] = dict(override)
     if only:
         o["only"] = list(only)
+    if stdio:
+        o["stdio"] = dict(stdio)
     return json.dumps(o).encode() if o else b""
 
 

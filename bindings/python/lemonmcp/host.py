@@ -276,12 +276,13 @@ class HostBase:
         workspace_folder: Optional[Union[str, "os.PathLike[str]"]] = None,
         start: Optional[str] = None,
         only: Optional[Sequence[str]] = None,
+        stdio: Optional[Mapping[str, Any]] = None,
         **options: Any,
     ) -> None:
         path: Optional[str] = None
         load_options: Dict[str, Any] = {}
-        if only is not None and not _host_file.is_path(config_or_path):
-            raise TypeError("only=: takes the servers of a config file given by its path")
+        if (only is not None or stdio is not None) and not _host_file.is_path(config_or_path):
+            raise TypeError("only= and stdio=: take a config file given by its path")
         if _host_file.is_path(config_or_path):
             # An application's config file: read by the library, which names
             # the file in every message; config is what is laid over it.
@@ -289,7 +290,8 @@ class HostBase:
             config: Dict[str, Any] = {}
             if tool_prefix != "always":
                 config["tool_prefix"] = tool_prefix
-            load_options = {"strict": strict, "inputs": inputs, "workspace_folder": workspace_folder, "start": start, "only": only}
+            load_options = {"strict": strict, "inputs": inputs, "workspace_folder": workspace_folder, "start": start, "only": only,
+                            "stdio": stdio}
         else:
             config = _load_config(config_or_path)
             if tool_prefix != "always" or "tool_prefix" not in config:
@@ -429,7 +431,9 @@ class Host(HostBase):
     ``${workspaceFolder}`` from ``workspace_folder`` (default: the file's
     project). ``start="lazy"`` starts each server on its first use;
     ``only=["name"]`` runs only those servers of the file, under the file's
-    pins, filters and other host options.
+    pins, filters and other host options; ``stdio={"env": {...}, "cwd":
+    dir, "env_inherit": "all"}`` is laid over how each of them starts (a
+    server reached by URL refuses it).
     ``tool_prefix``: ``"always"`` (``server__tool``), ``"on_collision"`` or
     ``"never"``; the file's own value is kept when the argument is left at
     its default. Other keyword options are top-level host fields
