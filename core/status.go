@@ -90,13 +90,16 @@ func Errorf(status Status, format string, args ...any) *Error {
 }
 
 // JSON encodes the error as the ABI's error object
-// {"status","message","code"?,"data"?}.
+// {"status","message","type","code"?,"data"?}; type is its error.type
+// (telemetry.go), so that no binding works it out again.
 func (e *Error) JSON() []byte {
-	buf := make([]byte, 0, 64+len(e.Message)+len(e.Data))
+	buf := make([]byte, 0, 80+len(e.Message)+len(e.Data))
 	buf = append(buf, `{"status":`...)
 	buf = fmt.Appendf(buf, "%d", e.Status)
 	buf = append(buf, `,"message":`...)
 	buf = jsonx.AppendString(buf, e.Message)
+	buf = append(buf, `,"type":`...)
+	buf = jsonx.AppendString(buf, errorType(e))
 	if e.Code != nil {
 		buf = fmt.Appendf(buf, `,"code":%d`, *e.Code)
 	}

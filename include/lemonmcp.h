@@ -34,9 +34,14 @@
  *    success; errors are negative and never renumbered.
  *  - Errors: when err_out is not NULL and the call fails, *err_out receives a
  *    library-allocated, NUL-terminated UTF-8 JSON object
- *        {"status": <int>, "message": "<text>", "code": <int>?, "data": <any>?}
+ *        {"status": <int>, "message": "<text>", "type": "<error.type>",
+ *         "code": <int>?, "data": <any>?}
  *    ("code" and "data" are the server's JSON-RPC error fields when the status
- *    is LMCP_E_PROTOCOL). A server that could not be started has "data":
+ *    is LMCP_E_PROTOCOL; "type" is the error's OpenTelemetry error.type, as
+ *    telemetry records name it: the server's JSON-RPC error code, else the
+ *    status's name, "timeout", "denied_by_policy", ...). A definition the
+ *    host's pins hold is refused with LMCP_E_POLICY_DENIED and "data":
+ *    {"held": {"server", "kind", "name", "status"}}. A server that could not be started has "data":
  *    {"cause": "<code>"}, a machine-readable reason to branch on (never
  *    branch on "message", whose wording may change): "executable_not_found"
  *    (LMCP_E_TRANSPORT: the command, or its interpreter, does not exist),

@@ -151,6 +151,7 @@ defmodule LemonMCP.HostPinsTest do
 
       for t <- c["held_tools"] do
         refute ("r__" <> t) in names
+
         assert {:error, {:policy_denied, %{"message" => why, "held" => %{"server" => "r"}}}} =
                  Host.call_tool(h, "r__" <> t, %{})
 

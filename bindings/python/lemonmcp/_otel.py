@@ -37,7 +37,7 @@ from typing import Any, Awaitable, Callable, Dict, Mapping, Optional, Tuple, Typ
 
 from . import _ffi
 from ._callbacks import DESTROY_THUNK, EVENT_THUNK, registry, report
-from .errors import LemonMCPError, status_name
+from .errors import LemonMCPError
 
 # Loaded by name, so the package type-checks and imports without it.
 _trace: Any
@@ -205,14 +205,11 @@ def target_of(method: str, params: Optional[Mapping[str, Any]]) -> Optional[str]
 
 
 def error_type(exc: BaseException) -> str:
-    """``error.type`` of a failed call: the server's JSON-RPC error code, the
-    library's status name ("timeout", "transport_error", ...) as the core's
-    telemetry records name it, or the exception's qualified type."""
-    if isinstance(exc, LemonMCPError):
-        if exc.code is not None:
-            return str(exc.code)
-        return status_name(exc.status).lower().replace(" ", "_")
-    return f"{type(exc).__module__}.{type(exc).__qualname__}"
+    """``error.type`` of a failed call: the library's, from its error object
+    (the server's JSON-RPC error code, or the status's name as telemetry
+    records name it), else the exception's qualified type."""
+    t = exc.raw.get("type") if isinstance(exc, LemonMCPError) else None
+    return t if isinstance(t, str) and t else f"{type(exc).__module__}.{type(exc).__qualname__}"
 
 
 class CallSpan:

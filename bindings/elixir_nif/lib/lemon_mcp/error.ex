@@ -62,6 +62,7 @@ defmodule LemonMCP.Error do
   end
 
   def reason(-11, info, _state), do: {:auth_required, data_or_info(info)}
+
   def reason(-12, %{"data" => %{"held" => held}} = info, _state) when is_map(held) do
     {:policy_denied, %{"held" => held, "message" => held_message(message(info), held)}}
   end

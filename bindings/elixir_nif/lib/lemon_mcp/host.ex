@@ -481,7 +481,10 @@ defmodule LemonMCP.Host do
   # pending: call id => {from, :recorded | :plain}; a :recorded call's reply
   # carries its telemetry record (LemonMCP.Telemetry.span/5 takes it).
   defp start_call({:ok, id}, waiter, st), do: {:noreply, put_in(st.pending[id], waiter)}
-  defp start_call({:error, status, info}, _waiter, st), do: {:reply, {:error, Error.reason(status, info)}, st}
+
+  defp start_call({:error, status, info}, {_from, kind}, st),
+    do: {:reply, LemonMCP.Completion.reply_for(kind, {:error, Error.reason(status, info)}, nil, status, info), st}
+
   defp start_call({:error, reason}, _waiter, st), do: {:reply, {:error, reason}, st}
 
   # The library's telemetry handler, only when events go somewhere (with a
@@ -493,14 +496,11 @@ defmodule LemonMCP.Host do
 
   @impl true
   def handle_info({:lmcp_done, id, status, payload}, st) do
-    case Map.pop(st.pending, id) do
-      {nil, _} ->
+    case LemonMCP.Completion.done(st.pending, st.records, id, status, payload, :disconnected) do
+      :unknown ->
         {:noreply, st}
 
-      {{from, kind}, pending} ->
-        {record, records} = Map.pop(st.records, id)
-        reply = Error.done_reply(status, payload)
-        GenServer.reply(from, if(kind == :recorded, do: LemonMCP.Telemetry.with_record(reply, record), else: reply))
+      {kind, reply, pending, records} ->
         {:noreply, %{st | pending: pending, records: records, routes: routes(kind, reply, st.routes)}}
     end
   end

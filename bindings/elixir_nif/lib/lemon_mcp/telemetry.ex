@@ -268,13 +268,15 @@ defmodule LemonMCP.Telemetry do
 
   defp outcome("tools/call", {:ok, %{"isError" => true}}), do: {:error, "tool_error"}
   defp outcome(_method, {:ok, _}), do: {:ok, nil}
-  defp outcome(_method, {:error, reason}), do: {:error, error_type(reason)}
+  # A failed call's error type is the core's: its record's, or its error
+  # object's (failed_record/2); never worked out here from the reason.
+  defp outcome(_method, {:error, _reason}), do: {:error, nil}
   defp outcome(_method, _other), do: {:ok, nil}
 
-  defp error_type({:rpc_error, %{code: code}}) when is_integer(code), do: Integer.to_string(code)
-  defp error_type(:connection_closed), do: "closed"
-  defp error_type({name, _}) when is_atom(name), do: Atom.to_string(name)
-  defp error_type({name, _, _}) when is_atom(name), do: Atom.to_string(name)
-  defp error_type(name) when is_atom(name), do: Atom.to_string(name)
-  defp error_type(_), do: "error"
+  @doc false
+  # The record of a call the library failed before it made one: the
+  # error's type, from the library's error object (nil when it gave none).
+  def failed_record(0, _info), do: nil
+  def failed_record(_status, %{"type" => type}) when is_binary(type), do: %{"error_type" => type}
+  def failed_record(_status, _info), do: nil
 end

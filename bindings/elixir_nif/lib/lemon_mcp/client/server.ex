@@ -142,7 +142,10 @@ defmodule LemonMCP.Client.Server do
         {:noreply, %{st | pending: Map.put(st.pending, id, waiter)}}
 
       {:error, status, info} ->
-        {:reply, {:error, Error.reason(status, info, state_of(st))}, st}
+        {_from, kind} = waiter
+
+        {:reply,
+         LemonMCP.Completion.reply_for(kind, {:error, Error.reason(status, info, state_of(st))}, nil, status, info), st}
 
       {:error, reason} ->
         {:reply, {:error, reason}, st}
@@ -250,7 +253,8 @@ defmodule LemonMCP.Client.Server do
     case NIF.call(res, method, params, call_options(opts, timeout_ms)) do
       {:ok, id} ->
         receive do
-          {:lmcp_done, ^id, status, payload} -> with_record(done_reply(status, payload, res), owner, id)
+          {:lmcp_done, ^id, status, payload} ->
+            with_record(done_reply(status, payload, res), owner, id, {status, payload})
         after
           outer ->
             # A safety net: the library's own deadline is shorter. The
@@ -270,16 +274,17 @@ defmodule LemonMCP.Client.Server do
         :stale
 
       {:error, status, info} ->
-        {:error, Error.reason(status, info, res_state(res))}
+        reply = {:error, Error.reason(status, info, res_state(res))}
+        if owner, do: LemonMCP.Completion.reply_for(:recorded, reply, nil, status, info), else: reply
 
       {:error, reason} ->
         {:error, reason}
     end
   end
 
-  defp with_record(reply, nil, _id), do: reply
+  defp with_record(reply, nil, _id, _done), do: reply
 
-  defp with_record(reply, owner, id) do
+  defp with_record(reply, owner, id, {status, payload}) do
     record =
       try do
         # The owner answers at once, or when the record (sent before the
@@ -289,22 +294,16 @@ defmodule LemonMCP.Client.Server do
         :exit, _ -> nil
       end
 
-    LemonMCP.Telemetry.with_record(reply, record)
+    LemonMCP.Completion.reply_for(:recorded, reply, record, status, payload)
   end
 
   # ---------------------------------------------------------- messages
 
   @impl true
   def handle_info({:lmcp_done, id, status, payload}, st) do
-    case Map.pop(st.pending, id) do
-      {nil, _} ->
-        {:noreply, st}
-
-      {{from, kind}, pending} ->
-        {record, records} = Map.pop(st.records, id)
-        reply = done_reply(status, payload, st)
-        GenServer.reply(from, if(kind == :recorded, do: LemonMCP.Telemetry.with_record(reply, record), else: reply))
-        {:noreply, %{st | pending: pending, records: records}}
+    case LemonMCP.Completion.done(st.pending, st.records, id, status, payload, state_of(st)) do
+      :unknown -> {:noreply, st}
+      {_kind, _reply, pending, records} -> {:noreply, %{st | pending: pending, records: records}}
     end
   end
 
@@ -398,7 +397,6 @@ defmodule LemonMCP.Client.Server do
   defp effective_timeout(caller, :infinity), do: caller
   defp effective_timeout(caller, client), do: min(caller, client)
 
-  defp done_reply(status, payload, %__MODULE__{} = st), do: Error.done_reply(status, payload, state_of(st))
   defp done_reply(status, payload, res), do: Error.done_reply(status, payload, res_state(res))
 
   defp on_event(:ready, _payload, st) do
