@@ -548,13 +548,6 @@ func detail(e map[string]any, o *offered, v verdict) {
 // the server does not offer now is refused with StatusInvalidState: an
 // approval is bound to what was shown.
 func (h *Host) Approve(serverName, kind, name, hash string) *core.Error {
-	if h.pins == nil {
-		return core.Errorf(core.StatusInvalidState, "the host has no \"pins\" configuration")
-	}
-	s := h.byName[serverName]
-	if s == nil {
-		return core.Errorf(core.StatusNotFound, "no server named %s in the host", jsonQuote(serverName))
-	}
 	k := listKind(-1)
 	for i, n := range pinKindNames {
 		if n == kind {
@@ -562,7 +555,14 @@ func (h *Host) Approve(serverName, kind, name, hash string) *core.Error {
 		}
 	}
 	if k < 0 && kind != pinInstructions {
-		return invalid("kind", `must be one of "tool", "prompt", "resource", "instructions"`)
+		return invalid("approval.kind", `must be one of "tool", "prompt", "resource", "instructions"`)
+	}
+	if h.pins == nil {
+		return core.Errorf(core.StatusInvalidState, "the host has no \"pins\" configuration")
+	}
+	s := h.byName[serverName]
+	if s == nil {
+		return core.Errorf(core.StatusNotFound, "no server named %s in the host", jsonQuote(serverName))
 	}
 	g := &s.guard
 	g.mu.Lock()

@@ -146,8 +146,12 @@ def test_pins_without_configuration(fixture_path: str) -> None:
     with lemonmcp.Host({"mcpServers": {"a": {"command": fixture_path}}}) as host:
         with pytest.raises(lemonmcp.InvalidState, match="no \"pins\""):
             host.pins()
+        with pytest.raises(lemonmcp.InvalidArgument, match="approval.name: is required"):
+            host.approve("a", None, hash="sha256:0")  # a tool needs its name: the library says so
+        with pytest.raises(lemonmcp.InvalidArgument, match="approval.kind"):
+            host.approve("a", "x", hash="sha256:0", kind="widget")
         with pytest.raises(TypeError):
-            host.approve("a", None, hash="sha256:0")
+            host.approve("a", 3, hash="sha256:0")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("case", CASES["cases"], ids=[c["name"] for c in CASES["cases"]])
