@@ -53,6 +53,17 @@ static int use_case(const rig_t *rig, const char *name) {
   return rc;
 }
 
+/* A rig of fresh files serving the base definitions; 0 on failure. */
+static int new_rig(rig_t *rig) {
+  temp_path(rig->defs, sizeof rig->defs, "defs");
+  temp_path(rig->pid, sizeof rig->pid, "pid");
+  temp_path(rig->pins, sizeof rig->pins, "pins");
+  const char *fx = fixture_path();
+  const char *slash = strrchr(fx, '/');
+  snprintf(rig->rugpull, sizeof rig->rugpull, "%.*s/rugpull", slash ? (int)(slash - fx) : 1, slash ? fx : ".");
+  return CHECK(use_case(rig, "base") == 0);
+}
+
 static lmcp_host *open_host(const rig_t *rig, evrec_t *rec) {
   char cfg[4096];
   snprintf(
@@ -130,13 +141,7 @@ static void run_case(char *line) {
   if (!CHECK(name && held && callable && expect)) return;
   printf("  case %s\n", name);
   rig_t rig;
-  temp_path(rig.defs, sizeof rig.defs, "defs");
-  temp_path(rig.pid, sizeof rig.pid, "pid");
-  temp_path(rig.pins, sizeof rig.pins, "pins");
-  const char *fx = fixture_path();
-  const char *slash = strrchr(fx, '/');
-  snprintf(rig.rugpull, sizeof rig.rugpull, "%.*s/rugpull", slash ? (int)(slash - fx) : 1, slash ? fx : ".");
-  if (!CHECK(use_case(&rig, "base") == 0)) return;
+  if (!new_rig(&rig)) return;
 
   evrec_t rec;
   lmcp_host *h = open_host(&rig, &rec);
@@ -425,13 +430,7 @@ static void *run_starts(void *arg) {
 
 static void test_pins_held_from_the_first_use(void) {
   rig_t rig;
-  temp_path(rig.defs, sizeof rig.defs, "defs");
-  temp_path(rig.pid, sizeof rig.pid, "pid");
-  temp_path(rig.pins, sizeof rig.pins, "pins");
-  const char *fx = fixture_path();
-  const char *slash = strrchr(fx, '/');
-  snprintf(rig.rugpull, sizeof rig.rugpull, "%.*s/rugpull", slash ? (int)(slash - fx) : 1, slash ? fx : ".");
-  if (!CHECK(use_case(&rig, "base") == 0)) return;
+  if (!new_rig(&rig)) return;
   evrec_t rec;
   lmcp_host *h = open_host(&rig, &rec); /* pins everything on first use */
   if (h == NULL) return;

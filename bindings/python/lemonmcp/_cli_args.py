@@ -196,13 +196,14 @@ def arguments_from_words(words: Sequence[str], schema: Optional[Mapping[str, Any
     return out
 
 
-def env_words(items: Optional[Sequence[str]]) -> Dict[str, str]:
-    """--env KEY=VALUE words (ValueError names a malformed one)."""
+def key_values(items: Optional[Sequence[str]], flag: str, key: str = "KEY") -> Dict[str, str]:
+    """The KEY=VALUE words of a repeatable option such as --env or --input
+    (ValueError names a malformed one)."""
     out: Dict[str, str] = {}
     for e in items or []:
         k, sep, v = e.partition("=")
         if not sep or not k:
-            raise ValueError(f"--env: expected KEY=VALUE, got {e!r}")
+            raise ValueError(f"{flag}: expected {key}=VALUE, got {e!r}")
         out[k] = v
     return out
 

@@ -23,7 +23,7 @@ import json
 import logging
 from typing import IO, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-from ._cli_args import env_words
+from ._cli_args import key_values
 from ._host_file import FAILED_SERVER, failure_text, settled_report
 from .errors import InvalidArgument, LemonMCPError
 
@@ -66,13 +66,7 @@ def logged_to(err: IO[str], prog: str, quiet: bool) -> Iterator[None]:
 
 def parse_inputs(items: Optional[Sequence[str]]) -> Dict[str, str]:
     """--input ID=VALUE words (ValueError names a malformed one)."""
-    out: Dict[str, str] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--input: expected ID=VALUE, got {item!r}")
-        out[key] = value
-    return out
+    return key_values(items, "--input", "ID")
 
 
 def _server_of(host: Any, tool: str) -> Optional[str]:
@@ -172,7 +166,7 @@ def _stdio_override(ns: argparse.Namespace, usage_error: Callable[[str], Excepti
     start (the library refuses them for a server reached by URL)."""
     o: Dict[str, Any] = {}
     try:
-        env = env_words(getattr(ns, "env", None))
+        env = key_values(getattr(ns, "env", None), "--env")
     except ValueError as exc:
         raise usage_error(str(exc)) from None
     if env:

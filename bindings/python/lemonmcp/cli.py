@@ -51,7 +51,7 @@ from typing import IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, S
 
 from . import __version__, _host_file
 from ._base import LOG_LEVELS
-from ._cli_args import ArgumentError, arguments_from_words, check_arguments, did_you_mean, env_words, split_words
+from ._cli_args import ArgumentError, arguments_from_words, check_arguments, did_you_mean, key_values, split_words
 from ._cli_config import logged_to, parse_inputs
 from ._cli_exit import EXIT_CODES, exit_table_text
 from ._cli_host import TerminalInput, denial_printer, elicitation_handler, review_printer, sampling_command_handler
@@ -325,7 +325,7 @@ def _headers(items: Optional[Sequence[str]]) -> Optional[Dict[str, str]]:
 
 def _env(items: Optional[Sequence[str]]) -> Optional[Dict[str, str]]:
     try:
-        return env_words(items) or None
+        return key_values(items, "--env") or None
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
