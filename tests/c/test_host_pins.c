@@ -60,7 +60,8 @@ static int new_rig(rig_t *rig) {
   temp_path(rig->pins, sizeof rig->pins, "pins");
   const char *fx = fixture_path();
   const char *slash = strrchr(fx, '/');
-  snprintf(rig->rugpull, sizeof rig->rugpull, "%.*s/rugpull", slash ? (int)(slash - fx) : 1, slash ? fx : ".");
+  snprintf(rig->rugpull, sizeof rig->rugpull, "%.*s/rugpull", slash ? (int)(slash - fx) : 1,
+           slash ? fx : ".");
   return CHECK(use_case(rig, "base") == 0);
 }
 
@@ -400,10 +401,11 @@ typedef struct {
 static void *run_starts(void *arg) {
   starts_t *st = arg;
   char cfg[4096];
-  snprintf(cfg, sizeof cfg,
-           "{\"pins\":{\"store\":\"%s\"},\"mcpServers\":{\"r\":{\"command\":\"%s\",\"args\":[\"-defs\",\"%s\"],"
-           "\"timeouts\":{\"ready_ms\":5000,\"close_grace_ms\":300}}}}",
-           st->rig->pins, st->rig->rugpull, st->rig->defs);
+  snprintf(
+      cfg, sizeof cfg,
+      "{\"pins\":{\"store\":\"%s\"},\"mcpServers\":{\"r\":{\"command\":\"%s\",\"args\":[\"-defs\",\"%s\"],"
+      "\"timeouts\":{\"ready_ms\":5000,\"close_grace_ms\":300}}}}",
+      st->rig->pins, st->rig->rugpull, st->rig->defs);
   for (int i = st->first; i < STARTS; i += START_THREADS) {
     lmcp_host *h = NULL;
     char *res = NULL, *err = NULL;
@@ -413,14 +415,19 @@ static void *run_starts(void *arg) {
       bad = "the host did not start";
     } else if (i % 2 == 0) {
       lmcp_status s = lmcp_host_call_tool_sync(h, "r__echo", "{}", 2, NULL, 0, &res, NULL, &err);
-      if (s != LMCP_E_POLICY_DENIED) bad = "the held tool was not refused";
-      else if (err == NULL || strstr(err, "\"held\":{\"server\":\"r\",\"kind\":\"tool\",\"name\":\"echo\",\"status\":\"changed\"}") == NULL)
+      if (s != LMCP_E_POLICY_DENIED)
+        bad = "the held tool was not refused";
+      else if (err == NULL || strstr(err, "\"held\":{\"server\":\"r\",\"kind\":\"tool\",\"name\":\"echo\","
+                                          "\"status\":\"changed\"}") == NULL)
         bad = "the refusal does not carry the held reason as data";
     } else {
-      if (lmcp_host_list_tools(h, &res, NULL, &err) != LMCP_OK) bad = "the list failed";
-      else if (strstr(res, "\"r__add\"") == NULL || strstr(res, "\"r__echo\"") != NULL) bad = "the held tool was listed";
+      if (lmcp_host_list_tools(h, &res, NULL, &err) != LMCP_OK)
+        bad = "the list failed";
+      else if (strstr(res, "\"r__add\"") == NULL || strstr(res, "\"r__echo\"") != NULL)
+        bad = "the held tool was listed";
     }
-    if (bad != NULL && st->failures++ == 0) snprintf(st->why, sizeof st->why, "start %d: %s: %s", i, bad, err ? err : (res ? res : ""));
+    if (bad != NULL && st->failures++ == 0)
+      snprintf(st->why, sizeof st->why, "start %d: %s: %s", i, bad, err ? err : (res ? res : ""));
     lmcp_free(res);
     lmcp_free(err);
     if (h != NULL) close_host(h);
