@@ -472,7 +472,22 @@ func (h *Host) sendAfterVerdict(hc *hostCall, id uint64, method string, params [
 		}()
 		use.wait, use.stop = true, hc.stop
 		if err = h.guards(use); err == nil {
-			err = h.send(hc, id, method, params, opts, done)
+			select {
+			case <-hc.stop: // cancelled while its server's list was fetched
+				err = core.Errorf(core.StatusCancelled, "the call was cancelled")
+			default:
+				err = h.send(hc, id, method, params, opts, done)
+				if err == nil {
+					select {
+					case <-hc.stop: // cancelled while it was being sent
+						h.mu.Lock()
+						c, cid := hc.client, hc.clientID
+						h.mu.Unlock()
+						_ = c.Cancel(cid)
+					default:
+					}
+				}
+			}
 		}
 	}()
 	if err == nil {
