@@ -150,3 +150,30 @@ func oneStart(cfg string, ready bool, use func(*host.Host) string) string {
 	}
 	return use(h)
 }
+
+// TestPinsVerdictWaitCancelled: a call waiting for its server's pin
+// verdict (the server still starting) is cancelled by Cancel and
+// completes once, with StatusCancelled.
+func TestPinsVerdictWaitCancelled(t *testing.T) {
+	cases := loadPinCases(t)
+	rig := newRugpullRig(t, cases.Base)
+	args, _ := json.Marshal([]string{"-c", "sleep 1; exec " + rugpullBin + " -defs " + rig.defs})
+	cfg := fmt.Sprintf(`{"pins":{"store":%q},"mcpServers":{"r":{"start":"lazy","command":"/bin/sh","args":%s,"timeouts":{"ready_ms":10000,"close_grace_ms":300}}}}`, rig.pins, args)
+	h, _ := newHost(t, cfg)
+	done := make(chan core.Status, 2)
+	id, err := h.CallTool("r__echo", nil, core.CallOptions{}, func(_ uint64, st core.Status, _ []byte) { done <- st })
+	require.Nil(t, errOrNil(err))
+	require.Nil(t, errOrNil(h.Cancel(id)), "a call waiting for the verdict can be cancelled")
+	select {
+	case st := <-done:
+		require.Equal(t, core.StatusCancelled, st)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the cancelled call never completed")
+	}
+	require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
+	select {
+	case st := <-done:
+		t.Fatalf("a second completion: %d", st)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
