@@ -103,7 +103,7 @@ func keepOnly(cfg *Config, only []string) *core.Error {
 	for _, n := range only {
 		sc := byName[n]
 		if sc == nil {
-			return core.Errorf(core.StatusNotFound, "no server %s (the file has: %s)", jsonQuote(n), strings.Join(names, ", "))
+			return core.Errorf(core.StatusInvalidArgument, "no server %s (the file has: %s)", jsonQuote(n), strings.Join(names, ", "))
 		}
 		kept = append(kept, sc)
 	}

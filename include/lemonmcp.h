@@ -722,8 +722,8 @@ lmcp_status lmcp_host_new(const char *config_json, size_t len,
  * Every message and warning starts with the path.
  * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (NULL path or host_out, no such
  * file, unreadable, malformed or invalid config, unknown option: the message
- * names the file); LMCP_E_NOT_FOUND (a server "only" names is not in the
- * file); LMCP_E_UNSUPPORTED, as lmcp_host_new. */
+ * names the file; a server "only" names that the file does not have);
+ * LMCP_E_UNSUPPORTED, as lmcp_host_new. */
 lmcp_status lmcp_host_new_file(const char *path, const char *options_json,
                                size_t options_len, lmcp_host **host_out,
                                char **err_out);
