@@ -50,7 +50,7 @@ func (s *server) rejudgeIfPinsChanged() {
 		}
 		before := heldOf(g, listKind(k))
 		s.checkPins(listKind(k), true)
-		if !maps.Equal(before, heldOf(g, listKind(k))) {
+		if !maps.EqualFunc(before, heldOf(g, listKind(k)), func(a, b *heldWhy) bool { return a.text == b.text }) {
 			refresh = append(refresh, listKind(k))
 		}
 	}
@@ -68,7 +68,7 @@ func (s *server) rejudgeIfPinsChanged() {
 	}
 }
 
-func heldOf(g *guard, k listKind) map[string]string {
+func heldOf(g *guard, k listKind) map[string]*heldWhy {
 	if m := g.held[k].Load(); m != nil {
 		return *m
 	}
