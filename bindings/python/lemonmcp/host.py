@@ -38,7 +38,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, 
 from . import _ffi, _host_file, _otel, _pins
 from ._base import CALLBACK_KEYWORDS, request_options
 from ._codec import dumps
-from ._config import declare_handlers, use_app_pin_store, use_app_token_store, wait_ms
+from ._config import declare_handlers, use_app_token_store, wait_ms
 from ._dispatch import Callbacks, Dispatcher, ProgressHandler, RequestParams
 from ._ffi import lib, lib_held
 from ._session import HOST, HandleSession
@@ -305,8 +305,13 @@ class HostBase:
                 "on_request: a Host takes the Client's handler keywords instead "
                 "(sampling=, elicitation=, roots=, ...; params.server names the server)"
             )
+        if "pin_store" in options:
+            raise TypeError(
+                'pin_store= is retired: write "pins": {"store": {"type": "app"}} and give store=(load, save), '
+                "which answers store_load / store_save (docs/migrating.md)"
+            )
         callbacks = Callbacks(
-            **{k: options.pop(k) for k in CALLBACK_KEYWORDS if k in options}, pin_store=options.pop("pin_store", None)
+            **{k: options.pop(k) for k in CALLBACK_KEYWORDS if k in options}, store=options.pop("store", None)
         )
         for key, value in options.items():
             dumps(value, key)  # a misspelt callback keyword is named here; the library judges the rest
@@ -320,8 +325,6 @@ class HostBase:
             if callbacks.app_token_store:
                 use_app_token_store(defaults, callbacks.token_versioned)
             config["defaults"] = defaults
-        if callbacks.app_pin_store and path is None:
-            use_app_pin_store(config)  # a file declares "store": "app" itself
         self.ready_timeout = ready_timeout
         self._session = HostSession(config, callbacks, self._make_dispatcher(), path, load_options)
         #: The members of the configuration the host ignored, one line each
@@ -447,13 +450,14 @@ class Host(HostBase):
     store: ``defaults.auth.token_store``, "app", or {"type": "app"} for a
     :class:`lemonmcp.VersionedTokenStore`, whose servers share the grants of
     its keys) so every server may ask, and ``params.server`` names the
-    server that asked (see :class:`RequestParams`). ``pin_store``: the application keeps the
-    host's pins (``"pins": {"store": "app"}``, set for a mapping
-    configuration; a file declares it): an object with ``load() -> document
-    | None`` and ``save(document) -> None``, or a ``(load, save)`` pair,
-    answering the host's ``pins_load`` and ``pins_save`` (each may return an
-    awaitable; it must not wait for :meth:`pins` or :meth:`approve` of the
-    same host). As for a client, event callbacks run on a
+    server that asked (see :class:`RequestParams`). ``store``: the
+    application's store, for a store ``{"type": "app"}`` (``"pins":
+    {"store": {"type": "app"}}``): an object with ``load(collection, key)
+    -> (document, version) | None`` and ``save(collection, key,
+    expected_version, document) -> version | StoreConflict(document,
+    version)``, or a ``(load, save)`` pair, answering ``store_load`` and
+    ``store_save`` (each may return an awaitable; it must not wait for
+    :meth:`pins` or :meth:`approve` of the same host). As for a client, event callbacks run on a
     library thread, each app request on a thread of its own; what a
     callback raises is logged (logger "lemonmcp") and a handler's exception
     becomes an error reply to the server.
