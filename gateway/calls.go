@@ -110,8 +110,9 @@ func (s *Server) finishCall(c *call, st core.Status, data []byte) {
 			code, msg, d := frontError(st, data)
 			c.outcomeE = &errBody{code, msg, d}
 		}
+		parked := c.token != ""
 		c.mu.Unlock()
-		if c.token == "" {
+		if !parked {
 			s.forget(c) // abandoned: nobody will come back for it
 		}
 		return
