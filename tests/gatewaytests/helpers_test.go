@@ -133,3 +133,17 @@ func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// hostFromConfig starts a host from a whole config.
+func hostFromConfig(t *testing.T, cfg string) *host.Host {
+	t.Helper()
+	h, err := host.Parse([]byte(cfg), "test")
+	require.Nil(t, err)
+	require.Nil(t, h.Connect())
+	require.Nil(t, h.WaitReady(20*time.Second))
+	t.Cleanup(func() {
+		_ = h.Close(5 * time.Second)
+		h.Free()
+	})
+	return h
+}
