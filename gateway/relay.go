@@ -19,11 +19,6 @@ func (s *Server) onEvent(kind string, payload []byte) {
 		}
 		_ = jsonx.Unmarshal(payload, &ev)
 		s.listChanged(ev.List)
-	case "ready", "closed", "failed":
-		// A server that comes or goes changes every list.
-		for _, l := range []string{"tools", "prompts", "resources"} {
-			s.listChanged(l)
-		}
 	case "progress":
 		s.onProgress(payload)
 	case "notification":
