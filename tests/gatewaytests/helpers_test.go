@@ -33,7 +33,7 @@ func (e era) frontVersion() string {
 
 // newHost starts a host over the fixture speaking upstream's era, with
 // every relay handler declared upstream.
-func newHost(t *testing.T, upstream era, servers ...string) *host.Host {
+func newHost(t testing.TB, upstream era, servers ...string) *host.Host {
 	t.Helper()
 	if len(servers) == 0 {
 		servers = []string{"fx"}
@@ -59,7 +59,7 @@ func newHost(t *testing.T, upstream era, servers ...string) *host.Host {
 }
 
 // newGateway serves h with opts (JSON, may be empty).
-func newGateway(t *testing.T, h *host.Host, opts string) *gateway.Server {
+func newGateway(t testing.TB, h *host.Host, opts string) *gateway.Server {
 	t.Helper()
 	o, err := gateway.ParseOptions([]byte(opts))
 	require.Nil(t, err)
@@ -74,7 +74,7 @@ func newGateway(t *testing.T, h *host.Host, opts string) *gateway.Server {
 
 // stdioFront serves g over a pipe pair and returns the go-sdk transport
 // of its front.
-func stdioFront(t *testing.T, g *gateway.Server) mcp.Transport {
+func stdioFront(t testing.TB, g *gateway.Server) mcp.Transport {
 	t.Helper()
 	inR, inW := io.Pipe()   // front → gateway
 	outR, outW := io.Pipe() // gateway → front
@@ -88,7 +88,7 @@ func stdioFront(t *testing.T, g *gateway.Server) mcp.Transport {
 }
 
 // httpFront serves g over HTTP on loopback and returns its URL.
-func httpFront(t *testing.T, g *gateway.Server) string {
+func httpFront(t testing.TB, g *gateway.Server) string {
 	t.Helper()
 	url, err := g.ServeHTTP("127.0.0.1:0")
 	require.Nil(t, err)
