@@ -272,3 +272,15 @@ test-c-memcheck: lib fixtures ctest-setup $(CTEST_MC)/lmcp_smoke $(CTEST_MC)/lmc
 # and sums their closing "N passed, N failed" lines.
 setup: ctest-setup
 TEST_SUITES += test-c test-c-memcheck
+
+# A C host serving itself as one MCP server (issue 36, tests/c/test_serve.c):
+# over Streamable HTTP to an lmcp_client front, and on a pipe pair.
+$(CTEST_OUT)/lmcp_serve_test: $(CTEST_SRC)/test_serve.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_serve.c $(CTEST_SRC)/harness.c \
+		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
+.PHONY: test-c-serve
+TEST_SUITES += test-c-serve
+test-c-serve: lib fixtures $(CTEST_OUT)/lmcp_serve_test
+	$(CTEST_OUT)/lmcp_serve_test $(CTEST_ONLY)
