@@ -30,7 +30,8 @@ static void stop_host(lmcp_host *h) {
   lmcp_host_free(h);
 }
 
-#define SAMPLED "{\"role\":\"assistant\",\"model\":\"front-model\",\"content\":{\"type\":\"text\",\"text\":\"from C\"}}"
+#define SAMPLED \
+  "{\"role\":\"assistant\",\"model\":\"front-model\",\"content\":{\"type\":\"text\",\"text\":\"from C\"}}"
 
 static void test_serve_http(void) {
   lmcp_host *h = two_servers();
@@ -39,7 +40,8 @@ static void test_serve_http(void) {
   char *err = NULL, *url = NULL;
   CHECK_ST(lmcp_server_new(h, NULL, 0, &s, &err), LMCP_OK, err);
   CHECK_ST(lmcp_server_serve_http(s, "127.0.0.1:0", &url, &err), LMCP_OK, err);
-  CHECKM(url && strncmp(url, "http://127.0.0.1:", 17) == 0 && strstr(url, "/mcp"), url, "a loopback URL at /mcp");
+  CHECKM(url && strncmp(url, "http://127.0.0.1:", 17) == 0 && strstr(url, "/mcp"), url,
+         "a loopback URL at /mcp");
   /* Still serving: a wait of 10 ms times out. */
   CHECK_ST(lmcp_server_wait(s, 10, &err), LMCP_E_TIMEOUT, err);
   lmcp_free(err);
@@ -67,14 +69,16 @@ static void test_serve_http(void) {
     lmcp_free(js);
     js = NULL;
     const char *echo = "{\"name\":\"fy__echo\",\"arguments\":{\"text\":\"through C\"}}";
-    CHECK_ST(lmcp_client_call_sync(c, "tools/call", echo, strlen(echo), NULL, 0, &js, NULL, &err), LMCP_OK, err);
+    CHECK_ST(lmcp_client_call_sync(c, "tools/call", echo, strlen(echo), NULL, 0, &js, NULL, &err), LMCP_OK,
+             err);
     CHECKM(js && strstr(js, "through C"), js, "a routed call");
     lmcp_free(js);
     js = NULL;
     const char *sample = "{\"name\":\"fx__sample\",\"arguments\":{\"prompt\":\"hi\",\"max_tokens\":3}}";
-    CHECK_ST(lmcp_client_call_sync(c, "tools/call", sample, strlen(sample), NULL, 0, &js, NULL, &err), LMCP_OK,
-             err);
-    CHECKM(js && strstr(js, "from C") && strstr(js, "front-model"), js, "the front's answer reached the server");
+    CHECK_ST(lmcp_client_call_sync(c, "tools/call", sample, strlen(sample), NULL, 0, &js, NULL, &err),
+             LMCP_OK, err);
+    CHECKM(js && strstr(js, "from C") && strstr(js, "front-model"), js,
+           "the front's answer reached the server");
     CHECK(hostrec_wait(&rec, 1, 0) == 1 && strcmp(rec.kinds[0], "sampling") == 0);
     CHECK_ST(rec.respond_status[0], LMCP_OK, NULL);
     lmcp_free(js);
@@ -94,8 +98,8 @@ static void test_serve_http(void) {
   lmcp_free(url);
   /* The host is the application's again. */
   char *js = NULL;
-  CHECK_ST(lmcp_host_call_tool_sync(h, "fx__echo", "{\"text\":\"mine\"}", 15, NULL, 0, &js, NULL, &err), LMCP_OK,
-           err);
+  CHECK_ST(lmcp_host_call_tool_sync(h, "fx__echo", "{\"text\":\"mine\"}", 15, NULL, 0, &js, NULL, &err),
+           LMCP_OK, err);
   CHECKM(js && strstr(js, "mine"), js, "the host calls again");
   lmcp_free(js);
   stop_host(h);
@@ -137,10 +141,12 @@ static void test_bad_arguments(void) {
       {"{\"no_such\":1}", "no_such"},
       {"{\"max_sessions\":0}", "max_sessions"},
       {"{\"auth\":{\"bearer_env\":\"LMCP_TEST_UNSET_VARIABLE\"}}", "LMCP_TEST_UNSET_VARIABLE"},
-      {"{\"auth\":{\"jwks_url\":\"http://as.example/jwks\",\"issuer\":\"x\",\"audience\":\"y\"}}", "jwks_url"},
+      {"{\"auth\":{\"jwks_url\":\"http://as.example/jwks\",\"issuer\":\"x\",\"audience\":\"y\"}}",
+       "jwks_url"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    CHECK_ST(lmcp_server_new(h, bad[i].options, strlen(bad[i].options), &s, &err), LMCP_E_INVALID_ARGUMENT, err);
+    CHECK_ST(lmcp_server_new(h, bad[i].options, strlen(bad[i].options), &s, &err), LMCP_E_INVALID_ARGUMENT,
+             err);
     CHECKM(err && strstr(err, bad[i].needle), err, "names %s", bad[i].needle);
     CHECK(s == NULL);
     lmcp_free(err);

@@ -14,7 +14,6 @@ import os
 from typing import Any, Dict, Iterator, List
 
 import pytest
-
 from gateway_run import FRONTS, HTTPGateway, run_front, serve_command, write_config
 
 #: What every front runs; the Python SDK sends no notifications/cancelled

@@ -14,11 +14,12 @@ import threading
 from typing import Any, Dict, List
 
 import pytest
+from gateway_run import HTTPGateway, children_of, gone, serve_argv, write_config
 
 import lemonmcp
-from conftest import HERE, PKG_ROOT, PROC_S, env_for_child, pid_alive, run_cli, wait_until
-from gateway_run import HTTPGateway, children_of, gone, serve_argv, write_config
 from lemonmcp._serve import RELAYED_HANDLERS
+
+from conftest import HERE, PKG_ROOT, PROC_S, env_for_child, pid_alive, run_cli, wait_until
 
 TOKEN = "s3cret-token-of-some-length"
 
