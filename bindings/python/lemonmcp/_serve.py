@@ -28,10 +28,11 @@ from ctypes import byref, c_void_p
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from . import _ffi
+from ._callbacks import DESTROY_THUNK, EVENT_THUNK, HOST_THUNK, registry
 from ._codec import dumps
 from ._config import wait_ms
 from ._ffi import lib
-from .errors import ClosedError, InvalidArgument, InvalidHandle, TimeoutError
+from .errors import ClosedError, InvalidArgument, InvalidHandle, LemonMCPError, TimeoutError
 
 __all__ = ["Server", "AsyncServer", "serve", "stop_served", "RELAYED_HANDLERS"]
 
@@ -160,6 +161,7 @@ class Server:
             host = getattr(self, "_host", None)
             if host is not None:
                 _served(host).discard(self)
+                _give_back(host)
 
     def __enter__(self) -> "Server":
         return self
@@ -209,6 +211,21 @@ class AsyncServer:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
+
+
+def _give_back(host: Any) -> None:
+    """The host's event and request handlers were the gateway's while it
+    served, and a freed server leaves none: the host's session gets its own
+    back (its progress, events and callbacks), as it installed them."""
+    sess = host._session
+    if sess.released:
+        return
+    try:
+        handle = sess.handle()
+        sess.kind.set_event_handler(handle, EVENT_THUNK, registry.add_target(sess), DESTROY_THUNK, c_void_p())
+        sess.kind.set_app_request_handler(handle, HOST_THUNK, registry.add_target(sess), DESTROY_THUNK, c_void_p())
+    except LemonMCPError:
+        pass  # the host is closing: nothing more to deliver
 
 
 # Each host's live servers, so that closing the host stops them first.

@@ -63,8 +63,12 @@ def test_host_serve_http_then_stop(tmp_path: Any) -> None:
             server.stop(5)
             assert server.wait(5)
         assert server.closed
-        # The host is the application's again once its server is gone.
+        # The host is the application's again once its server is gone: its
+        # calls, and the events its session gets (a call's progress).
         assert host.call_tool("fx__echo", {"text": "mine"}).text == "mine"
+        seen: List[Any] = []
+        assert host.call_tool("fx__slow", {"ms": 60, "steps": 3}, progress=lambda *a: seen.append(a)).text == "done"
+        assert seen
 
 
 def test_host_close_stops_what_it_serves(tmp_path: Any) -> None:
