@@ -5,12 +5,8 @@ import (
 
 	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/internal/tracecontext"
 )
-
-// traceKeys are the _meta members of a front request that continue into
-// the server call it causes (W3C trace context, as internal/tracecontext
-// reads it).
-var traceKeys = []string{"traceparent", "tracestate", "baggage"}
 
 // startCall serves a front request with a host call. No deadline of the
 // gateway's own: the front's cancellation (or its vanishing) ends it.
@@ -23,10 +19,8 @@ func (s *Server) startCall(sess *Session, req *request, r *reply) {
 	if pt, ok := req.meta["progressToken"]; ok && len(pt) > 0 && (pt[0] == '"' || (pt[0] >= '0' && pt[0] <= '9') || pt[0] == '-') {
 		c.progress = pt
 	}
-	opts := core.CallOptions{TimeoutSet: true, MaxTotalSet: true, Progress: c.progress != nil}
-	if meta := traceMeta(req.meta); meta != nil {
-		opts.Meta = meta
-	}
+	opts := core.CallOptions{TimeoutSet: true, MaxTotalSet: true, Progress: c.progress != nil, FrontSession: sess.id}
+	opts.Trace = frontTrace(req.meta)
 	start, errMsg := s.route(c, req)
 	if start == nil {
 		r.done(errMsg)
@@ -58,21 +52,10 @@ func (s *Server) startCall(sess *Session, req *request, r *reply) {
 	c.mu.Unlock()
 }
 
-// traceMeta is the front's trace context as a _meta object, or nil.
-func traceMeta(meta map[string]jsonx.RawMessage) []byte {
-	var out map[string]jsonx.RawMessage
-	for _, k := range traceKeys {
-		if v, ok := meta[k]; ok {
-			if out == nil {
-				out = map[string]jsonx.RawMessage{}
-			}
-			out[k] = v
-		}
-	}
-	if out == nil {
-		return nil
-	}
-	return raw(out)
+// frontTrace is the front's W3C trace context (from its request's
+// _meta), which the server call continues: one trace.
+func frontTrace(meta map[string]jsonx.RawMessage) tracecontext.Context {
+	return tracecontext.Context{TraceParent: str2(meta["traceparent"]), TraceState: str2(meta["tracestate"]), Baggage: str2(meta["baggage"])}
 }
 
 // forget drops a call from the tables.
@@ -110,8 +93,9 @@ func (s *Server) finishCall(c *call, st core.Status, data []byte) {
 			code, msg, d := frontError(st, data)
 			c.outcomeE = &errBody{code, msg, d}
 		}
+		parked := c.token != ""
 		c.mu.Unlock()
-		if c.token == "" {
+		if !parked {
 			s.forget(c) // abandoned: nobody will come back for it
 		}
 		return

@@ -19,11 +19,6 @@ func (s *Server) onEvent(kind string, payload []byte) {
 		}
 		_ = jsonx.Unmarshal(payload, &ev)
 		s.listChanged(ev.List)
-	case "ready", "closed", "failed":
-		// A server that comes or goes changes every list.
-		for _, l := range []string{"tools", "prompts", "resources"} {
-			s.listChanged(l)
-		}
 	case "progress":
 		s.onProgress(payload)
 	case "notification":
@@ -211,7 +206,7 @@ func (s *Server) onAppRequest(id uint64, kind string, payload []byte) {
 		s.refuse(id, core.CodeMethodNotFound, "the gateway relays sampling, elicitation and roots to its front clients; it cannot answer a "+kind+" request")
 		return
 	}
-	c, why := s.causingCall(p.Server, p.CallID)
+	c, why := s.causingCall(p.Server, p.CallID, p.Method, p.Params)
 	if c == nil {
 		s.refuse(id, core.CodeInternal, "the gateway cannot relay "+p.Method+" from the server "+quote(p.Server)+": "+why)
 		return
@@ -237,10 +232,10 @@ func orEmptyObj(b []byte) []byte {
 
 // causingCall finds the front call that caused a server request: the
 // call it names (a 2026-07-28 server's input request), else the one front
-// call in flight to that server. A server shared by several sessions with
+// call in flight to that server (among those whose front could answer). A server shared by several sessions with
 // calls in flight at once cannot tell whose call it serves (a legacy
 // server request names none): that is refused, never guessed.
-func (s *Server) causingCall(server string, clientCallID *uint64) (*call, string) {
+func (s *Server) causingCall(server string, clientCallID *uint64, method string, params []byte) (*call, string) {
 	if clientCallID != nil {
 		if hid, ok := s.h.CallOfClient(server, *clientCallID); ok {
 			if c := s.callByHostID(hid); c != nil {
@@ -259,6 +254,16 @@ func (s *Server) causingCall(server string, clientCallID *uint64) (*call, string
 	if len(found) == 0 {
 		return nil, "no front request is in flight to it"
 	}
+	// Only a front that can answer may have caused it.
+	able := found[:0:0]
+	for _, c := range found {
+		if c.lacks(method, params) == "" {
+			able = append(able, c)
+		}
+	}
+	if len(able) > 0 {
+		found = able
+	}
 	slices.SortFunc(found, func(a, b *call) int { return a.started.Compare(b.started) })
 	owner := found[0].sess
 	for _, c := range found[1:] {
@@ -271,7 +276,9 @@ func (s *Server) causingCall(server string, clientCallID *uint64) (*call, string
 
 // lacks names the capability a front did not declare for method, or "".
 func (c *call) lacks(method string, params []byte) string {
+	c.mu.Lock()
 	caps := c.caps
+	c.mu.Unlock()
 	if !c.modern && c.sess != nil {
 		c.sess.mu.Lock()
 		caps = c.sess.caps

@@ -357,7 +357,8 @@ lmcp_status lmcp_client_set_app_request_handler(lmcp_client *client,
  * for a host also "list_changed"); json (len bytes, NUL-terminated) is the record, a JSON
  * object (method, target, server, protocol_version, session_id, request_id,
  * status, error_type, start_unix_nano, duration_ns, bytes_in, bytes_out,
- * retries, restarts, traceparent), borrowed until the callback returns.
+ * retries, restarts, traceparent, front_session: the gateway's front
+ * session a call served), borrowed until the callback returns.
  * Runs on the client's (or host's) delivery thread, one record at a time,
  * in order with its events and completions (a call's record before its
  * completion). */
