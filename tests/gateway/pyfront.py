@@ -100,12 +100,40 @@ async def session(args: argparse.Namespace, front: Front):  # type: ignore[no-un
         s = await stack.enter_async_context(
             ClientSession(streams[0], streams[1], sampling_callback=front.sampling, elicitation_callback=front.elicitation,
                           list_roots_callback=front.roots, message_handler=front.messages))
-        await asyncio.wait_for(s.initialize(), WAIT_S)
+        if args.era == "modern":  # 2.x only: server/discover, then stateless requests
+            await asyncio.wait_for(s.discover(), WAIT_S)
+            MODERN[id(s)] = front
+        else:
+            await asyncio.wait_for(s.initialize(), WAIT_S)
         yield s
 
 
+#: The fronts of 2026-07-28 sessions (by id of the session): their calls
+#: answer input_required results with the front's handlers and retry.
+MODERN: Dict[int, Front] = {}
+
+
 async def call(s: ClientSession, name: str, arguments: Dict[str, Any], **kw: Any) -> Any:
-    return await asyncio.wait_for(s.call_tool(name, arguments, **kw), WAIT_S)
+    front = MODERN.get(id(s))
+    if front is None:
+        return await asyncio.wait_for(s.call_tool(name, arguments, **kw), WAIT_S)
+    responses: Any = None
+    state: Any = None
+    for _ in range(5):  # bounded rounds
+        r = await asyncio.wait_for(s.call_tool(name, arguments, allow_input_required=True, input_responses=responses,
+                                               request_state=state, **kw), WAIT_S)
+        if getattr(r, "result_type", None) != "input_required":
+            return r
+        responses = {}
+        for key, req in (r.input_requests or {}).items():
+            if req.method == "sampling/createMessage":
+                responses[key] = await front.sampling(None, req.params)
+            elif req.method == "elicitation/create":
+                responses[key] = await front.elicitation(None, req.params)
+            else:
+                responses[key] = await front.roots(None)
+        state = r.request_state
+    raise RuntimeError(f"{name}: still input_required after 5 rounds")
 
 
 async def run(args: argparse.Namespace) -> Dict[str, Any]:
@@ -185,6 +213,7 @@ def main() -> None:
     ap.add_argument("--token", default="")
     ap.add_argument("--prefix", default="fx__")
     ap.add_argument("--other", default="fy__")
+    ap.add_argument("--era", default="legacy", choices=("legacy", "modern"))
     ap.add_argument("--scenarios", default="tools,call,sampling,elicitation,roots,progress,list_changed")
     args = ap.parse_args()
     report = asyncio.run(run(args))

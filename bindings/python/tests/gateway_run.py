@@ -30,6 +30,7 @@ TSV2 = os.environ.get("LEMONMCP_FRONT_TSV2") or os.path.join(CACHE, "front-ts", 
 FRONTS: Dict[str, List[str]] = {
     "py-sdk-1": [PY1, os.path.join(FRONTS_DIR, "pyfront.py")],
     "py-sdk-2": [PY2, os.path.join(FRONTS_DIR, "pyfront.py")],
+    "py-sdk-2-modern": [PY2, os.path.join(FRONTS_DIR, "pyfront.py"), "--era", "modern"],
     "ts-sdk-1": ["node", os.path.join(FRONTS_DIR, "tsfront.mjs"), "--sdk", "v1", "--modules", TSV1],
     "ts-sdk-2": ["node", os.path.join(FRONTS_DIR, "tsfront.mjs"), "--sdk", "v2", "--modules", TSV2],
     "ts-sdk-2-modern": ["node", os.path.join(FRONTS_DIR, "tsfront.mjs"), "--sdk", "v2", "--era", "modern", "--modules", TSV2],
@@ -40,7 +41,7 @@ def need_front(name: str) -> List[str]:
     """The front's argv, or a skip (a failure under make test, which
     installs every front: LEMONMCP_REQUIRE_PEERS)."""
     argv = FRONTS[name]
-    runtime = argv[0] if argv[0] != "node" else argv[-1]
+    runtime = argv[0] if argv[0] != "node" else argv[argv.index("--modules") + 1]
     if not os.path.exists(runtime):
         message = f"{name}: {runtime} is missing (make gateway-fronts-setup)"
         if os.environ.get("LEMONMCP_REQUIRE_PEERS"):
