@@ -590,6 +590,6 @@ class Host(HostBase):
         sampling, elicitation and roots are its own: a server's request
         goes to the front session whose call caused it, when the host lets
         its servers ask (``defaults={"handlers":
-        lemonmcp._serve.RELAYED_HANDLERS}`` at construction). While served,
+        lemonmcp.RELAYED_HANDLERS}`` at construction). While served,
         the host's own event and request callbacks are the gateway's."""
         return _serve.serve(self, fds, http, options)

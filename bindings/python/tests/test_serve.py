@@ -134,7 +134,7 @@ def test_cli_http_gateway_ends_on_sigterm_after_its_calls(tmp_path: Any) -> None
     gw = HTTPGateway(write_config(str(tmp_path)))
     kids = children_of(gw.proc.pid)
     results: List[Any] = []
-    with lemonmcp.Client.http(gw.url, call_timeout=60) as client:
+    with lemonmcp.Client.http(gw.url, call_timeout=20) as client:
         progressed = threading.Event()
 
         def long_call() -> None:
