@@ -15,7 +15,7 @@ func (s *Server) startCall(sess *Session, req *request, r *reply) {
 		s.resume(sess, req, tok, r)
 		return
 	}
-	c := &call{srv: s, sess: sess, key: string(req.m.ID), method: req.m.Method, caps: req.caps, modern: req.modern, r: r, started: time.Now()}
+	c := &call{srv: s, sess: sess, key: string(req.m.ID), method: req.m.Method, caps: req.caps, modern: req.modern, r: r, started: time.Now(), idSet: make(chan struct{})}
 	if pt, ok := req.meta["progressToken"]; ok && len(pt) > 0 && (pt[0] == '"' || (pt[0] >= '0' && pt[0] <= '9') || pt[0] == '-') {
 		c.progress = pt
 	}
@@ -41,6 +41,7 @@ func (s *Server) startCall(sess *Session, req *request, r *reply) {
 	s.mu.Unlock()
 	id, err := start(opts, func(_ uint64, st core.Status, data []byte) { s.finishCall(c, st, data) })
 	if err != nil {
+		close(c.idSet)
 		s.forget(c)
 		code, msg, data := frontError(err.Status, err.JSON())
 		r.done(errorMsg(req.m.ID, code, msg, data))
@@ -50,6 +51,7 @@ func (s *Server) startCall(sess *Session, req *request, r *reply) {
 	c.mu.Lock()
 	c.hostID = id
 	c.mu.Unlock()
+	close(c.idSet)
 }
 
 // frontTrace is the front's W3C trace context (from its request's

@@ -210,6 +210,9 @@ func httpError(w http.ResponseWriter, status int, message string) {
 var relatedMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true, "completion/complete": true}
 
 func (f *httpFront) post(w http.ResponseWriter, r *http.Request) {
+	// Stop waits for the response written, not only for the call's end.
+	f.s.inflight.Add(1)
+	defer f.s.inflight.Done()
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(ct), "application/json") {
 		httpError(w, http.StatusUnsupportedMediaType, "the body must be application/json")
 		return

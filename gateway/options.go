@@ -16,7 +16,8 @@ import (
 //	 "auth": {"bearer_env": NAME} | {"jwks_url", "issuer", "audience", "resource_metadata"?},
 //	 "allowed_origins": ["https://app.example"], "allow_non_loopback": false,
 //	 "session_idle_timeout_ms": 1800000, "max_sessions": 1024,
-//	 "max_body_bytes": 4194304, "stop_timeout_ms": 10000}
+//	 "max_body_bytes": 4194304, "stop_timeout_ms": 10000,
+//	 "resume_grace_ms": 30000}
 type Options struct {
 	Name         string
 	Version      string // serverInfo.version: the library's (set by its caller)
@@ -30,6 +31,9 @@ type Options struct {
 	MaxSessions      int           // open front sessions; a new one past it gets 503
 	MaxBodyBytes     int64         // one message (a POST body, a stdio line)
 	StopTimeout      time.Duration // Stop's bound when the caller gives none
+	// ResumeGrace is how long a call whose HTTP stream dropped waits for
+	// the front to resume it (Last-Event-ID) before it is cancelled.
+	ResumeGrace time.Duration
 }
 
 // AuthOptions is the HTTP front's authentication: a static bearer token
@@ -49,11 +53,12 @@ const (
 	DefaultMaxSessions  = 1024
 	DefaultMaxBodyBytes = 4 << 20
 	DefaultStopTimeout  = 10 * time.Second
+	DefaultResumeGrace  = 30 * time.Second
 )
 
 // ParseOptions validates the options JSON; empty text means defaults.
 func ParseOptions(raw []byte) (*Options, *core.Error) {
-	o := &Options{Name: "lemonmcp", SessionIdle: DefaultSessionIdle, MaxSessions: DefaultMaxSessions, MaxBodyBytes: DefaultMaxBodyBytes, StopTimeout: DefaultStopTimeout}
+	o := &Options{Name: "lemonmcp", SessionIdle: DefaultSessionIdle, MaxSessions: DefaultMaxSessions, MaxBodyBytes: DefaultMaxBodyBytes, StopTimeout: DefaultStopTimeout, ResumeGrace: DefaultResumeGrace}
 	if len(strings.TrimSpace(string(raw))) == 0 {
 		return o, nil
 	}
@@ -85,6 +90,8 @@ func ParseOptions(raw []byte) (*Options, *core.Error) {
 			err = millis("options.session_idle_timeout_ms", v, &o.SessionIdle)
 		case "stop_timeout_ms":
 			err = millis("options.stop_timeout_ms", v, &o.StopTimeout)
+		case "resume_grace_ms":
+			err = millis("options.resume_grace_ms", v, &o.ResumeGrace)
 		case "max_sessions":
 			var n int64
 			if err = count("options.max_sessions", v, &n); err == nil {
@@ -95,7 +102,7 @@ func ParseOptions(raw []byte) (*Options, *core.Error) {
 		case "auth":
 			o.Auth, err = parseAuth(v)
 		default:
-			err = bad("options."+key, "is not a known option (name, instructions, auth, allowed_origins, allow_non_loopback, session_idle_timeout_ms, max_sessions, max_body_bytes, stop_timeout_ms)")
+			err = bad("options."+key, "is not a known option (name, instructions, auth, allowed_origins, allow_non_loopback, session_idle_timeout_ms, max_sessions, max_body_bytes, stop_timeout_ms, resume_grace_ms)")
 		}
 		if err != nil {
 			return nil, err

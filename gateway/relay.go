@@ -74,15 +74,37 @@ func (s *Server) sessionList() []*Session {
 	return out
 }
 
-// callByHostID finds a call in flight by its host call id.
+// callByHostID finds a call in flight by its host call id. A call whose
+// start has not returned its id yet may be the one (its server can
+// answer before the host's Call returns): those are waited for, briefly.
 func (s *Server) callByHostID(id uint64) *call {
+	var starting []*call
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for c := range s.calls {
 		c.mu.Lock()
-		match := c.hostID == id
+		hid := c.hostID
 		c.mu.Unlock()
-		if match {
+		if hid == id {
+			s.mu.Unlock()
+			return c
+		}
+		if hid == 0 {
+			starting = append(starting, c)
+		}
+	}
+	s.mu.Unlock()
+	deadline := time.NewTimer(time.Second)
+	defer deadline.Stop()
+	for _, c := range starting {
+		select {
+		case <-c.idSet:
+		case <-deadline.C:
+			return nil
+		}
+		c.mu.Lock()
+		hid := c.hostID
+		c.mu.Unlock()
+		if hid == id {
 			return c
 		}
 	}
@@ -237,10 +259,17 @@ func orEmptyObj(b []byte) []byte {
 // server request names none): that is refused, never guessed.
 func (s *Server) causingCall(server string, clientCallID *uint64, method string, params []byte) (*call, string) {
 	if clientCallID != nil {
-		if hid, ok := s.h.CallOfClient(server, *clientCallID); ok {
-			if c := s.callByHostID(hid); c != nil {
-				return c, ""
+		// The host learns its call's client id when the client's Call
+		// returns, which the server's input request can beat: a moment's
+		// wait, bounded.
+		for wait := time.Millisecond; wait < time.Second; wait *= 2 {
+			if hid, ok := s.h.CallOfClient(server, *clientCallID); ok {
+				if c := s.callByHostID(hid); c != nil {
+					return c, ""
+				}
+				break
 			}
+			time.Sleep(wait)
 		}
 	}
 	s.mu.Lock()

@@ -86,6 +86,7 @@ type call struct {
 	server   string // the upstream server ("" when the host answers itself)
 	method   string
 	hostID   uint64
+	idSet    chan struct{} // closed once hostID is known (or the start failed)
 	progress []byte // the front's progress token
 	caps     clientCaps
 	modern   bool

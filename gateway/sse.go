@@ -13,10 +13,6 @@ import (
 const (
 	maxStreamEvents = 4096
 	maxStreamBytes  = 64 << 20
-	// resumeGrace is how long a POST stream's call outlives the front's
-	// connection, waiting for a GET with Last-Event-ID; past it the call
-	// is cancelled upstream.
-	resumeGrace = 30 * time.Second
 )
 
 // sseStream is one SSE stream of a session (a POST's reply stream, or the
@@ -157,8 +153,9 @@ func (st *sseStream) serve(w http.ResponseWriter, done <-chan struct{}, after in
 	}
 }
 
-// detachLocked notes the writer gone; a stream not ended waits
-// resumeGrace for a resumption, then runs orphaned.
+// detachLocked notes the writer gone; a stream not ended waits the
+// options' ResumeGrace for a resumption (a GET with Last-Event-ID), then
+// runs orphaned: its call is cancelled upstream.
 func (st *sseStream) detachLocked(gen int) {
 	if st.attached != gen {
 		return
@@ -168,7 +165,7 @@ func (st *sseStream) detachLocked(gen int) {
 		return
 	}
 	orphaned := st.orphaned
-	st.grace = time.AfterFunc(resumeGrace, func() {
+	st.grace = time.AfterFunc(st.sess.srv.opts.ResumeGrace, func() {
 		st.mu.Lock()
 		gone := st.attached == 0 && !st.ended
 		st.mu.Unlock()

@@ -1211,8 +1211,12 @@ void lmcp_host_free(lmcp_host *host);
  *    "max_body_bytes": 4194304,           one message (a POST body, a stdio
  *                                         line); a longer one gets a JSON-RPC
  *                                         error (HTTP 413)
- *    "stop_timeout_ms": 10000}            lmcp_server_stop's bound when its
+ *    "stop_timeout_ms": 10000,            lmcp_server_stop's bound when its
  *                                         timeout is negative
+ *    "resume_grace_ms": 30000}            HTTP: how long a call whose SSE stream
+ *                                         dropped waits for the front to resume
+ *                                         it (Last-Event-ID) before it is
+ *                                         cancelled upstream
  *
  * Threads: every function may be called from any thread. A server serves
  * once (one serve_fds or serve_http per handle). Free the server before its
@@ -1248,7 +1252,8 @@ lmcp_status lmcp_server_serve_fds(lmcp_server *server, int in_fd, int out_fd,
  * or with an SSE stream for calls whose server may send progress or
  * requests first; GET opens the session's stream; Mcp-Session-Id names a
  * session; DELETE ends it; Last-Event-ID resumes a stream (a call whose
- * stream dropped keeps running 30 s for a resumption, then is cancelled).
+ * stream dropped keeps running resume_grace_ms for a resumption, then is
+ * cancelled upstream; in 2026-07-28 a dropped stream cancels at once).
  * Requests whose Host is not loopback (on a loopback address) get 421,
  * a foreign Origin 403, a missing or refused token 401.
  * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (addr NULL or not host:port);

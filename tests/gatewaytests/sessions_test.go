@@ -40,7 +40,11 @@ func TestTwoHTTPSessionsGetOnlyTheirOwnRequests(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sample", Arguments: map[string]any{"prompt": who, "max_tokens": 5}})
-			if err == nil && len(res.Content) > 0 {
+			if err != nil {
+				results[i] = "error: " + err.Error()
+				return
+			}
+			if len(res.Content) > 0 {
 				if tc, ok := res.Content[0].(*mcp.TextContent); ok {
 					results[i] = tc.Text
 				}
