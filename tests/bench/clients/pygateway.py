@@ -133,6 +133,9 @@ def main() -> None:
     env = {**os.environ, "PYTHONPATH": os.path.abspath(a.pypath), "PYTHONDONTWRITEBYTECODE": "1"}
     gateway = [a.python, "-m", "lemonmcp", "--config", config, "serve"]
     bc = os.path.join(a.bin, "benchclient")
+    # The gateway's own argv (NUL-separated in /proc), which the client's
+    # -stdio argument (one string with spaces) never matches.
+    gateway_pid = lambda: find_pid("\0".join(["-m", "lemonmcp", "--config", config, "serve"]))  # noqa: E731
     small_n, small_pn = max(1, a.n // 10), max(16, a.pn // 10)
     calls_big, calls_small = a.n + a.pn, small_n + small_pn
 
@@ -155,9 +158,8 @@ def main() -> None:
         # A client gives the process it starts a minimal environment.
         gw = " ".join(["env", f"PYTHONPATH={env['PYTHONPATH']}", *gateway])
         for client in ("lemonmcp", "go-sdk"):
-            big, cpu_big = run_client([bc, "-client", client, "-stdio", gw, *sizes(a.n, a.pn)], env, lambda: find_pid(config))
-            small, cpu_small = run_client([bc, "-client", client, "-stdio", gw, *sizes(small_n, small_pn)], env,
-                                          lambda: find_pid(config))
+            big, cpu_big = run_client([bc, "-client", client, "-stdio", gw, *sizes(a.n, a.pn)], env, gateway_pid)
+            small, cpu_small = run_client([bc, "-client", client, "-stdio", gw, *sizes(small_n, small_pn)], env, gateway_pid)
             put(("stdio", "gateway", client), big["p50_us"])
             put(("stdio", "gateway calls/s", client), big["cps"])
             put(("stdio", "gateway cpu", client), (cpu_big - cpu_small) / (calls_big - calls_small) * 1e6)
@@ -177,10 +179,18 @@ def main() -> None:
         try:
             assert srv.stdout is not None
             srv.stdout.readline()  # its URL, once listening
+            direct_url = f"http://127.0.0.1:{port}/mcp"
             for client in ("floor", "lemonmcp", "go-sdk"):
-                out, _ = run_client([bc, "-client", client, "-url", f"http://127.0.0.1:{port}/mcp", *sizes(a.n, a.pn)], env)
+                out, _ = run_client([bc, "-client", client, "-url", direct_url, *sizes(a.n, a.pn)], env)
                 put(("http", "direct", client), out["p50_us"])
                 put(("http", "direct calls/s", client), out["cps"])
+            # The C host's own call to the server over HTTP.
+            hout, hcpu_big = run_client([hb, "-host", "1", "-mode", "calls", "-url", direct_url, *sizes(a.n, a.pn)], env,
+                                        lambda: find_pid(hb + "\0-host"))
+            _, hcpu_small = run_client([hb, "-host", "1", "-mode", "calls", "-url", direct_url, *sizes(small_n, small_pn)],
+                                       env, lambda: find_pid(hb + "\0-host"))
+            put(("http", "host", "C host"), hout["p50_us"])
+            put(("http", "host cpu", "C host"), (hcpu_big - hcpu_small) / (calls_big - calls_small) * 1e6)
         finally:
             assert srv.stdin is not None
             srv.stdin.close()
@@ -211,7 +221,7 @@ def main() -> None:
 
 
 def table(med: Dict[Tuple[str, str, str], float], a: argparse.Namespace, started: float, load_before: str) -> str:
-    host_cpu = med[("stdio", "host cpu", "C host")]
+    host_cpu = {front: med[(front, "host cpu", "C host")] for front in ("stdio", "http")}
     lines = [
         f"<!-- section: {TITLE} -->",
         f"## {TITLE}",
@@ -223,9 +233,10 @@ def table(med: Dict[Tuple[str, str, str], float], a: argparse.Namespace, started
         f"The minimal bench server (`benchserver -server raw`) behind `lemonmcp --config F serve` (the command line's "
         f"Python host, the server over stdio), called by the same client directly and through the gateway: p50 of "
         f"{a.n} sequential calls, calls/s with 16 in flight ({a.pn} calls), median of {a.rounds} rounds. CPU µs per "
-        f"call is the gateway process's own, against a C host's own call to the same server (`bench_host -host 1`, "
-        f"{host_cpu:.1f} µs per call, p50 {med[('stdio', 'host', 'C host')]:.1f} µs); targets: added p50 ≤ 1,000 µs, "
-        "gateway CPU ≤ 2× the host's.",
+        f"call is the gateway process's own, against a C host's own call to the same server over the same transport "
+        f"(`bench_host -host 1`: over stdio {host_cpu['stdio']:.1f} µs per call, p50 {med[('stdio', 'host', 'C host')]:.1f} µs; "
+        f"over HTTP {host_cpu['http']:.1f} µs per call, p50 {med[('http', 'host', 'C host')]:.1f} µs); targets: added "
+        "p50 ≤ 1,000 µs, gateway CPU ≤ 2× the host's own call.",
         "",
         "| front | client | p50 direct µs | p50 through µs | added p50 µs | calls/s direct | calls/s through | "
         "through ×direct | gateway CPU µs/call | ×host's own |",
@@ -238,7 +249,7 @@ def table(med: Dict[Tuple[str, str, str], float], a: argparse.Namespace, started
             cpu = med[(front, "gateway cpu", client)]
             name = "LemonMCP (Go core)" if client == "lemonmcp" else "go-sdk"
             lines.append(f"| {label} | {name} | {d:.1f} | {t:.1f} | {t - d:+.1f} | {dc:.0f} | {tc:.0f} | {tc / dc:.2f}× | "
-                         f"{cpu:.1f} | {cpu / host_cpu:.2f}× |")
+                         f"{cpu:.1f} | {cpu / host_cpu[front]:.2f}× |")
     lines += ["", f"<!-- end section: {TITLE} -->"]
     return "\n".join(lines)
 
