@@ -190,3 +190,26 @@ def test_cli_serve_usage_errors(args: List[str], needle: str, tmp_path: Any) -> 
     proc = run_cli([a.replace("{config}", config) for a in args])
     assert proc.returncode == 2, proc.stderr
     assert needle in proc.stderr and proc.stderr.count("\n") == 1 and not proc.stdout, proc.stderr
+
+
+@pytest.mark.parametrize(
+    "flags,options",
+    [
+        ([], {}),
+        (["--http", "127.0.0.1:0"], {"stop_timeout_ms": 10000}),
+        (["--http", "127.0.0.1:0", "--token-env", "GW", "--grace", "2.5"], {"stop_timeout_ms": 2500, "auth": {"bearer_env": "GW"}}),
+        (
+            ["--http", "0.0.0.0:8808", "--allow-remote", "--jwks-url", "https://as.example/jwks", "--issuer", "https://as.example",
+             "--audience", "https://gw.example/mcp", "--origin", "https://app.example", "--max-sessions", "8", "--session-idle", "60"],
+            {"stop_timeout_ms": 10000, "allow_non_loopback": True, "allowed_origins": ["https://app.example"], "max_sessions": 8,
+             "session_idle_timeout_ms": 60000,
+             "auth": {"jwks_url": "https://as.example/jwks", "issuer": "https://as.example", "audience": "https://gw.example/mcp"}},
+        ),
+    ],
+)
+def test_cli_serve_flags_are_the_librarys_options(flags: List[str], options: Dict[str, Any]) -> None:
+    from lemonmcp._cli_serve import server_options
+    from lemonmcp.cli import build_parser
+
+    ns = build_parser().parse_args(["--config", "x.json", "serve", *flags])
+    assert server_options(ns) == options
