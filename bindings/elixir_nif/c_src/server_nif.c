@@ -38,12 +38,12 @@ int lmcp_server_init(ErlNifEnv *env) {
   return server_type == NULL ? 1 : 0;
 }
 
-/* The server's handle, or NULL when argv[0] is not a server or it was
- * freed (the library then says LMCP_E_INVALID_HANDLE). */
+/* The server resource of t (0 when t is not one). */
 static int get_server(ErlNifEnv *env, ERL_NIF_TERM t, server_res **out) {
   return enif_get_resource(env, t, server_type, (void **)out);
 }
 
+/* The server's handle, NULL once freed. */
 static lmcp_server *handle_of(server_res *s) {
   enif_mutex_lock(s->mu);
   lmcp_server *h = s->handle;
@@ -51,12 +51,10 @@ static lmcp_server *handle_of(server_res *s) {
   return h;
 }
 
-static ERL_NIF_TERM freed(ErlNifEnv *env) {
-  ERL_NIF_TERM m = enif_make_new_map(env);
-  enif_make_map_put(env, m, lmcp_make_str(env, "status"), enif_make_int(env, LMCP_E_INVALID_HANDLE), &m);
-  enif_make_map_put(env, m, lmcp_make_str(env, "message"),
-                    lmcp_make_str(env, "the server was freed (server_free/1 was called)"), &m);
-  return enif_make_tuple3(env, lmcp_atom_error, enif_make_int(env, LMCP_E_INVALID_HANDLE), m);
+/* ok, or the library's error (a freed server's handle is NULL here, which
+ * the library refuses as LMCP_E_INVALID_HANDLE, naming it). */
+static ERL_NIF_TERM status_term(ErlNifEnv *env, lmcp_status st, char *err) {
+  return st == LMCP_OK ? lmcp_atom_ok : lmcp_lib_error(env, st, err);
 }
 
 /* server_new(Host, Options) -> {ok, Server} | {error, Status, Info}:
@@ -101,15 +99,11 @@ ERL_NIF_TERM nif_server_serve_http(ErlNifEnv *env, int argc, const ERL_NIF_TERM 
   if (addr == NULL) {
     return enif_make_badarg(env);
   }
-  lmcp_server *h = handle_of(s);
   char *url = NULL, *err = NULL;
-  lmcp_status st = h == NULL ? LMCP_E_INVALID_HANDLE : lmcp_server_serve_http(h, addr, &url, &err);
+  lmcp_status st = lmcp_server_serve_http(handle_of(s), addr, &url, &err);
   free(addr);
-  if (h == NULL) {
-    return freed(env);
-  }
   if (st != LMCP_OK) {
-    return lmcp_lib_error(env, st, err);
+    return status_term(env, st, err);
   }
   ERL_NIF_TERM t = lmcp_make_str(env, url);
   lmcp_free(url);
@@ -125,13 +119,8 @@ ERL_NIF_TERM nif_server_serve_fds(ErlNifEnv *env, int argc, const ERL_NIF_TERM a
       !enif_get_int(env, argv[2], &out_fd)) {
     return enif_make_badarg(env);
   }
-  lmcp_server *h = handle_of(s);
-  if (h == NULL) {
-    return freed(env);
-  }
   char *err = NULL;
-  lmcp_status st = lmcp_server_serve_fds(h, in_fd, out_fd, &err);
-  return st == LMCP_OK ? lmcp_atom_ok : lmcp_lib_error(env, st, err);
+  return status_term(env, lmcp_server_serve_fds(handle_of(s), in_fd, out_fd, &err), err);
 }
 
 static ERL_NIF_TERM timed(ErlNifEnv *env, const ERL_NIF_TERM argv[],
@@ -141,13 +130,8 @@ static ERL_NIF_TERM timed(ErlNifEnv *env, const ERL_NIF_TERM argv[],
   if (!get_server(env, argv[0], &s) || !enif_get_int64(env, argv[1], &ms)) {
     return enif_make_badarg(env);
   }
-  lmcp_server *h = handle_of(s);
-  if (h == NULL) {
-    return freed(env);
-  }
   char *err = NULL;
-  lmcp_status st = fn(h, ms, &err);
-  return st == LMCP_OK ? lmcp_atom_ok : lmcp_lib_error(env, st, err);
+  return status_term(env, fn(handle_of(s), ms, &err), err);
 }
 
 /* server_wait(Server, TimeoutMs) -> ok | {error, ...}: ok once serving
@@ -165,7 +149,7 @@ ERL_NIF_TERM nif_server_stop(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]
 }
 
 /* server_free(Server) -> ok: stops serving at once and frees the handle;
- * later calls on it are {error, -2, ...}.   (dirty I/O: it may wait for the
+ * later calls on it are {error, -2, Info}, Info the library's message.   (dirty I/O: it may wait for the
  * front to close) */
 ERL_NIF_TERM nif_server_free(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
   (void)argc;
