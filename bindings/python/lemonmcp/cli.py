@@ -75,6 +75,7 @@ from ._cli_output import (
 )
 from ._cli_pins import run_approve, run_pins
 from ._cli_search import run_search
+from ._cli_serve import add_serve_parser, run_serve
 from ._config import http_transport, stdio_transport
 from .client import Client
 from .errors import (
@@ -262,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--yes", dest="approve_yes", action="store_true",
                     help="approve what the server offers now without asking (it may differ from what `pins` showed)")
     json_flag(sub("check", "with --config FILE: load it as the host would and show each server and every warning, starting nothing"))
+    add_serve_parser(sub)
     return parser
 
 
@@ -983,10 +985,12 @@ def main(
         err.flush()
         return status
 
-    if ns.command in HOST_COMMANDS and getattr(ns, "config", None):
+    if ns.command == "serve" or (ns.command in HOST_COMMANDS and getattr(ns, "config", None)):
         # With --server too: the host's guard (pins, filters) and sandbox
         # apply to one server as to all (the host runs that one alone).
         try:
+            if ns.command == "serve":
+                return run_serve(ns, out, err, prog=PROG, usage_error=UsageError, exits=EXIT, error_text=_error_text)
             return _host_main(ns, out, err, inp)
         except UsageError as exc:
             return fail(EXIT_USAGE, str(exc))

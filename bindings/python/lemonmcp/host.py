@@ -35,7 +35,7 @@ from ctypes import byref, c_size_t, c_uint64, c_void_p
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar, Union
 
-from . import _ffi, _host_file, _otel, _pins
+from . import _ffi, _host_file, _otel, _pins, _serve
 from ._base import CALLBACK_KEYWORDS, request_options
 from ._codec import dumps
 from ._config import declare_handlers, use_app_token_store, wait_ms
@@ -515,6 +515,7 @@ class Host(HostBase):
         if sess.released:
             return
         try:
+            _serve.stop_served(self)  # the front sessions end before the servers
             sess.close_started(wait_ms(timeout))
         finally:
             sess.release()
@@ -589,3 +590,19 @@ class Host(HostBase):
 
     def _run(self, req: Tuple[Any, ...]) -> Any:
         return _otel.traced(req, self._span(req), self._session.call_blocking)
+
+    # ------------------------------------------------------------- serving
+
+    def serve(self, *, fds: Optional[Tuple[int, int]] = None, http: Optional[str] = None, **options: Any) -> "_serve.Server":
+        """Serve this host as one MCP server (docs/gateway.md): over stdio
+        on ``fds`` (read, write; default: this process's stdin and stdout),
+        or over Streamable HTTP at ``http`` ("127.0.0.1:0" picks a port;
+        the returned server's ``url`` says which). Returns once serving;
+        ``options`` are the library's serving options (authentication,
+        sessions: docs/gateway.md), passed as they are. Each front client's
+        sampling, elicitation and roots are its own: a server's request
+        goes to the front session whose call caused it, when the host lets
+        its servers ask (``defaults={"handlers":
+        lemonmcp.RELAYED_HANDLERS}`` at construction). While served,
+        the host's own event and request callbacks are the gateway's."""
+        return _serve.serve(self, fds, http, options)
