@@ -121,6 +121,25 @@ func lmcpgo_client_call_sync(client *C.lmcp_client, method *C.cchar_t, params *C
 	})
 }
 
+// lmcp_client_call_begin starts a blocking call in two steps (see
+// lemonmcp.h): the outcome goes to call, where lmcp_sync_call_wait waits.
+//
+//export lmcp_client_call_begin
+func lmcp_client_call_begin(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, call *C.lmcp_sync_call, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
+	defer clients.recover(&st, errOut, client, "lmcp_client_call_begin")
+	c, err := clients.lookup(client)
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	m, p, opts, err := callArgs(method, params, plen, options, olen)
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	return beginCall(call, callIDOut, errOut, &opts, func(done core.DoneFunc) (uint64, *core.Error) {
+		return c.Call(m, p, opts, done)
+	})
+}
+
 //export lmcp_client_cancel
 func lmcp_client_cancel(client *C.lmcp_client, callID C.lmcp_call_id) (st C.lmcp_status) {
 	defer clients.recover(&st, nil, client, "lmcp_client_cancel")

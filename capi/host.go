@@ -191,6 +191,44 @@ func lmcpgo_host_call_sync(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t
 	})
 }
 
+// lmcp_host_call_begin is lmcp_host_call in two steps, as
+// lmcp_client_call_begin is lmcp_client_call.
+//
+//export lmcp_host_call_begin
+func lmcp_host_call_begin(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, call *C.lmcp_sync_call, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
+	defer hosts.recover(&st, errOut, hp, "lmcp_host_call_begin")
+	h, err := hosts.lookup(hp)
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	srv, m, p, opts, err := serverCallArgs(server, method, params, plen, options, olen)
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	return beginCall(call, callIDOut, errOut, &opts, func(done core.DoneFunc) (uint64, *core.Error) {
+		return h.Call(srv, m, p, opts, done)
+	})
+}
+
+// lmcp_host_call_tool_begin is lmcp_host_call_tool in two steps, as
+// lmcp_client_call_begin is lmcp_client_call.
+//
+//export lmcp_host_call_tool_begin
+func lmcp_host_call_tool_begin(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_t, alen C.size_t, options *C.cchar_t, olen C.size_t, call *C.lmcp_sync_call, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
+	defer hosts.recover(&st, errOut, hp, "lmcp_host_call_tool_begin")
+	h, err := hosts.lookup(hp)
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	tool, a, opts, err := toolArgs(name, args, alen, options, olen)
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	return beginCall(call, callIDOut, errOut, &opts, func(done core.DoneFunc) (uint64, *core.Error) {
+		return h.CallTool(tool, a, opts, done)
+	})
+}
+
 //export lmcp_host_cancel
 func lmcp_host_cancel(hp *C.lmcp_host, callID C.lmcp_call_id) (st C.lmcp_status) {
 	defer hosts.recover(&st, nil, hp, "lmcp_host_cancel")

@@ -383,7 +383,7 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 	}
 	client := s.client()
 	id := h.nextCall.Add(1)
-	hc := &hostCall{srv: s, client: client, hidden: opts.Inline}
+	hc := &hostCall{srv: s, client: client, hidden: opts.Inline && !opts.Handed}
 	h.mu.Lock()
 	if h.freed {
 		h.mu.Unlock()
