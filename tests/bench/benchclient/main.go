@@ -47,6 +47,10 @@ type target struct {
 	stdio bool
 }
 
+// sse: the endpoint is the legacy HTTP+SSE transport's (benchserver serves
+// it under /sse), not Streamable HTTP's.
+func (t target) sse() bool { return strings.HasSuffix(t.url, "/sse") }
+
 var clients = map[string]func(target) (caller, error){
 	"floor":    connectFloor,
 	"lemonmcp": connectLemon,

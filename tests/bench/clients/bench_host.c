@@ -120,7 +120,10 @@ static const char *sandbox;
  * Streamable HTTP server, or the command and arguments of a stdio one. */
 static void append_transport(const char *stdio_cmd, const char *url) {
   if (url) {
-    strcat(config, "\"type\":\"streamable_http\",\"url\":");
+    /* benchserver serves the legacy HTTP+SSE transport under /sse */
+    size_t n = strlen(url);
+    int sse = n >= 4 && strcmp(url + n - 4, "/sse") == 0;
+    strcat(config, sse ? "\"type\":\"sse\",\"url\":" : "\"type\":\"streamable_http\",\"url\":");
     json_str(config, sizeof config, url);
     return;
   }

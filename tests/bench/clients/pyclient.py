@@ -35,7 +35,9 @@ def proc_status(field: str) -> int:
 
 def config(args: argparse.Namespace) -> Dict[str, Any]:
     if args.url:
-        transport: Dict[str, Any] = {"type": "streamable_http", "url": args.url}
+        # benchserver serves the legacy HTTP+SSE transport under /sse
+        kind = "sse" if args.url.endswith("/sse") else "streamable_http"
+        transport: Dict[str, Any] = {"type": kind, "url": args.url}
     else:
         argv = args.stdio.split()
         transport = {"type": "stdio", "command": argv[0], "args": argv[1:]}
