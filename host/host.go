@@ -378,8 +378,14 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 			s.useEnd()
 		}
 	}()
-	if s.lazy() && (h.wake(s) || s.gen().started.Load()) {
+	wakes := h.wakeable(s)
+	if wakes || (s.lazy() && s.gen().started.Load()) {
 		opts.WaitReady = true // a lazy server's first calls wait for the handshake they started
+	}
+	if wakes {
+		// Queued first (WaitReady on a client not connected yet), then
+		// started: see wakeable.
+		defer h.startAfter(s)
 	}
 	client := s.client()
 	id := h.nextCall.Add(1)
