@@ -247,7 +247,8 @@ void test_two_step_blocking_call(void) {
   size_t len = 0;
   int done = -1;
 
-  CHECK_ST(lmcp_client_call_begin(c, "tools/call", echo, strlen(echo), NULL, 0, &call, &id, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_client_call_begin(c, "tools/call", echo, strlen(echo), NULL, 0, &call, &id, &err), LMCP_OK,
+           err);
   CHECK(id != 0);
   CHECK_ST(lmcp_sync_call_wait(&call, -1, &done, &res, &len, &err), LMCP_OK, err);
   CHECK(done == 1);
@@ -257,7 +258,8 @@ void test_two_step_blocking_call(void) {
 
   /* the same struct again: a slice of 0 ms and one of 20 ms end with the
    * call still running; cancel ends it, and the wait returns its status */
-  CHECK_ST(lmcp_client_call_begin(c, "tools/call", slow, strlen(slow), NULL, 0, &call, &id, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_client_call_begin(c, "tools/call", slow, strlen(slow), NULL, 0, &call, &id, &err), LMCP_OK,
+           err);
   CHECK_ST(lmcp_sync_call_wait(&call, 0, &done, &res, &len, &err), LMCP_OK, err);
   CHECK(done == 0 && res == NULL);
   CHECK_ST(lmcp_sync_call_wait(&call, 20, &done, &res, &len, &err), LMCP_OK, err);
@@ -277,8 +279,8 @@ void test_two_step_blocking_call(void) {
   CHECKM(err && strstr(err, "call is NULL"), NULL, "err %s", err ? err : "(null)");
   lmcp_free(err);
   err = NULL;
-  CHECK_ST(lmcp_client_call_begin(c, "", echo, strlen(echo), NULL, 0, &call, &id, &err), LMCP_E_INVALID_ARGUMENT,
-           err);
+  CHECK_ST(lmcp_client_call_begin(c, "", echo, strlen(echo), NULL, 0, &call, &id, &err),
+           LMCP_E_INVALID_ARGUMENT, err);
   lmcp_free(err);
   stop_client(c, NULL);
 }
