@@ -394,8 +394,14 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 			s.useEnd()
 		}
 	}()
-	if s.lazy() && (h.wake(s) || s.gen().started.Load()) {
+	wakes := h.wakeable(s)
+	if wakes || (s.lazy() && s.gen().started.Load()) {
 		opts.WaitReady = true // a lazy server's first calls wait for the handshake they started
+	}
+	if wakes {
+		// Queued first (WaitReady on a client not connected yet), then
+		// started: see wakeable.
+		defer h.startAfter(s)
 	}
 	client := s.client()
 	pending := false
@@ -411,7 +417,7 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 		}
 	}
 	id := h.nextCall.Add(1)
-	hc := &hostCall{srv: s, client: client, hidden: opts.Inline}
+	hc := &hostCall{srv: s, client: client, hidden: opts.Inline && !opts.Handed}
 	if pending {
 		hc.stop = make(chan struct{})
 	}

@@ -460,6 +460,47 @@ lmcp_status lmcp_client_call_sync(lmcp_client *client, const char *method,
                                   char **result_out, size_t *result_len_out,
                                   char **err_out);
 
+/* A blocking call in two steps, for a caller that must run code of its own
+ * while it waits, such as an interpreter that takes signals (Ctrl-C)
+ * between slices of the wait: lmcp_client_call_begin (lmcp_host_call_begin,
+ * lmcp_host_call_tool_begin) starts the call, whose outcome goes to *call,
+ * and lmcp_sync_call_wait waits for it outside the Go runtime, exactly as
+ * lmcp_client_call_sync does, for at most a slice of time. The caller owns
+ * *call (its fields are the library's) and keeps it in place from begin
+ * until a wait reports the call done; it may then reuse it. To give up,
+ * cancel the call (lmcp_client_cancel with the id begin returned) and wait
+ * for it: a cancelled call completes at once. */
+typedef struct lmcp_sync_call {
+  uint32_t state;     /* private: 0 while the call runs, then done */
+  lmcp_status status; /* private */
+  char *json;         /* private */
+  size_t len;         /* private */
+} lmcp_sync_call;
+
+/* lmcp_client_call_begin starts a call as lmcp_client_call does, with the
+ * same arguments and statuses, but its outcome goes to *call, collected
+ * with lmcp_sync_call_wait; *call_id_out (may be NULL) receives its id.
+ * Nothing is stored in *call when it fails. */
+lmcp_status lmcp_client_call_begin(lmcp_client *client, const char *method,
+                                   const char *params_json, size_t params_len,
+                                   const char *options_json,
+                                   size_t options_len, lmcp_sync_call *call,
+                                   lmcp_call_id *call_id_out, char **err_out);
+
+/* lmcp_sync_call_wait waits up to timeout_ms (negative: without limit) for
+ * the outcome of a call begun with *call, spinning up to 50 microseconds
+ * when the thread's previous blocking call was that fast, then asleep on a
+ * futex; a signal handled by the thread ends the wait early when
+ * timeout_ms is not negative. While the call runs it returns LMCP_OK with
+ * *done_out 0. Once the call is done, *done_out is 1 and it returns as
+ * lmcp_client_call_sync would have: LMCP_OK with *result_out (free with
+ * lmcp_free) and *result_len_out (may be NULL), or the completion's status
+ * with its error in *err_out. LMCP_E_INVALID_ARGUMENT when call, done_out
+ * or result_out is NULL (err_out is then left alone). */
+lmcp_status lmcp_sync_call_wait(lmcp_sync_call *call, int32_t timeout_ms,
+                                int *done_out, char **result_out,
+                                size_t *result_len_out, char **err_out);
+
 /* lmcp_client_cancel cancels an accepted call: its done callback runs with
  * LMCP_E_CANCELLED and the server receives notifications/cancelled (in the
  * 2026-07-28 era over HTTP, the request's stream is closed instead; a
@@ -1021,6 +1062,15 @@ lmcp_status lmcp_host_call_tool_sync(lmcp_host *host, const char *name,
                                      size_t options_len, char **result_out,
                                      size_t *result_len_out, char **err_out);
 
+/* lmcp_host_call_tool_begin is lmcp_host_call_tool whose outcome goes to
+ * *call, as lmcp_client_call_begin's does. */
+lmcp_status lmcp_host_call_tool_begin(lmcp_host *host, const char *name,
+                                      const char *args_json, size_t args_len,
+                                      const char *options_json,
+                                      size_t options_len, lmcp_sync_call *call,
+                                      lmcp_call_id *call_id_out,
+                                      char **err_out);
+
 /* lmcp_host_call sends any request to the named server, as lmcp_client_call
  * (same arguments, options, callback rules and statuses), with a host-wide
  * call id. Also returns LMCP_E_NOT_FOUND (no such server) and
@@ -1039,6 +1089,14 @@ lmcp_status lmcp_host_call_sync(lmcp_host *host, const char *server,
                                 size_t params_len, const char *options_json,
                                 size_t options_len, char **result_out,
                                 size_t *result_len_out, char **err_out);
+
+/* lmcp_host_call_begin is lmcp_host_call whose outcome goes to *call, as
+ * lmcp_client_call_begin's does. */
+lmcp_status lmcp_host_call_begin(lmcp_host *host, const char *server,
+                                 const char *method, const char *params_json,
+                                 size_t params_len, const char *options_json,
+                                 size_t options_len, lmcp_sync_call *call,
+                                 lmcp_call_id *call_id_out, char **err_out);
 
 /* lmcp_host_call_queued and lmcp_host_call_tool_queued are lmcp_host_call
  * and lmcp_host_call_tool whose completion goes to queue (see QUEUE) instead

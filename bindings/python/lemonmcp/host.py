@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import os
-from ctypes import byref, c_size_t, c_uint64, c_void_p
+from ctypes import byref, c_size_t, c_void_p
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar, Union
 
@@ -136,44 +136,31 @@ class HostSession(HandleSession):
         servers = self.json_of(lib.lmcp_host_servers)
         lazy = isinstance(servers, dict) and any(s.get("start") == "lazy" for s in servers.values())
         dll = lib if lazy else lib_held
-        self._queued_fns = (dll.lmcp_host_call_tool_queued, dll.lmcp_host_call_queued, dll.lmcp_host_query_queued)
-
-    def _call(
-        self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], done: Any, token: int, target: Optional[str]
-    ) -> int:
-        return self._host_call(
-            (lib.lmcp_host_call_tool, lib.lmcp_host_call, lib.lmcp_host_query), mb, pjson, ojson, (done, token), target
+        # Each form's (tool, server, query) functions (_session: DONE,
+        # QUEUED, BEGIN, SYNC); a query has no blocking form.
+        self._forms = (
+            (lib.lmcp_host_call_tool, lib.lmcp_host_call, lib.lmcp_host_query),
+            (dll.lmcp_host_call_tool_queued, dll.lmcp_host_call_queued, dll.lmcp_host_query_queued),
+            (dll.lmcp_host_call_tool_begin, dll.lmcp_host_call_begin, None),
+            (lib.lmcp_host_call_tool_sync, lib.lmcp_host_call_sync, None),
         )
 
-    def _call_queued(
-        self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], queue: Any, tag: int, target: Optional[str]
-    ) -> int:
-        return self._host_call(self._queued_fns, mb, pjson, ojson, (queue, tag), target)
-
-    def _host_call(
-        self,
-        fns: Tuple[Any, Any, Any],
-        mb: bytes,
-        pjson: Optional[bytes],
-        ojson: Optional[bytes],
-        completion: Tuple[Any, Any],
-        target: Optional[str],
-    ) -> int:
-        """A tool call (no target: mb is the tool's name), a call to the
-        target server, or a query of the host's; fns are the three C
-        functions of the completion's kind, completion (done, user_data)
-        or (queue, tag)."""
-        tool_fn, server_fn, query_fn = fns
-        cid = c_uint64()
-        plen = len(pjson) if pjson else 0
-        olen = len(ojson) if ojson else 0
+    def _form_fn(self, form: int, target: Optional[str]) -> Any:
+        """A tool call (no target: the method is the tool's host name), a
+        call to the target server, or a query of the host's."""
+        tool_fn, server_fn, query_fn = self._forms[form]
         if isinstance(target, HostQuery):
-            query_fn(self.handle(), target.code, pjson, plen, *completion, byref(cid), c_void_p())
-        elif target is None:
-            tool_fn(self.handle(), mb, pjson, plen, ojson, olen, *completion, byref(cid), c_void_p())
-        else:
-            server_fn(self.handle(), target.encode(), mb, pjson, plen, ojson, olen, *completion, byref(cid), c_void_p())
-        return cid.value
+            return query_fn
+        return tool_fn if target is None else server_fn
+
+    def _call_args(self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], target: Optional[str]) -> Tuple[Any, ...]:
+        plen = len(pjson) if pjson else 0
+        if isinstance(target, HostQuery):
+            return (self.handle(), target.code, pjson, plen)
+        olen = len(ojson) if ojson else 0
+        if target is None:
+            return (self.handle(), mb, pjson, plen, ojson, olen)
+        return (self.handle(), target.encode(), mb, pjson, plen, ojson, olen)
 
     def connect(self) -> None:
         try:
