@@ -6,6 +6,7 @@ import (
 	"github.com/lemonmcp/lemonmcp/auth"
 	"github.com/lemonmcp/lemonmcp/auth/tokenstore"
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/sandbox"
 )
 
 // parseAuth reads the "auth" object (OAuth for the HTTP transports) into
@@ -163,6 +164,9 @@ func parseTokenStore(o *object, cfg *auth.Config) *core.Error {
 		if spec.Path, err = t.requiredStr("path"); err != nil {
 			return err
 		}
+		// The tokens are the library's own secret: no server it
+		// confines may read them, listed or not.
+		sandbox.DenySecret(spec.Path)
 	case "postgres", "redis":
 		if spec.URL, err = t.requiredStr("url"); err != nil {
 			return err

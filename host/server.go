@@ -114,8 +114,8 @@ func (s *server) report() map[string]any {
 		return r
 	}
 	r["restarts"] = c.Restarts()
-	if sb := s.gen().sandbox; sb != nil {
-		r["sandbox"] = sb
+	if sb := c.SandboxReport(); sb != nil {
+		r["sandbox"] = sb // what this start of the server got
 	}
 	loss, losses := c.LastLoss()
 	clientErr := c.LastError()

@@ -41,7 +41,10 @@
  *    branch on "message", whose wording may change): "executable_not_found"
  *    (LMCP_E_TRANSPORT: the command, or its interpreter, does not exist),
  *    "not_executable" (LMCP_E_INVALID_ARGUMENT: it exists but may not be
- *    run), "working_directory_not_found" (LMCP_E_INVALID_ARGUMENT); a later
+ *    run), "working_directory_not_found" (LMCP_E_INVALID_ARGUMENT),
+ *    "sandbox_unavailable" (LMCP_E_TRANSPORT: a sandbox layer the server's
+ *    policy asks for could not be set up; the message names the layer and
+ *    why); a later
  *    call to that client (LMCP_E_INVALID_STATE) keeps the same "data".
  *    Free it with lmcp_free(). On success *err_out is set
  *    to NULL. There is no per-thread "last error". Messages never contain raw

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lemonmcp/lemonmcp/transport"
 	"github.com/lemonmcp/lemonmcp/transport/stdio"
 )
 
@@ -274,37 +275,73 @@ func findProcess(cmdline string) int {
 }
 
 // TestReport: on this machine (Linux 6.18, user namespaces, Landlock 7)
-// every layer holds, as root and as nobody.
+// every layer holds, as root and as nobody, and the report a server gets
+// is what the helper set up for that start.
 func TestReport(t *testing.T) {
-	r := (&Policy{Processes: 10}).Report()
-	require.Equal(t, Report{Namespaces: true, Landlock: landlockABI(), Network: "none", Proc: "private",
-		NoNewPrivs: true, Limits: true, Reaper: "pid-namespace", UnixSockets: "denied"}, r)
-	require.GreaterOrEqual(t, r.Landlock, 6)
-	require.Equal(t, "allowed", (&Policy{AllowAllUnixSockets: true}).Report().UnixSockets)
-	r = (&Policy{AllowedDomains: []string{"example.com"}}).Report()
-	require.Equal(t, "proxy", r.Network)
-	require.Empty(t, r.Missing)
+	f := Features()
+	require.NotNil(t, f)
+	require.Empty(t, f.Missing)
+	require.True(t, f.Namespaces)
+	require.GreaterOrEqual(t, f.Landlock, 6)
+
+	rep := startReport(t, Policy{Processes: 10})
+	require.Equal(t, "pid-namespace", rep.Reaper)
+	require.True(t, rep.Namespaces)
+	require.Equal(t, f.Landlock, rep.Landlock)
+	require.Equal(t, "none", rep.Network)
+	require.Equal(t, "private", rep.Proc)
+	require.True(t, rep.NoNewPrivs)
+	require.True(t, rep.Limits)
+	require.Equal(t, "denied", rep.UnixSockets)
+	require.Contains(t, rep.LandlockRights, "FS_WRITE_FILE")
+	require.Contains(t, rep.LandlockRights, "FS_REFER")
+	require.Contains(t, rep.Scoped, "ABSTRACT_UNIX_SOCKET")
+	require.Empty(t, rep.Missing)
+	require.Equal(t, "allowed", startReport(t, Policy{AllowAllUnixSockets: true}).UnixSockets)
+	require.Equal(t, "proxy", startReport(t, Policy{AllowedDomains: []string{"example.com"}}).Network)
 }
 
-// TestRequiredFailsNamingWhatIsMissing: a required sandbox that cannot be
-// had does not start the server at all.
+// startReport starts /bin/cat under p and returns its start's report.
+func startReport(t *testing.T, p Policy) *Report {
+	t.Helper()
+	tr, err := stdio.New(stdio.Config{Command: "/bin/cat", CloseGrace: 200 * time.Millisecond, Launcher: Confine(p, 200*time.Millisecond)})
+	require.NoError(t, err)
+	rec := newRecorder()
+	require.NoError(t, tr.Start(context.Background(), rec))
+	defer func() { require.NoError(t, tr.Close(context.Background())) }()
+	rep, ok := tr.SandboxReport().(*Report)
+	require.True(t, ok, "no report: %#v", tr.SandboxReport())
+	return rep
+}
+
+// TestRequiredFailsNamingWhatIsMissing: a sandbox that cannot be had in
+// full does not start the server at all, by default; "required": false
+// (BestEffort) starts it and the report names what is missing.
 func TestRequiredFailsNamingWhatIsMissing(t *testing.T) {
 	// A machine without user namespaces (Ubuntu's AppArmor restriction,
 	// a container): the helper runs, Landlock holds.
 	real := probed
-	probed = func() probe { return probe{helper: true, nnp: true, landlock: 7, limits: true, seccomp: true} }
+	pr := real()
+	pr.namespaces, pr.nsErr = false, "operation not permitted"
+	probed = func() probe { return pr }
 	defer func() { probed = real }()
-	r := (&Policy{AllowedDomains: []string{"example.com"}}).Report()
-	require.Equal(t, Report{Landlock: 7, Network: "tcp-denied", Proc: "host", NoNewPrivs: true, Limits: true, Reaper: "subreaper",
-		UnixSockets: "denied", Missing: []string{"user namespaces", "a network namespace for the allowedDomains proxy"}}, r)
+	p := Policy{AllowedDomains: []string{"example.com"}}
+	require.ErrorContains(t, p.Check(), "namespaces: clone(CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET|...) failed: operation not permitted")
 
-	tr, err := stdio.New(stdio.Config{
-		Command:  "/bin/cat",
-		Launcher: Confine(Policy{Required: true}, time.Second),
-	})
+	tr, err := stdio.New(stdio.Config{Command: "/bin/cat", Launcher: Confine(Policy{}, time.Second)})
 	require.NoError(t, err)
 	err = tr.Start(context.Background(), newRecorder())
-	require.ErrorContains(t, err, "sandbox required but unavailable: user namespaces")
+	require.ErrorContains(t, err, "sandbox: cannot be set up in full")
+	require.ErrorContains(t, err, "namespaces: clone(")
+	var te *transport.Error
+	require.ErrorAs(t, err, &te)
+	require.Equal(t, transport.CauseSandboxUnavailable, te.Cause)
+	require.True(t, te.Permanent)
+
+	rep := startReport(t, Policy{BestEffort: true, AllowedDomains: []string{"example.com"}})
+	require.Equal(t, "subreaper", rep.Reaper)
+	require.Equal(t, "tcp-denied", rep.Network)
+	require.Equal(t, []string{"namespaces: operation not permitted", "the proxy: allowedDomains needs a network namespace"}, rep.Missing)
 }
 
 // TestConfinedWithoutNamespaces: where user namespaces are refused, the
@@ -313,18 +350,19 @@ func TestRequiredFailsNamingWhatIsMissing(t *testing.T) {
 func TestConfinedWithoutNamespaces(t *testing.T) {
 	real := probed
 	pr := real()
-	pr.namespaces, pr.proc, pr.pidMax = false, false, false
+	pr.namespaces = false
 	probed = func() probe { return pr }
 	defer func() { probed = real }()
 
 	p, script, want, _, _ := fsEscapes(t)
+	p.BestEffort = true
 	require.Equal(t, want, runConfined(t, p, script))
 
 	ln, err := netListen(t)
 	require.NoError(t, err)
 	py, err := exec.LookPath("python3")
 	require.NoError(t, err)
-	got := runConfined(t, Policy{}, py+` -c '
+	got := runConfined(t, Policy{BestEffort: true}, py+` -c '
 import json, socket
 try:
     socket.create_connection(("127.0.0.1", `+ln.tcpPort+`), timeout=5); print(json.dumps({"tcp": "ok"}))
