@@ -81,6 +81,12 @@ func launch(helper string, a *wire.Args, env []string, flags uintptr, release fu
 			}
 		},
 	}
+	l.StartFailed = func(err error) error {
+		if flags != 0 {
+			return sandboxError("namespaces: clone(CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET|...) failed: %s", errText(err))
+		}
+		return sandboxError("the helper: cannot start it: %s", errText(err))
+	}
 	if flags != 0 {
 		l.Cloneflags = flags
 		l.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}

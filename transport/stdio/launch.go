@@ -50,6 +50,9 @@ type Launch struct {
 	// (or failed to start), to free what the launch held (a private
 	// temporary directory, a proxy).
 	Release func()
+	// StartFailed, when set, turns the error of starting the program
+	// (clone refused its namespaces) into the start's error.
+	StartFailed func(err error) error
 	// Started, when set, is called once the launched program runs and
 	// waits (bounded) for it to tell whether it started the server: its
 	// report (the sandbox helper's: what it set up for this start) is

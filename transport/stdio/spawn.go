@@ -123,6 +123,11 @@ func spawn(cfg Config) (*child, error) {
 	})
 	if err != nil {
 		launch.release()
+		if launch != nil && launch.StartFailed != nil {
+			closeAll(childEnds)
+			closeAll(parentEnds)
+			return nil, launch.StartFailed(err)
+		}
 		if e := execError(cfg.Command, err); e != nil {
 			closeAll(childEnds)
 			closeAll(parentEnds)
