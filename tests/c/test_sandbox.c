@@ -212,7 +212,103 @@ static int worker(const char *mode) {
   return 0;
 }
 
+/* Runs, as the current user on a machine withoutlayers made (no Landlock,
+ * or no user namespaces), a host of three servers that each try a write
+ * outside allowWrite before becoming the fixture: "boxed" (sandboxEnabled,
+ * so required), "loose" ("required": false) and "plain". Prints "servers
+ * <lmcp_host_servers>" once boxed failed and loose is ready, and
+ * "written_boxed 0|1". */
+static int worker_fails_closed(void) {
+  const char *tmp = getenv("TMPDIR");
+  char root[512], outside[600];
+  snprintf(root, sizeof root, "%s/fails-closed-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (mkdtemp(root) == NULL) return 2;
+  snprintf(outside, sizeof outside, "%s/outside", root);
+  if (mkdir(outside, 0777) != 0) return 2;
+  char cfg[4096];
+  const char *srv = "\"command\":\"/bin/sh\",\"args\":[\"-c\",\"echo x > %s/%s; exec %s\"],\"restart\":false";
+  char boxed[1024], loose[1024], plain[1024];
+  snprintf(boxed, sizeof boxed, srv, outside, "boxed", fixture_path());
+  snprintf(loose, sizeof loose, srv, outside, "loose", fixture_path());
+  snprintf(plain, sizeof plain, srv, outside, "plain", fixture_path());
+  snprintf(cfg, sizeof cfg,
+           "{\"mcpServers\":{\"boxed\":{%s,\"sandboxEnabled\":true,\"sandbox\":{\"filesystem\":{\"allowWrite\":[\"%s/in\"]}}},"
+           "\"loose\":{%s,\"sandboxEnabled\":true,\"sandbox\":{\"required\":false}},\"plain\":{%s}}}",
+           boxed, root, loose, plain);
+  lmcp_host *h = NULL;
+  char *err = NULL;
+  if (lmcp_host_new(cfg, strlen(cfg), &h, &err) != LMCP_OK || lmcp_host_connect(h, &err) != LMCP_OK) {
+    printf("error %s\n", err ? err : "");
+    return 2;
+  }
+  char *servers = NULL;
+  for (int waited = 0; waited < T(60000); waited += 20) {
+    lmcp_free(servers);
+    servers = NULL;
+    if (lmcp_host_servers(h, &servers, NULL, NULL) != LMCP_OK) return 2;
+    char *b = strstr(servers, "\"boxed\":"), *l = strstr(servers, "\"loose\":");
+    if (b && l && strstr(b, "\"state\":\"failed\"") && strstr(l, "\"state\":\"ready\"")) break;
+    usleep(20 * 1000);
+  }
+  printf("servers %s\n", servers ? servers : "");
+  lmcp_free(servers);
+  lmcp_host_free(h);
+  char path[700];
+  snprintf(path, sizeof path, "%s/boxed", outside);
+  printf("written_boxed %d\n", access(path, F_OK) == 0);
+  remove_tree(root);
+  return 0;
+}
+
 /* ------------------------------------------------------------------- tests */
+
+/* On a machine without a layer (withoutlayers FLAG, beside the fixture),
+ * as uid: the required server fails naming the layer and why and writes
+ * nothing; the best-effort one runs and its report names what is missing. */
+static void check_fails_closed(uid_t uid, const char *flag, const char *layer) {
+  char home[] = "/tmp/lmcp-fails-closed-XXXXXX";
+  CHECK(mkdtemp(home) != NULL && chown(home, uid, uid) == 0);
+  char self[512], wrapper[600];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  CHECK(n > 0);
+  self[n] = 0;
+  snprintf(wrapper, sizeof wrapper, "%s", fixture_path());
+  snprintf(strrchr(wrapper, '/') + 1, sizeof wrapper - (size_t)(strrchr(wrapper, '/') + 1 - wrapper), "withoutlayers");
+  char tmpdir[600], homev[600], cache[600];
+  snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", home);
+  snprintf(homev, sizeof homev, "HOME=%s", home);
+  snprintf(cache, sizeof cache, "XDG_CACHE_HOME=%s/cache", home);
+  const char *env[] = {tmpdir, homev, cache, NULL};
+  char uidv[32], gidv[32];
+  snprintf(uidv, sizeof uidv, "--reuid=%d", (int)uid);
+  snprintf(gidv, sizeof gidv, "--regid=%d", (int)uid);
+  char *as_uid[] = {"setpriv", uidv, gidv, "--clear-groups", wrapper, (char *)flag, "--", self, "--worker-fails-closed", NULL};
+  char *as_me[] = {wrapper, (char *)flag, "--", self, "--worker-fails-closed", NULL};
+  char *out = NULL;
+  int st = run(uid == getuid() ? as_me : as_uid, env, &out);
+  remove_tree(home);
+  CHECKM(st == 0, NULL, "the worker (uid %d, %s) failed with %d:\n%s", (int)uid, flag, st, out ? out : "");
+  if (st != 0) return;
+  CHECKM(strstr(out, "sandbox: cannot be set up in full") && strstr(out, layer), NULL,
+         "uid %d %s: the required server's error does not name the layer:\n%s", (int)uid, flag, out);
+  CHECKM(strstr(out, "\"missing\":[") != NULL, NULL, "uid %d %s: no missing list:\n%s", (int)uid, flag, out);
+  CHECKM(strstr(out, "written_boxed 0\n") != NULL, NULL, "uid %d %s: the refused server ran:\n%s", (int)uid, flag, out);
+  free(out);
+}
+
+static const char *landlock_layer = "Landlock: landlock_create_ruleset(VERSION) failed: function not implemented";
+static const char *userns_layer =
+    "namespaces: clone(CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET|...) failed: no space left on device";
+
+void test_fails_closed_without_landlock(void) {
+  check_fails_closed(getuid(), "-landlock", landlock_layer);
+  if (getuid() == 0) check_fails_closed(NOBODY, "-landlock", landlock_layer);
+}
+
+void test_fails_closed_without_user_namespaces(void) {
+  check_fails_closed(getuid(), "-userns", userns_layer);
+  if (getuid() == 0) check_fails_closed(NOBODY, "-userns", userns_layer);
+}
 
 /* The worker's output, run as uid in mode; its temporary, home and cache
  * directories are a fresh directory that uid owns, removed afterwards. */
@@ -308,10 +404,17 @@ int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     return worker(argv[2]);
   }
+  if (argc == 2 && strcmp(argv[1], "--worker-fails-closed") == 0) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    signal(SIGPIPE, SIG_IGN);
+    return worker_fails_closed();
+  }
   static const h_test tests[] = {
       {"test_escapes_control", test_escapes_control},
       {"test_escapes_as_root", test_escapes_as_root},
       {"test_escapes_as_nobody", test_escapes_as_nobody},
+      {"test_fails_closed_without_landlock", test_fails_closed_without_landlock},
+      {"test_fails_closed_without_user_namespaces", test_fails_closed_without_user_namespaces},
   };
   return h_main(argc, argv, tests, sizeof tests / sizeof tests[0], 300);
 }

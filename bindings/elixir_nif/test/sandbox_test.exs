@@ -168,4 +168,57 @@ defmodule LemonMCP.SandboxTest do
       assert facts["daemon_gone"] == "true", "uid #{uid}: the daemon outlived the host"
     end
   end
+
+  # ------------------------------------------------------- fails closed
+
+  @fails_closed_worker Path.expand("fails_closed_worker.exs", __DIR__)
+  @layers %{
+    "-landlock" => "Landlock: landlock_create_ruleset(VERSION) failed: function not implemented",
+    "-userns" => "namespaces: clone(CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET|...) failed: no space left on device"
+  }
+
+  # On a machine without Landlock (a seccomp filter answers ENOSYS to its
+  # system calls, for the VM and its children) or without user namespaces
+  # (user.max_user_namespaces=0 inside a namespace), made by
+  # tests/fixtures/withoutlayers, with the VM run as root and as nobody: a
+  # server with "sandboxEnabled": true does not start, its error names the
+  # layer and why, and it writes nothing; "required": false starts and
+  # names what is missing.
+  @tag timeout: 300_000
+  test "a sandbox that cannot be had in full does not start" do
+    wrapper = Path.join(Path.dirname(Fixture.path()), "withoutlayers")
+    assert File.exists?(wrapper), "#{wrapper} is not built (make fixtures)"
+    uids = if own_uid() == 0, do: [0, @nobody], else: [own_uid()]
+
+    for {flag, layer} <- @layers, uid <- uids do
+      home = Path.join(System.tmp_dir!(), "lemonmcp-fails-closed-#{System.unique_integer([:positive])}")
+      File.mkdir!(home)
+
+      try do
+        File.chown!(home, uid)
+        File.chgrp!(home, uid)
+        ebin = :code.which(LemonMCP.Host) |> Path.dirname()
+        argv = [wrapper, flag, "--", System.find_executable("elixir"), "-pa", ebin, @fails_closed_worker, Fixture.path()]
+
+        {cmd, args} =
+          if uid == own_uid(),
+            do: {hd(argv), tl(argv)},
+            else: {"setpriv", ["--reuid=#{uid}", "--regid=#{uid}", "--clear-groups" | argv]}
+
+        env = [{"TMPDIR", home}, {"HOME", home}, {"XDG_CACHE_HOME", Path.join(home, "cache")}]
+        {out, status} = System.cmd(cmd, args, env: env, stderr_to_stdout: true)
+        assert status == 0, out
+        facts = for l <- String.split(out, "\n", trim: true), [k, v] <- [String.split(l, " ", parts: 2)], into: %{}, do: {k, v}
+        assert facts["boxed_state"] == "failed", "#{flag} uid #{uid}:\n#{out}"
+        assert facts["boxed_error"] =~ "sandbox: cannot be set up in full", out
+        assert facts["boxed_error"] =~ layer, out
+        assert facts["boxed_sandbox"] == "false", out
+        assert facts["written_boxed"] == "false", "#{flag} uid #{uid}: the refused server ran:\n#{out}"
+        assert facts["loose_state"] == "ready" and facts["echo"] == "true", out
+        assert facts["loose_missing"] != "", out
+      after
+        File.rm_rf!(home)
+      end
+    end
+  end
 end

@@ -254,7 +254,7 @@ def _escapes(how: str, fixture: str, uid: int, mode: str, env: Dict[str, str]) -
     return _run_worker(WORKER, uid, [how, fixture, ESCAPES, mode], env)
 
 
-def _run_worker(worker: str, uid: int, args: List[str], env: Dict[str, str]) -> Dict[str, Any]:
+def _run_worker(worker: str, uid: int, args: List[str], env: Dict[str, str], wrap: List[str] = []) -> Dict[str, Any]:
     """The worker's report, run as uid: the whole application (the worker
     and, for the command line, the lemonmcp process it starts) runs as
     that user, with a temporary, home and cache directory of its own."""
@@ -271,7 +271,7 @@ def _run_worker(worker: str, uid: int, args: List[str], env: Dict[str, str]) -> 
         )
         py = _python_for(uid)
         e["ESCAPES_PYTHON"] = py  # for the command line the escape worker starts
-        r = subprocess.run(_as(uid, [py, worker, *args]), capture_output=True, text=True, env=e, cwd=home, timeout=300)
+        r = subprocess.run(_as(uid, [*wrap, py, worker, *args]), capture_output=True, text=True, env=e, cwd=home, timeout=300)
         assert r.returncode == 0, r.stderr[-2000:]
         out: Dict[str, Any] = json.loads(r.stdout.splitlines()[-1])
         assert out["uid"] == uid
@@ -309,3 +309,41 @@ def test_escapes_refused_as_root_and_as_nobody(fixture_path: str, how: str) -> N
         assert out["daemon_gone"], f"uid {uid}: the daemon outlived the host"
         if how == "host":
             assert out["sandbox"]["namespaces"] is True and out["daemon_started"], out
+
+
+FAILS_CLOSED_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fails_closed_worker.py")
+LANDLOCK_MISSING = "Landlock: landlock_create_ruleset(VERSION) failed: function not implemented"
+USERNS_MISSING = "namespaces: clone(CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET|...) failed: no space left on device"
+
+
+@pytest.mark.parametrize("how", ["host", "cli"])
+@pytest.mark.parametrize("machine", ["-landlock", "-userns"])
+def test_fails_closed_without_a_layer(fixture_path: str, how: str, machine: str) -> None:
+    """On a machine without Landlock (a seccomp filter answers ENOSYS to its
+    system calls, for the application and its children) or without user
+    namespaces (user.max_user_namespaces=0 inside a namespace), made by
+    tests/fixtures/withoutlayers, with the application run as root and as
+    nobody: a server with "sandboxEnabled": true does not start, its error
+    (lmcp_host_servers, the command line's servers table) names the layer
+    and why, and it writes nothing; "required": false starts and its report
+    names what is missing."""
+    wrapper = os.path.join(os.path.dirname(FIXTURE), "withoutlayers")
+    assert os.access(wrapper, os.X_OK), f"{wrapper} is not built (make fixtures)"
+    layer = LANDLOCK_MISSING if machine == "-landlock" else USERNS_MISSING
+    for uid in [os.getuid()] + ([NOBODY] if os.getuid() == 0 else []):
+        out = _run_worker(FAILS_CLOSED_WORKER, uid, [how, fixture_path], {}, wrap=[wrapper, machine, "--"])
+        assert "boxed" not in out["written"], f"uid {uid}: the refused server ran: {out}"
+        if how == "host":
+            boxed, loose = out["servers"]["boxed"], out["servers"]["loose"]
+            assert boxed["state"] == "failed", out
+            assert "sandbox: cannot be set up in full" in boxed["last_error"] and layer in boxed["last_error"], out
+            assert "sandbox" not in boxed, out
+            assert loose["state"] == "ready" and out["echo"] == "loose", out
+            missing = loose["sandbox"]["missing"]
+            assert any(layer.split(" failed")[0].split(": clone")[0] in m for m in missing), out
+            assert out["servers"]["plain"]["state"] == "ready", out
+        else:
+            cli = out["cli"]
+            rows = {line.split()[0]: line for line in cli["stdout"].splitlines()[1:] if line.strip()}
+            assert "failed" in rows["boxed"] and "sandbox: cannot be set up in full" in rows["boxed"], cli
+            assert "missing:" in rows["loose"], cli
