@@ -347,3 +347,53 @@ def test_fails_closed_without_a_layer(fixture_path: str, how: str, machine: str)
             rows = {line.split()[0]: line for line in cli["stdout"].splitlines()[1:] if line.strip()}
             assert "failed" in rows["boxed"] and "sandbox: cannot be set up in full" in rows["boxed"], cli
             assert "missing:" in rows["loose"], cli
+
+
+# A minimal MCP server that first asks the sandbox's proxy for a host that
+# allowedDomains does not name, then serves: it goes on running, with
+# nothing to say of the refusal but "fetch failed".
+REFUSING_SERVER = """import json, sys, urllib.request
+try:
+    urllib.request.urlopen("http://denied.example:8080/pkg", timeout=20)
+except Exception:
+    pass
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    if m.get("method") == "initialize":
+        r = {"result": {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "r", "version": "1"}}}
+    elif m.get("method") == "tools/list":
+        r = {"result": {"tools": []}}
+    elif m.get("method") == "ping":
+        r = {"result": {}}
+    else:
+        r = {"error": {"code": -32601, "message": "no"}}
+    print(json.dumps(dict(jsonrpc="2.0", id=m["id"], **r)), flush=True)
+"""
+
+
+def test_proxy_refusals_are_warnings(tmp_path: Any) -> None:
+    """A request the sandbox's proxy refuses while the server keeps running
+    is a warning naming the server, the destination and the rule: a host
+    log event, a line of `lemonmcp -v`, and the servers table."""
+    from cli_run import run_cli
+
+    want = "the sandbox refused network access to denied.example:8080: not in allowedDomains"
+    server = {"command": sys.executable, "args": ["-c", REFUSING_SERVER], "sandboxEnabled": True,
+              "sandbox": {"network": {"allowedDomains": ["registry.example"]}}}
+    logs: List[Dict[str, Any]] = []
+    with lemonmcp.Host({"mcpServers": {"fetcher": server}}, on_event=lambda k, p: logs.append(p) if k == "log" else None) as host:
+        assert wait_until(lambda: host.servers()["fetcher"].get("sandbox_refusals"), 60.0), host.servers()
+        assert host.servers()["fetcher"]["sandbox_refusals"] == [want]
+        assert host.servers()["fetcher"]["state"] == "ready"
+    warned = [p for p in logs if p.get("level") == "warning" and want in p.get("message", "")]
+    assert len(warned) == 1 and warned[0].get("server") == "fetcher", logs
+
+    cfg = tmp_path / "mcp.json"
+    cfg.write_text(json.dumps({"mcpServers": {"fetcher": server}}))
+    r = run_cli(["--config", str(cfg), "-v", "servers"])
+    assert r.returncode == 0, r.stderr
+    assert f"[fetcher] {want}" in r.stderr, r.stderr
+    row = [line for line in r.stdout.splitlines() if line.startswith("fetcher")][0]
+    assert "refused: denied.example:8080: not in allowedDomains" in row, r.stdout
