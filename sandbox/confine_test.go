@@ -218,7 +218,7 @@ func TestAsUnprivilegedUser(t *testing.T) {
 		require.NoError(t, os.WriteFile(dst, b, 0o755))
 	}
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin,
-		"-test.run", "^(TestConfined|TestNoDaemon|TestReport|TestRequired|TestServerEnd|TestHelperKilled)", "-test.count=1", "-test.v")
+		"-test.run", "^(TestConfined|TestNoDaemon|TestReport|TestRequired|TestServerEnd|TestHelperKilled|TestSecrets)", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), HelperEnv+"="+helper, "TMPDIR=/tmp", "HOME=/tmp", "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "cache"), 0o700))
 	require.NoError(t, os.Chown(filepath.Join(dir, "cache"), 65534, 65534))
@@ -228,6 +228,7 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	require.Contains(t, string(out), "--- PASS: TestConfinedFileSystem")
 	require.Contains(t, string(out), "--- PASS: TestServerEndReportedThroughTheHelper")
 	require.Contains(t, string(out), "--- PASS: TestConfinedNoUnixSockets")
+	require.Contains(t, string(out), "--- PASS: TestSecretsNeverReadable")
 	require.NotContains(t, string(out), "--- FAIL")
 }
 
@@ -369,4 +370,64 @@ try:
 except OSError: print(json.dumps({"tcp": "denied"}))
 '`)
 	require.Equal(t, "denied", got["tcp"])
+}
+
+// TestSecretsNeverReadable: the library's secrets (DenySecret: a pin file,
+// a token store), listed in no policy, stay unreadable to a confined
+// server: an existing one, one the library replaces by a rename while the
+// server runs (as it writes them), and one created later in a directory
+// that did not exist; the other files beside them stay readable and their
+// directory listable. The control, without DenySecret, reads them all.
+func TestSecretsNeverReadable(t *testing.T) {
+	for _, deny := range []bool{true, false} {
+		t.Run(map[bool]string{true: "denied", false: "control"}[deny], func(t *testing.T) {
+			root := t.TempDir()
+			require.NoError(t, os.Chmod(root, 0o777))
+			lib, work := filepath.Join(root, "lib"), filepath.Join(root, "work")
+			require.NoError(t, os.Mkdir(lib, 0o777))
+			require.NoError(t, os.Mkdir(work, 0o777))
+			pins, tokens, later := filepath.Join(lib, "pins.json"), filepath.Join(lib, "tokens.json"), filepath.Join(root, "later", "tokens.json")
+			require.NoError(t, os.WriteFile(filepath.Join(lib, "other"), []byte("o"), 0o644))
+			require.NoError(t, os.WriteFile(pins, []byte("p"), 0o600))
+			require.NoError(t, os.WriteFile(tokens, []byte("t"), 0o600))
+			if deny {
+				DenySecret(pins, tokens, later)
+				defer func() { secrets.mu.Lock(); secrets.paths = nil; secrets.mu.Unlock() }()
+			}
+			gate := filepath.Join(work, "go")
+			script := attempt("pins", "cat "+pins+" >/dev/null") + attempt("tokens", "cat "+tokens+" >/dev/null") +
+				attempt("other", "cat "+filepath.Join(lib, "other")+" >/dev/null") + attempt("list", "ls "+lib+" | grep -q other") +
+				attempt("list_root", "ls / >/dev/null") + attempt("write", "echo x > "+work+"/w") +
+				`echo '{"waiting":"yes"}'; while [ ! -e ` + gate + ` ]; do sleep 0.01; done
+` + attempt("replaced", "cat "+pins+" >/dev/null") + attempt("later", "cat "+later+" >/dev/null")
+			tr, err := stdio.New(stdio.Config{Command: "/bin/sh", Args: []string{"-c", script}, CloseGrace: 200 * time.Millisecond,
+				Launcher: Confine(Policy{AllowWrite: []string{work}}, 200*time.Millisecond)})
+			require.NoError(t, err)
+			rec := newRecorder()
+			require.NoError(t, tr.Start(context.Background(), rec))
+			require.Eventually(t, func() bool {
+				rec.mu.Lock()
+				defer rec.mu.Unlock()
+				return len(rec.lines) > 0 && rec.lines[len(rec.lines)-1] == `{"waiting":"yes"}`
+			}, 30*time.Second, 5*time.Millisecond)
+			// The library writes its files as it does: a new file renamed
+			// over the old; and a store in a directory made meanwhile.
+			require.NoError(t, os.WriteFile(pins+".tmp", []byte("p2"), 0o600))
+			require.NoError(t, os.Rename(pins+".tmp", pins))
+			require.NoError(t, os.MkdirAll(filepath.Dir(later), 0o700))
+			require.NoError(t, os.WriteFile(later, []byte("t"), 0o600))
+			require.NoError(t, os.WriteFile(gate, nil, 0o644))
+			<-rec.closed
+			require.NoError(t, tr.Close(context.Background()))
+			got := map[string]any{}
+			rec.mu.Lock()
+			for _, l := range rec.lines {
+				require.NoError(t, json.Unmarshal([]byte(l), &got), l)
+			}
+			rec.mu.Unlock()
+			secret := map[bool]string{true: "denied", false: "ok"}[deny]
+			require.Equal(t, map[string]any{"pins": secret, "tokens": secret, "replaced": secret, "later": secret,
+				"other": "ok", "list": "ok", "list_root": "ok", "write": "ok", "waiting": "yes"}, got)
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"unsafe"
@@ -36,6 +37,9 @@ type setup struct {
 	// hideDenied or without it).
 	hidden    int
 	enumerate []string
+	// secretsLeft are the secrets hideSecrets could not hide (without
+	// namespaces: all of them), left to the enumeration.
+	secretsLeft []string
 	// fail is called when a step fails and the start is not best effort;
 	// it does not return (exitFailed), except in tests.
 	fail func(wire.Failure)
@@ -81,7 +85,7 @@ func exitFailed(a *wire.Args) func(wire.Failure) {
 
 // newSetup starts the report from what nothing has been done yet.
 func newSetup(a *wire.Args) *setup {
-	s := &setup{args: a, env: os.Environ(), fail: exitFailed(a)}
+	s := &setup{args: a, env: os.Environ(), fail: exitFailed(a), secretsLeft: a.Secrets}
 	s.enumerate = append(append([]string(nil), a.ReadDeny...), a.Secrets...)
 	s.report = wire.Report{Namespaces: a.Namespaces, Proc: "host", Reaper: "subreaper", Network: "host", UnixSockets: "allowed"}
 	if a.Namespaces {
@@ -96,6 +100,7 @@ func (s *setup) confine() {
 	a := s.args
 	if a.Namespaces {
 		if s.mountProc() {
+			s.hideSecrets()
 			s.hideDenied()
 		}
 	}
@@ -162,11 +167,128 @@ func (s *setup) hideDenied() {
 			s.hidden++
 		}
 	}
-	// The library's secrets are denied by the enumeration, never hidden
-	// by a mount: a file replaced by a rename (as the pin and token files
-	// are written) would be a new inode beside the mount, and one created
-	// after the start would have none; the enumeration grants neither.
-	s.enumerate = append(rest, s.args.Secrets...)
+	s.enumerate = append(rest, s.secretsLeft...)
+}
+
+// hideSecrets keeps the library's secrets (a token store, a pin file) out
+// of the server's mount namespace for good. A mount over the file itself
+// would not do: the library writes them by renaming a new file over the
+// old, which detaches such a mount, and one written after the start would
+// have none. So the secret's directory (its nearest existing ancestor,
+// when it does not exist yet) is replaced by a read-only tmpfs of the same
+// mode holding every other entry, each bind-mounted from the real one:
+// the server lists and uses them as before, and never sees the secret,
+// whatever the library writes there later. An entry created in that
+// directory after the start is not visible to the server. A secret that
+// cannot be hidden this way is left to the Landlock enumeration
+// (secretsLeft), which denies it as surely, at the cost of leaving its
+// ancestors unlistable.
+func (s *setup) hideSecrets() {
+	s.secretsLeft = nil
+	hide := map[string]map[string]bool{} // directory: the names to leave out
+	var order []string
+	for _, p := range canonical(s.args.Secrets) {
+		dir, name := filepath.Dir(p), filepath.Base(p)
+		for {
+			if _, err := os.Lstat(dir); err == nil {
+				break
+			}
+			dir, name = filepath.Dir(dir), filepath.Base(dir)
+		}
+		if dir == "/" {
+			s.secretsLeft = append(s.secretsLeft, p)
+			continue
+		}
+		if hide[dir] == nil {
+			hide[dir] = map[string]bool{}
+			order = append(order, dir)
+		}
+		hide[dir][name] = true
+	}
+	for _, dir := range order {
+		if err := shadowDir(dir, hide[dir]); err != nil {
+			for name := range hide[dir] {
+				s.secretsLeft = append(s.secretsLeft, filepath.Join(dir, name))
+			}
+		}
+	}
+}
+
+// shadowDir mounts over dir a read-only tmpfs that holds dir's entries
+// but those named in leave, each bind-mounted from the real one.
+func shadowDir(dir string, leave map[string]bool) (err error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	// The real entries, held open so they can be bound once the tmpfs
+	// hides them.
+	type kept struct {
+		name   string
+		fd     int
+		isDir  bool
+		target string // a symbolic link's, copied rather than bound
+	}
+	var keep []kept
+	defer func() {
+		for _, k := range keep {
+			if k.fd >= 0 {
+				unix.Close(k.fd)
+			}
+		}
+	}()
+	for _, e := range entries {
+		if leave[e.Name()] {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		if e.Type()&os.ModeSymlink != 0 {
+			target, err := os.Readlink(path)
+			if err != nil {
+				return err
+			}
+			keep = append(keep, kept{name: e.Name(), fd: -1, target: target})
+			continue
+		}
+		fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		keep = append(keep, kept{name: e.Name(), fd: fd, isDir: e.IsDir()})
+	}
+	opts := "size=64k,mode=" + strconv.FormatUint(uint64(fi.Mode().Perm()), 8)
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = unix.Unmount(dir, unix.MNT_DETACH)
+		}
+	}()
+	for _, k := range keep {
+		at := filepath.Join(dir, k.name)
+		switch {
+		case k.fd < 0:
+			err = os.Symlink(k.target, at)
+		case k.isDir:
+			err = os.Mkdir(at, 0o700)
+		default:
+			err = os.WriteFile(at, nil, 0o600)
+		}
+		if err != nil {
+			return err
+		}
+		if k.fd >= 0 {
+			if err = unix.Mount("/proc/self/fd/"+strconv.Itoa(k.fd), at, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+				return err
+			}
+		}
+	}
+	return unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, "")
 }
 
 func (s *setup) setLimits() {

@@ -5,7 +5,9 @@
 // server), then reaps. The library's side is package sandbox.
 //
 // The steps, each with the layer a failure names: private mounts, a /proc
-// of the new PID namespace, the denyRead paths hidden under empty mounts
+// of the new PID namespace, the library's secrets left out of their
+// directories (shadowed by a tmpfs of the other entries), the denyRead
+// paths hidden under empty mounts
 // and the namespace's pid_max (namespaces, limits); rlimits (limits);
 // no_new_privs and an empty capability bounding set (privileges);
 // Landlock with every right the kernel's ABI handles (Landlock); the loop

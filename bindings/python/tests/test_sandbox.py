@@ -119,6 +119,7 @@ def test_real_servers_work_confined_as_root_and_as_nobody() -> None:
     assert control["states"] == {"everything": "ready", "files": "ready"}, control
     assert control["write_outside"] == "ok" and control["outside_written"], control
     assert control["read_secret"] == "ok", control
+    assert control["pins_written"] and control["read_pins"] == "ok" and control["read_tokens"] == "ok", control
 
     for uid in [os.getuid()] + ([NOBODY] if os.getuid() == 0 else []):
         out = _run_worker(REAL_SERVERS_WORKER, uid, [*args, "sandbox"], {})
@@ -128,6 +129,10 @@ def test_real_servers_work_confined_as_root_and_as_nobody() -> None:
         assert out["write_inside"] == "ok" and out["inside_written"], f"uid {uid}: {out}"
         assert out["write_outside"] == "denied" and not out["outside_written"], f"uid {uid}: {out}"
         assert out["read_secret"] == "denied", f"uid {uid}: {out}"
+        # The library's own secrets, listed nowhere: the pin file (written
+        # after the server started) and the 0600 token store file.
+        assert out["pins_written"] and out["read_pins"] == "denied", f"uid {uid}: {out}"
+        assert out["read_tokens"] == "denied", f"uid {uid}: {out}"
 
 
 def test_client_server_info_reports_the_sandbox(fixture_path: str) -> None:
