@@ -28,7 +28,11 @@ defmodule FailsClosedWorker do
     File.mkdir_p!(outside)
 
     server = fn mark ->
-      %{"command" => "/bin/sh", "args" => ["-c", "echo x > '#{outside}/#{mark}'; exec '#{fixture}'"], "restart" => false}
+      %{
+        "command" => "/bin/sh",
+        "args" => ["-c", "echo x > '#{outside}/#{mark}'; exec '#{fixture}'"],
+        "restart" => false
+      }
     end
 
     config = %{

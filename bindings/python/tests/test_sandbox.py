@@ -259,16 +259,61 @@ def _escapes(how: str, fixture: str, uid: int, mode: str, env: Dict[str, str]) -
     return _run_worker(WORKER, uid, [how, fixture, ESCAPES, mode], env)
 
 
+_STAGE: Dict[str, str] = {}
+
+
+def _staged(path: str) -> str:
+    """A copy of path (of the checkout) that any user can read: the checkout
+    may lie beneath a directory of mode 0700 (a home, mktemp -d), where the
+    unprivileged user the workers run as cannot reach the package, the
+    workers, the fixtures or the npm servers. A path beneath .cache/NAME
+    brings all of .cache/NAME (an npm install); copies are made once per
+    session, in one 0755 directory removed at exit."""
+    given, path = path, os.path.abspath(path)
+    repo = os.path.abspath(REPO)
+    if not os.path.isabs(given) or not path.startswith(repo + os.sep) or not os.path.exists(path):
+        return given
+    if "" not in _STAGE:
+        _STAGE[""] = tempfile.mkdtemp(prefix="lmcp-py-stage-")
+        os.chmod(_STAGE[""], 0o755)
+        import atexit
+
+        atexit.register(shutil.rmtree, _STAGE[""], True)
+    rel = os.path.relpath(path, repo)
+    parts = rel.split(os.sep)
+    unit = os.sep.join(parts[:2]) if parts[0] == ".cache" else rel
+    if parts[:2] == ["bindings", "python"] and parts[2:3] == ["lemonmcp"]:
+        unit = os.sep.join(parts[:3])  # the package, with its library and helper
+    if unit not in _STAGE:
+        src, dst = os.path.join(repo, unit), os.path.join(_STAGE[""], unit)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        for d in [os.path.dirname(dst)] + [os.path.join(_STAGE[""], *parts[:i]) for i in range(1, len(parts))]:
+            if os.path.isdir(d):
+                os.chmod(d, 0o755)
+        if os.path.isdir(src):
+            shutil.copytree(src, dst, symlinks=True)
+        else:
+            shutil.copy2(src, dst)
+        _STAGE[unit] = dst
+    return os.path.join(_STAGE[""], rel)
+
+
 def _run_worker(worker: str, uid: int, args: List[str], env: Dict[str, str], wrap: List[str] = []) -> Dict[str, Any]:
     """The worker's report, run as uid: the whole application (the worker
     and, for the command line, the lemonmcp process it starts) runs as
-    that user, with a temporary, home and cache directory of its own."""
+    that user, with a temporary, home and cache directory of its own, from
+    copies it can read (_staged) when it is not us."""
+    package = os.path.dirname(os.path.abspath(lemonmcp.__file__))
+    if uid != os.getuid():
+        worker, package = _staged(worker), os.path.dirname(_staged(os.path.join(package, "__init__.py")))
+        args, wrap = [_staged(a) for a in args], [_staged(a) for a in wrap]
+        env = {k: _staged(v) for k, v in env.items()}
     home = tempfile.mkdtemp(prefix="sandbox-worker-home-")
     try:
         os.chown(home, uid, uid)
         e = dict(os.environ, **env)
         e.update(
-            PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(lemonmcp.__file__))),
+            PYTHONPATH=os.path.dirname(package),
             PYTHONDONTWRITEBYTECODE="1",
             TMPDIR=home,
             HOME=home,
