@@ -220,9 +220,14 @@ void lmcp_free(void *ptr);
  *      elicitation; docs/tasks.md),
  *    "modern": [..] (the 2026-07-28 features: "server_discover", "mrtr",
  *      "http_standard_headers", "subscriptions_listen", "result_cache",
- *      "tasks"; docs/modern.md)}
+ *      "tasks"; docs/modern.md),
+ *    "sandbox": {..} (what a confined stdio server can get on this machine,
+ *      in the form of lmcp_host_servers' "sandbox", with "missing" naming
+ *      each layer the machine lacks and why; absent without the sandbox
+ *      helper; docs/sandbox.md)}
  * *json_out is library-allocated (free with lmcp_free); *len_out (may be NULL)
- * receives its length. Starts nothing.
+ * receives its length. Starts nothing but, once per process, the sandbox
+ * helper's probe (a few milliseconds).
  * Returns LMCP_OK, or LMCP_E_INVALID_ARGUMENT when json_out is NULL. */
 lmcp_status lmcp_features(char **json_out, size_t *len_out);
 

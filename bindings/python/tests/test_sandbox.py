@@ -447,3 +447,12 @@ def test_proxy_refusals_are_warnings(tmp_path: Any) -> None:
     assert f"[fetcher] {want}" in r.stderr, r.stderr
     row = [line for line in r.stdout.splitlines() if line.startswith("fetcher")][0]
     assert "refused: denied.example:8080: not in allowedDomains" in row, r.stdout
+
+
+def test_features_say_what_this_machine_can_confine() -> None:
+    """lmcp_features' sandbox: what the helper's probe found this machine can
+    give a confined server (here every layer); a server's own report is
+    what it got."""
+    sb = lemonmcp.features()["sandbox"]
+    assert sb["namespaces"] is True and sb["landlock"] >= 6 and sb["unixSockets"] == "denied", sb
+    assert "FS_WRITE_FILE" in sb["landlockRights"] and "missing" not in sb, sb
