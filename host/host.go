@@ -10,6 +10,7 @@ import (
 	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/lemonmcp/lemonmcp/internal/callbackgate"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/sandbox"
 	"github.com/lemonmcp/lemonmcp/store"
 )
 
@@ -121,6 +122,10 @@ func New(cfg *Config, libraryVersion string) (*Host, *core.Error) {
 		}
 		h.pins = newPinDocs(s)
 	}
+	// The pin file and every token store file the servers use are the
+	// library's secrets: no confined server may read them, listed or
+	// not (whichever server starts first).
+	sandbox.DenySecret(cfg.secretFiles()...)
 	for _, sc := range cfg.Servers {
 		s := &server{h: h, cfg: sc, name: sc.Name, secrets: configuredSecrets(sc.Client)}
 		s.identKey, s.identity = serverIdentity(sc.Name, sc.Client)

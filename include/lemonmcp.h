@@ -41,7 +41,10 @@
  *    branch on "message", whose wording may change): "executable_not_found"
  *    (LMCP_E_TRANSPORT: the command, or its interpreter, does not exist),
  *    "not_executable" (LMCP_E_INVALID_ARGUMENT: it exists but may not be
- *    run), "working_directory_not_found" (LMCP_E_INVALID_ARGUMENT); a later
+ *    run), "working_directory_not_found" (LMCP_E_INVALID_ARGUMENT),
+ *    "sandbox_unavailable" (LMCP_E_TRANSPORT: a sandbox layer the server's
+ *    policy asks for could not be set up; the message names the layer and
+ *    why); a later
  *    call to that client (LMCP_E_INVALID_STATE) keeps the same "data".
  *    Free it with lmcp_free(). On success *err_out is set
  *    to NULL. There is no per-thread "last error". Messages never contain raw
@@ -217,9 +220,14 @@ void lmcp_free(void *ptr);
  *      elicitation; docs/tasks.md),
  *    "modern": [..] (the 2026-07-28 features: "server_discover", "mrtr",
  *      "http_standard_headers", "subscriptions_listen", "result_cache",
- *      "tasks"; docs/modern.md)}
+ *      "tasks"; docs/modern.md),
+ *    "sandbox": {..} (what a confined stdio server can get on this machine,
+ *      in the form of lmcp_host_servers' "sandbox", with "missing" naming
+ *      each layer the machine lacks and why; absent without the sandbox
+ *      helper; docs/sandbox.md)}
  * *json_out is library-allocated (free with lmcp_free); *len_out (may be NULL)
- * receives its length. Starts nothing.
+ * receives its length. Starts nothing but, once per process, the sandbox
+ * helper's probe (a few milliseconds).
  * Returns LMCP_OK, or LMCP_E_INVALID_ARGUMENT when json_out is NULL. */
 lmcp_status lmcp_features(char **json_out, size_t *len_out);
 

@@ -878,9 +878,10 @@ def _show_tool_result(
 HOST_COMMANDS = ("tools", "call", "servers", "search", "check", "pins", "approve")
 
 
-def _sandbox_summary(sandbox: Any) -> str:
+def _sandbox_summary(sandbox: Any, refusals: Any = None) -> str:
     """What confines a server, in a few words (docs/sandbox.md): "-" for an
-    unconfined one, else its layers and what is missing."""
+    unconfined one, else its layers, what is missing and what the sandbox's
+    proxy refused it."""
     if not isinstance(sandbox, dict):
         return "-"
     parts = []
@@ -892,6 +893,8 @@ def _sandbox_summary(sandbox: Any) -> str:
     missing = sandbox.get("missing") or []
     if missing:
         parts.append("missing: " + ", ".join(missing))
+    if refusals:
+        parts.append("refused: " + "; ".join(r.removeprefix("the sandbox refused network access to ") for r in refusals))
     return ", ".join(parts)
 
 
@@ -933,7 +936,7 @@ def _host_main(ns: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str])
                 s.get("state", ""),
                 s.get("era", ""),
                 str(s.get("restarts", 0)),
-                _sandbox_summary(s.get("sandbox")),
+                _sandbox_summary(s.get("sandbox"), s.get("sandbox_refusals")),
                 _one_line(s.get("last_error", "")),
             )
             for name, s in sorted(servers.items())
