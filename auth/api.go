@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/lemonmcp/lemonmcp/auth/tokenstore"
+	"github.com/lemonmcp/lemonmcp/store"
 )
 
 // Flow selects how a token is obtained once refreshing is not possible.
@@ -165,15 +165,15 @@ type Config struct {
 	// (Host.LoadToken, Host.SaveToken); otherwise they live in memory only.
 	AppTokenStore bool
 	// TokenStore, when set, is a store shared with other processes (see
-	// package tokenstore): the grant is loaded from it before the first
+	// package store, the collection of package tokenstore): the grant is loaded from it before the first
 	// request, reloaded before every refresh and after every 401, and a
 	// refresh token is redeemed only under a lease claimed there, so it is
 	// never redeemed twice. It replaces AppTokenStore's load and save.
-	TokenStore tokenstore.Store
-	// TokenStoreSpec, when set (and TokenStore is not), names a built-in
-	// shared store (auth.token_store {"type": "file" | "postgres" |
-	// "redis", ...}); New opens it and Close closes it.
-	TokenStoreSpec *tokenstore.Spec
+	TokenStore store.Store
+	// TokenStoreSpec, when set (and TokenStore is not), names the store
+	// (auth.token_store {"type": "memory" | "file" | "postgres" | "redis" |
+	// "app", ...}); New opens it and Close closes it.
+	TokenStoreSpec *store.Spec
 	// TokenStoreKey names the grant in TokenStore; empty means the MCP
 	// server's canonical resource and ClientID.
 	TokenStoreKey string

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/lemonmcp/lemonmcp/auth/tokenstore"
+	"github.com/lemonmcp/lemonmcp/store"
 )
 
 // VersionedTokenHost is a Host whose token store keeps the shared-store
@@ -22,8 +23,8 @@ type VersionedTokenHost interface {
 	CompareAndSaveToken(ctx context.Context, key TokenKey, expected tokenstore.Version, rec *tokenstore.Record) (tokenstore.Version, *tokenstore.Record, error)
 }
 
-// appStore is the tokenstore.Store of auth.token_store {"type": "app"}:
-// the host's own store, over the Manager's bound Host.
+// appStore is the store of auth.token_store {"type": "app"}: the host's
+// own store, over the Manager's bound Host. It keeps only grants.
 type appStore struct{ m *Manager }
 
 var errNoVersionedHost = errors.New("the host does not answer versioned token_load / token_save requests")
@@ -37,20 +38,34 @@ func (s appStore) host() (VersionedTokenHost, error) {
 
 func (s appStore) key(k string) TokenKey { return TokenKey{Resource: s.m.canonical, Key: k} }
 
-func (s appStore) Load(ctx context.Context, key string) (*tokenstore.Record, tokenstore.Version, error) {
+func (s appStore) Load(ctx context.Context, _, key string) (*store.Document, store.Version, error) {
 	h, err := s.host()
 	if err != nil {
 		return nil, 0, err
 	}
-	return h.LoadTokenVersioned(ctx, s.key(key))
+	rec, ver, err := h.LoadTokenVersioned(ctx, s.key(key))
+	if err != nil || rec == nil {
+		return nil, ver, err
+	}
+	d, err := tokenstore.Encode(rec)
+	return d, ver, err
 }
 
-func (s appStore) CompareAndSave(ctx context.Context, key string, expected tokenstore.Version, rec *tokenstore.Record) (tokenstore.Version, *tokenstore.Record, error) {
+func (s appStore) CompareAndSave(ctx context.Context, _, key string, expected store.Version, doc *store.Document) (store.Version, *store.Document, error) {
 	h, err := s.host()
 	if err != nil {
 		return 0, nil, err
 	}
-	return h.CompareAndSaveToken(ctx, s.key(key), expected, rec)
+	rec, err := tokenstore.Decode(doc)
+	if err != nil {
+		return 0, nil, err
+	}
+	ver, won, err := h.CompareAndSaveToken(ctx, s.key(key), expected, rec)
+	if err != nil || won == nil {
+		return ver, nil, err
+	}
+	d, err := tokenstore.Encode(won)
+	return ver, d, err
 }
 
 func (s appStore) Close() error { return nil }

@@ -80,12 +80,12 @@
 //   - random.go: state and jti values.
 //   - scope.go: scope selection.
 //   - store.go: host token store (the app's token_load / token_save).
-//   - shared.go: a grant shared with other processes through a
-//     tokenstore.Store: reload and adopt, the redemption lease, commit by
+//   - shared.go: a grant shared with other processes through the store
+//     (package store, the collection tokenstore.Grants): reload and adopt, the redemption lease, commit by
 //     compare-and-save, needs_reauth; a refresh token is never redeemed
 //     twice (RFC 9700 §4.14.2); a DPoP-bound grant is presented only with
 //     its key, which a process without a configured key adopts from the
 //     record.
-//   - appstore.go: the "app" store in its versioned form, over the host's
+//   - appstore.go: the "app" store of grants, over the host's versioned
 //     token_load / token_save app requests.
 package auth

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/auth/tokenstore"
+	"github.com/lemonmcp/lemonmcp/store"
 )
 
 const (
@@ -70,7 +71,7 @@ type Manager struct {
 	exhausted map[string]bool // step-up scope sets that did not satisfy the server
 
 	// A grant shared through Config.TokenStore (shared.go).
-	store          tokenstore.Store
+	grants         *tokenstore.Grants
 	storeKey       string
 	owner          string // this Manager's lease owner id
 	ownsStore      bool   // opened from Config.TokenStoreSpec: closed by Close
@@ -121,9 +122,6 @@ func New(cfg Config, mcpURL string) (*Manager, error) {
 	if err := m.validate(); err != nil {
 		return nil, err
 	}
-	if cfg.TokenStoreSpec != nil && cfg.TokenStoreSpec.Key != "" && cfg.TokenStoreKey == "" {
-		cfg.TokenStoreKey = cfg.TokenStoreSpec.Key
-	}
 	m.cfg.Scopes = dedupe(cfg.Scopes)
 	m.maxStepUps = cfg.MaxStepUps
 	if m.maxStepUps == 0 {
@@ -140,7 +138,7 @@ func New(cfg Config, mcpURL string) (*Manager, error) {
 		cfg.TokenStore = appStore{m: m}
 		m.cfg.TokenStore = cfg.TokenStore
 	} else if cfg.TokenStore == nil && cfg.TokenStoreSpec != nil {
-		s, err := tokenstore.Open(*cfg.TokenStoreSpec)
+		s, err := store.Open(*cfg.TokenStoreSpec, nil)
 		if err != nil {
 			return nil, fmt.Errorf("auth.token_store.%s", err)
 		}
@@ -149,7 +147,7 @@ func New(cfg Config, mcpURL string) (*Manager, error) {
 		m.ownsStore = true
 	}
 	if cfg.TokenStore != nil {
-		m.store = cfg.TokenStore
+		m.grants = &tokenstore.Grants{Store: cfg.TokenStore}
 		m.storeKey = cfg.TokenStoreKey
 		if m.storeKey == "" {
 			m.storeKey = defaultStoreKey(canon, cfg.ClientID)
@@ -232,7 +230,7 @@ func (m *Manager) Bind(h Host) { m.host.Store(&hostBox{h: h}) }
 func (m *Manager) Close() {
 	m.closeFn()
 	if m.ownsStore {
-		m.closeStoreOnce.Do(func() { _ = m.store.Close() })
+		m.closeStoreOnce.Do(func() { _ = m.grants.Store.Close() })
 	}
 }
 

@@ -60,7 +60,7 @@ var errDPoPNotConfigured = errors.New("the shared grant is DPoP-bound, but auth.
 
 var errNeedsReauth = errors.New("the shared grant needs authorization again (another process's refresh token was refused)")
 
-func (m *Manager) shared() bool { return m.store != nil }
+func (m *Manager) shared() bool { return m.grants != nil }
 
 func (m *Manager) leaseDuration() time.Duration {
 	if m.cfg.TokenStoreLease > 0 {
@@ -81,14 +81,14 @@ func defaultStoreKey(canonical, clientID string) string {
 // loadShared runs once before the first request: the stored record wins;
 // a configured refresh token only seeds an empty store.
 func (m *Manager) loadShared(ctx context.Context) {
-	rec, ver, err := m.store.Load(ctx, m.storeKey)
+	rec, ver, err := m.grants.Load(ctx, m.storeKey)
 	if err != nil {
 		m.logf("warning", "loading the shared token failed: %s", err)
 		return
 	}
 	if rec == nil && m.cfg.RefreshToken != "" {
 		seed := &tokenstore.Record{RefreshToken: m.cfg.RefreshToken, Generation: 1, State: tokenstore.StateOK, Resource: m.canonical}
-		_, won, err := m.store.CompareAndSave(ctx, m.storeKey, ver, seed)
+		_, won, err := m.grants.CompareAndSave(ctx, m.storeKey, ver, seed)
 		if err != nil {
 			m.logf("warning", "seeding the shared token store failed: %s", err)
 			return
@@ -189,7 +189,7 @@ func (m *Manager) grantKey(rec *tokenstore.Record) (*dpopKey, error) {
 // generation than the one this process holds: another process already
 // did the work.
 func (m *Manager) adoptNewer(ctx context.Context) (bool, error) {
-	rec, _, err := m.store.Load(ctx, m.storeKey)
+	rec, _, err := m.grants.Load(ctx, m.storeKey)
 	if err != nil {
 		return false, err
 	}
@@ -213,7 +213,7 @@ func (m *Manager) adoptIfNewer(rec *tokenstore.Record) bool {
 // check, when non-nil, may end the attempt for a record it cannot use.
 func (m *Manager) claim(ctx context.Context, lease time.Duration, check func(*tokenstore.Record) error) (*tokenstore.Record, tokenstore.Version, bool, error) {
 	for {
-		rec, ver, err := m.store.Load(ctx, m.storeKey)
+		rec, ver, err := m.grants.Load(ctx, m.storeKey)
 		if err != nil {
 			return nil, 0, false, m.storeError(err)
 		}
@@ -245,7 +245,7 @@ func (m *Manager) claim(ctx context.Context, lease time.Duration, check func(*to
 			claimed = rec.Clone()
 		}
 		claimed.Lease = &tokenstore.Lease{Owner: m.owner, Until: now.Add(lease).UnixMilli()}
-		v, won, err := m.store.CompareAndSave(ctx, m.storeKey, ver, claimed)
+		v, won, err := m.grants.CompareAndSave(ctx, m.storeKey, ver, claimed)
 		if err != nil {
 			return nil, 0, false, m.storeError(err)
 		}
@@ -270,7 +270,7 @@ func (m *Manager) waitLease(ctx context.Context, ver tokenstore.Version, until i
 		if m.now().UnixMilli() >= until {
 			return nil
 		}
-		_, v, err := m.store.Load(ctx, m.storeKey)
+		_, v, err := m.grants.Load(ctx, m.storeKey)
 		if err != nil {
 			return m.storeError(err)
 		}
@@ -336,7 +336,7 @@ func (m *Manager) sharedRefresh(ctx context.Context, f *fetcher, d *discovery) e
 		}
 		// invalid_grant: if another process rotated the token meanwhile
 		// (a lease that expired under a slow holder), use the new one.
-		cur, cver, lerr := m.store.Load(ctx, m.storeKey)
+		cur, cver, lerr := m.grants.Load(ctx, m.storeKey)
 		if lerr != nil {
 			return m.storeError(lerr)
 		}
@@ -347,7 +347,7 @@ func (m *Manager) sharedRefresh(ctx context.Context, f *fetcher, d *discovery) e
 			marked := cur.Clone()
 			marked.State = tokenstore.StateNeedsReauth
 			marked.Lease = nil
-			if _, won, err := m.store.CompareAndSave(ctx, m.storeKey, cver, marked); err != nil {
+			if _, won, err := m.grants.CompareAndSave(ctx, m.storeKey, cver, marked); err != nil {
 				return m.storeError(err)
 			} else if won != nil {
 				continue
@@ -366,7 +366,7 @@ func (m *Manager) sharedRefresh(ctx context.Context, f *fetcher, d *discovery) e
 func (m *Manager) release(ctx context.Context, claimed *tokenstore.Record, ver tokenstore.Version) {
 	rec := claimed.Clone()
 	rec.Lease = nil
-	if _, _, err := m.store.CompareAndSave(ctx, m.storeKey, ver, rec); err != nil {
+	if _, _, err := m.grants.CompareAndSave(ctx, m.storeKey, ver, rec); err != nil {
 		m.logf("warning", "releasing the shared token's lease failed: %s", err)
 	}
 }
@@ -406,7 +406,7 @@ func (m *Manager) commit(ctx context.Context, claimed *tokenstore.Record, ver to
 	}
 	m.mu.Unlock()
 	for {
-		v, won, err := m.store.CompareAndSave(ctx, m.storeKey, ver, next)
+		v, won, err := m.grants.CompareAndSave(ctx, m.storeKey, ver, next)
 		if err != nil {
 			// Not stored: the tokens are not used either (another
 			// process could not find them, and would redeem the old

@@ -19,6 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lemonmcp/lemonmcp/auth/tokenstore"
+	"github.com/lemonmcp/lemonmcp/store"
+	"github.com/lemonmcp/lemonmcp/store/storetest"
 )
 
 // strictAS makes env's authorization server strict about refresh tokens
@@ -122,29 +124,37 @@ func (w *lossyWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-func sharedStores(t *testing.T) map[string]func() tokenstore.Store {
+// sharedStores open the grants of each store backend, as each process
+// would open its own handle (the memory store is one for all: it is one
+// process's); the sealed file store too.
+func sharedStores(t *testing.T) map[string]func() tokenstore.Grants {
 	path := filepath.Join(t.TempDir(), "tokens.json")
-	out := map[string]func() tokenstore.Store{
-		"memory": func() tokenstore.Store { return tokenstore.NewMemory() },
-		"file": func() tokenstore.Store {
-			s, err := tokenstore.OpenFile(path)
+	sealedPath := filepath.Join(t.TempDir(), "tokens-sealed.json")
+	t.Setenv("LEMONMCP_TEST_GRANTS_KEY", storetest.NewKey())
+	mem := store.NewMemory()
+	open := func(spec store.Spec) func() tokenstore.Grants {
+		return func() tokenstore.Grants {
+			s, err := store.Open(spec, nil)
 			require.NoError(t, err)
-			return s
-		},
+			t.Cleanup(func() { s.Close() })
+			return tokenstore.Grants{Store: s}
+		}
+	}
+	out := map[string]func() tokenstore.Grants{
+		"memory":      func() tokenstore.Grants { return tokenstore.Grants{Store: mem} },
+		"file":        open(store.Spec{Type: "file", Path: path}),
+		"file+sealed": open(store.Spec{Type: "file", Path: sealedPath, Encryption: &store.Encryption{KeyEnv: "LEMONMCP_TEST_GRANTS_KEY"}}),
 	}
 	// The server stores join when make test-tokenstores runs them.
 	for typ, env := range map[string]string{"postgres": "LEMONMCP_TEST_POSTGRES_URL", "redis": "LEMONMCP_TEST_REDIS_URL"} {
 		if u := os.Getenv(env); u != "" {
-			out[typ] = func() tokenstore.Store {
-				s, err := tokenstore.Open(tokenstore.Spec{Type: typ, URL: u})
-				require.NoError(t, err)
-				t.Cleanup(func() { s.Close() })
-				return s
-			}
+			out[typ] = open(store.Spec{Type: typ, URL: u})
 		}
 	}
 	return out
 }
+
+func memGrants() tokenstore.Grants { return tokenstore.Grants{Store: store.NewMemory()} }
 
 // TestSharedGrantManyManagers: managers that share a store (as processes
 // do), each with many requests in flight, meet every token expiry at
@@ -166,7 +176,7 @@ func TestSharedGrantManyManagers(t *testing.T) {
 				if name != "memory" {
 					s = open()
 				}
-				_, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStore: s, TokenStoreKey: key}, &fakeHost{})
+				_, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStore: s.Store, TokenStoreKey: key}, &fakeHost{})
 				clients = append(clients, c)
 			}
 			for round := 0; round < rounds; round++ {
@@ -206,12 +216,12 @@ func TestSharedGrantManyManagers(t *testing.T) {
 func TestSharedGrantInvalidGrant(t *testing.T) {
 	e := newEnv(t)
 	as := newStrictAS(t, e, "rt-valid")
-	store := tokenstore.NewMemory()
+	store := memGrants()
 	key := defaultStoreKey(e.mcpURL(), "c")
 	_, _, err := store.CompareAndSave(context.Background(), key, 0, &tokenstore.Record{RefreshToken: "rt-dead", Generation: 7, State: tokenstore.StateOK})
 	require.NoError(t, err)
 	h := &fakeHost{}
-	_, c := e.client(t, Config{ClientID: "c", TokenStore: store}, h)
+	_, c := e.client(t, Config{ClientID: "c", TokenStore: store.Store}, h)
 	_, _, err = post(c, e.mcpURL(), `{}`)
 	ae := authErr(t, err)
 	require.NotContains(t, ae.Message, "rt-dead")
@@ -225,7 +235,7 @@ func TestSharedGrantInvalidGrant(t *testing.T) {
 	require.Nil(t, rec.Lease)
 
 	// Another process sharing the store does not redeem it again.
-	_, c2 := e.client(t, Config{ClientID: "c", TokenStore: store}, &fakeHost{})
+	_, c2 := e.client(t, Config{ClientID: "c", TokenStore: store.Store}, &fakeHost{})
 	_, _, err = post(c2, e.mcpURL(), `{}`)
 	authErr(t, err)
 	require.Len(t, e.seen().tokenReqs, 1)
@@ -239,7 +249,7 @@ func TestSharedGrantInvalidGrant(t *testing.T) {
 func TestSharedGrantAdoptsRotatedAfterInvalidGrant(t *testing.T) {
 	e := newEnv(t)
 	newStrictAS(t, e, "rt-x")
-	store := tokenstore.NewMemory()
+	store := memGrants()
 	key := defaultStoreKey(e.mcpURL(), "c")
 	ctx := context.Background()
 	_, _, err := store.CompareAndSave(ctx, key, 0, &tokenstore.Record{RefreshToken: "rt-old", Generation: 1})
@@ -254,7 +264,7 @@ func TestSharedGrantAdoptsRotatedAfterInvalidGrant(t *testing.T) {
 			return inner(form, h)
 		}
 	})
-	_, c := e.client(t, Config{ClientID: "c", TokenStore: store}, &fakeHost{})
+	_, c := e.client(t, Config{ClientID: "c", TokenStore: store.Store}, &fakeHost{})
 	st, _, err := post(c, e.mcpURL(), `{}`)
 	require.NoError(t, err)
 	require.Equal(t, 200, st)
@@ -271,7 +281,7 @@ func TestSharedGrantAdoptsRotatedAfterInvalidGrant(t *testing.T) {
 func TestSharedGrantLeaseOfDeadHolder(t *testing.T) {
 	e := newEnv(t)
 	as := newStrictAS(t, e, "rt-0")
-	store := tokenstore.NewMemory()
+	store := memGrants()
 	key := defaultStoreKey(e.mcpURL(), "c")
 	ctx := context.Background()
 	until := time.Now().Add(300 * time.Millisecond).UnixMilli()
@@ -285,7 +295,7 @@ func TestSharedGrantLeaseOfDeadHolder(t *testing.T) {
 			return false
 		}
 	})
-	_, c := e.client(t, Config{ClientID: "c", TokenStore: store, TokenStoreLease: time.Second}, &fakeHost{})
+	_, c := e.client(t, Config{ClientID: "c", TokenStore: store.Store, TokenStoreLease: time.Second}, &fakeHost{})
 	st, _, err := post(c, e.mcpURL(), `{}`)
 	require.NoError(t, err)
 	require.Equal(t, 200, st)
@@ -305,7 +315,7 @@ func TestSharedGrantLostResponse(t *testing.T) {
 	e := newEnv(t)
 	as := newStrictAS(t, e, "rt-0")
 	dropLost(e)
-	store := tokenstore.NewMemory()
+	store := memGrants()
 	var leases []*tokenstore.Lease // the lease at each presentation
 	key := defaultStoreKey(e.mcpURL(), "c")
 	e.set(func(e *env) {
@@ -339,11 +349,11 @@ func TestSharedGrantLostResponse(t *testing.T) {
 func TestSharedGrantSeedsOnlyAnEmptyStore(t *testing.T) {
 	e := newEnv(t)
 	as := newStrictAS(t, e, "rt-stored")
-	store := tokenstore.NewMemory()
+	store := memGrants()
 	key := defaultStoreKey(e.mcpURL(), "c")
 	_, _, err := store.CompareAndSave(context.Background(), key, 0, &tokenstore.Record{RefreshToken: "rt-stored", Generation: 4})
 	require.NoError(t, err)
-	_, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-configured", TokenStore: store}, &fakeHost{})
+	_, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-configured", TokenStore: store.Store}, &fakeHost{})
 	st, _, err := post(c, e.mcpURL(), `{}`)
 	require.NoError(t, err)
 	require.Equal(t, 200, st)
@@ -359,13 +369,13 @@ func TestSharedGrantSeedsOnlyAnEmptyStore(t *testing.T) {
 // the browser step while the others wait for its record.
 func TestSharedGrantInteractiveOnce(t *testing.T) {
 	e := newEnv(t)
-	store := tokenstore.NewMemory()
+	store := memGrants()
 	const managers = 4
 	var hosts []*fakeHost
 	var clients []*http.Client
 	for i := 0; i < managers; i++ {
 		h := &fakeHost{can: true}
-		_, c := e.client(t, Config{ClientID: "c", TokenStore: store}, h)
+		_, c := e.client(t, Config{ClientID: "c", TokenStore: store.Store}, h)
 		hosts, clients = append(hosts, h), append(clients, c)
 	}
 	var wg sync.WaitGroup
@@ -393,9 +403,9 @@ func TestSharedGrantInteractiveOnce(t *testing.T) {
 func TestSharedGrantConfig(t *testing.T) {
 	// A generated DPoP key is shared through the store with the grant
 	// (shareddpop_test.go).
-	_, err := New(Config{TokenStore: tokenstore.NewMemory(), DPoP: &DPoPConfig{}}, "https://mcp.example.com/mcp")
+	_, err := New(Config{TokenStore: memGrants().Store, DPoP: &DPoPConfig{}}, "https://mcp.example.com/mcp")
 	require.NoError(t, err)
-	_, err = New(Config{TokenStore: tokenstore.NewMemory(), TokenStoreLease: -1}, "https://mcp.example.com/mcp")
+	_, err = New(Config{TokenStore: memGrants().Store, TokenStoreLease: -1}, "https://mcp.example.com/mcp")
 	require.ErrorContains(t, err, "lease_ms")
 	require.True(t, strings.HasPrefix(defaultStoreKey("https://a/mcp", "c"), "https://a/mcp"))
 }
@@ -418,7 +428,7 @@ func TestSharedGrantGraceAnswerExpired(t *testing.T) {
 			return 200, ""
 		}
 	})
-	failThenSucceed(t, e, tokenstore.NewMemory())
+	failThenSucceed(t, e, memGrants())
 	redemptions, reuses, revoked := as.counts()
 	require.Equal(t, 2, redemptions)
 	require.Zero(t, reuses)
@@ -431,7 +441,7 @@ func TestSharedGrantGraceAnswerExpired(t *testing.T) {
 func TestAppStoreNeedsVersionedHost(t *testing.T) {
 	e := newEnv(t)
 	as := newStrictAS(t, e, "rt-0")
-	_, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStoreSpec: &tokenstore.Spec{Type: "app"}}, &fakeHost{})
+	_, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStoreSpec: &store.Spec{Type: "app"}}, &fakeHost{})
 	_, _, err := post(c, e.mcpURL(), `{}`)
 	ae := authErr(t, err)
 	require.Contains(t, ae.Message, "does not answer versioned token_load / token_save")
@@ -454,9 +464,9 @@ func (s *strictAS) loseFirstAnswer() {
 
 // failThenSucceed: the first request meets the lost answer (its outcome is
 // unknown, so it fails), the next one succeeds once the lease expired.
-func failThenSucceed(t *testing.T, e *env, store tokenstore.Store) {
+func failThenSucceed(t *testing.T, e *env, store tokenstore.Grants) {
 	t.Helper()
-	_, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStore: store, TokenStoreLease: 400 * time.Millisecond}, &fakeHost{})
+	_, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStore: store.Store, TokenStoreLease: 400 * time.Millisecond}, &fakeHost{})
 	_, _, err := post(c, e.mcpURL(), `{}`)
 	require.Error(t, err, "the outcome is unknown")
 	require.NotContains(t, err.Error(), "rt-0")
@@ -470,11 +480,11 @@ func failThenSucceed(t *testing.T, e *env, store tokenstore.Store) {
 func TestSharedGrantOtherIssuer(t *testing.T) {
 	e := newEnv(t)
 	as := newStrictAS(t, e, "rt-0")
-	store := tokenstore.NewMemory()
+	store := memGrants()
 	key := defaultStoreKey(e.mcpURL(), "c")
 	_, _, err := store.CompareAndSave(context.Background(), key, 0, &tokenstore.Record{RefreshToken: "rt-0", Generation: 1, Issuer: "https://other.example.com"})
 	require.NoError(t, err)
-	_, c := e.client(t, Config{ClientID: "c", TokenStore: store}, &fakeHost{})
+	_, c := e.client(t, Config{ClientID: "c", TokenStore: store.Store}, &fakeHost{})
 	_, _, err = post(c, e.mcpURL(), `{}`)
 	authErr(t, err)
 	require.Empty(t, e.seen().tokenReqs)
@@ -502,9 +512,9 @@ func TestSharedGrantDPoP(t *testing.T) {
 			return 200, ""
 		}
 	})
-	store := tokenstore.NewMemory()
+	store := memGrants()
 	client := func(k *ecdsa.PrivateKey) *http.Client {
-		_, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStore: store, DPoP: &DPoPConfig{KeyPEM: pemOf(t, k)}}, &fakeHost{})
+		_, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStore: store.Store, DPoP: &DPoPConfig{KeyPEM: pemOf(t, k)}}, &fakeHost{})
 		return c
 	}
 	for i, k := range []*ecdsa.PrivateKey{key, key} {

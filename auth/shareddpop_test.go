@@ -160,7 +160,7 @@ func TestSharedDPoPEphemeralKey(t *testing.T) {
 			var clients []*http.Client
 			var managers []*Manager
 			for _, h := range hosts {
-				m, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStore: store, TokenStoreKey: key, DPoP: &DPoPConfig{}}, h)
+				m, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStore: store.Store, TokenStoreKey: key, DPoP: &DPoPConfig{}}, h)
 				managers, clients = append(managers, m), append(clients, c)
 			}
 			firstJKT, secondJKT := managers[0].proofKey().jkt, managers[1].proofKey().jkt
@@ -238,8 +238,8 @@ func TestSharedDPoPConfiguredKeys(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			as := newDPoPAS(e, "rt-0")
-			store := tokenstore.NewMemory()
-			m1, c1 := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStore: store, DPoP: tc.first}, &fakeHost{})
+			store := memGrants()
+			m1, c1 := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStore: store.Store, DPoP: tc.first}, &fakeHost{})
 			st, _, err := post(c1, e.mcpURL(), `{}`)
 			require.NoError(t, err)
 			require.Equal(t, 200, st)
@@ -248,7 +248,7 @@ func TestSharedDPoPConfiguredKeys(t *testing.T) {
 			require.Equal(t, m1.proofKey().jkt, rec.DPoPJKT)
 			require.Equal(t, tc.storesKey, rec.DPoPKey != "", "only a generated key is stored")
 
-			m2, c2 := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStore: store, DPoP: tc.second}, &fakeHost{})
+			m2, c2 := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStore: store.Store, DPoP: tc.second}, &fakeHost{})
 			before := m2.proofKey().jkt
 			_, _, err = post(c2, e.mcpURL(), `{}`)
 			redeemed, otherKey, _ := as.counts()
@@ -282,9 +282,9 @@ func TestSharedDPoPBadStoredKey(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
 			as := newDPoPAS(e, "rt-0")
-			store := tokenstore.NewMemory()
+			store := memGrants()
 			h := &fakeHost{}
-			m, c := e.client(t, Config{ClientID: "c", TokenStore: store, DPoP: &DPoPConfig{}}, h)
+			m, c := e.client(t, Config{ClientID: "c", TokenStore: store.Store, DPoP: &DPoPConfig{}}, h)
 			_, _, err := store.CompareAndSave(context.Background(), defaultStoreKey(e.mcpURL(), "c"), 0, &tokenstore.Record{
 				AccessToken: "dpop-at-x", TokenType: "DPoP", RefreshToken: "rt-0", Generation: 1, State: tokenstore.StateOK,
 				DPoPJKT: "not-the-thumbprint", DPoPKey: stored})

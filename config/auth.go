@@ -4,8 +4,8 @@ import (
 	"strings"
 
 	"github.com/lemonmcp/lemonmcp/auth"
-	"github.com/lemonmcp/lemonmcp/auth/tokenstore"
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/store"
 )
 
 // parseAuth reads the "auth" object (OAuth for the HTTP transports) into
@@ -134,9 +134,9 @@ func parseAuth(root *object, p *Parsed) *core.Error {
 }
 
 // parseTokenStore reads auth.token_store: "memory" (the default), "app"
-// (the host's token_load / token_save) or a shared store {"type": "file",
-// "path"} | {"type": "postgres" | "redis", "url"}, each with "key"? and
-// "lease_ms"?. A store URL may carry a password: it is never echoed.
+// (the host's token_load / token_save) or the store's one form
+// (store.ParseSpec) with "key"? (the grant's name) and "lease_ms"?. A
+// store URL may carry a password: it is never echoed.
 func parseTokenStore(o *object, cfg *auth.Config) *core.Error {
 	v, ok := o.get("token_store")
 	if !ok {
@@ -147,35 +147,16 @@ func parseTokenStore(o *object, cfg *auth.Config) *core.Error {
 		cfg.AppTokenStore = store == "app"
 		return err
 	}
-	if _, isObj := v.(map[string]any); !isObj {
-		return invalid(o.at("token_store"), "must be \"memory\", \"app\" or an object {\"type\": \"file\" | \"postgres\" | \"redis\", ...}")
+	spec, fe := store.ParseSpec(v, "key", "lease_ms")
+	if fe != nil {
+		return storeSpecError(o.at("token_store"), fe)
 	}
 	t, _, err := o.sub("token_store")
 	if err != nil {
 		return err
 	}
-	spec := &tokenstore.Spec{}
-	if spec.Type, err = t.requiredStr("type"); err != nil {
-		return err
-	}
-	switch spec.Type {
-	case "file":
-		if spec.Path, err = t.requiredStr("path"); err != nil {
-			return err
-		}
-	case "postgres", "redis":
-		if spec.URL, err = t.requiredStr("url"); err != nil {
-			return err
-		}
-		schemes := map[string][]string{"postgres": {"postgres://", "postgresql://"}, "redis": {"redis://", "rediss://", "unix://"}}[spec.Type]
-		if !hasAnyPrefix(spec.URL, schemes) {
-			return invalid(t.at("url"), "must be a "+strings.Join(schemes, " or ")+" URL")
-		}
-	case "app":
-		// The host's store in the versioned form: token_load and
-		// token_save app requests (docs/app-requests.md).
-	default:
-		return invalid(t.at("type"), "must be one of \"file\", \"postgres\", \"redis\", \"app\"")
+	for _, k := range []string{"type", "path", "url", "encryption"} {
+		t.get(k)
 	}
 	if k, ok, err := t.str("key"); err != nil {
 		return err
@@ -183,7 +164,7 @@ func parseTokenStore(o *object, cfg *auth.Config) *core.Error {
 		if strings.TrimSpace(k) == "" {
 			return invalid(t.at("key"), "must not be empty (leave the field out for the default key)")
 		}
-		spec.Key = k
+		cfg.TokenStoreKey = k
 	}
 	if err := t.millis("lease_ms", 1000, &cfg.TokenStoreLease); err != nil {
 		return err
@@ -195,6 +176,14 @@ func parseTokenStore(o *object, cfg *auth.Config) *core.Error {
 	// The host answers token_load / token_save in either form.
 	cfg.AppTokenStore = false
 	return nil
+}
+
+// storeSpecError is a store configuration error at path.
+func storeSpecError(path string, fe *store.FieldError) *core.Error {
+	if fe.Field == "" {
+		return invalid(path, fe.Message)
+	}
+	return invalid(path+"."+fe.Field, fe.Message)
 }
 
 func hasAnyPrefix(s string, prefixes []string) bool {

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/auth"
-	"github.com/lemonmcp/lemonmcp/auth/tokenstore"
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/store"
 	"github.com/stretchr/testify/require"
 )
 
@@ -59,14 +59,16 @@ func TestParseAuthSharedTokenStore(t *testing.T) {
 	path := t.TempDir() + "/tokens.json"
 	p, err := Parse([]byte(`{`+httpTransport+`,"auth":{"client_id":"c","token_store":{"type":"file","path":`+jsonString(path)+`,"key":"grant-1","lease_ms":5000}}}`), "1.2.3")
 	require.Nil(t, errOrNil(err))
-	require.Equal(t, &tokenstore.Spec{Type: "file", Path: path, Key: "grant-1"}, p.auth.TokenStoreSpec)
+	require.Equal(t, &store.Spec{Type: "file", Path: path}, p.auth.TokenStoreSpec)
+	require.Equal(t, "grant-1", p.auth.TokenStoreKey)
 	require.Equal(t, 5*time.Second, p.auth.TokenStoreLease)
 	require.False(t, p.auth.AppTokenStore)
 	require.False(t, p.Options.AuthAppTokenStore, "the host is not asked token_load / token_save")
 
 	p, err = Parse([]byte(`{`+httpTransport+`,"auth":{"token_store":{"type":"app","key":"g"}}}`), "1.2.3")
 	require.Nil(t, errOrNil(err))
-	require.Equal(t, &tokenstore.Spec{Type: "app", Key: "g"}, p.auth.TokenStoreSpec)
+	require.Equal(t, &store.Spec{Type: "app"}, p.auth.TokenStoreSpec)
+	require.Equal(t, "g", p.auth.TokenStoreKey)
 	require.False(t, p.auth.AppTokenStore, "not the single-process form")
 	require.True(t, p.Options.AuthAppTokenStore, "the host answers token_load / token_save")
 
@@ -150,7 +152,7 @@ func TestParseAuthErrors(t *testing.T) {
 		{"dpop bad alg", httpTransport + `,"auth":{"dpop":{"alg":"HS256"}}`, "config.auth.dpop.alg: must be one of"},
 		{"dpop unknown field", httpTransport + `,"auth":{"dpop":{"kid":"x"}}`, "config.auth.dpop.kid: is not a known field"},
 		{"dpop bad key", httpTransport + `,"auth":{"dpop":{"key_pem":"hunter2"}}`, "config.auth.dpop: key_pem is not PEM"},
-		{"store not a string or object", httpTransport + `,"auth":{"token_store":7}`, "config.auth.token_store: must be \"memory\", \"app\" or an object"},
+		{"store not a string or object", httpTransport + `,"auth":{"token_store":7}`, "config.auth.token_store: must be an object"},
 		{"store without type", httpTransport + `,"auth":{"token_store":{"path":"/tmp/x"}}`, "config.auth.token_store.type: is required"},
 		{"store bad type", httpTransport + `,"auth":{"token_store":{"type":"sqlite"}}`, "config.auth.token_store.type: must be one of"},
 		{"file store without path", httpTransport + `,"auth":{"token_store":{"type":"file"}}`, "config.auth.token_store.path: is required"},

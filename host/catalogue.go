@@ -10,7 +10,7 @@ import (
 )
 
 // catalogue is the aggregated tool list as list_tools names it: every
-// ready server's permitted tools under the host's names, the routes of
+// ready server's tools the guard chain let through, under the host's names, the routes of
 // those names, and (built on the first search) the search index. It is
 // built again only when a server's cached list or the set of ready servers
 // changed (list_changed, a restart, an expired ttlMs all replace a cached
@@ -112,11 +112,9 @@ func (h *Host) buildCatalogue(servers []*server, lists [][]item) (*catalogue, *c
 	}
 	for i, s := range servers {
 		for _, it := range lists[i] {
-			if s.cfg.Permits(it.name) {
-				// Collisions are of the names the application sees.
-				n := exposedName(it.name)
-				offeredBy[n] = append(offeredBy[n], s.name)
-			}
+			// Collisions are of the names the application sees.
+			n := exposedName(it.name)
+			offeredBy[n] = append(offeredBy[n], s.name)
 		}
 	}
 	if h.cfg.ToolPrefix == PrefixNever {
@@ -130,9 +128,6 @@ func (h *Host) buildCatalogue(servers []*server, lists [][]item) (*catalogue, *c
 	for i, s := range servers {
 		c.sources = append(c.sources, catalogueSource{srv: s, items: lists[i]})
 		for _, it := range lists[i] {
-			if !s.cfg.Permits(it.name) {
-				continue
-			}
 			exposed := exposedName(it.name)
 			if h.cfg.ToolPrefix == PrefixAlways || (h.cfg.ToolPrefix == PrefixOnCollision && len(offeredBy[exposed]) > 1) {
 				exposed = s.name + Separator + exposed

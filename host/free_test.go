@@ -183,7 +183,7 @@ func TestListChangedOnlyOnChange(t *testing.T) {
 			mu.Lock()
 			before := len(got)
 			mu.Unlock()
-			s.announce(st.kind, s.fingerprint(st.kind, st.items))
+			s.announce(st.kind, s.fingerprint(st.kind, s.listThroughGuards(st.kind, st.items)))
 			marker := "marker" + itoa(i)
 			h.emit(marker, []byte(`{}`)) // everything emitted before it is delivered by then
 			require.Eventually(t, func() bool {

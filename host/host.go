@@ -64,6 +64,9 @@ type Host struct {
 
 	// pins is the pin store (nil without "pins"; pins.go).
 	pins pinStore
+	// guards is the guard chain every list and use passes through
+	// (guardchain.go).
+	guards guardHandler
 }
 
 type route struct {
@@ -88,6 +91,10 @@ type hostCall struct {
 	// hidden: a blocking wrapper's call, whose id the application never
 	// received, so Cancel does not reach it.
 	hidden bool
+	// stop is closed by Cancel while the call waits for its server's pin
+	// verdict (guardchain.go), before it reached the client.
+	stop     chan struct{}
+	stopOnce sync.Once
 }
 
 // DoneFunc receives a call's completion, as core.DoneFunc, with the host's
@@ -98,6 +105,7 @@ type DoneFunc = core.DoneFunc
 func New(cfg *Config, libraryVersion string) (*Host, *core.Error) {
 	h := &Host{cfg: cfg, version: libraryVersion, byName: map[string]*server{}, routes: map[string]route{}, requests: map[uint64]pendingRequest{}, calls: map[uint64]*hostCall{}}
 	h.gone = make(chan struct{})
+	h.guards = newGuardChain()
 	h.out.Init(callbackgate.Hooks{
 		Owner:         "host",
 		DeliveryWhere: "a host callback delivery",
@@ -344,13 +352,14 @@ func (h *Host) Call(serverName, method string, params []byte, opts core.CallOpti
 	if err != nil {
 		return 0, err
 	}
-	if err := s.heldCall(method, params); err != nil {
-		return 0, err
-	}
-	return h.call(s, method, params, opts, done)
+	return h.call(s, method, params, opts, done, s.useOf(method, params))
 }
 
-func (h *Host) call(s *server, method string, params []byte, opts core.CallOptions, done DoneFunc) (uint64, *core.Error) {
+// call sends method to s. use, when the request uses one definition,
+// passes the guard chain first: at once when the server's verdict on its
+// current connection is given (the usual case), otherwise on a goroutine
+// that waits for it, so the caller never blocks on a server.
+func (h *Host) call(s *server, method string, params []byte, opts core.CallOptions, done DoneFunc, use *guardReq) (uint64, *core.Error) {
 	if done == nil {
 		return 0, core.Errorf(core.StatusInvalidArgument, "a completion callback is required")
 	}
@@ -382,8 +391,23 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 		opts.WaitReady = true // a lazy server's first calls wait for the handshake they started
 	}
 	client := s.client()
+	pending := false
+	if use != nil {
+		err := h.guards(use)
+		switch {
+		case err == errVerdictPending && !waitsForServer(client, opts):
+			return 0, notReady(s, client)
+		case err == errVerdictPending:
+			pending = true
+		case err != nil:
+			return 0, err
+		}
+	}
 	id := h.nextCall.Add(1)
 	hc := &hostCall{srv: s, client: client, hidden: opts.Inline}
+	if pending {
+		hc.stop = make(chan struct{})
+	}
 	h.mu.Lock()
 	if h.freed {
 		h.mu.Unlock()
@@ -394,8 +418,93 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 		h.out.Owe() // Free waits until the completion is delivered
 		owed = true
 	}
+	if pending {
+		h.bg.Add(1) // under mu: Free marks the host freed before it waits
+	}
 	h.mu.Unlock()
 	opts.TelemetryID = id
+	if pending {
+		accepted = true // the completion ends the use, and pays what is owed
+		go h.sendAfterVerdict(hc, id, method, params, opts, done, use)
+		return id, nil
+	}
+	if err := h.send(hc, id, method, params, opts, done); err != nil {
+		return 0, err
+	}
+	accepted = true // the completion ends the use
+	return id, nil
+}
+
+// waitsForServer reports whether a call to c would wait for its server
+// (a handshake or a restart under way) rather than fail at once.
+func waitsForServer(c *core.Client, opts core.CallOptions) bool {
+	if c.State() == core.StateReady {
+		return true
+	}
+	if c.Restarting() {
+		return !opts.FailIfRestarting
+	}
+	st := c.State()
+	return opts.WaitReady && (st == core.StateNew || st == core.StateConnecting)
+}
+
+// notReady is the refusal of a call to a server that is not ready.
+func notReady(s *server, c *core.Client) *core.Error {
+	if err := c.WaitReady(0); err != nil && err.Status != core.StatusTimeout {
+		return err
+	}
+	return core.Errorf(core.StatusInvalidState, "the server %s is not ready (state %s)", jsonQuote(s.name), s.state())
+}
+
+// sendAfterVerdict is a call whose server's pin verdict was not given yet:
+// it waits for it (or for Cancel, or Free), runs the chain again, then
+// sends the call or completes it with the refusal.
+func (h *Host) sendAfterVerdict(hc *hostCall, id uint64, method string, params []byte, opts core.CallOptions, done DoneFunc, use *guardReq) {
+	defer h.bg.Done()
+	s := hc.srv
+	var err *core.Error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				h.Recovered(r, "the pin verdict of a call to server "+s.name)
+				err = h.Poisoned()
+			}
+		}()
+		use.wait, use.stop = true, hc.stop
+		if err = h.guards(use); err == nil {
+			err = h.send(hc, id, method, params, opts, done)
+		}
+	}()
+	if err == nil {
+		return
+	}
+	h.mu.Lock()
+	hc.done = true
+	delete(h.calls, id)
+	h.mu.Unlock()
+	if s.cfg.Idle > 0 {
+		s.useEnd()
+	}
+	data := err.JSON()
+	if opts.Inline {
+		done(id, err.Status, data)
+		return
+	}
+	h.out.Push(func() { done(id, err.Status, data) }, callbackgate.Completion)
+}
+
+// send gives the call to the server's client; its completion comes back
+// through the host's gate (unless inline).
+func (h *Host) send(hc *hostCall, id uint64, method string, params []byte, opts core.CallOptions, done DoneFunc) *core.Error {
+	s, client := hc.srv, hc.client
+	if c := s.client(); c != client {
+		client = c // a lazy server stopped after idle_ms while the call waited
+		h.mu.Lock()
+		hc.client = client
+		h.mu.Unlock()
+	}
+	idle := s.cfg.Idle > 0
+	queued := !opts.Inline
 	clientID, err := client.Call(method, params, opts, func(_ uint64, st core.Status, data []byte) {
 		h.mu.Lock()
 		hc.done = true
@@ -419,14 +528,10 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 	}
 	freed := h.freed
 	h.mu.Unlock()
-	if err != nil {
-		if freed && err.Status == core.StatusInvalidHandle {
-			return 0, errHostFreed()
-		}
-		return 0, err
+	if err != nil && freed && err.Status == core.StatusInvalidHandle {
+		return errHostFreed()
 	}
-	accepted = true // the completion ends the use
-	return id, nil
+	return err
 }
 
 // CallSync is Call that waits for the completion.
@@ -444,6 +549,7 @@ func (h *Host) CallTool(name string, arguments []byte, opts core.CallOptions, do
 	if err != nil {
 		return 0, err
 	}
+	use := &guardReq{op: guardUse, s: s, k: listTools, name: tool}
 	params := make([]byte, 0, 32+len(tool)+len(arguments))
 	params = append(params, `{"name":`...)
 	params = jsonx.AppendString(params, tool)
@@ -455,7 +561,7 @@ func (h *Host) CallTool(name string, arguments []byte, opts core.CallOptions, do
 		params = append(params, arguments...)
 	}
 	params = append(params, '}')
-	return h.call(s, "tools/call", params, opts, done)
+	return h.call(s, "tools/call", params, opts, done, use)
 }
 
 // CallToolSync is CallTool that waits for the completion.
@@ -518,19 +624,13 @@ func (h *Host) resolveTool(name string) (*server, string, *core.Error) {
 		}
 	}
 	if !ok {
-		if err := h.heldTool(name); err != nil {
+		if err := h.refusedTool(name); err != nil {
 			return nil, "", err
 		}
 		return nil, "", core.Errorf(core.StatusNotFound, "no server offers a tool named %s (tool names are server__tool with tool_prefix %q)", jsonQuote(name), h.cfg.ToolPrefix)
 	}
 	if r.srv.client() == nil {
 		return nil, "", core.Errorf(core.StatusInvalidState, "the server %s is disabled (enabled: false)", jsonQuote(r.srv.name))
-	}
-	if !r.srv.cfg.Permits(r.tool) {
-		return nil, "", core.Errorf(core.StatusPolicyDenied, "the tool %s of the server %s is not allowed by its tools.allow/tools.deny", jsonQuote(r.tool), jsonQuote(r.srv.name))
-	}
-	if why := r.srv.guard.heldReason(listTools, r.tool); why != "" {
-		return nil, "", core.Errorf(core.StatusPolicyDenied, "%s", why)
 	}
 	return r.srv, r.tool, nil
 }
@@ -544,6 +644,10 @@ func (h *Host) Cancel(callID uint64) *core.Error {
 		clientID = hc.clientID
 	}
 	h.mu.Unlock()
+	if hc != nil && clientID == 0 && hc.stop != nil && !hc.hidden {
+		hc.stopOnce.Do(func() { close(hc.stop) }) // waiting for the pin verdict
+		return nil
+	}
 	if hc == nil || clientID == 0 || hc.hidden {
 		return core.Errorf(core.StatusNotFound, "no pending host call with id %d", callID)
 	}

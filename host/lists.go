@@ -144,9 +144,12 @@ func (l *listCache) fetchAndStore(s *server, ch chan struct{}, gen uint64) ([]it
 	if c != nil {
 		gaps = c.ListChangeGaps() // before the request: a gap during it makes the list stale
 	}
+	conn := connOf(c) // before the request: a restart during it is a later connection
 	items, ttl, err := l.fetch(s)
 	if err == nil {
-		items = s.guardList(l.kind, items) // hidden characters and pins (pins.go)
+		r := &guardReq{op: guardList, s: s, k: kindOf(l.kind), conn: conn, items: items}
+		_ = s.h.guards(r) // a list is never refused, only cleaned and filtered
+		items = r.items
 	}
 	unheard := c != nil && s.isModern() && !c.HearsListChanges()
 	l.mu.Lock()
@@ -324,10 +327,11 @@ func (h *Host) ListTools() ([]byte, *core.Error) {
 	if err != nil {
 		return nil, err
 	}
-	if h.cfg.Deferred != nil {
-		return listResult("tools", h.deferredTools(c), failed), nil
+	r := &guardReq{op: guardExpose, h: h, cat: c}
+	if err := h.guards(r); err != nil {
+		return nil, err
 	}
-	return listResult("tools", c.raws, failed), nil
+	return listResult("tools", r.exposed, failed), nil
 }
 
 // ListPrompts lists the prompts of every ready server, each with "server".

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"sort"
@@ -75,21 +74,71 @@ type guard struct {
 
 	// held: name → why, per kind; instrHeld: why every tool and prompt is
 	// held (nil: they are not). Read on every call without a lock.
-	held      [3]atomic.Pointer[map[string]string]
-	instrHeld atomic.Pointer[string]
+	held      [3]atomic.Pointer[map[string]*heldWhy]
+	instrHeld atomic.Pointer[heldWhy]
+	// judged is, per kind, the connection whose list was last judged;
+	// instrJudged the connection whose instructions were (guardchain.go:
+	// a use waits for both).
+	judged      [3]atomic.Pointer[connKey]
+	instrJudged atomic.Pointer[connKey]
 }
 
-// heldReason says why a definition is held ("" when it is not).
-func (g *guard) heldReason(k listKind, name string) string {
+// PinUnchecked is the status of a definition held because the pin store
+// failed: it could not be checked.
+const PinUnchecked = "unchecked"
+
+// heldWhy is why a definition is held, as data (the "held" member of a
+// refusal's error data) and in words that fit every host: a binding that
+// names its own commands builds its message from the data, never from the
+// words. Kind "instructions" (name "") holds every tool and prompt.
+type heldWhy struct {
+	Server string `json:"server"`
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	text   string
+}
+
+// refusal is the error of a use of what w holds.
+func (w *heldWhy) refusal() *core.Error {
+	return &core.Error{Status: core.StatusPolicyDenied, Message: w.text, Data: jsonx.MustMarshal(map[string]*heldWhy{"held": w})}
+}
+
+// heldFor is why the definition name of kind k is held, with status (a
+// pin status, or FindingHiddenName for a name with hidden characters and
+// no pins); detail, when not "", replaces the status's own words.
+func (s *server) heldFor(k listKind, name, status string) *heldWhy {
+	return s.heldWithDetail(k, name, status, "")
+}
+
+func (s *server) heldWithDetail(k listKind, name, status, detail string) *heldWhy {
+	why := detail
+	if why == "" {
+		why = whyHeld(status)
+	}
+	w := &heldWhy{Server: s.name, Kind: pinKindNames[k], Name: hiddenchars.Strip(name), Status: status}
+	w.text = "the " + w.Kind + " " + jsonQuote(w.Name) + " of the server " + jsonQuote(s.name) + " is held: " + why
+	if status == PinFlagged || status == FindingHiddenName {
+		w.Status = PinFlagged
+	}
+	return w
+}
+
+// FindingHiddenName holds, without pins, a definition whose name carries
+// hidden characters (its status is "flagged").
+const FindingHiddenName = "hidden_name"
+
+// heldReason says why a definition is held (nil when it is not).
+func (g *guard) heldReason(k listKind, name string) *heldWhy {
 	if k != listResources {
 		if r := g.instrHeld.Load(); r != nil {
-			return *r
+			return r
 		}
 	}
 	if m := g.held[k].Load(); m != nil {
 		return (*m)[name]
 	}
-	return ""
+	return nil
 }
 
 // pinHash is sha256:<hex> of raw's canonical JSON.
@@ -121,69 +170,6 @@ func serverIdentity(name string, client []byte) (string, map[string]any) {
 	return "sha256:" + hex.EncodeToString(sum[:]), id
 }
 
-// guardList cleans a freshly fetched list and, with pins, checks it
-// against them: what it returns is what the application may see.
-func (s *server) guardList(kind listKindInfo, items []item) []item {
-	k := kindOf(kind)
-	g := &s.guard
-	pinning := s.h.pins != nil
-	var others map[string][]string
-	if k == listTools && len(s.h.servers) > 1 {
-		others = s.h.toolNamesBesides(s) // before g.mu: each guard is locked alone
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	prev := g.offered[k]
-	next := make(map[string]*offered, len(items))
-	var fresh []*offered
-	for _, it := range items {
-		if p := prev[it.name]; p != nil && bytes.Equal(p.raw, it.raw) {
-			next[it.name] = p // unchanged bytes: nothing to compute again
-			continue
-		}
-		o := &offered{name: it.name, raw: it.raw}
-		o.clean, o.findings = hiddenchars.CleanJSON(it.raw)
-		if clean, n := hiddenchars.Clean(it.name); clean != it.name || !n.Zero() {
-			o.badName = true
-		}
-		if pinning {
-			o.hash = pinHash(it.raw)
-		}
-		next[it.name] = o
-		fresh = append(fresh, o)
-	}
-	g.offered[k] = next
-	for _, o := range fresh {
-		for _, f := range s.h.shadowing(s, o.raw, next, others) {
-			s.h.emitLog("warning", "the description of the tool "+jsonQuote(hiddenchars.Strip(o.name))+" of the server "+jsonQuote(s.name)+" names the tool "+jsonQuote(f.Tool)+" of the server "+jsonQuote(f.Server)+" (shadowing)")
-		}
-	}
-	if pinning {
-		s.checkPins(k, len(fresh) == 0 && len(next) == len(prev))
-	} else {
-		held := map[string]string{}
-		for _, o := range next {
-			if o.badName {
-				held[o.name] = s.heldText(k, o.name, "its name carries hidden characters")
-			}
-		}
-		g.held[k].Store(&held)
-		for _, o := range fresh {
-			if len(o.findings) > 0 || o.badName {
-				s.h.emitLog("warning", "the "+pinKindNames[k]+" "+jsonQuote(hiddenchars.Strip(o.name))+" of the server "+jsonQuote(s.name)+" carried hidden characters; they were removed")
-			}
-		}
-	}
-	out := make([]item, 0, len(items))
-	for _, it := range items {
-		if g.heldReason(k, it.name) != "" {
-			continue
-		}
-		out = append(out, item{name: it.name, raw: next[it.name].clean})
-	}
-	return out
-}
-
 func kindOf(kind listKindInfo) listKind {
 	for i, ki := range listKinds {
 		if ki.key == kind.key {
@@ -193,34 +179,34 @@ func kindOf(kind listKindInfo) listKind {
 	return listTools
 }
 
-func (s *server) heldText(k listKind, name, why string) string {
-	return "the " + pinKindNames[k] + " " + jsonQuote(hiddenchars.Strip(name)) + " of the server " + jsonQuote(s.name) + " is held: " + why
-}
-
 // whyHeld is the reason of a held status.
 func whyHeld(status string) string {
 	switch status {
 	case PinChanged:
-		return "its definition changed since it was pinned (review it with lmcp_host_pins, approve it with lmcp_host_approve)"
+		return "its definition changed since it was pinned; review the change and approve it to use it"
 	case PinNew:
-		return "it is new on a server already pinned (review it with lmcp_host_pins, approve it with lmcp_host_approve)"
+		return "it is new on a server already pinned; review it and approve it to use it"
 	case PinFlagged:
-		return "its definition carries hidden characters (review it with lmcp_host_pins, approve it with lmcp_host_approve)"
+		return "its definition carries hidden characters; review it and approve it to use it"
+	case FindingHiddenName:
+		return "its name carries hidden characters"
 	}
 	return status
 }
 
-// loadPins reads the server's pins; with first_use "trust", a kind never
+// loadPins reads the server's pins; with first_use "trust", or when there
+// is nothing to approve (absent: instructions the server does not offer,
+// pinned as absent so that adding some later is a change), a kind never
 // seen is pinned as offered (what carries hidden characters excepted).
 // The caller holds g.mu.
-func (s *server) loadPins(kindKey string, trust func() map[string]*pinEntry) (*pinServer, error) {
+func (s *server) loadPins(kindKey string, absent bool, trust func() map[string]*pinEntry) (*pinServer, error) {
 	doc, err := s.h.pins.load()
 	if err != nil {
 		return nil, err
 	}
 	ps := doc.Servers[s.identKey]
 	seen := ps != nil && (kindKey == pinInstructions && ps.Instructions != nil || kindKey != pinInstructions && ps.Kinds[kindKey] != nil)
-	if seen || s.h.cfg.Pins.FirstUse != FirstUseTrust {
+	if seen || (s.h.cfg.Pins.FirstUse != FirstUseTrust && !absent) {
 		return ps, nil
 	}
 	entries := trust()
@@ -265,7 +251,7 @@ func (s *server) checkPins(k listKind, same bool) {
 	g := &s.guard
 	key := listKinds[k].key
 	cur := g.offered[k]
-	ps, err := s.loadPins(key, func() map[string]*pinEntry {
+	ps, err := s.loadPins(key, false, func() map[string]*pinEntry {
 		m := map[string]*pinEntry{}
 		for name, o := range cur {
 			if len(o.findings) == 0 && !o.badName {
@@ -274,13 +260,13 @@ func (s *server) checkPins(k listKind, same bool) {
 		}
 		return m
 	})
-	held := map[string]string{}
+	held := map[string]*heldWhy{}
 	verdicts := make(map[string]verdict, len(cur))
 	if err != nil {
 		g.checked[k] = nil
 		g.storeErr = err.Error()
 		for name := range cur {
-			held[name] = s.heldText(k, name, "the pin store failed: "+err.Error())
+			held[name] = s.heldWithDetail(k, name, PinUnchecked, "the pin store failed: "+err.Error())
 		}
 		g.held[k].Store(&held)
 		return
@@ -297,8 +283,9 @@ func (s *server) checkPins(k listKind, same bool) {
 	for name, o := range cur {
 		v := judge(o, pins[name])
 		if v.status != PinApproved {
-			v.reason = s.heldText(k, name, whyHeld(v.status))
-			held[name] = v.reason
+			w := s.heldFor(k, name, v.status)
+			v.reason = w.text
+			held[name] = w
 		}
 		verdicts[name] = v
 	}
@@ -348,10 +335,29 @@ func judge(o *offered, pe *pinEntry) verdict {
 	return v
 }
 
-// checkInstructions pins the instructions of a handshake (nil: none) and
-// holds every tool and prompt when they are not approved. It returns the
-// instructions the application may see (nil: none, or held).
-func (s *server) checkInstructions(text *string) *string {
+// judgeInstructionsOn judges the instructions of connection conn, read
+// from the client, unless they were (by the ready event or a use that
+// came first).
+func (s *server) judgeInstructionsOn(conn connKey) {
+	if conn.c == nil || judgedOn(s.guard.instrJudged.Load(), conn) {
+		return
+	}
+	info, err := conn.c.ServerInfo()
+	if err != nil {
+		return // not ready: the use waits for it, a list has nothing
+	}
+	var m struct {
+		Instructions *string `json:"instructions"`
+	}
+	_ = jsonx.Unmarshal(info, &m)
+	s.checkInstructions(m.Instructions, conn)
+}
+
+// checkInstructions pins the instructions of a handshake (nil: none) on
+// connection conn and holds every tool and prompt when they are not
+// approved. It returns the instructions the application may see (nil:
+// none, or held).
+func (s *server) checkInstructions(text *string, conn connKey) *string {
 	g := &s.guard
 	raw := []byte("null")
 	if text != nil {
@@ -374,7 +380,9 @@ func (s *server) checkInstructions(text *string) *string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.instr = o
-	return s.judgeInstructions(visible)
+	visible = s.judgeInstructions(visible)
+	g.instrJudged.Store(&conn)
+	return visible
 }
 
 // judgeInstructions is checkInstructions' verdict. The caller holds g.mu.
@@ -384,7 +392,7 @@ func (s *server) judgeInstructions(visible *string) *string {
 	if o == nil {
 		return visible
 	}
-	ps, err := s.loadPins(pinInstructions, func() map[string]*pinEntry {
+	ps, err := s.loadPins(pinInstructions, string(o.raw) == "null", func() map[string]*pinEntry {
 		if len(o.findings) > 0 {
 			return map[string]*pinEntry{}
 		}
@@ -392,8 +400,9 @@ func (s *server) judgeInstructions(visible *string) *string {
 	})
 	if err != nil {
 		g.storeErr = err.Error()
-		why := "the server " + jsonQuote(s.name) + " is held: the pin store failed: " + err.Error()
-		g.instrHeld.Store(&why)
+		why := &heldWhy{Server: s.name, Kind: pinInstructions, Status: PinUnchecked}
+		why.text = "every tool and prompt of the server " + jsonQuote(s.name) + " is held: the pin store failed: " + err.Error()
+		g.instrHeld.Store(why)
 		return nil
 	}
 	var pe *pinEntry
@@ -402,8 +411,10 @@ func (s *server) judgeInstructions(visible *string) *string {
 	}
 	v := judge(o, pe)
 	if v.status != PinApproved {
-		v.reason = "every tool and prompt of the server " + jsonQuote(s.name) + " is held: its instructions are " + v.status + " (review them with lmcp_host_pins, approve them with lmcp_host_approve)"
-		g.instrHeld.Store(&v.reason)
+		why := &heldWhy{Server: s.name, Kind: pinInstructions, Status: v.status}
+		why.text = "every tool and prompt of the server " + jsonQuote(s.name) + " is held: its instructions are " + v.status + "; review them and approve them to use the server"
+		v.reason = why.text
+		g.instrHeld.Store(why)
 		visible = nil
 	} else {
 		g.instrHeld.Store(nil)
@@ -606,19 +617,20 @@ func (h *Host) Approve(serverName, kind, name, hash string) *core.Error {
 	return nil
 }
 
-// guardReady checks the instructions of a ready event's server info and
-// returns the info with the instructions the application may see.
-func (s *server) guardReady(info []byte) []byte {
+// guardReady checks the instructions of a ready event's server info, of
+// connection conn, and returns the info with the instructions the
+// application may see.
+func (s *server) guardReady(info []byte, conn connKey) []byte {
 	var m map[string]any
 	if len(info) == 0 || jsonx.Unmarshal(info, &m) != nil {
-		s.checkInstructions(nil)
+		s.checkInstructions(nil, conn)
 		return info
 	}
 	var text *string
 	if t, ok := m["instructions"].(string); ok {
 		text = &t
 	}
-	visible := s.checkInstructions(text)
+	visible := s.checkInstructions(text, conn)
 	if text == nil || (visible != nil && *visible == *text) {
 		return info
 	}
@@ -630,20 +642,23 @@ func (s *server) guardReady(info []byte) []byte {
 	return jsonx.MustMarshal(m)
 }
 
-// heldTool is the refusal of a call to a tool no route leads to because
-// it is held: name as list_tools would give it (server__tool or the
-// server's own name). nil: no server holds such a tool.
-func (h *Host) heldTool(name string) *core.Error {
+// refusedTool is the refusal of a call to a tool no route leads to because
+// the chain refuses it (held, or denied by tools.allow/tools.deny): name
+// as list_tools would give it (server__tool or the server's own name).
+// nil: no server offers such a tool.
+func (h *Host) refusedTool(name string) *core.Error {
 	if i := strings.Index(name, Separator); i > 0 {
-		if s := h.byName[name[:i]]; s != nil {
-			if why := s.guard.heldReason(listTools, name[i+len(Separator):]); why != "" {
-				return core.Errorf(core.StatusPolicyDenied, "%s", why)
+		if s := h.byName[name[:i]]; s != nil && s.guard.offers(listTools, name[i+len(Separator):]) {
+			if err := h.guards(&guardReq{op: guardUse, s: s, k: listTools, name: name[i+len(Separator):]}); err != nil && err != errVerdictPending {
+				return err
 			}
 		}
 	}
 	for _, s := range h.servers {
-		if why := s.guard.heldReason(listTools, name); why != "" && s.guard.offers(listTools, name) {
-			return core.Errorf(core.StatusPolicyDenied, "%s", why)
+		if s.guard.offers(listTools, name) {
+			if err := h.guards(&guardReq{op: guardUse, s: s, k: listTools, name: name}); err != nil && err != errVerdictPending {
+				return err
+			}
 		}
 	}
 	return nil
@@ -667,25 +682,18 @@ var heldMethods = map[string]struct {
 	"resources/read": {listResources, "uri"},
 }
 
-// heldCall refuses a request the application sends itself (lmcp_host_call)
-// that uses a held definition.
-func (s *server) heldCall(method string, params []byte) *core.Error {
+// useOf is the guard chain's use of the definition a request the
+// application sends itself (lmcp_host_call) names: nil for a request that
+// uses none.
+func (s *server) useOf(method string, params []byte) *guardReq {
 	hm, ok := heldMethods[method]
 	if !ok {
 		return nil
 	}
-	if s.guard.instrHeld.Load() == nil {
-		if m := s.guard.held[hm.kind].Load(); m == nil || len(*m) == 0 {
-			return nil // nothing held: no need to read the params
-		}
-	}
 	var p map[string]any
 	_ = jsonx.Unmarshal(params, &p)
 	name, _ := p[hm.member].(string)
-	if why := s.guard.heldReason(hm.kind, name); why != "" {
-		return core.Errorf(core.StatusPolicyDenied, "%s", why)
-	}
-	return nil
+	return &guardReq{op: guardUse, s: s, k: hm.kind, name: name}
 }
 
 // ApproveJSON is Approve of {"server", "kind"? ["tool"], "name", "hash"}

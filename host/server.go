@@ -173,7 +173,7 @@ func (s *server) onEvent(g *generation, kind string, payload []byte) {
 		}
 		// Instructions are checked before anything is listed: changed
 		// ones hold every tool and prompt (pins.go).
-		ev.Server = s.guardReady(ev.Server)
+		ev.Server = s.guardReady(ev.Server, connOf(g.client))
 		g.settle()
 		// The client's {"server": info} becomes {"server": name, "info": info}.
 		s.h.emit(kind, withServer(s.name, jsonx.MustMarshal(map[string]jsonx.RawMessage{"info": orEmpty(ev.Server)})))
@@ -278,15 +278,13 @@ func (s *server) announce(k listKind, print uint64) {
 	s.h.recordListChanged(s.name, listKinds[k].key)
 }
 
-// fingerprint sums what the aggregated list k takes of items (for tools,
-// those tools.allow and tools.deny permit); 0 means nothing.
+// fingerprint sums what the aggregated list k takes of items (the guard
+// chain left out what tools.allow and tools.deny do not permit); 0 means
+// nothing.
 func (s *server) fingerprint(k listKind, items []item) uint64 {
 	sum := fnv.New64a()
 	n := 0
 	for _, it := range items {
-		if k == listTools && !s.cfg.Permits(it.name) {
-			continue
-		}
 		n++
 		_, _ = sum.Write(it.raw)
 		_, _ = sum.Write([]byte{0})

@@ -1,5 +1,6 @@
-# Shared OAuth token stores (auth/tokenstore): the store contract on the
-# file, PostgreSQL and Redis stores, the Manager's coordination against
+# The store (store/) and the grants in it (auth/tokenstore): the store
+# contract on every backend (memory, file, PostgreSQL, Redis, the
+# application's; each sealed too), the Manager's coordination against
 # them, and the multi-process proof (tests/tokenstores: Go, C, Python and
 # Elixir (one BEAM) processes and command-line runs sharing one grant
 # against the strict authorization server, with random SIGKILLs, and with
@@ -33,7 +34,8 @@ endef
 
 test-tokenstores: lib python-dev elixir-nif
 	$(call with-tokenstore-servers, \
-	  set -o pipefail; { $(GO) test -race -count=1 -json ./auth/tokenstore/ ./auth/ -run 'Test(Contract|Concurrent|FileStore|OpenErrors|Closed|ServerStore|PostgresConcurrent|RecordPrints|SharedGrant|SharedDPoP|AppStore)' && \
+	  set -o pipefail; { $(GO) test -race -count=1 -json ./store/... ./auth/tokenstore/ && \
+	    $(GO) test -race -count=1 -json ./auth/ -run 'Test(SharedGrant|SharedDPoP|AppStore)' && \
 	    cd tests && $(GO) vet -tags tokenstores ./tokenstores/ && \
 	    PYTHON=$(PYTHON) $(GO) test -tags tokenstores -count=1 -timeout 20m -json ./tokenstores/; } | $(PYTHON) $(ROOT)/tests/tools/gotest_summary.py tokenstores)
 

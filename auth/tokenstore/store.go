@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/store"
 )
 
 // State says whether a stored grant can be used.
@@ -20,14 +23,11 @@ const (
 	StateNeedsReauth State = "needs_reauth"
 )
 
-// Lease is a claim on the grant's next redemption: Owner (a random id of
-// one process's manager) may redeem the refresh token until Until (Unix
-// milliseconds). It outlives the token request's timeout, so a holder
-// that is alive always finishes (or gives up) before it expires.
-type Lease struct {
-	Owner string `json:"owner"`
-	Until int64  `json:"until"`
-}
+// Lease is the store's lease: a grant's claim on its next redemption
+// (Owner may redeem the refresh token until Until, Unix milliseconds). It
+// outlives the token request's timeout, so a holder that is alive always
+// finishes (or gives up) before it expires.
+type Lease = store.Lease
 
 // Record is one shared grant. ExpiresAt is absolute (Unix milliseconds, 0
 // when unknown). DPoPJKT is the RFC 7638 thumbprint of the DPoP key a
@@ -52,7 +52,7 @@ type Record struct {
 	Generation   uint64 `json:"generation"`
 	DPoPJKT      string `json:"dpop_jkt,omitempty"`
 	DPoPKey      string `json:"dpop_key,omitempty"`
-	Lease        *Lease `json:"lease,omitempty"`
+	Lease        *Lease `json:"-"` // kept beside the document (store.Document.Lease)
 	State        State  `json:"state,omitempty"`
 	Scope        string `json:"scope,omitempty"`
 	Issuer       string `json:"issuer,omitempty"`
@@ -95,24 +95,69 @@ func (r *Record) LeasedBy(owner string, nowMS int64) bool {
 	return r != nil && r.Lease != nil && r.Lease.Owner != owner && r.Lease.Until > nowMS
 }
 
-// Version identifies one stored state of a key; 0 means nothing stored.
-// Every successful CompareAndSave answers a larger one.
-type Version int64
+// Version is the store's version of a grant.
+type Version = store.Version
 
-// Store is the contract of every shared token store. Implementations are
-// safe for concurrent use by many goroutines and many processes.
-type Store interface {
-	// Load returns the record under key and its version, or (nil, 0)
-	// when there is none.
-	Load(ctx context.Context, key string) (*Record, Version, error)
-	// CompareAndSave stores rec under key if the stored version is
-	// expected (0: nothing stored yet) and answers (new version, nil).
-	// Otherwise nothing is written and it answers the stored version and
-	// the record that won (nil only if the key vanished).
-	CompareAndSave(ctx context.Context, key string, expected Version, rec *Record) (Version, *Record, error)
-	// Close releases connections and files.
-	Close() error
+// Collection is the store's collection of grants: one document per grant
+// key.
+const Collection = "grants"
+
+// Grants is the collection of grants in a store: records in, documents
+// out. It is the only way package auth reaches the store.
+type Grants struct{ Store store.Store }
+
+// Load returns the record under key and its version, or (nil, 0) when
+// there is none.
+func (g Grants) Load(ctx context.Context, key string) (*Record, Version, error) {
+	d, ver, err := g.Store.Load(ctx, Collection, key)
+	if err != nil || d == nil {
+		return nil, ver, err
+	}
+	rec, err := Decode(d)
+	return rec, ver, err
 }
 
-// ErrClosed is returned by a store used after Close.
-var ErrClosed = errors.New("the token store is closed")
+// CompareAndSave stores rec under key if the stored version is expected
+// (0: nothing stored yet) and answers (new version, nil). Otherwise
+// nothing is written and it answers the stored version and the record
+// that won (nil only if the key vanished).
+func (g Grants) CompareAndSave(ctx context.Context, key string, expected Version, rec *Record) (Version, *Record, error) {
+	d, err := Encode(rec)
+	if err != nil {
+		return 0, nil, err
+	}
+	ver, won, err := g.Store.CompareAndSave(ctx, Collection, key, expected, d)
+	if err != nil || won == nil {
+		return ver, nil, err
+	}
+	w, err := Decode(won)
+	return ver, w, err
+}
+
+// Encode is the store's document of a record: the lease beside the body.
+func Encode(rec *Record) (*store.Document, error) {
+	body, err := jsonx.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the grant failed: %s", err)
+	}
+	d := &store.Document{Body: body}
+	if rec != nil && rec.Lease != nil {
+		l := *rec.Lease
+		d.Lease = &l
+	}
+	return d, nil
+}
+
+// Decode is the record of a stored document. Its message never quotes
+// the document (it holds tokens).
+func Decode(d *store.Document) (*Record, error) {
+	rec := &Record{}
+	if jsonx.Unmarshal(d.Body, rec) != nil {
+		return nil, errors.New("the store's document of this grant is not a grant record")
+	}
+	if d.Lease != nil {
+		l := *d.Lease
+		rec.Lease = &l
+	}
+	return rec, nil
+}

@@ -378,8 +378,81 @@ static void test_pins_bad_input(void) {
   CHECK_ST(lmcp_host_approve(h, "{}", 2, NULL), LMCP_E_INVALID_HANDLE, NULL);
 }
 
+/* A tool changed while no host ran is held from the first use of every
+ * fresh host: STARTS hosts (eight threads at a time), each calling it right
+ * after it is ready, or listing right away. The defect this guards against
+ * (the call went out before the server's pin verdict) showed in most starts,
+ * never in all. */
+#define STARTS 100
+#define START_THREADS 8
+
+typedef struct {
+  const rig_t *rig;
+  int first, failures;
+  char why[512];
+} starts_t;
+
+static void *run_starts(void *arg) {
+  starts_t *st = arg;
+  char cfg[4096];
+  snprintf(cfg, sizeof cfg,
+           "{\"pins\":{\"store\":\"%s\"},\"mcpServers\":{\"r\":{\"command\":\"%s\",\"args\":[\"-defs\",\"%s\"],"
+           "\"timeouts\":{\"ready_ms\":5000,\"close_grace_ms\":300}}}}",
+           st->rig->pins, st->rig->rugpull, st->rig->defs);
+  for (int i = st->first; i < STARTS; i += START_THREADS) {
+    lmcp_host *h = NULL;
+    char *res = NULL, *err = NULL;
+    const char *bad = NULL;
+    if (lmcp_host_new(cfg, strlen(cfg), &h, &err) != LMCP_OK || lmcp_host_connect(h, &err) != LMCP_OK ||
+        lmcp_host_wait_ready(h, 15000, &err) != LMCP_OK) {
+      bad = "the host did not start";
+    } else if (i % 2 == 0) {
+      lmcp_status s = lmcp_host_call_tool_sync(h, "r__echo", "{}", 2, NULL, 0, &res, NULL, &err);
+      if (s != LMCP_E_POLICY_DENIED) bad = "the held tool was not refused";
+      else if (err == NULL || strstr(err, "\"held\":{\"server\":\"r\",\"kind\":\"tool\",\"name\":\"echo\",\"status\":\"changed\"}") == NULL)
+        bad = "the refusal does not carry the held reason as data";
+    } else {
+      if (lmcp_host_list_tools(h, &res, NULL, &err) != LMCP_OK) bad = "the list failed";
+      else if (strstr(res, "\"r__add\"") == NULL || strstr(res, "\"r__echo\"") != NULL) bad = "the held tool was listed";
+    }
+    if (bad != NULL && st->failures++ == 0) snprintf(st->why, sizeof st->why, "start %d: %s: %s", i, bad, err ? err : (res ? res : ""));
+    lmcp_free(res);
+    lmcp_free(err);
+    if (h != NULL) close_host(h);
+  }
+  return NULL;
+}
+
+static void test_pins_held_from_the_first_use(void) {
+  rig_t rig;
+  temp_path(rig.defs, sizeof rig.defs, "defs");
+  temp_path(rig.pid, sizeof rig.pid, "pid");
+  temp_path(rig.pins, sizeof rig.pins, "pins");
+  const char *fx = fixture_path();
+  const char *slash = strrchr(fx, '/');
+  snprintf(rig.rugpull, sizeof rig.rugpull, "%.*s/rugpull", slash ? (int)(slash - fx) : 1, slash ? fx : ".");
+  if (!CHECK(use_case(&rig, "base") == 0)) return;
+  evrec_t rec;
+  lmcp_host *h = open_host(&rig, &rec); /* pins everything on first use */
+  if (h == NULL) return;
+  call_tool(h, "echo", LMCP_OK, "called echo");
+  close_host(h);
+  if (!CHECK(use_case(&rig, "description") == 0)) return; /* echo changes while no host runs */
+  starts_t st[START_THREADS];
+  pthread_t th[START_THREADS];
+  for (int i = 0; i < START_THREADS; i++) {
+    st[i] = (starts_t){.rig = &rig, .first = i};
+    CHECK(pthread_create(&th[i], NULL, run_starts, &st[i]) == 0);
+  }
+  for (int i = 0; i < START_THREADS; i++) {
+    pthread_join(th[i], NULL);
+    CHECKM(st[i].failures == 0, st[i].why, "%d of the starts failed", st[i].failures);
+  }
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
+  RUN_TEST(test_pins_held_from_the_first_use, 120);
   RUN_TEST(test_pins_attacker_cases, 300);
   RUN_TEST(test_pins_app_store, 120);
   RUN_TEST(test_pins_bad_input, 60);

@@ -8,7 +8,8 @@ from the code without this suite failing.
   path exists, and the rows of directories made of packages name each one.
 - A doc.go that maps its package's files (a "Files:" list, or three or more
   of its files named) names every file and no file that is not there; any
-  .go file a doc.go names exists.
+  .go file a doc.go names exists. A package of more than MAP_FROM files
+  must map them: past that, a reader needs the map to find anything.
 - Every fenced block of the README is either run by test_snippets.py or
   marked with why it is not.
 """
@@ -154,6 +155,9 @@ def _doc_files() -> List[str]:
     return sorted(p for p in _tracked() if os.path.basename(p) == "doc.go")
 
 
+# A package of more files than this maps them in its doc.go.
+MAP_FROM = 20
+
 _GO_NAME = re.compile(r"(?<![\w.-])((?:[\w.-]+/)*[\w-]+\.go)\b")
 
 
@@ -169,6 +173,8 @@ def test_doc_go_file_map(doc: str) -> None:
     files = {f for f in os.listdir(os.path.join(REPO, pkg))
              if f.endswith(".go") and not f.endswith("_test.go") and f != "doc.go"}
     is_map = re.search(r"^// *Files:", text, re.M) is not None or len(own & files) >= 3
+    assert is_map or len(files) <= MAP_FROM, \
+        f"{doc}: {len(files)} files and no map of them (name each file by its job, as core/doc.go does)"
     if is_map:
         missing = sorted(files - own)
         assert not missing, f"{doc} maps its package's files but leaves out {missing}"

@@ -89,19 +89,21 @@ func requireStoredKey(t *testing.T, path string) {
 	data, err := os.ReadFile(filepath.Clean(path))
 	require.NoError(t, err)
 	var file struct {
-		Grants map[string]struct {
-			Record struct {
-				TokenType string `json:"token_type"`
-				DPoPJKT   string `json:"dpop_jkt"`
-				DPoPKey   string `json:"dpop_key"`
-			} `json:"record"`
-		} `json:"grants"`
+		Collections struct {
+			Grants map[string]struct {
+				Document struct {
+					TokenType string `json:"token_type"`
+					DPoPJKT   string `json:"dpop_jkt"`
+					DPoPKey   string `json:"dpop_key"`
+				} `json:"document"`
+			} `json:"grants"`
+		} `json:"collections"`
 	}
 	require.NoError(t, json.Unmarshal(data, &file))
-	require.Len(t, file.Grants, 1)
-	for _, g := range file.Grants {
-		require.Equal(t, "DPoP", g.Record.TokenType)
-		require.NotEmpty(t, g.Record.DPoPJKT)
-		require.Contains(t, g.Record.DPoPKey, "PRIVATE KEY")
+	require.Len(t, file.Collections.Grants, 1)
+	for _, g := range file.Collections.Grants {
+		require.Equal(t, "DPoP", g.Document.TokenType)
+		require.NotEmpty(t, g.Document.DPoPJKT)
+		require.Contains(t, g.Document.DPoPKey, "PRIVATE KEY")
 	}
 }

@@ -20,6 +20,7 @@ EXIT_CODES: Tuple[Tuple[int, str, str], ...] = (
     (5, "unsupported", "unsupported (by the server or by this build)"),
     (6, "auth", "authorization required"),
     (7, "not_found", "not found: no such tool, server, prompt or resource"),
+    (8, "held", "held: the host's pins hold the tool, prompt or resource (review it with pins, approve it with approve)"),
     (124, "timeout", "timeout (--timeout, or the handshake's bound; as timeout(1))"),
     (130, "interrupted", "interrupted"),
 )

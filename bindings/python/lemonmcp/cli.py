@@ -84,6 +84,7 @@ from .errors import (
     InvalidArgument,
     LemonMCPError,
     NotFound,
+    PolicyDenied,
     ProtocolError,
     TimeoutError,
     TransportError,
@@ -101,6 +102,7 @@ EXIT_PROTOCOL = 4
 EXIT_UNSUPPORTED = 5
 EXIT_AUTH = 6
 EXIT_NOT_FOUND = 7
+EXIT_HELD = 8
 # As timeout(1) does, so that scripts wrapping either read it the same way.
 EXIT_TIMEOUT = 124
 EXIT_INTERRUPTED = 130
@@ -580,6 +582,8 @@ def _connect_exit(exc: LemonMCPError) -> int:
 
 
 def _exit_for(exc: LemonMCPError) -> int:
+    if isinstance(exc, PolicyDenied) and exc.held is not None:
+        return EXIT_HELD
     if isinstance(exc, AuthRequired):
         return EXIT_AUTH
     if isinstance(exc, UnsupportedError):
@@ -597,7 +601,22 @@ def _exit_for(exc: LemonMCPError) -> int:
     return EXIT_PROTOCOL
 
 
+def _held_text(exc: PolicyDenied, held: Dict[str, str]) -> str:
+    """A held definition in the command line's words, from the library's
+    data: its own message (without the Python binding's hint), then the
+    commands that review and approve it."""
+    server, kind, name = held.get("server", ""), held.get("kind", ""), held.get("name", "")
+    words = exc.raw.get("message") if isinstance(exc.raw.get("message"), str) else exc.message
+    if held.get("status") == "unchecked":
+        return _one_line(words)
+    target = f"{shlex.quote(server)}" if kind == "instructions" else f"{shlex.quote(server)} {shlex.quote(name)}"
+    return (f"{_one_line(words)}: `{PROG} --config FILE pins` shows it, "
+            f"`{PROG} --config FILE approve {target} --hash HASH` approves it")
+
+
 def _error_text(exc: LemonMCPError) -> str:
+    if isinstance(exc, PolicyDenied) and exc.held is not None:
+        return _held_text(exc, exc.held)
     msg = _one_line(exc.message) or exc.status_name
     if isinstance(exc, ProtocolError) and exc.code is not None and str(exc.code) not in msg:
         msg = f"{msg} (code {exc.code})"

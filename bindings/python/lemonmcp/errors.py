@@ -248,6 +248,28 @@ class PolicyDenied(LemonMCPError):
 
     status = E_POLICY_DENIED
 
+    @property
+    def held(self) -> Optional[Dict[str, str]]:
+        """Why the host's pins hold what the request used, as the library
+        gives it: ``{"server", "kind", "name", "status"}`` (kind
+        ``"instructions"`` holds every tool and prompt of the server;
+        status ``"changed"``, ``"new"``, ``"flagged"`` or ``"unchecked"``),
+        or None when another policy refused it."""
+        h = self.data.get("held") if isinstance(self.data, Mapping) else None
+        return dict(h) if isinstance(h, Mapping) else None
+
+
+def held_hint(held: Mapping[str, str]) -> str:
+    """What a Python application does about a held definition, from the
+    library's data (never from its words)."""
+    server = held.get("server", "")
+    if held.get("kind") == "instructions":
+        return (f"Host.pins()[{server!r}]['instructions'] shows them, "
+                f"Host.approve({server!r}, None, kind='instructions', hash=...) approves them")
+    kind, name = held.get("kind", "tool"), held.get("name", "")
+    return (f"Host.pins()[{server!r}][{kind + 's'!r}][{name!r}] shows it, "
+            f"Host.approve({server!r}, {name!r}, kind={kind!r}, hash=...) approves it")
+
 
 class AbiMismatch(LemonMCPError):
     """The binding was written for another ABI version of the library."""
@@ -302,4 +324,8 @@ def error_from_status(status: int, payload: Any = None) -> LemonMCPError:
     if not isinstance(code, int) or isinstance(code, bool):
         code = None
     cls = error_class_for(st)
-    return cls(message, status=st, code=code, data=obj.get("data"), raw=obj)
+    exc = cls(message, status=st, code=code, data=obj.get("data"), raw=obj)
+    if isinstance(exc, PolicyDenied) and exc.held is not None and exc.held.get("status") != "unchecked":
+        exc.message = f"{message}: {held_hint(exc.held)}"
+        exc.args = (exc.message,)
+    return exc

@@ -287,3 +287,95 @@ def test_pins_app_store_failure_holds(rugpull: str, tmp_path: Path) -> None:
         assert "the database is down" in pins.get("error", "")
         with pytest.raises(lemonmcp.PolicyDenied):
             host.call_tool("r__echo")
+
+
+#: Fresh hosts each first-use test starts: the defect (a use that went out
+#: before the server's pin verdict) showed in most starts, never in all.
+STARTS = 100
+
+
+def _changed_while_off(rugpull: str, tmp_path: Path) -> Rig:
+    """A rig whose tools were pinned by one host, then echo's description
+    changed while no host ran."""
+    rig = Rig(tmp_path, rugpull, CASES["base"])
+    with lemonmcp.Host(rig.config()) as host:
+        assert all(e["status"] == "approved" for e in host.pins()["r"]["tools"].values())
+    rig.write(next(c for c in CASES["cases"] if c["name"] == "description")["defs"])
+    return rig
+
+
+def _held_call(host: lemonmcp.Host) -> str:
+    try:
+        host.call_tool("r__echo", {"text": "hi"})
+    except lemonmcp.PolicyDenied as exc:
+        want = {"server": "r", "kind": "tool", "name": "echo", "status": "changed"}
+        if exc.held != want:
+            return f"held is {exc.held!r}"
+        if "Host.approve('r', 'echo'" not in str(exc) or "lmcp_" in str(exc):
+            return f"the message names no Python way out: {exc}"
+        return ""
+    return "the held tool was called"
+
+
+def _not_listed(host: lemonmcp.Host) -> str:
+    names = {t.name for t in host.list_tools()}
+    return "" if "r__add" in names and "r__echo" not in names else f"listed {sorted(names)}"
+
+
+def _not_found(host: lemonmcp.Host) -> str:
+    hits = [r.name for r in host.search_tools("echoes text")]
+    return "" if "r__echo" not in hits else f"found {hits}"
+
+
+def _not_loaded(host: lemonmcp.Host) -> str:
+    text = host.call_tool("search_tools", {"query": "echoes text", "limit": 10}).text
+    return "" if "r__echo" not in text else f"search_tools offered {text}"
+
+
+def test_pins_held_from_the_first_use(rugpull: str, tmp_path: Path) -> None:
+    """A tool changed while no host ran is held from the first use of each
+    of STARTS fresh hosts: a call right after the start (its own exit
+    from the pins: PolicyDenied with .held), and, over as many starts, a
+    lazy server's first call, a list, a search and deferred loading."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rig = _changed_while_off(rugpull, tmp_path)
+    lazy = rig.config()
+    lazy["mcpServers"]["r"]["start"] = "lazy"
+    deferred = {**rig.config(), "deferred_tools": {"always_loaded": ["r__echo"]}}
+    others = [(lazy, _held_call), (rig.config(), _not_listed), (rig.config(), _not_found), (deferred, _not_loaded)]
+    uses = [(rig.config(), _held_call)] * STARTS + [others[i % len(others)] for i in range(STARTS)]
+
+    def one(use: Tuple[Dict[str, Any], Any]) -> str:
+        config, check = use
+        with lemonmcp.Host(config) as host:
+            return str(check(host))
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        failures = [f for f in pool.map(one, uses) if f]
+    assert not failures, failures[:5]
+
+
+def test_cli_held_from_the_first_call(rugpull: str, tmp_path: Path) -> None:
+    """The command line, STARTS times: `call r__echo` on a tool changed
+    while no host ran exits with the held status (8), never calls it, and
+    says how to review and approve it in the command line's words."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from cli_run import run_cli
+
+    rig = _changed_while_off(rugpull, tmp_path)
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(rig.config()))
+
+    def one(_: int) -> str:
+        r = run_cli(["--config", str(config), "call", "r__echo", "text=hi"])
+        if r.returncode != 8 or "called echo" in r.stdout:
+            return f"exit {r.returncode}: {r.stdout.strip()} {r.stderr.strip()}"
+        if "lemonmcp --config FILE approve r echo --hash" not in r.stderr or "Host." in r.stderr:
+            return f"stderr: {r.stderr.strip()}"
+        return ""
+
+    with ThreadPoolExecutor(max_workers=8) as pool:  # each run mostly waits
+        failures = [f for f in pool.map(one, range(STARTS)) if f]
+    assert not failures, failures[:5]

@@ -1,4 +1,4 @@
-package tokenstore
+package store
 
 import (
 	"context"
@@ -61,7 +61,7 @@ func TestPostgresConcurrentCreate(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				_, _, err := s.CompareAndSave(ctx, fmt.Sprintf("k%d", i), 0, &Record{Generation: 1})
+				_, _, err := s.CompareAndSave(ctx, "grants", fmt.Sprintf("k%d", i), 0, gen(1, nil))
 				errs <- err
 			}()
 		}

@@ -1,4 +1,4 @@
-package tokenstore
+package store
 
 import (
 	"bufio"
@@ -61,15 +61,15 @@ func TestFileLeaseInPlace(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b, path := twoHandles(t)
-			seed := &Record{AccessToken: "at-1", RefreshToken: "rt-1", Generation: 1, State: StateOK}
-			v0, won, err := a.CompareAndSave(ctx, "k", 0, seed)
+			seed := gen(1, nil)
+			v0, won, err := a.CompareAndSave(ctx, "grants", "k", 0, seed)
 			require.NoError(t, err)
 			require.Nil(t, won)
 			st0, data0 := fileState(t, path)
 
 			claimed := seed.Clone()
 			claimed.Lease = &Lease{Owner: "a", Until: tc.until}
-			v1, won, err := a.CompareAndSave(ctx, "k", v0, claimed)
+			v1, won, err := a.CompareAndSave(ctx, "grants", "k", v0, claimed)
 			require.NoError(t, err)
 			require.Nil(t, won)
 			require.Greater(t, v1, v0)
@@ -78,7 +78,7 @@ func TestFileLeaseInPlace(t *testing.T) {
 			require.True(t, os.SameFile(st0, st1), "a lease write replaced the data file")
 			require.Equal(t, data0, data1, "a lease write changed the data file")
 
-			rec, ver, err := b.Load(ctx, "k")
+			rec, ver, err := b.Load(ctx, "grants", "k")
 			require.NoError(t, err)
 			require.Equal(t, v1, ver)
 			require.Equal(t, claimed, rec)
@@ -87,7 +87,7 @@ func TestFileLeaseInPlace(t *testing.T) {
 			// b's claim on the version before a's loses and learns a's.
 			bClaim := seed.Clone()
 			bClaim.Lease = &Lease{Owner: "b", Until: now + 60_000}
-			v, won, err := b.CompareAndSave(ctx, "k", v0, bClaim)
+			v, won, err := b.CompareAndSave(ctx, "grants", "k", v0, bClaim)
 			require.NoError(t, err)
 			require.Equal(t, v1, v)
 			require.Equal(t, claimed, won)
@@ -95,11 +95,11 @@ func TestFileLeaseInPlace(t *testing.T) {
 			holder, hv := a, v1
 			if !tc.bSees {
 				// Expired: b claims over it on the version it loaded.
-				v2, won, err := b.CompareAndSave(ctx, "k", ver, bClaim)
+				v2, won, err := b.CompareAndSave(ctx, "grants", "k", ver, bClaim)
 				require.NoError(t, err)
 				require.Nil(t, won)
 				require.Greater(t, v2, v1)
-				rec, ver, err := a.Load(ctx, "k")
+				rec, ver, err := a.Load(ctx, "grants", "k")
 				require.NoError(t, err)
 				require.Equal(t, v2, ver)
 				require.Equal(t, bClaim, rec)
@@ -109,13 +109,13 @@ func TestFileLeaseInPlace(t *testing.T) {
 			}
 
 			// The commit: new tokens, the lease released, seen by both.
-			next := &Record{AccessToken: "at-2", RefreshToken: "rt-2", Generation: 2, State: StateOK}
-			v3, won, err := holder.CompareAndSave(ctx, "k", hv, next)
+			next := gen(2, nil)
+			v3, won, err := holder.CompareAndSave(ctx, "grants", "k", hv, next)
 			require.NoError(t, err)
 			require.Nil(t, won)
 			require.Greater(t, v3, hv)
 			for _, s := range []*File{a, b} {
-				rec, ver, err := s.Load(ctx, "k")
+				rec, ver, err := s.Load(ctx, "grants", "k")
 				require.NoError(t, err)
 				require.Equal(t, v3, ver)
 				require.Equal(t, next, rec)
@@ -146,24 +146,24 @@ func TestFileLeaseTornSlot(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b, path := twoHandles(t)
-			seed := &Record{RefreshToken: "rt-1", Generation: 1, State: StateOK}
-			v0, _, err := a.CompareAndSave(ctx, "k", 0, seed)
+			seed := gen(1, nil)
+			v0, _, err := a.CompareAndSave(ctx, "grants", "k", 0, seed)
 			require.NoError(t, err)
 			claimed := seed.Clone()
 			claimed.Lease = &Lease{Owner: "a", Until: time.Now().Add(time.Hour).UnixMilli()}
-			v1, won, err := a.CompareAndSave(ctx, "k", v0, claimed)
+			v1, won, err := a.CompareAndSave(ctx, "grants", "k", v0, claimed)
 			require.NoError(t, err)
 			require.Nil(t, won)
 
 			tc.tear(t, path+".lock")
 			if tc.name == "partial slot appended" {
 				// The whole slot before it still holds a's lease.
-				rec, ver, err := b.Load(ctx, "k")
+				rec, ver, err := b.Load(ctx, "grants", "k")
 				require.NoError(t, err)
 				require.Equal(t, v1, ver)
 				require.Equal(t, claimed, rec)
 				// The next write clears the partial slot.
-				_, won, err := a.CompareAndSave(ctx, "k", v1, seed)
+				_, won, err := a.CompareAndSave(ctx, "grants", "k", v1, seed)
 				require.NoError(t, err)
 				require.Nil(t, won)
 				st, err := os.Stat(path + ".lock")
@@ -171,18 +171,18 @@ func TestFileLeaseTornSlot(t *testing.T) {
 				require.Equal(t, int64(2*leaseSlotSize), st.Size())
 				return
 			}
-			rec, ver, err := b.Load(ctx, "k")
+			rec, ver, err := b.Load(ctx, "grants", "k")
 			require.NoError(t, err)
 			require.Equal(t, v0, ver)
 			require.Equal(t, seed, rec)
 
 			bClaim := seed.Clone()
 			bClaim.Lease = &Lease{Owner: "b", Until: time.Now().Add(time.Hour).UnixMilli()}
-			v2, won, err := b.CompareAndSave(ctx, "k", ver, bClaim)
+			v2, won, err := b.CompareAndSave(ctx, "grants", "k", ver, bClaim)
 			require.NoError(t, err)
 			require.Nil(t, won)
 			require.Greater(t, v2, v0)
-			rec, ver, err = a.Load(ctx, "k")
+			rec, ver, err = a.Load(ctx, "grants", "k")
 			require.NoError(t, err)
 			require.Equal(t, v2, ver)
 			require.Equal(t, bClaim, rec)
@@ -211,42 +211,6 @@ func flipByte(t *testing.T, path string, off int64) {
 	b[0] ^= 0xff
 	_, err = f.WriteAt(b, off)
 	require.NoError(t, err)
-}
-
-// TestFileStoreReadsFirstFormat: a store written before the lease slots
-// (the lease in the record, no slot) reads as it did, and what this
-// store writes still has that shape (a reader of the first format
-// decodes it).
-func TestFileStoreReadsFirstFormat(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "tokens.json")
-	first := `{"grants":{"k":{"version":7,"record":{"access_token":"at","refresh_token":"rt","generation":3,"lease":{"owner":"old","until":99},"state":"ok"}}}}`
-	require.NoError(t, os.WriteFile(path, []byte(first), 0o600))
-	require.NoError(t, os.WriteFile(path+".lock", nil, 0o600))
-	s, err := OpenFile(path)
-	require.NoError(t, err)
-	defer s.Close()
-	rec, ver, err := s.Load(ctx, "k")
-	require.NoError(t, err)
-	require.Equal(t, Version(7), ver)
-	want := &Record{AccessToken: "at", RefreshToken: "rt", Generation: 3, Lease: &Lease{Owner: "old", Until: 99}, State: StateOK}
-	require.Equal(t, want, rec)
-
-	next := &Record{AccessToken: "at-2", RefreshToken: "rt-2", Generation: 4, State: StateOK}
-	v, won, err := s.CompareAndSave(ctx, "k", ver, next)
-	require.NoError(t, err)
-	require.Nil(t, won)
-	var doc struct {
-		Grants map[string]struct {
-			Version int64   `json:"version"`
-			Record  *Record `json:"record"`
-		} `json:"grants"`
-	}
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(data, &doc))
-	require.Equal(t, int64(v), doc.Grants["k"].Version)
-	require.Equal(t, next, doc.Grants["k"].Record)
 }
 
 // TestFileStoreLeasesAcrossProcesses: processes (this test binary re-run)
@@ -287,10 +251,10 @@ func TestFileStoreLeasesAcrossProcesses(t *testing.T) {
 	s, err := OpenFile(path)
 	require.NoError(t, err)
 	defer s.Close()
-	rec, _, err := s.Load(context.Background(), "shared")
+	d, _, err := s.Load(context.Background(), "grants", "shared")
 	require.NoError(t, err)
-	require.Equal(t, uint64(procs*each), rec.Generation)
-	require.Nil(t, rec.Lease)
+	require.Equal(t, procs*each, genOf(t, d))
+	require.Nil(t, d.Lease)
 	st, err := os.Stat(path + ".lock")
 	require.NoError(t, err)
 	require.Equal(t, int64(leaseSlotSize), st.Size())
@@ -300,39 +264,42 @@ func TestFileStoreLeasesAcrossProcesses(t *testing.T) {
 // claim, commit the next generation (new tokens, lease released). A
 // commit that loses means another writer ignored the lease. committed,
 // when set, is told each generation once its commit returned.
-func leaseCycles(ctx context.Context, s Store, key, owner string, n int, committed func(uint64)) error {
+func leaseCycles(ctx context.Context, s Store, key, owner string, n int, committed func(int)) error {
 	for done := 0; done < n; {
-		rec, ver, err := s.Load(ctx, key)
+		d, ver, err := s.Load(ctx, "grants", key)
 		if err != nil {
 			return err
 		}
-		if rec == nil {
-			rec = &Record{State: StateOK}
+		if d == nil {
+			d = gen(0, nil)
 		}
-		if rec.LeasedBy(owner, time.Now().UnixMilli()) {
+		if d.LeasedBy(owner, time.Now().UnixMilli()) {
 			time.Sleep(time.Millisecond) // polling, as the Manager's waitLease
 			continue
 		}
-		claimed := rec.Clone()
+		claimed := d.Clone()
 		claimed.Lease = &Lease{Owner: owner, Until: time.Now().Add(time.Minute).UnixMilli()}
-		ver, won, err := s.CompareAndSave(ctx, key, ver, claimed)
+		ver, won, err := s.CompareAndSave(ctx, "grants", key, ver, claimed)
 		if err != nil {
 			return err
 		}
 		if won != nil {
 			continue
 		}
-		gen := claimed.Generation + 1
-		next := &Record{AccessToken: fmt.Sprintf("at-%d", gen), RefreshToken: fmt.Sprintf("rt-%d", gen), Generation: gen, State: StateOK}
-		_, won, err = s.CompareAndSave(ctx, key, ver, next)
+		var cur testRec
+		if err := json.Unmarshal(claimed.Body, &cur); err != nil {
+			return err
+		}
+		next := gen(cur.Generation+1, nil)
+		_, won, err = s.CompareAndSave(ctx, "grants", key, ver, next)
 		if err != nil {
 			return err
 		}
 		if won != nil {
-			return fmt.Errorf("%s's commit of generation %d lost to generation %d under its lease", owner, gen, won.Generation)
+			return fmt.Errorf("%s's commit of generation %d lost under its lease", owner, cur.Generation+1)
 		}
 		if committed != nil {
-			committed(gen)
+			committed(cur.Generation + 1)
 		}
 		done++
 	}
@@ -349,8 +316,8 @@ func TestFileStoreSurvivesKilledWriter(t *testing.T) {
 		s, err := OpenFile(path)
 		require.NoError(t, err)
 		out := bufio.NewWriter(os.Stdout)
-		err = leaseCycles(context.Background(), s, "shared", "child-"+strconv.Itoa(os.Getpid()), 1<<30, func(gen uint64) {
-			fmt.Fprintf(out, "%d\n", gen)
+		err = leaseCycles(context.Background(), s, "shared", "child-"+strconv.Itoa(os.Getpid()), 1<<30, func(g int) {
+			fmt.Fprintf(out, "%d\n", g)
 			_ = out.Flush()
 		})
 		require.NoError(t, err)
@@ -375,10 +342,10 @@ func TestFileStoreSurvivesKilledWriter(t *testing.T) {
 		})
 		// Let it commit a few generations, then kill it wherever it is.
 		lines := bufio.NewScanner(stdout)
-		var last uint64
+		var last int
 		for i, stop := 0, 3+rand.IntN(20); i < stop; i++ {
 			require.True(t, lines.Scan(), "the writer ended: %s", stderr.String())
-			last, err = strconv.ParseUint(lines.Text(), 10, 64)
+			last, err = strconv.Atoi(lines.Text())
 			require.NoError(t, err)
 		}
 		// A jitter (not a synchronization): the kill lands anywhere in a
@@ -388,21 +355,23 @@ func TestFileStoreSurvivesKilledWriter(t *testing.T) {
 		_ = cmd.Wait()
 		killed = true
 		for lines.Scan() { // what it reported before it died
-			last, err = strconv.ParseUint(lines.Text(), 10, 64)
+			last, err = strconv.Atoi(lines.Text())
 			require.NoError(t, err)
 		}
 
 		s, err := OpenFile(path)
 		require.NoError(t, err)
-		rec, ver, err := s.Load(ctx, "shared")
+		d, ver, err := s.Load(ctx, "grants", "shared")
 		require.NoError(t, err)
-		require.NotNil(t, rec)
+		require.NotNil(t, d)
+		var rec testRec
+		require.NoError(t, json.Unmarshal(d.Body, &rec))
 		require.GreaterOrEqual(t, rec.Generation, last, "a committed generation was lost")
 		require.Equal(t, fmt.Sprintf("rt-%d", rec.Generation), rec.RefreshToken)
 		// Its lease (if it died holding one) is taken over, as an
 		// expired one would be.
-		rec.Lease = nil
-		_, won, err := s.CompareAndSave(ctx, "shared", ver, rec)
+		d.Lease = nil
+		_, won, err := s.CompareAndSave(ctx, "grants", "shared", ver, d)
 		require.NoError(t, err)
 		require.Nil(t, won)
 		require.NoError(t, s.Close())

@@ -1,6 +1,7 @@
-package tokenstore
+package store
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"hash/crc32"
@@ -9,9 +10,9 @@ import (
 )
 
 // The file store keeps leases in place in its lock file (PATH.lock), one
-// fixed-size slot per key, so that claiming and releasing a lease (the
-// writes that carry no new tokens, two of the three writes of a refresh)
-// are one pwrite under the flock instead of an atomic replacement of the
+// fixed-size slot per document, so that claiming and releasing a lease (the
+// writes that carry no new body: two of the three writes of a grant's
+// refresh) are one pwrite under the flock instead of an atomic replacement of the
 // whole store. Slots are never synced: a lease lost in a crash simply
 // expires, and every process that held or awaited it died with the
 // machine.
@@ -31,7 +32,7 @@ import (
 //	5   owner length
 //	6   flags (bit 0: a lease is held; clear: released)
 //	7   reserved
-//	8   key hash: the first 16 bytes of SHA-256(key)
+//	8   key hash: the first 16 bytes of SHA-256(collection NUL key)
 //	24  base: the data version the slot was written on (0: cleared)
 //	32  version
 //	40  lease until (Unix milliseconds)
@@ -72,8 +73,8 @@ type leaseTable struct {
 	anyTorn bool
 }
 
-func leaseKeyHash(key string) [16]byte {
-	sum := sha256.Sum256([]byte(key))
+func leaseKeyHash(collection, key string) [16]byte {
+	sum := sha256.Sum256([]byte(collection + "\x00" + key))
 	var h [16]byte
 	copy(h[:], sum[:16])
 	return h
@@ -191,12 +192,7 @@ func writeLeaseSlot(l *lockedfile.Lock, i int, s leaseSlot) error {
 }
 
 // leaseOnly reports whether next differs from cur in its lease alone: a
-// write that carries no new tokens nor state, kept in the lease slot.
-func leaseOnly(cur, next *Record) bool {
-	if cur == nil || next == nil {
-		return false
-	}
-	a, b := *cur, *next
-	a.Lease, b.Lease = nil, nil
-	return a == b
+// write that carries no new body, kept in the lease slot.
+func leaseOnly(cur, next *Document) bool {
+	return cur != nil && next != nil && bytes.Equal(cur.Body, next.Body)
 }

@@ -1,4 +1,4 @@
-package tokenstore
+package store
 
 import (
 	"context"
@@ -10,34 +10,40 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 )
 
-// PostgresTable is the table the PostgreSQL store keeps grants in,
+// PostgresTable is the table the PostgreSQL store keeps documents in,
 // created on first use:
 //
-//	CREATE TABLE IF NOT EXISTS lemonmcp_oauth_grants (
-//	    key        text PRIMARY KEY,
-//	    version    bigint NOT NULL,
-//	    record     jsonb NOT NULL,
-//	    updated_at timestamptz NOT NULL DEFAULT now())
-const PostgresTable = "lemonmcp_oauth_grants"
+//	CREATE TABLE IF NOT EXISTS lemonmcp_store (
+//	    collection  text NOT NULL,
+//	    key         text NOT NULL,
+//	    version     bigint NOT NULL,
+//	    document    jsonb NOT NULL,
+//	    lease_owner text,
+//	    lease_until bigint,
+//	    updated_at  timestamptz NOT NULL DEFAULT now(),
+//	    PRIMARY KEY (collection, key))
+const PostgresTable = "lemonmcp_store"
 
 const pgCreate = `CREATE TABLE IF NOT EXISTS ` + PostgresTable + ` (
-	key        text PRIMARY KEY,
-	version    bigint NOT NULL,
-	record     jsonb NOT NULL,
-	updated_at timestamptz NOT NULL DEFAULT now())`
+	collection  text NOT NULL,
+	key         text NOT NULL,
+	version     bigint NOT NULL,
+	document    jsonb NOT NULL,
+	lease_owner text,
+	lease_until bigint,
+	updated_at  timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (collection, key))`
 
 // pgCreateLock is the transaction-level advisory lock (pg_advisory_xact_lock)
 // taken around the table's creation: "lemonmcp" in ASCII.
 const pgCreateLock int64 = 0x6c656d6f6e6d6370
 
-// Postgres is a Store in a PostgreSQL table, for processes on many
+// Postgres is a store in a PostgreSQL table, for processes on many
 // machines. A save is one statement: an INSERT ... ON CONFLICT DO NOTHING
-// for the first record of a key, else an UPDATE ... WHERE version = $n;
-// a statement that changes no row lost, and the winner is read back.
+// for the first version of a document, else an UPDATE ... WHERE version =
+// $n; a statement that changes no row lost, and the winner is read back.
 type Postgres struct {
 	pool     *pgxpool.Pool
 	password string // cut out of error messages
@@ -93,56 +99,65 @@ func (s *Postgres) createTable(ctx context.Context) error {
 }
 
 // Load implements Store.
-func (s *Postgres) Load(ctx context.Context, key string) (*Record, Version, error) {
+func (s *Postgres) Load(ctx context.Context, collection, key string) (*Document, Version, error) {
 	if err := s.ensureTable(ctx); err != nil {
 		return nil, 0, err
 	}
-	return s.load(ctx, key)
+	return s.load(ctx, collection, key)
 }
 
-func (s *Postgres) load(ctx context.Context, key string) (*Record, Version, error) {
+func (s *Postgres) load(ctx context.Context, collection, key string) (*Document, Version, error) {
 	var ver int64
 	var raw []byte
-	err := s.pool.QueryRow(ctx, `SELECT version, record FROM `+PostgresTable+` WHERE key = $1`, key).Scan(&ver, &raw)
+	var owner *string
+	var until *int64
+	err := s.pool.QueryRow(ctx, `SELECT version, document::text, lease_owner, lease_until FROM `+PostgresTable+
+		` WHERE collection = $1 AND key = $2`, collection, key).Scan(&ver, &raw, &owner, &until)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, 0, nil
 	}
 	if err != nil {
-		return nil, 0, s.fail("loading the token", err)
+		return nil, 0, s.fail("loading a document", err)
 	}
-	rec := &Record{}
-	if err := jsonx.Unmarshal(raw, rec); err != nil {
-		return nil, 0, fmt.Errorf("the token store's record of this grant is not a token record (table %s)", PostgresTable)
+	d := &Document{Body: raw}
+	if owner != nil && until != nil {
+		d.Lease = &Lease{Owner: *owner, Until: *until}
 	}
-	return rec, Version(ver), nil
+	return d, Version(ver), nil
 }
 
 // CompareAndSave implements Store.
-func (s *Postgres) CompareAndSave(ctx context.Context, key string, expected Version, rec *Record) (Version, *Record, error) {
+func (s *Postgres) CompareAndSave(ctx context.Context, collection, key string, expected Version, doc *Document) (Version, *Document, error) {
+	if err := checkBody(collection, key, doc); err != nil {
+		return 0, nil, err
+	}
 	if err := s.ensureTable(ctx); err != nil {
 		return 0, nil, err
 	}
-	data, err := jsonx.Marshal(rec)
-	if err != nil {
-		return 0, nil, fmt.Errorf("encoding the token record failed: %s", err)
+	var owner *string
+	var until *int64
+	if doc.Lease != nil {
+		owner, until = &doc.Lease.Owner, &doc.Lease.Until
 	}
+	body := string(doc.Body)
 	var row pgx.Row
 	if expected == 0 {
-		row = s.pool.QueryRow(ctx, `INSERT INTO `+PostgresTable+` (key, version, record) VALUES ($1, 1, $2)
-			ON CONFLICT (key) DO NOTHING RETURNING version`, key, data)
+		row = s.pool.QueryRow(ctx, `INSERT INTO `+PostgresTable+` (collection, key, version, document, lease_owner, lease_until)
+			VALUES ($1, $2, 1, $3::jsonb, $4, $5) ON CONFLICT (collection, key) DO NOTHING RETURNING version`, collection, key, body, owner, until)
 	} else {
-		row = s.pool.QueryRow(ctx, `UPDATE `+PostgresTable+` SET version = version + 1, record = $3, updated_at = now()
-			WHERE key = $1 AND version = $2 RETURNING version`, key, int64(expected), data)
+		row = s.pool.QueryRow(ctx, `UPDATE `+PostgresTable+` SET version = version + 1, document = $4::jsonb,
+			lease_owner = $5, lease_until = $6, updated_at = now()
+			WHERE collection = $1 AND key = $2 AND version = $3 RETURNING version`, collection, key, int64(expected), body, owner, until)
 	}
 	var ver int64
 	switch err := row.Scan(&ver); {
 	case err == nil:
 		return Version(ver), nil, nil
 	case errors.Is(err, pgx.ErrNoRows):
-		won, v, err := s.load(ctx, key)
+		won, v, err := s.load(ctx, collection, key)
 		return v, won, err
 	default:
-		return 0, nil, s.fail("saving the token", err)
+		return 0, nil, s.fail("saving a document", err)
 	}
 }
 
@@ -157,7 +172,7 @@ func (s *Postgres) fail(what string, err error) error {
 	if isCanceled(err) {
 		return err
 	}
-	return fmt.Errorf("the PostgreSQL token store failed %s: %s", what, scrub(err.Error(), s.password))
+	return fmt.Errorf("the PostgreSQL store failed %s: %s", what, scrub(err.Error(), s.password))
 }
 
 // urlPassword is the password in a connection URL ("" when none).
@@ -176,8 +191,4 @@ func scrub(msg, secret string) string {
 		return msg
 	}
 	return strings.ReplaceAll(msg, secret, "[redacted]")
-}
-
-func isCanceled(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }

@@ -1,0 +1,152 @@
+package hosttests
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/host"
+)
+
+// verdictStarts is how many fresh hosts each use of TestPinsHeldFromTheFirstUse
+// starts: the defect it guards against (a use that went out before the
+// server's pin verdict) showed in most starts, never in all.
+const verdictStarts = 100
+
+// TestPinsHeldFromTheFirstUse: a tool whose definition changed while no
+// host ran is held from the very first use of a fresh host — a call right
+// after the start (lazy, or after WaitReady), the raw tools/call, a list,
+// a search, a search_tools call under deferred_tools — in each of
+// verdictStarts starts. The refusal carries the held reason as data.
+func TestPinsHeldFromTheFirstUse(t *testing.T) {
+	cases := loadPinCases(t)
+	rig := newRugpullRig(t, cases.Base)
+	{
+		h, _ := readyHost(t, rig.config(""))
+		requireAllApproved(t, hostPins(t, h)["r"]) // pinned on first use
+		h.Close(5 * time.Second)
+		h.Free()
+	}
+	rig.write(t, cases.Cases[0].Defs) // echo's description changes while no host runs
+	lazy := strings.Replace(rig.config(""), `"command"`, `"start":"lazy","command"`, 1)
+	deferred := strings.Replace(rig.config(""), `"pins"`, `"deferred_tools":{"always_loaded":["r__echo"]},"pins"`, 1)
+	heldCall := func(err *core.Error) string {
+		if err == nil {
+			return "the held tool was called"
+		}
+		if err.Status != core.StatusPolicyDenied {
+			return fmt.Sprintf("status %d (%s), not policy denied", err.Status, err.Message)
+		}
+		var data struct {
+			Held struct{ Server, Kind, Name, Status string }
+		}
+		if json.Unmarshal(err.Data, &data) != nil || data.Held.Server != "r" || data.Held.Kind != "tool" || data.Held.Name != "echo" || data.Held.Status != host.PinChanged {
+			return "the refusal's data is " + string(err.Data)
+		}
+		return ""
+	}
+	uses := []struct {
+		name, cfg string
+		ready     bool // WaitReady before the use
+		use       func(h *host.Host) string
+	}{
+		{"call after ready", rig.config(""), true, func(h *host.Host) string {
+			_, err := h.CallToolSync("r__echo", []byte(`{"text":"hi"}`), core.CallOptions{})
+			return heldCall(err)
+		}},
+		{"call of a lazy server", lazy, false, func(h *host.Host) string {
+			_, err := h.CallToolSync("r__echo", []byte(`{"text":"hi"}`), core.CallOptions{})
+			return heldCall(err)
+		}},
+		{"call waiting for the start", rig.config(""), false, func(h *host.Host) string {
+			_, err := h.CallToolSync("r__echo", nil, core.CallOptions{WaitReady: true})
+			return heldCall(err)
+		}},
+		{"raw tools/call", rig.config(""), true, func(h *host.Host) string {
+			_, err := h.CallSync("r", "tools/call", []byte(`{"name":"echo"}`), core.CallOptions{})
+			return heldCall(err)
+		}},
+		{"list", rig.config(""), true, func(h *host.Host) string {
+			raw, err := h.ListTools()
+			if err != nil {
+				return err.Message
+			}
+			if !strings.Contains(string(raw), `"r__add"`) || strings.Contains(string(raw), `"r__echo"`) {
+				return "listed: " + string(raw)
+			}
+			return ""
+		}},
+		{"search", rig.config(""), true, func(h *host.Host) string {
+			raw, err := h.SearchTools("echoes text", host.SearchOptions{Limit: 10})
+			if err != nil {
+				return err.Message
+			}
+			if strings.Contains(string(raw), `"r__echo"`) {
+				return "found: " + string(raw)
+			}
+			return ""
+		}},
+		{"deferred loading", deferred, true, func(h *host.Host) string {
+			raw, err := h.CallToolSync(host.SearchToolName, []byte(`{"query":"echoes text","limit":10}`), core.CallOptions{})
+			if err != nil {
+				return err.Message
+			}
+			if strings.Contains(string(raw), `r__echo`) {
+				return "search_tools offered: " + string(raw)
+			}
+			return ""
+		}},
+	}
+	for _, u := range uses {
+		t.Run(u.name, func(t *testing.T) {
+			failures := make(chan string, verdictStarts)
+			var wg sync.WaitGroup
+			sem := make(chan struct{}, 8)
+			for i := 0; i < verdictStarts; i++ {
+				wg.Add(1)
+				sem <- struct{}{}
+				go func() {
+					defer wg.Done()
+					defer func() { <-sem }()
+					failures <- oneStart(u.cfg, u.ready, u.use)
+				}()
+			}
+			wg.Wait()
+			close(failures)
+			bad := map[string]int{}
+			for f := range failures {
+				if f != "" {
+					bad[f]++
+				}
+			}
+			require.Empty(t, bad, "of %d starts", verdictStarts)
+		})
+	}
+}
+
+// oneStart runs use on a fresh host of cfg: "" when it saw what it must.
+func oneStart(cfg string, ready bool, use func(*host.Host) string) string {
+	h, err := host.Parse([]byte(cfg), "test")
+	if err != nil {
+		return err.Message
+	}
+	defer func() {
+		h.Close(5 * time.Second)
+		h.Free()
+	}()
+	if err := h.Connect(); err != nil {
+		return err.Message
+	}
+	if ready {
+		if err := h.WaitReady(10 * time.Second); err != nil {
+			return err.Message
+		}
+	}
+	return use(h)
+}
