@@ -158,7 +158,29 @@ func (s *server) awaitVerdict(r *guardReq) *core.Error {
 				break
 			}
 			if err.Status != core.StatusTimeout {
-				return err
+				if c.State() != core.StateNew || !s.lazy() {
+					return err
+				}
+				// A lazy server this call wakes is started right after the
+				// call is queued (lazy.go): wait for that start.
+				select {
+				case <-s.h.gone:
+					return core.Errorf(core.StatusCancelled, "the host was freed")
+				case <-r.stop:
+					return core.Errorf(core.StatusCancelled, "the call was cancelled")
+				case <-s.gen().settled:
+					if c.State() == core.StateNew {
+						s.mu.Lock()
+						why := s.lastErr
+						s.mu.Unlock()
+						return core.Errorf(core.StatusClosed, "the server %s could not be started: %s", jsonQuote(s.name), why)
+					}
+				case <-time.After(verdictPoll / 5):
+					if !s.gen().started.Load() && !s.h.wakeable(s) {
+						return err // the host closed before the server was started
+					}
+				}
+				continue
 			}
 			select {
 			case <-s.h.gone:

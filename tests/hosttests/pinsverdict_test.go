@@ -158,7 +158,7 @@ func TestPinsVerdictWaitCancelled(t *testing.T) {
 	cases := loadPinCases(t)
 	rig := newRugpullRig(t, cases.Base)
 	args, _ := json.Marshal([]string{"-c", "sleep 1; exec " + rugpullBin + " -defs " + rig.defs})
-	cfg := fmt.Sprintf(`{"pins":{"store":%q},"mcpServers":{"r":{"start":"lazy","command":"/bin/sh","args":%s,"timeouts":{"ready_ms":10000,"close_grace_ms":300}}}}`, rig.pins, args)
+	cfg := fmt.Sprintf(`{"pins":{"store":{"type":"file","path":%q}},"mcpServers":{"r":{"start":"lazy","command":"/bin/sh","args":%s,"timeouts":{"ready_ms":10000,"close_grace_ms":300}}}}`, rig.pins, args)
 	h, _ := newHost(t, cfg)
 	done := make(chan core.Status, 2)
 	id, err := h.CallTool("r__echo", nil, core.CallOptions{}, func(_ uint64, st core.Status, _ []byte) { done <- st })

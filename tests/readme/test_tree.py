@@ -61,7 +61,7 @@ FEATURE_WORDS: Dict[str, Dict[str, str]] = {
         "tasks": "tasks extension",
     },
 }
-NOT_FEATURES = {"version", "abi_version"}
+NOT_FEATURES = {"version", "abi_version", "sandbox"}  # sandbox: what this machine can confine (a report)
 NOT_BUILT = re.compile(r"not (?:yet )?(?:built|implemented|supported)|not yet|unimplemented|to do\b", re.I)
 
 

@@ -75,6 +75,7 @@ from ._cli_output import (
 )
 from ._cli_pins import run_approve, run_pins
 from ._cli_search import run_search
+from ._cli_serve import add_serve_parser, run_serve
 from ._config import http_transport, stdio_transport
 from .client import Client
 from .errors import (
@@ -262,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--yes", dest="approve_yes", action="store_true",
                     help="approve what the server offers now without asking (it may differ from what `pins` showed)")
     json_flag(sub("check", "with --config FILE: load it as the host would and show each server and every warning, starting nothing"))
+    add_serve_parser(sub)
     return parser
 
 
@@ -876,9 +878,10 @@ def _show_tool_result(
 HOST_COMMANDS = ("tools", "call", "servers", "search", "check", "pins", "approve")
 
 
-def _sandbox_summary(sandbox: Any) -> str:
+def _sandbox_summary(sandbox: Any, refusals: Any = None) -> str:
     """What confines a server, in a few words (docs/sandbox.md): "-" for an
-    unconfined one, else its layers and what is missing."""
+    unconfined one, else its layers, what is missing and what the sandbox's
+    proxy refused it."""
     if not isinstance(sandbox, dict):
         return "-"
     parts = []
@@ -890,6 +893,8 @@ def _sandbox_summary(sandbox: Any) -> str:
     missing = sandbox.get("missing") or []
     if missing:
         parts.append("missing: " + ", ".join(missing))
+    if refusals:
+        parts.append("refused: " + "; ".join(r.removeprefix("the sandbox refused network access to ") for r in refusals))
     return ", ".join(parts)
 
 
@@ -931,7 +936,7 @@ def _host_main(ns: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str])
                 s.get("state", ""),
                 s.get("era", ""),
                 str(s.get("restarts", 0)),
-                _sandbox_summary(s.get("sandbox")),
+                _sandbox_summary(s.get("sandbox"), s.get("sandbox_refusals")),
                 _one_line(s.get("last_error", "")),
             )
             for name, s in sorted(servers.items())
@@ -983,10 +988,12 @@ def main(
         err.flush()
         return status
 
-    if ns.command in HOST_COMMANDS and getattr(ns, "config", None):
+    if ns.command == "serve" or (ns.command in HOST_COMMANDS and getattr(ns, "config", None)):
         # With --server too: the host's guard (pins, filters) and sandbox
         # apply to one server as to all (the host runs that one alone).
         try:
+            if ns.command == "serve":
+                return run_serve(ns, out, err, prog=PROG, usage_error=UsageError, exits=EXIT, error_text=_error_text)
             return _host_main(ns, out, err, inp)
         except UsageError as exc:
             return fail(EXIT_USAGE, str(exc))
