@@ -14,7 +14,8 @@
 //     registration, Connect, Close and Free; the inbound Sink the transport
 //     feeds (responses, notifications such as progress and cancellation,
 //     server requests), and events for the host.
-//   - The codec (wire.go, wire_params.go): JSON-RPC envelopes decoded into
+//   - The codec (wire.go, wire_params.go, wire_serve.go, the server side a
+//     gateway answers its front clients with): JSON-RPC envelopes decoded into
 //     copies the client owns, and requests built around the host's params,
 //     which pass through as given unless _meta or a progress token is
 //     merged in.

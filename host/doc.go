@@ -13,7 +13,9 @@
 //   - The host and its servers (host.go, server.go): Host, New, Connect,
 //     WaitReady, Call, CallTool (routed by name), Cancel, Close and Free;
 //     one server's client, state and report, and its events (ready,
-//     restarting, failed, list_changed) turned into the host's.
+//     restarting, failed, list_changed) turned into the host's;
+//     frontcall.go finds the host's call behind a client's call id, for a
+//     gateway that routes a server's request to the session that called.
 //   - Starting and stopping (lazy.go, idle.go): "start": "lazy" servers
 //     start on their first use; with "idle_ms" a lazy server nothing uses
 //     is stopped and replaced by an unstarted client (a generation).
