@@ -29,6 +29,7 @@ type Server struct {
 	level    string             // the log level asked upstream
 	started  bool
 	stopping bool
+	finished bool          // finish ran (or runs): it runs once
 	done     chan struct{} // closed once serving ended
 	endErr   *core.Error
 	inflight sync.WaitGroup // front requests being answered
@@ -137,12 +138,11 @@ func (s *Server) Stop(timeout time.Duration) *core.Error {
 // cancelled upstream.
 func (s *Server) finish(err *core.Error) {
 	s.mu.Lock()
-	select {
-	case <-s.done:
+	if s.finished { // the front's end and Stop may both get here
 		s.mu.Unlock()
 		return
-	default:
 	}
+	s.finished = true
 	s.stopping = true
 	s.endErr = err
 	sessions := make([]*Session, 0, len(s.sessions))
