@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -18,7 +19,9 @@ var secrets struct {
 
 // DenySecret adds paths to the files every confined server is denied; a
 // relative path is taken from the working directory, as the file is
-// opened.
+// opened. The file's directory is made now (0700) when missing, as the
+// store would make it on its first write: the helper hides a secret by
+// shadowing its directory, which must exist when a server starts.
 func DenySecret(paths ...string) {
 	secrets.mu.Lock()
 	defer secrets.mu.Unlock()
@@ -31,14 +34,23 @@ func DenySecret(paths ...string) {
 			continue
 		}
 		p = abs
+		_ = os.MkdirAll(filepath.Dir(p), 0o700)
 		if !slices.Contains(secrets.paths, p) {
 			secrets.paths = append(secrets.paths, p)
 		}
 	}
 }
 
+// secretPaths are the secrets a start denies: those whose directory
+// still exists (a host's temporary directory removed since holds none).
 func secretPaths() []string {
 	secrets.mu.Lock()
 	defer secrets.mu.Unlock()
-	return slices.Clone(secrets.paths)
+	var out []string
+	for _, p := range secrets.paths {
+		if fi, err := os.Stat(filepath.Dir(p)); err == nil && fi.IsDir() {
+			out = append(out, p)
+		}
+	}
+	return out
 }
