@@ -19,9 +19,9 @@ var secrets struct {
 
 // DenySecret adds paths to the files every confined server is denied; a
 // relative path is taken from the working directory, as the file is
-// opened. The file's directory is made now (0700) when missing, as the
-// store would make it on its first write: the helper hides a secret by
-// shadowing its directory, which must exist when a server starts.
+// opened. The helper hides a secret by shadowing its directory, which
+// must exist when a server starts (the token store's must exist when the
+// configuration is read; the host makes its pin file's).
 func DenySecret(paths ...string) {
 	secrets.mu.Lock()
 	defer secrets.mu.Unlock()
@@ -34,7 +34,6 @@ func DenySecret(paths ...string) {
 			continue
 		}
 		p = abs
-		_ = os.MkdirAll(filepath.Dir(p), 0o700)
 		if !slices.Contains(secrets.paths, p) {
 			secrets.paths = append(secrets.paths, p)
 		}
