@@ -497,8 +497,8 @@ func (r *reader) noteDomains(at string, sandboxObj any) {
 // configuration names: the pin file and the token store files.
 func (c *Config) secretFiles() []string {
 	var out []string
-	if c.Pins != nil && c.Pins.Store != PinStoreApp {
-		out = append(out, c.Pins.Store)
+	if c.Pins != nil && c.Pins.Store.Type == "file" {
+		out = append(out, c.Pins.Store.Path)
 	}
 	for _, sc := range c.Servers {
 		var client struct {

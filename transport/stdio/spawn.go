@@ -115,12 +115,16 @@ func spawn(cfg Config) (*child, error) {
 		// recycled.
 		sys.PidFD = &pidfd
 	}
-	proc, err := os.StartProcess(path, argv, &os.ProcAttr{
-		Dir:   cfg.Cwd,
-		Env:   env,
-		Files: files,
-		Sys:   sys,
-	})
+	attr := &os.ProcAttr{Dir: cfg.Cwd, Env: env, Files: files, Sys: sys}
+	proc, err := os.StartProcess(path, argv, attr)
+	if err != nil && sys.PidFD != nil && errors.Is(err, syscall.EINVAL) {
+		// Some clone implementations refuse CLONE_PIDFD although
+		// pidfd_open works (qemu-user, which runs the arm64 tests): start
+		// without it, and stop asking (the reaper falls back to wait4).
+		pidfdRefused.Store(true)
+		sys.PidFD, pidfd = nil, -1
+		proc, err = os.StartProcess(path, argv, attr)
+	}
 	if err != nil {
 		launch.release()
 		if launch != nil && launch.StartFailed != nil {
