@@ -10,6 +10,7 @@ import (
 	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/lemonmcp/lemonmcp/internal/callbackgate"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/sandbox"
 	"github.com/lemonmcp/lemonmcp/store"
 )
 
@@ -121,6 +122,10 @@ func New(cfg *Config, libraryVersion string) (*Host, *core.Error) {
 		}
 		h.pins = newPinDocs(s)
 	}
+	// The pin file and every token store file the servers use are the
+	// library's secrets: no confined server may read them, listed or
+	// not (whichever server starts first).
+	sandbox.DenySecret(cfg.secretFiles()...)
 	for _, sc := range cfg.Servers {
 		s := &server{h: h, cfg: sc, name: sc.Name, secrets: configuredSecrets(sc.Client)}
 		s.identKey, s.identity = serverIdentity(sc.Name, sc.Client)
@@ -394,8 +399,14 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 			s.useEnd()
 		}
 	}()
-	if s.lazy() && (h.wake(s) || s.gen().started.Load()) {
+	wakes := h.wakeable(s)
+	if wakes || (s.lazy() && s.gen().started.Load()) {
 		opts.WaitReady = true // a lazy server's first calls wait for the handshake they started
+	}
+	if wakes {
+		// Queued first (WaitReady on a client not connected yet), then
+		// started: see wakeable.
+		defer h.startAfter(s)
 	}
 	client := s.client()
 	pending := false
@@ -411,7 +422,7 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 		}
 	}
 	id := h.nextCall.Add(1)
-	hc := &hostCall{srv: s, client: client, hidden: opts.Inline}
+	hc := &hostCall{srv: s, client: client, hidden: opts.Inline && !opts.Handed}
 	if pending {
 		hc.stop = make(chan struct{})
 	}

@@ -413,7 +413,7 @@ static void *run_starts(void *arg) {
   starts_t *st = arg;
   char cfg[4096];
   snprintf(cfg, sizeof cfg,
-           "{\"pins\":{\"store\":\"%s\"},\"mcpServers\":{\"r\":{\"command\":\"%s\",\"args\":[\"-defs\",\"%s\"],"
+           "{\"pins\":{\"store\":{\"type\":\"file\",\"path\":\"%s\"}},\"mcpServers\":{\"r\":{\"command\":\"%s\",\"args\":[\"-defs\",\"%s\"],"
            "\"timeouts\":{\"ready_ms\":5000,\"close_grace_ms\":300}}}}",
            st->rig->pins, st->rig->rugpull, st->rig->defs);
   for (int i = st->first; i < STARTS; i += START_THREADS) {

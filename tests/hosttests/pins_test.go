@@ -387,6 +387,48 @@ func TestPinsFirstUse(t *testing.T) {
 		require.Contains(t, textOf(t, out), "called echo")
 		require.Equal(t, []string{"r__echo"}, sortedNames(listTools(t, h)))
 	})
+	t.Run("hold: absent instructions are pinned as absent", func(t *testing.T) {
+		var defs map[string]any
+		require.NoError(t, json.Unmarshal(cases.Base, &defs))
+		withInstructions := defs["instructions"]
+		delete(defs, "instructions")
+		raw, _ := json.Marshal(defs)
+		rig := newRugpullRig(t, raw)
+		cfg := rig.config(`,"first_use":"hold"`)
+		h, _ := readyHost(t, cfg)
+		pins := hostPins(t, h)["r"]
+		require.NotNil(t, pins.Instructions)
+		require.Equal(t, host.PinApproved, pins.Instructions.Status, "nothing to approve is not held")
+		require.False(t, pins.Instructions.Held)
+		for kind, m := range map[string]map[string]pinReport{"tool": pins.Tools, "prompt": pins.Prompts, "resource": pins.Resources} {
+			for name, r := range m {
+				require.Equal(t, host.PinNew, r.Status)
+				require.Nil(t, errOrNil(h.Approve("r", kind, name, r.Hash)))
+			}
+		}
+		for _, r := range []pinReport{*hostPins(t, h)["r"].Instructions} {
+			require.False(t, r.Held)
+		}
+		for _, m := range []map[string]pinReport{hostPins(t, h)["r"].Tools, hostPins(t, h)["r"].Prompts} {
+			for name, r := range m {
+				require.False(t, r.Held, "%s is approved: nothing is held", name)
+			}
+		}
+		out, err := h.CallToolSync("r__echo", nil, core.CallOptions{})
+		require.Nil(t, errOrNil(err))
+		require.Contains(t, textOf(t, out), "called echo")
+		h.Close(5 * time.Second)
+		h.Free()
+		// A server that later adds instructions changed them.
+		defs["instructions"] = withInstructions
+		raw, _ = json.Marshal(defs)
+		rig.write(t, raw)
+		h, _ = readyHost(t, cfg)
+		require.Equal(t, host.PinChanged, hostPins(t, h)["r"].Instructions.Status)
+		_, err = h.CallToolSync("r__echo", nil, core.CallOptions{})
+		require.NotNil(t, err)
+		require.Contains(t, err.Message, "instructions are changed")
+	})
 	t.Run("trust holds what is flagged on first sight", func(t *testing.T) {
 		var poisoned struct {
 			Cases []struct {

@@ -66,6 +66,57 @@ defmodule LemonMCP.HostPinsTest do
     end
   end
 
+  # A tool changed while no host ran is held from the first use of each of
+  # 100 fresh hosts: a call right after the start, or a list. The defect
+  # this guards against (the call went out before the server's pin verdict)
+  # showed in most starts, never in all.
+  test "a held tool is refused from the first use of a fresh host" do
+    tmp = Path.join(System.tmp_dir!(), "lmcp-pins-#{System.unique_integer([:positive])}")
+    on_exit(fn -> File.rm_rf!(tmp) end)
+    File.mkdir_p!(tmp)
+    table = cases()
+    rig = rig(tmp)
+    write_defs(rig, table["base"])
+    h = start(rig)
+    assert {:ok, [%{"text" => "called echo"}]} = Host.call_tool(h, "r__echo", %{})
+    stop(h)
+    write_defs(rig, Enum.find(table["cases"], &(&1["name"] == "description"))["defs"])
+    held = %{"server" => "r", "kind" => "tool", "name" => "echo", "status" => "changed"}
+
+    failures =
+      1..100
+      |> Task.async_stream(
+        fn i ->
+          h = start(rig)
+
+          try do
+            if rem(i, 2) == 0 do
+              case Host.call_tool(h, "r__echo", %{}) do
+                {:error, {:policy_denied, %{"held" => ^held, "message" => why}}} ->
+                  if why =~ "LemonMCP.Host.approve(host, \"r\", \"echo\"" and not (why =~ "lmcp_"),
+                    do: nil,
+                    else: why
+
+                other ->
+                  inspect(other)
+              end
+            else
+              {:ok, listed} = Host.list_tools(h)
+              names = Enum.map(listed, & &1["name"])
+              if "r__add" in names and "r__echo" not in names, do: nil, else: inspect(names)
+            end
+          after
+            stop(h)
+          end
+        end,
+        max_concurrency: 8,
+        timeout: 60_000
+      )
+      |> Enum.flat_map(fn {:ok, f} -> if f, do: [f], else: [] end)
+
+    assert failures == []
+  end
+
   test "every attacker case is held until the hash shown is approved" do
     tmp = Path.join(System.tmp_dir!(), "lmcp-pins-#{System.unique_integer([:positive])}")
     on_exit(fn -> File.rm_rf!(tmp) end)
@@ -101,7 +152,9 @@ defmodule LemonMCP.HostPinsTest do
 
       for t <- c["held_tools"] do
         refute ("r__" <> t) in names
-        assert {:error, {:policy_denied, %{"message" => why}}} = Host.call_tool(h, "r__" <> t, %{})
+        assert {:error, {:policy_denied, %{"message" => why, "held" => %{"server" => "r"}}}} =
+                 Host.call_tool(h, "r__" <> t, %{})
+
         assert why =~ "is held"
       end
 

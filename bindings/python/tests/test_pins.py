@@ -184,9 +184,9 @@ def test_cli_pins_and_approve(case: Dict[str, Any], rugpull: str, tmp_path: Path
     for tool in case["callable_tools"]:
         assert "r__" + tool in listed
 
-    r = run_cli(cli + ["approve", "r", "no_such_definition"])
+    r = run_cli(cli + ["approve", "r", "no_such_definition", "--yes"])
     assert r.returncode == 7, r.stderr
-    r = run_cli(cli + ["approve", "r"])
+    r = run_cli(cli + ["approve", "r", "--yes"])
     assert r.returncode == 0, r.stderr
     assert "approved" in r.stdout
     r = run_cli(cli + ["pins"])
@@ -364,3 +364,82 @@ def test_cli_held_from_the_first_call(rugpull: str, tmp_path: Path) -> None:
     with ThreadPoolExecutor(max_workers=8) as pool:  # each run mostly waits
         failures = [f for f in pool.map(one, range(STARTS)) if f]
     assert not failures, failures[:5]
+
+
+def test_cli_server_goes_through_the_host(rugpull: str, tmp_path: Path) -> None:
+    """`--config F --server NAME` is the host running that server alone:
+    a tampered tool is neither listed nor called (its own exit status),
+    and a command that would talk to the server alone is refused."""
+    from cli_run import run_cli
+
+    rig = _changed_while_off(rugpull, tmp_path)
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(rig.config()))
+    cli = ["--config", str(config), "--server", "r"]
+    r = run_cli(cli + ["--json", "tools"])
+    assert r.returncode == 0, r.stderr
+    assert {t["name"] for t in json.loads(r.stdout)["tools"]} == {"add"}
+    r = run_cli(cli + ["call", "echo", "text=hi"])
+    assert r.returncode == 8 and "called echo" not in r.stdout, (r.stdout, r.stderr)
+    assert "is held" in r.stderr
+    r = run_cli(cli + ["call", "add"])
+    assert r.returncode == 0 and "called add" in r.stdout, r.stderr
+    r = run_cli(cli + ["prompts"])
+    assert r.returncode == 2, r.stderr
+    assert "pins its servers' definitions" in r.stderr and "go around" in r.stderr
+
+
+def test_cli_approve_what_was_shown(rugpull: str, tmp_path: Path) -> None:
+    """approve takes the hash `pins` printed and refuses one the server no
+    longer offers; without --hash it asks on a terminal and refuses off
+    one; --yes approves what is offered now."""
+    from cli_run import run_cli
+
+    rig = _changed_while_off(rugpull, tmp_path)
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(rig.config()))
+    cli = ["--config", str(config)]
+    pins = json.loads(run_cli(cli + ["pins", "--json"]).stdout)["r"]["tools"]["echo"]
+    r = run_cli(cli + ["approve", "r", "echo"])
+    assert r.returncode == 2 and "not on a terminal" in r.stderr, r.stderr
+    r = run_cli(cli + ["approve", "r", "echo", "--hash", pins["pinned_hash"]])
+    assert r.returncode == 8 and "is not offered with the hash" in r.stderr, r.stderr
+    # The server changes again after `pins` showed it: that hash is refused.
+    changed_again = json.loads(json.dumps(next(c for c in CASES["cases"] if c["name"] == "description")["defs"]))
+    changed_again["tools"][0]["description"] += " And more."
+    rig.write(changed_again)
+    r = run_cli(cli + ["approve", "r", "echo", "--hash", pins["hash"]])
+    assert r.returncode == 8, r.stderr
+    assert run_cli(cli + ["call", "r__echo"]).returncode == 8
+    now = json.loads(run_cli(cli + ["pins", "--json"]).stdout)["r"]["tools"]["echo"]["hash"]
+    r = run_cli(cli + ["approve", "r", "echo", "--hash", now])
+    assert r.returncode == 0, r.stderr
+    assert "called echo" in run_cli(cli + ["call", "r__echo"]).stdout
+
+
+def test_cli_approve_asks_on_a_terminal(rugpull: str, tmp_path: Path) -> None:
+    from cli_run import PtyRun
+
+    rig = _changed_while_off(rugpull, tmp_path)
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(rig.config()))
+    for answer, then in (("n", "nothing approved"), ("y", "approved tool")):
+        run = PtyRun(["--config", str(config), "approve", "r", "echo"])
+        shown = run.expect("[y/N] ")
+        assert "(offered now)" in shown and "approve the tool" in shown, shown
+        run.send(answer)
+        run.expect(then)
+        assert run.finish() == 0
+
+
+def test_cli_tools_all_held(rugpull: str, tmp_path: Path) -> None:
+    """`tools` when every tool is held says so (and exits 8), instead of
+    "no server has tools"."""
+    from cli_run import run_cli
+
+    rig = Rig(tmp_path, rugpull, CASES["base"])
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(rig.config(first_use="hold")))
+    r = run_cli(["--config", str(config), "tools"])
+    assert r.returncode == 8, (r.stdout, r.stderr)
+    assert "every tool is held by the host's pins" in r.stderr and "no server has tools" not in r.stderr

@@ -284,6 +284,82 @@ defmodule LemonMCP.Host do
     )
   end
 
+  @doc """
+  Serves the host as one MCP server (docs/gateway.md): every front client
+  that connects sees the host's tools, prompts and resources, and a
+  server's sampling, elicitation and roots requests go to the front client
+  whose call caused them. Returns `{:ok, served}` once serving, `served` a
+  map with `:url` (the HTTP front's URL, else `nil`); the serving loop is
+  the library's.
+
+    * `http: "127.0.0.1:0"` — Streamable HTTP at `served.url`
+      (`http://HOST:PORT/mcp`; port 0 picks a free one)
+    * `fds: {in_fd, out_fd}` — stdio on two file descriptors (the library
+      duplicates them)
+    * `options: %{...}` — the library's serving options, as they are:
+      `"auth"` (`%{"bearer_env" => "VAR"}` or `%{"jwks_url", "issuer",
+      "audience"}`), `"allowed_origins"`, `"allow_non_loopback"`,
+      `"max_sessions"`, `"session_idle_timeout_ms"`, `"stop_timeout_ms"`
+
+  A host whose configuration's `"defaults"` declare `"handlers"`
+  (`%{"sampling" => %{}, "elicitation" => %{"form" => true}, "roots" =>
+  %{}}`) lets its servers ask; while served, their requests go to the front
+  clients, not to `:request_handler`. A non-loopback address without
+  `"auth"` is `{:error, {:policy_denied, info}}`. `stop_serving/2` ends it.
+  """
+  @spec serve(host(), keyword()) :: {:ok, %{ref: reference(), url: String.t() | nil}} | {:error, term()}
+  def serve(host, opts) do
+    with {:ok, how} <- serve_how(opts),
+         {:ok, ref} <- lib_result(NIF.server_new(GenServer.call(host, :ref), opts[:options])) do
+      started =
+        case how do
+          {:http, addr} -> NIF.server_serve_http(ref, addr)
+          {:fds, i, o} -> with :ok <- NIF.server_serve_fds(ref, i, o), do: {:ok, nil}
+        end
+
+      case lib_result(started) do
+        {:ok, url} ->
+          {:ok, %{ref: ref, url: url}}
+
+        error ->
+          NIF.server_free(ref)
+          error
+      end
+    end
+  end
+
+  defp serve_how(opts) do
+    case {opts[:http], opts[:fds]} do
+      {addr, nil} when is_binary(addr) and addr != "" -> {:ok, {:http, addr}}
+      {nil, {i, o}} when is_integer(i) and is_integer(o) -> {:ok, {:fds, i, o}}
+      _ -> {:error, {:invalid_argument, "serve: give http: \"HOST:PORT\" or fds: {in_fd, out_fd}, one of them"}}
+    end
+  end
+
+  defp lib_result({:error, status, info}), do: {:error, Error.reason(status, info)}
+  defp lib_result(other), do: other
+
+  @doc """
+  Waits until serving ended (a stdio front closed its input, or
+  `stop_serving/2`): `:ok`, or `{:error, :timeout}` (`LemonMCP.Error`'s
+  reason for a timeout) after `timeout` ms.
+  """
+  @spec await_serving(%{ref: reference()}, timeout()) :: :ok | {:error, term()}
+  def await_serving(%{ref: ref}, timeout \\ :infinity) do
+    lib_result(NIF.server_wait(ref, if(timeout == :infinity, do: -1, else: timeout)))
+  end
+
+  @doc """
+  Ends serving gracefully (no new call is taken; the calls in flight get up
+  to `timeout` ms, then are cancelled) and frees the server; `:ok`.
+  """
+  @spec stop_serving(%{ref: reference()}, timeout()) :: :ok | {:error, term()}
+  def stop_serving(%{ref: ref}, timeout \\ 10_000) do
+    result = lib_result(NIF.server_stop(ref, if(timeout == :infinity, do: -1, else: timeout)))
+    NIF.server_free(ref)
+    result
+  end
+
   @doc "Closes every server (the process stays alive); `:ok`."
   @spec close(host(), timeout()) :: :ok | {:error, term()}
   def close(host, timeout \\ 5_000) do
