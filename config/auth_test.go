@@ -157,7 +157,7 @@ func TestParseAuthErrors(t *testing.T) {
 		{"store without type", httpTransport + `,"auth":{"token_store":{"path":"/tmp/x"}}`, "config.auth.token_store.type: is required"},
 		{"store bad type", httpTransport + `,"auth":{"token_store":{"type":"sqlite"}}`, "config.auth.token_store.type: must be one of"},
 		{"file store without path", httpTransport + `,"auth":{"token_store":{"type":"file"}}`, "config.auth.token_store.path: is required"},
-		{"file store dir missing", httpTransport + `,"auth":{"token_store":{"type":"file","path":"/nonexistent-w29/t.json"}}`, "config.auth.token_store.path: the directory /nonexistent-w29 does not exist"},
+		{"file store dir missing", httpTransport + `,"auth":{"token_store":{"type":"file","path":"/proc/lemonmcp-no-such-dir/t.json"}}`, "config.auth.token_store.path: the directory /proc/lemonmcp-no-such-dir does not exist"},
 		{"postgres store without url", httpTransport + `,"auth":{"token_store":{"type":"postgres"}}`, "config.auth.token_store.url: is required"},
 		{"postgres store bad url", httpTransport + `,"auth":{"token_store":{"type":"postgres","url":"mysql://u:hunter2@h/db"}}`, "config.auth.token_store.url: must be a postgres:// or postgresql:// URL"},
 		{"redis store bad url", httpTransport + `,"auth":{"token_store":{"type":"redis","url":"http://:hunter2@h"}}`, "config.auth.token_store.url: must be a redis://"},
