@@ -48,6 +48,9 @@ type CallOptions struct {
 	// tool allow one but do not require it (2025-11-25 tasks,
 	// tasks_legacy.go); a tool that requires a task always gets one.
 	Task bool
+	// FrontSession names the gateway's front session the call serves
+	// (package gateway); telemetry records carry it.
+	FrontSession string
 
 	// own marks a call the library makes for itself (a lookup the host
 	// never asked for): the host never received its id, so Cancel does not

@@ -48,6 +48,7 @@ __all__ = [
     "LIBRARY_NAME",
     "ClientHandle",
     "HostHandle",
+    "ServerHandle",
     "QueueHandle",
     "COMPLETION_LAYOUT",
     "EVENT_CB",
@@ -542,6 +543,30 @@ FUNCTIONS.extend(
         ),
         ("lmcp_host_close", [HostHandle, c_int64, _charpp], c_int32, _check_err_out),
         ("lmcp_host_free", [HostHandle], None, None),
+    ]
+)
+
+
+# ------------------------------------------------- the host served (SERVER)
+
+
+class _Server(ctypes.Structure):
+    """The opaque ``lmcp_server``; only pointers to it exist."""
+
+
+#: ``lmcp_server *``.
+ServerHandle = POINTER(_Server)
+
+#: The lmcp_server_* functions (the SERVER section): a host served as one
+#: MCP server (lemonmcp._serve).
+FUNCTIONS.extend(
+    [
+        ("lmcp_server_new", [HostHandle, c_char_p, c_size_t, POINTER(ServerHandle), _charpp], c_int32, _check_err_out),
+        ("lmcp_server_serve_fds", [ServerHandle, c_int, c_int, _charpp], c_int32, _check_err_out),
+        ("lmcp_server_serve_http", [ServerHandle, c_char_p, _charpp, _charpp], c_int32, _check_err_out),
+        ("lmcp_server_wait", [ServerHandle, c_int64, _charpp], c_int32, _check_err_out),
+        ("lmcp_server_stop", [ServerHandle, c_int64, _charpp], c_int32, _check_err_out),
+        ("lmcp_server_free", [ServerHandle], None, None),
     ]
 )
 
