@@ -39,6 +39,7 @@ include mk/fixtures.mk
 include mk/ctest.mk
 include mk/cxx.mk
 include mk/python.mk
+include mk/gateway.mk
 include mk/otel.mk
 include mk/pypackage.mk
 include mk/conformance.mk

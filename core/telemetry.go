@@ -47,6 +47,9 @@ type TelemetryRecord struct {
 	Restarts      int    `json:"restarts"`  // the client's server restarts so far
 	TraceParent   string `json:"traceparent,omitempty"`
 	List          string `json:"list,omitempty"` // list_changed: "tools", "prompts" or "resources"
+	// FrontSession is the gateway's front session a call served
+	// (package gateway), "" for the application's own calls.
+	FrontSession string `json:"front_session,omitempty"`
 }
 
 // TelemetryHandler receives finished records on the client's delivery
@@ -85,7 +88,7 @@ func (c *Client) recordCall(cl *call, err *Error, data []byte) {
 		Kind: RecordCall, Method: cl.method, Target: callTarget(cl.method, cl.params),
 		CallID: cl.id, RequestID: cl.lastReqID, StartUnixNano: cl.started.UnixNano(),
 		DurationNS: time.Since(cl.started).Nanoseconds(), BytesOut: len(cl.params),
-		TraceParent: cl.trace.TraceParent,
+		TraceParent: cl.trace.TraceParent, FrontSession: cl.opts.FrontSession,
 	}
 	if err != nil {
 		rec.Status, rec.ErrorType = err.Status, errorType(err)

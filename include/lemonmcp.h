@@ -41,7 +41,10 @@
  *    branch on "message", whose wording may change): "executable_not_found"
  *    (LMCP_E_TRANSPORT: the command, or its interpreter, does not exist),
  *    "not_executable" (LMCP_E_INVALID_ARGUMENT: it exists but may not be
- *    run), "working_directory_not_found" (LMCP_E_INVALID_ARGUMENT); a later
+ *    run), "working_directory_not_found" (LMCP_E_INVALID_ARGUMENT),
+ *    "sandbox_unavailable" (LMCP_E_TRANSPORT: a sandbox layer the server's
+ *    policy asks for could not be set up; the message names the layer and
+ *    why); a later
  *    call to that client (LMCP_E_INVALID_STATE) keeps the same "data".
  *    Free it with lmcp_free(). On success *err_out is set
  *    to NULL. There is no per-thread "last error". Messages never contain raw
@@ -217,9 +220,14 @@ void lmcp_free(void *ptr);
  *      elicitation; docs/tasks.md),
  *    "modern": [..] (the 2026-07-28 features: "server_discover", "mrtr",
  *      "http_standard_headers", "subscriptions_listen", "result_cache",
- *      "tasks"; docs/modern.md)}
+ *      "tasks"; docs/modern.md),
+ *    "sandbox": {..} (what a confined stdio server can get on this machine,
+ *      in the form of lmcp_host_servers' "sandbox", with "missing" naming
+ *      each layer the machine lacks and why; absent without the sandbox
+ *      helper; docs/sandbox.md)}
  * *json_out is library-allocated (free with lmcp_free); *len_out (may be NULL)
- * receives its length. Starts nothing.
+ * receives its length. Starts nothing but, once per process, the sandbox
+ * helper's probe (a few milliseconds).
  * Returns LMCP_OK, or LMCP_E_INVALID_ARGUMENT when json_out is NULL. */
 lmcp_status lmcp_features(char **json_out, size_t *len_out);
 
@@ -357,7 +365,8 @@ lmcp_status lmcp_client_set_app_request_handler(lmcp_client *client,
  * for a host also "list_changed"); json (len bytes, NUL-terminated) is the record, a JSON
  * object (method, target, server, protocol_version, session_id, request_id,
  * status, error_type, start_unix_nano, duration_ns, bytes_in, bytes_out,
- * retries, restarts, traceparent), borrowed until the callback returns.
+ * retries, restarts, traceparent, front_session: the gateway's front
+ * session a call served), borrowed until the callback returns.
  * Runs on the client's (or host's) delivery thread, one record at a time,
  * in order with its events and completions (a call's record before its
  * completion). */
@@ -458,6 +467,47 @@ lmcp_status lmcp_client_call_sync(lmcp_client *client, const char *method,
                                   const char *options_json, size_t options_len,
                                   char **result_out, size_t *result_len_out,
                                   char **err_out);
+
+/* A blocking call in two steps, for a caller that must run code of its own
+ * while it waits, such as an interpreter that takes signals (Ctrl-C)
+ * between slices of the wait: lmcp_client_call_begin (lmcp_host_call_begin,
+ * lmcp_host_call_tool_begin) starts the call, whose outcome goes to *call,
+ * and lmcp_sync_call_wait waits for it outside the Go runtime, exactly as
+ * lmcp_client_call_sync does, for at most a slice of time. The caller owns
+ * *call (its fields are the library's) and keeps it in place from begin
+ * until a wait reports the call done; it may then reuse it. To give up,
+ * cancel the call (lmcp_client_cancel with the id begin returned) and wait
+ * for it: a cancelled call completes at once. */
+typedef struct lmcp_sync_call {
+  uint32_t state;     /* private: 0 while the call runs, then done */
+  lmcp_status status; /* private */
+  char *json;         /* private */
+  size_t len;         /* private */
+} lmcp_sync_call;
+
+/* lmcp_client_call_begin starts a call as lmcp_client_call does, with the
+ * same arguments and statuses, but its outcome goes to *call, collected
+ * with lmcp_sync_call_wait; *call_id_out (may be NULL) receives its id.
+ * Nothing is stored in *call when it fails. */
+lmcp_status lmcp_client_call_begin(lmcp_client *client, const char *method,
+                                   const char *params_json, size_t params_len,
+                                   const char *options_json,
+                                   size_t options_len, lmcp_sync_call *call,
+                                   lmcp_call_id *call_id_out, char **err_out);
+
+/* lmcp_sync_call_wait waits up to timeout_ms (negative: without limit) for
+ * the outcome of a call begun with *call, spinning up to 50 microseconds
+ * when the thread's previous blocking call was that fast, then asleep on a
+ * futex; a signal handled by the thread ends the wait early when
+ * timeout_ms is not negative. While the call runs it returns LMCP_OK with
+ * *done_out 0. Once the call is done, *done_out is 1 and it returns as
+ * lmcp_client_call_sync would have: LMCP_OK with *result_out (free with
+ * lmcp_free) and *result_len_out (may be NULL), or the completion's status
+ * with its error in *err_out. LMCP_E_INVALID_ARGUMENT when call, done_out
+ * or result_out is NULL (err_out is then left alone). */
+lmcp_status lmcp_sync_call_wait(lmcp_sync_call *call, int32_t timeout_ms,
+                                int *done_out, char **result_out,
+                                size_t *result_len_out, char **err_out);
 
 /* lmcp_client_cancel cancels an accepted call: its done callback runs with
  * LMCP_E_CANCELLED and the server receives notifications/cancelled (in the
@@ -709,11 +759,16 @@ lmcp_status lmcp_host_new(const char *config_json, size_t len,
  * .cursor directory, else the file's directory] (${workspaceFolder}, and
  * where a relative envFile is found), "start": "eager"|"lazy" [the file's],
  * "override": {top-level members laid over the file's, such as "tool_prefix"
- * or "defaults"}}.
+ * or "defaults"}, "only": [server names] (the host runs only these servers
+ * of the file, with the file's pins, filters and other host options),
+ * "stdio": {"env"?: {name: value} (added to each server's env, winning),
+ * "cwd"?: dir, "env_inherit"?: "all"} (laid over every server kept; a server
+ * reached by URL refuses it: LMCP_E_INVALID_ARGUMENT)}.
  * Every message and warning starts with the path.
  * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (NULL path or host_out, no such
  * file, unreadable, malformed or invalid config, unknown option: the message
- * names the file); LMCP_E_UNSUPPORTED, as lmcp_host_new. */
+ * names the file); LMCP_E_NOT_FOUND (a server "only" names is not in the
+ * file); LMCP_E_UNSUPPORTED, as lmcp_host_new. */
 lmcp_status lmcp_host_new_file(const char *path, const char *options_json,
                                size_t options_len, lmcp_host **host_out,
                                char **err_out);
@@ -725,7 +780,12 @@ lmcp_status lmcp_host_new_file(const char *path, const char *options_json,
  * to that server alone through lmcp_client_new:
  *   {"name": "<server>", "enabled": bool, "config": {<the lmcp_client_new
  *    configuration the host would give it: "transport", and "timeouts",
- *    "restart", ... when the file sets them>}, "warnings": ["<file>: ...", ..]}
+ *    "restart", ... when the file sets them>}, "warnings": ["<file>: ...", ..],
+ *    "host_guards": ["pins"?, "tool_filters"?]}
+ * host_guards names what the host would apply to this server and a lone
+ * client does not (the file's pins; the server's tools.allow/tools.deny):
+ * when it is not empty, talk to the server through a host (lmcp_host_new_file
+ * with "only": [name]) to keep them.
  * name (NUL-terminated; NULL or "": the file's only server) selects it; its
  * configuration is checked as lmcp_client_new would (the message names the
  * member as the file spells it). Starts nothing.
@@ -1010,6 +1070,15 @@ lmcp_status lmcp_host_call_tool_sync(lmcp_host *host, const char *name,
                                      size_t options_len, char **result_out,
                                      size_t *result_len_out, char **err_out);
 
+/* lmcp_host_call_tool_begin is lmcp_host_call_tool whose outcome goes to
+ * *call, as lmcp_client_call_begin's does. */
+lmcp_status lmcp_host_call_tool_begin(lmcp_host *host, const char *name,
+                                      const char *args_json, size_t args_len,
+                                      const char *options_json,
+                                      size_t options_len, lmcp_sync_call *call,
+                                      lmcp_call_id *call_id_out,
+                                      char **err_out);
+
 /* lmcp_host_call sends any request to the named server, as lmcp_client_call
  * (same arguments, options, callback rules and statuses), with a host-wide
  * call id. Also returns LMCP_E_NOT_FOUND (no such server) and
@@ -1028,6 +1097,14 @@ lmcp_status lmcp_host_call_sync(lmcp_host *host, const char *server,
                                 size_t params_len, const char *options_json,
                                 size_t options_len, char **result_out,
                                 size_t *result_len_out, char **err_out);
+
+/* lmcp_host_call_begin is lmcp_host_call whose outcome goes to *call, as
+ * lmcp_client_call_begin's does. */
+lmcp_status lmcp_host_call_begin(lmcp_host *host, const char *server,
+                                 const char *method, const char *params_json,
+                                 size_t params_len, const char *options_json,
+                                 size_t options_len, lmcp_sync_call *call,
+                                 lmcp_call_id *call_id_out, char **err_out);
 
 /* lmcp_host_call_queued and lmcp_host_call_tool_queued are lmcp_host_call
  * and lmcp_host_call_tool whose completion goes to queue (see QUEUE) instead
@@ -1155,6 +1232,135 @@ lmcp_status lmcp_host_close(lmcp_host *host, int64_t timeout_ms,
  * described above). NULL is a no-op; freeing a freed or unknown handle is
  * harmless and returns at once; handle values are never reused. */
 void lmcp_host_free(lmcp_host *host);
+
+/* ---- The gateway: a host served as one MCP server -------------------------
+ *
+ * An lmcp_server serves an lmcp_host to MCP clients ("front" clients: Claude
+ * Desktop, VS Code, an agent framework) over stdio or Streamable HTTP, in
+ * both eras: the initialize era (2024-11-05 ... 2025-11-25, negotiated) and
+ * 2026-07-28 (server/discover, stateless requests with _meta,
+ * input_required). It lists every ready server's tools (the host's names,
+ * each at most 64 characters, deterministic), prompts, resources and
+ * resource templates (a URI two servers share is exposed as "server+uri"),
+ * answers completions and logging/setLevel, and relays to the front session
+ * whose call caused them a server's sampling, elicitation (form and URL)
+ * and roots requests, its progress and log messages; the front's
+ * cancellation reaches the server's own request. Pins, hidden characters,
+ * tool filters and deferred tools hold as for an application. The front's
+ * token is never passed to a server.
+ *
+ * The server takes the host's event and app-request handlers for as long as
+ * it exists (lmcp_server_free gives them up; install the application's own
+ * again after it). For servers to be allowed to ask for sampling,
+ * elicitation and roots, create the host with handlers for them, e.g.
+ * "defaults": {"handlers": {"sampling": {}, "elicitation": {"form": true,
+ * "url": true}, "roots": {}}}: the gateway answers each from the front
+ * client, or refuses it at once with a JSON-RPC error naming the missing
+ * front capability.
+ *
+ * options_json (NULL or empty: every default), unknown members an error:
+ *   {"name": "lemonmcp",                  serverInfo.name
+ *    "instructions": "...",               initialize's instructions
+ *    "auth": {"bearer_env": "NAME"}       HTTP: a static bearer token read from
+ *                                         the environment variable NAME (at
+ *                                         least 16 characters) when the server
+ *                                         is created
+ *          | {"jwks_url": URL, "issuer": ISS, "audience": AUD}
+ *                                         HTTP: an OAuth 2.1 resource server; a
+ *                                         JWT (RS256/ES256) signed by a key of
+ *                                         the JWKS, iss = ISS, aud holds AUD
+ *                                         (this gateway's URL), within exp/nbf;
+ *                                         RFC 9728 metadata at
+ *                                         /.well-known/oauth-protected-resource;
+ *                                         401 carries WWW-Authenticate with
+ *                                         resource_metadata
+ *    "allowed_origins": ["https://app.example"]
+ *                                         Origins allowed besides loopback ones
+ *                                         (any other Origin gets 403)
+ *    "allow_non_loopback": false,         serve_http on a non-loopback address
+ *                                         (also requires "auth")
+ *    "session_idle_timeout_ms": 1800000,  a front session unused this long is
+ *                                         closed (and a 2026-07-28 call parked
+ *                                         waiting for its retry is cancelled)
+ *    "max_sessions": 1024,                open front sessions; past it HTTP
+ *                                         initialize gets 503
+ *    "max_body_bytes": 4194304,           one message (a POST body, a stdio
+ *                                         line); a longer one gets a JSON-RPC
+ *                                         error (HTTP 413)
+ *    "stop_timeout_ms": 10000,            lmcp_server_stop's bound when its
+ *                                         timeout is negative
+ *    "resume_grace_ms": 30000}            HTTP: how long a call whose SSE stream
+ *                                         dropped waits for the front to resume
+ *                                         it (Last-Event-ID) before it is
+ *                                         cancelled upstream
+ *
+ * Threads: every function may be called from any thread. A server serves
+ * once (one serve_fds or serve_http per handle). Free the server before its
+ * host; a host freed first leaves a server whose every call fails. */
+typedef struct lmcp_server lmcp_server;
+
+/* lmcp_server_new creates a server over host with options_json (len bytes).
+ * Nothing is served until serve_fds or serve_http. On success *server_out
+ * owns a handle the caller frees with lmcp_server_free. Returns LMCP_OK;
+ * LMCP_E_INVALID_ARGUMENT (server_out NULL, options invalid: the message
+ * names the field; bearer_env unset or too short); LMCP_E_INVALID_HANDLE
+ * (host NULL, unknown or freed). */
+lmcp_status lmcp_server_new(lmcp_host *host, const char *options_json,
+                            size_t len, lmcp_server **server_out,
+                            char **err_out);
+
+/* lmcp_server_serve_fds starts serving one front session over a pair of
+ * descriptors carrying newline-delimited JSON-RPC (the stdio binding): the
+ * front writes in_fd, reads out_fd. It returns at once. The server works on
+ * duplicates (the caller keeps and closes its own descriptors), set
+ * non-blocking (which the open file description shares). Serving ends when
+ * the front closes its end of in_fd (calls still running are cancelled
+ * upstream) or on lmcp_server_stop; lmcp_server_wait waits for it.
+ * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (a descriptor negative or not
+ * open); LMCP_E_INVALID_STATE (already serving); LMCP_E_INVALID_HANDLE. */
+lmcp_status lmcp_server_serve_fds(lmcp_server *server, int in_fd, int out_fd,
+                                  char **err_out);
+
+/* lmcp_server_serve_http serves Streamable HTTP at /mcp on addr
+ * ("host:port"; port 0 picks a free one; an empty host is 127.0.0.1) and
+ * returns once listening, with *url_out (when not NULL) the endpoint, e.g.
+ * "http://127.0.0.1:41234/mcp", freed with lmcp_free. POST answers with JSON,
+ * or with an SSE stream for calls whose server may send progress or
+ * requests first; GET opens the session's stream; Mcp-Session-Id names a
+ * session; DELETE ends it; Last-Event-ID resumes a stream (a call whose
+ * stream dropped keeps running resume_grace_ms for a resumption, then is
+ * cancelled upstream; in 2026-07-28 a dropped stream cancels at once).
+ * Requests whose Host is not loopback (on a loopback address) get 421,
+ * a foreign Origin 403, a missing or refused token 401.
+ * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (addr NULL or not host:port);
+ * LMCP_E_POLICY_DENIED (a non-loopback addr without allow_non_loopback and
+ * auth); LMCP_E_TRANSPORT (cannot listen: the message says why);
+ * LMCP_E_INVALID_STATE (already serving); LMCP_E_INVALID_HANDLE. */
+lmcp_status lmcp_server_serve_http(lmcp_server *server, const char *addr,
+                                   char **url_out, char **err_out);
+
+/* lmcp_server_wait blocks until serving has ended (the stdio front closed
+ * its input, or lmcp_server_stop), at most timeout_ms (negative: no limit).
+ * Returns LMCP_OK (ended cleanly); LMCP_E_TIMEOUT (still serving);
+ * LMCP_E_TRANSPORT (the HTTP front failed); LMCP_E_INVALID_HANDLE. */
+lmcp_status lmcp_server_wait(lmcp_server *server, int64_t timeout_ms,
+                             char **err_out);
+
+/* lmcp_server_stop ends serving gracefully: no new message is taken (the
+ * listener closes), requests under way get up to timeout_ms (negative:
+ * options' stop_timeout_ms) to finish, then every session closes and the
+ * calls left are cancelled upstream. A server never served stops at once.
+ * Idempotent. Returns LMCP_OK once serving has ended; LMCP_E_TIMEOUT when
+ * it had not ended within the bound; LMCP_E_INVALID_HANDLE. */
+lmcp_status lmcp_server_stop(lmcp_server *server, int64_t timeout_ms,
+                             char **err_out);
+
+/* lmcp_server_free stops the server (as lmcp_server_stop with the options'
+ * stop_timeout_ms, so it may block that long) and gives the host's handlers
+ * back (none installed: the application installs its own again). NULL is a
+ * no-op; freeing a freed or unknown handle is harmless; handle values are
+ * never reused. */
+void lmcp_server_free(lmcp_server *server);
 
 #ifdef __cplusplus
 }

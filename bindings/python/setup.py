@@ -21,6 +21,7 @@ pure Python loading a C library. `make python-wheel` gives it the manylinux
 tag its glibc symbols allow (auditwheel).
 """
 
+import glob
 import os
 import shutil
 import subprocess
@@ -66,7 +67,20 @@ def _go_sources(root):
                 rel.split(os.sep)[0] == "capi" and name.endswith((".c", ".h"))
             ):
                 out.append(os.path.normpath(os.path.join(rel, name)))
+                if name.endswith(".go"):
+                    out.extend(_embedded(root, rel, name))
     return sorted(set(out))
+
+
+def _embedded(root, rel, name):
+    """The files a Go source names in its //go:embed lines (they are part of
+    the build as much as the source is)."""
+    with open(os.path.join(root, rel, name), encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("//go:embed "):
+                for pattern in line.split()[1:]:
+                    for match in glob.glob(os.path.join(root, rel, pattern)):
+                        yield os.path.relpath(match, root)
 
 
 def _newest_source(root):

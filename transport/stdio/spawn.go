@@ -22,6 +22,7 @@ type child struct {
 	stderr *os.File // read end, nil unless Stderr is "capture"
 	pidfd  int      // the process's pidfd, -1 when pidfds are unavailable
 	launch *Launch  // nil unless a Launcher runs the server
+	report any      // the launch's report of this start (Launch.Started)
 }
 
 // spawn starts the server described by cfg (already normalized).
@@ -126,6 +127,11 @@ func spawn(cfg Config) (*child, error) {
 	}
 	if err != nil {
 		launch.release()
+		if launch != nil && launch.StartFailed != nil {
+			closeAll(childEnds)
+			closeAll(parentEnds)
+			return nil, launch.StartFailed(err)
+		}
 		if e := execError(cfg.Command, err); e != nil {
 			closeAll(childEnds)
 			closeAll(parentEnds)
@@ -134,6 +140,22 @@ func spawn(cfg Config) (*child, error) {
 		return fail(err)
 	}
 	closeAll(childEnds)
+	if launch != nil && launch.Started != nil {
+		rep, err := launch.Started()
+		if err != nil {
+			// The program refused the start (a sandbox layer that could
+			// not be set up): it is gone or going; make sure, and reap it.
+			_ = proc.Kill()
+			_, _ = proc.Wait()
+			if pidfd >= 0 {
+				_ = syscall.Close(pidfd)
+			}
+			launch.release()
+			closeAll(parentEnds)
+			return nil, err
+		}
+		c.report = rep
+	}
 	c.proc, c.pidfd, c.launch = proc, pidfd, launch
 	return c, nil
 }

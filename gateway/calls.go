@@ -1,0 +1,209 @@
+package gateway
+
+import (
+	"time"
+
+	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/internal/tracecontext"
+)
+
+// startCall serves a front request with a host call. No deadline of the
+// gateway's own: the front's cancellation (or its vanishing) ends it.
+func (s *Server) startCall(sess *Session, req *request, r *reply) {
+	if tok, ok := req.params["requestState"]; ok && req.modern {
+		s.resume(sess, req, tok, r)
+		return
+	}
+	c := &call{srv: s, sess: sess, key: string(req.m.ID), method: req.m.Method, caps: req.caps, modern: req.modern, r: r, started: time.Now(), idSet: make(chan struct{})}
+	if pt, ok := req.meta["progressToken"]; ok && len(pt) > 0 && (pt[0] == '"' || (pt[0] >= '0' && pt[0] <= '9') || pt[0] == '-') {
+		c.progress = pt
+	}
+	opts := core.CallOptions{TimeoutSet: true, MaxTotalSet: true, Progress: c.progress != nil, FrontSession: sess.id}
+	opts.Trace = frontTrace(req.meta)
+	start, errMsg := s.route(c, req)
+	if start == nil {
+		r.done(errMsg)
+		s.inflight.Done()
+		return
+	}
+	sess.mu.Lock()
+	if sess.closed {
+		sess.mu.Unlock()
+		r.done(nil)
+		s.inflight.Done()
+		return
+	}
+	sess.calls[c.key] = c
+	sess.mu.Unlock()
+	s.mu.Lock()
+	s.calls[c] = struct{}{}
+	s.mu.Unlock()
+	id, err := start(opts, func(_ uint64, st core.Status, data []byte) { s.finishCall(c, st, data) })
+	if err != nil {
+		close(c.idSet)
+		s.forget(c)
+		code, msg, data := frontError(err.Status, err.JSON())
+		r.done(errorMsg(req.m.ID, code, msg, data))
+		s.inflight.Done()
+		return
+	}
+	c.mu.Lock()
+	c.hostID = id
+	c.mu.Unlock()
+	close(c.idSet)
+}
+
+// frontTrace is the front's W3C trace context (from its request's
+// _meta), which the server call continues: one trace.
+func frontTrace(meta map[string]jsonx.RawMessage) tracecontext.Context {
+	return tracecontext.Context{TraceParent: str2(meta["traceparent"]), TraceState: str2(meta["tracestate"]), Baggage: str2(meta["baggage"])}
+}
+
+// forget drops a call from the tables.
+func (s *Server) forget(c *call) {
+	s.mu.Lock()
+	delete(s.calls, c)
+	if c.token != "" {
+		delete(s.parked, c.token)
+	}
+	s.mu.Unlock()
+	if c.sess != nil {
+		c.sess.mu.Lock()
+		if c.sess.calls[c.key] == c {
+			delete(c.sess.calls, c.key)
+		}
+		c.sess.mu.Unlock()
+	}
+}
+
+// finishCall takes a host call's completion to the front request waiting
+// for it; a parked 2026-07-28 call keeps it for the retry.
+func (s *Server) finishCall(c *call, st core.Status, data []byte) {
+	c.mu.Lock()
+	if c.finished {
+		c.mu.Unlock()
+		return
+	}
+	c.finished = true
+	r := c.r
+	c.r = nil
+	if r == nil {
+		if st == core.StatusOK {
+			c.outcome = data
+		} else {
+			code, msg, d := frontError(st, data)
+			c.outcomeE = &errBody{code, msg, d}
+		}
+		parked := c.token != ""
+		c.mu.Unlock()
+		if !parked {
+			s.forget(c) // abandoned: nobody will come back for it
+		}
+		return
+	}
+	c.mu.Unlock()
+	s.forget(c)
+	r.done(s.response(c, r.id, st, data))
+	s.inflight.Done()
+}
+
+// response is the front's answer to a finished call.
+func (s *Server) response(c *call, id []byte, st core.Status, data []byte) []byte {
+	if st == core.StatusOK {
+		if c.modern {
+			data = withResultType(data)
+		}
+		if c.method == "resources/read" && c.server != "" {
+			data = s.exposeReadURIs(c.server, data)
+		}
+		return core.AppendResult(nil, id, data)
+	}
+	if st == core.StatusCancelled {
+		return nil // a cancelled request gets no response
+	}
+	code, msg, d := frontError(st, data)
+	return errorMsg(id, code, msg, d)
+}
+
+// withResultType adds "resultType":"complete" to a 2026-07-28 result that
+// lacks it.
+func withResultType(result []byte) []byte {
+	if len(result) < 2 || result[0] != '{' || hasKey(result, "resultType") {
+		return result
+	}
+	out := make([]byte, 0, len(result)+28)
+	out = append(out, `{"resultType":"complete"`...)
+	if len(result) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, result[1:]...)
+}
+
+func hasKey(obj []byte, key string) bool {
+	var m map[string]jsonx.RawMessage
+	if jsonx.Unmarshal(obj, &m) != nil {
+		return false
+	}
+	_, ok := m[key]
+	return ok
+}
+
+// frontError turns a completion's error JSON into a JSON-RPC error: a
+// server's own error passes as it was; the library's statuses map to the
+// codes a direct connection would show.
+func frontError(st core.Status, data []byte) (int64, string, []byte) {
+	var e struct {
+		Message string           `json:"message"`
+		Code    *int64           `json:"code"`
+		Data    jsonx.RawMessage `json:"data"`
+	}
+	_ = jsonx.Unmarshal(data, &e)
+	if e.Message == "" {
+		e.Message = st.String()
+	}
+	if e.Code != nil {
+		return *e.Code, e.Message, e.Data
+	}
+	code := int64(core.CodeInternal)
+	switch st {
+	case core.StatusInvalidArgument, core.StatusNotFound:
+		code = core.CodeInvalidParams
+	case core.StatusUnsupported:
+		code = core.CodeMethodNotFound
+	}
+	return code, e.Message, raw(map[string]string{"status": st.String()})
+}
+
+// cancel cancels a call upstream (the server gets notifications/cancelled
+// with its own request id); the front gets no response for it.
+func (s *Server) cancel(c *call) {
+	c.mu.Lock()
+	id := c.hostID
+	c.mu.Unlock()
+	if id != 0 {
+		_ = s.h.Cancel(id)
+	}
+}
+
+// abandon ends a call whose front is gone: no response, the upstream
+// request cancelled, its server requests refused.
+func (s *Server) abandon(c *call) {
+	c.mu.Lock()
+	r := c.r
+	c.r = nil
+	inputs := c.inputs
+	c.inputs = nil
+	finished := c.finished
+	c.mu.Unlock()
+	for _, a := range inputs {
+		s.refuseAsk(a, "the front request that caused it ended")
+	}
+	s.forget(c)
+	if r != nil {
+		s.inflight.Done()
+	}
+	if !finished {
+		s.cancel(c)
+	}
+}

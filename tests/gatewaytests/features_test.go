@@ -1,0 +1,226 @@
+package gatewaytests
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+)
+
+// frontEvents is what one front session heard.
+type frontEvents struct {
+	toolsChanged chan struct{}
+	logs         chan string
+	updated      chan string
+}
+
+func newFrontEvents() *frontEvents {
+	return &frontEvents{toolsChanged: make(chan struct{}, 16), logs: make(chan string, 16), updated: make(chan string, 16)}
+}
+
+func (e *frontEvents) client(name string) *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case e.toolsChanged <- struct{}{}:
+			default:
+			}
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			text, _ := req.Params.Data.(string)
+			select {
+			case e.logs <- text:
+			default:
+			}
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			select {
+			case e.updated <- req.Params.URI:
+			default:
+			}
+		},
+	})
+}
+
+func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the front never got %s", what)
+	}
+	var zero T
+	return zero
+}
+
+// quiet checks that nothing has arrived on ch by the time the session
+// that asked got its own.
+func quiet[T any](t *testing.T, ch <-chan T, what string) {
+	t.Helper()
+	select {
+	case v := <-ch:
+		t.Fatalf("the front got %s it did not ask for: %v", what, v)
+	default:
+	}
+}
+
+// TestNotificationsReachTheSessionsThatAsked: list_changed reaches every
+// session, log messages only the session that set a level, resource
+// updates only the session that subscribed.
+func TestNotificationsReachTheSessionsThatAsked(t *testing.T) {
+	for _, front := range []string{"http"} {
+		t.Run(front, func(t *testing.T) {
+			h := newHost(t, legacy)
+			g := newGateway(t, h, "")
+			url := httpFront(t, g)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			asker, other := newFrontEvents(), newFrontEvents()
+			csA, err := asker.client("asker").Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			require.NoError(t, err)
+			defer csA.Close()
+			csB, err := other.client("other").Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			require.NoError(t, err)
+			defer csB.Close()
+			_, err = csA.ListTools(ctx, nil)
+			require.NoError(t, err)
+			_, err = csB.ListTools(ctx, nil)
+			require.NoError(t, err)
+
+			require.NoError(t, csA.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}))
+			res, err := csA.ListResources(ctx, nil)
+			require.NoError(t, err)
+			var item string
+			for _, r := range res.Resources {
+				if strings.HasPrefix(r.URI, "fixture://item/") {
+					item = r.URI
+				}
+			}
+			require.NotEmpty(t, item)
+			require.NoError(t, csA.Subscribe(ctx, &mcp.SubscribeParams{URI: item}))
+
+			callText(t, csA, "notify", map[string]any{})
+			require.Equal(t, "notify called", waitFor(t, asker.logs, "the server's log message"))
+			waitFor(t, asker.toolsChanged, "tools list_changed")
+			// Each list_changed the session that did not call hears makes
+			// it list again (an earlier one, from the servers' start, may
+			// come first), until the list has the tool notify added.
+			for found := false; !found; {
+				waitFor(t, other.toolsChanged, "tools list_changed (a session that did not call)")
+				tools, err := csB.ListTools(ctx, nil)
+				require.NoError(t, err)
+				for _, tool := range tools.Tools {
+					found = found || strings.HasPrefix(tool.Name, "dynamic_")
+				}
+			}
+
+			callText(t, csA, "touch", map[string]any{"uri": item})
+			require.Equal(t, item, waitFor(t, asker.updated, "resources/updated"))
+			quiet(t, other.logs, "a log message")
+			quiet(t, other.updated, "a resource update")
+		})
+	}
+}
+
+// TestCancellationReachesTheServersOwnRequest: the front's
+// notifications/cancelled becomes the server's cancellation of the very
+// request the gateway sent it (the fixture logs it by its own id).
+func TestCancellationReachesTheServersOwnRequest(t *testing.T) {
+	logFile := t.TempDir() + "/stdin.log"
+	for _, front := range []string{"stdio", "http"} {
+		t.Run(front, func(t *testing.T) {
+			h := hostFromConfig(t, `{"mcpServers": {"fx": {"command": "`+fixtureBin+`", "args": ["-log-file", "`+logFile+`-`+front+`"], "protocol": {"mode": "legacy"}}}, "tool_prefix": "never"}`)
+			g := newGateway(t, h, "")
+			var tr mcp.Transport
+			if front == "stdio" {
+				tr = stdioFront(t, g)
+			} else {
+				tr = &mcp.StreamableClientTransport{Endpoint: httpFront(t, g), MaxRetries: -1}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, nil).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			require.NoError(t, err)
+			defer cs.Close()
+			callCtx, callCancel := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 20000, "steps": 200}})
+				done <- err
+			}()
+			// Wait until the server has the call (its stdin log shows it).
+			require.Eventually(t, func() bool {
+				b, _ := os.ReadFile(logFile + "-" + front)
+				return strings.Contains(string(b), `"slow"`)
+			}, 15*time.Second, 10*time.Millisecond)
+			callCancel()
+			require.Error(t, <-done)
+			require.Eventually(t, func() bool {
+				b, _ := os.ReadFile(logFile + "-" + front)
+				return strings.Contains(string(b), "cancelled ")
+			}, 15*time.Second, 10*time.Millisecond, "the server never saw the cancellation: %s", readFile(logFile+"-"+front))
+			b, _ := os.ReadFile(logFile + "-" + front)
+			var callID string
+			for _, line := range strings.Split(string(b), "\n") {
+				if strings.Contains(line, `"tools/call"`) && strings.Contains(line, `"slow"`) {
+					i := strings.Index(line, `"id":`)
+					require.GreaterOrEqual(t, i, 0)
+					callID = strings.TrimSpace(strings.SplitN(strings.SplitN(line[i+5:], ",", 2)[0], "}", 2)[0])
+				}
+			}
+			require.Contains(t, string(b), "cancelled "+callID, "the cancellation names the server's own request id %s", callID)
+			require.Contains(t, callText(t, cs, "echo", map[string]any{"text": "after"}), "after")
+		})
+	}
+}
+
+// TestPromptsResourcesAndCompletions through the gateway, with a URI two
+// servers share told apart.
+func TestPromptsResourcesAndCompletions(t *testing.T) {
+	h := newHost(t, legacy, "one", "two")
+	g := newGateway(t, h, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, nil).Connect(ctx, stdioFront(t, g), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	defer cs.Close()
+
+	prompts, err := cs.ListPrompts(ctx, nil)
+	require.NoError(t, err)
+	names := map[string]bool{}
+	for _, p := range prompts.Prompts {
+		names[p.Name] = true
+	}
+	require.True(t, names["one__greet"] && names["two__greet"], "a prompt two servers share is told apart: %v", names)
+	got, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "two__greet", Arguments: map[string]string{"name": "Ada"}})
+	require.NoError(t, err)
+	require.NotEmpty(t, got.Messages)
+
+	res, err := cs.ListResources(ctx, nil)
+	require.NoError(t, err)
+	uris := map[string]bool{}
+	for _, r := range res.Resources {
+		uris[r.URI] = true
+	}
+	require.True(t, uris["one+fixture://item/03"] && uris["two+fixture://item/03"], "shared URIs: %v", uris)
+	read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "two+fixture://item/03"})
+	require.NoError(t, err)
+	require.Equal(t, "two+fixture://item/03", read.Contents[0].URI)
+
+	templates, err := cs.ListResourceTemplates(ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, templates.ResourceTemplates, 2)
+	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "nope://missing"})
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "not found")
+}
+
+func readFile(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}

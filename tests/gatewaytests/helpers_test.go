@@ -1,0 +1,149 @@
+package gatewaytests
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/gateway"
+	"github.com/lemonmcp/lemonmcp/host"
+)
+
+// era names a protocol era on one side of the gateway.
+type era string
+
+const (
+	legacy era = "legacy"
+	modern era = "modern"
+)
+
+// frontVersion is the version the go-sdk client asks for in an era.
+func (e era) frontVersion() string {
+	if e == modern {
+		return "2026-07-28"
+	}
+	return "2025-11-25"
+}
+
+// newHost starts a host over the fixture speaking upstream's era, with
+// every relay handler declared upstream.
+func newHost(t testing.TB, upstream era, servers ...string) *host.Host {
+	t.Helper()
+	if len(servers) == 0 {
+		servers = []string{"fx"}
+	}
+	entries := ""
+	for i, name := range servers {
+		if i > 0 {
+			entries += ","
+		}
+		entries += fmt.Sprintf(`%q: {"command": %q, "protocol": {"mode": %q}, "timeouts": {"ready_ms": 10000, "close_grace_ms": 300}}`, name, fixtureBin, string(upstream))
+	}
+	cfg := `{"mcpServers": {` + entries + `}, "tool_prefix": "never",
+	  "defaults": {"handlers": {"sampling": {}, "elicitation": {"form": true, "url": true}, "roots": {}}}}`
+	h, err := host.Parse([]byte(cfg), "test")
+	require.Nil(t, err)
+	require.Nil(t, h.Connect())
+	require.Nil(t, h.WaitReady(20*time.Second))
+	t.Cleanup(func() {
+		_ = h.Close(5 * time.Second)
+		h.Free()
+	})
+	return h
+}
+
+// newGateway serves h with opts (JSON, may be empty).
+func newGateway(t testing.TB, h *host.Host, opts string) *gateway.Server {
+	t.Helper()
+	o, err := gateway.ParseOptions([]byte(opts))
+	require.Nil(t, err)
+	g, err := gateway.New(h, o)
+	require.Nil(t, err)
+	t.Cleanup(func() {
+		_ = g.Stop(5 * time.Second)
+		g.Release()
+	})
+	return g
+}
+
+// stdioFront serves g over a pipe pair and returns the go-sdk transport
+// of its front.
+func stdioFront(t testing.TB, g *gateway.Server) mcp.Transport {
+	t.Helper()
+	inR, inW := io.Pipe()   // front → gateway
+	outR, outW := io.Pipe() // gateway → front
+	require.Nil(t, g.ServeStream(inR, outW, func() { _ = inR.Close() }))
+	go func() {
+		<-g.Done()
+		g.Flushed()
+		_ = outW.Close()
+	}()
+	return &mcp.IOTransport{Reader: outR, Writer: inW}
+}
+
+// httpFront serves g over HTTP on loopback and returns its URL.
+func httpFront(t testing.TB, g *gateway.Server) string {
+	t.Helper()
+	url, err := g.ServeHTTP("127.0.0.1:0")
+	require.Nil(t, err)
+	return url
+}
+
+// relayClient is a go-sdk client answering every relayed request.
+func relayClient(progress chan<- float64) *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "front-model", Role: "assistant", Content: &mcp.TextContent{Text: "sampled by the front"}}, nil
+		},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "front-user"}}, nil
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if progress != nil {
+				select {
+				case progress <- req.Params.Progress:
+				default:
+				}
+			}
+		},
+	})
+}
+
+// callText calls a tool and returns its first text content.
+func callText(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Content)
+	text, ok := res.Content[0].(*mcp.TextContent)
+	require.True(t, ok, "content %T", res.Content[0])
+	require.False(t, res.IsError, "tool %s failed: %s", name, text.Text)
+	return text.Text
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// hostFromConfig starts a host from a whole config.
+func hostFromConfig(t *testing.T, cfg string) *host.Host {
+	t.Helper()
+	h, err := host.Parse([]byte(cfg), "test")
+	require.Nil(t, err)
+	require.Nil(t, h.Connect())
+	require.Nil(t, h.WaitReady(20*time.Second))
+	t.Cleanup(func() {
+		_ = h.Close(5 * time.Second)
+		h.Free()
+	})
+	return h
+}

@@ -1,0 +1,65 @@
+package gatewaytests
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRelayMatrix runs each relayed feature through the gateway for every
+// era pair (front × server) over both fronts, with the official go-sdk
+// client in front of the fixture.
+func TestRelayMatrix(t *testing.T) {
+	for _, front := range []string{"stdio", "http"} {
+		for _, fe := range []era{legacy, modern} {
+			for _, se := range []era{legacy, modern} {
+				t.Run(front+"/front-"+string(fe)+"/server-"+string(se), func(t *testing.T) {
+					h := newHost(t, se)
+					g := newGateway(t, h, "")
+					var tr mcp.Transport
+					if front == "stdio" {
+						tr = stdioFront(t, g)
+					} else {
+						tr = &mcp.StreamableClientTransport{Endpoint: httpFront(t, g), MaxRetries: -1}
+					}
+					progress := make(chan float64, 16)
+					client := relayClient(progress)
+					client.AddRoots(&mcp.Root{URI: "file:///front/root", Name: "front-root"})
+					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+					defer cancel()
+					cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: fe.frontVersion()})
+					require.NoError(t, err)
+					defer cs.Close()
+
+					tools, err := cs.ListTools(ctx, nil)
+					require.NoError(t, err)
+					names := map[string]bool{}
+					for _, tool := range tools.Tools {
+						require.LessOrEqual(t, len(tool.Name), 64)
+						names[tool.Name] = true
+					}
+					require.True(t, names["echo"] && names["sample"], "tools: %v", names)
+
+					require.Contains(t, callText(t, cs, "echo", map[string]any{"text": "hi"}), "hi")
+					require.Contains(t, callText(t, cs, "sample", map[string]any{"prompt": "p", "max_tokens": 5}), "sampled by the front")
+					require.Contains(t, callText(t, cs, "elicit", map[string]any{"message": "who?"}), "front-user")
+					require.Contains(t, callText(t, cs, "roots", map[string]any{}), "file:///front/root")
+
+					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 60, "steps": 3}, Meta: mcp.Meta{"progressToken": "tok-1"}})
+					require.NoError(t, err)
+					require.False(t, res.IsError)
+					if fe == legacy {
+						select {
+						case <-progress:
+						case <-ctx.Done():
+							t.Fatal("no progress reached the front")
+						}
+					}
+				})
+			}
+		}
+	}
+}
