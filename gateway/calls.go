@@ -27,6 +27,9 @@ func (s *Server) startCall(sess *Session, req *request, r *reply) {
 		s.inflight.Done()
 		return
 	}
+	if c.h != s.h {
+		opts.WaitReady = true // the session's own server may still be starting
+	}
 	sess.mu.Lock()
 	if sess.closed {
 		sess.mu.Unlock()
@@ -181,8 +184,8 @@ func (s *Server) cancel(c *call) {
 	c.mu.Lock()
 	id := c.hostID
 	c.mu.Unlock()
-	if id != 0 {
-		_ = s.h.Cancel(id)
+	if id != 0 && c.h != nil {
+		_ = c.h.Cancel(id)
 	}
 }
 

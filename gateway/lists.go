@@ -85,7 +85,7 @@ func (s *Server) listTools() ([]jsonx.RawMessage, *core.Error) {
 	for _, t := range tools {
 		name, server := str2(t["name"]), str2(t["server"])
 		exposed := boundName(name)
-		table[exposed] = toolTarget{hostName: name, server: server}
+		table[exposed] = toolTarget{hostName: name, server: server, original: str2(t["original_name"])}
 		t["name"] = raw(exposed)
 		if server == "" {
 			delete(t, "server")
