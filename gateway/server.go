@@ -21,20 +21,20 @@ type Server struct {
 	h    *host.Host
 	opts *Options
 
-	mu       sync.Mutex
-	sessions map[string]*Session
-	calls    map[*call]struct{} // in flight
-	parked   map[string]*call   // 2026-07-28 calls waiting for inputResponses, by requestState
-	subs     map[subKey]int     // resources/subscribe upstream, by sessions subscribed
-	names    *nameTable         // the last lists' exposed names
-	perSession map[string]bool // servers each front session gets its own instance of
-	subs2    sync.WaitGroup     // session hosts being closed
-	level    string             // the log level asked upstream
-	started  bool
-	stopping bool
-	done     chan struct{} // closed once serving ended
-	endErr   *core.Error
-	inflight sync.WaitGroup // front requests being answered
+	mu         sync.Mutex
+	sessions   map[string]*Session
+	calls      map[*call]struct{} // in flight
+	parked     map[string]*call   // 2026-07-28 calls waiting for inputResponses, by requestState
+	subs       map[subKey]int     // resources/subscribe upstream, by sessions subscribed
+	names      *nameTable         // the last lists' exposed names
+	perSession map[string]bool    // servers each front session gets its own instance of
+	subs2      sync.WaitGroup     // session hosts being closed
+	level      string             // the log level asked upstream
+	started    bool
+	stopping   bool
+	done       chan struct{} // closed once serving ended
+	endErr     *core.Error
+	inflight   sync.WaitGroup // front requests being answered
 
 	stopFront func()          // ends the front (closes the listener or the input)
 	onFinish  func()          // the front's last teardown (the HTTP server's connections)
