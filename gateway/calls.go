@@ -181,6 +181,11 @@ func frontError(st core.Status, data []byte) (int64, string, []byte) {
 // cancel cancels a call upstream (the server gets notifications/cancelled
 // with its own request id); the front gets no response for it.
 func (s *Server) cancel(c *call) {
+	// A cancellation can beat the host's Call returning the call's id.
+	select {
+	case <-c.idSet:
+	case <-time.After(time.Second):
+	}
 	c.mu.Lock()
 	id := c.hostID
 	c.mu.Unlock()

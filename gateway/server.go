@@ -32,6 +32,7 @@ type Server struct {
 	level      string             // the log level asked upstream
 	started    bool
 	stopping   bool
+	finishing  bool          // finish has begun: done closes once it ends
 	done       chan struct{} // closed once serving ended
 	endErr     *core.Error
 	inflight   sync.WaitGroup // front requests being answered
@@ -149,12 +150,12 @@ func (s *Server) Stop(timeout time.Duration) *core.Error {
 // cancelled upstream.
 func (s *Server) finish(err *core.Error) {
 	s.mu.Lock()
-	select {
-	case <-s.done:
+	if s.finishing {
 		s.mu.Unlock()
+		<-s.done
 		return
-	default:
 	}
+	s.finishing = true
 	s.stopping = true
 	s.endErr = err
 	sessions := make([]*Session, 0, len(s.sessions))
