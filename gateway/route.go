@@ -104,41 +104,36 @@ func (s *Server) serverCall(c *call, server, method string, params []byte) (star
 	}, nil
 }
 
-func (s *Server) toolTarget(name string) (toolTarget, bool) {
+// lookupName finds name in the table table reads (under s.mu), listing
+// first when the front never listed that kind (table nil).
+func lookupName[T any](s *Server, name string, table func(*nameTable) map[string]T, list func() ([]jsonx.RawMessage, *core.Error)) (T, bool) {
 	s.mu.Lock()
-	t, ok := s.names.tools[name]
-	known := s.names.tools != nil
+	m := table(s.names)
 	s.mu.Unlock()
-	if ok || known {
-		return t, ok
+	if m == nil {
+		if _, err := list(); err != nil {
+			var zero T
+			return zero, false
+		}
+		s.mu.Lock()
+		m = table(s.names)
+		s.mu.Unlock()
 	}
-	if _, err := s.listTools(); err != nil {
-		return toolTarget{}, false
-	}
-	s.mu.Lock()
-	t, ok = s.names.tools[name]
-	s.mu.Unlock()
+	t, ok := m[name]
 	return t, ok
+}
+
+func (s *Server) toolTarget(name string) (toolTarget, bool) {
+	return lookupName(s, name, func(n *nameTable) map[string]toolTarget { return n.tools }, s.listTools)
 }
 
 func (s *Server) promptTarget(name string) (target, bool) {
-	s.mu.Lock()
-	t, ok := s.names.prompts[name]
-	known := s.names.prompts != nil
-	s.mu.Unlock()
-	if ok || known {
-		return t, ok
-	}
-	if _, err := s.listPrompts(); err != nil {
-		return target{}, false
-	}
-	s.mu.Lock()
-	t, ok = s.names.prompts[name]
-	s.mu.Unlock()
-	return t, ok
+	return lookupName(s, name, func(n *nameTable) map[string]target { return n.prompts }, s.listPrompts)
 }
 
-func (s *Server) templateTarget(exposed string) (target, bool) {
+// templates are the exposed resource templates, listed when the front
+// never listed them.
+func (s *Server) templates() []templateTarget {
 	s.mu.Lock()
 	templates := s.names.templates
 	s.mu.Unlock()
@@ -148,7 +143,11 @@ func (s *Server) templateTarget(exposed string) (target, bool) {
 		templates = s.names.templates
 		s.mu.Unlock()
 	}
-	for _, t := range templates {
+	return templates
+}
+
+func (s *Server) templateTarget(exposed string) (target, bool) {
+	for _, t := range s.templates() {
 		if t.exposed == exposed {
 			return t.target, true
 		}
