@@ -23,10 +23,16 @@
 #                     2026-07-28 without ttlMs) and one of 1,000 tools
 #                     (tests/bench/clients/pysearch.py; BENCH_SEARCH_RUNS
 #                     searches of each query); make bench ends with it too
+#   make bench-gateway  what `lemonmcp serve` adds to a call (docs/gateway.md):
+#                     p50 added, the gateway's CPU per call against a C host's
+#                     own, 16-way calls/s, stdio and Streamable HTTP fronts, the
+#                     same clients directly and through it
+#                     (tests/bench/clients/pygateway.py); its own section of
+#                     RESULTS.md, which make bench keeps and ends with
 #   make bench-pins   the cost of pinning a list of 1,000 tools per refresh (host
 #                     "pins": an unchanged list, one tool changed, every tool new),
 #                     wall and CPU time; make bench runs it after bench-search
-.PHONY: bench bench-go bench-tools bench-search bench-search-python bench-pins bench-pysdk-setup
+.PHONY: bench bench-go bench-tools bench-search bench-search-python bench-pins bench-pysdk-setup bench-gateway
 BENCH_COUNT  ?= 3
 BENCH_ROUNDS ?= 3
 BENCH_N      ?= 2000
@@ -67,6 +73,7 @@ bench: $(BENCH_DEPS)
 	@$(MAKE) --no-print-directory bench-search
 	$(if $(findstring python,$(BENCH_SKIP)),,@$(MAKE) --no-print-directory bench-search-python)
 	@$(MAKE) --no-print-directory bench-pins
+	$(if $(findstring python,$(BENCH_SKIP)),,@$(MAKE) --no-print-directory bench-gateway)
 
 bench-search: lib fixtures
 	cd tests && $(GO) run ./searcheval/searchreport -fixture $(BUILD)/fixtures/mcpfixture
@@ -85,3 +92,7 @@ bench-go: lib fixtures
 
 bench-pins:
 	$(GO) test -run '^$$' -bench 'BenchmarkPinList1000|BenchmarkHeldReason' -benchtime 2s ./host
+
+bench-gateway: bench-tools python-dev
+	$(PYTHON) tests/bench/clients/pygateway.py -bin $(BENCH_BIN) -python $(PYTHON) -pypath $(PY_DIR) \
+		-rounds $(BENCH_ROUNDS) -n $(BENCH_N) -pn $(BENCH_PN) -out tests/bench/RESULTS.md

@@ -272,11 +272,15 @@ $(CTEST_MC)/lmcp_free_race: $(CTEST_SRC)/test_free_race.c $(CTEST_HARNESS) $(CTE
 	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_free_race.c $(CTEST_SRC)/harness.c \
 		-L$(CTEST_MC) -llemonmcp -Wl,-rpath,$(CTEST_MC)
 
+$(CTEST_MC)/lmcp_serve: $(CTEST_SRC)/test_serve.c $(CTEST_HARNESS) $(CTEST_MC)/liblemonmcp.so.1 $(HEADER)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_serve.c $(CTEST_SRC)/harness.c \
+		-L$(CTEST_MC) -llemonmcp -Wl,-rpath,$(CTEST_MC)
+
 # The whole suite runs under memcheck twice (errors and leaks, side by side:
 # valgrind keeps a program on one core; 20-40 s each), then a canary proves
 # the checks are live; tests/c/memcheck.sh runs every step and keeps the
 # logs in $(CTEST_MC)/*.vg.log.
-test-c-memcheck: lib fixtures ctest-setup $(CTEST_MC)/lmcp_smoke $(CTEST_MC)/lmcp_ctest $(CTEST_MC)/lmcp_free_race
+test-c-memcheck: lib fixtures ctest-setup $(CTEST_MC)/lmcp_smoke $(CTEST_MC)/lmcp_ctest $(CTEST_MC)/lmcp_free_race $(CTEST_MC)/lmcp_serve
 	MC_DIR=$(CTEST_MC) VG_ENV="$(CTEST_VG_ENV)" VG_ERRORS="$(CTEST_VG_ERRORS)" \
 		VG_LEAKS="$(CTEST_VG_LEAKS)" CTEST_ONLY="$(CTEST_ONLY)" $(CTEST_SRC)/memcheck.sh
 
@@ -284,3 +288,15 @@ test-c-memcheck: lib fixtures ctest-setup $(CTEST_MC)/lmcp_smoke $(CTEST_MC)/lmc
 # and sums their closing "N passed, N failed" lines.
 setup: ctest-setup
 TEST_SUITES += test-c test-c-memcheck
+
+# A C host serving itself as one MCP server (issue 36, tests/c/test_serve.c):
+# over Streamable HTTP to an lmcp_client front, and on a pipe pair.
+$(CTEST_OUT)/lmcp_serve_test: $(CTEST_SRC)/test_serve.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_serve.c $(CTEST_SRC)/harness.c \
+		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
+.PHONY: test-c-serve
+TEST_SUITES += test-c-serve
+test-c-serve: lib fixtures $(CTEST_OUT)/lmcp_serve_test
+	$(CTEST_OUT)/lmcp_serve_test $(CTEST_ONLY)

@@ -34,7 +34,7 @@ python-dev: lib
 	  echo "copied the sandbox helper beside it"; \
 	fi
 
-PY_TEST_DEPS := lib fixtures python-dev python-setup tasks-peer-setup otel-setup everything-setup node22-setup
+PY_TEST_DEPS := lib fixtures python-dev python-setup tasks-peer-setup otel-setup everything-setup node22-setup gateway-fronts-setup
 # (recursive: OTEL_ENV is defined in mk/otel.mk, read after this file)
 PY_PYTEST     = cd $(PY_DIR) && $(PY_ENV) $(OTEL_ENV) LEMONMCP_FIXTURE=$(PY_FIXTURE) LEMONMCP_REQUIRE_PEERS=1 \
 	  $(PY_SHARD_ENV) $(PYTHON) -m pytest -q -rs -p no:cacheprovider --durations=10 tests

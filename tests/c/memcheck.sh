@@ -44,7 +44,7 @@ errors_pass() { # PROG
   local prog=$1 st
   args=("$MC_DIR/baseline.txt")
   [ "$prog" = ctest ] && args+=(${CTEST_ONLY:-})
-  [ "$prog" = free_race ] && args=()
+  case $prog in free_race | serve) args=() ;; esac
   run "$prog.errors" $VG_ERRORS -- "$MC_DIR/lmcp_$prog" "${args[@]}"
   st=$?
   grep -H 'ERROR SUMMARY' "$MC_DIR/$prog.errors.vg.log"
@@ -122,7 +122,7 @@ report() {
 # The smoke program writes the goroutine baseline both lmcp_ctest runs read.
 lane smoke "errors_pass smoke"
 lane errors "errors_pass ctest" "errors_pass free_race" &
-lane leaks leaks_pass canary_errors canary_leaks &
+lane leaks leaks_pass canary_errors canary_leaks "errors_pass serve" &
 wait
 for l in smoke errors leaks; do report $l; done
 printf '%d passed, %d failed\n' "$passed" "$failed"

@@ -292,6 +292,12 @@ static ErlNifFunc nif_funcs[] = {
     {"host_close", 2, nif_host_close, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"host_free", 1, nif_host_free, 0},
     {"host_query", 4, nif_host_query, 0},
+    {"server_new", 2, nif_server_new, 0},
+    {"server_serve_http", 2, nif_server_serve_http, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"server_serve_fds", 3, nif_server_serve_fds, 0},
+    {"server_wait", 2, nif_server_wait, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"server_stop", 2, nif_server_stop, ERL_NIF_DIRTY_JOB_IO_BOUND},
+    {"server_free", 1, nif_server_free, ERL_NIF_DIRTY_JOB_IO_BOUND},
 };
 
 static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info) {
@@ -309,7 +315,8 @@ static int load(ErlNifEnv *env, void **priv, ERL_NIF_TERM info) {
   lmcp_atom_error = enif_make_atom(env, "error");
   atom_lmcp_raw = enif_make_atom(env, "lmcp_raw");
   atom_encode_failed = enif_make_atom(env, "encode_failed");
-  return lmcp_kind_init(env, &lmcp_client_kind) != 0 || lmcp_kind_init(env, &lmcp_host_kind) != 0;
+  return lmcp_kind_init(env, &lmcp_client_kind) != 0 || lmcp_kind_init(env, &lmcp_host_kind) != 0 ||
+         lmcp_server_init(env) != 0;
 }
 
 ERL_NIF_INIT(Elixir.LemonMCP.NIF, nif_funcs, load, NULL, NULL, NULL)

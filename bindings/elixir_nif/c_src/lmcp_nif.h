@@ -297,6 +297,11 @@ LMCP_HIDDEN ERL_NIF_TERM lmcp_handle_start_call(ErlNifEnv *env, int argc, const 
     return lmcp_handle_free(env, argv, &lmcp_##obj##_kind);                                       \
   }
 
+/* ------------------------------------------------------------ server_nif.c */
+
+/* lmcp_server_init opens the "lmcp_server" resource type (load()). */
+LMCP_HIDDEN int lmcp_server_init(ErlNifEnv *env);
+
 /* ------------------------------------------------- client_nif.c, host_nif.c */
 
 #define LMCP_NIF(name) LMCP_HIDDEN ERL_NIF_TERM name(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[])
@@ -324,6 +329,12 @@ LMCP_NIF(nif_host_connect);
 LMCP_NIF(nif_host_wait_ready);
 LMCP_NIF(nif_host_servers);
 LMCP_NIF(nif_host_call_tool);
+LMCP_NIF(nif_server_new);
+LMCP_NIF(nif_server_serve_http);
+LMCP_NIF(nif_server_serve_fds);
+LMCP_NIF(nif_server_wait);
+LMCP_NIF(nif_server_stop);
+LMCP_NIF(nif_server_free);
 LMCP_NIF(nif_host_call);
 LMCP_NIF(nif_host_cancel);
 LMCP_NIF(nif_host_respond);

@@ -41,6 +41,7 @@ except ImportError as _exc:  # no library, or the wrong one
     LOAD_ERROR = _exc
 if LOAD_ERROR is None:
     from ._config import auth_config, build_config, call_options, http_transport, stdio_transport
+    from ._serve import RELAYED_HANDLERS, Server
     from ._tool_search import ToolSearchResult
     from .aio import AsyncClient
     from .client import Client
@@ -80,6 +81,7 @@ if LOAD_ERROR is None:
         ResourceContents,
         ResourceTemplate,
         ServerInfo,
+        StoreConflict,
         TokenConflict,
         Tool,
         VersionedTokenStore,
@@ -149,12 +151,15 @@ __all__ = [
     "PromptArgument",
     "PromptMessage",
     "ProtocolError",
+    "RELAYED_HANDLERS",
     "ReadResourceResult",
     "Resource",
     "ResourceContents",
     "ResourceTemplate",
+    "Server",
     "ServerInfo",
     "TimeoutError",
+    "StoreConflict",
     "TokenConflict",
     "Tool",
     "TransportError",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from . import _host_file, _otel
+from . import _host_file, _otel, _serve
 from ._config import wait_ms
 from ._dispatch import Dispatcher, LoopDispatcher
 from ._loop import LoopCaller
@@ -106,6 +106,7 @@ class AsyncHost(HostBase):
         # loop, as AsyncClient.close does.
         loop = asyncio.get_running_loop()
         try:
+            await loop.run_in_executor(None, _serve.stop_served, self)
             await loop.run_in_executor(None, sess.close_started, wait_ms(timeout))
         finally:
             sess.release()
@@ -148,3 +149,10 @@ class AsyncHost(HostBase):
 
     async def _run(self, req: Tuple[Any, ...]) -> Any:
         return await _otel.traced_async(req, self._span(req), self._caller.run)
+
+    async def serve(
+        self, *, fds: Optional[Tuple[int, int]] = None, http: Optional[str] = None, **options: Any
+    ) -> _serve.AsyncServer:
+        """As :meth:`lemonmcp.Host.serve`; the server's waits run in the
+        loop's executor."""
+        return _serve.AsyncServer(_serve.serve(self, fds, http, options))

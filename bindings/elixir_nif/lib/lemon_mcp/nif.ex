@@ -17,6 +17,7 @@ defmodule LemonMCP.NIF do
   @external_resource Path.expand("../../c_src/handle_nif.c", __DIR__)
   @external_resource Path.expand("../../c_src/client_nif.c", __DIR__)
   @external_resource Path.expand("../../c_src/host_nif.c", __DIR__)
+  @external_resource Path.expand("../../c_src/server_nif.c", __DIR__)
   @external_resource Path.expand("../../c_src/json_term.c", __DIR__)
   @external_resource Path.expand("../../c_src/term_json.c", __DIR__)
 
@@ -155,4 +156,23 @@ defmodule LemonMCP.NIF do
   @spec host_query(host(), binary(), map() | nil, nil) ::
           {:ok, non_neg_integer()} | lib_error() | {:error, term()}
   def host_query(_host, _name, _args, _options), do: :erlang.nif_error(:not_loaded)
+
+  # The host served as one MCP server (c_src/server_nif.c, docs/gateway.md).
+  @spec server_new(reference(), map() | nil) :: {:ok, reference()} | lib_error() | {:error, term()}
+  def server_new(_host, _options), do: :erlang.nif_error(:not_loaded)
+
+  @spec server_serve_http(reference(), binary()) :: {:ok, binary()} | lib_error()
+  def server_serve_http(_server, _addr), do: :erlang.nif_error(:not_loaded)
+
+  @spec server_serve_fds(reference(), integer(), integer()) :: :ok | lib_error()
+  def server_serve_fds(_server, _in_fd, _out_fd), do: :erlang.nif_error(:not_loaded)
+
+  @spec server_wait(reference(), integer()) :: :ok | lib_error()
+  def server_wait(_server, _timeout_ms), do: :erlang.nif_error(:not_loaded)
+
+  @spec server_stop(reference(), integer()) :: :ok | lib_error()
+  def server_stop(_server, _timeout_ms), do: :erlang.nif_error(:not_loaded)
+
+  @spec server_free(reference()) :: :ok
+  def server_free(_server), do: :erlang.nif_error(:not_loaded)
 end
