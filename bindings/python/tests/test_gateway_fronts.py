@@ -108,3 +108,17 @@ def test_a_server_killed_mid_call_fails_only_that_call(transport: str, tmp_path:
     killed = report["killed"]
     assert killed["failed"], killed
     assert killed["other"] == "done" and killed["after"] == "still here", killed
+
+
+def test_a_python_host_serves_an_official_client(tmp_path: Any) -> None:
+    """Host.serve in this process (not the command line), reached by the
+    TypeScript SDK v1 client over HTTP: the same relay."""
+    import lemonmcp
+
+    log = str(tmp_path / "fx.log")
+    config = write_config(str(tmp_path), log=log)
+    with lemonmcp.Host(config, ready_timeout=30, defaults={"handlers": lemonmcp.RELAYED_HANDLERS}) as host:
+        with host.serve(http="127.0.0.1:0") as server:
+            assert server.url is not None
+            report = run_front("ts-sdk-1", ["--url", server.url], SCENARIOS["ts-sdk-1"])
+    check_report(report, "ts-sdk-1", log)
