@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/core"
@@ -33,8 +34,7 @@ const (
 func (s *Server) handle(sess *Session, data []byte, r *reply) msgKind {
 	sess.touch()
 	if b := core.FirstByte(data); b == '[' {
-		r.done(core.AppendErrorResponse(nil, nil, core.CodeInvalidRequest, "JSON-RPC batches are not accepted: the revisions since 2025-06-18 removed them; send one message at a time", nil))
-		return kindInvalid
+		return s.handleBatch(sess, data, r)
 	}
 	m, err := core.DecodeMessage(data)
 	if err != nil {
@@ -59,6 +59,79 @@ func (s *Server) handle(sess *Session, data []byte, r *reply) msgKind {
 	}
 	r.id = m.ID
 	s.onFrontRequest(sess, &m, r)
+	return kindRequest
+}
+
+// batchVersion is the one revision with JSON-RPC batches.
+const batchVersion = "2025-03-26"
+
+// handleBatch serves a batch for a session that negotiated 2025-03-26,
+// answering with one array of the responses once all are in; any other
+// session gets an error (the revisions since removed batches).
+func (s *Server) handleBatch(sess *Session, data []byte, r *reply) msgKind {
+	sess.mu.Lock()
+	version := sess.version
+	sess.mu.Unlock()
+	if version != batchVersion {
+		r.done(core.AppendErrorResponse(nil, nil, core.CodeInvalidRequest, "JSON-RPC batches are not accepted in this session: only 2025-03-26 has them (the revisions since removed them); send one message at a time", nil))
+		return kindInvalid
+	}
+	elems, err := core.SplitBatch(data)
+	if err != nil || len(elems) == 0 {
+		r.done(core.AppendErrorResponse(nil, nil, core.CodeInvalidRequest, "the batch must be a non-empty JSON array of messages", nil))
+		return kindInvalid
+	}
+	var mu sync.Mutex
+	var out [][]byte
+	expected, got := -1, 0
+	flush := func() {
+		// mu is held; the array goes out once every answer is in.
+		if expected < 0 || got < expected {
+			return
+		}
+		expected = -2 // sent
+		if len(out) == 0 {
+			r.done(nil)
+			return
+		}
+		buf := []byte{'['}
+		for i, m := range out {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, m...)
+		}
+		r.done(append(buf, ']'))
+	}
+	collect := func(msg []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		got++
+		if msg != nil {
+			out = append(out, msg)
+		}
+		flush()
+	}
+	answers := 0
+	for _, elem := range elems {
+		er := &reply{related: r.related, done: collect}
+		if core.FirstByte(elem) == '[' {
+			answers++
+			collect(core.AppendErrorResponse(nil, nil, core.CodeInvalidRequest, "a batch cannot hold a batch", nil))
+			continue
+		}
+		switch s.handle(sess, elem, er) {
+		case kindRequest, kindInvalid:
+			answers++
+		}
+	}
+	mu.Lock()
+	expected = answers
+	flush()
+	mu.Unlock()
+	if answers == 0 {
+		return kindNotification
+	}
 	return kindRequest
 }
 

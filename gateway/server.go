@@ -183,6 +183,11 @@ func (s *Server) Wait(timeout time.Duration) *core.Error {
 		<-s.done
 		return s.Err()
 	}
+	select {
+	case <-s.done: // ended wins over a timeout that passed too
+		return s.Err()
+	default:
+	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {

@@ -87,7 +87,7 @@ type call struct {
 	method   string
 	hostID   uint64
 	idSet    chan struct{} // closed once hostID is known (or the start failed)
-	progress []byte // the front's progress token
+	progress []byte        // the front's progress token
 	caps     clientCaps
 	modern   bool
 

@@ -110,6 +110,18 @@ TEST_SUITES += test-c-host
 test-c-host: lib fixtures $(CTEST_OUT)/lmcp_host_test
 	$(CTEST_OUT)/lmcp_host_test
 
+# The gateway's C ABI (issue 36, tests/c/test_server.c): a host served
+# over a pair of descriptors and over HTTP, stop, wait, misuse.
+$(CTEST_OUT)/lmcp_server_test: $(CTEST_SRC)/test_server.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_server.c $(CTEST_SRC)/harness.c \
+		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
+.PHONY: test-c-server
+TEST_SUITES += test-c-server
+test-c-server: lib fixtures $(CTEST_OUT)/lmcp_server_test
+	$(CTEST_OUT)/lmcp_server_test
+
 # Tool search and deferred exposure through the host (issue 22).
 $(CTEST_OUT)/lmcp_host_search_test: $(CTEST_SRC)/test_host_search.c $(CTEST_HARNESS) $(LIB) $(HEADER)
 	@mkdir -p $(dir $@)

@@ -14,7 +14,8 @@ FUZZ_DEFAULT_COUNT := 5000x
 FUZZ_TARGETS := ./core:FuzzDecodeEnvelope:25000x ./core:FuzzReceive:10000x ./core:FuzzRestyledMessages:10000x \
 	./internal/frontmatter:FuzzParse:35000x ./internal/hostvalidate:FuzzChecks:12500x ./auth:FuzzParseBearer:12500x \
 	./internal/canonjson:FuzzCanonicalize:9000x ./internal/hiddenchars:FuzzClean:10000x ./internal/toolsearch:FuzzSearch:17500x \
-	./transport/stdio:FuzzLineReader:1000x ./transport/sseparse:FuzzParser:5000x
+	./transport/stdio:FuzzLineReader:1000x ./transport/sseparse:FuzzParser:5000x \
+	./gateway:FuzzFrontMessage:3000x
 # One fuzzing worker per target: make test runs this suite beside others on
 # a 2-core machine, where a second worker takes its core from them
 # (FUZZ_PARALLEL=N for more workers).

@@ -3,6 +3,7 @@ package gatewaytests
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -102,4 +103,33 @@ func TestBadInputOverHTTP(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, resp.StatusCode)
 	status, _, _ = post(t, url, `{"jsonrpc":"2.0","id":5,"method":"ping"}`, sid)
 	require.Equal(t, http.StatusNotFound, status)
+}
+
+// TestBatchesIn20250326: a session that negotiated 2025-03-26 (the one
+// revision with batches) gets one array of answers for a batch.
+func TestBatchesIn20250326(t *testing.T) {
+	h := newHost(t, legacy)
+	g := newGateway(t, h, "")
+	url := httpFront(t, g)
+	status, hdr, body := post(t, url, strings.Replace(initBody, "2025-11-25", "2025-03-26", 1), nil)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, body, `"protocolVersion":"2025-03-26"`)
+	sid := map[string]string{"Mcp-Session-Id": hdr.Get("Mcp-Session-Id")}
+	status, _, body = post(t, url, `[{"jsonrpc":"2.0","id":"a","method":"ping"},
+	  {"jsonrpc":"2.0","method":"notifications/initialized"},
+	  {"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"echo","arguments":{"text":"in a batch"}}},
+	  {"jsonrpc":"2.0","id":"c","method":"no/such"}]`, sid)
+	require.Equal(t, http.StatusOK, status, body)
+	var answers []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(body), &answers), body)
+	require.Len(t, answers, 3)
+	byID := map[string]map[string]any{}
+	for _, a := range answers {
+		byID[a["id"].(string)] = a
+	}
+	require.NotNil(t, byID["a"]["result"])
+	require.Contains(t, fmt.Sprint(byID["b"]["result"]), "in a batch")
+	require.NotNil(t, byID["c"]["error"])
+	status, _, _ = post(t, url, `[{"jsonrpc":"2.0","method":"notifications/initialized"}]`, sid)
+	require.Equal(t, http.StatusAccepted, status, "a batch of notifications only")
 }
