@@ -213,3 +213,15 @@ def test_cli_serve_flags_are_the_librarys_options(flags: List[str], options: Dic
 
     ns = build_parser().parse_args(["--config", "x.json", "serve", *flags])
     assert server_options(ns) == options
+
+
+def test_cli_serve_on_a_busy_address_fails_to_connect(tmp_path: Any) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        proc = run_cli(["--config", write_config(str(tmp_path), servers=("fx",)), "serve", "--http", f"127.0.0.1:{port}"])
+    assert proc.returncode == 3, proc.stderr  # the one table's "connect"
+    assert f"127.0.0.1:{port}" in proc.stderr and proc.stderr.count("\n") == 1 and not proc.stdout
