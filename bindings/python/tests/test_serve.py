@@ -114,15 +114,19 @@ def test_a_closed_host_is_not_served(tmp_path: Any) -> None:
 # ------------------------------------------------------------ command line
 
 
-def test_cli_stdio_gateway_ends_with_its_stdin_and_leaves_no_process(tmp_path: Any) -> None:
+@pytest.mark.parametrize("end,status", [("stdin", 0), ("sigterm", 0), ("sigint", 130)])
+def test_cli_stdio_gateway_ends_and_leaves_no_process(end: str, status: int, tmp_path: Any) -> None:
     proc = subprocess.Popen(serve_argv(write_config(str(tmp_path))), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env_for_child(), cwd=PKG_ROOT)
     try:
         assert wait_until(lambda: len(children_of(proc.pid)) >= 2, timeout=PROC_S), "the servers never started"
         kids = children_of(proc.pid)
         assert proc.stdin is not None
-        proc.stdin.close()  # the front client went away
-        assert proc.wait(timeout=PROC_S) == 0, proc.stderr.read() if proc.stderr else ""
+        if end == "stdin":
+            proc.stdin.close()  # the front client went away
+        else:
+            proc.send_signal(signal.SIGTERM if end == "sigterm" else signal.SIGINT)
+        assert proc.wait(timeout=PROC_S) == status, proc.stderr.read() if proc.stderr else ""
         assert gone(kids), [k for k in kids if pid_alive(k)]
     finally:
         if proc.poll() is None:
