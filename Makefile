@@ -49,6 +49,7 @@ include mk/readme.mk
 include mk/bench.mk
 include mk/lint.mk
 include mk/tokenstores.mk
+include mk/dist.mk
 
 # Every suite runs even when an earlier one fails, so one run shows every
 # failure; the closing line sums them all and the exit status is non-zero if

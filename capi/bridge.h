@@ -124,13 +124,11 @@ enum {
  * go idle, whose wake-up costs tens of microseconds in a virtual machine
  * (docs/abi-cost.md has the traces and figures). */
 #define LMCP_BRIDGE_SYNC_SPIN_NS 50000
-typedef struct {
-  uint32_t state;     /* LMCP_BRIDGE_SYNC_*; a futex word */
-  lmcp_status status; /* the completion's status */
-  char *json;         /* the result (LMCP_OK) or the error JSON (when the
-                         caller passed err_out), library memory */
-  size_t len;
-} lmcp_bridge_sync;
+/* The public lmcp_sync_call (lemonmcp.h) is this wait's struct: state is
+ * LMCP_BRIDGE_SYNC_*, a futex word; status the completion's; json the
+ * result (LMCP_OK) or the error JSON (when the caller passed err_out),
+ * library memory, of len bytes. */
+typedef lmcp_sync_call lmcp_bridge_sync;
 
 /* lmcp_bridge_sync_finish waits for w's outcome and hands it to the
  * caller's outputs, as lmcp_client_call_sync documents them. */

@@ -105,11 +105,7 @@ func lmcpgo_client_call_sync(client *C.lmcp_client, method *C.cchar_t, params *C
 		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "result_out is NULL"))
 	}
 	*resultOut = nil
-	c, err := clients.lookup(client)
-	if err != nil {
-		return setErr(errOut, err)
-	}
-	m, p, opts, err := callArgs(method, params, plen, options, olen)
+	c, m, p, opts, err := clientCall(client, method, params, plen, options, olen)
 	if err != nil {
 		return setErr(errOut, err)
 	}
@@ -118,6 +114,32 @@ func lmcpgo_client_call_sync(client *C.lmcp_client, method *C.cchar_t, params *C
 		return err
 	}, func() ([]byte, *core.Error) {
 		return c.CallSyncFromThread(m, p, opts) // a C thread: see CallSyncFromThread
+	})
+}
+
+// clientCall is the client and the checked arguments of a blocking call
+// (lmcpgo_client_call_sync, lmcp_client_call_begin).
+func clientCall(client *C.lmcp_client, method, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t) (*core.Client, string, []byte, core.CallOptions, *core.Error) {
+	c, err := clients.lookup(client)
+	if err != nil {
+		return nil, "", nil, core.CallOptions{}, err
+	}
+	m, p, opts, err := callArgs(method, params, plen, options, olen)
+	return c, m, p, opts, err
+}
+
+// lmcp_client_call_begin starts a blocking call in two steps (see
+// lemonmcp.h): the outcome goes to call, where lmcp_sync_call_wait waits.
+//
+//export lmcp_client_call_begin
+func lmcp_client_call_begin(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, call *C.lmcp_sync_call, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
+	defer clients.recover(&st, errOut, client, "lmcp_client_call_begin")
+	c, m, p, opts, err := clientCall(client, method, params, plen, options, olen)
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	return beginCall(call, callIDOut, errOut, &opts, func(done core.DoneFunc) (uint64, *core.Error) {
+		return c.Call(m, p, opts, done)
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/lemonmcp/lemonmcp/internal/cqueue"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/sandbox"
 )
 
 // The library-wide exports, which serve no handle. The exports of each
@@ -47,7 +48,11 @@ func lmcp_features(jsonOut **C.char, lenOut *C.size_t) (st C.lmcp_status) {
 	if jsonOut == nil {
 		return C.LMCP_E_INVALID_ARGUMENT
 	}
-	writeJSON(jsonx.MustMarshal(core.BuildFeatures(libraryVersion, int(C.LMCP_ABI_VERSION), config.Transports)), jsonOut, lenOut)
+	f := core.BuildFeatures(libraryVersion, int(C.LMCP_ABI_VERSION), config.Transports)
+	if sb := sandbox.Features(); sb != nil {
+		f.Sandbox = sb
+	}
+	writeJSON(jsonx.MustMarshal(f), jsonOut, lenOut)
 	return C.LMCP_OK
 }
 

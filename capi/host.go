@@ -134,11 +134,7 @@ func lmcpgo_host_call_tool_sync(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_
 		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "result_out is NULL"))
 	}
 	*resultOut = nil
-	h, err := hosts.lookup(hp)
-	if err != nil {
-		return setErr(errOut, err)
-	}
-	tool, a, opts, err := toolArgs(name, args, alen, options, olen)
+	h, tool, a, opts, err := hostToolCall(hp, name, args, alen, options, olen)
 	if err != nil {
 		return setErr(errOut, err)
 	}
@@ -175,11 +171,7 @@ func lmcpgo_host_call_sync(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t
 		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "result_out is NULL"))
 	}
 	*resultOut = nil
-	h, err := hosts.lookup(hp)
-	if err != nil {
-		return setErr(errOut, err)
-	}
-	srv, m, p, opts, err := serverCallArgs(server, method, params, plen, options, olen)
+	h, srv, m, p, opts, err := hostServerCall(hp, server, method, params, plen, options, olen)
 	if err != nil {
 		return setErr(errOut, err)
 	}
@@ -188,6 +180,58 @@ func lmcpgo_host_call_sync(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t
 		return err
 	}, func() ([]byte, *core.Error) {
 		return h.CallSync(srv, m, p, opts)
+	})
+}
+
+// hostToolCall is the host and the checked arguments of a blocking tool
+// call (lmcpgo_host_call_tool_sync, lmcp_host_call_tool_begin).
+func hostToolCall(hp *C.lmcp_host, name, args *C.cchar_t, alen C.size_t, options *C.cchar_t, olen C.size_t) (*host.Host, string, []byte, core.CallOptions, *core.Error) {
+	h, err := hosts.lookup(hp)
+	if err != nil {
+		return nil, "", nil, core.CallOptions{}, err
+	}
+	tool, a, opts, err := toolArgs(name, args, alen, options, olen)
+	return h, tool, a, opts, err
+}
+
+// hostServerCall is the host and the checked arguments of a blocking call
+// to one server (lmcpgo_host_call_sync, lmcp_host_call_begin).
+func hostServerCall(hp *C.lmcp_host, server, method, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t) (*host.Host, string, string, []byte, core.CallOptions, *core.Error) {
+	h, err := hosts.lookup(hp)
+	if err != nil {
+		return nil, "", "", nil, core.CallOptions{}, err
+	}
+	srv, m, p, opts, err := serverCallArgs(server, method, params, plen, options, olen)
+	return h, srv, m, p, opts, err
+}
+
+// lmcp_host_call_begin is lmcp_host_call in two steps, as
+// lmcp_client_call_begin is lmcp_client_call.
+//
+//export lmcp_host_call_begin
+func lmcp_host_call_begin(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, call *C.lmcp_sync_call, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
+	defer hosts.recover(&st, errOut, hp, "lmcp_host_call_begin")
+	h, srv, m, p, opts, err := hostServerCall(hp, server, method, params, plen, options, olen)
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	return beginCall(call, callIDOut, errOut, &opts, func(done core.DoneFunc) (uint64, *core.Error) {
+		return h.Call(srv, m, p, opts, done)
+	})
+}
+
+// lmcp_host_call_tool_begin is lmcp_host_call_tool in two steps, as
+// lmcp_client_call_begin is lmcp_client_call.
+//
+//export lmcp_host_call_tool_begin
+func lmcp_host_call_tool_begin(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_t, alen C.size_t, options *C.cchar_t, olen C.size_t, call *C.lmcp_sync_call, callIDOut *C.lmcp_call_id, errOut **C.char) (st C.lmcp_status) {
+	defer hosts.recover(&st, errOut, hp, "lmcp_host_call_tool_begin")
+	h, tool, a, opts, err := hostToolCall(hp, name, args, alen, options, olen)
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	return beginCall(call, callIDOut, errOut, &opts, func(done core.DoneFunc) (uint64, *core.Error) {
+		return h.CallTool(tool, a, opts, done)
 	})
 }
 

@@ -66,18 +66,20 @@ func lmcp_host_file_server(path *C.cchar_t, options *C.cchar_t, olen C.size_t, n
 	if name != nil {
 		n = C.GoString(name)
 	}
-	sc, warnings, err := host.FileServer(p, opts, n, libraryVersion)
+	sc, cfg, err := host.FileServer(p, opts, n, libraryVersion)
 	if err != nil {
 		return setErr(errOut, err)
 	}
+	warnings := cfg.Warnings
 	if warnings == nil {
 		warnings = []string{}
 	}
 	writeJSON(jsonx.MustMarshal(map[string]any{
-		"name":     sc.Name,
-		"enabled":  sc.Enabled,
-		"config":   jsonx.RawMessage(sc.Client),
-		"warnings": warnings,
+		"name":        sc.Name,
+		"enabled":     sc.Enabled,
+		"config":      jsonx.RawMessage(sc.Client),
+		"warnings":    warnings,
+		"host_guards": host.HostGuards(cfg, sc),
 	}), out, lenOut)
 	return setErr(errOut, nil)
 }

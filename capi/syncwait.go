@@ -78,6 +78,33 @@ func blockingCall(w *C.lmcp_bridge_sync, resultOut **C.char, lenOut *C.size_t, e
 	return C.LMCP_BRIDGE_SYNC_STARTED
 }
 
+// beginCall starts a blocking call whose caller waits for it in steps
+// (lmcp_*_call_begin, then lmcp_sync_call_wait on w, caller memory): the
+// C half of blockingCall's wait, always in C, since the caller returns
+// between the steps. It counts as a blocking call, so that other callers
+// leave a P free for it.
+func beginCall(w *C.lmcp_bridge_sync, callIDOut *C.lmcp_call_id, errOut **C.char, opts *core.CallOptions,
+	start func(core.DoneFunc) (uint64, *core.Error)) C.lmcp_status {
+	if w == nil {
+		return setErr(errOut, core.Errorf(core.StatusInvalidArgument, "call is NULL"))
+	}
+	*w = C.lmcp_bridge_sync{} // PENDING: the caller may reuse it
+	blockingCalls.Add(1)
+	cw := &cWait{w: w, wantErr: true} // lmcp_sync_call_wait frees it when its err_out is NULL
+	defer cw.abandonOnPanic()
+	opts.Inline = true // the completion (cw.done) only copies and signals
+	opts.Handed = true // the caller cancels it by its id
+	id, err := start(cw.done)
+	if err != nil {
+		blockingCallDone() // the completion never runs
+		return setErr(errOut, err)
+	}
+	if callIDOut != nil {
+		*callIDOut = C.lmcp_call_id(id)
+	}
+	return setErr(errOut, nil)
+}
+
 // cWait is a blocking call's completion while its C caller waits on w.
 type cWait struct {
 	w       *C.lmcp_bridge_sync

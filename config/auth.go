@@ -5,6 +5,7 @@ import (
 
 	"github.com/lemonmcp/lemonmcp/auth"
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/sandbox"
 	"github.com/lemonmcp/lemonmcp/store"
 )
 
@@ -150,6 +151,11 @@ func parseTokenStore(o *object, cfg *auth.Config) *core.Error {
 	spec, fe := store.ParseSpec(v, "key", "lease_ms")
 	if fe != nil {
 		return storeSpecError(o.at("token_store"), fe)
+	}
+	if spec.Type == "file" {
+		// The tokens are the library's own secret: no server it confines
+		// may read them, listed or not.
+		sandbox.DenySecret(spec.Path)
 	}
 	t, _, err := o.sub("token_store")
 	if err != nil {

@@ -2,7 +2,6 @@ package config
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/auth"
@@ -17,9 +16,10 @@ import (
 type Parsed struct {
 	Options   core.Options
 	Transport transport.Transport // built, not started
-	// Sandbox says what confines a stdio server given a "sandbox" object
-	// (lmcp_host_servers reports it); nil without one.
-	Sandbox *sandbox.Report
+	// Sandboxed: a stdio server given a "sandbox" object; what confines
+	// it is the transport's report of each start
+	// (transport.SandboxReporter).
+	Sandboxed bool
 
 	auth           *auth.Config // the "auth" object, for parseHTTP
 	restartDefault bool         // supervise unless "restart" says otherwise
@@ -441,14 +441,11 @@ func parseStdio(o *object, p *Parsed) (transport.Transport, *core.Error) {
 	// starts (a daemon that left its process group) outlives it.
 	cfg.Launcher = sandbox.Reaper(grace)
 	if policy != nil {
-		r := policy.Report()
-		if policy.Required && len(r.Missing) > 0 {
-			return nil, core.Errorf(core.StatusUnsupported,
-				"config.transport.sandbox: is required, but this machine lacks %s", strings.Join(r.Missing, "; "))
-		}
+		// A sandbox this machine cannot give fails the start (the
+		// launcher's error names the layer and why), not the reading: a
+		// host's other servers start all the same.
 		cfg.Launcher = sandbox.Confine(*policy, grace)
-		p.Sandbox = &r
-		p.Options.Sandbox = &r
+		p.Sandboxed = true
 	}
 	tr, terr := stdio.New(cfg)
 	if p.Options.Restart != nil {

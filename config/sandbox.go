@@ -69,9 +69,13 @@ func parseSandbox(o *object) (*sandbox.Policy, *core.Error) {
 			return nil, err
 		}
 	}
-	if p.Required, _, err = sb.boolean("required"); err != nil {
+	// Fail closed: a sandbox that cannot be set up in full stops the
+	// start, unless the configuration says "required": false.
+	required, given, err := sb.boolean("required")
+	if err != nil {
 		return nil, err
 	}
+	p.BestEffort = given && !required
 	if err := sb.finish(); err != nil {
 		return nil, err
 	}
@@ -79,14 +83,15 @@ func parseSandbox(o *object) (*sandbox.Policy, *core.Error) {
 }
 
 // domains reads a list of names, wildcards and addresses, each with an
-// optional port ("127.0.0.1:4873").
+// optional port ("127.0.0.1:4873"); an entry the sandbox would not honour
+// as written is refused, naming why.
 func domains(o *object, key string) ([]string, *core.Error) {
 	list, _, err := o.strList(key)
 	if err != nil {
 		return nil, err
 	}
 	for i, d := range list {
-		if derr := sandbox.CheckDomain(d); derr != nil {
+		if _, derr := sandbox.CheckDomain(d); derr != nil {
 			return nil, invalid(o.at(key)+"["+strconv.Itoa(i)+"]", derr.Error())
 		}
 	}

@@ -1,9 +1,13 @@
 package config
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/sandbox"
+	"github.com/lemonmcp/lemonmcp/transport"
 )
 
 func TestSandboxObject(t *testing.T) {
@@ -28,32 +32,69 @@ func TestSandboxObject(t *testing.T) {
 		{name: "Unix sockets, not a boolean", sandbox: `{"network":{"allowAllUnixSockets":"yes"}}`,
 			err: "config.transport.sandbox.network.allowAllUnixSockets: must be"},
 		{name: "not an object", sandbox: `true`, err: "config.transport.sandbox: must be a JSON object"},
-		// The helper is not installed next to this test binary: a required
-		// sandbox fails at once and says what is missing.
-		{name: "required and unavailable", sandbox: `{"required":true}`,
-			err: "config.transport.sandbox: is required, but this machine lacks the sandbox helper (lemonmcp-sandbox)"},
+		{name: "a URL", sandbox: `{"network":{"allowedDomains":["http://registry.npmjs.org"]}}`,
+			err: "config.transport.sandbox.network.allowedDomains[0]: write the host name, not a URL"},
+		{name: "a trailing slash", sandbox: `{"network":{"allowedDomains":["registry.npmjs.org/"]}}`,
+			err: "allowedDomains[0]: write the host name alone, without a path or a trailing slash"},
+		{name: "every domain", sandbox: `{"network":{"allowedDomains":["*"]}}`, err: "allowedDomains[0]: \"*\" alone would allow every domain"},
+		{name: "a top-level domain", sandbox: `{"network":{"allowedDomains":["*.com"]}}`,
+			err: "allowedDomains[0]: covers a whole top-level domain or public suffix (com)"},
+		{name: "a public suffix", sandbox: `{"network":{"deniedDomains":["*.co.uk"]}}`,
+			err: "deniedDomains[0]: covers a whole top-level domain or public suffix (co.uk)"},
+		{name: "IPv6 with a port, no brackets", sandbox: `{"network":{"allowedDomains":["fd00::1:::8080"]}}`,
+			err: "allowedDomains[0]: an IPv6 address with a port takes brackets"},
+		{name: "cloud metadata", sandbox: `{"network":{"allowedDomains":["169.254.169.254"]}}`, err: "allowedDomains[0]: is a link-local address"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := Parse([]byte(`{"transport":{"type":"stdio","command":"/bin/cat","sandbox":`+tc.sandbox+`}}`), "test")
+			// "required": false: the helper is not installed next to this
+			// test binary (TestSandboxFailsClosed).
+			sb := `{"required":false,` + tc.sandbox[1:]
+			if tc.sandbox == `{}` {
+				sb = `{"required":false}`
+			}
+			if tc.sandbox == "true" {
+				sb = tc.sandbox
+			}
+			p, err := Parse([]byte(`{"transport":{"type":"stdio","command":"/bin/cat","sandbox":`+sb+`}}`), "test")
 			if tc.err != "" {
 				require.NotNil(t, err)
 				require.Contains(t, err.Message, tc.err)
 				return
 			}
 			require.Nil(t, err)
-			require.NotNil(t, p.Sandbox)
+			require.True(t, p.Sandboxed)
 		})
 	}
 }
 
-// TestSandboxInServerInfo: a bare client's server info says what confines
-// its server.
-func TestSandboxInServerInfo(t *testing.T) {
-	p, err := Parse([]byte(`{"transport":{"type":"stdio","command":"/bin/cat","sandbox":{}}}`), "test")
+// TestSandboxFailsClosed: a sandbox is required unless the configuration
+// says "required": false. The helper is not installed next to this test
+// binary: the start fails, naming the layer and why, and for good.
+func TestSandboxFailsClosed(t *testing.T) {
+	for _, sb := range []string{`{}`, `{"required":true}`, `{"filesystem":{"allowWrite":["/tmp"]}}`} {
+		p, err := Parse([]byte(`{"transport":{"type":"stdio","command":"/bin/cat","sandbox":`+sb+`}}`), "test")
+		require.Nil(t, err, sb)
+		serr := p.Transport.Start(context.Background(), nopSink{})
+		require.Error(t, serr, sb)
+		var te *transport.Error
+		require.ErrorAs(t, serr, &te)
+		require.Equal(t, transport.CauseSandboxUnavailable, te.Cause)
+		require.True(t, te.Permanent)
+		require.Contains(t, te.Message, "sandbox: cannot be set up in full")
+		require.Contains(t, te.Message, "the helper: lemonmcp-sandbox was not found beside the library")
+	}
+	p, err := Parse([]byte(`{"transport":{"type":"stdio","command":"/bin/cat","sandbox":{"required":false}}}`), "test")
 	require.Nil(t, err)
-	require.Equal(t, p.Sandbox, p.Options.Sandbox)
-	p, err = Parse([]byte(`{"transport":{"type":"stdio","command":"/bin/cat"}}`), "test")
-	require.Nil(t, err)
-	require.Nil(t, p.Options.Sandbox)
+	require.NoError(t, p.Transport.Start(context.Background(), nopSink{}))
+	require.Equal(t, []string{"the helper: lemonmcp-sandbox was not found beside the library (nor in $LEMONMCP_SANDBOX_HELPER)"},
+		p.Transport.(transport.SandboxReporter).SandboxReport().(*sandbox.Report).Missing)
+	require.NoError(t, p.Transport.Close(context.Background()))
 }
+
+type nopSink struct{}
+
+func (nopSink) Receive([]byte)                        {}
+func (nopSink) Log(transport.LogLine)                 {}
+func (nopSink) RequestFailed(int64, *transport.Error) {}
+func (nopSink) Closed(*transport.ClosedError)         {}

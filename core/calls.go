@@ -39,6 +39,11 @@ type CallOptions struct {
 	// (possibly the caller's, inside Call). Only for completions that never
 	// block, such as handing the result to a waiting goroutine.
 	Inline bool
+	// Handed: an Inline call whose id the application received (a blocking
+	// call made in two steps, lmcp_*_call_begin), so a host's Cancel
+	// reaches it as it does any call's; a blocking wrapper's id never
+	// leaves the library.
+	Handed bool
 	// Task asks for a task-augmented tools/call where the server and the
 	// tool allow one but do not require it (2025-11-25 tasks,
 	// tasks_legacy.go); a tool that requires a task always gets one.

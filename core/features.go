@@ -19,6 +19,10 @@ type Features struct {
 	// Modern lists the 2026-07-28 features this build implements
 	// (ModernFeatures).
 	Modern []string `json:"modern"`
+	// Sandbox is what a confined stdio server can get on this machine
+	// (the sandbox helper's probe: a sandbox.Report), absent without the
+	// helper. What a server got is its own report (lmcp_host_servers).
+	Sandbox any `json:"sandbox,omitempty"`
 }
 
 // BuildFeatures describes this build. version and abiVersion come from the

@@ -316,10 +316,20 @@ func (c *Client) serverInfoJSON(res *initializeResult, era string) []byte {
 	if res.Instructions != nil {
 		info["instructions"] = *res.Instructions
 	}
-	if c.opts.Sandbox != nil {
-		info["sandbox"] = c.opts.Sandbox
+	if sb := c.SandboxReport(); sb != nil {
+		info["sandbox"] = sb
 	}
 	return jsonx.MustMarshal(info)
+}
+
+// SandboxReport is what confines the server of the current start (the
+// sandbox helper's report: namespaces, Landlock ABI and rights, seccomp,
+// network, limits, reaper), nil when it is not confined.
+func (c *Client) SandboxReport() any {
+	if r, ok := c.tr.(transport.SandboxReporter); ok {
+		return r.SandboxReport()
+	}
+	return nil
 }
 
 func orEmptyObject(raw []byte) []byte {

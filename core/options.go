@@ -74,10 +74,6 @@ func (h Handlers) Any() bool { return h.Roots || h.Sampling || h.Elicitation }
 // Options configure a Client.
 type Options struct {
 	ClientInfo ClientInfo
-	// Sandbox is what confines a stdio server (a sandbox.Report), reported
-	// as "sandbox" by ServerInfo and the ready event; nil when no sandbox
-	// was asked for.
-	Sandbox any
 	// OmitClientInfo: 2026-07-28 requests carry no
 	// io.modelcontextprotocol/clientInfo (optional in the published
 	// revision); initialize, where clientInfo is required, still does.

@@ -159,7 +159,9 @@ func (c *Client) restartLocked(reason *Error, cerr *transport.ClosedError) {
 		// StderrTail: the lost server's last stderr lines (scrubbed), so
 		// that a host can tell why it keeps failing.
 		StderrTail []string `json:"stderr_tail,omitempty"`
-	}{Attempt: attempt, Restarts: restarts, DelayMS: delay.Milliseconds(), Reason: reason.Message}
+		// Sandbox: what confined the lost server (its start's report).
+		Sandbox any `json:"sandbox,omitempty"`
+	}{Attempt: attempt, Restarts: restarts, DelayMS: delay.Milliseconds(), Reason: reason.Message, Sandbox: c.SandboxReport()}
 	if cerr != nil {
 		ev.Signal, ev.StderrTail = cerr.Signal, cerr.StderrTail
 		if cerr.ExitCode >= 0 && !cerr.Requested {

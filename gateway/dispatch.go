@@ -401,10 +401,10 @@ func (s *Server) onFrontResponse(sess *Session, m *core.Message) {
 	}
 	if m.HasError {
 		code, msg, data := core.ErrorObject(m.Error)
-		_ = s.h.Respond(a.hostReq, core.StatusProtocol, raw(map[string]any{"code": code, "message": msg, "data": jsonx.RawMessage(orNull(data))}))
+		_ = a.h.Respond(a.hostReq, core.StatusProtocol, raw(map[string]any{"code": code, "message": msg, "data": jsonx.RawMessage(orNull(data))}))
 		return
 	}
-	if err := s.h.Respond(a.hostReq, core.StatusOK, m.Result); err != nil && err.Status == core.StatusInvalidArgument {
+	if err := a.h.Respond(a.hostReq, core.StatusOK, m.Result); err != nil && err.Status == core.StatusInvalidArgument {
 		s.logToSession(sess, "warning", "the answer to "+a.method+" was refused: "+err.Message)
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/host"
 )
 
 // Session is one front client's session: for the initialize era, what
@@ -28,6 +31,8 @@ type Session struct {
 	nextID      int64
 	standalone  sink // messages not related to a request (stdio: the output; HTTP: the GET stream)
 	closed      bool
+	sub         *host.Host // its own instances of the per_session servers, once used
+	subErr      *core.Error
 	lastUse     atomic.Int64 // unix nanoseconds
 	streamCount atomic.Int64 // HTTP: open streams (a session with one is not idle)
 }
@@ -81,6 +86,7 @@ type reply struct {
 // prompts/get, resources/read, completion/complete and the rest).
 type call struct {
 	srv      *Server
+	h        *host.Host // the host serving it: the shared one, or the session's own
 	sess     *Session
 	key      string // the front's request id as sent, in sess.calls
 	server   string // the upstream server ("" when the host answers itself)
@@ -122,6 +128,7 @@ func (c *call) parkedAt() time.Time {
 // front: as a request on its session (initialize era), or as an input of
 // an input_required result (2026-07-28).
 type ask struct {
+	h       *host.Host // the host that asked
 	hostReq uint64
 	method  string
 	params  []byte

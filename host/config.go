@@ -11,6 +11,7 @@ import (
 
 	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/sandbox"
 )
 
 // Tool name prefixing modes ("tool_prefix").
@@ -51,6 +52,11 @@ type ServerConfig struct {
 	// Idle stops a lazy server nothing has used for that long (0: never;
 	// idle.go).
 	Idle time.Duration
+	// PerSession ("per_session": true) asks a gateway (package gateway)
+	// for one instance of the server per front session instead of one
+	// shared by all (Subset makes them); the host itself runs it as any
+	// other server.
+	PerSession bool
 	// At is the server's path in messages, as the file spells it
 	// ("config.servers.github").
 	At string
@@ -332,7 +338,11 @@ func (r *reader) parseServerMembers(sc *ServerConfig, m map[string]any, known []
 	timeoutSeconds := -1.0
 	for _, k := range sortedKeys(m) {
 		if !contains(known, k) {
-			if err := r.ignore(at, k, foreignKeys[k], known); err != nil {
+			what := foreignKeys[k]
+			if misspeltSandboxEnabled(k) {
+				what = `a misspelling of "sandboxEnabled": the server runs unconfined`
+			}
+			if err := r.ignore(at, k, what, known); err != nil {
 				return err
 			}
 			continue
@@ -374,6 +384,12 @@ func (r *reader) parseServerMembers(sc *ServerConfig, m map[string]any, known []
 				return err
 			}
 			sc.Idle = d
+		case k == "per_session":
+			b, ok := fv.(bool)
+			if !ok {
+				return invalid(at+".per_session", "must be true or false")
+			}
+			sc.PerSession = b
 		case k == "envFile":
 			s, ok := fv.(string)
 			if !ok || s == "" {
@@ -427,6 +443,13 @@ func (r *reader) parseServerMembers(sc *ServerConfig, m map[string]any, known []
 				sandboxObj = map[string]any{}
 			}
 			tr["sandbox"] = sandboxObj
+			r.noteDomains(at+".sandbox.network.allowedDomains", sandboxObj)
+		}
+	} else if sandboxObj != nil {
+		// VS Code ignores a sandbox without sandboxEnabled; a user who
+		// wrote one expects a confined server, so it is said aloud.
+		if err := r.ignore(at, "sandbox", `"sandboxEnabled" is not true, so the server runs unconfined (add "sandboxEnabled": true)`, nil); err != nil {
+			return err
 		}
 	}
 	if envFile != "" {
@@ -453,6 +476,57 @@ func (r *reader) parseServerMembers(sc *ServerConfig, m map[string]any, known []
 	client["transport"] = t
 	sc.Client = jsonx.MustMarshal(client)
 	return nil
+}
+
+// misspeltSandboxEnabled reports whether key is "sandboxEnabled" written
+// another way ("sandbox_enabled", "SandboxEnabled", "sandboxEnable"): a
+// server its author meant confined would otherwise run unconfined with
+// nothing but a generic warning.
+func misspeltSandboxEnabled(key string) bool {
+	k := strings.NewReplacer("_", "", "-", "", " ", "").Replace(strings.ToLower(key))
+	return k != "sandbox" && key != "sandboxEnabled" && (k == "sandboxenabled" || k == "sandboxenable" || k == "enablesandbox" ||
+		k == "sandboxed" || k == "sandboxon" || strings.HasPrefix(k, "sandboxenab") || strings.HasPrefix(k, "sanboxenab"))
+}
+
+// noteDomains warns of allowedDomains entries that grant more than they
+// may seem to (a bare "localhost": every port of the machine's loopback).
+// A malformed entry is the transport's to refuse, with its reason.
+func (r *reader) noteDomains(at string, sandboxObj any) {
+	sb, _ := sandboxObj.(map[string]any)
+	nw, _ := sb["network"].(map[string]any)
+	list, _ := nw["allowedDomains"].([]any)
+	for i, v := range list {
+		if s, ok := v.(string); ok {
+			if w, err := sandbox.CheckDomain(s); err == nil && w != "" {
+				r.warnings = append(r.warnings, at+"["+itoa(i)+"]: "+w)
+			}
+		}
+	}
+}
+
+// secretFiles are the files of the library's own secrets this
+// configuration names: the pin file and the token store files.
+func (c *Config) secretFiles() []string {
+	var out []string
+	if c.Pins != nil && c.Pins.Store.Type == "file" {
+		out = append(out, c.Pins.Store.Path)
+	}
+	for _, sc := range c.Servers {
+		var client struct {
+			Auth struct {
+				TokenStore any `json:"token_store"`
+			} `json:"auth"`
+		}
+		if json.Unmarshal(sc.Client, &client) != nil {
+			continue
+		}
+		if ts, ok := client.Auth.TokenStore.(map[string]any); ok && ts["type"] == "file" {
+			if p, ok := ts["path"].(string); ok {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 // transportOf turns the mcpServers transport fields into a client

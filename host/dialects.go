@@ -34,6 +34,24 @@ type LoadOptions struct {
 	// Override holds top-level members laid over the file's own (an
 	// application's "tool_prefix" or "defaults"), read as the file's.
 	Override map[string]any
+	// Only, when set, keeps only these servers of the file (lemonmcp
+	// --config FILE --server NAME): the host's options, pins and guard
+	// stay those of the file.
+	Only []string
+	// Stdio, when set, is laid over the transport of every server kept,
+	// each of which must be a stdio server (the command line's --env,
+	// --cwd and --inherit-env).
+	Stdio *StdioOverride
+}
+
+// StdioOverride is what a program that starts a file's servers changes
+// in how they start: Env adds to (and wins over) each server's env, Cwd
+// replaces its working directory, InheritAll gives it the whole
+// environment (env_inherit "all").
+type StdioOverride struct {
+	Env        map[string]string
+	Cwd        string
+	InheritAll bool
 }
 
 // Start modes ("start"): an eager server starts with Connect, a lazy one
@@ -48,7 +66,7 @@ var hostKeys = []string{"mcpServers", "servers", "tool_prefix", "defaults", "def
 
 // serverKeys are the server members the host reads besides clientKeys and
 // transportKeys (and the foreign ones it honours, in honouredServerKeys).
-var serverKeys = []string{"enabled", "disabled", "tools", "start", "idle_ms", "sandboxEnabled", "sandbox"}
+var serverKeys = []string{"enabled", "disabled", "tools", "start", "idle_ms", "sandboxEnabled", "sandbox", "per_session"}
 
 // sandboxKeys are VS Code's sandbox members, which a server and the
 // defaults may both give: "sandbox" is passed on to the stdio transport

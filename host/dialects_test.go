@@ -177,9 +177,15 @@ func TestParseLoadOptions(t *testing.T) {
 				require.Equal(t, StartLazy, o.Start)
 				require.Equal(t, map[string]any{"tool_prefix": "never"}, o.Override)
 			}},
-		{name: "unknown", raw: `{"strct":true}`, err: `options.strct: is not a known option (known: strict, inputs, workspace_folder, start, override); did you mean "strict"?`},
+		{name: "unknown", raw: `{"strct":true}`, err: `options.strct: is not a known option (known: strict, inputs, workspace_folder, start, override, only, stdio); did you mean "strict"?`},
 		{name: "bad input", raw: `{"inputs":{"a":1}}`, err: "options.inputs.a: must be a string"},
 		{name: "bad start", raw: `{"start":"soon"}`, err: `options.start: must be "eager" or "lazy"`},
+		{name: "only", raw: `{"only":["a"]}`, check: func(t *testing.T, o LoadOptions) { require.Equal(t, []string{"a"}, o.Only) }},
+		{name: "only empty", raw: `{"only":[]}`, err: "options.only: must be a non-empty array of server names"},
+		{name: "stdio", raw: `{"stdio":{"env":{"A":"1"},"cwd":"/w","env_inherit":"all"}}`, check: func(t *testing.T, o LoadOptions) {
+			require.Equal(t, &StdioOverride{Env: map[string]string{"A": "1"}, Cwd: "/w", InheritAll: true}, o.Stdio)
+		}},
+		{name: "stdio inherit minimal", raw: `{"stdio":{"env_inherit":"minimal"}}`, err: `options.stdio.env_inherit: must be "all" (the file's own is kept otherwise)`},
 		{name: "not an object", raw: `[]`, err: "options: must be a JSON object"},
 	}
 	for _, tc := range tests {

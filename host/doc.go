@@ -36,9 +36,13 @@
 //     lives in shadowing.go (a description naming another server's tool),
 //     pins.go (definitions pinned by hash, verdicts, held reasons as data,
 //     lmcp_host_pins and lmcp_host_approve), pinsconfig.go (the "pins"
-//     option), pinstore.go and pinstore_app.go (the pin file, and the
-//     store the application keeps), deferred.go (the "deferred_tools"
-//     option and the host's search_tools).
+//     option), pindocs.go (each server's pins, one document of the
+//     store's "pins" collection: the host's one door to package store),
+//     pinwatch.go (the pins re-read every 250 ms, so an approval made by
+//     another process or machine sharing the store takes effect here),
+//     appask.go (the host's own requests to the application: store_load
+//     and store_save of {"type": "app"}), deferred.go (the
+//     "deferred_tools" option and the host's search_tools).
 //   - Search and queries (search.go, query.go): the tool search over the
 //     catalogue (internal/toolsearch), search_tools' answer, and the
 //     host's own questions answered like calls (StartQuery).

@@ -248,10 +248,35 @@ func summary(name string, r map[string]any) string {
 		b.WriteString("; killed by " + sig)
 	}
 	if tail, _ := r["stderr_tail"].([]string); len(tail) > 0 {
-		if len(tail) > summaryStderrLines {
-			tail = tail[len(tail)-summaryStderrLines:]
-		}
-		b.WriteString("; stderr: " + strings.Join(tail, " | "))
+		b.WriteString("; stderr: " + strings.Join(quotedStderr(tail), " | "))
 	}
 	return b.String()
+}
+
+// errorWords mark the stderr line that says what went wrong; the lines
+// after it are often its causes, a stack or a usage text.
+var errorWords = []string{"error", "fatal", "exception", "failed", "denied", "not set", "not found", "panic", "unknownissuer"}
+
+// quotedStderr is what a summary quotes of a stderr tail: its last
+// summaryStderrLines lines and, before them, the first line that says what
+// went wrong when they do not include it ("error: Failed to fetch ..."
+// followed by four "Caused by:" lines keeps the first and the last three).
+func quotedStderr(tail []string) []string {
+	if len(tail) <= summaryStderrLines {
+		return tail
+	}
+	last := tail[len(tail)-summaryStderrLines:]
+	for i, line := range tail[:len(tail)-summaryStderrLines] {
+		lower := strings.ToLower(line)
+		for _, w := range errorWords {
+			if strings.Contains(lower, w) {
+				out := append([]string{line}, last...)
+				if i < len(tail)-summaryStderrLines-1 {
+					out = append([]string{line, "…"}, last...)
+				}
+				return out
+			}
+		}
+	}
+	return last
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/lemonmcp/lemonmcp/internal/callbackgate"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/sandbox"
+	"github.com/lemonmcp/lemonmcp/store"
 )
 
 // Server states as servers() reports them.
@@ -63,7 +65,7 @@ type Host struct {
 	tools atomic.Pointer[catalogue]
 
 	// pins is the pin store (nil without "pins"; pins.go).
-	pins pinStore
+	pins *pinDocs
 	// guards is the guard chain every list and use passes through
 	// (guardchain.go).
 	guards guardHandler
@@ -78,7 +80,7 @@ type pendingRequest struct {
 	srv    *server
 	client *core.Client // the generation it came from
 	id     uint64
-	// answer is set for the host's own requests (pinstore_app.go): the
+	// answer is set for the host's own requests (appask.go): the
 	// application's answer goes there instead of to a server.
 	answer chan appAnswer
 }
@@ -114,12 +116,16 @@ func New(cfg *Config, libraryVersion string) (*Host, *core.Error) {
 		Dropped:       h.reportDroppedLogs,
 	})
 	if cfg.Pins != nil {
-		if cfg.Pins.Store == PinStoreApp {
-			h.pins = &pinApp{h: h}
-		} else {
-			h.pins = &pinFile{path: cfg.Pins.Store}
+		s, err := store.Open(cfg.Pins.Store, h.askApp)
+		if err != nil {
+			return nil, core.Errorf(core.StatusInvalidArgument, "config.pins.store.%s", err)
 		}
+		h.pins = newPinDocs(s)
 	}
+	// The pin file and every token store file the servers use are the
+	// library's secrets: no confined server may read them, listed or
+	// not (whichever server starts first).
+	sandbox.DenySecret(cfg.secretFiles()...)
 	for _, sc := range cfg.Servers {
 		s := &server{h: h, cfg: sc, name: sc.Name, secrets: configuredSecrets(sc.Client)}
 		s.identKey, s.identity = serverIdentity(sc.Name, sc.Client)
@@ -129,11 +135,17 @@ func New(cfg *Config, libraryVersion string) (*Host, *core.Error) {
 		g, err := s.newGeneration()
 		if err != nil {
 			h.freeClients()
+			if h.pins != nil {
+				_ = h.pins.s.Close()
+			}
 			return nil, err
 		}
 		s.cur.Store(g)
 		h.servers = append(h.servers, s)
 		h.byName[s.name] = s
+	}
+	if h.pins != nil {
+		h.background("the pin watch", h.watchPins)
 	}
 	return h, nil
 }
@@ -387,8 +399,14 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 			s.useEnd()
 		}
 	}()
-	if s.lazy() && (h.wake(s) || s.gen().started.Load()) {
+	wakes := h.wakeable(s)
+	if wakes || (s.lazy() && s.gen().started.Load()) {
 		opts.WaitReady = true // a lazy server's first calls wait for the handshake they started
+	}
+	if wakes {
+		// Queued first (WaitReady on a client not connected yet), then
+		// started: see wakeable.
+		defer h.startAfter(s)
 	}
 	client := s.client()
 	pending := false
@@ -404,7 +422,7 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 		}
 	}
 	id := h.nextCall.Add(1)
-	hc := &hostCall{srv: s, client: client, hidden: opts.Inline}
+	hc := &hostCall{srv: s, client: client, hidden: opts.Inline && !opts.Handed}
 	if pending {
 		hc.stop = make(chan struct{})
 	}
@@ -739,6 +757,9 @@ func (h *Host) FreeFrom(from core.FreeCaller) {
 	h.events.Swap(nil).Close()
 	h.handlers.Swap(nil).Close()
 	h.telemetry.Swap(nil).Close()
+	if h.pins != nil {
+		_ = h.pins.s.Close()
+	}
 }
 
 // errHostFreed is what a method of a freed host returns (the C ABI's

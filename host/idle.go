@@ -1,7 +1,6 @@
 package host
 
 import (
-	"github.com/lemonmcp/lemonmcp/sandbox"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,8 +20,7 @@ type generation struct {
 	settleOnce sync.Once
 	settled    chan struct{} // closed once the first attempt ended either way
 	startOnce  sync.Once
-	started    atomic.Bool     // Connect was called (a lazy server waits for its first use)
-	sandbox    *sandbox.Report // what confines the server, nil when nothing is asked
+	started    atomic.Bool // Connect was called (a lazy server waits for its first use)
 }
 
 // settle marks the generation's first attempt over (ready or failed).
@@ -45,7 +43,6 @@ func (s *server) newGeneration() (*generation, *core.Error) {
 		return nil, err
 	}
 	g.client = c
-	g.sandbox = p.Sandbox
 	return g, nil
 }
 

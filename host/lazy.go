@@ -29,13 +29,32 @@ func (s *server) start() (first bool) {
 // (before Connect, or once closed, the call reports the server's state).
 // It reports whether this use started it.
 func (h *Host) wake(s *server) bool {
+	return h.wakeable(s) && s.start()
+}
+
+// wakeable reports whether a use of s would start it now: a lazy server
+// not started yet, on a connected host. A call that wakes it is queued
+// on the client first (WaitReady) and the server started afterwards, on a
+// goroutine of its own (startAfter), so that the call returns without
+// waiting for a process to be spawned: a caller holding a lock of its own
+// (Python's GIL) is never held up by a start.
+func (h *Host) wakeable(s *server) bool {
 	if g := s.gen(); g.client == nil || !s.lazy() || g.started.Load() {
 		return false
 	}
 	h.mu.Lock()
-	live := h.connected && !h.closed && !h.freed
-	h.mu.Unlock()
-	return live && s.start()
+	defer h.mu.Unlock()
+	return h.connected && !h.closed && !h.freed
+}
+
+// startAfter starts s in the background, for a call queued on it.
+func (h *Host) startAfter(s *server) {
+	go func() {
+		defer h.recoverPanic("the start of a lazy server")
+		if h.wakeable(s) { // the host may have closed meanwhile
+			s.start()
+		}
+	}()
 }
 
 // wakeAll starts every lazy server not started yet and waits until each

@@ -69,8 +69,9 @@ type guard struct {
 	// checked is, per kind, the pins the verdicts were given against: a
 	// refresh that brings the same definitions while the pin file was not
 	// replaced keeps them (the usual list_changed or restart).
-	checked  [3]*pinServer
-	reported map[string]string // kind/name → status and hash last announced
+	checked   [3]*pinServer
+	instrPins *pinServer        // the pins the instructions were judged against
+	reported  map[string]string // kind/name → status and hash last announced
 
 	// held: name → why, per kind; instrHeld: why every tool and prompt is
 	// held (nil: they are not). Read on every call without a lock.
@@ -200,18 +201,16 @@ func whyHeld(status string) string {
 // seen is pinned as offered (what carries hidden characters excepted).
 // The caller holds g.mu.
 func (s *server) loadPins(kindKey string, absent bool, trust func() map[string]*pinEntry) (*pinServer, error) {
-	doc, err := s.h.pins.load()
+	ps, _, err := s.h.pins.load(s.identKey)
 	if err != nil {
 		return nil, err
 	}
-	ps := doc.Servers[s.identKey]
 	seen := ps != nil && (kindKey == pinInstructions && ps.Instructions != nil || kindKey != pinInstructions && ps.Kinds[kindKey] != nil)
 	if seen || (s.h.cfg.Pins.FirstUse != FirstUseTrust && !absent) {
 		return ps, nil
 	}
 	entries := trust()
-	doc, err = s.h.pins.update(func(d *pinDoc) (bool, error) {
-		p := s.pinServerIn(d)
+	return s.h.pins.update(s.identKey, s.name, s.identity, func(p *pinServer) (bool, error) {
 		if kindKey == pinInstructions {
 			if p.Instructions != nil {
 				return false, nil // another process was first
@@ -225,23 +224,6 @@ func (s *server) loadPins(kindKey string, absent bool, trust func() map[string]*
 		p.Kinds[kindKey] = entries
 		return true, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return doc.Servers[s.identKey], nil
-}
-
-// pinServerIn is the server's entry of d, made when missing.
-func (s *server) pinServerIn(d *pinDoc) *pinServer {
-	p := d.Servers[s.identKey]
-	if p == nil {
-		p = &pinServer{Name: s.name, Identity: s.identity}
-		d.Servers[s.identKey] = p
-	}
-	if p.Kinds == nil {
-		p.Kinds = map[string]map[string]*pinEntry{}
-	}
-	return p
 }
 
 // checkPins gives each offered definition of kind k its verdict, holds
@@ -405,6 +387,7 @@ func (s *server) judgeInstructions(visible *string) *string {
 		g.instrHeld.Store(why)
 		return nil
 	}
+	g.instrPins = ps
 	var pe *pinEntry
 	if ps != nil {
 		pe = ps.Instructions
@@ -583,8 +566,7 @@ func (h *Host) Approve(serverName, kind, name, hash string) *core.Error {
 		return core.Errorf(core.StatusInvalidState, "the server %s no longer offers %s with the hash %s (it offers %s now: review it again)", jsonQuote(s.name), what, jsonQuote(hash), o.hash)
 	}
 	entry := &pinEntry{Hash: o.hash, Definition: o.clean}
-	_, err := h.pins.update(func(d *pinDoc) (bool, error) {
-		p := s.pinServerIn(d)
+	_, err := h.pins.update(s.identKey, s.name, s.identity, func(p *pinServer) (bool, error) {
 		if k < 0 {
 			p.Instructions = entry
 			return true, nil

@@ -13,7 +13,7 @@ import (
 // benchServer is a server of a host with pins on a file in dir, never
 // connected: the benchmarks drive its guard directly.
 func benchServer(b *testing.B, dir string) *server {
-	cfg := fmt.Sprintf(`{"pins":{"store":%q},"mcpServers":{"s":{"command":"/nonexistent/lmcp-bench"}}}`, filepath.Join(dir, "pins.json"))
+	cfg := fmt.Sprintf(`{"pins":{"store":{"type":"file","path":%q}},"mcpServers":{"s":{"command":"/nonexistent/lmcp-bench"}}}`, filepath.Join(dir, "pins.json"))
 	h, err := Parse([]byte(cfg), "bench")
 	if err != nil {
 		b.Fatal(err.Message)

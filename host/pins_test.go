@@ -1,13 +1,17 @@
 package host
 
 import (
-	"os"
-	"path/filepath"
+	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/store"
+	"github.com/lemonmcp/lemonmcp/store/storetest"
 )
 
 func TestParsePins(t *testing.T) {
@@ -15,13 +19,20 @@ func TestParsePins(t *testing.T) {
 		name, pins, err string
 		want            *PinsConfig
 	}{
-		{"file, trust by default", `{"store":"/tmp/p.json"}`, "", &PinsConfig{Store: "/tmp/p.json", FirstUse: FirstUseTrust}},
-		{"hold", `{"store":"p.json","first_use":"hold"}`, "", &PinsConfig{Store: "p.json", FirstUse: FirstUseHold}},
+		{"file, trust by default", `{"store":{"type":"file","path":"/tmp/p.json"}}`, "", &PinsConfig{Store: store.Spec{Type: "file", Path: "/tmp/p.json"}, FirstUse: FirstUseTrust}},
+		{"hold", `{"store":{"type":"memory"},"first_use":"hold"}`, "", &PinsConfig{Store: store.Spec{Type: "memory"}, FirstUse: FirstUseHold}},
+		{"app store", `{"store":{"type":"app"},"first_use":"hold"}`, "", &PinsConfig{Store: store.Spec{Type: "app"}, FirstUse: FirstUseHold}},
+		{"sealed redis", `{"store":{"type":"redis","url":"redis://127.0.0.1:1/0","encryption":{"key_env":"PINS_KEY","previous_key_envs":["OLD"]}}}`, "",
+			&PinsConfig{Store: store.Spec{Type: "redis", URL: "redis://127.0.0.1:1/0", Encryption: &store.Encryption{KeyEnv: "PINS_KEY", PreviousKeyEnvs: []string{"OLD"}}}, FirstUse: FirstUseTrust}},
 		{"no store", `{"first_use":"hold"}`, "config.pins.store: is required", nil},
-		{"bad first_use", `{"store":"p","first_use":"yes"}`, `config.pins.first_use: must be "trust" or "hold"`, nil},
-		{"unknown member", `{"store":"p","mode":1}`, "config.pins.mode: is not a known field", nil},
+		{"retired path", `{"store":"/tmp/p.json"}`, `config.pins.store: a path is retired: write {"type": "file", "path": "/tmp/p.json"}`, nil},
+		{"retired app", `{"store":"app"}`, `config.pins.store: "app" is retired: write {"type": "app"} and answer the store_load / store_save requests`, nil},
+		{"no type", `{"store":{"path":"p"}}`, "config.pins.store.type: is required", nil},
+		{"file without path", `{"store":{"type":"file"}}`, "config.pins.store.path: is required", nil},
+		{"key env not a name", `{"store":{"type":"memory","encryption":{"key_env":"a b"}}}`, "config.pins.store.encryption.key_env: must be the name of an environment variable", nil},
+		{"bad first_use", `{"store":{"type":"memory"},"first_use":"yes"}`, `config.pins.first_use: must be "trust" or "hold"`, nil},
+		{"unknown member", `{"store":{"type":"memory"},"mode":1}`, "config.pins.mode: is not a known field", nil},
 		{"not an object", `true`, "config.pins: must be a JSON object", nil},
-		{"app store", `{"store":"app","first_use":"hold"}`, "", &PinsConfig{Store: PinStoreApp, FirstUse: FirstUseHold}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -52,67 +63,54 @@ func TestServerIdentity(t *testing.T) {
 	require.NotEqual(t, url, key("a", `{"type":"http","url":"https://b.example/mcp"}`))
 }
 
-func TestPinFile(t *testing.T) {
-	t.Run("created 0600, versioned, read back", func(t *testing.T) {
-		f := &pinFile{path: filepath.Join(t.TempDir(), "sub", "pins.json")}
-		_, err := f.update(func(d *pinDoc) (bool, error) {
-			d.Servers["k"] = &pinServer{Name: "a", Kinds: map[string]map[string]*pinEntry{"tools": {"t": {Hash: "sha256:1"}}}}
-			return true, nil
-		})
-		require.NoError(t, err)
-		st, err := os.Stat(f.path)
-		require.NoError(t, err)
-		require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
-		doc, err := f.load()
-		require.NoError(t, err)
-		require.Equal(t, 1, doc.Version)
-		require.Equal(t, "sha256:1", doc.Servers["k"].Kinds["tools"]["t"].Hash)
-		left, _ := filepath.Glob(filepath.Join(filepath.Dir(f.path), ".pins.json.*"))
-		require.Empty(t, left, "no temporary file left behind")
-	})
-	for _, tc := range []struct{ name, content, err string }{
-		{"corrupt", `{"version":1,"servers":`, "is not a valid pin file"},
-		{"not an object", `[1]`, "is not a valid pin file"},
-		{"no version", `{"servers":{}}`, `no "version"`},
-		{"newer", `{"version":2,"servers":{}}`, "has version 2, newer than this library's 1"},
-		{"null server", `{"version":1,"servers":{"k":null}}`, "is null"},
-	} {
-		t.Run(tc.name+" is an error naming the file, never reset", func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "pins.json")
-			require.NoError(t, os.WriteFile(path, []byte(tc.content), 0o600))
-			f := &pinFile{path: path}
-			_, err := f.load()
-			require.Error(t, err)
-			require.Contains(t, err.Error(), path)
-			require.Contains(t, err.Error(), tc.err)
-			_, err = f.update(func(*pinDoc) (bool, error) { return true, nil })
-			require.Error(t, err)
-			after, _ := os.ReadFile(path)
-			require.Equal(t, tc.content, string(after), "left as it is")
+// TestPinDocs: a server's pins are one document of the store's "pins"
+// collection, read back at the same version as the same pins; a
+// document that is not pins is an error, never reset; updates made at
+// once (as by processes sharing the store) are all kept, on every
+// backend.
+func TestPinDocs(t *testing.T) {
+	for name, s := range storetest.All(t) {
+		t.Run(name, func(t *testing.T) {
+			p := newPinDocs(s)
+			ident := fmt.Sprintf("sha256:%s-%d", t.Name(), time.Now().UnixNano())
+			ps, ver, err := p.load(ident)
+			require.NoError(t, err)
+			require.Nil(t, ps)
+			require.Zero(t, ver)
+
+			var wg sync.WaitGroup
+			errs := make([]error, 8)
+			for i := range errs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, errs[i] = p.update(ident, "a", map[string]any{"name": "a"}, func(ps *pinServer) (bool, error) {
+						if ps.Kinds["tools"] == nil {
+							ps.Kinds["tools"] = map[string]*pinEntry{}
+						}
+						ps.Kinds["tools"][strconv.Itoa(i)] = &pinEntry{Hash: "sha256:" + strconv.Itoa(i)}
+						return true, nil
+					})
+				}()
+			}
+			wg.Wait()
+			for _, err := range errs {
+				require.NoError(t, err)
+			}
+			ps, ver, err = p.load(ident)
+			require.NoError(t, err)
+			require.Len(t, ps.Kinds["tools"], 8, "an approval made at once was lost")
+			again, ver2, err := p.load(ident)
+			require.NoError(t, err)
+			require.Equal(t, ver, ver2)
+			require.Same(t, ps, again, "the same version answers the same pins")
+
+			_, _, err = s.CompareAndSave(context.Background(), pinCollection, ident+"-bad", 0, &store.Document{Body: []byte(`[1]`)})
+			require.NoError(t, err)
+			_, _, err = p.load(ident + "-bad")
+			require.ErrorContains(t, err, "is not a pin document")
+			_, err = p.update(ident+"-bad", "a", nil, func(*pinServer) (bool, error) { return true, nil })
+			require.ErrorContains(t, err, "is not a pin document")
 		})
 	}
-	t.Run("concurrent updates lose nothing", func(t *testing.T) {
-		// Each update opens the lock file itself, as another process
-		// would: the flock serialises the read-modify-write.
-		f := &pinFile{path: filepath.Join(t.TempDir(), "pins.json")}
-		var wg sync.WaitGroup
-		errs := make([]error, 16)
-		for i := range errs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, errs[i] = f.update(func(d *pinDoc) (bool, error) {
-					d.Servers[strconv.Itoa(i)] = &pinServer{Name: strconv.Itoa(i)}
-					return true, nil
-				})
-			}()
-		}
-		wg.Wait()
-		for _, err := range errs {
-			require.NoError(t, err)
-		}
-		doc, err := f.load()
-		require.NoError(t, err)
-		require.Len(t, doc.Servers, 16)
-	})
 }

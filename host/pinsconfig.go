@@ -1,9 +1,8 @@
 package host
 
 import (
-	"strings"
-
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/store"
 )
 
 // First-use modes of "pins".
@@ -12,34 +11,36 @@ const (
 	FirstUseHold  = "hold"  // it is held until approved
 )
 
-// PinStoreApp is the "store" that asks the application (pins_load,
-// pins_save) instead of a file.
-const PinStoreApp = "app"
-
 // PinsConfig is the host's "pins" option (nil: no pinning; hidden
 // characters are still removed).
 type PinsConfig struct {
-	// Store is the pin file's path, or PinStoreApp.
-	Store    string
+	// Store is where the pins are kept (the store's one form: the
+	// collection "pins" of any store, shared by every host that opens it).
+	Store    store.Spec
 	FirstUse string
 }
 
-// parsePins validates "pins": {"store": PATH, "first_use": "trust"|"hold"}.
+// parsePins validates "pins": {"store": {"type", "path"?, "url"?,
+// "encryption"?}, "first_use": "trust"|"hold"}.
 func parsePins(v any) (*PinsConfig, *core.Error) {
 	const at = "config.pins"
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, invalid(at, `must be a JSON object ({"store": "<pin file path>", "first_use": "trust" | "hold"})`)
+		return nil, invalid(at, `must be a JSON object ({"store": {"type": "file", "path": "<pin file path>"}, "first_use": "trust" | "hold"})`)
 	}
 	p := &PinsConfig{FirstUse: FirstUseTrust}
+	seen := false
 	for k, fv := range m {
 		switch k {
 		case "store":
-			s, ok := fv.(string)
-			if !ok || strings.TrimSpace(s) == "" {
-				return nil, invalid(at+".store", "must be the path of the pin file")
+			spec, fe := store.ParseSpec(fv)
+			if fe != nil {
+				if fe.Field == "" {
+					return nil, invalid(at+".store", fe.Message)
+				}
+				return nil, invalid(at+".store."+fe.Field, fe.Message)
 			}
-			p.Store = s
+			p.Store, seen = *spec, true
 		case "first_use":
 			s, _ := fv.(string)
 			if s != FirstUseTrust && s != FirstUseHold {
@@ -50,8 +51,8 @@ func parsePins(v any) (*PinsConfig, *core.Error) {
 			return nil, invalid(at+"."+k, "is not a known field (known: store, first_use)")
 		}
 	}
-	if p.Store == "" {
-		return nil, invalid(at+".store", "is required (the path of the pin file)")
+	if !seen {
+		return nil, invalid(at+".store", `is required ({"type": "memory" | "file" | "postgres" | "redis" | "app", "path"?, "url"?, "encryption"?})`)
 	}
 	return p, nil
 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,9 @@ type server struct {
 	transport string
 	fail      failure    // why it is in trouble (failure.go)
 	secrets   redact.Set // its configured env and header values
+	// refusals are the last requests the sandbox's proxy refused the
+	// server (its warnings), for lmcp_host_servers.
+	refusals []string
 
 	lists [3]*listCache
 	// guard cleans and pins what the server offers (pins.go); identKey
@@ -99,6 +103,31 @@ func (s *server) state() string {
 	}
 }
 
+// maxRefusalsReported bounds the refusals lmcp_host_servers shows.
+const maxRefusalsReported = 4
+
+// noteRefusal keeps a warning of the sandbox's proxy (a request it
+// refused while the server runs), the last few, for the report.
+func (s *server) noteRefusal(payload []byte) {
+	var ev struct {
+		Level   string `json:"level"`
+		Source  string `json:"source"`
+		Message string `json:"message"`
+	}
+	if jsonx.Unmarshal(payload, &ev) != nil || ev.Level != "warning" || ev.Source != "transport" ||
+		!strings.HasPrefix(ev.Message, "the sandbox refused ") {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.refusals, ev.Message) {
+		s.refusals = append(s.refusals, ev.Message)
+		if len(s.refusals) > maxRefusalsReported {
+			s.refusals = s.refusals[1:]
+		}
+	}
+}
+
 func (s *server) report() map[string]any {
 	st := s.state()
 	c := s.client()
@@ -114,8 +143,8 @@ func (s *server) report() map[string]any {
 		return r
 	}
 	r["restarts"] = c.Restarts()
-	if sb := s.gen().sandbox; sb != nil {
-		r["sandbox"] = sb
+	if sb := c.SandboxReport(); sb != nil {
+		r["sandbox"] = sb // what this start of the server got
 	}
 	loss, losses := c.LastLoss()
 	clientErr := c.LastError()
@@ -125,6 +154,9 @@ func (s *server) report() map[string]any {
 		r["era"] = s.era
 		r["protocol_version"] = s.version
 		r["transport"] = s.transport
+	}
+	if len(s.refusals) > 0 {
+		r["sandbox_refusals"] = slices.Clone(s.refusals)
 	}
 	if st != StateReady && s.lastErr != "" {
 		r["last_error"] = s.lastErr
@@ -152,6 +184,8 @@ func (s *server) onEvent(g *generation, kind string, payload []byte) {
 		return // a client stopped after idle_ms (its Free already ran)
 	}
 	switch kind {
+	case "log":
+		s.noteRefusal(payload)
 	case "ready":
 		var ev struct {
 			Server jsonx.RawMessage `json:"server"`

@@ -41,7 +41,10 @@
  *    branch on "message", whose wording may change): "executable_not_found"
  *    (LMCP_E_TRANSPORT: the command, or its interpreter, does not exist),
  *    "not_executable" (LMCP_E_INVALID_ARGUMENT: it exists but may not be
- *    run), "working_directory_not_found" (LMCP_E_INVALID_ARGUMENT); a later
+ *    run), "working_directory_not_found" (LMCP_E_INVALID_ARGUMENT),
+ *    "sandbox_unavailable" (LMCP_E_TRANSPORT: a sandbox layer the server's
+ *    policy asks for could not be set up; the message names the layer and
+ *    why); a later
  *    call to that client (LMCP_E_INVALID_STATE) keeps the same "data".
  *    Free it with lmcp_free(). On success *err_out is set
  *    to NULL. There is no per-thread "last error". Messages never contain raw
@@ -217,9 +220,14 @@ void lmcp_free(void *ptr);
  *      elicitation; docs/tasks.md),
  *    "modern": [..] (the 2026-07-28 features: "server_discover", "mrtr",
  *      "http_standard_headers", "subscriptions_listen", "result_cache",
- *      "tasks"; docs/modern.md)}
+ *      "tasks"; docs/modern.md),
+ *    "sandbox": {..} (what a confined stdio server can get on this machine,
+ *      in the form of lmcp_host_servers' "sandbox", with "missing" naming
+ *      each layer the machine lacks and why; absent without the sandbox
+ *      helper; docs/sandbox.md)}
  * *json_out is library-allocated (free with lmcp_free); *len_out (may be NULL)
- * receives its length. Starts nothing.
+ * receives its length. Starts nothing but, once per process, the sandbox
+ * helper's probe (a few milliseconds).
  * Returns LMCP_OK, or LMCP_E_INVALID_ARGUMENT when json_out is NULL. */
 lmcp_status lmcp_features(char **json_out, size_t *len_out);
 
@@ -459,6 +467,47 @@ lmcp_status lmcp_client_call_sync(lmcp_client *client, const char *method,
                                   const char *options_json, size_t options_len,
                                   char **result_out, size_t *result_len_out,
                                   char **err_out);
+
+/* A blocking call in two steps, for a caller that must run code of its own
+ * while it waits, such as an interpreter that takes signals (Ctrl-C)
+ * between slices of the wait: lmcp_client_call_begin (lmcp_host_call_begin,
+ * lmcp_host_call_tool_begin) starts the call, whose outcome goes to *call,
+ * and lmcp_sync_call_wait waits for it outside the Go runtime, exactly as
+ * lmcp_client_call_sync does, for at most a slice of time. The caller owns
+ * *call (its fields are the library's) and keeps it in place from begin
+ * until a wait reports the call done; it may then reuse it. To give up,
+ * cancel the call (lmcp_client_cancel with the id begin returned) and wait
+ * for it: a cancelled call completes at once. */
+typedef struct lmcp_sync_call {
+  uint32_t state;     /* private: 0 while the call runs, then done */
+  lmcp_status status; /* private */
+  char *json;         /* private */
+  size_t len;         /* private */
+} lmcp_sync_call;
+
+/* lmcp_client_call_begin starts a call as lmcp_client_call does, with the
+ * same arguments and statuses, but its outcome goes to *call, collected
+ * with lmcp_sync_call_wait; *call_id_out (may be NULL) receives its id.
+ * Nothing is stored in *call when it fails. */
+lmcp_status lmcp_client_call_begin(lmcp_client *client, const char *method,
+                                   const char *params_json, size_t params_len,
+                                   const char *options_json,
+                                   size_t options_len, lmcp_sync_call *call,
+                                   lmcp_call_id *call_id_out, char **err_out);
+
+/* lmcp_sync_call_wait waits up to timeout_ms (negative: without limit) for
+ * the outcome of a call begun with *call, spinning up to 50 microseconds
+ * when the thread's previous blocking call was that fast, then asleep on a
+ * futex; a signal handled by the thread ends the wait early when
+ * timeout_ms is not negative. While the call runs it returns LMCP_OK with
+ * *done_out 0. Once the call is done, *done_out is 1 and it returns as
+ * lmcp_client_call_sync would have: LMCP_OK with *result_out (free with
+ * lmcp_free) and *result_len_out (may be NULL), or the completion's status
+ * with its error in *err_out. LMCP_E_INVALID_ARGUMENT when call, done_out
+ * or result_out is NULL (err_out is then left alone). */
+lmcp_status lmcp_sync_call_wait(lmcp_sync_call *call, int32_t timeout_ms,
+                                int *done_out, char **result_out,
+                                size_t *result_len_out, char **err_out);
 
 /* lmcp_client_cancel cancels an accepted call: its done callback runs with
  * LMCP_E_CANCELLED and the server receives notifications/cancelled (in the
@@ -710,11 +759,16 @@ lmcp_status lmcp_host_new(const char *config_json, size_t len,
  * .cursor directory, else the file's directory] (${workspaceFolder}, and
  * where a relative envFile is found), "start": "eager"|"lazy" [the file's],
  * "override": {top-level members laid over the file's, such as "tool_prefix"
- * or "defaults"}}.
+ * or "defaults"}, "only": [server names] (the host runs only these servers
+ * of the file, with the file's pins, filters and other host options),
+ * "stdio": {"env"?: {name: value} (added to each server's env, winning),
+ * "cwd"?: dir, "env_inherit"?: "all"} (laid over every server kept; a server
+ * reached by URL refuses it: LMCP_E_INVALID_ARGUMENT)}.
  * Every message and warning starts with the path.
  * Returns LMCP_OK; LMCP_E_INVALID_ARGUMENT (NULL path or host_out, no such
  * file, unreadable, malformed or invalid config, unknown option: the message
- * names the file); LMCP_E_UNSUPPORTED, as lmcp_host_new. */
+ * names the file); LMCP_E_NOT_FOUND (a server "only" names is not in the
+ * file); LMCP_E_UNSUPPORTED, as lmcp_host_new. */
 lmcp_status lmcp_host_new_file(const char *path, const char *options_json,
                                size_t options_len, lmcp_host **host_out,
                                char **err_out);
@@ -726,7 +780,12 @@ lmcp_status lmcp_host_new_file(const char *path, const char *options_json,
  * to that server alone through lmcp_client_new:
  *   {"name": "<server>", "enabled": bool, "config": {<the lmcp_client_new
  *    configuration the host would give it: "transport", and "timeouts",
- *    "restart", ... when the file sets them>}, "warnings": ["<file>: ...", ..]}
+ *    "restart", ... when the file sets them>}, "warnings": ["<file>: ...", ..],
+ *    "host_guards": ["pins"?, "tool_filters"?]}
+ * host_guards names what the host would apply to this server and a lone
+ * client does not (the file's pins; the server's tools.allow/tools.deny):
+ * when it is not empty, talk to the server through a host (lmcp_host_new_file
+ * with "only": [name]) to keep them.
  * name (NUL-terminated; NULL or "": the file's only server) selects it; its
  * configuration is checked as lmcp_client_new would (the message names the
  * member as the file spells it). Starts nothing.
@@ -1011,6 +1070,15 @@ lmcp_status lmcp_host_call_tool_sync(lmcp_host *host, const char *name,
                                      size_t options_len, char **result_out,
                                      size_t *result_len_out, char **err_out);
 
+/* lmcp_host_call_tool_begin is lmcp_host_call_tool whose outcome goes to
+ * *call, as lmcp_client_call_begin's does. */
+lmcp_status lmcp_host_call_tool_begin(lmcp_host *host, const char *name,
+                                      const char *args_json, size_t args_len,
+                                      const char *options_json,
+                                      size_t options_len, lmcp_sync_call *call,
+                                      lmcp_call_id *call_id_out,
+                                      char **err_out);
+
 /* lmcp_host_call sends any request to the named server, as lmcp_client_call
  * (same arguments, options, callback rules and statuses), with a host-wide
  * call id. Also returns LMCP_E_NOT_FOUND (no such server) and
@@ -1029,6 +1097,14 @@ lmcp_status lmcp_host_call_sync(lmcp_host *host, const char *server,
                                 size_t params_len, const char *options_json,
                                 size_t options_len, char **result_out,
                                 size_t *result_len_out, char **err_out);
+
+/* lmcp_host_call_begin is lmcp_host_call whose outcome goes to *call, as
+ * lmcp_client_call_begin's does. */
+lmcp_status lmcp_host_call_begin(lmcp_host *host, const char *server,
+                                 const char *method, const char *params_json,
+                                 size_t params_len, const char *options_json,
+                                 size_t options_len, lmcp_sync_call *call,
+                                 lmcp_call_id *call_id_out, char **err_out);
 
 /* lmcp_host_call_queued and lmcp_host_call_tool_queued are lmcp_host_call
  * and lmcp_host_call_tool whose completion goes to queue (see QUEUE) instead

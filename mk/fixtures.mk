@@ -19,7 +19,8 @@ fixtures:
 		&& $(GO) build -o $(BUILD)/fixtures/oauthfixture ./fixtures/oauthfixture \
 		&& $(GO) build -o $(BUILD)/fixtures/rugpull ./fixtures/rugpull \
 		&& $(GO) build -o $(BUILD)/fixtures/fakeregistry ./fixtures/fakeregistry \
-		&& $(GO) build -o $(BUILD)/fixtures/gwserve ./fixtures/gwserve
+		&& $(GO) build -o $(BUILD)/fixtures/gwserve ./fixtures/gwserve \
+		&& $(GO) build -o $(BUILD)/fixtures/withoutlayers ./fixtures/withoutlayers
 
 # The 2026-07-28 peer servers the tests module runs against (test-only,
 # pinned): the TypeScript SDK v2 server from npm into .cache/modern-ts and

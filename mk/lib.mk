@@ -8,7 +8,7 @@
 
 # Every Go package of the runtime module (tests/ is its own module).
 GO_SOURCES := $(shell find . \( -path ./tests -o -path ./bindings -o -path ./build -o -path ./.cache -o -path ./.git \) -prune \
-                -o -name '*.go' -not -name '*_test.go' -print) $(wildcard capi/*.c capi/*.h) go.mod go.sum mk/build-lib.sh
+                -o -name '*.go' -not -name '*_test.go' -print) $(wildcard capi/*.c capi/*.h sandbox/*.txt) go.mod go.sum mk/build-lib.sh
 
 lib: $(LIB) $(HEADER) $(BUILD)/lemonmcp.pc $(HELPER)
 

@@ -3,7 +3,7 @@
 #                      command line, C, C++, Elixir as a mix application depending on the binding by path)
 #                      against @modelcontextprotocol/server-everything, the server the examples name; and
 #                      holds the README's feature list (against lmcp_features) and layout table, and each
-#                      doc.go's file map, against the tree
+#                      doc.go's file map, against the tree; and runs docs/host.md's end-to-end pins example
 #   make test-readme READMEARGS="-k tree"   only the tree checks (no server, a second)
 
 READMEARGS ?=
@@ -11,6 +11,6 @@ READMEARGS ?=
 .PHONY: test-readme
 TEST_SUITES += test-readme
 
-test-readme: lib python-dev python-setup elixir-setup everything-setup
+test-readme: lib fixtures python-dev python-setup elixir-setup everything-setup
 	cd $(ROOT)/tests/readme && PYTHONPATH=$(PY_DIR):. PYTHONDONTWRITEBYTECODE=1 \
-	  $(PYTHON) -m pytest -q -p no:cacheprovider --durations=10 $(READMEARGS) test_tree.py test_snippets.py
+	  $(PYTHON) -m pytest -q -p no:cacheprovider --durations=10 $(READMEARGS) test_tree.py test_docs_host.py test_snippets.py

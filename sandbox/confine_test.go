@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lemonmcp/lemonmcp/transport"
 	"github.com/lemonmcp/lemonmcp/transport/stdio"
 )
 
@@ -217,7 +218,7 @@ func TestAsUnprivilegedUser(t *testing.T) {
 		require.NoError(t, os.WriteFile(dst, b, 0o755))
 	}
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin,
-		"-test.run", "^(TestConfined|TestNoDaemon|TestReport|TestRequired|TestServerEnd|TestHelperKilled)", "-test.count=1", "-test.v")
+		"-test.run", "^(TestConfined|TestNoDaemon|TestReport|TestRequired|TestServerEnd|TestHelperKilled|TestSecrets)", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), HelperEnv+"="+helper, "TMPDIR=/tmp", "HOME=/tmp", "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "cache"), 0o700))
 	require.NoError(t, os.Chown(filepath.Join(dir, "cache"), 65534, 65534))
@@ -227,6 +228,7 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	require.Contains(t, string(out), "--- PASS: TestConfinedFileSystem")
 	require.Contains(t, string(out), "--- PASS: TestServerEndReportedThroughTheHelper")
 	require.Contains(t, string(out), "--- PASS: TestConfinedNoUnixSockets")
+	require.Contains(t, string(out), "--- PASS: TestSecretsNeverReadable")
 	require.NotContains(t, string(out), "--- FAIL")
 }
 
@@ -274,37 +276,73 @@ func findProcess(cmdline string) int {
 }
 
 // TestReport: on this machine (Linux 6.18, user namespaces, Landlock 7)
-// every layer holds, as root and as nobody.
+// every layer holds, as root and as nobody, and the report a server gets
+// is what the helper set up for that start.
 func TestReport(t *testing.T) {
-	r := (&Policy{Processes: 10}).Report()
-	require.Equal(t, Report{Namespaces: true, Landlock: landlockABI(), Network: "none", Proc: "private",
-		NoNewPrivs: true, Limits: true, Reaper: "pid-namespace", UnixSockets: "denied"}, r)
-	require.GreaterOrEqual(t, r.Landlock, 6)
-	require.Equal(t, "allowed", (&Policy{AllowAllUnixSockets: true}).Report().UnixSockets)
-	r = (&Policy{AllowedDomains: []string{"example.com"}}).Report()
-	require.Equal(t, "proxy", r.Network)
-	require.Empty(t, r.Missing)
+	f := Features()
+	require.NotNil(t, f)
+	require.Empty(t, f.Missing)
+	require.True(t, f.Namespaces)
+	require.GreaterOrEqual(t, f.Landlock, 6)
+
+	rep := startReport(t, Policy{Processes: 10})
+	require.Equal(t, "pid-namespace", rep.Reaper)
+	require.True(t, rep.Namespaces)
+	require.Equal(t, f.Landlock, rep.Landlock)
+	require.Equal(t, "none", rep.Network)
+	require.Equal(t, "private", rep.Proc)
+	require.True(t, rep.NoNewPrivs)
+	require.True(t, rep.Limits)
+	require.Equal(t, "denied", rep.UnixSockets)
+	require.Contains(t, rep.LandlockRights, "FS_WRITE_FILE")
+	require.Contains(t, rep.LandlockRights, "FS_REFER")
+	require.Contains(t, rep.Scoped, "ABSTRACT_UNIX_SOCKET")
+	require.Empty(t, rep.Missing)
+	require.Equal(t, "allowed", startReport(t, Policy{AllowAllUnixSockets: true}).UnixSockets)
+	require.Equal(t, "proxy", startReport(t, Policy{AllowedDomains: []string{"example.com"}}).Network)
 }
 
-// TestRequiredFailsNamingWhatIsMissing: a required sandbox that cannot be
-// had does not start the server at all.
+// startReport starts /bin/cat under p and returns its start's report.
+func startReport(t *testing.T, p Policy) *Report {
+	t.Helper()
+	tr, err := stdio.New(stdio.Config{Command: "/bin/cat", CloseGrace: 200 * time.Millisecond, Launcher: Confine(p, 200*time.Millisecond)})
+	require.NoError(t, err)
+	rec := newRecorder()
+	require.NoError(t, tr.Start(context.Background(), rec))
+	defer func() { require.NoError(t, tr.Close(context.Background())) }()
+	rep, ok := tr.SandboxReport().(*Report)
+	require.True(t, ok, "no report: %#v", tr.SandboxReport())
+	return rep
+}
+
+// TestRequiredFailsNamingWhatIsMissing: a sandbox that cannot be had in
+// full does not start the server at all, by default; "required": false
+// (BestEffort) starts it and the report names what is missing.
 func TestRequiredFailsNamingWhatIsMissing(t *testing.T) {
 	// A machine without user namespaces (Ubuntu's AppArmor restriction,
 	// a container): the helper runs, Landlock holds.
 	real := probed
-	probed = func() probe { return probe{helper: true, nnp: true, landlock: 7, limits: true, seccomp: true} }
+	pr := real()
+	pr.namespaces, pr.nsErr = false, "operation not permitted"
+	probed = func() probe { return pr }
 	defer func() { probed = real }()
-	r := (&Policy{AllowedDomains: []string{"example.com"}}).Report()
-	require.Equal(t, Report{Landlock: 7, Network: "tcp-denied", Proc: "host", NoNewPrivs: true, Limits: true, Reaper: "subreaper",
-		UnixSockets: "denied", Missing: []string{"user namespaces", "a network namespace for the allowedDomains proxy"}}, r)
+	p := Policy{AllowedDomains: []string{"example.com"}}
+	require.ErrorContains(t, p.Check(), "namespaces: clone(CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET|...) failed: operation not permitted")
 
-	tr, err := stdio.New(stdio.Config{
-		Command:  "/bin/cat",
-		Launcher: Confine(Policy{Required: true}, time.Second),
-	})
+	tr, err := stdio.New(stdio.Config{Command: "/bin/cat", Launcher: Confine(Policy{}, time.Second)})
 	require.NoError(t, err)
 	err = tr.Start(context.Background(), newRecorder())
-	require.ErrorContains(t, err, "sandbox required but unavailable: user namespaces")
+	require.ErrorContains(t, err, "sandbox: cannot be set up in full")
+	require.ErrorContains(t, err, "namespaces: clone(")
+	var te *transport.Error
+	require.ErrorAs(t, err, &te)
+	require.Equal(t, transport.CauseSandboxUnavailable, te.Cause)
+	require.True(t, te.Permanent)
+
+	rep := startReport(t, Policy{BestEffort: true, AllowedDomains: []string{"example.com"}})
+	require.Equal(t, "subreaper", rep.Reaper)
+	require.Equal(t, "tcp-denied", rep.Network)
+	require.Equal(t, []string{"namespaces: operation not permitted", "the proxy: allowedDomains needs a network namespace"}, rep.Missing)
 }
 
 // TestConfinedWithoutNamespaces: where user namespaces are refused, the
@@ -313,22 +351,83 @@ func TestRequiredFailsNamingWhatIsMissing(t *testing.T) {
 func TestConfinedWithoutNamespaces(t *testing.T) {
 	real := probed
 	pr := real()
-	pr.namespaces, pr.proc, pr.pidMax = false, false, false
+	pr.namespaces = false
 	probed = func() probe { return pr }
 	defer func() { probed = real }()
 
 	p, script, want, _, _ := fsEscapes(t)
+	p.BestEffort = true
 	require.Equal(t, want, runConfined(t, p, script))
 
 	ln, err := netListen(t)
 	require.NoError(t, err)
 	py, err := exec.LookPath("python3")
 	require.NoError(t, err)
-	got := runConfined(t, Policy{}, py+` -c '
+	got := runConfined(t, Policy{BestEffort: true}, py+` -c '
 import json, socket
 try:
     socket.create_connection(("127.0.0.1", `+ln.tcpPort+`), timeout=5); print(json.dumps({"tcp": "ok"}))
 except OSError: print(json.dumps({"tcp": "denied"}))
 '`)
 	require.Equal(t, "denied", got["tcp"])
+}
+
+// TestSecretsNeverReadable: the library's secrets (DenySecret: a pin file,
+// a token store), listed in no policy, stay unreadable to a confined
+// server: an existing one, one the library replaces by a rename while the
+// server runs (as it writes them), and one created later in a directory
+// that did not exist; the other files beside them stay readable and their
+// directory listable. The control, without DenySecret, reads them all.
+func TestSecretsNeverReadable(t *testing.T) {
+	for _, deny := range []bool{true, false} {
+		t.Run(map[bool]string{true: "denied", false: "control"}[deny], func(t *testing.T) {
+			root := t.TempDir()
+			require.NoError(t, os.Chmod(root, 0o777))
+			lib, work := filepath.Join(root, "lib"), filepath.Join(root, "work")
+			require.NoError(t, os.Mkdir(lib, 0o777))
+			require.NoError(t, os.Mkdir(work, 0o777))
+			pins, tokens, later := filepath.Join(lib, "pins.json"), filepath.Join(lib, "tokens.json"), filepath.Join(root, "later", "tokens.json")
+			require.NoError(t, os.WriteFile(filepath.Join(lib, "other"), []byte("o"), 0o644))
+			require.NoError(t, os.WriteFile(pins, []byte("p"), 0o600))
+			require.NoError(t, os.WriteFile(tokens, []byte("t"), 0o600))
+			if deny {
+				DenySecret(pins, tokens, later)
+				defer func() { secrets.mu.Lock(); secrets.paths = nil; secrets.mu.Unlock() }()
+			}
+			gate := filepath.Join(work, "go")
+			script := attempt("pins", "cat "+pins+" >/dev/null") + attempt("tokens", "cat "+tokens+" >/dev/null") +
+				attempt("other", "cat "+filepath.Join(lib, "other")+" >/dev/null") + attempt("list", "ls "+lib+" | grep -q other") +
+				attempt("list_root", "ls / >/dev/null") + attempt("write", "echo x > "+work+"/w") +
+				`echo '{"waiting":"yes"}'; while [ ! -e ` + gate + ` ]; do sleep 0.01; done
+` + attempt("replaced", "cat "+pins+" >/dev/null") + attempt("later", "cat "+later+" >/dev/null")
+			tr, err := stdio.New(stdio.Config{Command: "/bin/sh", Args: []string{"-c", script}, CloseGrace: 200 * time.Millisecond,
+				Launcher: Confine(Policy{AllowWrite: []string{work}}, 200*time.Millisecond)})
+			require.NoError(t, err)
+			rec := newRecorder()
+			require.NoError(t, tr.Start(context.Background(), rec))
+			require.Eventually(t, func() bool {
+				rec.mu.Lock()
+				defer rec.mu.Unlock()
+				return len(rec.lines) > 0 && rec.lines[len(rec.lines)-1] == `{"waiting":"yes"}`
+			}, 30*time.Second, 5*time.Millisecond)
+			// The library writes its files as it does: a new file renamed
+			// over the old; and a store in a directory made meanwhile.
+			require.NoError(t, os.WriteFile(pins+".tmp", []byte("p2"), 0o600))
+			require.NoError(t, os.Rename(pins+".tmp", pins))
+			require.NoError(t, os.MkdirAll(filepath.Dir(later), 0o700))
+			require.NoError(t, os.WriteFile(later, []byte("t"), 0o600))
+			require.NoError(t, os.WriteFile(gate, nil, 0o644))
+			<-rec.closed
+			require.NoError(t, tr.Close(context.Background()))
+			got := map[string]any{}
+			rec.mu.Lock()
+			for _, l := range rec.lines {
+				require.NoError(t, json.Unmarshal([]byte(l), &got), l)
+			}
+			rec.mu.Unlock()
+			secret := map[bool]string{true: "denied", false: "ok"}[deny]
+			require.Equal(t, map[string]any{"pins": secret, "tokens": secret, "replaced": secret, "later": secret,
+				"other": "ok", "list": "ok", "list_root": "ok", "write": "ok", "waiting": "yes"}, got)
+		})
+	}
 }

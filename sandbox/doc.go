@@ -1,60 +1,46 @@
 // Package sandbox confines the stdio servers the library starts and makes
-// sure nothing they start outlives them. It holds both sides of a small
-// helper executable, lemonmcp-sandbox (cmd/lemonmcp-sandbox), which the
-// stdio transport runs in the server's place through a stdio.Launcher:
-// the restrictions are applied in the helper, between its start and the
-// server's exec, never in the application's process.
+// sure nothing they start outlives them. It is the library's side of a
+// small helper executable, lemonmcp-sandbox (cmd/lemonmcp-sandbox, whose
+// code is package sandbox/helper), which the stdio transport runs in the
+// server's place through a stdio.Launcher: the restrictions are applied in
+// the helper, between its start and the server's exec, never in the
+// application's process. What the two sides tell each other (the helper's
+// command line, its status pipe's records, the Report) is package
+// sandbox/wire.
 //
-// Lifetime, sandbox or not (Reaper): the helper is a child subreaper, so a
-// daemon that double-forks and calls setsid is reparented to it rather
-// than to init; when the server exits it gives what is left SIGTERM, then
-// SIGKILL after the close grace, reaps it all and exits with the server's
-// status. The library holds the other end of a "lifeline" pipe (the
-// helper's descriptor 3): when the library cuts it before its SIGKILL, or
-// its process dies, the helper kills every descendant at once. On its
-// descriptor 4 the helper writes how the server ended (status.go), which
-// the library reports in place of the helper's own status.
+// Fail closed: a Policy is required in full unless it says BestEffort
+// ("required": false). Confine refuses the start, naming the layer and
+// why, when the machine lacks a layer the policy needs (the probe, run
+// once per process), and the helper checks every step it takes and ends
+// the start at the first that fails (a failure record on its status pipe,
+// which the transport's start returns). What a server got is what the
+// helper reports for that start, once the server runs: the transport
+// keeps it (stdio.Transport.SandboxReport), lmcp_host_servers and the
+// ready and restarting events show it. The probe only answers what this
+// machine could give (Features, for lmcp_features).
 //
-// Confinement (Confine, with a Policy): the library clones the helper
-// into new user, mount, PID, network and IPC namespaces (unprivileged user
-// namespaces; the user's uid is root of the new one). There the helper
-// mounts a /proc of its own PID namespace, hides the denyRead paths under
-// empty mounts, caps the namespace's pid_max
-// and sets rlimits for the limits asked, empties its capability bounding
-// set, sets no_new_privs and applies Landlock (reads everywhere but
-// denyRead, writes only beneath allowWrite, the private temporary and
-// cache directories, and a few devices; no signals or abstract sockets
-// beyond the sandbox), installs a seccomp filter refusing new AF_UNIX
-// sockets (socket files are not Landlock's), then forks the server in a
-// session of its own and
-// stays as the namespace's init: when it exits, the kernel kills whatever
-// is left. A layer the machine lacks is left out, and the Report says so;
-// a Required policy then fails to start. What each machine offers is
-// probed once per process by running the helper with -probe.
+// Lifetime, sandbox or not (Reaper): the helper is a child subreaper, or
+// the init of the server's PID namespace; when the server exits it gives
+// what is left SIGTERM, then SIGKILL after the close grace, reaps it all
+// and exits with the server's status. The library holds the other end of
+// a "lifeline" pipe: when the library cuts it before its SIGKILL, or its
+// process dies, the helper kills every descendant at once.
 //
 // Files:
 //   - find.go: where the helper is (LEMONMCP_SANDBOX_HELPER, beside the
 //     shared object, ../libexec).
-//   - launch.go: the library side, the stdio.Launch for the helper.
-//   - policy.go: Policy, the probe, Report and Confine.
-//   - args.go: the helper's command line, written and parsed in one place.
-//   - helper.go: the helper's main loop (Main).
-//   - status.go: the record on the helper's descriptor 4 that tells the
-//     library how the server ended (the helper, init of a PID namespace,
-//     cannot die by the server's signal).
-//   - reaper.go: finding, signalling and reaping every descendant.
-//   - confine.go: namespaces set-up, limits, privileges, Landlock.
-//   - rules.go: the Landlock rules for "read all but denyRead, write only
-//     allowWrite".
-//   - seccomp.go: the filter that refuses the server AF_UNIX sockets and
-//     io_uring, installed on the forking thread; seccomp_amd64.go,
-//     seccomp_arm64.go and seccomp_other.go: each architecture's audit
-//     number (none: no filter, reported missing).
-//   - proxy.go: the egress proxy for allowedDomains (library side): the
-//     entries (names, wildcards, addresses, each with an optional port),
-//     the refusal of internal addresses but for an address named with its
-//     port, and what was refused, for the closed message.
-//   - bridge.go: the loopback port inside the network namespace that leads
-//     to it, and the proxy environment that replaces the server's proxy
-//     settings (helper side).
+//   - launch.go: the stdio.Launch for the helper (Reaper and the one
+//     Confine builds), and the library's end of the status pipe.
+//   - policy.go: Policy, the probe, Features and Confine.
+//   - secrets.go: DenySecret, the library's own files (token stores, pin
+//     files) every confined server is denied, listed or not.
+//   - caches.go: the per-server cache directories (HOME, npm, uv), kept
+//     across restarts, bounded and pruned.
+//   - domains.go: allowedDomains and deniedDomains entries: parsing and
+//     checking them (URLs, paths, "*", wildcards over a public suffix by
+//     the shipped list public_suffixes.txt, IPv6 brackets, link-local),
+//     matching a request, and what each entry lets the proxy reach.
+//   - proxy.go: the egress proxy for allowedDomains: one dial per checked
+//     address, the anti-rebinding rule, what it refused (a warning while
+//     the server runs, a note in the closed message).
 package sandbox

@@ -69,6 +69,70 @@ func TestHostNamesTheSignalOfAConfinedCrash(t *testing.T) {
 			require.Contains(t, restarting[0], `"signal":"SIGKILL"`)
 			require.Contains(t, restarting[0], "server was killed by SIGKILL")
 			require.NotContains(t, restarting[0], "exit_code")
+			// The event carries what confined the lost server.
+			require.Equal(t, boxed, strings.Contains(restarting[0], `"sandbox":{"namespaces":true`), restarting[0])
 		})
 	}
+}
+
+// refusingServer is a minimal MCP server that first asks the sandbox's
+// proxy for a host allowedDomains does not name, then serves: a server
+// that goes on running after a refusal, with nothing to say but "fetch
+// failed".
+const refusingServer = `import json, sys, urllib.request
+try:
+    urllib.request.urlopen("http://denied.example:8080/pkg", timeout=20)
+except Exception:
+    pass
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    if m.get("method") == "initialize":
+        r = {"result": {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "r", "version": "1"}}}
+    elif m.get("method") == "tools/list":
+        r = {"result": {"tools": []}}
+    elif m.get("method") == "ping":
+        r = {"result": {}}
+    else:
+        r = {"error": {"code": -32601, "message": "no"}}
+    print(json.dumps(dict(jsonrpc="2.0", id=m["id"], **r)), flush=True)
+`
+
+// TestHostWarnsOfProxyRefusals: a request the proxy refuses while the
+// server keeps running is a warning event of the host naming the server,
+// the destination and the rule, and lmcp_host_servers lists it.
+func TestHostWarnsOfProxyRefusals(t *testing.T) {
+	argv, _ := json.Marshal([]string{"-c", refusingServer})
+	srv := `{"command":"python3","args":` + string(argv) + `,"sandboxEnabled":true,
+		"sandbox":{"network":{"allowedDomains":["registry.example"]}},"timeouts":{"ready_ms":30000,"close_grace_ms":200}}`
+	h, err := host.Parse([]byte(`{"mcpServers":{"fetcher":`+srv+`}}`), "test")
+	require.Nil(t, err)
+	var mu sync.Mutex
+	var warnings []string
+	h.SetEventHandler(func(kind string, payload []byte) {
+		if kind == "log" && strings.Contains(string(payload), `"level":"warning"`) {
+			mu.Lock()
+			warnings = append(warnings, string(payload))
+			mu.Unlock()
+		}
+	}, nil)
+	defer func() {
+		h.Close(5 * time.Second)
+		h.Free()
+	}()
+	require.Nil(t, h.Connect())
+	const want = "the sandbox refused network access to denied.example:8080: not in allowedDomains"
+	var servers map[string]map[string]any
+	require.Eventually(t, func() bool {
+		require.NoError(t, json.Unmarshal(h.Servers(), &servers))
+		refusals, _ := servers["fetcher"]["sandbox_refusals"].([]any)
+		return servers["fetcher"]["state"] == host.StateReady && len(refusals) > 0
+	}, 60*time.Second, 20*time.Millisecond, "%v", servers)
+	require.Equal(t, []any{want}, servers["fetcher"]["sandbox_refusals"])
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, warnings, 1, "%v", warnings)
+	require.Contains(t, warnings[0], `"server":"fetcher"`)
+	require.Contains(t, warnings[0], want)
 }

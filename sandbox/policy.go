@@ -1,27 +1,25 @@
 package sandbox
 
 import (
-	"bufio"
-	"crypto/sha256"
-	"encoding/hex"
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/lemonmcp/lemonmcp/sandbox/wire"
 	"github.com/lemonmcp/lemonmcp/transport"
 	"github.com/lemonmcp/lemonmcp/transport/stdio"
 )
 
 // Policy is what a confined server is granted. Reads are allowed except
-// beneath DenyRead; writes are denied except beneath AllowWrite (and the
-// server's private temporary and cache directories) minus DenyWrite; the
-// network is closed. Paths are absolute, variables already resolved.
+// beneath DenyRead (and the library's own secrets, DenySecret); writes are
+// denied except beneath AllowWrite (and the server's private temporary and
+// cache directories) minus DenyWrite; the network is closed. Paths are
+// absolute, variables already resolved.
 type Policy struct {
 	AllowWrite []string
 	DenyRead   []string
@@ -39,54 +37,46 @@ type Policy struct {
 	Processes int
 	OpenFiles int
 	Memory    int64 // bytes
-	// Required makes a server whose sandbox lacks any layer fail to start,
-	// naming what is missing, rather than run with what is available.
-	Required bool
+	// BestEffort ("required": false) runs the server with the layers that
+	// hold and reports the others missing. By default a server whose
+	// sandbox cannot be set up in full does not start, and the error
+	// names the layer and why.
+	BestEffort bool
 }
 
-// Report says what is enforced for a server, as lmcp_host_servers and a
-// client's diagnostics show it.
-type Report struct {
-	Namespaces bool   `json:"namespaces"`
-	Landlock   int    `json:"landlock"`
-	Network    string `json:"network"`
-	Proc       string `json:"proc"`
-	NoNewPrivs bool   `json:"noNewPrivs"`
-	Limits     bool   `json:"limits"`
-	// Reaper is how the server's descendants are ended: "pid-namespace"
-	// or "subreaper" ("none" without the helper).
-	Reaper string `json:"reaper"`
-	// UnixSockets is "denied" when the seccomp filter refuses the server
-	// new AF_UNIX sockets, "allowed" otherwise.
-	UnixSockets string   `json:"unixSockets"`
-	Missing     []string `json:"missing,omitempty"`
-}
+// Report says what confines a server (wire.Report).
+type Report = wire.Report
 
 // probe is what the helper could set up on this machine, learnt once per
-// process by running it with -probe (a few milliseconds).
+// process by running it with -probe (a few milliseconds). It answers
+// "what could this machine do" (Features, and a policy's check before a
+// start); what a server got is the helper's own report of its start.
 type probe struct {
 	helper     bool
 	namespaces bool
-	proc       bool
-	pidMax     bool
-	nnp        bool
-	landlock   int
-	limits     bool
-	seccomp    bool
+	nsErr      string // why the namespaces could not be had
+	report     wire.Report
 }
 
 var probed = sync.OnceValue(func() probe { return probeHelper(helperPath()) })
 
-// probeHelper runs helper with -probe. The probe passes every flag a start
-// may pass (-status among them), so a helper of another release that
-// refuses one is reported missing, rather than failing every start.
+// probeArgs are the steps the probe tries: every flag a start may pass
+// (-status among them), so a helper of another release that refuses one
+// is reported missing, rather than failing every start.
+func probeArgs(ns bool) *wire.Args {
+	return &wire.Args{Probe: true, Status: true, BestEffort: true, Landlock: true, DenyUnix: true, Namespaces: ns,
+		UID: os.Getuid(), GID: os.Getgid(), Processes: 400, OpenFiles: 1024, Write: []string{os.TempDir()},
+		Secrets: []string{"/nonexistent/lemonmcp-probe"}}
+}
+
+// probeHelper runs helper with -probe, in new namespaces and, when those
+// are refused, without.
 func probeHelper(helper string) probe {
 	if helper == "" {
 		return probe{}
 	}
-	run := func(ns bool) (map[string]string, bool) {
-		a := &helperArgs{probe: true, status: true, landlock: true, denyUnix: true, namespaces: ns, processes: 400, openFiles: 1024}
-		cmd := exec.Command(helper, a.argv()...)
+	run := func(ns bool) (*wire.Report, error) {
+		cmd := exec.Command(helper, probeArgs(ns).Argv()...)
 		if ns {
 			cmd.SysProcAttr = &syscall.SysProcAttr{
 				Cloneflags:  nsCloneflags,
@@ -100,187 +90,187 @@ func probeHelper(helper string) probe {
 			// A failed wait with the whole report read is not a failure:
 			// a host that ignores SIGCHLD (the BEAM) has its children
 			// reaped by the kernel, and waiting then finds none.
-			return nil, false
-		}
-		kv := map[string]string{}
-		sc := bufio.NewScanner(strings.NewReader(string(out)))
-		for sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), "="); ok {
-				kv[k] = v
+			if err != nil && exit == nil {
+				var errno syscall.Errno
+				if errors.As(err, &errno) {
+					return nil, errno
+				}
 			}
+			return nil, err
 		}
-		return kv, true
+		line, _, _ := bytes.Cut(out, []byte{'\n'})
+		return wire.ParseSetup(line)
 	}
-	kv, ok := run(true)
-	ok = ok && kv["nnp"] != ""
-	if !ok {
-		if kv, ok = run(false); !ok || kv["nnp"] == "" {
-			return probe{}
-		}
+	r, err := run(true)
+	if err == nil {
+		return probe{helper: true, namespaces: true, report: *r}
 	}
-	abi, _ := strconv.Atoi(kv["landlock"])
-	return probe{
-		helper:     true,
-		namespaces: kv["namespaces"] == "1",
-		proc:       kv["proc"] == "1",
-		pidMax:     kv["pidmax"] == "1",
-		nnp:        kv["nnp"] == "1",
-		landlock:   abi,
-		limits:     kv["limits"] == "1",
-		seccomp:    kv["seccomp"] == "1",
+	nsErr := err.Error()
+	if r, err = run(false); err != nil {
+		return probe{}
 	}
+	return probe{helper: true, nsErr: nsErr, report: *r}
 }
 
-// Report says what a server started under p gets on this machine.
-func (p *Policy) Report() Report {
+// unmet lists what p asks for that this machine cannot give, each naming
+// its layer and why, as the probe found it.
+func (p *Policy) unmet() []string {
 	pr := probed()
-	r := Report{Landlock: pr.landlock, Namespaces: pr.namespaces, NoNewPrivs: pr.nnp, Limits: pr.limits}
-	miss := func(what string) { r.Missing = append(r.Missing, what) }
 	if !pr.helper {
-		miss("the sandbox helper (" + HelperName + ")")
+		return []string{"the helper: " + HelperName + " was not found beside the library (nor in $" + HelperEnv + ")"}
 	}
-	switch {
-	case pr.namespaces:
-		r.Reaper, r.Network = "pid-namespace", "none"
-	case pr.helper:
-		r.Reaper = "subreaper"
-		if pr.landlock >= 4 {
-			r.Network = "tcp-denied" // UDP stays open without a network namespace
-		} else {
-			r.Network = "host"
-		}
-		miss("user namespaces")
-	default:
-		r.Reaper, r.Network = "none", "host"
+	var out []string
+	if !pr.namespaces {
+		out = append(out, "namespaces: clone(CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET|...) failed: "+pr.nsErr)
 	}
-	if pr.proc {
-		r.Proc = "private"
-	} else {
-		r.Proc = "host"
-		if pr.namespaces {
-			miss("a private /proc")
+	for _, m := range pr.report.Missing {
+		switch {
+		case strings.HasPrefix(m, "seccomp:") && p.AllowAllUnixSockets:
+		case strings.HasPrefix(m, "limits:") && p.Processes == 0 && p.OpenFiles == 0 && p.Memory == 0:
+		default:
+			out = append(out, m)
 		}
 	}
-	if pr.helper && pr.landlock == 0 {
-		miss("Landlock")
+	return out
+}
+
+// Check says why a server under p could not start on this machine, nil
+// when it can (or p is best effort). The configuration calls it when it
+// is read, so a sandbox that cannot be had fails there, naming the layer.
+func (p *Policy) Check() error {
+	if p.BestEffort {
+		return nil
 	}
-	if len(p.AllowedDomains) > 0 {
-		if pr.namespaces {
-			r.Network = "proxy"
-		} else {
-			miss("a network namespace for the allowedDomains proxy")
-		}
+	if m := p.unmet(); len(m) > 0 {
+		return errors.New(strings.Join(m, "; "))
 	}
-	r.UnixSockets = "allowed"
-	switch {
-	case p.AllowAllUnixSockets:
-	case pr.seccomp:
-		r.UnixSockets = "denied"
-	case pr.helper:
-		miss("a seccomp filter for Unix sockets")
+	return nil
+}
+
+// Features is what a server confined on this machine can get, from the
+// probe, for lmcp_features: nil without the helper.
+func Features() *Report {
+	pr := probed()
+	if !pr.helper {
+		return nil
 	}
-	if p.Processes > 0 && !pr.pidMax && os.Getuid() == 0 {
-		miss("a process limit for root (per-namespace pid_max)")
+	r := pr.report
+	if !pr.namespaces {
+		r.Missing = append([]string{"namespaces: " + pr.nsErr}, r.Missing...)
 	}
-	return r
+	return &r
+}
+
+// setupWait bounds how long the helper may take to confine itself and
+// exec the server (the Landlock enumeration of a large tree included).
+const setupWait = 2 * time.Minute
+
+// sandboxError is a start refused because a layer could not be set up.
+func sandboxError(format string, args ...any) *transport.Error {
+	e := transport.Errorf(transport.CodeTransport, "sandbox: "+format, args...).WithCause(transport.CauseSandboxUnavailable)
+	e.Permanent = true
+	return e
 }
 
 // Confine returns the launcher that runs a server under p. grace is the
 // stdio transport's CloseGrace.
 func Confine(p Policy, grace time.Duration) stdio.Launcher {
 	return func(s stdio.Server) (*stdio.Launch, error) {
-		rep := p.Report()
-		if p.Required && len(rep.Missing) > 0 {
-			e := transport.Errorf(transport.CodeTransport, "sandbox required but unavailable: %s",
-				strings.Join(rep.Missing, "; "))
-			e.Permanent = true
-			return nil, e
+		unmet := p.unmet()
+		if len(unmet) > 0 && !p.BestEffort {
+			return nil, sandboxError("cannot be set up in full, and the policy requires it (\"required\": false runs with what holds): %s",
+				strings.Join(unmet, "; "))
 		}
 		pr := probed()
 		if !pr.helper {
-			return nil, nil // degraded to nothing: the report says so
+			// Best effort, and nothing to confine with: the server runs
+			// directly, and its report says so.
+			rep := &Report{Network: "host", Proc: "host", Reaper: "none", UnixSockets: "allowed", Missing: unmet}
+			return &stdio.Launch{Path: s.Path, Argv: s.Argv, Env: s.Env,
+				Started: func() (any, error) { return rep, nil }}, nil
 		}
 		tmp, err := os.MkdirTemp("", "lemonmcp-sandbox-")
 		if err != nil {
-			return nil, transport.Errorf(transport.CodeTransport, "cannot create the sandbox's temporary directory: %v", err)
+			return nil, sandboxError("the helper: cannot create the private temporary directory: %v", errText(err))
 		}
 		release := func() { _ = os.RemoveAll(tmp) }
 		var px *proxy
 		if len(p.AllowedDomains) > 0 && pr.namespaces {
 			if px, err = startProxy(domainRules{allowed: p.AllowedDomains, denied: p.DeniedDomains}); err != nil {
 				release()
-				return nil, transport.Errorf(transport.CodeTransport, "cannot start the sandbox's network proxy: %v", err)
+				return nil, sandboxError("the proxy: cannot start: %v", errText(err))
 			}
 			release = func() { px.close(); _ = os.RemoveAll(tmp) }
 		}
 		env, caches, err := privateDirs(s, tmp)
 		if err != nil {
 			release()
-			return nil, transport.Errorf(transport.CodeTransport, "cannot create the sandbox's cache directory: %v", err)
+			return nil, sandboxError("the helper: cannot create the cache directory: %v", errText(err))
 		}
-		a := &helperArgs{
-			namespaces: pr.namespaces,
-			grace:      grace,
-			uid:        os.Getuid(),
-			gid:        os.Getgid(),
-			landlock:   pr.landlock > 0,
-			readDeny:   p.DenyRead,
-			write:      append(append([]string(nil), p.AllowWrite...), tmp, caches),
-			writeDeny:  p.DenyWrite,
-			netDeny:    !pr.namespaces,
-			denyUnix:   pr.seccomp && !p.AllowAllUnixSockets,
-			processes:  p.Processes,
-			openFiles:  p.OpenFiles,
-			memory:     p.Memory,
-			server:     append([]string{s.Path}, s.Argv...),
+		a := &wire.Args{
+			Namespaces: pr.namespaces,
+			Grace:      grace,
+			UID:        os.Getuid(),
+			GID:        os.Getgid(),
+			Landlock:   true,
+			ReadDeny:   p.DenyRead,
+			Secrets:    secretPaths(),
+			Write:      append(append([]string(nil), p.AllowWrite...), tmp, caches),
+			WriteDeny:  p.DenyWrite,
+			NetDeny:    !pr.namespaces,
+			DenyUnix:   !p.AllowAllUnixSockets,
+			Processes:  p.Processes,
+			OpenFiles:  p.OpenFiles,
+			Memory:     p.Memory,
+			BestEffort: p.BestEffort,
+			Server:     append([]string{s.Path}, s.Argv...),
 		}
 		if px != nil {
-			a.proxy = px.socket()
+			a.Proxy = px.socket()
 		}
 		var flags uintptr
 		if pr.namespaces {
 			flags = nsCloneflags
 		}
 		l, err := launch(helperPath(), a, env, flags, release)
-		if l != nil && px != nil {
+		if l == nil {
+			return l, err
+		}
+		started := l.Started
+		l.Started = func() (any, error) {
+			r, err := started()
+			if err != nil {
+				return nil, err
+			}
+			rep := r.(*Report)
+			// What the library itself could not give, on top of what the
+			// helper could not set up.
+			var extra []string
+			if !pr.namespaces {
+				extra = append(extra, "namespaces: "+pr.nsErr)
+				if len(p.AllowedDomains) > 0 {
+					extra = append(extra, "the proxy: allowedDomains needs a network namespace")
+				}
+			}
+			rep.Missing = append(append([]string(nil), extra...), rep.Missing...)
+			return rep, nil
+		}
+		if px != nil {
 			l.Note = px.Refusals
+			l.Warnings = px.setWarn
 		}
 		return l, err
 	}
 }
 
-// privateDirs gives the server its private temporary directory and its
-// cache directories, which npx and uvx need writable: per server (by its
-// command line), kept across restarts under the user's cache directory.
-func privateDirs(s stdio.Server, tmp string) (env []string, caches string, err error) {
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = filepath.Join(os.TempDir(), "lemonmcp-cache-"+strconv.Itoa(os.Getuid()))
+func errText(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno.Error()
 	}
-	sum := sha256.Sum256([]byte(s.Path + "\x00" + strings.Join(s.Argv, "\x00")))
-	caches = filepath.Join(base, "lemonmcp", "sandbox", hex.EncodeToString(sum[:8]))
-	vars := map[string]string{
-		"TMPDIR":           tmp,
-		"HOME":             filepath.Join(caches, "home"),
-		"NPM_CONFIG_CACHE": filepath.Join(caches, "npm"),
-		"XDG_CACHE_HOME":   filepath.Join(caches, "cache"),
-		"UV_CACHE_DIR":     filepath.Join(caches, "uv"),
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
 	}
-	for k, dir := range vars {
-		if k != "TMPDIR" {
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				return nil, "", err
-			}
-		}
-	}
-	for _, kv := range s.Env {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, ours := vars[k]; !ours {
-			env = append(env, kv)
-		}
-	}
-	for k, v := range vars {
-		env = append(env, k+"="+v)
-	}
-	return env, caches, nil
+	return err.Error()
 }

@@ -26,103 +26,6 @@ import (
 // proxySocketName is the socket's file name in the proxy's directory.
 const proxySocketName = "proxy.sock"
 
-// domainRules holds allowedDomains and deniedDomains. An entry is a name
-// ("example.com"), a wildcard ("*.example.com": every subdomain, not
-// example.com itself) or an address ("127.0.0.1", "::1"), each optionally
-// with a port ("registry.example:8443", "127.0.0.1:4873", "[::1]:4873"),
-// which then matches that port only.
-type domainRules struct {
-	allowed, denied []string
-}
-
-// domainEntry is one entry of the lists, parsed.
-type domainEntry struct {
-	host string // lower case, no trailing dot; an address in its canonical form
-	port string // "" for any port
-}
-
-// parseDomainEntry splits an entry into its host and port. A bare IPv6
-// address has colons of its own: only a bracketed one carries a port.
-func parseDomainEntry(entry string) (domainEntry, error) {
-	host, port := entry, ""
-	if strings.HasPrefix(entry, "[") || strings.Count(entry, ":") == 1 {
-		var err error
-		if host, port, err = net.SplitHostPort(entry); err != nil {
-			return domainEntry{}, err
-		}
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return domainEntry{}, errors.New("the port must be a number from 1 to 65535")
-		}
-	}
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	if ip := net.ParseIP(host); ip != nil {
-		host = ip.String()
-	}
-	if host == "" {
-		return domainEntry{}, errors.New("names no host")
-	}
-	return domainEntry{host: host, port: port}, nil
-}
-
-// CheckDomain says what is wrong with an allowedDomains or deniedDomains
-// entry, nil when nothing is.
-func CheckDomain(entry string) error {
-	_, err := parseDomainEntry(entry)
-	return err
-}
-
-// matches reports whether the entry covers host:port (host already in
-// the entry's form).
-func (e domainEntry) matches(host, port string) bool {
-	if e.port != "" && e.port != port {
-		return false
-	}
-	if rest, ok := strings.CutPrefix(e.host, "*."); ok {
-		return strings.HasSuffix(host, "."+rest)
-	}
-	return host == e.host
-}
-
-// localAddress reports whether the entry names one service of this machine
-// or its networks explicitly: an address (or "localhost") with its port.
-// Only such an entry lets the proxy dial a loopback, private or link-local
-// address (see dial).
-func (e domainEntry) localAddress() bool {
-	return e.port != "" && (e.host == "localhost" || net.ParseIP(e.host) != nil)
-}
-
-// normalHost puts a requested host in the entries' form.
-func normalHost(host string) string {
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	if ip := net.ParseIP(host); ip != nil {
-		host = ip.String()
-	}
-	return host
-}
-
-// match finds the allowed entries covering host:port: permitted when one
-// does and no denied entry does; internal when one of them is an explicit
-// local address. Entries that do not parse (the configuration refuses
-// them) match nothing.
-func (d domainRules) match(host, port string) (permitted, internalOK bool) {
-	host = normalHost(host)
-	if host == "" {
-		return false, false
-	}
-	for _, a := range d.denied {
-		if e, err := parseDomainEntry(a); err == nil && e.matches(host, port) {
-			return false, false
-		}
-	}
-	for _, a := range d.allowed {
-		if e, err := parseDomainEntry(a); err == nil && e.matches(host, port) {
-			permitted = true
-			internalOK = internalOK || e.localAddress()
-		}
-	}
-	return permitted, internalOK
-}
-
 // proxy is one server's egress proxy.
 type proxy struct {
 	dir   string // holds the socket; not writable by the server
@@ -137,33 +40,56 @@ type proxy struct {
 	mu       sync.Mutex
 	tunnels  map[net.Conn]struct{}
 	refusals []string // what was refused, for Refusals
+	// warn reports a refusal while the server runs (Launch.Warnings);
+	// warned counts those reported, up to maxWarnings.
+	warn   func(string)
+	warned map[string]bool
+}
+
+// maxWarnings bounds the refusal warnings of one server's start: a server
+// retrying in a loop must not flood the host's events.
+const maxWarnings = 32
+
+// setWarn is the Launch.Warnings of a server behind this proxy.
+func (p *proxy) setWarn(warn func(string)) {
+	p.mu.Lock()
+	p.warn = warn
+	p.mu.Unlock()
 }
 
 // errInternalAddress is a dial refused because an allowed name resolved to
-// an address of this machine or its private networks.
+// an address the rule that allowed it may not reach.
 var errInternalAddress = errors.New("resolves to a loopback, private or link-local address")
 
-// internal reports whether ip is the host's own or a private network's.
-func internal(ip net.IP) bool {
-	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsUnspecified()
+// dialable reports whether a request allowed by r may be dialled to ip.
+// Link-local addresses (cloud metadata, 169.254.169.254) never are. The
+// machine's loopback is reached only by an entry naming it (localhost,
+// 127.0.0.1, ::1). A private network's address is reached by an exact name
+// the user wrote or an address: a wildcard's names are their DNS owner's to
+// point anywhere, and a name resolving to a private or loopback address
+// there is DNS rebinding.
+func dialable(ip net.IP, r reach) bool {
+	switch {
+	case ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast():
+		return false
+	case ip.IsLoopback() || ip.IsUnspecified():
+		return r.loopback
+	case ip.IsPrivate():
+		return r.private
+	}
+	return true
 }
 
-// dial resolves addr's host itself and dials a permitted address of it. An
-// allowed name that resolves to the host's loopback, a private network or a
-// link-local address is refused: otherwise a domain whose DNS its owner
-// controls (rebinding) would lead the sandboxed server to the application's
-// own machine. The one exception is an allowedDomains entry that names the
-// address (or "localhost") with its port, "127.0.0.1:4873": that is the
-// user's choice of one service, made where no DNS answer can change it.
-// Dialing the checked address, not the name, leaves no second resolution
-// to differ.
+// dial resolves addr's host itself and dials an address of it the rule
+// allows (dialable). Dialing the checked address, not the name, leaves no
+// second resolution to differ. A redirect is a new request through the
+// proxy, checked afresh.
 func (p *proxy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
 	}
-	_, internalOK := p.rules.match(host, port)
+	r := p.rules.match(host, port)
 	ips, err := p.lookup(ctx, host)
 	if err != nil {
 		return nil, err
@@ -171,7 +97,7 @@ func (p *proxy) dial(ctx context.Context, network, addr string) (net.Conn, error
 	d := net.Dialer{Timeout: 30 * time.Second}
 	var last error = errInternalAddress
 	for _, ip := range ips {
-		if internal(ip.IP) && !internalOK {
+		if !dialable(ip.IP, r) {
 			continue
 		}
 		c, err := d.DialContext(ctx, network, net.JoinHostPort(ip.IP.String(), port))
@@ -241,8 +167,8 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			port = "80"
 		}
 	}
-	if ok, _ := p.rules.match(host, port); !ok {
-		p.refused(net.JoinHostPort(host, port), "not in allowedDomains")
+	if m := p.rules.match(host, port); !m.permitted {
+		p.refused(net.JoinHostPort(host, port), m.rule)
 		http.Error(w, "lemonmcp sandbox: "+net.JoinHostPort(host, port)+" is not an allowed domain", http.StatusForbidden)
 		return
 	}
@@ -287,7 +213,9 @@ func (p *proxy) refuse(w http.ResponseWriter, target string, err error) {
 // maxRefusals bounds what the proxy remembers of what it refused.
 const maxRefusals = 4
 
-// refused remembers a refusal (the first few distinct ones) for Refusals.
+// refused remembers a refusal (the first few distinct ones) for Refusals
+// and reports it at once as a warning: a server that keeps running after
+// a refused request may only say "fetch failed".
 func (p *proxy) refused(target, why string) {
 	if !printableHost(target) {
 		target = "a malformed host"
@@ -298,6 +226,18 @@ func (p *proxy) refused(target, why string) {
 	if len(p.refusals) < maxRefusals && !slices.Contains(p.refusals, what) {
 		p.refusals = append(p.refusals, what)
 	}
+	if p.warn == nil || p.warned[what] || len(p.warned) > maxWarnings {
+		return
+	}
+	if p.warned == nil {
+		p.warned = map[string]bool{}
+	}
+	p.warned[what] = true
+	if len(p.warned) > maxWarnings {
+		p.warn("the sandbox refused more network requests; only the first " + strconv.Itoa(maxWarnings) + " are reported")
+		return
+	}
+	p.warn("the sandbox refused network access to " + target + ": " + why)
 }
 
 // Refusals says what the proxy refused the server, for the message of a

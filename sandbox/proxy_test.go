@@ -17,59 +17,125 @@ import (
 func TestDomainRules(t *testing.T) {
 	d := domainRules{
 		allowed: []string{"example.com", "*.npmjs.org", "Upper.Example", "127.0.0.1:4873", "[::1]:4873", "localhost:8080",
-			"ports.example:8443", "10.0.0.1", "0:0:0:0:0:0:0:2"},
+			"ports.example:8443", "10.0.0.1", "0:0:0:0:0:0:0:2", "machine.local:9000"},
 		denied: []string{"evil.npmjs.org", "*.npmjs.org:8080"},
 	}
 	tests := []struct {
-		host, port       string
-		permitted, local bool
+		host, port                   string
+		permitted, loopback, private bool
 	}{
-		{host: "example.com", port: "443", permitted: true},
-		{host: "EXAMPLE.com.", port: "80", permitted: true},
+		{host: "example.com", port: "443", permitted: true, private: true},
+		{host: "EXAMPLE.com.", port: "80", permitted: true, private: true},
 		{host: "sub.example.com", port: "443"},
+		// A wildcard's names never reach internal addresses (rebinding).
 		{host: "registry.npmjs.org", port: "443", permitted: true},
 		{host: "a.b.npmjs.org", port: "443", permitted: true},
 		{host: "a.npmjs.org", port: "8080"}, // denied on that port only
 		{host: "npmjs.org", port: "443"},
 		{host: "evil.npmjs.org", port: "443"},
 		{host: "xnpmjs.org", port: "443"},
-		{host: "upper.example", port: "443", permitted: true},
+		{host: "upper.example", port: "443", permitted: true, private: true},
 		{host: "", port: "443"},
-		// An address or localhost with its port: that service only, and
-		// reachable though it is this machine's.
-		{host: "127.0.0.1", port: "4873", permitted: true, local: true},
+		// The machine itself, named by the user.
+		{host: "127.0.0.1", port: "4873", permitted: true, loopback: true},
 		{host: "127.0.0.1", port: "4874"},
-		{host: "::1", port: "4873", permitted: true, local: true},
-		{host: "0:0:0:0:0:0:0:1", port: "4873", permitted: true, local: true},
-		{host: "localhost", port: "8080", permitted: true, local: true},
-		{host: "LOCALHOST.", port: "8080", permitted: true, local: true},
+		{host: "::1", port: "4873", permitted: true, loopback: true},
+		{host: "0:0:0:0:0:0:0:1", port: "4873", permitted: true, loopback: true},
+		{host: "localhost", port: "8080", permitted: true, loopback: true},
+		{host: "LOCALHOST.", port: "8080", permitted: true, loopback: true},
 		{host: "localhost", port: "4873"},
-		{host: "ports.example", port: "8443", permitted: true},
+		{host: "ports.example", port: "8443", permitted: true, private: true},
 		{host: "ports.example", port: "443"},
-		// An address without a port is allowed by name, but not as this
-		// machine's: the dial refuses an internal one.
-		{host: "10.0.0.1", port: "443", permitted: true},
-		{host: "::2", port: "443", permitted: true},
+		{host: "10.0.0.1", port: "443", permitted: true, private: true},
+		{host: "::2", port: "443", permitted: true, private: true},
 	}
 	for _, tc := range tests {
-		permitted, local := d.match(tc.host, tc.port)
-		require.Equal(t, tc.permitted, permitted, "%s:%s", tc.host, tc.port)
-		require.Equal(t, tc.local, local, "%s:%s local", tc.host, tc.port)
+		r := d.match(tc.host, tc.port)
+		require.Equal(t, tc.permitted, r.permitted, "%s:%s", tc.host, tc.port)
+		require.Equal(t, tc.loopback, r.loopback, "%s:%s loopback", tc.host, tc.port)
+		require.Equal(t, tc.private, r.private, "%s:%s private", tc.host, tc.port)
+	}
+	// A bare localhost (or loopback address) is the machine's loopback on
+	// any port, as VS Code reads it.
+	bare := domainRules{allowed: []string{"localhost"}}
+	for _, host := range []string{"localhost", "127.0.0.1", "::1", "127.0.0.2"} {
+		r := bare.match(host, "5432")
+		require.True(t, r.permitted && r.loopback && !r.private, host)
+	}
+	require.False(t, bare.match("10.0.0.1", "80").permitted)
+}
+
+// TestDialable: which addresses a request may reach, by the rule that
+// allowed it. Link-local (cloud metadata) never; loopback only by an entry
+// naming the machine; private networks by an exact name or an address,
+// never through a wildcard.
+func TestDialable(t *testing.T) {
+	exact, wildcard, machine := reach{permitted: true, private: true}, reach{permitted: true}, reach{permitted: true, loopback: true}
+	for _, tc := range []struct {
+		ip                       string
+		exact, wildcard, machine bool
+	}{
+		{ip: "93.184.216.34", exact: true, wildcard: true, machine: true},
+		{ip: "2606:2800:220:1::1", exact: true, wildcard: true, machine: true},
+		{ip: "10.1.2.3", exact: true},
+		{ip: "192.168.1.1", exact: true},
+		{ip: "fd00::1", exact: true},
+		{ip: "127.0.0.1", machine: true},
+		{ip: "::1", machine: true},
+		{ip: "0.0.0.0", machine: true},
+		{ip: "169.254.169.254"},
+		{ip: "fe80::1"},
+	} {
+		ip := net.ParseIP(tc.ip)
+		require.Equal(t, tc.exact, dialable(ip, exact), "%s by an exact name", tc.ip)
+		require.Equal(t, tc.wildcard, dialable(ip, wildcard), "%s by a wildcard", tc.ip)
+		require.Equal(t, tc.machine, dialable(ip, machine), "%s by localhost", tc.ip)
 	}
 }
 
 func TestCheckDomain(t *testing.T) {
 	for entry, want := range map[string]string{
 		"example.com": "", "*.example.com": "", "127.0.0.1:4873": "", "[::1]:4873": "", "::1": "", "localhost:1": "",
+		"*.example.co.uk": "", "registry.npmjs.org": "", "[2001:db8::1]": "", "xn--bcher-kva.example": "",
 		"127.0.0.1:0": "the port must be a number from 1 to 65535", "example.com:65536": "the port must be a number from 1 to 65535",
-		"example.com:http": "the port must be a number from 1 to 65535", ":80": "names no host", "": "names no host",
-		"[::1": "missing ']' in address",
+		"example.com:http": "the port must be a number from 1 to 65535", "example.com:": "the port must be a number",
+		":80": "names no host", "": "names no host",
+		"[::1": "is not an address in brackets with a port", "[example.com]:80": "holds no IPv6 address",
+		"http://registry.npmjs.org":   "write the host name, not a URL",
+		"https://registry.npmjs.org/": "write the host name, not a URL",
+		"registry.npmjs.org/":         "without a path or a trailing slash",
+		"registry.npmjs.org/pkg":      "without a path or a trailing slash",
+		"*":                           "\"*\" alone would allow every domain",
+		"*.com":                       "covers a whole top-level domain or public suffix (com)",
+		"*.co.uk":                     "covers a whole top-level domain or public suffix (co.uk)",
+		"*.github.io":                 "", // the ICANN section only: a private-section suffix is a name
+		"*.ck":                        "public suffix (ck)",
+		"*.anything.ck":               "public suffix (anything.ck)", // under the rule *.ck
+		"*.www.ck":                    "",                            // the exception !www.ck
+		"*.local":                     "public suffix (local)",       // any single label
+		"2001:db8::1:443":             "",                            // an address, as written
+		"2001:db8:::443":              "an IPv6 address with a port takes brackets",
+		"foo.*.example.com":           "a wildcard is written \"*.example.com\"",
+		"exa mple.com":                "is not a host name",
+		"169.254.169.254":             "link-local",
+		"[fe80::1]:80":                "link-local",
 	} {
-		err := CheckDomain(entry)
+		_, err := CheckDomain(entry)
 		if want == "" {
 			require.NoError(t, err, entry)
 		} else {
 			require.ErrorContains(t, err, want, entry)
+		}
+	}
+	for entry, warn := range map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true, "[::1]": true,
+		"localhost:8080": false, "127.0.0.1:4873": false, "example.com": false} {
+		w, err := CheckDomain(entry)
+		require.NoError(t, err)
+		if warn {
+			require.Contains(t, w, entry+" lets the server reach every port of this machine's loopback")
+			require.Contains(t, w, "(such as \"localhost:8080\") names one service")
+		} else {
+			require.Empty(t, w, entry)
 		}
 	}
 }
@@ -95,7 +161,7 @@ def get(url):
     except OSError:
         return "error"
 out["plain_allowed"] = get("http://localhost:%d/" % port)
-out["plain_other"] = get("http://127.0.0.1:%d/" % port)
+out["plain_other"] = get("http://other.example:%d/" % port)
 proxy = urllib.parse.urlsplit(os.environ["HTTPS_PROXY"])
 def connect(host):
     c = http.client.HTTPConnection(proxy.hostname, proxy.port, timeout=20)
@@ -138,9 +204,11 @@ func TestProxyRefusesInternalAddresses(t *testing.T) {
 	}{
 		{name: "a name rebound to loopback", allowed: "rebound.example", host: "rebound.example", port: port, want: http.StatusForbidden},
 		{name: "a name rebound to loopback, with its port", allowed: "rebound.example:" + port, host: "rebound.example", port: port, want: http.StatusForbidden},
-		{name: "a name on a private network", allowed: "private.example", host: "private.example", port: port, want: http.StatusForbidden},
-		{name: "localhost without a port", allowed: "localhost", host: "localhost", port: port, want: http.StatusForbidden},
-		{name: "an address without a port", allowed: "127.0.0.1", host: "127.0.0.1", port: port, want: http.StatusForbidden},
+		{name: "a name on a link-local network", allowed: "private.example", host: "private.example", port: port, want: http.StatusForbidden},
+		{name: "a wildcard's name rebound to loopback", allowed: "*.rebind.example", host: "a.rebind.example", port: port, want: http.StatusForbidden},
+		{name: "localhost without a port", allowed: "localhost", host: "localhost", port: port, want: http.StatusOK},
+		{name: "an address without a port", allowed: "127.0.0.1", host: "127.0.0.1", port: port, want: http.StatusOK},
+		{name: "localhost without a port, another loopback address", allowed: "localhost", host: "127.0.0.1", port: port, want: http.StatusOK},
 		{name: "localhost with its port", allowed: "localhost:" + port, host: "localhost", port: port, want: http.StatusOK},
 		{name: "an address with its port", allowed: "127.0.0.1:" + port, host: "127.0.0.1", port: port, want: http.StatusOK},
 		{name: "an address with another port", allowed: "127.0.0.1:" + port, host: "127.0.0.1", port: otherPort, want: http.StatusForbidden},
@@ -150,10 +218,10 @@ func TestProxyRefusesInternalAddresses(t *testing.T) {
 			p := newProxy(domainRules{allowed: []string{tc.allowed}})
 			p.lookup = func(ctx context.Context, host string) ([]net.IPAddr, error) {
 				switch host {
-				case "rebound.example":
+				case "rebound.example", "a.rebind.example":
 					return []net.IPAddr{{IP: net.IPv4(127, 0, 0, 1)}}, nil
 				case "private.example":
-					return []net.IPAddr{{IP: net.IPv4(10, 1, 2, 3)}, {IP: net.ParseIP("fe80::1")}}, nil
+					return []net.IPAddr{{IP: net.IPv4(169, 254, 169, 254)}, {IP: net.ParseIP("fe80::1")}}, nil
 				}
 				return net.DefaultResolver.LookupIPAddr(ctx, host)
 			}
@@ -179,30 +247,6 @@ func TestProxyRefusesInternalAddresses(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestProxyEnvOverridesProxySettings: whatever proxy setting the server's
-// environment brings, in any case or spelling, is dropped, and the
-// sandbox's proxy is set for every convention, npm's included.
-func TestProxyEnvOverridesProxySettings(t *testing.T) {
-	in := []string{"PATH=/bin", "NO_PROXY=127.0.0.1", "no_proxy=*", "HTTPS_PROXY=http://corp:3128", "proxy=http://corp:3128",
-		"npm_config_proxy=http://corp:3128", "NPM_CONFIG_HTTPS_PROXY=http://corp:3128", "npm_config_https-proxy=http://corp:3128",
-		"Npm_Config_NoProxy=registry.example", "npm_config_registry=https://registry.example/", "NODE_USE_ENV_PROXY=0",
-		"GOPROXY=https://goproxy.example", "UV_INDEX_URL=https://pypi.example/simple"}
-	got := map[string]string{}
-	for _, kv := range proxyEnv(in, "http://127.0.0.1:9") {
-		k, v, _ := cutEnv(kv)
-		_, dup := got[k]
-		require.False(t, dup, "%s twice", k)
-		got[k] = v
-	}
-	const url = "http://127.0.0.1:9"
-	require.Equal(t, map[string]string{
-		"PATH": "/bin", "npm_config_registry": "https://registry.example/", "GOPROXY": "https://goproxy.example",
-		"UV_INDEX_URL": "https://pypi.example/simple",
-		"HTTP_PROXY":   url, "HTTPS_PROXY": url, "http_proxy": url, "https_proxy": url, "ALL_PROXY": url, "all_proxy": url,
-		"NODE_USE_ENV_PROXY": "1", "npm_config_proxy": url, "npm_config_https_proxy": url,
-	}, got)
 }
 
 // TestClosedMessageNamesRefusals: a confined server that exits after the

@@ -16,39 +16,44 @@ type Ask func(ctx context.Context, kind string, payload []byte) ([]byte, error)
 
 // The application's store requests (docs/app-requests.md).
 const (
-	AppLoad = "store_load" // {"collection", "key"} → {"version", "document"?, "lease"?}
-	AppSave = "store_save" // {"collection", "key", "expected_version", "document", "lease"?} → {"version"} | {"conflict": true, "version", "document", "lease"?}
+	AppLoad = "store_load" // {"collection", "key"} → {"version", "document"?}
+	AppSave = "store_save" // {"collection", "key", "expected_version", "document"} → {"version"} | {"conflict": true, "version", "document"}
 )
 
 // App is the store the application keeps ({"type": "app"}): every Load
 // is a store_load request, every CompareAndSave a store_save the
 // application answers as a compare-and-save on its own storage (one
-// small helper in each binding).
+// small helper in each binding). The document it keeps is opaque to it:
+// {"body": the document (or its sealed envelope), "lease"?: the lease}.
 type App struct{ ask Ask }
+
+// appDocument is the document as the application keeps it.
+type appDocument struct {
+	Body  json.RawMessage `json:"body"`
+	Lease *Lease          `json:"lease,omitempty"`
+}
 
 // NewApp returns the application's store over ask.
 func NewApp(ask Ask) *App { return &App{ask: ask} }
 
 type appDoc struct {
-	Version  *Version        `json:"version"`
-	Document json.RawMessage `json:"document,omitempty"`
-	Lease    *Lease          `json:"lease,omitempty"`
-	Conflict bool            `json:"conflict,omitempty"`
+	Version  *Version     `json:"version"`
+	Document *appDocument `json:"document,omitempty"`
+	Conflict bool         `json:"conflict,omitempty"`
 }
 
 type appSave struct {
-	Collection      string          `json:"collection"`
-	Key             string          `json:"key"`
-	ExpectedVersion Version         `json:"expected_version"`
-	Document        json.RawMessage `json:"document"`
-	Lease           *Lease          `json:"lease,omitempty"`
+	Collection      string      `json:"collection"`
+	Key             string      `json:"key"`
+	ExpectedVersion Version     `json:"expected_version"`
+	Document        appDocument `json:"document"`
 }
 
 func (a appDoc) document() *Document {
-	if len(a.Document) == 0 || string(a.Document) == "null" {
+	if a.Document == nil || len(a.Document.Body) == 0 || string(a.Document.Body) == "null" {
 		return nil
 	}
-	return &Document{Body: []byte(a.Document), Lease: a.Lease}
+	return &Document{Body: []byte(a.Document.Body), Lease: a.Document.Lease}
 }
 
 // Load implements Store.
@@ -59,7 +64,7 @@ func (s *App) Load(ctx context.Context, collection, key string) (*Document, Vers
 	}
 	var ans appDoc
 	if jsonx.Unmarshal(orEmpty(data), &ans) != nil {
-		return nil, 0, fmt.Errorf("the application's answer to %s is not {\"version\", \"document\"}", AppLoad)
+		return nil, 0, fmt.Errorf("the application's answer to %s is not {\"version\", \"document\": {\"body\", \"lease\"?}}", AppLoad)
 	}
 	if ans.Version == nil || *ans.Version <= 0 {
 		return nil, 0, nil
@@ -76,7 +81,7 @@ func (s *App) CompareAndSave(ctx context.Context, collection, key string, expect
 	if err := checkBody(collection, key, doc); err != nil {
 		return 0, nil, err
 	}
-	payload := jsonx.MustMarshal(appSave{Collection: collection, Key: key, ExpectedVersion: expected, Document: doc.Body, Lease: doc.Lease})
+	payload := jsonx.MustMarshal(appSave{Collection: collection, Key: key, ExpectedVersion: expected, Document: appDocument{Body: doc.Body, Lease: doc.Lease}})
 	data, err := s.ask(ctx, AppSave, payload)
 	if err != nil {
 		return 0, nil, err

@@ -343,6 +343,7 @@ func TestAppStoreAnswers(t *testing.T) {
 	}{
 		{"load not an object", `[1]`, `{}`, `answer to store_load is not`},
 		{"load version without document", `{"version":3}`, `{}`, `has version 3 but no document`},
+		{"load document without body", `{"version":3,"document":{"lease":null}}`, `{}`, `has version 3 but no document`},
 		{"save without version", `{"version":0}`, `{}`, `answer to store_save is not`},
 		{"save version not above", `{"version":0}`, `{"version":0}`, `must give a version above`},
 		{"conflict at the expected version", `{"version":0}`, `{"conflict":true,"version":0}`, `gives the expected version 0 back`},

@@ -85,6 +85,14 @@ type LineStreamer interface {
 	InboundStream() string
 }
 
+// SandboxReporter is implemented by transports that may run their server
+// confined (stdio, through the sandbox helper): SandboxReport is what was
+// set up for the running server, nil when it is not confined or not
+// started.
+type SandboxReporter interface {
+	SandboxReport() any
+}
+
 // LogLine is a diagnostic line a transport reports: a stderr line, a stdout
 // line that is not a JSON-RPC message, or a warning of the transport's own.
 type LogLine struct {
@@ -202,6 +210,9 @@ const (
 	// CauseWorkingDirectory: a server's working directory that does not
 	// exist or is not a directory.
 	CauseWorkingDirectory = "working_directory_not_found"
+	// CauseSandboxUnavailable: a sandbox layer the server's policy asks
+	// for could not be set up (package sandbox); the server was not run.
+	CauseSandboxUnavailable = "sandbox_unavailable"
 )
 
 // WithCause sets e's Cause and returns e.

@@ -52,7 +52,7 @@ type Record struct {
 	Generation   uint64 `json:"generation"`
 	DPoPJKT      string `json:"dpop_jkt,omitempty"`
 	DPoPKey      string `json:"dpop_key,omitempty"`
-	Lease        *Lease `json:"-"` // kept beside the document (store.Document.Lease)
+	Lease        *Lease `json:"lease,omitempty"` // in the store: beside the document (Encode)
 	State        State  `json:"state,omitempty"`
 	Scope        string `json:"scope,omitempty"`
 	Issuer       string `json:"issuer,omitempty"`
@@ -136,16 +136,21 @@ func (g Grants) CompareAndSave(ctx context.Context, key string, expected Version
 
 // Encode is the store's document of a record: the lease beside the body.
 func Encode(rec *Record) (*store.Document, error) {
-	body, err := jsonx.Marshal(rec)
+	var lease *Lease
+	var bare Record
+	if rec != nil {
+		bare = *rec
+		if rec.Lease != nil {
+			l := *rec.Lease
+			lease = &l
+		}
+		bare.Lease = nil
+	}
+	body, err := jsonx.Marshal(&bare)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the grant failed: %s", err)
 	}
-	d := &store.Document{Body: body}
-	if rec != nil && rec.Lease != nil {
-		l := *rec.Lease
-		d.Lease = &l
-	}
-	return d, nil
+	return &store.Document{Body: body, Lease: lease}, nil
 }
 
 // Decode is the record of a stored document. Its message never quotes
@@ -155,6 +160,7 @@ func Decode(d *store.Document) (*Record, error) {
 	if jsonx.Unmarshal(d.Body, rec) != nil {
 		return nil, errors.New("the store's document of this grant is not a grant record")
 	}
+	rec.Lease = nil
 	if d.Lease != nil {
 		l := *d.Lease
 		rec.Lease = &l

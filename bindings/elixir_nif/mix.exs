@@ -1,6 +1,20 @@
 defmodule LemonMCP.NifBuild do
   @moduledoc """
-  Finds the liblemonmcp the NIF is built against, and its header. In order:
+  Where the NIF comes from (docs/install.md, "Elixir"):
+
+    * precompiled, with no C compiler and no Go (`LemonMCP.NifPrecompiled`),
+      when a source is configured: `LEMONMCP_NIF_URL`, else the
+      application's `config :lemon_mcp, nif_url: ...` (a directory,
+      `file://` or `https://`);
+    * built from source when `LEMONMCP_BUILD=1`, or when nothing is
+      configured in a repository checkout (as before), or when
+      `LEMONMCP_LIB` names the library to build against.
+
+  A package (`make dist`'s `lemon_mcp-V.tar.gz`) with no source configured
+  stops and says what to set.
+
+  For a source build, the liblemonmcp the NIF is built against, and its
+  header, in order:
 
     1. `LEMONMCP_LIB` (a path to `liblemonmcp.so.1`), with its header from
        `LEMONMCP_INCLUDE`, else `../include` beside the library's directory,
@@ -11,7 +25,7 @@ defmodule LemonMCP.NifBuild do
        writes `lemonmcp.pc`; set `PKG_CONFIG_PATH` for a private prefix).
 
   The version of this project is the header's `LMCP_VERSION_STRING`: it is
-  written once, in the C header.
+  written once, in the C header (a package carries a copy in `include/`).
   """
 
   @repo Path.expand("../..", __DIR__)
@@ -34,21 +48,95 @@ defmodule LemonMCP.NifBuild do
     end
   end
 
-  @doc "The library version, from the header `locate/0` finds (or the repository's)."
-  def version do
+  @package_header Path.expand("include/lemonmcp.h", __DIR__)
+
+  @doc """
+  `:build`, or `{:precompiled, url, checksum_file}`: see the module doc.
+  """
+  def source do
+    url = configured_url()
+
+    case System.get_env("LEMONMCP_BUILD") do
+      "1" ->
+        :build
+
+      forced when forced not in [nil, "", "0"] ->
+        Mix.raise("LEMONMCP_BUILD is #{inspect(forced)}: 1 builds the NIF from source, 0 (or unset) does not")
+
+      _ when url != nil ->
+        {:precompiled, url, checksum_file!()}
+
+      _ ->
+        cond do
+          System.get_env("LEMONMCP_LIB") not in [nil, ""] -> :build
+          File.regular?(@package_header) -> Mix.raise(no_source())
+          true -> :build
+        end
+    end
+  end
+
+  defp configured_url do
+    case System.get_env("LEMONMCP_NIF_URL") do
+      url when is_binary(url) and url != "" ->
+        url
+
+      _ ->
+        case Application.get_env(:lemon_mcp, :nif_url) do
+          nil -> nil
+          url when is_binary(url) and url != "" -> url
+          other -> Mix.raise("config :lemon_mcp, nif_url: must be a string, got #{inspect(other)}")
+        end
+    end
+  end
+
+  @doc "The checksum file name for this version."
+  def checksum_name, do: "lemon_mcp-nif-#{version()}.sha256"
+
+  # The package's own checksum file, else (in a checkout) make dist's.
+  defp checksum_file! do
+    candidates = [Path.join(__DIR__, checksum_name()), Path.join(@repo, "dist/" <> checksum_name())]
+
+    Enum.find(candidates, &File.regular?/1) ||
+      Mix.raise("""
+      no NIF checksum file: #{Enum.join(candidates, " nor ")} exists.
+      A package from `make dist` carries it; in a checkout run `make dist`, or build from
+      source with LEMONMCP_BUILD=1.
+      """)
+  end
+
+  defp no_source do
+    """
+    lemon_mcp: no precompiled NIF source is configured.
+    Set LEMONMCP_NIF_URL (or `config :lemon_mcp, nif_url: ...` in the application's config) to the
+    directory or URL (file:// or https://) holding #{LemonMCP.NifPrecompiled.archive_name()},
+    or set LEMONMCP_BUILD=1 to build the NIF from source (a C compiler and liblemonmcp).
+    """
+  end
+
+  @doc "The library version, from the package's header, the one `locate/0` finds, or the repository's."
+  def version, do: define(~r/^#define LMCP_VERSION_STRING "([^"]+)"$/m, "LMCP_VERSION_STRING")
+
+  @doc "The library's ABI version (its SONAME is liblemonmcp.so.<abi>), from the same header."
+  def abi, do: define(~r/^#define LMCP_ABI_VERSION ([0-9]+)$/m, "LMCP_ABI_VERSION")
+
+  defp define(pattern, what) do
     header =
-      try do
-        {_, include, _} = locate()
-        Path.join(include, "lemonmcp.h")
-      rescue
-        Mix.Error -> Path.join(@repo, "include/lemonmcp.h")
+      if File.regular?(@package_header) do
+        @package_header
+      else
+        try do
+          {_, include, _} = locate()
+          Path.join(include, "lemonmcp.h")
+        rescue
+          Mix.Error -> Path.join(@repo, "include/lemonmcp.h")
+        end
       end
 
     with {:ok, text} <- File.read(header),
-         [_, v] <- Regex.run(~r/^#define LMCP_VERSION_STRING "([^"]+)"$/m, text) do
+         [_, v] <- Regex.run(pattern, text) do
       v
     else
-      _ -> Mix.raise("LMCP_VERSION_STRING not found in #{header}")
+      _ -> Mix.raise("#{what} not found in #{header}")
     end
   end
 
@@ -84,6 +172,206 @@ defmodule LemonMCP.NifBuild do
   end
 end
 
+defmodule LemonMCP.NifPrecompiled do
+  @moduledoc """
+  Installs a precompiled NIF into `priv/`: the archive
+  `lemon_mcp-nif-V-<arch>-linux-gnu.tar.gz` for this machine is read from a
+  directory, a `file://` or an `https://` URL, its SHA-256 compared with
+  the checksum file, and only then are its three files (the NIF, the
+  library, the sandbox helper) written. A mismatch stops the build naming
+  the file; nothing is written and a NIF already in `priv/` is removed, so
+  nothing is loaded. `https://` verifies the server against the system's
+  CA certificates, or the PEM file in `LEMONMCP_NIF_CACERTFILE`.
+  """
+
+  @stamp ".lemon_mcp-nif"
+
+  defp files, do: ["lmcp_nif.so", soname(), "lemonmcp-sandbox"]
+  defp soname, do: "liblemonmcp.so.#{LemonMCP.NifBuild.abi()}"
+
+  @doc "The archive for this machine."
+  def archive_name, do: "lemon_mcp-nif-#{LemonMCP.NifBuild.version()}-#{target()}.tar.gz"
+
+  @doc "This machine's target, as the archives name it: `x86_64-linux-gnu` or `aarch64-linux-gnu`."
+  def target do
+    arch = to_string(:erlang.system_info(:system_architecture))
+
+    case String.split(arch, "-") do
+      [cpu | rest] when cpu in ["x86_64", "aarch64"] ->
+        if String.ends_with?(Enum.join(rest, "-"), "linux-gnu"),
+          do: "#{cpu}-linux-gnu",
+          else: unsupported(arch)
+
+      _ ->
+        unsupported(arch)
+    end
+  end
+
+  defp unsupported(arch) do
+    Mix.raise(
+      "lemon_mcp: no precompiled NIF for #{arch} (x86_64 and aarch64 Linux with glibc are built); " <>
+        "LEMONMCP_BUILD=1 builds it from source"
+    )
+  end
+
+  @doc "Installs the NIF into priv_dir from url, checked against checksum_file."
+  def install(url, checksum_file, priv_dir) do
+    name = archive_name()
+    expected = expected_sum(checksum_file, name)
+    stamp = Path.join(priv_dir, @stamp)
+
+    # Installed before from the same archive, and unchanged since: the
+    # stamp holds the archive's checksum and each file's.
+    if File.read(stamp) == {:ok, stamp_text(name, expected, installed(priv_dir))} do
+      :ok
+    else
+      where = join(url, name)
+      Mix.shell().info("lemon_mcp: fetching the precompiled NIF #{name} from #{redact(where)}")
+      data = fetch(where)
+      actual = sha256(data)
+
+      if actual != expected do
+        remove(priv_dir)
+
+        Mix.raise("""
+        lemon_mcp: checksum mismatch for #{name} (from #{redact(where)}):
+        #{Path.basename(checksum_file)} says sha256 #{expected}, the file has #{actual}.
+        Nothing was installed; the NIF will not load.
+        """)
+      end
+
+      files = unpack(data, name)
+      write(priv_dir, files, stamp, stamp_text(name, expected, Map.new(files, fn {n, bin} -> {n, sha256(bin)} end)))
+    end
+  end
+
+  defp sha256(bin), do: :crypto.hash(:sha256, bin) |> Base.encode16(case: :lower)
+
+  defp installed(priv_dir) do
+    Map.new(files(), fn f ->
+      case File.read(Path.join(priv_dir, f)) do
+        {:ok, bin} -> {f, sha256(bin)}
+        {:error, _} -> {f, "missing"}
+      end
+    end)
+  end
+
+  defp stamp_text(name, sum, file_sums) do
+    Enum.map_join([{name, sum} | Enum.sort(file_sums)], fn {n, s} -> "#{s}  #{n}\n" end)
+  end
+
+  defp expected_sum(file, name) do
+    sums =
+      for line <- String.split(File.read!(file), "\n", trim: true),
+          [sum, n] = String.split(line, ~r/\s+\*?/, parts: 2),
+          into: %{},
+          do: {n, String.downcase(sum)}
+
+    case sums do
+      %{^name => sum} ->
+        if sum =~ ~r/^[0-9a-f]{64}$/,
+          do: sum,
+          else: Mix.raise("lemon_mcp: #{file} has no valid sha256 for #{name}")
+
+      _ ->
+        Mix.raise("lemon_mcp: #{file} lists no #{name} (no precompiled NIF for #{target()} in this release)")
+    end
+  end
+
+  defp join(url, name), do: String.trim_trailing(url, "/") <> "/" <> name
+
+  # Userinfo in a URL is a credential: never printed.
+  defp redact(url), do: Regex.replace(~r{^(https://)[^/@]*@}, url, "\\1")
+
+  defp fetch("https://" <> _ = url), do: https_get(url)
+  defp fetch("file://" <> path), do: read_file(URI.decode(path))
+
+  defp fetch(url) do
+    if url =~ ~r{^[a-zA-Z][a-zA-Z0-9+.-]*://},
+      do: Mix.raise("lemon_mcp: #{redact(url)}: the NIF URL must be https://, file:// or a directory"),
+      else: read_file(Path.expand(url))
+  end
+
+  defp read_file(path) do
+    case File.read(path) do
+      {:ok, data} -> data
+      {:error, reason} -> Mix.raise("lemon_mcp: cannot read #{path}: #{:file.format_error(reason)}")
+    end
+  end
+
+  defp https_get(url) do
+    {:ok, _} = Application.ensure_all_started(:inets)
+    {:ok, _} = Application.ensure_all_started(:ssl)
+
+    # verify_peer checks the chain and (httpc passes the URL's host as
+    # server_name_indication) the host name or IP address.
+    ssl = [verify: :verify_peer, cacerts: cacerts(), depth: 4]
+
+    opts = [ssl: ssl, timeout: 120_000, connect_timeout: 15_000, autoredirect: true]
+
+    case :httpc.request(:get, {String.to_charlist(url), []}, opts, body_format: :binary) do
+      {:ok, {{_, 200, _}, _headers, body}} ->
+        body
+
+      {:ok, {{_, status, reason}, _, _}} ->
+        Mix.raise("lemon_mcp: #{redact(url)} answered #{status} #{reason}")
+
+      {:error, reason} ->
+        Mix.raise("lemon_mcp: cannot fetch #{redact(url)}: #{inspect(reason)}")
+    end
+  end
+
+  defp cacerts do
+    case System.get_env("LEMONMCP_NIF_CACERTFILE") do
+      file when is_binary(file) and file != "" ->
+        for {:Certificate, der, _} <- :public_key.pem_decode(read_file(file)), do: der
+
+      _ ->
+        :public_key.cacerts_get()
+    end
+  end
+
+  # The archive's members, in memory; exactly the expected three files.
+  defp unpack(data, name) do
+    case :erl_tar.extract({:binary, data}, [:compressed, :memory]) do
+      {:ok, members} ->
+        got = Map.new(members, fn {n, bin} -> {to_string(n), bin} end)
+
+        if Enum.sort(Map.keys(got)) != Enum.sort(files()),
+          do: Mix.raise("lemon_mcp: #{name} holds #{inspect(Map.keys(got))}, not #{inspect(files())}")
+
+        got
+
+      {:error, reason} ->
+        Mix.raise("lemon_mcp: #{name} is not a readable archive: #{inspect(reason)}")
+    end
+  end
+
+  # Each file through a temporary name and a rename: a running VM that has
+  # the old one mapped keeps it intact.
+  defp write(priv_dir, files, stamp, stamp_text) do
+    File.mkdir_p!(priv_dir)
+    File.rm(stamp)
+
+    for {name, bin} <- files do
+      tmp = Path.join(priv_dir, ".#{name}.#{System.unique_integer([:positive])}")
+      File.write!(tmp, bin)
+      File.chmod!(tmp, 0o755)
+      File.rename!(tmp, Path.join(priv_dir, name))
+    end
+
+    link = Path.join(priv_dir, "liblemonmcp.so")
+    File.rm(link)
+    File.ln_s!(soname(), link)
+    File.write!(stamp, stamp_text)
+    :ok
+  end
+
+  defp remove(priv_dir) do
+    for f <- [@stamp, "liblemonmcp.so" | files()], do: File.rm(Path.join(priv_dir, f))
+  end
+end
+
 defmodule Mix.Tasks.Compile.LemonmcpNif do
   @moduledoc """
   Builds the NIF shim (`c_src/`) into `priv/` with `make`, next to a copy of
@@ -93,8 +381,23 @@ defmodule Mix.Tasks.Compile.LemonmcpNif do
 
   @impl true
   def run(_args) do
-    {lib, include, _source} = LemonMCP.NifBuild.locate()
+    case LemonMCP.NifBuild.source() do
+      {:precompiled, url, checksum_file} ->
+        :ok = LemonMCP.NifPrecompiled.install(url, checksum_file, Path.join(__DIR__, "priv"))
+        # Mix links priv/ into _build before the compilers run; on a fresh
+        # package priv/ did not exist yet, so link it now.
+        Mix.Project.build_structure()
+        {:ok, []}
+
+      :build ->
+        build()
+    end
+  end
+
+  defp build do
+    {lib, include, source} = LemonMCP.NifBuild.locate()
     make = System.find_executable("make") || Mix.raise("make is required to build the NIF")
+    Mix.shell().info("lemon_mcp: building the NIF from source against #{lib} (#{source})")
 
     env = [
       {"MIX_APP_PATH", Mix.Project.app_path()},
@@ -139,8 +442,9 @@ defmodule LemonMCP.MixProject do
       deps: [],
       description: "A Model Context Protocol (MCP) client over liblemonmcp (a NIF)",
       # The repository's LICENSE; the Python package and lemonmcp.pc say the same.
-      package: [licenses: ["Apache-2.0"], files: ~w(lib c_src mix.exs .formatter.exs README.md)],
-      test_coverage: [ignore_modules: [Mix.Tasks.Compile.LemonmcpNif, LemonMCP.NifBuild]]
+      # make dist adds include/lemonmcp.h (the version) and the NIF checksum file.
+      package: [licenses: ["Apache-2.0"], files: ~w(lib c_src mix.exs .formatter.exs README.md include *.sha256)],
+      test_coverage: [ignore_modules: [Mix.Tasks.Compile.LemonmcpNif, LemonMCP.NifBuild, LemonMCP.NifPrecompiled]]
     ]
   end
 

@@ -21,10 +21,12 @@ pure Python loading a C library. `make python-wheel` gives it the manylinux
 tag its glibc symbols allow (auditwheel).
 """
 
+import glob
 import os
 import shutil
 import subprocess
 import sys
+import time
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
@@ -65,11 +67,36 @@ def _go_sources(root):
                 rel.split(os.sep)[0] == "capi" and name.endswith((".c", ".h"))
             ):
                 out.append(os.path.normpath(os.path.join(rel, name)))
+                if name.endswith(".go"):
+                    out.extend(_embedded(root, rel, name))
     return sorted(set(out))
+
+
+def _embedded(root, rel, name):
+    """The files a Go source names in its //go:embed lines (they are part of
+    the build as much as the source is)."""
+    with open(os.path.join(root, rel, name), encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("//go:embed "):
+                for pattern in line.split()[1:]:
+                    for match in glob.glob(os.path.join(root, rel, pattern)):
+                        yield os.path.relpath(match, root)
 
 
 def _newest_source(root):
     return max(os.path.getmtime(os.path.join(root, p)) for p in _go_sources(root))
+
+
+def _say(message):
+    """Tells the user what the build is doing. pip shows a build's output only
+    with -v, and a Go build on cold caches takes minutes: the message also
+    goes to the terminal when there is one, so an install never sits silent."""
+    print(message, file=sys.stderr, flush=True)
+    try:
+        with open("/dev/tty", "w") as tty:
+            tty.write(message + "\n")
+    except OSError:  # no controlling terminal (CI, a pipe): stderr is enough
+        pass
 
 
 def _build_with_go(root, out_dir):
@@ -82,17 +109,24 @@ def _build_with_go(root, out_dir):
     if shutil.which("sh") is None or shutil.which(os.environ.get("CC", "cc")) is None:
         raise SystemExit("lemonmcp: building liblemonmcp.so needs a C compiler (cc) for cgo")
     out = os.path.join(out_dir, LIB)
-    print(f"lemonmcp: building {LIB} with {go}", file=sys.stderr)
+    started = time.monotonic()
+    _say(
+        f"lemonmcp: building {LIB} from the Go sources with {go} and the C compiler "
+        "(one to three minutes on cold caches; `pip install -v` shows the compiler's output; "
+        "docs/install.md lists the prebuilt wheels)"
+    )
     env = dict(os.environ, GO=go, CGO_ENABLED="1")
     proc = subprocess.run(["sh", os.path.join(root, "mk", "build-lib.sh"), root, out], env=env)
     if proc.returncode != 0 or not os.path.isfile(out):
         raise SystemExit(f"lemonmcp: `go build` of {LIB} failed (exit {proc.returncode}); see the output above")
+    _say(f"lemonmcp: built {LIB} in {time.monotonic() - started:.0f} s; now {HELPER}, the sandbox helper")
     helper = os.path.join(out_dir, HELPER)
     proc = subprocess.run(
         [go, "build", "-trimpath", "-ldflags", "-s -w", "-o", helper, "./cmd/lemonmcp-sandbox"], cwd=root, env=env
     )
     if proc.returncode != 0 or not os.path.isfile(helper):
         raise SystemExit(f"lemonmcp: `go build` of {HELPER} failed (exit {proc.returncode}); see the output above")
+    _say(f"lemonmcp: built {LIB} and {HELPER} in {time.monotonic() - started:.0f} s")
     return out
 
 

@@ -1,10 +1,10 @@
 // Command lemonmcp-sandbox is the helper the stdio transport runs in a
 // server's place: it confines itself (namespaces, Landlock, no_new_privs,
-// limits), starts the server, and ends every process the server leaves
-// behind. It is built and installed next to liblemonmcp.so; see package
-// sandbox and docs/sandbox.md.
+// seccomp, limits), starts the server, and ends every process the server
+// leaves behind. It is built and installed next to liblemonmcp.so; see
+// packages sandbox and sandbox/helper, and docs/sandbox.md.
 package main
 
-import "github.com/lemonmcp/lemonmcp/sandbox"
+import "github.com/lemonmcp/lemonmcp/sandbox/helper"
 
-func main() { sandbox.Main() }
+func main() { helper.Main() }

@@ -99,7 +99,6 @@ type Application struct {
 type appEntry struct {
 	Version  int64           `json:"version"`
 	Document json.RawMessage `json:"document"`
-	Lease    *store.Lease    `json:"lease,omitempty"`
 }
 
 // NewApplication is an empty application store.
@@ -112,7 +111,6 @@ func (a *Application) Ask(_ context.Context, kind string, payload []byte) ([]byt
 		Key             string          `json:"key"`
 		ExpectedVersion int64           `json:"expected_version"`
 		Document        json.RawMessage `json:"document"`
-		Lease           *store.Lease    `json:"lease"`
 	}
 	if err := json.Unmarshal(payload, &req); err != nil {
 		return nil, err
@@ -134,7 +132,7 @@ func (a *Application) Ask(_ context.Context, kind string, payload []byte) ([]byt
 				appEntry
 			}{true, cur})
 		}
-		a.docs[k] = appEntry{Version: cur.Version + 1, Document: req.Document, Lease: req.Lease}
+		a.docs[k] = appEntry{Version: cur.Version + 1, Document: req.Document}
 		return json.Marshal(map[string]int64{"version": cur.Version + 1})
 	}
 	return nil, errors.New("not a store request: " + kind)

@@ -18,6 +18,7 @@ void test_concurrent_calls(void);
 void test_blocking_calls_from_many_threads(void);
 void test_call_timeout_sends_cancelled(void);
 void test_cancel(void);
+void test_two_step_blocking_call(void);
 void test_progress(void);
 void test_reset_timeout_on_progress(void);
 void test_large_result(void);

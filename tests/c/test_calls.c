@@ -231,6 +231,60 @@ void test_cancel(void) {
   donerec_free(&rec);
 }
 
+/* A blocking call in two steps: lmcp_client_call_begin, then
+ * lmcp_sync_call_wait in slices. A slice that ends before the call reports
+ * it running; the call's id cancels it; the outcome is the one
+ * lmcp_client_call_sync would have returned. */
+void test_two_step_blocking_call(void) {
+  char cfg[2048];
+  lmcp_client *c = start_client(fixture_config(cfg, sizeof cfg, NULL, NULL, NULL), NULL);
+  if (c == NULL) return;
+  const char *echo = "{\"name\":\"echo\",\"arguments\":{\"text\":\"two steps\"}}";
+  const char *slow = "{\"name\":\"slow\",\"arguments\":{\"ms\":30000}}";
+  lmcp_sync_call call;
+  lmcp_call_id id = 0;
+  char *res = NULL, *err = NULL;
+  size_t len = 0;
+  int done = -1;
+
+  CHECK_ST(lmcp_client_call_begin(c, "tools/call", echo, strlen(echo), NULL, 0, &call, &id, &err), LMCP_OK,
+           err);
+  CHECK(id != 0);
+  CHECK_ST(lmcp_sync_call_wait(&call, -1, &done, &res, &len, &err), LMCP_OK, err);
+  CHECK(done == 1);
+  CHECKM(res && strlen(res) == len && strstr(res, "two steps"), NULL, "result %s", res ? res : "(null)");
+  lmcp_free(res);
+  res = NULL;
+
+  /* the same struct again: a slice of 0 ms and one of 20 ms end with the
+   * call still running; cancel ends it, and the wait returns its status */
+  CHECK_ST(lmcp_client_call_begin(c, "tools/call", slow, strlen(slow), NULL, 0, &call, &id, &err), LMCP_OK,
+           err);
+  CHECK_ST(lmcp_sync_call_wait(&call, 0, &done, &res, &len, &err), LMCP_OK, err);
+  CHECK(done == 0 && res == NULL);
+  CHECK_ST(lmcp_sync_call_wait(&call, 20, &done, &res, &len, &err), LMCP_OK, err);
+  CHECK(done == 0 && res == NULL);
+  CHECK_ST(lmcp_client_cancel(c, id), LMCP_OK, NULL);
+  CHECK_ST(lmcp_sync_call_wait(&call, -1, &done, &res, &len, &err), LMCP_E_CANCELLED, err);
+  CHECK(done == 1 && res == NULL);
+  CHECK_ERR_JSON(err, LMCP_E_CANCELLED);
+  lmcp_free(err);
+  err = NULL;
+
+  /* bad input */
+  CHECK_ST(lmcp_sync_call_wait(NULL, 0, &done, &res, &len, NULL), LMCP_E_INVALID_ARGUMENT, NULL);
+  CHECK_ST(lmcp_sync_call_wait(&call, 0, NULL, &res, &len, NULL), LMCP_E_INVALID_ARGUMENT, NULL);
+  CHECK_ST(lmcp_client_call_begin(c, "tools/call", echo, strlen(echo), NULL, 0, NULL, &id, &err),
+           LMCP_E_INVALID_ARGUMENT, err);
+  CHECKM(err && strstr(err, "call is NULL"), NULL, "err %s", err ? err : "(null)");
+  lmcp_free(err);
+  err = NULL;
+  CHECK_ST(lmcp_client_call_begin(c, "", echo, strlen(echo), NULL, 0, &call, &id, &err),
+           LMCP_E_INVALID_ARGUMENT, err);
+  lmcp_free(err);
+  stop_client(c, NULL);
+}
+
 void test_progress(void) {
   char cfg[2048];
   evrec_t ev;

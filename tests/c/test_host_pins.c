@@ -57,7 +57,7 @@ static lmcp_host *open_host(const rig_t *rig, evrec_t *rec) {
   char cfg[4096];
   snprintf(
       cfg, sizeof cfg,
-      "{\"pins\":{\"store\":\"%s\"},\"mcpServers\":{\"r\":{\"command\":\"%s\",\"args\":[\"-defs\",\"%s\"],"
+      "{\"pins\":{\"store\":{\"type\":\"file\",\"path\":\"%s\"}},\"mcpServers\":{\"r\":{\"command\":\"%s\",\"args\":[\"-defs\",\"%s\"],"
       "\"env\":{\"RUGPULL_PIDFILE\":\"%s\"},\"timeouts\":{\"ready_ms\":5000,\"close_grace_ms\":300}}}}",
       rig->pins, rig->rugpull, rig->defs, rig->pid);
   lmcp_host *h = NULL;
@@ -222,34 +222,51 @@ static void test_pins_attacker_cases(void) {
   free(table);
 }
 
-/* "store": "app": the application keeps the pin document, here in memory,
- * answering pins_load and pins_save from the request callback. */
+/* "store": {"type": "app"}: the application keeps the store, here one
+ * document in memory (the test's one server), answering store_load and
+ * store_save with a compare-and-save from the request callback. */
 typedef struct {
   lmcp_host *h;
   pthread_mutex_t mu;
   char *doc; /* NULL: nothing stored */
+  long version;
   int loads, saves;
 } app_store_t;
 
 static void app_store_cb(void *ud, lmcp_request_id id, const char *kind, const char *json, size_t len) {
   app_store_t *st = ud;
+  char answer[65536];
   pthread_mutex_lock(&st->mu);
-  if (strcmp(kind, "pins_load") == 0) {
+  if (strcmp(kind, "store_load") == 0) {
     st->loads++;
-    const char *doc = st->doc ? st->doc : "{}";
-    lmcp_host_respond(st->h, id, LMCP_OK, doc, strlen(doc), NULL);
-  } else if (strcmp(kind, "pins_save") == 0) {
-    /* {"pins":<document>}: keep the document. */
-    const char *prefix = "{\"pins\":";
-    if (len > strlen(prefix) + 1 && strncmp(json, prefix, strlen(prefix)) == 0) {
+    if (st->doc)
+      snprintf(answer, sizeof answer, "{\"version\":%ld,\"document\":%s}", st->version, st->doc);
+    else
+      snprintf(answer, sizeof answer, "{\"version\":0}");
+    lmcp_host_respond(st->h, id, LMCP_OK, answer, strlen(answer), NULL);
+  } else if (strcmp(kind, "store_save") == 0) {
+    /* {"collection", "key", "expected_version": n, "document": {...}} */
+    const char *ev = strstr(json, "\"expected_version\":");
+    const char *doc = strstr(json, "\"document\":");
+    long expected = ev ? strtol(ev + strlen("\"expected_version\":"), NULL, 10) : -1;
+    if (ev == NULL || doc == NULL) {
+      lmcp_host_respond(st->h, id, LMCP_E_INVALID_ARGUMENT, NULL, 0, NULL);
+    } else if (expected != st->version) {
+      snprintf(answer, sizeof answer, "{\"conflict\":true,\"version\":%ld,\"document\":%s}", st->version,
+               st->doc ? st->doc : "null");
+      lmcp_host_respond(st->h, id, LMCP_OK, answer, strlen(answer), NULL);
+    } else {
+      doc += strlen("\"document\":");
+      size_t n = (size_t)(json + len - 1 - doc); /* up to the closing brace */
       free(st->doc);
-      size_t n = len - strlen(prefix) - 1;
       st->doc = malloc(n + 1);
-      memcpy(st->doc, json + strlen(prefix), n);
+      memcpy(st->doc, doc, n);
       st->doc[n] = 0;
+      st->version++;
       st->saves++;
+      snprintf(answer, sizeof answer, "{\"version\":%ld}", st->version);
+      lmcp_host_respond(st->h, id, LMCP_OK, answer, strlen(answer), NULL);
     }
-    lmcp_host_respond(st->h, id, LMCP_OK, "{}", 2, NULL);
   } else {
     lmcp_host_respond(st->h, id, LMCP_E_UNSUPPORTED, NULL, 0, NULL);
   }
@@ -260,7 +277,7 @@ static lmcp_host *open_app_host(const rig_t *rig, app_store_t *st) {
   char cfg[4096], *err = NULL;
   snprintf(
       cfg, sizeof cfg,
-      "{\"pins\":{\"store\":\"app\"},\"mcpServers\":{\"r\":{\"command\":\"%s\",\"args\":[\"-defs\",\"%s\"],"
+      "{\"pins\":{\"store\":{\"type\":\"app\"}},\"mcpServers\":{\"r\":{\"command\":\"%s\",\"args\":[\"-defs\",\"%s\"],"
       "\"env\":{\"RUGPULL_PIDFILE\":\"%s\"},\"timeouts\":{\"ready_ms\":5000,\"close_grace_ms\":300}}}}",
       rig->rugpull, rig->defs, rig->pid);
   lmcp_host *h = NULL;
@@ -282,10 +299,10 @@ static void test_pins_app_store(void) {
   const char *slash = strrchr(fx, '/');
   snprintf(rig.rugpull, sizeof rig.rugpull, "%.*s/rugpull", slash ? (int)(slash - fx) : 1, slash ? fx : ".");
   if (!CHECK(use_case(&rig, "base") == 0)) return;
-  app_store_t st = {.h = NULL, .doc = NULL, .loads = 0, .saves = 0};
+  app_store_t st = {.h = NULL, .doc = NULL, .version = 0, .loads = 0, .saves = 0};
   pthread_mutex_init(&st.mu, NULL);
 
-  /* First use: pinned through pins_save. */
+  /* First use: pinned through store_save. */
   lmcp_host *h = open_app_host(&rig, &st);
   if (h == NULL) return;
   char *js = NULL, *err = NULL;
@@ -294,7 +311,7 @@ static void test_pins_app_store(void) {
   lmcp_free(js);
   js = NULL;
   pthread_mutex_lock(&st.mu);
-  CHECKM(st.saves >= 1 && st.doc && strstr(st.doc, "\"version\":1"), st.doc, "saved through the app");
+  CHECKM(st.saves >= 1 && st.version >= 1 && st.doc && strstr(st.doc, "\"body\""), st.doc, "saved through the app");
   pthread_mutex_unlock(&st.mu);
 
   /* A change is held; the approval is saved through the app. */
@@ -396,7 +413,7 @@ static void *run_starts(void *arg) {
   starts_t *st = arg;
   char cfg[4096];
   snprintf(cfg, sizeof cfg,
-           "{\"pins\":{\"store\":\"%s\"},\"mcpServers\":{\"r\":{\"command\":\"%s\",\"args\":[\"-defs\",\"%s\"],"
+           "{\"pins\":{\"store\":{\"type\":\"file\",\"path\":\"%s\"}},\"mcpServers\":{\"r\":{\"command\":\"%s\",\"args\":[\"-defs\",\"%s\"],"
            "\"timeouts\":{\"ready_ms\":5000,\"close_grace_ms\":300}}}}",
            st->rig->pins, st->rig->rugpull, st->rig->defs);
   for (int i = st->first; i < STARTS; i += START_THREADS) {

@@ -68,6 +68,7 @@ static const test_case k_tests[] = {
     TC(test_initialize_error, 20),
     TC(test_call_timeout_sends_cancelled, 20),
     TC(test_cancel, 20),
+    TC(test_two_step_blocking_call, 20),
     TC(test_progress, 20),
     TC(test_reset_timeout_on_progress, 20),
     TC(test_server_crash_mid_call, 20),

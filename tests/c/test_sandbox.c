@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -43,6 +44,12 @@ extern char **environ;
 
 #define NOBODY 65534
 #define ESCAPES 10 /* the script's "escape" lines */
+
+/* The escape script: LMCP_ESCAPES when the test staged a copy (stage). */
+static const char *escapes_path(void) {
+  const char *p = getenv("LMCP_ESCAPES");
+  return p != NULL && *p ? p : LMCP_ESCAPES_PATH;
+}
 
 /* ---------------------------------------------------------------- spawning */
 
@@ -155,7 +162,7 @@ static int worker(const char *mode) {
   snprintf(root, sizeof root, "%s/escapes-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (mkdtemp(root) == NULL) return 2;
   char *sandbox = NULL;
-  char *setup[] = {"/bin/sh", LMCP_ESCAPES_PATH, "setup", root, NULL};
+  char *setup[] = {"/bin/sh", (char *)escapes_path(), "setup", root, NULL};
   if (run(setup, NULL, &sandbox) != 0) return 2;
   sandbox[strcspn(sandbox, "\n")] = 0;
   int tcp_port = 0, udp_port = 0;
@@ -172,7 +179,7 @@ static int worker(const char *mode) {
            "{\"mcpServers\":{\"escapes\":{\"command\":\"/bin/sh\",\"args\":[\"%s\",\"try\",\"%s\",\"%s\"],"
            "\"env\":{\"ESCAPES_TCP_PORT\":\"%d\",\"ESCAPES_UDP_PORT\":\"%d\",\"ESCAPES_TOKEN\":\"%s\"},"
            "\"timeouts\":{\"close_grace_ms\":300,\"ready_ms\":%d}%s%s}}}",
-           LMCP_ESCAPES_PATH, root, fixture_path(), tcp_port, udp_port, token, T(30000),
+           escapes_path(), root, fixture_path(), tcp_port, udp_port, token, T(30000),
            control ? "" : ",\"sandboxEnabled\":true,\"sandbox\":", control ? "" : sandbox);
   printf("uid %d\n", (int)getuid());
   lmcp_host *h = NULL;
@@ -212,22 +219,169 @@ static int worker(const char *mode) {
   return 0;
 }
 
+/* Runs, as the current user on a machine withoutlayers made (no Landlock,
+ * or no user namespaces), a host of three servers that each try a write
+ * outside allowWrite before becoming the fixture: "boxed" (sandboxEnabled,
+ * so required), "loose" ("required": false) and "plain". Prints "servers
+ * <lmcp_host_servers>" once boxed failed and loose is ready, and
+ * "written_boxed 0|1". */
+static int worker_fails_closed(void) {
+  const char *tmp = getenv("TMPDIR");
+  char root[512], outside[600];
+  snprintf(root, sizeof root, "%s/fails-closed-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (mkdtemp(root) == NULL) return 2;
+  snprintf(outside, sizeof outside, "%s/outside", root);
+  if (mkdir(outside, 0777) != 0) return 2;
+  char cfg[4096];
+  const char *srv = "\"command\":\"/bin/sh\",\"args\":[\"-c\",\"echo x > %s/%s; exec %s\"],\"restart\":false";
+  char boxed[1024], loose[1024], plain[1024];
+  snprintf(boxed, sizeof boxed, srv, outside, "boxed", fixture_path());
+  snprintf(loose, sizeof loose, srv, outside, "loose", fixture_path());
+  snprintf(plain, sizeof plain, srv, outside, "plain", fixture_path());
+  snprintf(cfg, sizeof cfg,
+           "{\"mcpServers\":{\"boxed\":{%s,\"sandboxEnabled\":true,\"sandbox\":{\"filesystem\":{\"allowWrite\":[\"%s/in\"]}}},"
+           "\"loose\":{%s,\"sandboxEnabled\":true,\"sandbox\":{\"required\":false}},\"plain\":{%s}}}",
+           boxed, root, loose, plain);
+  lmcp_host *h = NULL;
+  char *err = NULL;
+  if (lmcp_host_new(cfg, strlen(cfg), &h, &err) != LMCP_OK || lmcp_host_connect(h, &err) != LMCP_OK) {
+    printf("error %s\n", err ? err : "");
+    return 2;
+  }
+  char *servers = NULL;
+  for (int waited = 0; waited < T(60000); waited += 20) {
+    lmcp_free(servers);
+    servers = NULL;
+    if (lmcp_host_servers(h, &servers, NULL, NULL) != LMCP_OK) return 2;
+    char *b = strstr(servers, "\"boxed\":"), *l = strstr(servers, "\"loose\":");
+    if (b && l && strstr(b, "\"state\":\"failed\"") && strstr(l, "\"state\":\"ready\"")) break;
+    usleep(20 * 1000);
+  }
+  printf("servers %s\n", servers ? servers : "");
+  lmcp_free(servers);
+  lmcp_host_free(h);
+  char path[700];
+  snprintf(path, sizeof path, "%s/boxed", outside);
+  printf("written_boxed %d\n", access(path, F_OK) == 0);
+  remove_tree(root);
+  return 0;
+}
+
 /* ------------------------------------------------------------------- tests */
+
+/* What nobody runs, copied where nobody can read it: the checkout may lie
+ * beneath a directory of mode 0700 (a home, mktemp -d), where nobody cannot
+ * reach this program, the library, the fixture or the escape script. The
+ * stage is one 0755 directory, made once; stage_env gives the environment
+ * that points the worker at it. */
+static char stage_dir[64];
+
+static int copy_file(const char *from, const char *to) {
+  size_t len = 0;
+  char *b = read_file(from, &len);
+  if (b == NULL) return -1;
+  int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+  int ok = fd >= 0 && write(fd, b, len) == (ssize_t)len;
+  if (fd >= 0) close(fd);
+  free(b);
+  return ok ? 0 : -1;
+}
+
+static const char *stage(void) {
+  if (stage_dir[0]) return stage_dir;
+  char dir[] = "/tmp/lmcp-stage-XXXXXX";
+  if (mkdtemp(dir) == NULL || chmod(dir, 0755) != 0) return NULL;
+  Dl_info lib;
+  char self[512], helper[600], wrapper[600], to[700];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0 || dladdr((void *)lmcp_host_new, &lib) == 0 || lib.dli_fname == NULL) return NULL;
+  self[n] = 0;
+  snprintf(helper, sizeof helper, "%.*s/lemonmcp-sandbox", (int)(strrchr(lib.dli_fname, '/') - lib.dli_fname),
+           lib.dli_fname);
+  snprintf(wrapper, sizeof wrapper, "%.*s/withoutlayers", (int)(strrchr(fixture_path(), '/') - fixture_path()),
+           fixture_path());
+  const char *files[][2] = {{self, "test"},           {lib.dli_fname, "liblemonmcp.so.1"},
+                            {helper, "lemonmcp-sandbox"}, {fixture_path(), "mcpfixture"},
+                            {wrapper, "withoutlayers"}, {escapes_path(), "escapes.sh"}};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    snprintf(to, sizeof to, "%s/%s", dir, files[i][1]);
+    if (copy_file(files[i][0], to) != 0) return NULL;
+  }
+  memcpy(stage_dir, dir, sizeof dir);
+  return stage_dir;
+}
+
+/* The staged program and the environment entries that point it at the
+ * staged copies; prog and env must hold 700 bytes and 4 entries of 700. */
+static int staged(char *prog, char env[4][700]) {
+  const char *d = stage();
+  if (d == NULL) return -1;
+  snprintf(prog, 700, "%s/test", d);
+  snprintf(env[0], 700, "LD_LIBRARY_PATH=%s", d);
+  snprintf(env[1], 700, "LMCP_FIXTURE=%s/mcpfixture", d);
+  snprintf(env[2], 700, "LMCP_ESCAPES=%s/escapes.sh", d);
+  snprintf(env[3], 700, "LEMONMCP_SANDBOX_HELPER=%s/lemonmcp-sandbox", d);
+  return 0;
+}
+
+/* On a machine without a layer (withoutlayers FLAG, beside the fixture),
+ * as uid: the required server fails naming the layer and why and writes
+ * nothing; the best-effort one runs and its report names what is missing. */
+static void check_fails_closed(uid_t uid, const char *flag, const char *layer) {
+  char home[] = "/tmp/lmcp-fails-closed-XXXXXX";
+  CHECK(mkdtemp(home) != NULL && chown(home, uid, uid) == 0);
+  char self[700], wrapper[700], senv[4][700];
+  CHECK(staged(self, senv) == 0);
+  snprintf(wrapper, sizeof wrapper, "%s/withoutlayers", stage_dir);
+  char tmpdir[600], homev[600], cache[600];
+  snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", home);
+  snprintf(homev, sizeof homev, "HOME=%s", home);
+  snprintf(cache, sizeof cache, "XDG_CACHE_HOME=%s/cache", home);
+  const char *env[] = {tmpdir, homev, cache, senv[0], senv[1], senv[2], senv[3], NULL};
+  char uidv[32], gidv[32];
+  snprintf(uidv, sizeof uidv, "--reuid=%d", (int)uid);
+  snprintf(gidv, sizeof gidv, "--regid=%d", (int)uid);
+  char *as_uid[] = {"setpriv", uidv, gidv, "--clear-groups", wrapper, (char *)flag, "--", self, "--worker-fails-closed", NULL};
+  char *as_me[] = {wrapper, (char *)flag, "--", self, "--worker-fails-closed", NULL};
+  char *out = NULL;
+  int st = run(uid == getuid() ? as_me : as_uid, env, &out);
+  remove_tree(home);
+  CHECKM(st == 0, NULL, "the worker (uid %d, %s) failed with %d:\n%s", (int)uid, flag, st, out ? out : "");
+  if (st != 0) return;
+  CHECKM(strstr(out, "sandbox: cannot be set up in full") && strstr(out, layer), NULL,
+         "uid %d %s: the required server's error does not name the layer:\n%s", (int)uid, flag, out);
+  CHECKM(strstr(out, "\"missing\":[") != NULL, NULL, "uid %d %s: no missing list:\n%s", (int)uid, flag, out);
+  CHECKM(strstr(out, "written_boxed 0\n") != NULL, NULL, "uid %d %s: the refused server ran:\n%s", (int)uid, flag, out);
+  free(out);
+}
+
+static const char *landlock_layer = "Landlock: landlock_create_ruleset(VERSION) failed: function not implemented";
+static const char *userns_layer =
+    "namespaces: clone(CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET|...) failed: no space left on device";
+
+void test_fails_closed_without_landlock(void) {
+  check_fails_closed(getuid(), "-landlock", landlock_layer);
+  if (getuid() == 0) check_fails_closed(NOBODY, "-landlock", landlock_layer);
+}
+
+void test_fails_closed_without_user_namespaces(void) {
+  check_fails_closed(getuid(), "-userns", userns_layer);
+  if (getuid() == 0) check_fails_closed(NOBODY, "-userns", userns_layer);
+}
 
 /* The worker's output, run as uid in mode; its temporary, home and cache
  * directories are a fresh directory that uid owns, removed afterwards. */
 static char *escapes(uid_t uid, const char *mode, const char *extra_env) {
   char home[] = "/tmp/lmcp-escapes-XXXXXX";
   if (mkdtemp(home) == NULL || chown(home, uid, uid) != 0) return NULL;
-  char self[512];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return NULL;
-  self[n] = 0;
+  char self[700], senv[4][700];
+  if (staged(self, senv) != 0) return NULL;
   char tmpdir[600], homev[600], cache[600];
   snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", home);
   snprintf(homev, sizeof homev, "HOME=%s", home);
   snprintf(cache, sizeof cache, "XDG_CACHE_HOME=%s/cache", home);
-  const char *env[] = {tmpdir, homev, cache, extra_env, NULL};
+  /* extra_env last: it may name another helper (the control). */
+  const char *env[] = {tmpdir, homev, cache, senv[0], senv[1], senv[2], extra_env ? extra_env : senv[3], NULL};
   char uidv[32], gidv[32];
   snprintf(uidv, sizeof uidv, "--reuid=%d", (int)uid);
   snprintf(gidv, sizeof gidv, "--regid=%d", (int)uid);
@@ -308,10 +462,19 @@ int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     return worker(argv[2]);
   }
+  if (argc == 2 && strcmp(argv[1], "--worker-fails-closed") == 0) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    signal(SIGPIPE, SIG_IGN);
+    return worker_fails_closed();
+  }
   static const h_test tests[] = {
       {"test_escapes_control", test_escapes_control},
       {"test_escapes_as_root", test_escapes_as_root},
       {"test_escapes_as_nobody", test_escapes_as_nobody},
+      {"test_fails_closed_without_landlock", test_fails_closed_without_landlock},
+      {"test_fails_closed_without_user_namespaces", test_fails_closed_without_user_namespaces},
   };
-  return h_main(argc, argv, tests, sizeof tests / sizeof tests[0], 300);
+  int rc = h_main(argc, argv, tests, sizeof tests / sizeof tests[0], 300);
+  if (stage_dir[0]) remove_tree(stage_dir);
+  return rc;
 }

@@ -323,7 +323,7 @@ void test_host_pins() {
   };
   write_file(defs, tools("true"));
   {
-    lemonmcp::Host host("{\"pins\":{\"store\":\"" + pins + "\"},\"mcpServers\":{\"r\":{\"command\":\"" +
+    lemonmcp::Host host("{\"pins\":{\"store\":{\"type\":\"file\",\"path\":\"" + pins + "\"}},\"mcpServers\":{\"r\":{\"command\":\"" +
                         rugpull + "\",\"args\":[\"-defs\",\"" + defs + "\"],\"env\":{\"RUGPULL_PIDFILE\":\"" +
                         pidfile + "\"},\"timeouts\":{\"close_grace_ms\":300}}}}");
     host.connect();

@@ -135,10 +135,10 @@ func TestSessionsAreBounded(t *testing.T) {
 
 // TestAbandonedSessionsGiveTheirMemoryBack: many sessions opened and
 // abandoned leave the heap where it was once their idle timeout passed.
-// make test opens 5,000 (HTTP round trips under the race detector are
+// make test opens 2,000 (HTTP round trips under the race detector are
 // what it costs); LEMONMCP_GATEWAY_SESSIONS=100000 runs the count.
 func TestAbandonedSessionsGiveTheirMemoryBack(t *testing.T) {
-	sessions := 5000
+	sessions := 2000
 	if n, err := strconv.Atoi(os.Getenv("LEMONMCP_GATEWAY_SESSIONS")); err == nil && n > 0 {
 		sessions = n
 	}

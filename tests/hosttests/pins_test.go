@@ -1,6 +1,8 @@
 package hosttests
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -47,6 +49,7 @@ func loadPinCases(t *testing.T) pinCases {
 // id, and the pin file.
 type rugpullRig struct {
 	dir, defs, pidfile, pins string
+	store                    string // "pins"."store" (JSON); empty: the file at pins
 }
 
 func newRugpullRig(t *testing.T, defs []byte) *rugpullRig {
@@ -66,7 +69,11 @@ func (r *rugpullRig) write(t *testing.T, defs []byte) {
 // members of "pins"; "-": no pins).
 func (r *rugpullRig) config(pinsExtra string) string {
 	args, _ := json.Marshal([]string{"-defs", r.defs})
-	pins := fmt.Sprintf(`"pins":{"store":%q%s},`, r.pins, pinsExtra)
+	st := r.store
+	if st == "" {
+		st = fmt.Sprintf(`{"type":"file","path":%q}`, r.pins)
+	}
+	pins := fmt.Sprintf(`"pins":{"store":%s%s},`, st, pinsExtra)
 	if pinsExtra == "-" {
 		pins = ""
 	}
@@ -380,6 +387,48 @@ func TestPinsFirstUse(t *testing.T) {
 		require.Contains(t, textOf(t, out), "called echo")
 		require.Equal(t, []string{"r__echo"}, sortedNames(listTools(t, h)))
 	})
+	t.Run("hold: absent instructions are pinned as absent", func(t *testing.T) {
+		var defs map[string]any
+		require.NoError(t, json.Unmarshal(cases.Base, &defs))
+		withInstructions := defs["instructions"]
+		delete(defs, "instructions")
+		raw, _ := json.Marshal(defs)
+		rig := newRugpullRig(t, raw)
+		cfg := rig.config(`,"first_use":"hold"`)
+		h, _ := readyHost(t, cfg)
+		pins := hostPins(t, h)["r"]
+		require.NotNil(t, pins.Instructions)
+		require.Equal(t, host.PinApproved, pins.Instructions.Status, "nothing to approve is not held")
+		require.False(t, pins.Instructions.Held)
+		for kind, m := range map[string]map[string]pinReport{"tool": pins.Tools, "prompt": pins.Prompts, "resource": pins.Resources} {
+			for name, r := range m {
+				require.Equal(t, host.PinNew, r.Status)
+				require.Nil(t, errOrNil(h.Approve("r", kind, name, r.Hash)))
+			}
+		}
+		for _, r := range []pinReport{*hostPins(t, h)["r"].Instructions} {
+			require.False(t, r.Held)
+		}
+		for _, m := range []map[string]pinReport{hostPins(t, h)["r"].Tools, hostPins(t, h)["r"].Prompts} {
+			for name, r := range m {
+				require.False(t, r.Held, "%s is approved: nothing is held", name)
+			}
+		}
+		out, err := h.CallToolSync("r__echo", nil, core.CallOptions{})
+		require.Nil(t, errOrNil(err))
+		require.Contains(t, textOf(t, out), "called echo")
+		h.Close(5 * time.Second)
+		h.Free()
+		// A server that later adds instructions changed them.
+		defs["instructions"] = withInstructions
+		raw, _ = json.Marshal(defs)
+		rig.write(t, raw)
+		h, _ = readyHost(t, cfg)
+		require.Equal(t, host.PinChanged, hostPins(t, h)["r"].Instructions.Status)
+		_, err = h.CallToolSync("r__echo", nil, core.CallOptions{})
+		require.NotNil(t, err)
+		require.Contains(t, err.Message, "instructions are changed")
+	})
 	t.Run("trust holds what is flagged on first sight", func(t *testing.T) {
 		var poisoned struct {
 			Cases []struct {
@@ -424,56 +473,150 @@ func sortStrings(s []string) {
 	}
 }
 
-// TestPinsSharedFile: several hosts share one pin file. They pin the same
-// server at once without losing or doubling an entry; an approval in one
-// is what the others find at their next check.
-func TestPinsSharedFile(t *testing.T) {
-	cases := loadPinCases(t)
-	rig := newRugpullRig(t, cases.Base)
-	hosts := make([]*host.Host, 3)
-	evs := make([]*hostEvents, 3)
-	rigs := make([]*rugpullRig, 3)
+// pinStores are the stores a fleet shares pins through: a file (sealed
+// too), and PostgreSQL and Redis when the environment names servers (make
+// test-tokenstores starts private ones).
+func pinStores(t *testing.T, rig *rugpullRig) map[string]string {
+	t.Setenv("LEMONMCP_TEST_PINS_KEY", newStoreKey())
+	out := map[string]string{
+		"file":        fmt.Sprintf(`{"type":"file","path":%q}`, rig.pins),
+		"file+sealed": fmt.Sprintf(`{"type":"file","path":%q,"encryption":{"key_env":"LEMONMCP_TEST_PINS_KEY"}}`, rig.pins+".sealed"),
+	}
+	for typ, env := range map[string]string{"postgres": "LEMONMCP_TEST_POSTGRES_URL", "redis": "LEMONMCP_TEST_REDIS_URL"} {
+		if u := os.Getenv(env); u != "" {
+			out[typ] = fmt.Sprintf(`{"type":%q,"url":%q}`, typ, u)
+		} else if os.Getenv("LEMONMCP_REQUIRE_STORES") != "" {
+			t.Fatalf("%s must name a server", env)
+		}
+	}
+	return out
+}
+
+func newStoreKey() string {
+	k := make([]byte, 32)
+	_, _ = rand.Read(k)
+	return base64.StdEncoding.EncodeToString(k)
+}
+
+// fleetRigs are n hosts of the same server (same command line: the same
+// identity; each host its own process of it) sharing one pin store.
+func fleetRigs(t *testing.T, base json.RawMessage, store string, n int, pinsExtra string) (*rugpullRig, []*host.Host, []*hostEvents) {
+	rig := newRugpullRig(t, base)
+	// A fresh server identity per run: a server store outlives the test.
+	rig.defs = filepath.Join(rig.dir, fmt.Sprintf("defs-%d.json", time.Now().UnixNano()))
+	rig.write(t, base)
+	hosts := make([]*host.Host, n)
+	evs := make([]*hostEvents, n)
 	for i := range hosts {
-		// The same server (same command line, so the same identity), each
-		// host its own process, whose id goes to its own file.
 		r := *rig
+		r.store = store
 		r.pidfile = filepath.Join(rig.dir, "pid"+strconv.Itoa(i))
-		rigs[i] = &r
-		hosts[i], evs[i] = newHost(t, r.config(""))
+		hosts[i], evs[i] = newHost(t, r.config(pinsExtra))
 	}
 	for _, h := range hosts {
 		require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
-		requireAllApproved(t, hostPins(t, h)["r"])
 	}
-	var doc struct {
-		Version int            `json:"version"`
-		Servers map[string]any `json:"servers"`
-	}
-	raw, err := os.ReadFile(rig.pins)
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(raw, &doc))
-	require.Equal(t, 1, doc.Version)
-	require.Len(t, doc.Servers, 1, "one server, pinned once: %s", raw)
+	return rig, hosts, evs
+}
 
-	rig.write(t, cases.Cases[0].Defs) // echo's description changes
-	for i := range hosts {
-		rigs[i].signal(t)
-		require.Eventually(t, func() bool { return evs[i].has("definition_changed", `"name":"echo"`, `"status":"changed"`) }, 10*time.Second, 10*time.Millisecond)
+// TestPinsFleetApproval: hosts (as processes and machines would) share
+// one pin store. They pin the same server at once without losing or
+// doubling an entry; a change is held in each; an approval made in one is
+// honoured in the others without a restart or a list_changed from the
+// server (they re-read the store), on every backend.
+func TestPinsFleetApproval(t *testing.T) {
+	cases := loadPinCases(t)
+	for name, store := range pinStores(t, newRugpullRig(t, cases.Base)) {
+		t.Run(name, func(t *testing.T) {
+			rig, hosts, evs := fleetRigs(t, cases.Base, store, 3, "")
+			for _, h := range hosts {
+				requireAllApproved(t, hostPins(t, h)["r"])
+			}
+			if name == "file" {
+				var spec struct{ Path string }
+				require.NoError(t, json.Unmarshal([]byte(store), &spec))
+				var doc struct {
+					Collections struct {
+						Pins map[string]any `json:"pins"`
+					} `json:"collections"`
+				}
+				raw, err := os.ReadFile(spec.Path)
+				require.NoError(t, err)
+				require.NoError(t, json.Unmarshal(raw, &doc))
+				require.Len(t, doc.Collections.Pins, 1, "one server, pinned once: %s", raw)
+			}
+
+			rig.write(t, cases.Cases[0].Defs) // echo's description changes
+			for i := range hosts {
+				r := *rig
+				r.pidfile = filepath.Join(rig.dir, "pid"+strconv.Itoa(i))
+				r.signal(t)
+				require.Eventually(t, func() bool { return evs[i].has("definition_changed", `"name":"echo"`, `"status":"changed"`) }, 10*time.Second, 10*time.Millisecond)
+			}
+			p := hostPins(t, hosts[1])["r"].Tools["echo"]
+			require.Equal(t, host.PinChanged, p.Status)
+			err2 := hosts[2].Approve("r", "tool", "echo", p.PinnedHash)
+			require.NotNil(t, err2, "the old hash is not what is offered")
+			require.Equal(t, core.StatusInvalidState, err2.Status)
+			require.Nil(t, errOrNil(hosts[0].Approve("r", "tool", "echo", p.Hash)))
+			for i := 1; i < len(hosts); i++ {
+				// No signal, no restart: the host finds the approval in the store.
+				require.Eventually(t, func() bool {
+					_, err := hosts[i].CallToolSync("r__echo", nil, core.CallOptions{})
+					return err == nil
+				}, 10*time.Second, 20*time.Millisecond, "host %d honours the approval", i)
+				require.Equal(t, host.PinApproved, hostPins(t, hosts[i])["r"].Tools["echo"].Status)
+				require.Contains(t, listTools(t, hosts[i]), "r__echo")
+			}
+		})
 	}
-	p := hostPins(t, hosts[1])["r"].Tools["echo"]
-	require.Equal(t, host.PinChanged, p.Status)
-	err2 := hosts[2].Approve("r", "tool", "echo", p.PinnedHash)
-	require.NotNil(t, err2, "the old hash is not what is offered")
-	require.Equal(t, core.StatusInvalidState, err2.Status)
-	require.Nil(t, errOrNil(hosts[0].Approve("r", "tool", "echo", p.Hash)))
-	for i := 1; i < len(hosts); i++ {
-		rigs[i].signal(t) // their next check
-		require.Eventually(t, func() bool {
-			return hostPins(t, hosts[i])["r"].Tools["echo"].Status == host.PinApproved
-		}, 10*time.Second, 20*time.Millisecond, "host %d sees the approval", i)
-		out, err := hosts[i].CallToolSync("r__echo", nil, core.CallOptions{})
-		require.Nil(t, errOrNil(err))
-		require.Contains(t, textOf(t, out), "called echo")
+}
+
+// TestPinsFleetSimultaneousApprovals: two hosts sharing a store approve
+// two held tools at the same instant; both approvals are kept (a lost
+// compare-and-save is retried on the winner's pins) and every host
+// honours both.
+func TestPinsFleetSimultaneousApprovals(t *testing.T) {
+	cases := loadPinCases(t)
+	for name, store := range pinStores(t, newRugpullRig(t, cases.Base)) {
+		t.Run(name, func(t *testing.T) {
+			_, hosts, _ := fleetRigs(t, cases.Base, store, 2, `,"first_use":"hold"`)
+			// The instructions first, in one host only: the other honours
+			// them from the store.
+			instr := hostPins(t, hosts[0])["r"].Instructions
+			require.NotNil(t, instr)
+			require.Equal(t, host.PinNew, instr.Status)
+			require.Nil(t, errOrNil(hosts[0].Approve("r", "instructions", "", instr.Hash)))
+			var hashes [2]string
+			for i, tool := range []string{"echo", "add"} {
+				p := hostPins(t, hosts[i])["r"].Tools[tool]
+				require.Equal(t, host.PinNew, p.Status)
+				hashes[i] = p.Hash
+			}
+			for round := 0; round < 2; round++ {
+				start := make(chan struct{})
+				errs := make(chan *core.Error, 2)
+				for i, tool := range []string{"echo", "add"} {
+					go func() {
+						<-start
+						errs <- hosts[i].Approve("r", "tool", tool, hashes[i])
+					}()
+				}
+				close(start)
+				for range 2 {
+					require.Nil(t, errOrNil(<-errs))
+				}
+			}
+			for i, h := range hosts {
+				for _, tool := range []string{"r__echo", "r__add"} {
+					require.Eventually(t, func() bool {
+						listTools(t, h)
+						_, err := h.CallToolSync(tool, json.RawMessage(`{"a":1,"b":2,"text":"x"}`), core.CallOptions{})
+						return err == nil
+					}, 10*time.Second, 20*time.Millisecond, "host %d honours the approval of %s", i, tool)
+				}
+			}
+		})
 	}
 }
 
@@ -494,7 +637,7 @@ func requireStoreFailed(t *testing.T, h *host.Host, want string) {
 // is.
 func TestPinsStoreErrorsHoldEverything(t *testing.T) {
 	cases := loadPinCases(t)
-	for name, content := range map[string]string{"corrupt": `{"version":1,"servers":{`, "newer": `{"version":9,"servers":{}}`} {
+	for name, content := range map[string]string{"corrupt": `{"version":1,"servers":{`, "newer": `{"version":9,"servers":{}}`, "newer format": `{"format":2,"collections":{}}`} {
 		t.Run(name, func(t *testing.T) {
 			rig := newRugpullRig(t, cases.Base)
 			require.NoError(t, os.WriteFile(rig.pins, []byte(content), 0o600))
@@ -517,7 +660,7 @@ func TestPinsShadowing(t *testing.T) {
 		a, _ := json.Marshal([]string{"-defs", rig.defs})
 		return string(a)
 	}
-	cfg := fmt.Sprintf(`{"pins":{"store":%q},"mcpServers":{"r":{"command":%q,"args":%s},"m":{"command":%q,"args":%s}}}`,
+	cfg := fmt.Sprintf(`{"pins":{"store":{"type":"file","path":%q}},"mcpServers":{"r":{"command":%q,"args":%s},"m":{"command":%q,"args":%s}}}`,
 		r.pins, rugpullBin, args(r), rugpullBin, args(m))
 	h, _ := readyHost(t, cfg)
 	listTools(t, h) // both servers' tools seen
@@ -540,9 +683,9 @@ func TestPinsShadowing(t *testing.T) {
 	require.Contains(t, listTools(t, h), "r__echo")
 }
 
-// TestPinsAppStoreErrors: with "store": "app", a missing handler, a
-// refusal and a corrupt or newer document are errors naming the store, and
-// everything is held.
+// TestPinsAppStoreErrors: with "store": {"type": "app"}, a missing
+// handler, a refusal and a malformed answer or document are errors naming
+// the request, and everything is held.
 func TestPinsAppStoreErrors(t *testing.T) {
 	cases := loadPinCases(t)
 	for _, tc := range []struct {
@@ -552,15 +695,15 @@ func TestPinsAppStoreErrors(t *testing.T) {
 		answer  string
 		want    string
 	}{
-		{"no handler", false, 0, "", `needs an app request handler to answer pins_load`},
-		{"refused", true, core.StatusInternal, `{"message":"disk full"}`, "the application refused pins_load"},
-		{"corrupt", true, core.StatusOK, `{"servers":{}}`, `the application's pin store (pins_load) is not a valid pin file`},
-		{"newer", true, core.StatusOK, `{"version":7,"servers":{}}`, "has version 7, newer than this library's 1"},
+		{"no handler", false, 0, "", `needs an app request handler to answer store_load`},
+		{"refused", true, core.StatusInternal, `{"message":"disk full"}`, "the application refused store_load"},
+		{"not a pin document", true, core.StatusOK, `{"version":1,"document":{"body":[1]}}`, `is not a pin document`},
+		{"no document", true, core.StatusOK, `{"version":7}`, "has version 7 but no document"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rig := newRugpullRig(t, cases.Base)
 			args, _ := json.Marshal([]string{"-defs", rig.defs})
-			h, err := host.Parse([]byte(fmt.Sprintf(`{"pins":{"store":"app"},"mcpServers":{"r":{"command":%q,"args":%s}}}`, rugpullBin, args)), "test")
+			h, err := host.Parse([]byte(fmt.Sprintf(`{"pins":{"store":{"type":"app"}},"mcpServers":{"r":{"command":%q,"args":%s}}}`, rugpullBin, args)), "test")
 			require.Nil(t, errOrNil(err))
 			t.Cleanup(func() {
 				h.Close(5 * time.Second)
@@ -568,7 +711,7 @@ func TestPinsAppStoreErrors(t *testing.T) {
 			})
 			if tc.handler {
 				h.SetAppRequestHandler(func(id uint64, kind string, _ []byte) {
-					if kind == "pins_load" {
+					if kind == "store_load" {
 						_ = h.Respond(id, tc.status, []byte(tc.answer))
 					}
 				}, nil)

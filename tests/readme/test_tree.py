@@ -61,7 +61,7 @@ FEATURE_WORDS: Dict[str, Dict[str, str]] = {
         "tasks": "tasks extension",
     },
 }
-NOT_FEATURES = {"version", "abi_version"}
+NOT_FEATURES = {"version", "abi_version", "sandbox"}  # sandbox: what this machine can confine (a report)
 NOT_BUILT = re.compile(r"not (?:yet )?(?:built|implemented|supported)|not yet|unimplemented|to do\b", re.I)
 
 
@@ -146,6 +146,22 @@ def test_layout_names_every_binding() -> None:
     dirs = sorted({p.split("/")[1] + "/" for p in _tracked() if p.startswith("bindings/") and p.count("/") >= 2})
     missing = [d for d in dirs if f"`{d}`" not in text]
     assert not missing, f"bindings the README's layout row does not name: {missing}"
+
+
+def test_readme_links_every_docs_page() -> None:
+    """Found where users look: every page of docs/ is linked from the README."""
+    text = open(os.path.join(REPO, "README.md"), encoding="utf-8").read()
+    pages = sorted(f for f in os.listdir(os.path.join(REPO, "docs")) if f.endswith(".md"))
+    missing = [p for p in pages if f"(docs/{p}" not in text]
+    assert not missing, f"README.md links no docs page of {missing}"
+
+
+def test_readme_shows_the_guards() -> None:
+    """The README shows pins, the sandbox, tool search, deferred_tools and
+    `lemonmcp check`, in runnable examples where they can run."""
+    text = open(os.path.join(REPO, "README.md"), encoding="utf-8").read()
+    for word in ('"pins"', '"sandbox"', "search ", '"deferred_tools"', " check", " pins"):
+        assert word in text, f"README.md does not show {word.strip()}"
 
 
 # ------------------------------------------------------------------ doc.go

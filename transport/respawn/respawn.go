@@ -187,6 +187,15 @@ func (l *Transport) SetProtocolVersion(version string) {
 	}
 }
 
+// SandboxReport forwards transport.SandboxReporter: what confines the
+// current generation's server.
+func (l *Transport) SandboxReport() any {
+	if r, ok := l.cur.Load().t.(transport.SandboxReporter); ok {
+		return r.SandboxReport()
+	}
+	return nil
+}
+
 // SessionID forwards the current generation's session id (telemetry's
 // mcp.session.id), "" when it has none.
 func (l *Transport) SessionID() string {

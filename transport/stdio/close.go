@@ -236,6 +236,9 @@ func (t *Transport) awaitGroupGone(d time.Duration) bool {
 
 // deliver calls Closed. Only the supervisor calls it, once.
 func (t *Transport) deliver(ce *transport.ClosedError) {
+	t.warnMu.Lock()
+	t.closedSent = true
+	t.warnMu.Unlock()
 	t.inClosed.Store(true)
 	defer t.inClosed.Store(false)
 	t.sink.Closed(ce)

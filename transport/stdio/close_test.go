@@ -3,7 +3,10 @@ package stdio
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -128,6 +131,10 @@ func TestCloseKillsGrandchild(t *testing.T) {
 			require.Equal(t, `{"x":1}`, sink.next(t))
 
 			pid := tr.PID()
+			if viaHelper == "confined" {
+				// The server's pids are those of its PID namespace.
+				gc.Grandchild = hostPID(t, pid, gc.Grandchild)
+			}
 			closeNow(t, tr)
 			ce := sink.waitClosed(t)
 			require.Equal(t, "server exited with status 0", ce.Message)
@@ -246,4 +253,34 @@ func TestCloseFromClosedCallback(t *testing.T) {
 	require.Equal(t, "server exited with status 4", sink.waitClosed(t).Message)
 	closeNow(t, tr)
 	require.EqualValues(t, 1, sink.closedCount.Load())
+}
+
+// hostPID is the pid, in ours, of the process nsPID of the PID namespace
+// whose init is the process init (the sandbox helper).
+func hostPID(t *testing.T, init, nsPID int) int {
+	t.Helper()
+	ns, err := os.Readlink("/proc/" + strconv.Itoa(init) + "/ns/pid_for_children")
+	require.NoError(t, err)
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if l, err := os.Readlink("/proc/" + e.Name() + "/ns/pid"); err != nil || l != ns {
+			continue
+		}
+		status, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if f := strings.Fields(line); len(f) == 3 && f[0] == "NSpid:" && f[2] == strconv.Itoa(nsPID) {
+				return pid
+			}
+		}
+	}
+	t.Fatalf("no process %d in the PID namespace of %d", nsPID, init)
+	return 0
 }

@@ -46,8 +46,11 @@ type Config struct {
 	// Env holds extra environment variables; they override inherited ones.
 	Env map[string]string
 	// EnvInherit is "minimal" (the default: only PATH, HOME, USER, LOGNAME,
-	// SHELL, LANG, LC_ALL, LC_CTYPE, TERM, TMPDIR and TZ are passed on) or
-	// "all" (the whole environment of this process).
+	// SHELL, LANG, LC_ALL, LC_CTYPE, TERM, TMPDIR, TZ, the CA bundles
+	// SSL_CERT_FILE, SSL_CERT_DIR, NODE_EXTRA_CA_CERTS, REQUESTS_CA_BUNDLE
+	// and the proxy variables HTTP_PROXY, HTTPS_PROXY, NO_PROXY, ALL_PROXY
+	// (either case) are passed on) or "all" (the whole environment of this
+	// process).
 	EnvInherit string
 	// Cwd is the child's working directory; empty means this process's.
 	Cwd string

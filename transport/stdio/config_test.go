@@ -71,6 +71,7 @@ func TestBuildEnv(t *testing.T) {
 	parent := []string{
 		"PATH=/usr/bin", "HOME=/home/u", "AWS_SECRET_ACCESS_KEY=s3cr3t",
 		"LANG=en_US.UTF-8", "TERM=xterm", "PATH=/opt/bin", "NOEQUALS",
+		"SSL_CERT_FILE=/etc/corp-ca.pem", "https_proxy=http://proxy:3128", "GITHUB_TOKEN=t",
 	}
 	tests := []struct {
 		name  string
@@ -81,24 +82,24 @@ func TestBuildEnv(t *testing.T) {
 		{
 			name: "minimal filters and dedupes",
 			mode: EnvInheritMinimal,
-			want: []string{"PATH=/opt/bin", "HOME=/home/u", "LANG=en_US.UTF-8", "TERM=xterm"},
+			want: []string{"PATH=/opt/bin", "HOME=/home/u", "LANG=en_US.UTF-8", "TERM=xterm", "SSL_CERT_FILE=/etc/corp-ca.pem", "https_proxy=http://proxy:3128"},
 		},
 		{
 			name:  "minimal with overrides and extras",
 			mode:  EnvInheritMinimal,
 			extra: map[string]string{"LANG": "C", "API_KEY": "k", "B": "2"},
-			want:  []string{"PATH=/opt/bin", "HOME=/home/u", "TERM=xterm", "API_KEY=k", "B=2", "LANG=C"},
+			want:  []string{"PATH=/opt/bin", "HOME=/home/u", "TERM=xterm", "SSL_CERT_FILE=/etc/corp-ca.pem", "https_proxy=http://proxy:3128", "API_KEY=k", "B=2", "LANG=C"},
 		},
 		{
 			name: "all passes everything",
 			mode: EnvInheritAll,
-			want: []string{"PATH=/opt/bin", "HOME=/home/u", "AWS_SECRET_ACCESS_KEY=s3cr3t", "LANG=en_US.UTF-8", "TERM=xterm"},
+			want: []string{"PATH=/opt/bin", "HOME=/home/u", "AWS_SECRET_ACCESS_KEY=s3cr3t", "LANG=en_US.UTF-8", "TERM=xterm", "SSL_CERT_FILE=/etc/corp-ca.pem", "https_proxy=http://proxy:3128", "GITHUB_TOKEN=t"},
 		},
 		{
 			name:  "all with override",
 			mode:  EnvInheritAll,
 			extra: map[string]string{"PATH": "/x"},
-			want:  []string{"HOME=/home/u", "AWS_SECRET_ACCESS_KEY=s3cr3t", "LANG=en_US.UTF-8", "TERM=xterm", "PATH=/x"},
+			want:  []string{"HOME=/home/u", "AWS_SECRET_ACCESS_KEY=s3cr3t", "LANG=en_US.UTF-8", "TERM=xterm", "SSL_CERT_FILE=/etc/corp-ca.pem", "https_proxy=http://proxy:3128", "GITHUB_TOKEN=t", "PATH=/x"},
 		},
 	}
 	for _, tt := range tests {

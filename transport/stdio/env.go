@@ -7,12 +7,17 @@ import (
 
 // minimalEnv lists what a server gets from this process under
 // EnvInherit "minimal": enough to find programs, resolve the home directory
-// and locale, and format time. Everything else in a host's environment
-// (cloud credentials, tokens, proxy passwords) stays behind unless the
-// configuration passes it explicitly.
+// and locale, format time, and reach the network the way this machine
+// does: its CA bundles (a TLS-inspecting proxy's root: without them `uvx
+// mcp-server-time` fails with UnknownIssuer) and its proxy. Everything else
+// in a host's environment (cloud credentials, tokens) stays behind unless
+// the configuration passes it explicitly.
 var minimalEnv = []string{
 	"PATH", "HOME", "USER", "LOGNAME", "SHELL",
 	"LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ",
+	"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
+	"http_proxy", "https_proxy", "no_proxy", "all_proxy",
 }
 
 // buildEnv returns the child's environment. parent is this process's

@@ -26,6 +26,15 @@ const (
 	helperKidEnv  = "LEMON_STDIO_KID"  // grandchild mode, for "grandchild"
 )
 
+// testLauncher runs the fake servers through the sandbox helper when the
+// suite is re-run by TestEveryCaseThroughTheHelper (via_helper_test.go):
+// viaHelper is then "reaper" or "confined", and every case must hold as
+// it does with the server run directly.
+var (
+	testLauncher Launcher
+	viaHelper    string
+)
+
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(helperEnv); mode != "" {
 		runHelper(mode)

@@ -50,6 +50,19 @@ type Launch struct {
 	// (or failed to start), to free what the launch held (a private
 	// temporary directory, a proxy).
 	Release func()
+	// StartFailed, when set, turns the error of starting the program
+	// (clone refused its namespaces) into the start's error.
+	StartFailed func(err error) error
+	// Started, when set, is called once the launched program runs and
+	// waits (bounded) for it to tell whether it started the server: its
+	// report (the sandbox helper's: what it set up for this start) is
+	// kept for Report; an error ends the start, the program killed and
+	// reaped, and is what Start returns.
+	Started func() (report any, err error)
+	// Warnings, when set, is called once the server runs with a function
+	// that reports a warning of the launcher's (what the sandbox's proxy
+	// refused the server while it runs) to the transport's sink.
+	Warnings func(warn func(text string))
 	// Note, when set, is asked once the server has gone away on its own:
 	// a sentence of the library's (never the server's output) added to the
 	// closed message, such as what the sandbox refused it.

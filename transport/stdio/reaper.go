@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
@@ -38,8 +39,11 @@ var pidfdOnce = sync.OnceValue(func() bool {
 	return true
 })
 
+// pidfdRefused is set once clone has refused CLONE_PIDFD (spawn.go).
+var pidfdRefused atomic.Bool
+
 // pidfdSupported reports whether spawn should ask clone for a pidfd.
-func pidfdSupported() bool { return pidfdOnce() }
+func pidfdSupported() bool { return pidfdOnce() && !pidfdRefused.Load() }
 
 // siginfo is the kernel's siginfo_t as waitid fills it for a child:
 // signo, errno and code (code before errno on MIPS), then, at the union's

@@ -146,6 +146,7 @@ func helperConfig(t testing.TB, mode string) Config {
 		Command:    testExe(t),
 		Env:        map[string]string{helperEnv: mode, "GORACE": "atexit_sleep_ms=0"},
 		CloseGrace: 500 * time.Millisecond,
+		Launcher:   testLauncher,
 	}
 }
 

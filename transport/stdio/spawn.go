@@ -22,6 +22,7 @@ type child struct {
 	stderr *os.File // read end, nil unless Stderr is "capture"
 	pidfd  int      // the process's pidfd, -1 when pidfds are unavailable
 	launch *Launch  // nil unless a Launcher runs the server
+	report any      // the launch's report of this start (Launch.Started)
 }
 
 // spawn starts the server described by cfg (already normalized).
@@ -114,14 +115,23 @@ func spawn(cfg Config) (*child, error) {
 		// recycled.
 		sys.PidFD = &pidfd
 	}
-	proc, err := os.StartProcess(path, argv, &os.ProcAttr{
-		Dir:   cfg.Cwd,
-		Env:   env,
-		Files: files,
-		Sys:   sys,
-	})
+	attr := &os.ProcAttr{Dir: cfg.Cwd, Env: env, Files: files, Sys: sys}
+	proc, err := os.StartProcess(path, argv, attr)
+	if err != nil && sys.PidFD != nil && errors.Is(err, syscall.EINVAL) {
+		// Some clone implementations refuse CLONE_PIDFD although
+		// pidfd_open works (qemu-user, which runs the arm64 tests): start
+		// without it, and stop asking (the reaper falls back to wait4).
+		pidfdRefused.Store(true)
+		sys.PidFD, pidfd = nil, -1
+		proc, err = os.StartProcess(path, argv, attr)
+	}
 	if err != nil {
 		launch.release()
+		if launch != nil && launch.StartFailed != nil {
+			closeAll(childEnds)
+			closeAll(parentEnds)
+			return nil, launch.StartFailed(err)
+		}
 		if e := execError(cfg.Command, err); e != nil {
 			closeAll(childEnds)
 			closeAll(parentEnds)
@@ -130,6 +140,22 @@ func spawn(cfg Config) (*child, error) {
 		return fail(err)
 	}
 	closeAll(childEnds)
+	if launch != nil && launch.Started != nil {
+		rep, err := launch.Started()
+		if err != nil {
+			// The program refused the start (a sandbox layer that could
+			// not be set up): it is gone or going; make sure, and reap it.
+			_ = proc.Kill()
+			_, _ = proc.Wait()
+			if pidfd >= 0 {
+				_ = syscall.Close(pidfd)
+			}
+			launch.release()
+			closeAll(parentEnds)
+			return nil, err
+		}
+		c.report = rep
+	}
 	c.proc, c.pidfd, c.launch = proc, pidfd, launch
 	return c, nil
 }

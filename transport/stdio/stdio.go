@@ -29,6 +29,10 @@ type Transport struct {
 	errs    *stderrLines // nil unless capturing
 	reader  *lineReader  // the stdout reader, kept for tests
 	launch  *Launch      // nil unless a Launcher runs the server
+	report  any          // the launch's report of this start, nil for none
+	// warnMu orders the launch's warnings before Closed (closedSent).
+	warnMu     sync.Mutex
+	closedSent bool
 
 	sender sender
 
@@ -124,7 +128,7 @@ func (t *Transport) Start(ctx context.Context, sink transport.Sink) error {
 	t.proc = c.proc
 	t.pgid = c.proc.Pid // Setpgid(0) makes the group id the leader's pid
 	t.pidfd = c.pidfd
-	t.launch = c.launch
+	t.launch, t.report = c.launch, c.report
 	t.stdin, t.stdout, t.stderr = c.stdin, c.stdout, c.stderr
 	t.sender.attach(c.stdin)
 	secrets := envSecrets(t.cfg.Env)
@@ -145,7 +149,25 @@ func (t *Transport) Start(ctx context.Context, sink transport.Sink) error {
 		close(t.stderrDone)
 	}
 	go t.supervise()
+	if c.launch != nil && c.launch.Warnings != nil {
+		c.launch.Warnings(func(text string) {
+			t.warnMu.Lock()
+			defer t.warnMu.Unlock()
+			if !t.closedSent { // nothing reaches the sink after Closed
+				sink.Log(transport.LogLine{Level: "warning", Source: "transport", Text: text})
+			}
+		})
+	}
 	return nil
+}
+
+// SandboxReport implements transport.SandboxReporter: what the launcher
+// set up for this start (the sandbox helper's report), nil for nothing.
+func (t *Transport) SandboxReport() any {
+	if !t.started.Load() {
+		return nil
+	}
+	return t.report
 }
 
 func (t *Transport) readStdout() {

@@ -38,8 +38,9 @@ defmodule LemonMCP.HostPinsTest do
       }
     }
 
-    # With a :pin_store the host adds "pins" => %{"store" => "app"}.
-    config = if opts[:pin_store], do: config, else: Map.put(config, "pins", %{"store" => rig.pins})
+    store = if opts[:store], do: %{"type" => "app"}, else: %{"type" => "file", "path" => rig.pins}
+
+    config = Map.put(config, "pins", %{"store" => store})
     {:ok, h} = Host.start_link(config, opts)
     assert :ok = Host.await_ready(h, 15_000)
     h
@@ -63,6 +64,57 @@ defmodule LemonMCP.HostPinsTest do
       tries == 0 -> flunk("#{kind} #{name}: #{inspect(e)}, not #{status}")
       true -> Process.sleep(20) && wait_status(h, kind, name, status, tries - 1)
     end
+  end
+
+  # A tool changed while no host ran is held from the first use of each of
+  # 100 fresh hosts: a call right after the start, or a list. The defect
+  # this guards against (the call went out before the server's pin verdict)
+  # showed in most starts, never in all.
+  test "a held tool is refused from the first use of a fresh host" do
+    tmp = Path.join(System.tmp_dir!(), "lmcp-pins-#{System.unique_integer([:positive])}")
+    on_exit(fn -> File.rm_rf!(tmp) end)
+    File.mkdir_p!(tmp)
+    table = cases()
+    rig = rig(tmp)
+    write_defs(rig, table["base"])
+    h = start(rig)
+    assert {:ok, [%{"text" => "called echo"}]} = Host.call_tool(h, "r__echo", %{})
+    stop(h)
+    write_defs(rig, Enum.find(table["cases"], &(&1["name"] == "description"))["defs"])
+    held = %{"server" => "r", "kind" => "tool", "name" => "echo", "status" => "changed"}
+
+    failures =
+      1..100
+      |> Task.async_stream(
+        fn i ->
+          h = start(rig)
+
+          try do
+            if rem(i, 2) == 0 do
+              case Host.call_tool(h, "r__echo", %{}) do
+                {:error, {:policy_denied, %{"held" => ^held, "message" => why}}} ->
+                  if why =~ "LemonMCP.Host.approve(host, \"r\", \"echo\"" and not (why =~ "lmcp_"),
+                    do: nil,
+                    else: why
+
+                other ->
+                  inspect(other)
+              end
+            else
+              {:ok, listed} = Host.list_tools(h)
+              names = Enum.map(listed, & &1["name"])
+              if "r__add" in names and "r__echo" not in names, do: nil, else: inspect(names)
+            end
+          after
+            stop(h)
+          end
+        end,
+        max_concurrency: 8,
+        timeout: 60_000
+      )
+      |> Enum.flat_map(fn {:ok, f} -> if f, do: [f], else: [] end)
+
+    assert failures == []
   end
 
   test "every attacker case is held until the hash shown is approved" do
@@ -100,7 +152,9 @@ defmodule LemonMCP.HostPinsTest do
 
       for t <- c["held_tools"] do
         refute ("r__" <> t) in names
-        assert {:error, {:policy_denied, %{"message" => why}}} = Host.call_tool(h, "r__" <> t, %{})
+        assert {:error, {:policy_denied, %{"message" => why, "held" => %{"server" => "r"}}}} =
+                 Host.call_tool(h, "r__" <> t, %{})
+
         assert why =~ "is held"
       end
 
@@ -128,10 +182,25 @@ defmodule LemonMCP.HostPinsTest do
 
   # The application's pin store: the document in an Agent, as an
   # application would keep it in its own database.
+  # The application's store: documents and their versions in an agent,
+  # saved by compare-and-save, as a database would keep them.
   defp app_store do
-    {:ok, agent} = Agent.start_link(fn -> %{doc: nil, loads: 0, saves: 0} end)
-    load = fn -> Agent.get_and_update(agent, &{{:ok, &1.doc}, %{&1 | loads: &1.loads + 1}}) end
-    save = fn doc -> Agent.update(agent, &%{&1 | doc: doc, saves: &1.saves + 1}) end
+    {:ok, agent} = Agent.start_link(fn -> %{docs: %{}, loads: 0, saves: 0} end)
+
+    load = fn c, k ->
+      Agent.get_and_update(agent, &{{:ok, Map.get(&1.docs, {c, k})}, %{&1 | loads: &1.loads + 1}})
+    end
+
+    save = fn c, k, expected, doc ->
+      Agent.get_and_update(agent, fn st ->
+        case Map.get(st.docs, {c, k}) do
+          {won, v} when v != expected -> {{:conflict, won, v}, st}
+          nil when expected != 0 -> {{:conflict, nil, 0}, st}
+          _ -> {{:ok, expected + 1}, %{st | docs: Map.put(st.docs, {c, k}, {doc, expected + 1}), saves: st.saves + 1}}
+        end
+      end)
+    end
+
     {agent, {load, save}}
   end
 
@@ -143,54 +212,58 @@ defmodule LemonMCP.HostPinsTest do
     tmp
   end
 
-  test "pins persist through the :pin_store across host runs" do
+  test "pins persist through the application's :store across host runs" do
     rig = rig(tmp_dir())
     write_defs(rig, cases()["base"])
     {agent, store} = app_store()
 
-    h = start(rig, pin_store: store)
+    h = start(rig, store: store)
     assert {:ok, %{"r" => pins}} = Host.pins(h)
     assert Enum.all?(Map.values(pins["tools"]), &(&1["status"] == "approved"))
     stop(h)
-    assert %{doc: %{"version" => 1}, saves: saves} = Agent.get(agent, & &1)
+    assert %{docs: docs, saves: saves} = Agent.get(agent, & &1)
     assert saves >= 1
+    assert Enum.all?(Map.keys(docs), fn {c, _k} -> c == "pins" end)
     refute File.exists?(rig.pins)
 
     # The second run reads what the first saved: a changed definition is held.
     changed = Enum.find(cases()["cases"], &(&1["name"] == "description"))
     write_defs(rig, changed["defs"])
     loads = Agent.get(agent, & &1.loads)
-    h = start(rig, pin_store: store)
+    h = start(rig, store: store)
     assert Agent.get(agent, & &1.loads) > loads
     e = wait_status(h, "tool", "echo", "changed")
     assert {:error, {:policy_denied, _}} = Host.call_tool(h, "r__echo", %{})
     assert :ok = Host.approve(h, "r", "echo", e["hash"])
-    {:ok, saved} = NIF.encode_json(Agent.get(agent, & &1.doc))
+    {:ok, saved} = NIF.encode_json(Agent.get(agent, &Enum.map(&1.docs, fn {_k, {doc, _v}} -> doc end)))
     assert saved =~ e["hash"]
     assert {:ok, [%{"text" => "called echo"}]} = Host.call_tool(h, "r__echo", %{})
     stop(h)
   end
 
-  test "a failing :pin_store holds everything and names the store" do
+  test "a failing :store holds everything and names the request" do
     rig = rig(tmp_dir())
     write_defs(rig, cases()["base"])
-    h = start(rig, pin_store: {fn -> {:error, "the database is down"} end, fn _ -> :ok end})
+    h = start(rig, store: {fn _c, _k -> {:error, "the database is down"} end, fn _c, _k, _e, _d -> {:ok, 1} end})
     assert {:ok, %{"r" => pins}} = Host.pins(h)
-    assert pins["error"] =~ "the database is down"
+    assert pins["error"] =~ "the application refused store_load"
+    refute pins["error"] =~ "the database is down"
     assert {:error, {:policy_denied, _}} = Host.call_tool(h, "r__echo", %{})
     stop(h)
   end
 
-  test "a bad :pin_store or a pin file with one is an error naming it" do
+  test "a bad :store, the retired :pin_store and a retired pins.store are errors naming them" do
     servers = %{"mcpServers" => %{}}
-    assert {:error, {:invalid_argument, msg}} = Host.start_link(servers, pin_store: fn -> nil end)
-    assert msg =~ ":pin_store"
-    config = Map.put(servers, "pins", %{"store" => "/tmp/pins.json"})
+    assert {:error, {:invalid_argument, msg}} = Host.start_link(servers, store: fn -> nil end)
+    assert msg =~ ":store: expected {load, save}"
+    assert {:error, {:invalid_argument, msg}} = Host.start_link(servers, pin_store: {fn -> nil end, fn _ -> :ok end})
+    assert msg =~ ":pin_store is retired"
 
-    assert {:error, {:invalid_argument, msg}} =
-             Host.start_link(config, pin_store: {fn -> {:ok, nil} end, fn _ -> :ok end})
-
-    assert msg =~ "conflicts with :pin_store"
+    for {old, want} <- [{"/tmp/pins.json", "a path is retired"}, {"app", ~s("app" is retired)}] do
+      Process.flag(:trap_exit, true)
+      assert {:error, {:invalid_argument, msg}} = Host.start_link(Map.put(servers, "pins", %{"store" => old}))
+      assert msg =~ want
+    end
   end
 
   test "pins and approve without \"pins\" say so" do

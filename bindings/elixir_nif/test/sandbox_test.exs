@@ -110,10 +110,46 @@ defmodule LemonMCP.SandboxTest do
 
   @escapes Path.expand("../../../tests/fixtures/escapes/escapes.sh", __DIR__)
   @worker Path.expand("escapes_worker.exs", __DIR__)
+  @fails_closed_worker Path.expand("fails_closed_worker.exs", __DIR__)
   @nobody 65534
   @escape_count 10
 
   defp own_uid, do: System.cmd("id", ["-u"]) |> elem(0) |> String.trim() |> String.to_integer()
+
+  # What an unprivileged worker runs, copied where it can read it: the
+  # checkout may lie beneath a directory of mode 0700 (a home, mktemp -d).
+  # The application (its ebin and priv: the NIF, the library, the helper),
+  # the workers, the fixture, withoutlayers and the escape script, in one
+  # 0755 directory; the caller removes it. Returns the staged paths.
+  defp stage do
+    dir = Path.join(System.tmp_dir!(), "lemonmcp-ex-stage-#{System.unique_integer([:positive])}")
+    app = Path.join(dir, "lemon_mcp")
+    ebin = :code.which(LemonMCP.Host) |> Path.dirname()
+    File.mkdir_p!(app)
+    File.cp_r!(ebin, Path.join(app, "ebin"))
+    # priv is a symbolic link in _build: its entries are copied.
+    priv = :code.priv_dir(:lemon_mcp) |> to_string()
+    File.mkdir_p!(Path.join(app, "priv"))
+    for f <- File.ls!(priv), do: File.cp_r!(Path.join(priv, f), Path.join([app, "priv", f]))
+
+    files =
+      for {key, src} <- [
+            fixture: Fixture.path(),
+            wrapper: Path.join(Path.dirname(Fixture.path()), "withoutlayers"),
+            escapes: @escapes,
+            worker: @worker,
+            fails_closed_worker: @fails_closed_worker
+          ],
+          into: %{} do
+        dst = Path.join(dir, Path.basename(src))
+        File.cp!(src, dst)
+        File.chmod!(dst, 0o755)
+        {key, dst}
+      end
+
+    for d <- [dir, app | Path.wildcard(Path.join(app, "**"))], File.dir?(d), do: File.chmod!(d, 0o755)
+    Map.merge(files, %{dir: dir, ebin: Path.join(app, "ebin")})
+  end
 
   # The worker's lines (test/escapes_worker.exs), run in a VM of its own as
   # uid, with a temporary, home and cache directory that uid owns.
@@ -124,8 +160,13 @@ defmodule LemonMCP.SandboxTest do
     try do
       File.chown!(home, uid)
       File.chgrp!(home, uid)
-      ebin = :code.which(LemonMCP.Host) |> Path.dirname()
-      argv = [System.find_executable("elixir"), "-pa", ebin, @worker, mode, Fixture.path(), @escapes]
+      st = if uid == own_uid(), do: nil, else: stage()
+      ebin = if st, do: st.ebin, else: :code.which(LemonMCP.Host) |> Path.dirname()
+
+      {worker, fixture, script} =
+        if st, do: {st.worker, st.fixture, st.escapes}, else: {@worker, Fixture.path(), @escapes}
+
+      argv = [System.find_executable("elixir"), "-pa", ebin, worker, mode, fixture, script]
 
       {cmd, args} =
         if uid == own_uid(),
@@ -139,6 +180,7 @@ defmodule LemonMCP.SandboxTest do
       facts = for l <- lines, [k, v] <- [String.split(l, " ", parts: 2)], k != "report", into: %{}, do: {k, v}
       report = for "report " <> l <- lines, do: String.split(l, " ")
       assert List.last(report) == ["end"], out
+      if st, do: File.rm_rf!(st.dir)
       {facts, report, out}
     after
       File.rm_rf!(home)
@@ -166,6 +208,75 @@ defmodule LemonMCP.SandboxTest do
       assert outcomes(report, "control") |> Map.values() |> Enum.all?(&(&1 == "ok")), out
       assert facts["udp_received"] == "false", "uid #{uid}: a datagram reached the host's loopback"
       assert facts["daemon_gone"] == "true", "uid #{uid}: the daemon outlived the host"
+    end
+  end
+
+  # ------------------------------------------------------- fails closed
+
+  @layers %{
+    "-landlock" => "Landlock: landlock_create_ruleset(VERSION) failed: function not implemented",
+    "-userns" => "namespaces: clone(CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET|...) failed: no space left on device"
+  }
+
+  # On a machine without Landlock (a seccomp filter answers ENOSYS to its
+  # system calls, for the VM and its children) or without user namespaces
+  # (user.max_user_namespaces=0 inside a namespace), made by
+  # tests/fixtures/withoutlayers, with the VM run as root and as nobody: a
+  # server with "sandboxEnabled": true does not start, its error names the
+  # layer and why, and it writes nothing; "required": false starts and
+  # names what is missing.
+  @tag timeout: 300_000
+  test "a sandbox that cannot be had in full does not start" do
+    wrapper = Path.join(Path.dirname(Fixture.path()), "withoutlayers")
+    assert File.exists?(wrapper), "#{wrapper} is not built (make fixtures)"
+    uids = if own_uid() == 0, do: [0, @nobody], else: [own_uid()]
+
+    for {flag, layer} <- @layers, uid <- uids do
+      home = Path.join(System.tmp_dir!(), "lemonmcp-fails-closed-#{System.unique_integer([:positive])}")
+      File.mkdir!(home)
+
+      try do
+        File.chown!(home, uid)
+        File.chgrp!(home, uid)
+        st = stage()
+
+        argv = [
+          st.wrapper,
+          flag,
+          "--",
+          System.find_executable("elixir"),
+          "-pa",
+          st.ebin,
+          st.fails_closed_worker,
+          st.fixture
+        ]
+
+        {cmd, args} =
+          if uid == own_uid(),
+            do: {hd(argv), tl(argv)},
+            else: {"setpriv", ["--reuid=#{uid}", "--regid=#{uid}", "--clear-groups" | argv]}
+
+        env = [{"TMPDIR", home}, {"HOME", home}, {"XDG_CACHE_HOME", Path.join(home, "cache")}]
+        {out, status} = System.cmd(cmd, args, env: env, stderr_to_stdout: true)
+        assert status == 0, out
+
+        facts =
+          for l <- String.split(out, "\n", trim: true),
+              [k, v] <- [String.split(l, " ", parts: 2)],
+              into: %{},
+              do: {k, v}
+
+        assert facts["boxed_state"] == "failed", "#{flag} uid #{uid}:\n#{out}"
+        assert facts["boxed_error"] =~ "sandbox: cannot be set up in full", out
+        assert facts["boxed_error"] =~ layer, out
+        assert facts["boxed_sandbox"] == "false", out
+        assert facts["written_boxed"] == "false", "#{flag} uid #{uid}: the refused server ran:\n#{out}"
+        assert facts["loose_state"] == "ready" and facts["echo"] == "true", out
+        assert facts["loose_missing"] != "", out
+        File.rm_rf!(st.dir)
+      after
+        File.rm_rf!(home)
+      end
     end
   end
 end

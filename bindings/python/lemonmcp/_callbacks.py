@@ -143,7 +143,19 @@ def report(where: str) -> None:
         pass
 
 
-def _on_event(user_data: Optional[int], kind: Optional[bytes], ptr: Optional[int], length: int) -> None:
+def _to_session(
+    where: str,
+    enter: Callable[[Any, str, bytes], None],
+    user_data: Optional[int],
+    kind: Optional[bytes],
+    ptr: Optional[int],
+    length: int,
+) -> None:
+    """The prologue of the trampolines that a session's callbacks enter by:
+    pin the thread's state, find the session (gone: nothing to do), copy
+    the payload, and mark this thread as running the session's callback
+    (in_callback_of) while ``enter(session, kind, data)`` runs; an error is
+    reported as one of ``where``."""
     try:
         if not _tls.pinned:
             _pin_thread_state()
@@ -156,33 +168,28 @@ def _on_event(user_data: Optional[int], kind: Optional[bytes], ptr: Optional[int
         outer = _tls.sessions
         _tls.sessions = outer + (sess,)
         try:
-            sess.on_event((kind or b"").decode("utf-8", "replace"), data)
+            enter(sess, (kind or b"").decode("utf-8", "replace"), data)
         finally:
             _tls.sessions = outer
     except BaseException:
-        report("the event callback")
+        report(where)
+
+
+def _enter_event(sess: Any, kind: str, data: bytes) -> None:
+    sess.on_event(kind, data)
+
+
+def _on_event(user_data: Optional[int], kind: Optional[bytes], ptr: Optional[int], length: int) -> None:
+    _to_session("the event callback", _enter_event, user_data, kind, ptr, length)
 
 
 def _on_app_request(
     user_data: Optional[int], request_id: int, kind: Optional[bytes], ptr: Optional[int], length: int
 ) -> None:
-    try:
-        if not _tls.pinned:
-            _pin_thread_state()
-        if registry.shutting_down:
-            return
-        sess = registry.target(user_data or 0)
-        if sess is None:
-            return
-        data = ctypes.string_at(ptr, length) if ptr else b""
-        outer = _tls.sessions
-        _tls.sessions = outer + (sess,)
-        try:
-            sess.on_app_request(request_id, (kind or b"").decode("utf-8", "replace"), data)
-        finally:
-            _tls.sessions = outer
-    except BaseException:
-        report("the app-request callback")
+    def enter(sess: Any, k: str, data: bytes) -> None:
+        sess.on_app_request(request_id, k, data)
+
+    _to_session("the app-request callback", enter, user_data, kind, ptr, length)
 
 
 def _on_done(user_data: Optional[int], call_id: int, status: int, ptr: Optional[int], length: int) -> None:

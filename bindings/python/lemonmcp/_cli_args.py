@@ -196,6 +196,17 @@ def arguments_from_words(words: Sequence[str], schema: Optional[Mapping[str, Any
     return out
 
 
+def env_words(items: Optional[Sequence[str]]) -> Dict[str, str]:
+    """--env KEY=VALUE words (ValueError names a malformed one)."""
+    out: Dict[str, str] = {}
+    for e in items or []:
+        k, sep, v = e.partition("=")
+        if not sep or not k:
+            raise ValueError(f"--env: expected KEY=VALUE, got {e!r}")
+        out[k] = v
+    return out
+
+
 def did_you_mean(word: str, known: Sequence[str]) -> str:
     """' (did you mean "x"?)' for the closest of known, or ''."""
     close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)

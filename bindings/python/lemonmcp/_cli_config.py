@@ -23,6 +23,7 @@ import json
 import logging
 from typing import IO, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
+from ._cli_args import env_words
 from ._host_file import FAILED_SERVER, failure_text, settled_report
 from .errors import InvalidArgument, LemonMCPError
 
@@ -129,6 +130,11 @@ def run_config(
                 inputs=inputs,
                 # `call` starts only the server it needs.
                 start="lazy" if ns.command == "call" else None,
+                # --server NAME: that server alone, through the host's guard
+                # and sandbox, under its own tool names.
+                only=[ns.server] if getattr(ns, "server", None) else None,
+                stdio=_stdio_override(ns, usage_error),
+                **({"tool_prefix": "never"} if getattr(ns, "server", None) else {}),
                 on_event=_log_printer(err) if ns.verbose else None,
             )
         except InvalidArgument as exc:
@@ -146,13 +152,59 @@ def run_config(
                 failed = [n for n, s in servers.items() if s.get("state") == "failed"]
                 return exits["connect"] if failed else exits["ok"]
             if ns.command == "tools":
-                show_tools(host.list_tools(), out, err, as_json)
+                tools = host.list_tools()
+                held = _held_tools(host) if not tools else []
+                if held and not as_json:
+                    err.write(f"{prog}: every tool is held by the host's pins ({', '.join(held)}): "
+                              f"`{prog} --config FILE pins` shows why\n")
+                    return exits["held"]
+                show_tools(tools, out, err, as_json)
                 return exits["ok"]
             if ns.command == "search":
                 return search(host, as_json)
             if ns.command in ("pins", "approve"):
                 return pins(host, as_json)
             return _call(host, HostTool, ns, out, err, as_json, failure, call_arguments, schema_of, show_result, exits)
+
+
+def _stdio_override(ns: argparse.Namespace, usage_error: Callable[[str], Exception]) -> Optional[Dict[str, Any]]:
+    """--env, --cwd and --inherit-env, laid over how the file's servers
+    start (the library refuses them for a server reached by URL)."""
+    o: Dict[str, Any] = {}
+    try:
+        env = env_words(getattr(ns, "env", None))
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
+    if env:
+        o["env"] = env
+    if getattr(ns, "cwd", None):
+        o["cwd"] = ns.cwd
+    if getattr(ns, "inherit_env", None):
+        o["env_inherit"] = "all"
+    return o or None
+
+
+def _held_tools(host: Any) -> List[str]:
+    """SERVER/TOOL of every tool the host's pins hold (none without pins)."""
+    from .errors import InvalidState
+
+    try:
+        pins = host.pins()
+    except InvalidState:
+        return []  # no "pins" in the file
+    held = [f"{server}/*: its instructions" for server, p in pins.items() if (p.get("instructions") or {}).get("held")]
+    return held + sorted(f"{server}/{name}" for server, p in pins.items()
+                         for name, e in (p.get("tools") or {}).items() if e.get("held"))
+
+
+def _is_held(host: Any, tool: str) -> bool:
+    """Whether the host's pins hold the tool a name given to `call` names
+    (as its server's own name, or server__name)."""
+    for held in _held_tools(host):
+        server, _, name = held.partition("/")
+        if name.startswith("*") and tool.startswith(server + "__") or tool in (name, f"{server}__{name}"):
+            return True
+    return False
 
 
 def _check(host: Any, out: IO[str], as_json: bool) -> None:
@@ -203,11 +255,18 @@ def _call(
             tools = host.list_tools()
             where, paged = "the host", False
         schema: Optional[Mapping[str, Any]]
+        unlisted: Optional[Exception] = None
         if paged and not any(t.name == ns.tool for t in tools):
             schema = None  # on a later page: the call says what is wrong
         else:
-            schema = schema_of(tools, ns.tool, where)
+            try:
+                schema = schema_of(tools, ns.tool, where)
+            except Exception as exc:  # not listed: held, or no such tool
+                schema, unlisted = None, exc
         arguments, as_json = call_arguments(ns, as_json, schema)
+        if unlisted is not None and not _is_held(host, ns.tool):
+            raise unlisted
+        # A held tool is not listed: the host's refusal says why.
         result = host.call_tool(ns.tool, arguments, timeout=ns.timeout or None)
     except LemonMCPError as exc:
         raise failed_start(exc) from None

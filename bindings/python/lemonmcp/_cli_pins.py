@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import difflib
 import json
-from typing import IO, TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
+from typing import IO, TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from ._cli_output import _dump, _one_line, format_table
+from .errors import InvalidState
 
 if TYPE_CHECKING:  # pragma: no cover
     from .host import Host
@@ -73,21 +74,66 @@ def run_pins(host: "Host", out: IO[str], err: IO[str], as_json: bool, width: Opt
     return 0
 
 
-def run_approve(host: "Host", server: str, name: Optional[str], out: IO[str], err: IO[str], prog: str) -> int:
-    """Approves what SERVER offers now and the host holds (only NAME when
-    given); exit status 0, or 7 when nothing of that is held."""
+def run_approve(
+    host: "Host",
+    server: str,
+    name: Optional[str],
+    out: IO[str],
+    err: IO[str],
+    prog: str,
+    *,
+    hash: Optional[str] = None,  # noqa: A002 - the word pins prints
+    yes: bool = False,
+    ask: Optional[Callable[[str], bool]] = None,
+) -> int:
+    """Approves what SERVER offers and the host holds (only NAME when
+    given): with ``hash``, only a definition offered with that hash (what
+    ``pins`` showed; one that changed since is refused); with ``yes``,
+    whatever is offered now; otherwise each definition is shown and
+    approved when ``ask`` (a terminal's question) says so, and without a
+    terminal nothing is approved. Exit status 0; 2 when it must ask and
+    cannot; 7 when nothing of that is held; 8 when the server no longer
+    offers what was shown (it stays held)."""
+    if hash is not None and yes:
+        err.write(f"{prog}: approve: --hash and --yes say different things; give one\n")
+        return 2
+    if hash is None and not yes and ask is None:
+        err.write(f"{prog}: approve: not on a terminal, so nothing can be shown and confirmed: give --hash HASH "
+                  f"(the hash `{prog} --config FILE pins` printed) or --yes (approve what {server} offers now)\n")
+        return 2
     pins = host.pins()
     if server not in pins:
         err.write(f"{prog}: no server named {server!r} with pins\n")
         return 7
-    done = 0
+    done, matched = 0, 0
     for srv, kind, entry_name, entry in _entries({server: pins[server]}):
         if entry.get("status") not in HELD or (name is not None and entry_name != name):
             continue
-        host.approve(srv, entry_name or None, hash=entry["hash"], kind=kind)
-        out.write(f"approved {kind} {json.dumps(entry_name, ensure_ascii=True)} of {srv}: {entry['hash']}\n")
+        label = f"{kind} {json.dumps(entry_name, ensure_ascii=True)} of {srv}".replace(' "" of', " of")
+        if hash is not None:
+            if entry.get("hash") != hash:
+                continue
+        elif not yes:
+            err.write(_diff(srv, kind, entry_name, entry) or "".join(_pretty(entry.get("offered"))) + "\n")
+            if not ask(f"approve the {label} ({entry['status']}, {entry['hash']})?"):  # type: ignore[misc]
+                continue
+        matched += 1
+        try:
+            host.approve(srv, entry_name or None, hash=entry["hash"], kind=kind)
+        except InvalidState as exc:
+            err.write(f"{prog}: {_one_line(str(exc))}\n")
+            return 8
+        out.write(f"approved {label}: {entry['hash']}\n")
         done += 1
+    if hash is not None and not matched:
+        what = f"{name!r} of {server!r}" if name is not None else f"anything of {server!r}"
+        err.write(f"{prog}: {what} is not offered with the hash {hash} now (it changed since, or is not held): "
+                  f"review it again with `{prog} --config FILE pins`\n")
+        return 8
     if not done:
+        if not yes and hash is None:
+            err.write(f"{prog}: nothing approved\n")
+            return 0
         what = f"{name!r} of {server!r}" if name is not None else f"anything of {server!r}"
         err.write(f"{prog}: the host holds nothing: {what} is approved or not offered\n")
         return 7

@@ -404,12 +404,6 @@ def use_app_token_store(config: Dict[str, Any], versioned: bool = False) -> None
     config["auth"] = {**members, "token_store": dict(current)}
 
 
-def use_app_pin_store(config: Dict[str, Any]) -> None:
-    """``pin_store=`` (a host's): ``pins.store`` becomes "app" ("pins" is
-    added when absent; a pin file is an error)."""
-    use_app_store(config, "pins", "store", "pin_store", "pins_load/pins_save")
-
-
 # ----------------------------------------------------------- call options
 
 

@@ -7,8 +7,8 @@ each app-request answer on a thread of its own; the asyncio client
 futures there, waking the loop once per batch of completions.
 
 App requests (roots, sampling, elicitation, review, and the library's own
-OAuth questions authorize / token_load / token_save, and a host's pin
-store questions pins_load / pins_save) go from
+OAuth questions authorize / token_load / token_save, and the application
+store's store_load / store_save) go from
 :func:`handle_app_request` to the host's callable and back to the library
 with ``lmcp_client_respond``: a value, a ``concurrent.futures.Future`` or an
 awaitable that resolves to one, or an exception that becomes an error reply.
@@ -36,7 +36,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Prot
 from ._callbacks import report
 from ._codec import JSONObject, loads
 from .errors import E_INTERNAL, E_UNSUPPORTED, OK, InvalidArgument, LemonMCPError
-from .types import Closed, LogRecord, Notification, Progress, TokenConflict
+from .types import Closed, LogRecord, Notification, Progress, StoreConflict, TokenConflict
 
 log = logging.getLogger("lemonmcp")
 
@@ -53,8 +53,8 @@ HOST_KINDS = (
     "authorize",
     "token_load",
     "token_save",
-    "pins_load",
-    "pins_save",
+    "store_load",
+    "store_save",
 )
 
 #: The library's own questions about OAuth (not the server's requests): their
@@ -62,10 +62,11 @@ HOST_KINDS = (
 #: never repeated anywhere (it may hold a token, a code or a secret).
 AUTH_KINDS = ("authorize", "token_load", "token_save")
 
-#: A host's own questions about its "pins" store "app" (docs/app-requests.md):
-#: pins_load {} (answer the document, or {} when nothing is stored) and
-#: pins_save {"pins": document} (answer {}).
-PIN_KINDS = ("pins_load", "pins_save")
+#: The library's questions to the application's store ({"type": "app"},
+#: docs/app-requests.md): store_load {"collection", "key"} and store_save
+#: {"collection", "key", "expected_version", "document"}, answered by
+#: app_store_handlers from ``store=``.
+STORE_KINDS = ("store_load", "store_save")
 
 
 class RequestParams(Dict[str, Any]):
@@ -212,7 +213,7 @@ class Callbacks:
         on_sampling_denied: Optional[Callable[[JSONObject], Any]] = None,
         authorize: Optional[HostHandler] = None,
         token_store: Any = None,
-        pin_store: Any = None,
+        store: Any = None,
     ) -> None:
         for name, value in (
             ("on_notification", on_notification),
@@ -252,10 +253,10 @@ class Callbacks:
         self.token_versioned = False
         if token_store is not None:
             self.token_load, self.token_save, self.token_versioned = token_store_handlers(token_store)
-        self.pins_load: Optional[HostHandler] = None
-        self.pins_save: Optional[HostHandler] = None
-        if pin_store is not None:
-            self.pins_load, self.pins_save = pin_store_handlers(pin_store)
+        self.store_load: Optional[HostHandler] = None
+        self.store_save: Optional[HostHandler] = None
+        if store is not None:
+            self.store_load, self.store_save = app_store_handlers(store)
 
     def kinds(self) -> List[str]:
         out = []
@@ -274,8 +275,8 @@ class Callbacks:
         return self.token_load is not None
 
     @property
-    def app_pin_store(self) -> bool:
-        return self.pins_load is not None
+    def app_store(self) -> bool:
+        return self.store_load is not None
 
     def handler(self, kind: str) -> Optional[HostHandler]:
         """The host's callable for a app-request kind, if it gave one."""
@@ -287,14 +288,14 @@ class Callbacks:
             "authorize": self.authorize,
             "token_load": self.token_load,
             "token_save": self.token_save,
-            "pins_load": self.pins_load,
-            "pins_save": self.pins_save,
+            "store_load": self.store_load,
+            "store_save": self.store_save,
         }
         return table.get(kind)
 
 
 def store_pair(store: Any, option: str, methods: str) -> Tuple[Callable[..., Any], Callable[..., Any]]:
-    """An application's store (``token_store=``, ``pin_store=``): an object
+    """An application's store (``token_store=``, ``store=``): an object
     with ``load`` and ``save`` methods (``methods`` says their arguments, for
     the error), or a ``(load, save)`` pair."""
     if isinstance(store, tuple) and len(store) == 2:
@@ -444,14 +445,16 @@ def _shape(value: Any) -> str:
     return type(value).__name__
 
 
-def _store_call(method: str, call: Callable[[], Any], answer: Callable[[Any], JSONObject]) -> Any:
+def _store_call(
+    method: str, call: Callable[[], Any], answer: Callable[[Any], JSONObject], option: str = "token_store"
+) -> Any:
     """Call a versioned store's method and turn its result into the answer,
     now or, for a future or an awaitable, when it resolves. An exception
     becomes :class:`StoreFailed` naming the method and the exception's type
     (its text may hold a token)."""
 
     def failed(exc: BaseException) -> StoreFailed:
-        return StoreFailed(f"the token_store's {method} raised {type(exc).__name__}")
+        return StoreFailed(f"the {option}'s {method} raised {type(exc).__name__}")
 
     try:
         result = call()
@@ -463,7 +466,7 @@ def _store_call(method: str, call: Callable[[], Any], answer: Callable[[Any], JS
         def resolved(f: "concurrent.futures.Future[Any]") -> None:
             try:
                 if f.cancelled():
-                    raise StoreFailed(f"the token_store's {method} was cancelled")
+                    raise StoreFailed(f"the {option}'s {method} was cancelled")
                 exc = f.exception()
                 if exc is not None:
                     raise failed(exc)
@@ -487,19 +490,71 @@ def _store_call(method: str, call: Callable[[], Any], answer: Callable[[Any], JS
     return answer(result)
 
 
-def pin_store_handlers(store: Any) -> Tuple[HostHandler, HostHandler]:
-    """``pin_store=`` (a host's): ``load() -> document | None`` and
-    ``save(document) -> None``, as the handlers of pins_load ({}) and
-    pins_save ({"pins": doc})."""
-    load, save = store_pair(store, "pin_store", "load() and save(document)")
+def app_store_handlers(store: Any) -> Tuple[HostHandler, HostHandler]:
+    """``store=``, the application's store ({"type": "app"}): ``load(collection,
+    key) -> (document, version) | None`` and ``save(collection, key,
+    expected_version, document) -> version | StoreConflict(document,
+    version)``, a compare-and-save on the application's storage (either may
+    be async), as the handlers of store_load and store_save. The document
+    is opaque: keep it as it is."""
+    load, save = store_pair(
+        store, "store", "load(collection, key) and save(collection, key, expected_version, document)"
+    )
 
-    def pins_save(payload: JSONObject) -> Any:
-        doc = payload.get("pins")
-        if not isinstance(doc, dict):
-            raise LemonMCPError("pins_save: the library sent no pin document", status=E_INTERNAL)
-        return save(doc)
+    def where(payload: JSONObject) -> Tuple[str, str]:
+        collection, key = payload.get("collection"), payload.get("key")
+        if not isinstance(collection, str) or not isinstance(key, str):
+            raise StoreFailed("the library's store request names no collection and key")
+        return collection, key
 
-    return (lambda _payload: load()), pins_save
+    def store_load(payload: JSONObject) -> Any:
+        collection, key = where(payload)
+        return _store_call("load", lambda: load(collection, key), document_load_answer, "store")
+
+    def store_save(payload: JSONObject) -> Any:
+        collection, key = where(payload)
+        expected, document = payload.get("expected_version"), payload.get("document")
+        if not isinstance(expected, int) or not _is_version(expected) or not isinstance(document, dict):
+            raise StoreFailed("the library's store_save has no expected_version and document")
+        return _store_call(
+            "save",
+            lambda: save(collection, key, expected, document),
+            lambda result: document_save_answer(result, expected),
+            "store",
+        )
+
+    return store_load, store_save
+
+
+def document_load_answer(result: Any) -> JSONObject:
+    """The store_load answer from what ``load`` returned: ``(document,
+    version)`` or None."""
+    if result is None:
+        return {"version": 0}
+    if isinstance(result, tuple) and len(result) == 2:
+        document, version = result
+        if _is_version(version) and version == 0:
+            return {"version": 0}
+        if isinstance(document, Mapping) and _is_version(version) and version > 0:
+            return {"version": version, "document": dict(document)}
+    raise StoreFailed(f"the store's load returned {_shape(result)}, expected (document, version) or None")
+
+
+def document_save_answer(result: Any, expected: int) -> JSONObject:
+    """The store_save answer from what ``save`` returned: the new version,
+    or a :class:`StoreConflict`."""
+    if isinstance(result, StoreConflict):
+        if result.document is None and result.version == 0:
+            return {"conflict": True, "version": 0}
+        if isinstance(result.document, Mapping) and _is_version(result.version) and result.version > 0:
+            return {"conflict": True, "version": result.version, "document": dict(result.document)}
+        raise StoreFailed("the store's save returned a StoreConflict without a document and a version >= 1")
+    if _is_version(result) and result > expected:
+        return {"version": result}
+    raise StoreFailed(
+        f"the store's save returned {_shape(result)}, expected a version above expected_version "
+        f"{expected} or StoreConflict(document, version)"
+    )
 
 
 def normalize_roots(roots: Any, field: str) -> List[JSONObject]:
@@ -537,7 +592,7 @@ def handle_app_request(sess: Answering, request_id: int, kind: str, data: bytes)
     payload: Any = loads(data) if data else {}
     if not isinstance(payload, dict):
         payload = {}
-    if kind == "review" or kind in AUTH_KINDS or kind in PIN_KINDS:
+    if kind == "review" or kind in AUTH_KINDS or kind in STORE_KINDS:
         # No params: the review handler sees {"summary", "server"}, never
         # the request's text; the OAuth and pin store questions are the
         # library's own, their payload is the request itself.
@@ -622,9 +677,13 @@ def _reply_value(sess: Answering, request_id: int, kind: str, result: Any) -> No
             # would mean "nothing stored" or "saved".
             if not isinstance(result, Mapping) or not _is_version(result.get("version")):
                 raise StoreFailed(f"the versioned {kind} answer has no version")
-        elif kind in ("token_load", "pins_load") and result is None:
+        elif kind in STORE_KINDS:
+            # Already the answer (document_load_answer, document_save_answer).
+            if not isinstance(result, Mapping) or not _is_version(result.get("version")):
+                raise StoreFailed(f"the {kind} answer has no version")
+        elif kind == "token_load" and result is None:
             result = {}  # nothing stored
-        elif kind in ("token_save", "pins_save"):
+        elif kind == "token_save":
             result = {}  # whatever save() returned: the answer is {}
         if not isinstance(result, Mapping):
             raise InvalidArgument(f"the {kind} handler returned {type(result).__name__}, expected a dict")

@@ -233,6 +233,15 @@ def _check_status(result: int, func: Any, args: _ArgTuple) -> int:
 
 _Entry = Tuple[str, Sequence[Any], Any, Optional[Callable[[Any, Any, _ArgTuple], Any]]]
 
+class SyncCall(ctypes.Structure):
+    """``lmcp_sync_call``: a blocking call begun with ``lmcp_*_call_begin``,
+    waited for with ``lmcp_sync_call_wait``; its fields are the library's."""
+
+    _fields_ = [("state", ctypes.c_uint32), ("status", c_int32), ("json", c_void_p), ("len", c_size_t)]
+
+
+_syncp = POINTER(SyncCall)
+
 #: Every function of include/lemonmcp.h: (name, argtypes, restype, errcheck).
 FUNCTIONS: List[_Entry] = [
     ("lmcp_version", [], c_char_p, None),  # static text: not freed
@@ -311,6 +320,20 @@ FUNCTIONS: List[_Entry] = [
         ],
         c_int32,
         _check_err_out,
+    ),
+    (
+        "lmcp_client_call_begin",
+        [ClientHandle, c_char_p, c_char_p, c_size_t, c_char_p, c_size_t, _syncp, POINTER(c_uint64), _charpp],
+        c_int32,
+        _check_err_out,
+    ),
+    # The call's own status is the caller's to read (no errcheck): it is
+    # decoded with the result, once (_session.call_blocking).
+    (
+        "lmcp_sync_call_wait",
+        [_syncp, c_int32, POINTER(c_int), _charpp, _sizep, _charpp],
+        c_int32,
+        None,
     ),
     ("lmcp_client_cancel", [ClientHandle, c_uint64], c_int32, _check_status),
     (
@@ -452,6 +475,18 @@ FUNCTIONS.extend(
             _check_err_out,
         ),
         (
+            "lmcp_host_call_tool_begin",
+            [HostHandle, c_char_p, c_char_p, c_size_t, c_char_p, c_size_t, _syncp, POINTER(c_uint64), _charpp],
+            c_int32,
+            _check_err_out,
+        ),
+        (
+            "lmcp_host_call_begin",
+            [HostHandle, c_char_p, c_char_p, c_char_p, c_size_t, c_char_p, c_size_t, _syncp, POINTER(c_uint64), _charpp],
+            c_int32,
+            _check_err_out,
+        ),
+        (
             "lmcp_host_call_tool_sync",
             [HostHandle, c_char_p, c_char_p, c_size_t, c_char_p, c_size_t, _charpp, _sizep, _charpp],
             c_int32,
@@ -571,6 +606,10 @@ FUNCTIONS.extend(
 #:   spawns its process, and a tool name without its server's prefix waits
 #:   for every lazy server's handshake, so such a host calls them through
 #:   ``lib`` (HostSession in host.py).
+#: - lmcp_client_call_begin, lmcp_host_call_begin, lmcp_host_call_tool_begin
+#:   (capi/client.go, host.go): the same paths as the queued forms, the
+#:   completion storing the outcome in the caller's lmcp_sync_call
+#:   (capi/syncwait.go) instead of a queue.
 #: - lmcp_queue_pop (capi/queue.go): the queue's mutex around a copy and
 #:   the reset of its eventfd (internal/cqueue); a push holds it only for
 #:   an append and the eventfd's signal, and runs no Python.
@@ -585,6 +624,9 @@ HOLDS_GIL = frozenset(
     {
         "lmcp_client_call",
         "lmcp_client_call_queued",
+        "lmcp_client_call_begin",
+        "lmcp_host_call_begin",
+        "lmcp_host_call_tool_begin",
         "lmcp_host_call_queued",
         "lmcp_host_call_tool_queued",
         "lmcp_host_query_queued",

@@ -16,7 +16,7 @@ import logging
 import os
 import time
 from ctypes import byref, c_size_t, c_void_p
-from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from . import _ffi
 
@@ -39,6 +39,8 @@ def load_options(
     workspace_folder: Optional[Union[str, "os.PathLike[str]"]] = None,
     start: Optional[str] = None,
     override: Optional[Mapping[str, Any]] = None,
+    only: Optional[Sequence[str]] = None,
+    stdio: Optional[Mapping[str, Any]] = None,
 ) -> bytes:
     """The options JSON of ``lmcp_host_new_file``; the library validates it."""
     o: Dict[str, Any] = {}
@@ -52,6 +54,10 @@ def load_options(
         o["start"] = start
     if override:
         o["override"] = dict(override)
+    if only:
+        o["only"] = list(only)
+    if stdio:
+        o["stdio"] = dict(stdio)
     return json.dumps(o).encode() if o else b""
 
 

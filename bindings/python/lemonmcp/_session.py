@@ -26,11 +26,12 @@ session keeps no in-use count. A call that loses the race raises
 
 from __future__ import annotations
 
+import ctypes
 import threading
 import time
 import weakref
-from ctypes import byref, c_int32, c_size_t, c_uint64, c_void_p
-from typing import Any, Callable, Dict, List, Mapping, NamedTuple, NoReturn, Optional
+from ctypes import byref, c_int, c_int32, c_size_t, c_uint64, c_void_p
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, NoReturn, Optional, Tuple
 
 from . import _ffi
 from ._callbacks import (
@@ -52,7 +53,7 @@ from ._codec import JSONObject, dumps, encode_object, loads, result_of
 from ._config import wait_ms
 from ._dispatch import Callbacks, Dispatcher, ProgressHandler, handle_app_request
 from ._ffi import lib, lib_held
-from ._queue import next_tag, thread_waiter
+from ._queue import WAKE_MS, next_tag, thread_waiter
 from .errors import (
     E_CLOSED,
     ClosedError,
@@ -82,6 +83,65 @@ def method_bytes(method: str) -> bytes:
     if len(_METHOD_BYTES) < 256:  # a handful of MCP methods; bounded anyway
         _METHOD_BYTES[method] = b
     return b
+
+
+# The forms of a call (HandleSession._form_fn): where its outcome goes.
+DONE = 0  # a done callback (lmcp_client_call)
+QUEUED = 1  # a completion queue (lmcp_client_call_queued)
+BEGIN = 2  # an lmcp_sync_call, waited for in slices (lmcp_client_call_begin)
+SYNC = 3  # the calling thread, blocked in C (lmcp_client_call_sync)
+
+_MAIN_THREAD = threading.main_thread()
+# PyErr_CheckSignals through PyDLL, which raises what a handler raised.
+_check_signals = ctypes.pythonapi.PyErr_CheckSignals
+_check_signals.argtypes = []
+_check_signals.restype = c_int
+
+
+class _SyncSlot:
+    """An ``lmcp_sync_call`` and the out-parameters of its waits. Slots are
+    reused (a pool: a call that a signal handler makes while the main
+    thread waits for another takes a second one)."""
+
+    __slots__ = ("call", "call_ref", "_done", "_out", "_n", "_err", "_args", "_status")
+    _pool: "List[_SyncSlot]" = []
+
+    def __init__(self) -> None:
+        self.call = _ffi.SyncCall()
+        self.call_ref = byref(self.call)
+        self._done = c_int()
+        self._out = c_void_p()
+        self._n = c_size_t()
+        self._err = c_void_p()
+        self._args = (byref(self._done), byref(self._out), byref(self._n), byref(self._err))
+        self._status = 0
+
+    @classmethod
+    def take(cls) -> "_SyncSlot":
+        try:
+            return cls._pool.pop()  # atomic under the GIL
+        except IndexError:
+            return cls()
+
+    def give_back(self) -> None:
+        self._pool.append(self)
+
+    def wait(self, ms: int) -> bool:
+        """One slice of lmcp_sync_call_wait (the GIL released): True once
+        the call is done."""
+        self._status = lib.lmcp_sync_call_wait(self.call_ref, ms, *self._args)
+        return bool(self._done.value)
+
+    def result(self) -> Any:
+        """The done call's result, decoded once, or its error raised."""
+        if self._status == 0:
+            return loads(_ffi.take_bytes(self._out, self._n.value))
+        return result_of(self._status, _ffi.take_bytes(self._err))
+
+    def drop(self) -> None:
+        """Release the done call's outcome unread."""
+        _ffi.take_bytes(self._out)
+        _ffi.take_bytes(self._err)
 
 
 class HandleKind(NamedTuple):
@@ -281,17 +341,34 @@ class HandleSession:
         complete never runs)."""
         token = registry.add_done(complete)
         try:
-            return self._call(mb, pjson, ojson, DONE_THUNK, token, target)
+            return self._start(DONE, mb, pjson, ojson, (DONE_THUNK, token), target)
         except BaseException as exc:
             registry.pop_done(token)
             if isinstance(exc, (InvalidHandle, InvalidState)):
                 self._lost_race(exc)
             raise
 
-    def _call(
-        self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], done: Any, token: int, target: Optional[str]
+    def _start(
+        self, form: int, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], completion: Any, target: Optional[str]
     ) -> int:
-        """The kind's call with a done callback (lmcp_client_call, ...)."""
+        """Start a call in one of the kind's forms, whose C functions differ
+        only in where the outcome goes (``completion``, the arguments after
+        the options): DONE (a done callback and its token), QUEUED (a queue
+        and a tag) or BEGIN (an lmcp_sync_call). Returns the call id, or
+        raises."""
+        cid = c_uint64()
+        self._form_fn(form, target)(*self._call_args(mb, pjson, ojson, target), *completion, byref(cid), c_void_p())
+        return cid.value
+
+    def _form_fn(self, form: int, target: Optional[str]) -> Any:
+        """The kind's C function of a form (DONE, QUEUED, BEGIN, SYNC) for
+        this target; None when the kind has none (SYNC and BEGIN of a
+        host's query)."""
+        raise NotImplementedError
+
+    def _call_args(self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], target: Optional[str]) -> Tuple[Any, ...]:
+        """The arguments every form of the kind's call takes first: the
+        handle, what names the call, the params and options."""
         raise NotImplementedError
 
     def _start_with_progress(
@@ -352,14 +429,14 @@ class HandleSession:
         ojson = dumps(options, "options") if options else None
         if progress is None:
             try:
-                return self._call_queued(mb, pjson, ojson, queue, tag, target)
+                return self._start(QUEUED, mb, pjson, ojson, (queue, tag), target)
             except (InvalidHandle, InvalidState) as exc:
                 self._lost_race(exc)
         with self._cond:
             self._registering += 1
         cid: Optional[int] = None
         try:
-            cid = self._call_queued(mb, pjson, ojson, queue, tag, target)
+            cid = self._start(QUEUED, mb, pjson, ojson, (queue, tag), target)
         except (InvalidHandle, InvalidState) as exc:
             self._lost_race(exc)
         finally:
@@ -383,12 +460,6 @@ class HandleSession:
         with self._cond:
             self._progress.pop(call_id, None)
 
-    def _call_queued(
-        self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], queue: Any, tag: int, target: Optional[str]
-    ) -> int:
-        """The kind's queued call (lmcp_client_call_queued, ...)."""
-        raise NotImplementedError
-
     def call_blocking(
         self,
         method: str,
@@ -399,13 +470,73 @@ class HandleSession:
     ) -> Any:
         """Make a call and block until its result (or raise its error).
 
-        The completion goes to this thread's queue, and the thread waits in
-        poll() on its descriptor: no library thread enters Python, and a
-        signal interrupts the wait (Ctrl-C on the main thread cancels the
-        call, and the handle stays usable). This is also cheaper than a
-        library call that blocks (measured in bench/bench_call.py): ctypes
-        then releases and retakes the GIL around a call that blocks in Go."""
+        The thread waits in the library, outside the Go runtime and with
+        the GIL released, as a C host's blocking call does
+        (lmcp_client_call_sync; docs/abi-cost.md), and the result is
+        decoded once, here. The main thread, which takes the signals, waits
+        in slices (lmcp_*_call_begin, then lmcp_sync_call_wait): a signal
+        ends a slice at once, so Ctrl-C cancels the call and the handle
+        stays usable. A call with its own progress handler, or a form
+        without a blocking C function (a host's query), waits on this
+        thread's completion queue instead (_queue.ThreadWaiter)."""
         self.handle()  # a closed handle, or a fork() child, is refused before any library call
+        if progress is None and self._form_fn(SYNC, target) is not None:
+            mb = method_bytes(method)
+            pjson = encode_object(params, "params")
+            ojson = dumps(options, "options") if options else None
+            if threading.current_thread() is _MAIN_THREAD:
+                return self._call_in_slices(mb, pjson, ojson, target)
+            return self._call_sync(mb, pjson, ojson, target)
+        return self._call_on_queue(method, params, options, progress, target)
+
+    def _call_sync(self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], target: Optional[str]) -> Any:
+        """The kind's blocking call (lmcp_client_call_sync, ...): waits in C
+        with the GIL released; when many threads wait at once, the library
+        parks the surplus in Go, which keeps its goroutines running."""
+        out = c_void_p()
+        n = c_size_t()
+        try:
+            self._form_fn(SYNC, target)(*self._call_args(mb, pjson, ojson, target), out, byref(n), c_void_p())
+        except (InvalidHandle, InvalidState) as exc:
+            self._lost_race(exc)
+        return loads(_ffi.take_bytes(out, n.value))
+
+    def _call_in_slices(self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], target: Optional[str]) -> Any:
+        """The main thread's blocking call: begun, then waited for in slices
+        of WAKE_MS in C with the GIL released, the signals taken between
+        them."""
+        slot = _SyncSlot.take()
+        try:
+            try:
+                call_id = self._start(BEGIN, mb, pjson, ojson, (slot.call_ref,), target)
+            except (InvalidHandle, InvalidState) as exc:
+                self._lost_race(exc)
+            try:
+                while not slot.wait(WAKE_MS):
+                    # Run the handlers of the signals that arrived: the
+                    # interpreter may not notice them on its own when
+                    # another thread ran Python meanwhile (as poll()'s
+                    # wrapper does on EINTR, it asks).
+                    _check_signals()
+            except BaseException:  # KeyboardInterrupt, or what a signal handler raised
+                self.cancel(call_id)
+                slot.wait(-1)  # a cancelled call completes at once
+                slot.drop()
+                raise
+            return slot.result()
+        finally:
+            slot.give_back()
+
+    def _call_on_queue(
+        self,
+        method: str,
+        params: Optional[Mapping[str, Any]],
+        options: Mapping[str, Any],
+        progress: Optional[ProgressHandler],
+        target: Optional[str],
+    ) -> Any:
+        """call_blocking through this thread's completion queue: the thread
+        waits in poll() on its descriptor (a signal interrupts it)."""
         waiter = thread_waiter()
         tag = next_tag()
         waiter.expect(tag)
@@ -580,41 +711,14 @@ class Session(HandleSession):
 
     # --------------------------------------------------------- calls
 
-    def _call(
-        self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], done: Any, token: int, target: Optional[str]
-    ) -> int:
-        cid = c_uint64()
-        lib_held.lmcp_client_call(
-            self.handle(),
-            mb,
-            pjson,
-            len(pjson) if pjson else 0,
-            ojson,
-            len(ojson) if ojson else 0,
-            done,
-            token,
-            byref(cid),
-            c_void_p(),
-        )
-        return cid.value
+    # Every form of lmcp_client_call: none blocks but SYNC (HOLDS_GIL).
+    _FORMS = (lib_held.lmcp_client_call, lib_held.lmcp_client_call_queued, lib_held.lmcp_client_call_begin, lib.lmcp_client_call_sync)
 
-    def _call_queued(
-        self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], queue: Any, tag: int, target: Optional[str]
-    ) -> int:
-        cid = c_uint64()
-        lib_held.lmcp_client_call_queued(
-            self.handle(),
-            mb,
-            pjson,
-            len(pjson) if pjson else 0,
-            ojson,
-            len(ojson) if ojson else 0,
-            queue,
-            tag,
-            byref(cid),
-            c_void_p(),
-        )
-        return cid.value
+    def _form_fn(self, form: int, target: Optional[str]) -> Any:
+        return self._FORMS[form]
+
+    def _call_args(self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], target: Optional[str]) -> Tuple[Any, ...]:
+        return (self.handle(), mb, pjson, len(pjson) if pjson else 0, ojson, len(ojson) if ojson else 0)
 
     def notify(self, method: str, params: Optional[Mapping[str, Any]]) -> None:
         mb = method_bytes(method)

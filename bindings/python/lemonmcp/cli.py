@@ -10,7 +10,7 @@
     lemonmcp --config mcp.json servers
     lemonmcp --config mcp.json search "create a github issue"
     lemonmcp --config mcp.json pins                   (what the host holds, and why)
-    lemonmcp --config mcp.json approve github create_issue
+    lemonmcp --config mcp.json approve github create_issue --hash sha256:...
     lemonmcp --url https://example.com/mcp --json info
 
 KEY=VALUE arguments are typed by the tool's input schema (lemonmcp._cli_args).
@@ -51,7 +51,7 @@ from typing import IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, S
 
 from . import __version__, _host_file
 from ._base import LOG_LEVELS
-from ._cli_args import ArgumentError, arguments_from_words, check_arguments, did_you_mean, split_words
+from ._cli_args import ArgumentError, arguments_from_words, check_arguments, did_you_mean, env_words, split_words
 from ._cli_config import logged_to, parse_inputs
 from ._cli_exit import EXIT_CODES, exit_table_text
 from ._cli_host import TerminalInput, denial_printer, elicitation_handler, review_printer, sampling_command_handler
@@ -254,9 +254,14 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("--limit", metavar="N", type=int, default=10, help="at most N tools (1-100, default 10)")
     json_flag(se)
     json_flag(sub("pins", "with --config FILE (and \"pins\" in it): what the host holds and why, with a diff of each change"))
-    ap = sub("approve", "with --config FILE: approve what SERVER offers now and the host holds (only NAME when given)")
+    ap = sub("approve", "with --config FILE: approve what SERVER offers and the host holds (only NAME when given): "
+             "the definition with the hash `pins` printed (--hash), or, on a terminal, each one shown and confirmed")
     ap.add_argument("approve_server", metavar="SERVER")
     ap.add_argument("approve_name", metavar="NAME", nargs="?", default=None, help="a tool's, prompt's or resource's name (default: everything held)")
+    ap.add_argument("--hash", dest="approve_hash", metavar="HASH", default=None,
+                    help="approve only a definition offered with this hash (the one `pins` printed): a server that changed it since is refused")
+    ap.add_argument("--yes", dest="approve_yes", action="store_true",
+                    help="approve what the server offers now without asking (it may differ from what `pins` showed)")
     json_flag(sub("check", "with --config FILE: load it as the host would and show each server and every warning, starting nothing"))
     add_serve_parser(sub)
     return parser
@@ -321,28 +326,33 @@ def _headers(items: Optional[Sequence[str]]) -> Optional[Dict[str, str]]:
 
 
 def _env(items: Optional[Sequence[str]]) -> Optional[Dict[str, str]]:
-    if not items:
-        return None
-    out: Dict[str, str] = {}
-    for e in items:
-        k, sep, v = e.partition("=")
-        if not sep or not k:
-            raise UsageError(f"--env: expected KEY=VALUE, got {e!r}")
-        out[k] = v
-    return out
+    try:
+        return env_words(items) or None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
-def server_from_config(path: str, name: Optional[str], inputs: Optional[Mapping[str, str]] = None) -> Tuple[str, Dict[str, Any]]:
+def server_from_config(
+    path: str, name: Optional[str], inputs: Optional[Mapping[str, str]] = None, *, command: Optional[str] = None
+) -> Tuple[str, Dict[str, Any]]:
     """The transport object of server ``name`` of a config file, read by
     the host's own reader (every dialect: VS Code's comments and
     ``servers``, ``serverUrl``/``httpUrl``, ``${VAR}``, ``envFile``), so the
     file means the same with and without --server. Returns (name,
-    transport); the file's warnings are printed by the caller's logger."""
+    transport); the file's warnings are printed by the caller's logger.
+    A ``command`` that would talk to the server alone is refused when the
+    file guards it in ways only a host applies (pins, tools.allow/deny)."""
     try:
         doc = _host_file.file_server(path, name, _host_file.load_options(inputs=inputs))
     except LemonMCPError as exc:
         raise UsageError(f"--config: {exc}") from None
     _host_file.log_warnings([str(w) for w in doc.get("warnings", [])])
+    guards = [str(g) for g in doc.get("host_guards") or []]
+    if command is not None and guards:
+        words = {"pins": "pins its servers' definitions", "tool_filters": "filters this server's tools (tools.allow/tools.deny)"}
+        raise UsageError(
+            f"--server {doc['name']}: the file {' and '.join(words.get(g, g) for g in guards)}, which `{command}` "
+            f"would go around (it talks to the server alone); use {', '.join(HOST_COMMANDS)}, which go through the host")
     transport = dict(doc["config"]["transport"])
     if transport.get("type") == "stdio":
         transport.setdefault("stderr", "capture")
@@ -383,7 +393,7 @@ def _transport(ns: argparse.Namespace) -> Tuple[str, Dict[str, Any]]:
         inputs = parse_inputs(getattr(ns, "input", None))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    name, t = server_from_config(ns.config, ns.server, inputs)
+    name, t = server_from_config(ns.config, ns.server, inputs, command=ns.command)
     if t["type"] == "stdio":
         extra = _env(ns.env)
         if extra:
@@ -771,8 +781,11 @@ def _schema_of(tools: Sequence[Any], tool: str, where: str) -> Mapping[str, Any]
     for t in tools:
         if t.name == tool:
             return t.input_schema if isinstance(t.input_schema, Mapping) else {}
-    names = [t.name for t in tools]
-    raise Failure(EXIT_NOT_FOUND, f"{where} has no tool named {tool!r}{did_you_mean(tool, names)} (see {PROG} tools)")
+    # A host's tool is named for the application (everything__echo): the
+    # server's own name is its original_name, as the library gives it.
+    same = [t.name for t in tools if getattr(t, "original_name", None) == tool]
+    hint = f' (did you mean "{same[0]}"?)' if same else did_you_mean(tool, [t.name for t in tools])
+    raise Failure(EXIT_NOT_FOUND, f"{where} has no tool named {tool!r}{hint} (see {PROG} tools)")
 
 
 def _input_schema(client: Client, tool: str) -> Optional[Mapping[str, Any]]:
@@ -865,9 +878,10 @@ def _show_tool_result(
 HOST_COMMANDS = ("tools", "call", "servers", "search", "check", "pins", "approve")
 
 
-def _sandbox_summary(sandbox: Any) -> str:
+def _sandbox_summary(sandbox: Any, refusals: Any = None) -> str:
     """What confines a server, in a few words (docs/sandbox.md): "-" for an
-    unconfined one, else its layers and what is missing."""
+    unconfined one, else its layers, what is missing and what the sandbox's
+    proxy refused it."""
     if not isinstance(sandbox, dict):
         return "-"
     parts = []
@@ -879,13 +893,29 @@ def _sandbox_summary(sandbox: Any) -> str:
     missing = sandbox.get("missing") or []
     if missing:
         parts.append("missing: " + ", ".join(missing))
+    if refusals:
+        parts.append("refused: " + "; ".join(r.removeprefix("the sandbox refused network access to ") for r in refusals))
     return ", ".join(parts)
 
 
-def _host_main(ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+def _terminal_question(inp: IO[str], err: IO[str]) -> Callable[[str], bool]:
+    """A yes/no question on the terminal (default no)."""
+
+    def ask(question: str) -> bool:
+        err.write(f"{question} [y/N] ")
+        err.flush()
+        answer = inp.readline()
+        return answer.strip().lower() in ("y", "yes")
+
+    return ask
+
+
+def _host_main(ns: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -> int:
     from ._cli_config import run_config
 
     width: Optional[int] = _width() if _isatty(out) else None
+    # approve without --hash or --yes asks, on a terminal only.
+    ask = _terminal_question(inp, err) if _isatty(inp) and _isatty(err) else None
 
     def show_tools(tools: List[Any], out: IO[str], err: IO[str], as_json: bool) -> None:
         if as_json:
@@ -906,7 +936,7 @@ def _host_main(ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
                 s.get("state", ""),
                 s.get("era", ""),
                 str(s.get("restarts", 0)),
-                _sandbox_summary(s.get("sandbox")),
+                _sandbox_summary(s.get("sandbox"), s.get("sandbox_refusals")),
                 _one_line(s.get("last_error", "")),
             )
             for name, s in sorted(servers.items())
@@ -931,7 +961,8 @@ def _host_main(ns: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         pins=lambda host, as_json: (
             run_pins(host, out, err, as_json, width, PROG)
             if ns.command == "pins"
-            else run_approve(host, ns.approve_server, ns.approve_name, out, err, PROG)
+            else run_approve(host, ns.approve_server, ns.approve_name, out, err, PROG,
+                             hash=ns.approve_hash, yes=ns.approve_yes, ask=ask)
         ),
     )
 
@@ -957,11 +988,13 @@ def main(
         err.flush()
         return status
 
-    if ns.command == "serve" or (ns.command in HOST_COMMANDS and getattr(ns, "config", None) and not getattr(ns, "server", None)):
+    if ns.command == "serve" or (ns.command in HOST_COMMANDS and getattr(ns, "config", None)):
+        # With --server too: the host's guard (pins, filters) and sandbox
+        # apply to one server as to all (the host runs that one alone).
         try:
             if ns.command == "serve":
                 return run_serve(ns, out, err, prog=PROG, usage_error=UsageError, exits=EXIT, error_text=_error_text)
-            return _host_main(ns, out, err)
+            return _host_main(ns, out, err, inp)
         except UsageError as exc:
             return fail(EXIT_USAGE, str(exc))
         except Failure as exc:
@@ -973,7 +1006,7 @@ def main(
         except KeyboardInterrupt:
             return fail(EXIT_INTERRUPTED, "interrupted")
     if ns.command in ("servers", "search", "check", "pins", "approve"):
-        return fail(EXIT_USAGE, f"{ns.command} needs --config FILE (without --server)")
+        return fail(EXIT_USAGE, f"{ns.command} needs --config FILE")
 
     try:
         with logged_to(err, PROG, bool(ns.quiet)):  # the --config file's warnings

@@ -31,14 +31,14 @@ from __future__ import annotations
 
 import json
 import os
-from ctypes import byref, c_size_t, c_uint64, c_void_p
+from ctypes import byref, c_size_t, c_void_p
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar, Union
 
 from . import _ffi, _host_file, _otel, _pins, _serve
 from ._base import CALLBACK_KEYWORDS, request_options
 from ._codec import dumps
-from ._config import declare_handlers, use_app_pin_store, use_app_token_store, wait_ms
+from ._config import declare_handlers, use_app_token_store, wait_ms
 from ._dispatch import Callbacks, Dispatcher, ProgressHandler, RequestParams
 from ._ffi import lib, lib_held
 from ._session import HOST, HandleSession
@@ -136,44 +136,31 @@ class HostSession(HandleSession):
         servers = self.json_of(lib.lmcp_host_servers)
         lazy = isinstance(servers, dict) and any(s.get("start") == "lazy" for s in servers.values())
         dll = lib if lazy else lib_held
-        self._queued_fns = (dll.lmcp_host_call_tool_queued, dll.lmcp_host_call_queued, dll.lmcp_host_query_queued)
-
-    def _call(
-        self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], done: Any, token: int, target: Optional[str]
-    ) -> int:
-        return self._host_call(
-            (lib.lmcp_host_call_tool, lib.lmcp_host_call, lib.lmcp_host_query), mb, pjson, ojson, (done, token), target
+        # Each form's (tool, server, query) functions (_session: DONE,
+        # QUEUED, BEGIN, SYNC); a query has no blocking form.
+        self._forms = (
+            (lib.lmcp_host_call_tool, lib.lmcp_host_call, lib.lmcp_host_query),
+            (dll.lmcp_host_call_tool_queued, dll.lmcp_host_call_queued, dll.lmcp_host_query_queued),
+            (dll.lmcp_host_call_tool_begin, dll.lmcp_host_call_begin, None),
+            (lib.lmcp_host_call_tool_sync, lib.lmcp_host_call_sync, None),
         )
 
-    def _call_queued(
-        self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], queue: Any, tag: int, target: Optional[str]
-    ) -> int:
-        return self._host_call(self._queued_fns, mb, pjson, ojson, (queue, tag), target)
-
-    def _host_call(
-        self,
-        fns: Tuple[Any, Any, Any],
-        mb: bytes,
-        pjson: Optional[bytes],
-        ojson: Optional[bytes],
-        completion: Tuple[Any, Any],
-        target: Optional[str],
-    ) -> int:
-        """A tool call (no target: mb is the tool's name), a call to the
-        target server, or a query of the host's; fns are the three C
-        functions of the completion's kind, completion (done, user_data)
-        or (queue, tag)."""
-        tool_fn, server_fn, query_fn = fns
-        cid = c_uint64()
-        plen = len(pjson) if pjson else 0
-        olen = len(ojson) if ojson else 0
+    def _form_fn(self, form: int, target: Optional[str]) -> Any:
+        """A tool call (no target: the method is the tool's host name), a
+        call to the target server, or a query of the host's."""
+        tool_fn, server_fn, query_fn = self._forms[form]
         if isinstance(target, HostQuery):
-            query_fn(self.handle(), target.code, pjson, plen, *completion, byref(cid), c_void_p())
-        elif target is None:
-            tool_fn(self.handle(), mb, pjson, plen, ojson, olen, *completion, byref(cid), c_void_p())
-        else:
-            server_fn(self.handle(), target.encode(), mb, pjson, plen, ojson, olen, *completion, byref(cid), c_void_p())
-        return cid.value
+            return query_fn
+        return tool_fn if target is None else server_fn
+
+    def _call_args(self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], target: Optional[str]) -> Tuple[Any, ...]:
+        plen = len(pjson) if pjson else 0
+        if isinstance(target, HostQuery):
+            return (self.handle(), target.code, pjson, plen)
+        olen = len(ojson) if ojson else 0
+        if target is None:
+            return (self.handle(), mb, pjson, plen, ojson, olen)
+        return (self.handle(), target.encode(), mb, pjson, plen, ojson, olen)
 
     def connect(self) -> None:
         try:
@@ -275,10 +262,14 @@ class HostBase:
         inputs: Optional[Mapping[str, str]] = None,
         workspace_folder: Optional[Union[str, "os.PathLike[str]"]] = None,
         start: Optional[str] = None,
+        only: Optional[Sequence[str]] = None,
+        stdio: Optional[Mapping[str, Any]] = None,
         **options: Any,
     ) -> None:
         path: Optional[str] = None
         load_options: Dict[str, Any] = {}
+        if (only is not None or stdio is not None) and not _host_file.is_path(config_or_path):
+            raise TypeError("only= and stdio=: take a config file given by its path")
         if _host_file.is_path(config_or_path):
             # An application's config file: read by the library, which names
             # the file in every message; config is what is laid over it.
@@ -286,7 +277,8 @@ class HostBase:
             config: Dict[str, Any] = {}
             if tool_prefix != "always":
                 config["tool_prefix"] = tool_prefix
-            load_options = {"strict": strict, "inputs": inputs, "workspace_folder": workspace_folder, "start": start}
+            load_options = {"strict": strict, "inputs": inputs, "workspace_folder": workspace_folder, "start": start, "only": only,
+                            "stdio": stdio}
         else:
             config = _load_config(config_or_path)
             if tool_prefix != "always" or "tool_prefix" not in config:
@@ -300,8 +292,13 @@ class HostBase:
                 "on_request: a Host takes the Client's handler keywords instead "
                 "(sampling=, elicitation=, roots=, ...; params.server names the server)"
             )
+        if "pin_store" in options:
+            raise TypeError(
+                'pin_store= is retired: write "pins": {"store": {"type": "app"}} and give store=(load, save), '
+                "which answers store_load / store_save (docs/migrating.md)"
+            )
         callbacks = Callbacks(
-            **{k: options.pop(k) for k in CALLBACK_KEYWORDS if k in options}, pin_store=options.pop("pin_store", None)
+            **{k: options.pop(k) for k in CALLBACK_KEYWORDS if k in options}, store=options.pop("store", None)
         )
         for key, value in options.items():
             dumps(value, key)  # a misspelt callback keyword is named here; the library judges the rest
@@ -315,8 +312,6 @@ class HostBase:
             if callbacks.app_token_store:
                 use_app_token_store(defaults, callbacks.token_versioned)
             config["defaults"] = defaults
-        if callbacks.app_pin_store and path is None:
-            use_app_pin_store(config)  # a file declares "store": "app" itself
         self.ready_timeout = ready_timeout
         self._session = HostSession(config, callbacks, self._make_dispatcher(), path, load_options)
         #: The members of the configuration the host ignored, one line each
@@ -424,7 +419,11 @@ class Host(HostBase):
     on the ``lemonmcp`` logger and kept in :attr:`warnings` (``strict=True``
     makes them errors), resolves ``${input:id}`` from ``inputs`` and
     ``${workspaceFolder}`` from ``workspace_folder`` (default: the file's
-    project). ``start="lazy"`` starts each server on its first use.
+    project). ``start="lazy"`` starts each server on its first use;
+    ``only=["name"]`` runs only those servers of the file, under the file's
+    pins, filters and other host options; ``stdio={"env": {...}, "cwd":
+    dir, "env_inherit": "all"}`` is laid over how each of them starts (a
+    server reached by URL refuses it).
     ``tool_prefix``: ``"always"`` (``server__tool``), ``"on_collision"`` or
     ``"never"``; the file's own value is kept when the argument is left at
     its default. Other keyword options are top-level host fields
@@ -438,13 +437,14 @@ class Host(HostBase):
     store: ``defaults.auth.token_store``, "app", or {"type": "app"} for a
     :class:`lemonmcp.VersionedTokenStore`, whose servers share the grants of
     its keys) so every server may ask, and ``params.server`` names the
-    server that asked (see :class:`RequestParams`). ``pin_store``: the application keeps the
-    host's pins (``"pins": {"store": "app"}``, set for a mapping
-    configuration; a file declares it): an object with ``load() -> document
-    | None`` and ``save(document) -> None``, or a ``(load, save)`` pair,
-    answering the host's ``pins_load`` and ``pins_save`` (each may return an
-    awaitable; it must not wait for :meth:`pins` or :meth:`approve` of the
-    same host). As for a client, event callbacks run on a
+    server that asked (see :class:`RequestParams`). ``store``: the
+    application's store, for a store ``{"type": "app"}`` (``"pins":
+    {"store": {"type": "app"}}``): an object with ``load(collection, key)
+    -> (document, version) | None`` and ``save(collection, key,
+    expected_version, document) -> version | StoreConflict(document,
+    version)``, or a ``(load, save)`` pair, answering ``store_load`` and
+    ``store_save`` (each may return an awaitable; it must not wait for
+    :meth:`pins` or :meth:`approve` of the same host). As for a client, event callbacks run on a
     library thread, each app request on a thread of its own; what a
     callback raises is logged (logger "lemonmcp") and a handler's exception
     becomes an error reply to the server.

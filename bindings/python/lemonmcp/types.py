@@ -28,6 +28,7 @@ __all__ = [
     "LogRecord",
     "Progress",
     "Closed",
+    "StoreConflict",
     "TokenConflict",
     "VersionedTokenStore",
 ]
@@ -553,6 +554,18 @@ class TokenConflict:
     never shows the record (it holds tokens)."""
 
     record: Optional[JSON] = field(repr=False)
+    version: int
+
+
+@dataclass
+class StoreConflict:
+    """What an application store's ``save(collection, key,
+    expected_version, document)`` returns when the stored version is no
+    longer ``expected_version``: the document that is stored and its
+    version (``StoreConflict(None, 0)`` when nothing is). Its repr never
+    shows the document (it may hold tokens)."""
+
+    document: Optional[JSON] = field(repr=False)
     version: int
 
 

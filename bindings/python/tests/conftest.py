@@ -83,10 +83,11 @@ def env_for_child() -> Dict[str, str]:
     return env
 
 
-def run_cli(args: Sequence[str], timeout: float = PROC_S, stdin: Optional[str] = None) -> "subprocess.CompletedProcess[str]":
-    """Run `python -m lemonmcp ARGS` in a child process, bounded in time."""
+def run_python(args: Sequence[str], timeout: float = PROC_S, stdin: Optional[str] = None) -> "subprocess.CompletedProcess[str]":
+    """Run `python ARGS` in a child process that imports this lemonmcp,
+    bounded in time (subprocess.TimeoutExpired past it)."""
     return subprocess.run(
-        [sys.executable, "-m", "lemonmcp", *args],
+        [sys.executable, *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -94,6 +95,11 @@ def run_cli(args: Sequence[str], timeout: float = PROC_S, stdin: Optional[str] =
         input=stdin,
         cwd=PKG_ROOT,
     )
+
+
+def run_cli(args: Sequence[str], timeout: float = PROC_S, stdin: Optional[str] = None) -> "subprocess.CompletedProcess[str]":
+    """Run `python -m lemonmcp ARGS` in a child process, bounded in time."""
+    return run_python(["-m", "lemonmcp", *args], timeout, stdin)
 
 
 def wait_until(pred: Callable[[], bool], timeout: float = 10.0, interval: float = 0.02) -> bool:

@@ -60,6 +60,15 @@ def _two_servers(tmp_path: Any, **extra: Any) -> str:
     return str(cfg)
 
 
+def test_host_call_suggests_the_prefixed_name(tmp_path: Any) -> None:
+    """`call echo` on a host whose tools are server__tool names suggests
+    the host's name of the server's echo (its original_name)."""
+    cfg = tmp_path / "mcp.json"
+    cfg.write_text(json.dumps({"mcpServers": {"everything": {"command": FIXTURE}}}))
+    r = run_cli(["--config", str(cfg), "call", "echo", "text=hi"])
+    assert r.returncode == NOT_FOUND and 'did you mean "everything__echo"' in r.stderr, r.stderr
+
+
 def test_config_call_starts_only_the_server_it_needs(tmp_path: Any) -> None:
     cfg = _two_servers(tmp_path)
     r = run_cli(["--config", cfg, "call", "fx__echo", "text=only me"])
@@ -153,3 +162,25 @@ def test_usage_errors_are_one_line(tmp_path: Any) -> None:
         r = run_cli(argv)
         assert r.returncode == USAGE
         assert r.stderr.count("\n") == 1 and "usage:" not in r.stderr, r.stderr
+
+
+def test_host_commands_apply_env_cwd_inherit(tmp_path: Any) -> None:
+    """--env, --cwd and --inherit-env reach the servers a host command
+    starts (they were silently ignored); a server reached by URL refuses
+    them, by name."""
+    marker = tmp_path / "seen"
+    script = f'echo "$LEMON_W4_SET|$(pwd)|$LEMON_W4_PARENT" > {shlex.quote(str(marker))}; exec {shlex.quote(FIXTURE)}'
+    cfg = tmp_path / "mcp.json"
+    cfg.write_text(json.dumps({"mcpServers": {"fx": {"command": "/bin/sh", "args": ["-c", script]}}}))
+    work = tmp_path / "work"
+    work.mkdir()
+    for command in (["tools"], ["servers"], ["search", "echo"], ["call", "fx__echo", "text=hi"]):
+        marker.unlink(missing_ok=True)
+        r = run_cli(["--config", str(cfg), "--env", "LEMON_W4_SET=yes", "--cwd", str(work), "--inherit-env", *command],
+                    env={"LEMON_W4_PARENT": "inherited"})
+        assert r.returncode == 0, (command, r.stderr)
+        assert marker.read_text().strip() == f"yes|{work}|inherited", command
+    url = tmp_path / "url.json"
+    url.write_text(json.dumps({"mcpServers": {"web": {"url": "http://127.0.0.1:9/mcp"}}}))
+    r = run_cli(["--config", str(url), "--env", "A=1", "tools"])
+    assert r.returncode == 2 and "web" in r.stderr and "reached by URL" in r.stderr, r.stderr

@@ -112,7 +112,9 @@ def test_cli_search(fixture_path: str, tmp_path: Path) -> None:
     assert [x["name"] for x in doc["results"]] == ["alpha__add", "beta__add"]
     assert doc["results"][0]["tool"]["inputSchema"]["type"] == "object"
     r = run_cli(["--config", str(cfg), "search", "kubernetes"])
-    assert r.returncode == 0 and r.stdout == "" and "no tool matches 'kubernetes'" in r.stderr
+    assert r.returncode == 7 and r.stdout == "" and "no tool matches 'kubernetes'" in r.stderr
+    r = run_cli(["--config", str(cfg), "--json", "search", "kubernetes"])
+    assert r.returncode == 7 and json.loads(r.stdout) == {"results": []}, "a script can tell nothing matched"
     r = run_cli(["--config", str(cfg), "search", "the"])
     assert r.returncode == 2 and "no word to search for" in r.stderr
     r = run_cli(["--config", str(cfg), "search", "add", "--limit", "0"])

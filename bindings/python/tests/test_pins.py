@@ -44,7 +44,7 @@ class Rig:
 
     def config(self, **pins: Any) -> Dict[str, Any]:
         return {
-            "pins": {"store": str(self.pins_path), **pins},
+            "pins": {"store": {"type": "file", "path": str(self.pins_path)}, **pins},
             "mcpServers": {
                 "r": {
                     "command": self.binary,
@@ -183,9 +183,9 @@ def test_cli_pins_and_approve(case: Dict[str, Any], rugpull: str, tmp_path: Path
     for tool in case["callable_tools"]:
         assert "r__" + tool in listed
 
-    r = run_cli(cli + ["approve", "r", "no_such_definition"])
+    r = run_cli(cli + ["approve", "r", "no_such_definition", "--yes"])
     assert r.returncode == 7, r.stderr
-    r = run_cli(cli + ["approve", "r"])
+    r = run_cli(cli + ["approve", "r", "--yes"])
     assert r.returncode == 0, r.stderr
     assert "approved" in r.stdout
     r = run_cli(cli + ["pins"])
@@ -196,66 +196,72 @@ def test_cli_pins_and_approve(case: Dict[str, Any], rugpull: str, tmp_path: Path
         assert "r__" + tool in listed
 
 
-class AppPinStore:
-    """The application's pin store: the document in memory, as an
-    application would keep it in its own database."""
+class AppStore:
+    """The application's store ({"type": "app"}): documents in memory with
+    their versions, saved by compare-and-save, as an application would
+    keep them in its own database."""
 
     def __init__(self) -> None:
-        self.doc: Any = None
+        self.docs: Dict[Any, Any] = {}
         self.loads = 0
         self.saves = 0
 
-    def load(self) -> Any:
+    def load(self, collection: str, key: str) -> Any:
         self.loads += 1
-        return self.doc
+        return self.docs.get((collection, key))
 
-    def save(self, doc: Dict[str, Any]) -> None:
+    def save(self, collection: str, key: str, expected_version: int, document: Dict[str, Any]) -> Any:
+        current = self.docs.get((collection, key))
+        version = current[1] if current else 0
+        if version != expected_version:
+            return lemonmcp.StoreConflict(current[0] if current else None, version)
         self.saves += 1
-        self.doc = json.loads(json.dumps(doc))  # a copy, as a database keeps one
+        self.docs[(collection, key)] = (json.loads(json.dumps(document)), version + 1)  # a copy, as a database keeps one
+        return version + 1
 
 
 def _app_config(rig: Rig) -> Dict[str, Any]:
     config = rig.config()
-    del config["pins"]  # pin_store= declares "pins": {"store": "app"}
+    config["pins"] = {"store": {"type": "app"}}
     return config
 
 
 def test_pins_app_store_across_runs(rugpull: str, tmp_path: Path) -> None:
     rig = Rig(tmp_path, rugpull, CASES["base"])
-    store = AppPinStore()
-    with lemonmcp.Host(_app_config(rig), pin_store=store) as host:
+    store = AppStore()
+    with lemonmcp.Host(_app_config(rig), store=store) as host:
         assert all(e["status"] == "approved" for e in host.pins()["r"]["tools"].values())
         assert host.call_tool("r__echo").text == "called echo"
-    assert store.saves >= 1 and store.doc["version"] == 1
+    assert store.saves >= 1 and all(c == "pins" for c, _ in store.docs)
     assert not rig.pins_path.exists()  # kept by the application, not in a file
 
     # The second run reads what the first saved: a changed definition is held.
     changed = next(c for c in CASES["cases"] if c["name"] == "description")
     rig.write(changed["defs"])
     loads_before = store.loads
-    with lemonmcp.Host(_app_config(rig), pin_store=(store.load, store.save)) as host:
+    with lemonmcp.Host(_app_config(rig), store=(store.load, store.save)) as host:
         assert store.loads > loads_before
         entry = host.pins()["r"]["tools"]["echo"]
         assert entry["status"] == "changed"
         with pytest.raises(lemonmcp.PolicyDenied, match="held"):
             host.call_tool("r__echo")
         host.approve("r", "echo", hash=entry["hash"])
-        assert entry["hash"] in json.dumps(store.doc)  # the approval went to the app
+        assert entry["hash"] in json.dumps(list(store.docs.values()))  # the approval went to the app
         assert host.call_tool("r__echo").text == "called echo"
 
 
 def test_async_host_pins_app_store(rugpull: str, tmp_path: Path) -> None:
     rig = Rig(tmp_path, rugpull, CASES["base"])
-    store = AppPinStore()
+    store = AppStore()
 
-    async def load() -> Any:  # an application's store may be asynchronous
-        return store.load()
+    async def load(collection: str, key: str) -> Any:  # an application's store may be asynchronous
+        return store.load(collection, key)
 
-    async def save(doc: Dict[str, Any]) -> None:
-        store.save(doc)
+    async def save(collection: str, key: str, expected: int, document: Dict[str, Any]) -> Any:
+        return store.save(collection, key, expected, document)
 
     async def run(expect: str) -> None:
-        async with AsyncHost(_app_config(rig), pin_store=(load, save)) as host:
+        async with AsyncHost(_app_config(rig), store=(load, save)) as host:
             assert (await host.pins())["r"]["tools"]["echo"]["status"] == expect
 
     asyncio.run(run("approved"))
@@ -265,26 +271,28 @@ def test_async_host_pins_app_store(rugpull: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "config, store, message",
+    "config, options, error, message",
     [
-        ({"pins": {"store": "/tmp/pins.json"}}, AppPinStore(), "conflicts with pin_store="),
-        ({}, object(), "pin_store: expected an object with load"),
+        ({}, {"store": object()}, lemonmcp.InvalidArgument, "store: expected an object with load"),
+        ({}, {"pin_store": AppStore()}, TypeError, "pin_store= is retired"),
+        ({"pins": {"store": "/tmp/pins.json"}}, {}, lemonmcp.InvalidArgument, "a path is retired"),
+        ({"pins": {"store": "app"}}, {}, lemonmcp.InvalidArgument, '"app" is retired'),
     ],
 )
-def test_pin_store_bad_input(config: Dict[str, Any], store: Any, message: str) -> None:
-    with pytest.raises(lemonmcp.InvalidArgument, match=message):
-        lemonmcp.Host({**config, "mcpServers": {}}, pin_store=store)
+def test_pin_store_bad_input(config: Dict[str, Any], options: Dict[str, Any], error: Any, message: str) -> None:
+    with pytest.raises(error, match=message):
+        lemonmcp.Host({**config, "mcpServers": {}}, **options)
 
 
 def test_pins_app_store_failure_holds(rugpull: str, tmp_path: Path) -> None:
     rig = Rig(tmp_path, rugpull, CASES["base"])
 
-    def load() -> Any:
+    def load(collection: str, key: str) -> Any:
         raise lemonmcp.LemonMCPError("the database is down")
 
-    with lemonmcp.Host(_app_config(rig), pin_store=(load, lambda doc: None)) as host:
+    with lemonmcp.Host(_app_config(rig), store=(load, lambda *args: 1)) as host:
         pins = host.pins()["r"]
-        assert "the database is down" in pins.get("error", "")
+        assert "the application refused store_load" in pins.get("error", "")
         with pytest.raises(lemonmcp.PolicyDenied):
             host.call_tool("r__echo")
 
@@ -379,3 +387,82 @@ def test_cli_held_from_the_first_call(rugpull: str, tmp_path: Path) -> None:
     with ThreadPoolExecutor(max_workers=8) as pool:  # each run mostly waits
         failures = [f for f in pool.map(one, range(STARTS)) if f]
     assert not failures, failures[:5]
+
+
+def test_cli_server_goes_through_the_host(rugpull: str, tmp_path: Path) -> None:
+    """`--config F --server NAME` is the host running that server alone:
+    a tampered tool is neither listed nor called (its own exit status),
+    and a command that would talk to the server alone is refused."""
+    from cli_run import run_cli
+
+    rig = _changed_while_off(rugpull, tmp_path)
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(rig.config()))
+    cli = ["--config", str(config), "--server", "r"]
+    r = run_cli(cli + ["--json", "tools"])
+    assert r.returncode == 0, r.stderr
+    assert {t["name"] for t in json.loads(r.stdout)["tools"]} == {"add"}
+    r = run_cli(cli + ["call", "echo", "text=hi"])
+    assert r.returncode == 8 and "called echo" not in r.stdout, (r.stdout, r.stderr)
+    assert "is held" in r.stderr
+    r = run_cli(cli + ["call", "add"])
+    assert r.returncode == 0 and "called add" in r.stdout, r.stderr
+    r = run_cli(cli + ["prompts"])
+    assert r.returncode == 2, r.stderr
+    assert "pins its servers' definitions" in r.stderr and "go around" in r.stderr
+
+
+def test_cli_approve_what_was_shown(rugpull: str, tmp_path: Path) -> None:
+    """approve takes the hash `pins` printed and refuses one the server no
+    longer offers; without --hash it asks on a terminal and refuses off
+    one; --yes approves what is offered now."""
+    from cli_run import run_cli
+
+    rig = _changed_while_off(rugpull, tmp_path)
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(rig.config()))
+    cli = ["--config", str(config)]
+    pins = json.loads(run_cli(cli + ["pins", "--json"]).stdout)["r"]["tools"]["echo"]
+    r = run_cli(cli + ["approve", "r", "echo"])
+    assert r.returncode == 2 and "not on a terminal" in r.stderr, r.stderr
+    r = run_cli(cli + ["approve", "r", "echo", "--hash", pins["pinned_hash"]])
+    assert r.returncode == 8 and "is not offered with the hash" in r.stderr, r.stderr
+    # The server changes again after `pins` showed it: that hash is refused.
+    changed_again = json.loads(json.dumps(next(c for c in CASES["cases"] if c["name"] == "description")["defs"]))
+    changed_again["tools"][0]["description"] += " And more."
+    rig.write(changed_again)
+    r = run_cli(cli + ["approve", "r", "echo", "--hash", pins["hash"]])
+    assert r.returncode == 8, r.stderr
+    assert run_cli(cli + ["call", "r__echo"]).returncode == 8
+    now = json.loads(run_cli(cli + ["pins", "--json"]).stdout)["r"]["tools"]["echo"]["hash"]
+    r = run_cli(cli + ["approve", "r", "echo", "--hash", now])
+    assert r.returncode == 0, r.stderr
+    assert "called echo" in run_cli(cli + ["call", "r__echo"]).stdout
+
+
+def test_cli_approve_asks_on_a_terminal(rugpull: str, tmp_path: Path) -> None:
+    from cli_run import PtyRun
+
+    rig = _changed_while_off(rugpull, tmp_path)
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(rig.config()))
+    for answer, then in (("n", "nothing approved"), ("y", "approved tool")):
+        run = PtyRun(["--config", str(config), "approve", "r", "echo"])
+        shown = run.expect("[y/N] ")
+        assert "(offered now)" in shown and "approve the tool" in shown, shown
+        run.send(answer)
+        run.expect(then)
+        assert run.finish() == 0
+
+
+def test_cli_tools_all_held(rugpull: str, tmp_path: Path) -> None:
+    """`tools` when every tool is held says so (and exits 8), instead of
+    "no server has tools"."""
+    from cli_run import run_cli
+
+    rig = Rig(tmp_path, rugpull, CASES["base"])
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(rig.config(first_use="hold")))
+    r = run_cli(["--config", str(config), "tools"])
+    assert r.returncode == 8, (r.stdout, r.stderr)
+    assert "every tool is held by the host's pins" in r.stderr and "no server has tools" not in r.stderr

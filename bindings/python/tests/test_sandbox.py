@@ -119,6 +119,7 @@ def test_real_servers_work_confined_as_root_and_as_nobody() -> None:
     assert control["states"] == {"everything": "ready", "files": "ready"}, control
     assert control["write_outside"] == "ok" and control["outside_written"], control
     assert control["read_secret"] == "ok", control
+    assert control["pins_written"] and control["read_pins"] == "ok" and control["read_tokens"] == "ok", control
 
     for uid in [os.getuid()] + ([NOBODY] if os.getuid() == 0 else []):
         out = _run_worker(REAL_SERVERS_WORKER, uid, [*args, "sandbox"], {})
@@ -128,6 +129,10 @@ def test_real_servers_work_confined_as_root_and_as_nobody() -> None:
         assert out["write_inside"] == "ok" and out["inside_written"], f"uid {uid}: {out}"
         assert out["write_outside"] == "denied" and not out["outside_written"], f"uid {uid}: {out}"
         assert out["read_secret"] == "denied", f"uid {uid}: {out}"
+        # The library's own secrets, listed nowhere: the pin file (written
+        # after the server started) and the 0600 token store file.
+        assert out["pins_written"] and out["read_pins"] == "denied", f"uid {uid}: {out}"
+        assert out["read_tokens"] == "denied", f"uid {uid}: {out}"
 
 
 def test_client_server_info_reports_the_sandbox(fixture_path: str) -> None:
@@ -254,16 +259,61 @@ def _escapes(how: str, fixture: str, uid: int, mode: str, env: Dict[str, str]) -
     return _run_worker(WORKER, uid, [how, fixture, ESCAPES, mode], env)
 
 
-def _run_worker(worker: str, uid: int, args: List[str], env: Dict[str, str]) -> Dict[str, Any]:
+_STAGE: Dict[str, str] = {}
+
+
+def _staged(path: str) -> str:
+    """A copy of path (of the checkout) that any user can read: the checkout
+    may lie beneath a directory of mode 0700 (a home, mktemp -d), where the
+    unprivileged user the workers run as cannot reach the package, the
+    workers, the fixtures or the npm servers. A path beneath .cache/NAME
+    brings all of .cache/NAME (an npm install); copies are made once per
+    session, in one 0755 directory removed at exit."""
+    given, path = path, os.path.abspath(path)
+    repo = os.path.abspath(REPO)
+    if not os.path.isabs(given) or not path.startswith(repo + os.sep) or not os.path.exists(path):
+        return given
+    if "" not in _STAGE:
+        _STAGE[""] = tempfile.mkdtemp(prefix="lmcp-py-stage-")
+        os.chmod(_STAGE[""], 0o755)
+        import atexit
+
+        atexit.register(shutil.rmtree, _STAGE[""], True)
+    rel = os.path.relpath(path, repo)
+    parts = rel.split(os.sep)
+    unit = os.sep.join(parts[:2]) if parts[0] == ".cache" else rel
+    if parts[:2] == ["bindings", "python"] and parts[2:3] == ["lemonmcp"]:
+        unit = os.sep.join(parts[:3])  # the package, with its library and helper
+    if unit not in _STAGE:
+        src, dst = os.path.join(repo, unit), os.path.join(_STAGE[""], unit)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        for d in [os.path.dirname(dst)] + [os.path.join(_STAGE[""], *parts[:i]) for i in range(1, len(parts))]:
+            if os.path.isdir(d):
+                os.chmod(d, 0o755)
+        if os.path.isdir(src):
+            shutil.copytree(src, dst, symlinks=True)
+        else:
+            shutil.copy2(src, dst)
+        _STAGE[unit] = dst
+    return os.path.join(_STAGE[""], rel)
+
+
+def _run_worker(worker: str, uid: int, args: List[str], env: Dict[str, str], wrap: List[str] = []) -> Dict[str, Any]:
     """The worker's report, run as uid: the whole application (the worker
     and, for the command line, the lemonmcp process it starts) runs as
-    that user, with a temporary, home and cache directory of its own."""
+    that user, with a temporary, home and cache directory of its own, from
+    copies it can read (_staged) when it is not us."""
+    package = os.path.dirname(os.path.abspath(lemonmcp.__file__))
+    if uid != os.getuid():
+        worker, package = _staged(worker), os.path.dirname(_staged(os.path.join(package, "__init__.py")))
+        args, wrap = [_staged(a) for a in args], [_staged(a) for a in wrap]
+        env = {k: _staged(v) for k, v in env.items()}
     home = tempfile.mkdtemp(prefix="sandbox-worker-home-")
     try:
         os.chown(home, uid, uid)
         e = dict(os.environ, **env)
         e.update(
-            PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(lemonmcp.__file__))),
+            PYTHONPATH=os.path.dirname(package),
             PYTHONDONTWRITEBYTECODE="1",
             TMPDIR=home,
             HOME=home,
@@ -271,7 +321,7 @@ def _run_worker(worker: str, uid: int, args: List[str], env: Dict[str, str]) -> 
         )
         py = _python_for(uid)
         e["ESCAPES_PYTHON"] = py  # for the command line the escape worker starts
-        r = subprocess.run(_as(uid, [py, worker, *args]), capture_output=True, text=True, env=e, cwd=home, timeout=300)
+        r = subprocess.run(_as(uid, [*wrap, py, worker, *args]), capture_output=True, text=True, env=e, cwd=home, timeout=300)
         assert r.returncode == 0, r.stderr[-2000:]
         out: Dict[str, Any] = json.loads(r.stdout.splitlines()[-1])
         assert out["uid"] == uid
@@ -309,3 +359,100 @@ def test_escapes_refused_as_root_and_as_nobody(fixture_path: str, how: str) -> N
         assert out["daemon_gone"], f"uid {uid}: the daemon outlived the host"
         if how == "host":
             assert out["sandbox"]["namespaces"] is True and out["daemon_started"], out
+
+
+FAILS_CLOSED_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fails_closed_worker.py")
+LANDLOCK_MISSING = "Landlock: landlock_create_ruleset(VERSION) failed: function not implemented"
+USERNS_MISSING = "namespaces: clone(CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET|...) failed: no space left on device"
+
+
+@pytest.mark.parametrize("how", ["host", "cli"])
+@pytest.mark.parametrize("machine", ["-landlock", "-userns"])
+def test_fails_closed_without_a_layer(fixture_path: str, how: str, machine: str) -> None:
+    """On a machine without Landlock (a seccomp filter answers ENOSYS to its
+    system calls, for the application and its children) or without user
+    namespaces (user.max_user_namespaces=0 inside a namespace), made by
+    tests/fixtures/withoutlayers, with the application run as root and as
+    nobody: a server with "sandboxEnabled": true does not start, its error
+    (lmcp_host_servers, the command line's servers table) names the layer
+    and why, and it writes nothing; "required": false starts and its report
+    names what is missing."""
+    wrapper = os.path.join(os.path.dirname(FIXTURE), "withoutlayers")
+    assert os.access(wrapper, os.X_OK), f"{wrapper} is not built (make fixtures)"
+    layer = LANDLOCK_MISSING if machine == "-landlock" else USERNS_MISSING
+    for uid in [os.getuid()] + ([NOBODY] if os.getuid() == 0 else []):
+        out = _run_worker(FAILS_CLOSED_WORKER, uid, [how, fixture_path], {}, wrap=[wrapper, machine, "--"])
+        assert "boxed" not in out["written"], f"uid {uid}: the refused server ran: {out}"
+        if how == "host":
+            boxed, loose = out["servers"]["boxed"], out["servers"]["loose"]
+            assert boxed["state"] == "failed", out
+            assert "sandbox: cannot be set up in full" in boxed["last_error"] and layer in boxed["last_error"], out
+            assert "sandbox" not in boxed, out
+            assert loose["state"] == "ready" and out["echo"] == "loose", out
+            missing = loose["sandbox"]["missing"]
+            assert any(layer.split(" failed")[0].split(": clone")[0] in m for m in missing), out
+            assert out["servers"]["plain"]["state"] == "ready", out
+        else:
+            cli = out["cli"]
+            rows = {line.split()[0]: line for line in cli["stdout"].splitlines()[1:] if line.strip()}
+            assert "failed" in rows["boxed"] and "sandbox: cannot be set up in full" in rows["boxed"], cli
+            assert "missing:" in rows["loose"], cli
+
+
+# A minimal MCP server that first asks the sandbox's proxy for a host that
+# allowedDomains does not name, then serves: it goes on running, with
+# nothing to say of the refusal but "fetch failed".
+REFUSING_SERVER = """import json, sys, urllib.request
+try:
+    urllib.request.urlopen("http://denied.example:8080/pkg", timeout=20)
+except Exception:
+    pass
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    if m.get("method") == "initialize":
+        r = {"result": {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "r", "version": "1"}}}
+    elif m.get("method") == "tools/list":
+        r = {"result": {"tools": []}}
+    elif m.get("method") == "ping":
+        r = {"result": {}}
+    else:
+        r = {"error": {"code": -32601, "message": "no"}}
+    print(json.dumps(dict(jsonrpc="2.0", id=m["id"], **r)), flush=True)
+"""
+
+
+def test_proxy_refusals_are_warnings(tmp_path: Any) -> None:
+    """A request the sandbox's proxy refuses while the server keeps running
+    is a warning naming the server, the destination and the rule: a host
+    log event, a line of `lemonmcp -v`, and the servers table."""
+    from cli_run import run_cli
+
+    want = "the sandbox refused network access to denied.example:8080: not in allowedDomains"
+    server = {"command": sys.executable, "args": ["-c", REFUSING_SERVER], "sandboxEnabled": True,
+              "sandbox": {"network": {"allowedDomains": ["registry.example"]}}}
+    logs: List[Dict[str, Any]] = []
+    with lemonmcp.Host({"mcpServers": {"fetcher": server}}, on_event=lambda k, p: logs.append(p) if k == "log" else None) as host:
+        assert wait_until(lambda: host.servers()["fetcher"].get("sandbox_refusals"), 60.0), host.servers()
+        assert host.servers()["fetcher"]["sandbox_refusals"] == [want]
+        assert host.servers()["fetcher"]["state"] == "ready"
+    warned = [p for p in logs if p.get("level") == "warning" and want in p.get("message", "")]
+    assert len(warned) == 1 and warned[0].get("server") == "fetcher", logs
+
+    cfg = tmp_path / "mcp.json"
+    cfg.write_text(json.dumps({"mcpServers": {"fetcher": server}}))
+    r = run_cli(["--config", str(cfg), "-v", "servers"])
+    assert r.returncode == 0, r.stderr
+    assert f"[fetcher] {want}" in r.stderr, r.stderr
+    row = [line for line in r.stdout.splitlines() if line.startswith("fetcher")][0]
+    assert "refused: denied.example:8080: not in allowedDomains" in row, r.stdout
+
+
+def test_features_say_what_this_machine_can_confine() -> None:
+    """lmcp_features' sandbox: what the helper's probe found this machine can
+    give a confined server (here every layer); a server's own report is
+    what it got."""
+    sb = lemonmcp.features()["sandbox"]
+    assert sb["namespaces"] is True and sb["landlock"] >= 6 and sb["unixSockets"] == "denied", sb
+    assert "FS_WRITE_FILE" in sb["landlockRights"] and "missing" not in sb, sb

@@ -21,6 +21,8 @@ import pytest
 import lemonmcp
 from lemonmcp import _ffi
 
+from conftest import wait_until
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 TABLE_PATH = os.path.join(REPO, "tests", "fixtures", "telemetry", "parity.json")
@@ -101,7 +103,10 @@ def test_c_records_match_the_table(fixture_path: str) -> None:
                 c.call(op["method"], op["params"])
             except lemonmcp.LemonMCPError:
                 pass
-        # Each call's record is delivered before its completion.
+        # A record is delivered on the delivery thread, in order with the
+        # completions delivered there; a blocking call returns when its
+        # outcome arrives, which may be before its record is delivered.
+        wait_until(lambda: len(col.taken()) >= len(EXPECTED))
         records = col.taken()
     assert [record_attributes(r) for r in records] == EXPECTED
     assert [present(record_names(r)) for r in records] == [PRESENT] * len(EXPECTED)
@@ -119,6 +124,7 @@ def test_c_host_records_match_the_table(fixture_path: str) -> None:
                     h.call(HOST_SERVER, op["method"], op["params"])
             except lemonmcp.LemonMCPError:
                 pass
+        wait_until(lambda: len(col.taken()) >= len(HOST_EXPECTED))  # as above
         records = col.taken()
     assert [record_attributes(r) for r in records] == HOST_EXPECTED
     assert [present(record_names(r)) for r in records] == [PRESENT] * len(HOST_EXPECTED)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"bufio"
 	"bytes"
 	"fmt"
@@ -44,6 +45,9 @@ func checkReply(reply []byte) error {
 func connectFloor(tg target) (caller, error) {
 	if tg.stdio {
 		return connectFloorStdio(tg.cmd)
+	}
+	if tg.sse() {
+		return nil, errors.New("the floor speaks Streamable HTTP only, not the legacy HTTP+SSE transport")
 	}
 	return connectFloorHTTP(tg.url)
 }

@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -45,6 +46,10 @@ type target struct {
 	url   string   // HTTP: the endpoint
 	stdio bool
 }
+
+// sse: the endpoint is the legacy HTTP+SSE transport's (benchserver serves
+// it under /sse), not Streamable HTTP's.
+func (t target) sse() bool { return strings.HasSuffix(t.url, "/sse") }
 
 var clients = map[string]func(target) (caller, error){
 	"floor":    connectFloor,
@@ -105,6 +110,17 @@ func fail(err error) {
 	os.Exit(1)
 }
 
+// cpuTime is the CPU time (user + system) the process has used, every
+// thread: over a run of calls, divided by the calls, it is what one call
+// costs the client however loaded the machine is.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 
 func measureCalls(connect func(target) (caller, error), tg target, n, par, pn int) (map[string]any, error) {
@@ -127,6 +143,7 @@ func measureCalls(connect func(target) (caller, error), tg target, n, par, pn in
 		}
 	}
 	lat := make([]time.Duration, n)
+	cpu0 := cpuTime()
 	for i := range lat {
 		t0 := time.Now()
 		if err := c.echo(); err != nil {
@@ -134,6 +151,7 @@ func measureCalls(connect func(target) (caller, error), tg target, n, par, pn in
 		}
 		lat[i] = time.Since(t0)
 	}
+	cpuCall := us(cpuTime()-cpu0) / float64(n)
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	if p, ok := c.(interface{ parallel() }); ok {
 		p.parallel()
@@ -142,6 +160,7 @@ func measureCalls(connect func(target) (caller, error), tg target, n, par, pn in
 	var mu sync.Mutex
 	var perr error
 	t0 = time.Now()
+	cpu0 = cpuTime()
 	for w := 0; w < par; w++ {
 		wg.Add(1)
 		go func(k int) {
@@ -158,6 +177,7 @@ func measureCalls(connect func(target) (caller, error), tg target, n, par, pn in
 	}
 	wg.Wait()
 	wall := time.Since(t0)
+	pcpuCall := us(cpuTime()-cpu0) / float64(pn/par*par)
 	if perr != nil {
 		return nil, perr
 	}
@@ -165,6 +185,7 @@ func measureCalls(connect func(target) (caller, error), tg target, n, par, pn in
 		"connect_us": us(connectTime), "first_us": us(first),
 		"p50_us": us(lat[n/2]), "p99_us": us(lat[n*99/100]),
 		"cps": float64(pn/par*par) / wall.Seconds(), "rss_kb": procStatus("VmRSS"), "threads": procStatus("Threads"),
+		"cpu_us": cpuCall, "pcpu_us": pcpuCall,
 	}, nil
 }
 

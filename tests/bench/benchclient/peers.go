@@ -19,6 +19,9 @@ type lemonClient struct{ c *core.Client }
 
 func connectLemon(tg target) (caller, error) {
 	tr := map[string]any{"type": "streamable_http", "url": tg.url}
+	if tg.sse() {
+		tr["type"] = "sse"
+	}
 	if tg.stdio {
 		tr = map[string]any{"type": "stdio", "command": tg.cmd[0], "args": tg.cmd[1:]}
 	}
@@ -75,6 +78,8 @@ func connectGoSDK(tg target) (caller, error) {
 	var t mcp.Transport
 	if tg.stdio {
 		t = &mcp.CommandTransport{Command: exec.Command(tg.cmd[0], tg.cmd[1:]...)}
+	} else if tg.sse() {
+		t = &mcp.SSEClientTransport{Endpoint: tg.url}
 	} else {
 		t = &mcp.StreamableClientTransport{Endpoint: tg.url}
 	}
@@ -114,6 +119,11 @@ func connectMCPGo(tg target) (caller, error) {
 	ctx := context.Background()
 	if tg.stdio {
 		c, err = mcpgoclient.NewStdioMCPClient(tg.cmd[0], nil, tg.cmd[1:]...)
+	} else if tg.sse() {
+		c, err = mcpgoclient.NewSSEMCPClient(tg.url)
+		if err == nil {
+			err = c.Start(ctx)
+		}
 	} else {
 		c, err = mcpgoclient.NewStreamableHttpClient(tg.url)
 		if err == nil {

@@ -5,6 +5,9 @@
 //	benchserver -server sdk|raw                      serves stdio
 //	benchserver -server sdk|raw -http 127.0.0.1:0    serves HTTP; prints its URL
 //
+// Over HTTP the go-sdk server also serves the legacy HTTP+SSE transport
+// (2024-11-05) under /sse beside Streamable HTTP's /mcp.
+//
 // The minimal server answers with fixed bytes and parses only the id, the
 // method and the tool's name, so that a round trip measures the client. It
 // is not a conformant server (tests use mcpfixture).
@@ -52,7 +55,10 @@ func main() {
 	var h http.Handler = http.HandlerFunc(rawHTTP)
 	if *kind == "sdk" {
 		s := sdkServer()
-		h = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+		mux.Handle("/sse", mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil))
+		h = mux
 	}
 	fmt.Printf("http://%s/mcp\n", ln.Addr())
 	os.Stdout.Sync()

@@ -55,7 +55,9 @@ func header(b *strings.Builder, o options, start time.Time, load string) {
 		"connect: process start (stdio) or first POST (HTTP) to ready. "+
 		"The floor is the least code that speaks the protocol (hand-written JSON lines over stdio, one POST per call over HTTP); "+
 		"×floor and ×best peer are ratios (for p50, RSS and connect lower is better; for calls/s higher is better), "+
-		"the best peer being the better of go-sdk and mcp-go on that figure. Figures are never asserted.\n", o.rounds, o.n, o.pn, o.par)
+		"the best peer being the better of go-sdk and mcp-go on that figure. "+
+		"CPU µs/call: the client process's user + system time over the sequential calls (and over the %d-way ones) divided by the calls (getrusage), "+
+		"which a loaded machine inflates less than latency. Figures are never asserted.\n", o.rounds, o.n, o.pn, o.par, o.par)
 }
 
 func median(fs []figures, k string) (float64, bool) {
@@ -119,18 +121,23 @@ func floorOf(cs []client, fs [][]figures, k string) (float64, bool) {
 
 func callsTable(b *strings.Builder, gr group, cs []client, fs [][]figures, errs map[string]string, g int, o options) {
 	fmt.Fprintf(b, "\n## %s, %s\n\n", gr.transport, gr.server)
-	fmt.Fprintf(b, "| client | connect ms | first call µs | p50 µs | p50 − floor µs | p99 µs | calls/s (%d-way) | RSS MiB | p50 ×floor | p50 ×best peer | calls/s ×floor | calls/s ×best peer | RSS ×best peer | connect ×best peer |\n", o.par)
-	fmt.Fprintf(b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(b, "| client | connect ms | first call µs | p50 µs | p50 − floor µs | p99 µs | CPU µs/call | calls/s (%d-way) | CPU µs/call (%d-way) | RSS MiB | p50 ×floor | p50 ×best peer | CPU ×floor | CPU ×best peer | calls/s ×floor | calls/s ×best peer | RSS ×best peer | connect ×best peer |\n", o.par, o.par)
+	fmt.Fprintf(b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	fp50, fok := floorOf(cs, fs, "p50_us")
 	fcps, _ := floorOf(cs, fs, "cps")
 	bp50, _ := best(cs, fs, "p50_us", false)
 	bcps, _ := best(cs, fs, "cps", true)
 	brss, _ := best(cs, fs, "rss_kb", false)
 	bcon, _ := best(cs, fs, "connect_us", false)
+	fcpu, _ := floorOf(cs, fs, "cpu_us")
+	bcpu, _ := best(cs, fs, "cpu_us", false)
 	var failed []string
 	for i, c := range cs {
+		if gr.sse && c.noSSE {
+			continue
+		}
 		if len(fs[i]) == 0 {
-			fmt.Fprintf(b, "| %s | failed |||||||||||||\n", c.name)
+			fmt.Fprintf(b, "| %s | failed |||||||||||||||||\n", c.name)
 			if e, ok := errs[key(g, i)]; ok {
 				failed = append(failed, c.name+": "+truncate(e, 300))
 			}
@@ -142,13 +149,15 @@ func callsTable(b *strings.Builder, gr group, cs []client, fs [][]figures, errs 
 		p99, p99ok := median(fs[i], "p99_us")
 		cps, cpsok := median(fs[i], "cps")
 		rss, rok := median(fs[i], "rss_kb")
+		cpu, cpuok := median(fs[i], "cpu_us")
+		pcpu, pcpuok := median(fs[i], "pcpu_us")
 		over := "–"
 		if pok && fok {
 			over = fmt.Sprintf("%+.1f", p50-fp50)
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.name,
-			num(con/1e3, cok, 1), num(first, firstOK, 0), num(p50, pok, 1), over, num(p99, p99ok, 0), num(cps, cpsok, 0), num(rss/1024, rok, 1),
-			ratio(p50, fp50, pok), ratio(p50, bp50, pok), ratio(cps, fcps, cpsok), ratio(cps, bcps, cpsok), ratio(rss, brss, rok), ratio(con, bcon, cok))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.name,
+			num(con/1e3, cok, 1), num(first, firstOK, 0), num(p50, pok, 1), over, num(p99, p99ok, 0), num(cpu, cpuok, 1), num(cps, cpsok, 0), num(pcpu, pcpuok, 1), num(rss/1024, rok, 1),
+			ratio(p50, fp50, pok), ratio(p50, bp50, pok), ratio(cpu, fcpu, cpuok), ratio(cpu, bcpu, cpuok), ratio(cps, fcps, cpsok), ratio(cps, bcps, cpsok), ratio(rss, brss, rok), ratio(con, bcon, cok))
 		if len(fs[i]) < o.rounds {
 			if e, ok := errs[key(g, i)]; ok {
 				failed = append(failed, fmt.Sprintf("%s: %d of %d rounds failed (%s)", c.name, o.rounds-len(fs[i]), o.rounds, truncate(e, 300)))
@@ -180,6 +189,10 @@ func largeTable(b *strings.Builder, groups []group, cs []client, fs [][]figures,
 		fmt.Fprintf(b, "| %s |", c.name)
 		for g := range groups {
 			f := fs[g][i]
+			if groups[g].sse && c.noSSE {
+				fmt.Fprintf(b, " – |")
+				continue
+			}
 			if f == nil {
 				fmt.Fprintf(b, " failed |")
 				continue
@@ -245,5 +258,78 @@ func startTable(b *strings.Builder, vs []*startVariant) {
 			base = v.f["start_p50_ms"]
 		}
 		fmt.Fprintf(b, "| %s | %.2f | %.2f | %+.2f |\n", v.name, v.f["start_p50_ms"], v.f["start_p90_ms"], v.f["start_p50_ms"]-base)
+	}
+}
+
+// target is one goal of issue #41, checked against this run's medians: a
+// LemonMCP row's figure over a reference row's, at most (or, for calls/s,
+// at least) the bound.
+type target struct {
+	what           string
+	group          string // "transport, server"
+	row, ref       string // client names
+	key            string // the figure
+	bound          float64
+	higherIsBetter bool
+}
+
+var targets = []target{
+	{"HTTP p50 at most mcp-go's", "Streamable HTTP, minimal server", "LemonMCP, C host", "mcp-go v1.2.1", "p50_us", 1, false},
+	{"HTTP CPU per call at most 0.5× mcp-go's", "Streamable HTTP, minimal server", "LemonMCP, C host", "mcp-go v1.2.1", "cpu_us", 0.5, false},
+	{"HTTP 16-way at least 1.5× mcp-go's", "Streamable HTTP, minimal server", "LemonMCP, C host", "mcp-go v1.2.1", "cps", 1.5, true},
+	{"legacy SSE p50 at most mcp-go's", "legacy HTTP+SSE, go-sdk server", "LemonMCP, C host", "mcp-go v1.2.1", "p50_us", 1, false},
+	{"legacy SSE CPU per call at most mcp-go's", "legacy HTTP+SSE, go-sdk server", "LemonMCP, C host", "mcp-go v1.2.1", "cpu_us", 1, false},
+	{"Python sync CPU per call at most 3× the C host's", "stdio, minimal server", "LemonMCP, Python sync", "LemonMCP, C host", "cpu_us", 3, false},
+	{"Python sync p50 at most 1.5× the C host's", "stdio, minimal server", "LemonMCP, Python sync", "LemonMCP, C host", "p50_us", 1.5, false},
+	{"Python async 16-way at least 0.5× the C host's", "stdio, minimal server", "LemonMCP, Python async", "LemonMCP, C host", "cps", 0.5, true},
+}
+
+// targetsTable prints the machine's mode (the floor's sequential p50) and
+// each target of issue #41 with this run's ratio: figures of one run,
+// reported, never asserted.
+func targetsTable(b *strings.Builder, groups []group, cs []client, calls [][][]figures) {
+	find := func(gname, cname, key string) (float64, bool) {
+		for g, gr := range groups {
+			if gr.transport+", "+gr.server != gname {
+				continue
+			}
+			for i, c := range cs {
+				if c.name == cname {
+					return median(calls[g][i], key)
+				}
+			}
+		}
+		return 0, false
+	}
+	fmt.Fprintf(b, "\n## The machine's mode, and the per-call targets (issue #41)\n\n")
+	b.WriteString("The floor's sequential p50 in this run (a 2-vCPU virtual machine is either in its fast mode, where the threads of a call wake each other on one vCPU, or in its slow one, where each wake-up crosses to a halted vCPU: docs/abi-cost.md):")
+	for g, gr := range groups {
+		for i, c := range cs {
+			if c.kind == "floor" {
+				if v, ok := median(calls[g][i], "p50_us"); ok {
+					fmt.Fprintf(b, " %s, %s %.1f µs;", gr.transport, gr.server, v)
+				}
+			}
+		}
+	}
+	b.WriteString(" load average " + loadavg() + " at the end.\n\n")
+	b.WriteString("| target | transport, server | row | reference | row's figure | reference's | ratio | met |\n|---|---|---|---|---:|---:|---:|---|\n")
+	for _, t := range targets {
+		v, ok := find(t.group, t.row, t.key)
+		r, rok := find(t.group, t.ref, t.key)
+		if !ok || !rok || r == 0 {
+			fmt.Fprintf(b, "| %s | %s | %s | %s | – | – | – | not measured |\n", t.what, t.group, t.row, t.ref)
+			continue
+		}
+		q := v / r
+		met := q <= t.bound
+		if t.higherIsBetter {
+			met = q >= t.bound
+		}
+		verdict := "no"
+		if met {
+			verdict = "yes"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %.1f | %.1f | %.2f× | %s |\n", t.what, t.group, t.row, t.ref, v, r, q, verdict)
 	}
 }

@@ -33,12 +33,14 @@ type client struct {
 	py    bool     // a LemonMCP Python row, compared with the anchors
 	many  bool     // takes part in the N-simultaneous-clients table
 	large bool     // takes part in the 10 MiB table
+	noSSE bool     // speaks no legacy HTTP+SSE: left out of that group
 }
 
 // group is one transport and server pairing.
 type group struct {
 	transport, server string
 	target            []string // -stdio CMD or -url URL
+	sse               bool     // the legacy HTTP+SSE transport: clients with noSSE sit it out
 }
 
 // figures is one client's JSON line.
@@ -110,7 +112,7 @@ func abs(p string) string {
 func clients(o options) []client {
 	bc := abs(filepath.Join(o.bin, "benchclient"))
 	cs := []client{
-		{name: "floor", argv: []string{bc, "-client", "floor"}, kind: "floor", many: true, large: true},
+		{name: "floor", argv: []string{bc, "-client", "floor"}, kind: "floor", many: true, large: true, noSSE: true},
 		{name: "LemonMCP, Go core", argv: []string{bc, "-client", "lemonmcp"}, kind: "ours", large: true},
 		{name: "LemonMCP, C host", argv: []string{abs(filepath.Join(o.bin, "bench_host"))}, kind: "ours", many: true, large: true},
 		// The same with a telemetry handler set: what telemetry costs a call.
@@ -127,7 +129,7 @@ func clients(o options) []client {
 	}
 	if !o.skip["elixir"] {
 		cs = append(cs, client{name: "LemonMCP, Elixir", argv: []string{"mix", "run", abs("tests/bench/clients/exclient.exs")},
-			env: []string{"LEMONMCP_LIB=" + abs(o.lib), "MIX_ENV=test"}, dir: abs(o.exDir), kind: "ours", large: true})
+			env: []string{"LEMONMCP_LIB=" + abs(o.lib), "MIX_ENV=test"}, dir: abs(o.exDir), kind: "ours", large: true, noSSE: true})
 	}
 	cs = append(cs, pySDKClients(o)...)
 	return append(cs,
@@ -198,8 +200,8 @@ func run(o options) error {
 	cs := clients(o)
 	serverBin := abs(filepath.Join(o.bin, "benchserver"))
 	groups := []group{
-		{"stdio", "go-sdk server", []string{"-stdio", serverBin + " -server sdk"}},
-		{"stdio", "minimal server", []string{"-stdio", serverBin + " -server raw"}},
+		{transport: "stdio", server: "go-sdk server", target: []string{"-stdio", serverBin + " -server sdk"}},
+		{transport: "stdio", server: "minimal server", target: []string{"-stdio", serverBin + " -server raw"}},
 	}
 	for _, kind := range []string{"sdk", "raw"} {
 		url, stop, err := httpServer(o, kind)
@@ -208,7 +210,11 @@ func run(o options) error {
 		}
 		defer stop()
 		name := map[string]string{"sdk": "go-sdk server", "raw": "minimal server"}[kind]
-		groups = append(groups, group{"Streamable HTTP", name, []string{"-url", url}})
+		groups = append(groups, group{transport: "Streamable HTTP", server: name, target: []string{"-url", url}})
+		if kind == "sdk" {
+			// The legacy transport beside it, on the same server process.
+			groups = append(groups, group{transport: "legacy HTTP+SSE", server: name, target: []string{"-url", strings.TrimSuffix(url, "/mcp") + "/sse"}, sse: true})
+		}
 	}
 	loadBefore := loadavg()
 
@@ -225,6 +231,9 @@ func run(o options) error {
 			// none always runs first (or last) on a warming machine.
 			for k := range cs {
 				i := (k + r + g) % len(cs)
+				if gr.sse && cs[i].noSSE {
+					continue
+				}
 				progress("round %d/%d  %s, %s  %s", r+1, o.rounds, gr.transport, gr.server, cs[i].name)
 				f, err := runClient(o, cs[i], append(append([]string{}, common...), gr.target...)...)
 				if err != nil {
@@ -240,7 +249,7 @@ func run(o options) error {
 	for g, gr := range groups {
 		large[g] = make([]figures, len(cs))
 		for i, c := range cs {
-			if !c.large {
+			if !c.large || (gr.sse && c.noSSE) {
 				continue
 			}
 			progress("10 MiB  %s, %s  %s", gr.transport, gr.server, c.name)
@@ -285,6 +294,7 @@ func run(o options) error {
 
 	var b strings.Builder
 	header(&b, o, start, loadBefore)
+	targetsTable(&b, groups, cs, calls)
 	for g, gr := range groups {
 		callsTable(&b, gr, cs, calls[g], errs, g, o)
 	}

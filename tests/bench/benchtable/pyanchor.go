@@ -43,7 +43,7 @@ func pySDKClients(o options) []client {
 	var cs []client
 	for _, p := range o.pySDKs {
 		cs = append(cs, client{name: "Python SDK mcp " + p.version, argv: []string{p.python, abs(filepath.Join("tests", "bench", "clients", "pysdk.py"))},
-			env: []string{"PYTHONDONTWRITEBYTECODE=1"}, kind: "anchor", large: true})
+			env: []string{"PYTHONDONTWRITEBYTECODE=1"}, kind: "anchor", large: true, noSSE: true})
 	}
 	return cs
 }

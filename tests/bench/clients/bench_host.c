@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,6 +52,15 @@ static double now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* cpu_us is the CPU time (user + system) this process has used, all
+ * threads: its difference over a run of calls, divided by the calls, is
+ * what one call costs the host however loaded the machine is. */
+static double cpu_us(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
 }
 
 static void die(const char *what, lmcp_status st, char *err) {
@@ -110,7 +120,10 @@ static const char *sandbox;
  * Streamable HTTP server, or the command and arguments of a stdio one. */
 static void append_transport(const char *stdio_cmd, const char *url) {
   if (url) {
-    strcat(config, "\"type\":\"streamable_http\",\"url\":");
+    /* benchserver serves the legacy HTTP+SSE transport under /sse */
+    size_t n = strlen(url);
+    int sse = n >= 4 && strcmp(url + n - 4, "/sse") == 0;
+    strcat(config, sse ? "\"type\":\"sse\",\"url\":" : "\"type\":\"streamable_http\",\"url\":");
     json_str(config, sizeof config, url);
     return;
   }
@@ -249,16 +262,19 @@ static void mode_calls(int n, int par, int pn) {
   int warm = n / 10 < 200 ? n / 10 : 200;
   for (int i = 0; i < warm; i++) conn_call(c, 0);
   double *lat = malloc(sizeof(double) * (size_t)n);
+  double cpu0 = cpu_us();
   for (int i = 0; i < n; i++) {
     t0 = now_us();
     conn_call(c, 0);
     lat[i] = now_us() - t0;
   }
+  double cpu_call = (cpu_us() - cpu0) / n;
   qsort(lat, (size_t)n, sizeof(double), cmp_double);
   pthread_t th[256];
   struct worker w[256];
   if (par > 256) par = 256;
   t0 = now_us();
+  cpu0 = cpu_us();
   for (int i = 0; i < par; i++) {
     w[i].c = c;
     w[i].calls = pn / par;
@@ -266,9 +282,11 @@ static void mode_calls(int n, int par, int pn) {
   }
   for (int i = 0; i < par; i++) pthread_join(th[i], NULL);
   double wall = now_us() - t0;
-  printf("{\"connect_us\":%.1f,\"first_us\":%.1f,\"p50_us\":%.2f,\"p99_us\":%.2f,\"cps\":%.0f,\"rss_kb\":%ld,\"threads\":%ld}\n",
+  double pcpu_call = (cpu_us() - cpu0) / (pn / par * par);
+  printf("{\"connect_us\":%.1f,\"first_us\":%.1f,\"p50_us\":%.2f,\"p99_us\":%.2f,\"cps\":%.0f,\"rss_kb\":%ld,\"threads\":%ld,"
+         "\"cpu_us\":%.2f,\"pcpu_us\":%.2f}\n",
          connect_us, first_us, lat[n / 2], lat[n * 99 / 100], (pn / par * par) / (wall / 1e6), proc_status("VmRSS"),
-         tasks());
+         tasks(), cpu_call, pcpu_call);
   free(lat);
   close_conn(c);
 }

@@ -35,7 +35,9 @@ def proc_status(field: str) -> int:
 
 def config(args: argparse.Namespace) -> Dict[str, Any]:
     if args.url:
-        transport: Dict[str, Any] = {"type": "streamable_http", "url": args.url}
+        # benchserver serves the legacy HTTP+SSE transport under /sse
+        kind = "sse" if args.url.endswith("/sse") else "streamable_http"
+        transport: Dict[str, Any] = {"type": kind, "url": args.url}
     else:
         argv = args.stdio.split()
         transport = {"type": "stdio", "command": argv[0], "args": argv[1:]}
@@ -66,10 +68,12 @@ def run_sync(args: argparse.Namespace, lemonmcp: Any) -> Dict[str, Any]:
         for _ in range(min(args.n // 10, 200)):
             c.call_tool("echo", {"text": "hello"})
         lat = []
+        cpu0 = time.process_time()
         for _ in range(args.n):
             t0 = time.perf_counter()
             c.call_tool("echo", {"text": "hello"})
             lat.append(time.perf_counter() - t0)
+        cpu = (time.process_time() - cpu0) / args.n
         per = args.pn // args.par
         errors: List[BaseException] = []
 
@@ -82,14 +86,17 @@ def run_sync(args: argparse.Namespace, lemonmcp: Any) -> Dict[str, Any]:
 
         threads = [threading.Thread(target=work) for _ in range(args.par)]
         t0 = time.perf_counter()
+        pcpu0 = time.process_time()
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         wall = time.perf_counter() - t0
+        pcpu = (time.process_time() - pcpu0) / (per * args.par)
         if errors:
             raise errors[0]
         out = {"connect_us": connect * 1e6, "first_us": first * 1e6, "cps": per * args.par / wall,
+               "cpu_us": cpu * 1e6, "pcpu_us": pcpu * 1e6,
                "rss_kb": proc_status("VmRSS"), "threads": proc_status("Threads")}
         out.update(summary(lat))
         return out
@@ -118,10 +125,12 @@ async def measure_async(
     for _ in range(min(args.n // 10, 200)):
         await call("echo", {"text": "hello"})
     lat: List[float] = []
+    cpu0 = time.process_time()
     for _ in range(args.n):
         t0 = time.perf_counter()
         await call("echo", {"text": "hello"})
         lat.append(time.perf_counter() - t0)
+    cpu = (time.process_time() - cpu0) / args.n
     per = args.pn // args.par
 
     async def work() -> None:
@@ -129,9 +138,12 @@ async def measure_async(
             await call("echo", {"text": "hello"})
 
     t0 = time.perf_counter()
+    pcpu0 = time.process_time()
     await asyncio.gather(*(work() for _ in range(args.par)))
     wall = time.perf_counter() - t0
+    pcpu = (time.process_time() - pcpu0) / (per * args.par)
     out = {"connect_us": connect_s * 1e6, "first_us": first * 1e6, "cps": per * args.par / wall,
+           "cpu_us": cpu * 1e6, "pcpu_us": pcpu * 1e6,
            "rss_kb": proc_status("VmRSS"), "threads": proc_status("Threads")}
     out.update(summary(lat))
     return out

@@ -62,6 +62,10 @@ defmodule LemonMCP.Error do
   end
 
   def reason(-11, info, _state), do: {:auth_required, data_or_info(info)}
+  def reason(-12, %{"data" => %{"held" => held}} = info, _state) when is_map(held) do
+    {:policy_denied, %{"held" => held, "message" => held_message(message(info), held)}}
+  end
+
   def reason(-12, info, _state), do: {:policy_denied, data_or_info(info)}
   def reason(status, info, _state), do: {status_name(status), message(info)}
 
@@ -79,6 +83,22 @@ defmodule LemonMCP.Error do
   def message(%{"message" => m}) when is_binary(m), do: m
   def message({:lmcp_raw, raw, _why}), do: raw
   def message(other), do: inspect(other)
+
+  # A held definition (the host's pins): the library's words, then what an
+  # Elixir application does about it, from the data (never from the words).
+  defp held_message(words, %{"status" => "unchecked"}), do: words
+
+  defp held_message(words, %{"kind" => "instructions", "server" => server}) do
+    "#{words}: LemonMCP.Host.pins/1 shows them, " <>
+      "LemonMCP.Host.approve(host, #{inspect(server)}, nil, hash, \"instructions\") approves them"
+  end
+
+  defp held_message(words, %{"kind" => kind, "name" => name, "server" => server}) do
+    "#{words}: LemonMCP.Host.pins/1 shows it, " <>
+      "LemonMCP.Host.approve(host, #{inspect(server)}, #{inspect(name)}, hash, #{inspect(kind)}) approves it"
+  end
+
+  defp held_message(words, _held), do: words
 
   defp data_or_info(%{"data" => data}) when data != nil, do: data
   defp data_or_info(info), do: info

@@ -42,13 +42,11 @@ defmodule LemonMCP.Host do
       answering the servers' requests (`:sampling`, `:elicitation`, `:roots`);
       `payload["server"]` names the server. Runs in a task per request.
       Without it such requests are refused.
-    * `:pin_store` — `{load, save}`: the application keeps the host's pins
-      (`"pins": {"store": "app"}`, docs/host.md). `load.()` returns
-      `{:ok, document}` or `{:ok, nil}` (nothing stored yet), `save.(document)`
-      `:ok`; either may return `{:error, reason}` (then everything is held).
-      They answer the host's `pins_load` and `pins_save` in a task each, and
-      must not wait for `pins/1` or `approve/5` of the same host. With a map
-      configuration `"pins"` gets `"store" => "app"`; a file declares it.
+    * `:store` — `{load, save}`: the application's store, for a store
+      `{"type": "app"}` such as `"pins": {"store": {"type": "app"}}`
+      (`LemonMCP.Store` says what each returns). They answer the host's
+      `store_load` and `store_save` in a task each, and must not wait for
+      `pins/1` or `approve/5` of the same host.
     * `:name` — a name to register the process under
     * `:strict` — refuse the members of the configuration the host does not
       use instead of warning about each (`true`/`false`, default `false`)
@@ -92,8 +90,14 @@ defmodule LemonMCP.Host do
     gen_opts = if name = opts[:name], do: [name: name], else: []
 
     cond do
-      not pin_store?(opts[:pin_store]) ->
-        {:error, {:invalid_argument, ":pin_store: expected {load, save} (functions of 0 and 1 arguments)"}}
+      Keyword.has_key?(opts, :pin_store) ->
+        {:error,
+         {:invalid_argument,
+          ":pin_store is retired: write \"pins\" => %{\"store\" => %{\"type\" => \"app\"}} and give " <>
+            ":store {load, save}, which answers store_load / store_save (docs/migrating.md)"}}
+
+      opts[:store] != nil and not LemonMCP.Store.valid?(opts[:store]) ->
+        {:error, {:invalid_argument, ":store: expected {load, save} (functions of 2 and 4 arguments)"}}
 
       file?(config) ->
         GenServer.start_link(__MODULE__, {{:file, config}, opts}, gen_opts)
@@ -104,39 +108,11 @@ defmodule LemonMCP.Host do
   end
 
   defp start_map(config, opts, gen_opts) do
-    with {:ok, config} <- load(config),
-         {:ok, config} <- use_pin_store(config, opts[:pin_store]) do
+    with {:ok, config} <- load(config) do
       config = if p = opts[:tool_prefix], do: Map.put(config, "tool_prefix", p), else: config
       config = if opts[:strict], do: Map.put(config, "strict", true), else: config
       config = if s = opts[:start], do: Map.put(config, "start", s), else: config
       GenServer.start_link(__MODULE__, {config, opts}, gen_opts)
-    end
-  end
-
-  defp pin_store?(nil), do: true
-  defp pin_store?({load, save}), do: is_function(load, 0) and is_function(save, 1)
-  defp pin_store?(_other), do: false
-
-  # A :pin_store answers "pins_load"/"pins_save": the map configuration's
-  # "pins" gets "store" => "app" (added when absent; a pin file conflicts).
-  defp use_pin_store(config, nil), do: {:ok, config}
-
-  defp use_pin_store(config, _store) do
-    key = if Map.has_key?(config, :pins), do: :pins, else: "pins"
-
-    case Map.get(config, key) || %{} do
-      %{} = pins ->
-        if Map.get(pins, "store", Map.get(pins, :store, "app")) == "app" do
-          {:ok, Map.put(config, key, pins |> Map.delete(:store) |> Map.put("store", "app"))}
-        else
-          {:error,
-           {:invalid_argument,
-            "config.pins.store: conflicts with :pin_store (the application's store answers " <>
-              "pins_load/pins_save; leave pins.store out or set it to \"app\")"}}
-        end
-
-      other ->
-        {:error, {:invalid_argument, "config.pins: expected a map, got #{inspect(other)}"}}
     end
   end
 
@@ -492,7 +468,7 @@ defmodule LemonMCP.Host do
          pending: %{},
          subscriber: opts[:subscriber],
          handler: opts[:request_handler],
-         pin_store: opts[:pin_store],
+         store: opts[:store],
          warnings: warnings,
          logged: MapSet.new(),
          telemetry?: telemetry?,
@@ -600,12 +576,12 @@ defmodule LemonMCP.Host do
     {:noreply, st}
   end
 
-  def handle_info({:lmcp_app_request, :host, id, kind, payload}, %{pin_store: {load, save}} = st)
-      when kind in [:pins_load, :pins_save] do
+  def handle_info({:lmcp_app_request, :host, id, kind, payload}, %{store: {_load, _save} = store} = st)
+      when kind in [:store_load, :store_save] do
     ref = st.ref
 
     Task.start(fn ->
-      {status, answer} = pin_store_answer(kind, payload, load, save)
+      {status, answer} = LemonMCP.Store.answer(kind, payload, store)
       NIF.host_respond(ref, id, status, answer)
     end)
 
@@ -650,30 +626,6 @@ defmodule LemonMCP.Host do
   end
 
   defp routes(_kind, _reply, routes), do: routes
-
-  # The answer to pins_load ({}: the document, or {} when nothing is
-  # stored) or pins_save ({"pins" => document}: {}) from the :pin_store.
-  defp pin_store_answer(kind, payload, load, save) do
-    result =
-      try do
-        case kind do
-          :pins_load -> load.()
-          :pins_save -> with :ok <- save.(payload["pins"]), do: {:ok, %{}}
-        end
-      rescue
-        e -> {:error, Exception.message(e)}
-      end
-
-    case result do
-      {:ok, nil} -> {0, %{}}
-      {:ok, %{} = doc} -> {0, doc}
-      {:error, reason} -> {Error.code(:internal), %{"message" => "the pin store failed: #{pin_reason(reason)}"}}
-      other -> {Error.code(:internal), %{"message" => "the pin store's #{kind} returned #{inspect(other)}"}}
-    end
-  end
-
-  defp pin_reason(reason) when is_binary(reason), do: reason
-  defp pin_reason(reason), do: inspect(reason)
 
   @impl true
   def terminate(_reason, st) do

@@ -1,11 +1,9 @@
-package sandbox
+package helper
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // Landlock grants access beneath the directories a rule names; it has no
@@ -22,54 +20,20 @@ type fsRule struct {
 	access uint64
 }
 
-// Access rights by the Landlock ABI that introduced them.
-const (
-	fsReadRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_READ_FILE |
-		unix.LANDLOCK_ACCESS_FS_READ_DIR
-	fsABI1 = fsReadRights | unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
-		unix.LANDLOCK_ACCESS_FS_REMOVE_DIR | unix.LANDLOCK_ACCESS_FS_REMOVE_FILE |
-		unix.LANDLOCK_ACCESS_FS_MAKE_CHAR | unix.LANDLOCK_ACCESS_FS_MAKE_DIR |
-		unix.LANDLOCK_ACCESS_FS_MAKE_REG | unix.LANDLOCK_ACCESS_FS_MAKE_SOCK |
-		unix.LANDLOCK_ACCESS_FS_MAKE_FIFO | unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK |
-		unix.LANDLOCK_ACCESS_FS_MAKE_SYM
-	// fileRights are the rights that make sense on a file (rather than a
-	// directory); Landlock refuses a rule on a file with any other.
-	fileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
-		unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_TRUNCATE |
-		unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
-)
-
-// handledFS is every file system right the ABI knows: all of them are
-// denied unless a rule grants them.
-func handledFS(abi int) uint64 {
-	h := uint64(fsABI1)
-	if abi >= 2 {
-		h |= unix.LANDLOCK_ACCESS_FS_REFER
-	}
-	if abi >= 3 {
-		h |= unix.LANDLOCK_ACCESS_FS_TRUNCATE
-	}
-	if abi >= 5 {
-		h |= unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
-	}
-	return h
-}
-
 // devices are the character devices every program may read and write.
 var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
 
 // fsRules computes the rules for reads everywhere but beneath readDeny and
 // writes beneath write but not beneath writeDeny (nor denied, the whole
 // denyRead list, hidden by mounts or not).
-func fsRules(abi int, readDeny, allDenied, write, writeDeny []string) []fsRule {
-	handled := handledFS(abi)
+func fsRules(handled uint64, readDeny, allDenied, write, writeDeny []string) []fsRule {
 	noRead := canonical(readDeny)
 	noWrite := append(canonical(writeDeny), canonical(allDenied)...)
 	var rules []fsRule
-	grant(&rules, "/", fsReadRights, noRead)
+	grant(&rules, "/", fsRead, noRead)
 	for _, w := range write {
 		if real, err := filepath.EvalSymlinks(w); err == nil {
-			grant(&rules, real, handled&^fsReadRights, noWrite)
+			grant(&rules, real, handled&^fsRead, noWrite)
 		}
 	}
 	for _, d := range devices {

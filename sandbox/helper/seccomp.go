@@ -1,4 +1,4 @@
-package sandbox
+package helper
 
 import (
 	"errors"
@@ -20,6 +20,23 @@ import (
 // too, since an io_uring can create sockets without socket(2). Syscalls of
 // another ABI (32-bit x86, x32) are refused as a whole: theirs reach
 // socket through other numbers.
+
+// What the filter does not block, as sandbox-runtime's seccomp
+// documentation lists it for its own (docs/sandbox.md, "Stated limits"):
+//   - descriptors the server inherits: a socket or file open in the helper
+//     without close-on-exec when it execs the server is the server's (the
+//     helper passes only stdin, stdout and stderr; what the application
+//     leaks into the helper without close-on-exec would pass through);
+//   - descriptors passed over SCM_RIGHTS: a Unix socket the server already
+//     holds (a socketpair, an inherited one) can receive any descriptor a
+//     process outside sends it, a connected socket included, and the filter
+//     never sees socket(2) for it;
+//   - with allowAllUnixSockets the filter is not installed at all: the
+//     server may connect to every socket file it can read (the Docker
+//     daemon, a D-Bus bus, an SSH agent), and Landlock does not stop it;
+//   - sockets of other families (AF_NETLINK, AF_PACKET as far as the
+//     namespace's capabilities allow): the network namespace, not this
+//     filter, keeps them from the host's interfaces.
 
 // errNoSeccompArch: no filter is built for this architecture.
 var errNoSeccompArch = errors.New("no seccomp filter for this architecture")
