@@ -68,6 +68,9 @@ func (s *Server) listChanged(list string) {
 	default:
 		return
 	}
+	for _, l := range s.listenersFor(list) {
+		l.send(method, nil)
+	}
 	msg := core.AppendNotification(nil, method, nil)
 	for _, sess := range s.sessionList() {
 		sess.mu.Lock()
@@ -220,6 +223,11 @@ func (s *Server) onResourceUpdated(only *Session, server string, params []byte) 
 		return
 	}
 	k := subKey{server: server, uri: p.URI, own: only != nil}
+	if only == nil {
+		for l, uri := range s.listenersOf(k) {
+			l.send("notifications/resources/updated", map[string]any{"uri": uri})
+		}
+	}
 	for _, sess := range s.sessionsOf(only) {
 		sess.mu.Lock()
 		var exposed string

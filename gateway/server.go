@@ -23,13 +23,14 @@ type Server struct {
 
 	mu         sync.Mutex
 	sessions   map[string]*Session
-	calls      map[*call]struct{} // in flight
-	parked     map[string]*call   // 2026-07-28 calls waiting for inputResponses, by requestState
-	subs       map[subKey]int     // resources/subscribe upstream, by sessions subscribed
-	names      *nameTable         // the last lists' exposed names
-	perSession map[string]bool    // servers each front session gets its own instance of
-	subs2      sync.WaitGroup     // session hosts being closed
-	level      string             // the log level asked upstream
+	calls      map[*call]struct{}     // in flight
+	parked     map[string]*call       // 2026-07-28 calls waiting for inputResponses, by requestState
+	subs       map[subKey]int         // resources/subscribe upstream, by sessions subscribed
+	names      *nameTable             // the last lists' exposed names
+	listeners  map[*listener]struct{} // open 2026-07-28 listens
+	perSession map[string]bool        // servers each front session gets its own instance of
+	subs2      sync.WaitGroup         // session hosts being closed
+	level      string                 // the log level asked upstream
 	started    bool
 	stopping   bool
 	finishing  bool          // finish has begun: done closes once it ends
@@ -59,6 +60,7 @@ func New(h *host.Host, opts *Options) (*Server, *core.Error) {
 	}
 	s := &Server{h: h, opts: opts, sessions: map[string]*Session{}, calls: map[*call]struct{}{}, parked: map[string]*call{},
 		subs: map[subKey]int{}, names: &nameTable{}, done: make(chan struct{})}
+	s.listeners = map[*listener]struct{}{}
 	s.perSession = map[string]bool{}
 	for _, name := range h.PerSessionServers() {
 		s.perSession[name] = true
@@ -171,6 +173,7 @@ func (s *Server) finish(err *core.Error) {
 	if stop != nil {
 		stop()
 	}
+	s.endAllListens()
 	for _, sess := range sessions {
 		s.closeSession(sess)
 	}
@@ -219,10 +222,17 @@ func (s *Server) Release() {
 	_ = s.h.SetAppRequestHandler(nil, nil)
 }
 
+// transientSession is the session of one 2026-07-28 request over HTTP
+// (that era has none): not registered, gone with its request.
+func (s *Server) transientSession() *Session {
+	return &Session{srv: s, calls: map[string]*call{}, listens: map[string]*listener{}, out: map[int64]*ask{}, subs: map[string]subKey{}, level: -1, modern: true}
+}
+
 // newSession registers a front session; nil when the gateway is full or
 // stopping.
 func (s *Server) newSession(standalone sink, modern bool) (*Session, *core.Error) {
-	sess := &Session{srv: s, id: newToken(), calls: map[string]*call{}, out: map[int64]*ask{}, subs: map[string]subKey{}, level: -1, standalone: standalone, modern: modern}
+	sess := s.transientSession()
+	sess.id, sess.standalone, sess.modern = newToken(), standalone, modern
 	sess.touch()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -270,6 +280,10 @@ func (s *Server) closeSession(sess *Session) {
 		subs = append(subs, k)
 	}
 	clear(sess.subs)
+	listens := make([]*listener, 0, len(sess.listens))
+	for _, l := range sess.listens {
+		listens = append(listens, l)
+	}
 	standalone := sess.standalone
 	sess.standalone = nil
 	sess.mu.Unlock()
@@ -281,6 +295,9 @@ func (s *Server) closeSession(sess *Session) {
 	}
 	for _, k := range subs {
 		s.unsubscribe(k)
+	}
+	for _, l := range listens {
+		s.endListen(l)
 	}
 	if standalone != nil {
 		standalone.close()

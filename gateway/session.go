@@ -24,10 +24,11 @@ type Session struct {
 	initialized bool
 	version     string
 	caps        clientCaps
-	level       int               // the lowest log level it asked for; -1: none
-	subs        map[string]subKey // resources/subscribe, by exposed URI
-	calls       map[string]*call  // in flight, by the front's request id as sent
-	out         map[int64]*ask    // requests sent to the front, by their id
+	level       int                  // the lowest log level it asked for; -1: none
+	subs        map[string]subKey    // resources/subscribe, by exposed URI
+	calls       map[string]*call     // in flight, by the front's request id as sent
+	listens     map[string]*listener // open 2026-07-28 listens, by request id
+	out         map[int64]*ask       // requests sent to the front, by their id
 	nextID      int64
 	standalone  sink // messages not related to a request (stdio: the output; HTTP: the GET stream)
 	closed      bool

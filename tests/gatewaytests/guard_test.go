@@ -46,7 +46,7 @@ func TestPinsHoldThroughTheGateway(t *testing.T) {
 	defs, pidfile := filepath.Join(dir, "defs.json"), filepath.Join(dir, "pid")
 	require.NoError(t, os.WriteFile(defs, []byte(rugpullDefs), 0o600))
 	args, _ := json.Marshal([]string{"-defs", defs})
-	h := hostFromConfig(t, fmt.Sprintf(`{"pins": {"store": %q}, "tool_prefix": "never",
+	h := hostFromConfig(t, fmt.Sprintf(`{"pins": {"store": {"type": "file", "path": %q}}, "tool_prefix": "never",
 	  "mcpServers": {"r": {"command": %q, "args": %s, "env": {"RUGPULL_PIDFILE": %q}}}}`, filepath.Join(dir, "pins.json"), bin, args, pidfile))
 	g := newGateway(t, h, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
