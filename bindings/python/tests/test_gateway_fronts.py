@@ -16,15 +16,12 @@ from typing import Any, Dict, Iterator, List
 import pytest
 from gateway_run import FRONTS, HTTPGateway, run_front, serve_command, write_config
 
-#: What every front runs. The Python SDK sends no notifications/cancelled
-#: for a call it abandons, so cancellation is the TypeScript fronts'; its
-#: 2026-07-28 session gets list_changed only on a subscriptions/listen
-#: stream, which pyfront.py does not open (the TypeScript SDK v2 does).
-COMMON = ["tools", "call", "sampling", "elicitation", "roots", "progress"]
-SCENARIOS: Dict[str, List[str]] = {
-    name: COMMON + ([] if name == "py-sdk-2-modern" else ["list_changed"]) + (["cancel"] if name.startswith("ts-") else [])
-    for name in FRONTS
-}
+#: What every front runs (a 2026-07-28 session gets list_changed on the
+#: subscriptions/listen stream it opens). The Python SDK sends no
+#: notifications/cancelled for a call it abandons, so cancellation is the
+#: TypeScript fronts'.
+COMMON = ["tools", "call", "sampling", "elicitation", "roots", "progress", "list_changed"]
+SCENARIOS: Dict[str, List[str]] = {name: COMMON + (["cancel"] if name.startswith("ts-") else []) for name in FRONTS}
 
 
 def check_report(report: Dict[str, Any], front: str, log: str) -> None:
@@ -43,9 +40,8 @@ def check_report(report: Dict[str, Any], front: str, log: str) -> None:
     assert not r["is_error"] and r["asked"] == 1 and "file:///front/root" in r["text"], r
     p = report["progress"]
     assert p["text"] == "done" and p["progress"] and p["progress"] == sorted(p["progress"]), p
-    if "list_changed" in report:
-        lc = report["list_changed"]
-        assert "notifications/tools/list_changed" in lc["notified"] and lc["dynamic"], lc
+    lc = report["list_changed"]
+    assert "notifications/tools/list_changed" in lc["notified"] and lc["dynamic"], lc
     if "cancel" in report:
         c = report["cancel"]
         assert c["error"] and c["after"] == "after the cancel", c
