@@ -230,9 +230,9 @@ func (s *Server) transientSession() *Session {
 
 // newSession registers a front session; nil when the gateway is full or
 // stopping.
-func (s *Server) newSession(standalone sink, modern bool) (*Session, *core.Error) {
+func (s *Server) newSession(standalone sink, connection bool) (*Session, *core.Error) {
 	sess := s.transientSession()
-	sess.id, sess.standalone, sess.modern = newToken(), standalone, modern
+	sess.id, sess.standalone, sess.modern, sess.connection = newToken(), standalone, false, connection
 	sess.touch()
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -19,6 +19,9 @@ type Session struct {
 	srv    *Server
 	id     string
 	modern bool // a transient session of 2026-07-28 requests
+	// connection: the session is a connection's (stdio), which ends it;
+	// the idle timeout does not apply.
+	connection bool
 
 	mu          sync.Mutex
 	initialized bool
@@ -47,6 +50,9 @@ func (sess *Session) touch() { sess.lastUse.Store(time.Now().UnixNano()) }
 
 // idleSince: unused since before cutoff, nothing in flight, no stream.
 func (sess *Session) idleSince(cutoff time.Time) bool {
+	if sess.connection {
+		return false // a stdio front's session lasts as long as its connection
+	}
 	if sess.lastUse.Load() >= cutoff.UnixNano() || sess.streamCount.Load() > 0 {
 		return false
 	}

@@ -241,3 +241,18 @@ func TestSlowLorisDoesNotBlockOthers(t *testing.T) {
 	}()
 	initSession(t, url)
 }
+
+// TestStdioSessionOutlivesIdleTimeout: a stdio front's session is its
+// connection's; the idle timeout (for HTTP sessions) never closes it.
+func TestStdioSessionOutlivesIdleTimeout(t *testing.T) {
+	h := newHost(t, legacy)
+	g := newGateway(t, h, `{"session_idle_timeout_ms": 20}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, nil).Connect(ctx, stdioFront(t, g), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	defer cs.Close()
+	time.Sleep(300 * time.Millisecond) // many idle sweeps (every 10 ms)
+	require.Equal(t, 1, g.SessionCount())
+	require.Contains(t, callText(t, cs, "echo", map[string]any{"text": "still here"}), "still here")
+}
