@@ -61,15 +61,8 @@ func (s *Server) listen(sess *Session, req *request, r *reply) {
 			continue // not acknowledged: the front sees it was refused
 		}
 		k := subKey{server: t.server, uri: t.name}
-		s.mu.Lock()
-		s.subs[k]++
-		first := s.subs[k] == 1
-		s.mu.Unlock()
-		if first {
-			if _, err := s.h.CallSync(t.server, "resources/subscribe", raw(map[string]string{"uri": t.name}), core.CallOptions{}); err != nil {
-				s.unsubscribe(k)
-				continue
-			}
+		if s.subscribeShared(k) != nil {
+			continue
 		}
 		l.subs[k] = uri
 		agreed.ResourceSubscriptions = append(agreed.ResourceSubscriptions, uri)

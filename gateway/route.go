@@ -189,27 +189,37 @@ func (s *Server) subscribe(sess *Session, req *request, r *reply) {
 		r.done(core.AppendResult(nil, req.m.ID, s.emptyResult(req)))
 		return
 	}
+	if err := s.subscribeShared(k); err != nil {
+		sess.mu.Lock()
+		delete(sess.subs, uri)
+		sess.mu.Unlock()
+		code, msg, data := frontError(err.Status, err.JSON())
+		r.done(errorMsg(req.m.ID, code, msg, data))
+		return
+	}
+	r.done(core.AppendResult(nil, req.m.ID, s.emptyResult(req)))
+}
+
+// subscribeShared counts one more front subscribed to k, subscribing
+// upstream for the first; a failed upstream subscription counts none.
+func (s *Server) subscribeShared(k subKey) *core.Error {
 	s.mu.Lock()
 	s.subs[k]++
 	first := s.subs[k] == 1
 	s.mu.Unlock()
-	if first {
-		if _, err := s.h.CallSync(t.server, "resources/subscribe", raw(map[string]string{"uri": t.name}), core.CallOptions{}); err != nil {
-			s.mu.Lock()
-			s.subs[k]--
-			if s.subs[k] <= 0 {
-				delete(s.subs, k)
-			}
-			s.mu.Unlock()
-			sess.mu.Lock()
-			delete(sess.subs, uri)
-			sess.mu.Unlock()
-			code, msg, data := frontError(err.Status, err.JSON())
-			r.done(errorMsg(req.m.ID, code, msg, data))
-			return
-		}
+	if !first {
+		return nil
 	}
-	r.done(core.AppendResult(nil, req.m.ID, s.emptyResult(req)))
+	if _, err := s.h.CallSync(k.server, "resources/subscribe", raw(map[string]string{"uri": k.uri}), core.CallOptions{}); err != nil {
+		s.mu.Lock()
+		s.subs[k]--
+		if s.subs[k] <= 0 {
+			delete(s.subs, k)
+		}
+		s.mu.Unlock()
+		return err
+	}
+	return nil
 }
 
 // subscribeOwn (un)subscribes on the session's own instance of a

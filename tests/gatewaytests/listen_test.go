@@ -18,12 +18,7 @@ func TestModernFrontListens(t *testing.T) {
 			t.Run(front+"/server-"+string(se), func(t *testing.T) {
 				h := newHost(t, se)
 				g := newGateway(t, h, "")
-				var tr mcp.Transport
-				if front == "stdio" {
-					tr = stdioFront(t, g)
-				} else {
-					tr = &mcp.StreamableClientTransport{Endpoint: httpFront(t, g), MaxRetries: -1}
-				}
+				tr := frontTransport(t, g, front)
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
 				ev := newFrontEvents()
