@@ -161,14 +161,11 @@ type Config struct {
 	TokenExchange *TokenExchange
 	// DPoP, when set, sender-constrains tokens with DPoP.
 	DPoP *DPoPConfig
-	// AppTokenStore: tokens are loaded from and saved through the host
-	// (Host.LoadToken, Host.SaveToken); otherwise they live in memory only.
-	AppTokenStore bool
 	// TokenStore, when set, is a store shared with other processes (see
 	// package store, the collection of package tokenstore): the grant is loaded from it before the first
 	// request, reloaded before every refresh and after every 401, and a
 	// refresh token is redeemed only under a lease claimed there, so it is
-	// never redeemed twice. It replaces AppTokenStore's load and save.
+	// never redeemed twice.
 	TokenStore store.Store
 	// TokenStoreSpec, when set (and TokenStore is not), names the store
 	// (auth.token_store {"type": "memory" | "file" | "postgres" | "redis" |
@@ -221,33 +218,6 @@ type AuthorizationReply struct {
 	ErrorDescription string `json:"error_description,omitempty"`
 }
 
-// TokenKey names the credentials being loaded: those of one MCP server.
-type TokenKey struct {
-	Resource string `json:"resource"`
-	// Key names the grant in a versioned app store (auth.token_store
-	// {"type": "app"}); empty in the single-process form.
-	Key string `json:"key,omitempty"`
-}
-
-// StoredToken is the record a host persists. ExpiresAt is absolute (Unix
-// milliseconds; 0 when unknown). ClientID/ClientSecret are the credentials
-// dynamic registration produced (empty for pre-registered clients, whose
-// secret the host already has); Issuer binds everything to one
-// authorization server.
-type StoredToken struct {
-	AccessToken  string `json:"access_token,omitempty"`
-	TokenType    string `json:"token_type,omitempty"`
-	RefreshToken string `json:"refresh_token,omitempty"`
-	ExpiresAt    int64  `json:"expires_at,omitempty"`
-	Scope        string `json:"scope,omitempty"`
-	Issuer       string `json:"issuer,omitempty"`
-	Resource     string `json:"resource,omitempty"`
-	ClientID     string `json:"client_id,omitempty"`
-	ClientSecret string `json:"client_secret,omitempty"`
-	// Metadata is the discovered metadata (as in AuthRequired errors).
-	Metadata map[string]any `json:"metadata,omitempty"`
-}
-
 // Host is the host boundary: the library owns no UI, listener or secret
 // store. The core implements it over app requests. Every method may block
 // (bounded by ctx) and is called from a library goroutine.
@@ -256,12 +226,10 @@ type Host interface {
 	CanAuthorize() bool
 	// Authorize runs the user-facing step of the authorization code flow.
 	Authorize(ctx context.Context, req *AuthorizationRequest) (*AuthorizationReply, error)
-	// LoadToken returns the stored record, or nil when there is none.
-	// Called only with Config.AppTokenStore.
-	LoadToken(ctx context.Context, key TokenKey) (*StoredToken, error)
-	// SaveToken persists a record after every successful grant or rotation.
-	// Called only with Config.AppTokenStore.
-	SaveToken(ctx context.Context, tok *StoredToken) error
+	// AskStore puts the application's store request kind (store_load,
+	// store_save: auth.token_store {"type": "app"}) to the host and
+	// answers its reply.
+	AskStore(ctx context.Context, kind string, payload []byte) ([]byte, error)
 	// Log reports a diagnostic (never containing a token, code, verifier or
 	// secret). level is "debug", "info", "warning" or "error".
 	Log(level, message string)

@@ -28,7 +28,7 @@
 // the per-request path is unchanged.
 //
 // Everything the library learns that a host may need (discovered URLs,
-// issuers, the challenge) travels as Error.Metadata and StoredToken.Metadata;
+// issuers, the challenge) travels as Error.Metadata;
 // tokens, secrets, codes and verifiers never appear in messages, logs or
 // metadata. Metadata, registration and token requests use their own
 // *http.Client with metadata-only headers, never the configured MCP headers
@@ -43,7 +43,7 @@
 // marked "by hand" below.
 //
 // Files:
-//   - api.go: the public types (Config, Flow, Host, Error, StoredToken).
+//   - api.go: the public types (Config, Flow, Host, Error).
 //   - manager.go: state, New/Bind/Close.
 //   - identity.go: TokenDigest, a cache key that does not reveal the token.
 //   - roundtrip.go: the wrapper (bearer and DPoP Authorization, 401/403).
@@ -79,13 +79,14 @@
 //     proofs, nonces (by hand).
 //   - random.go: state and jti values.
 //   - scope.go: scope selection.
-//   - store.go: host token store (the app's token_load / token_save).
+//   - store.go: the stored grant loaded before the first request, and
+//     adopted.
 //   - shared.go: a grant shared with other processes through the store
 //     (package store, the collection tokenstore.Grants): reload and adopt, the redemption lease, commit by
 //     compare-and-save, needs_reauth; a refresh token is never redeemed
 //     twice (RFC 9700 §4.14.2); a DPoP-bound grant is presented only with
 //     its key, which a process without a configured key adopts from the
 //     record.
-//   - appstore.go: the "app" store of grants, over the host's versioned
-//     token_load / token_save app requests.
+//   - appstore.go: the application's store ({"type": "app"}) over the
+//     bound Host (store_load / store_save).
 package auth

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lemonmcp/lemonmcp/auth/tokenstore"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 	"github.com/stretchr/testify/require"
 )
@@ -190,18 +191,18 @@ func TestDPoP(t *testing.T) {
 func TestDPoPConfiguredKeyAndStore(t *testing.T) {
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	t.Run("a stored DPoP token is reused with a configured key", func(t *testing.T) {
-		m, err := New(Config{AppTokenStore: true, DPoP: &DPoPConfig{KeyPEM: pemOf(t, key)}}, "https://mcp.example/mcp")
+		m, err := New(Config{DPoP: &DPoPConfig{KeyPEM: pemOf(t, key)}}, "https://mcp.example/mcp")
 		require.NoError(t, err)
 		require.False(t, m.proofKey().ephemeral)
-		m.adopt(&StoredToken{AccessToken: "at", TokenType: "DPoP", RefreshToken: "rt"}, m.hostStoreKey())
+		m.adopt(&tokenstore.Record{AccessToken: "at", TokenType: "DPoP", RefreshToken: "rt"}, m.proofKey())
 		tok, bound, _ := m.current()
 		require.Equal(t, "at", tok)
 		require.NotNil(t, bound)
 	})
-	t.Run("not with an ephemeral key", func(t *testing.T) {
-		m, err := New(Config{AppTokenStore: true, DPoP: &DPoPConfig{}}, "https://mcp.example/mcp")
+	t.Run("not without the key it is bound to", func(t *testing.T) {
+		m, err := New(Config{DPoP: &DPoPConfig{}}, "https://mcp.example/mcp")
 		require.NoError(t, err)
-		m.adopt(&StoredToken{AccessToken: "at", TokenType: "DPoP", RefreshToken: "rt"}, m.hostStoreKey())
+		m.adopt(&tokenstore.Record{AccessToken: "at", TokenType: "DPoP", RefreshToken: "rt"}, nil)
 		tok, _, _ := m.current()
 		require.Empty(t, tok, "bound to a key that died with its process")
 		require.Equal(t, "rt", m.tok.refresh, "the refresh token is still tried")

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/store"
+	"github.com/lemonmcp/lemonmcp/store/storetest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -274,12 +276,9 @@ type fakeHost struct {
 	can      bool
 	reply    func(req *AuthorizationRequest, redirect string) *AuthorizationReply
 	authErr  error
-	load     *StoredToken
-	loadErr  error
-	saveErr  error
-	loads    int
+	app      *storetest.Application // the application's store (AskStore), made on first use
+	loads    int                    // store_load requests
 	authReqs []*AuthorizationRequest
-	saved    []*StoredToken
 	logs     []string
 }
 
@@ -308,19 +307,22 @@ func (h *fakeHost) Authorize(ctx context.Context, req *AuthorizationRequest) (*A
 	return &AuthorizationReply{RedirectURL: loc}, nil
 }
 
-func (h *fakeHost) LoadToken(ctx context.Context, key TokenKey) (*StoredToken, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.loads++
-	return h.load, h.loadErr
+func (h *fakeHost) AskStore(ctx context.Context, kind string, payload []byte) ([]byte, error) {
+	return h.application(kind == store.AppLoad).Ask(ctx, kind, payload)
 }
 
-func (h *fakeHost) SaveToken(ctx context.Context, tok *StoredToken) error {
+// application is the host's store, made on first use; load counts a
+// store_load.
+func (h *fakeHost) application(load bool) *storetest.Application {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	cp := *tok
-	h.saved = append(h.saved, &cp)
-	return h.saveErr
+	if h.app == nil {
+		h.app = storetest.NewApplication()
+	}
+	if load {
+		h.loads++
+	}
+	return h.app
 }
 
 func (h *fakeHost) Log(level, msg string) {
@@ -332,7 +334,7 @@ func (h *fakeHost) Log(level, msg string) {
 func (h *fakeHost) snapshot() *fakeHost {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return &fakeHost{authReqs: append([]*AuthorizationRequest(nil), h.authReqs...), saved: append([]*StoredToken(nil), h.saved...),
+	return &fakeHost{authReqs: append([]*AuthorizationRequest(nil), h.authReqs...), app: h.app,
 		logs: append([]string(nil), h.logs...), loads: h.loads}
 }
 

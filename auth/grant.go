@@ -117,7 +117,6 @@ func (m *Manager) runGrant(ctx context.Context, g grantReq) error {
 		return err
 	}
 	m.install(tr, as.Issuer, scopes, true)
-	m.save(ctx, d)
 	return nil
 }
 
@@ -258,7 +257,6 @@ func (m *Manager) refresh(ctx context.Context, f *fetcher, d *discovery, rt stri
 		return err
 	}
 	m.install(tr, d.as.Issuer, nil, false)
-	m.save(ctx, d)
 	return nil
 }
 

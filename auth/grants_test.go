@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -19,7 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lemonmcp/lemonmcp/auth/tokenstore"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/store"
 	"github.com/stretchr/testify/require"
 )
 
@@ -516,12 +519,28 @@ func TestRefresh(t *testing.T) {
 	})
 }
 
-func TestTokenStore(t *testing.T) {
+// appGrants are the grants of the host's application store, as the
+// library keeps them there (store_load / store_save).
+func appGrants(h *fakeHost) tokenstore.Grants {
+	return tokenstore.Grants{Store: store.NewApp(h.application(false).Ask)}
+}
+
+func appStoreConfig(cfg Config) Config {
+	cfg.TokenStoreSpec = &store.Spec{Type: "app"}
+	return cfg
+}
+
+// TestAppTokenStore: auth.token_store {"type": "app"} keeps the grant in
+// the application's store through store_load / store_save.
+func TestAppTokenStore(t *testing.T) {
 	t.Run("loaded token goes on the first request", func(t *testing.T) {
 		e := newEnv(t)
 		e.set(func(e *env) { e.tokens["stored"] = nil })
-		h := &fakeHost{can: true, load: &StoredToken{AccessToken: "stored", Issuer: "x"}}
-		_, c := e.client(t, Config{AppTokenStore: true}, h)
+		h := &fakeHost{can: true}
+		_, _, err := appGrants(h).CompareAndSave(context.Background(), defaultStoreKey(e.mcpURL(), ""), 0,
+			&tokenstore.Record{AccessToken: "stored", Generation: 1, State: tokenstore.StateOK, Issuer: "x"})
+		require.NoError(t, err)
+		_, c := e.client(t, appStoreConfig(Config{}), h)
 		st, _, err := post(c, e.mcpURL(), `{"method":"initialize"}`)
 		require.NoError(t, err)
 		require.Equal(t, 200, st)
@@ -536,15 +555,11 @@ func TestTokenStore(t *testing.T) {
 	t.Run("saved after every grant", func(t *testing.T) {
 		e := newEnv(t)
 		h := &fakeHost{can: true}
-		_, c := e.client(t, Config{AppTokenStore: true}, h)
+		_, c := e.client(t, appStoreConfig(Config{}), h)
 		_, _, err := post(c, e.mcpURL(), `{}`)
 		require.NoError(t, err)
-		e.set(func(e *env) { e.tokens = map[string][]string{} })
-		_, _, err = post(c, e.mcpURL(), `{}`)
+		rec, _, err := appGrants(h).Load(context.Background(), defaultStoreKey(e.mcpURL(), ""))
 		require.NoError(t, err)
-		hs := h.snapshot()
-		require.Len(t, hs.saved, 2)
-		rec := hs.saved[0]
 		require.Equal(t, "tok-1", rec.AccessToken)
 		require.Equal(t, "rt-1", rec.RefreshToken)
 		require.Equal(t, e.issuer(), rec.Issuer)
@@ -552,24 +567,26 @@ func TestTokenStore(t *testing.T) {
 		require.Equal(t, "dcr-client-1", rec.ClientID)
 		require.Equal(t, "dcr-secret", rec.ClientSecret)
 		require.InDelta(t, time.Now().Add(time.Hour).UnixMilli(), rec.ExpiresAt, 60000)
-		require.Equal(t, e.prmURL(), rec.Metadata["resource_metadata_url"])
-		require.Equal(t, "tok-2", hs.saved[1].AccessToken)
 	})
 	t.Run("pre-registered secrets are not saved", func(t *testing.T) {
 		e := newEnv(t)
 		h := &fakeHost{}
-		_, c := e.client(t, Config{AppTokenStore: true, ClientID: "c", ClientSecret: "s"}, h)
+		_, c := e.client(t, appStoreConfig(Config{ClientID: "c", ClientSecret: "s"}), h)
 		_, _, err := post(c, e.mcpURL(), `{}`)
 		require.NoError(t, err)
-		hs := h.snapshot()
-		require.Len(t, hs.saved, 1)
-		require.Empty(t, hs.saved[0].ClientID)
-		require.Empty(t, hs.saved[0].ClientSecret)
+		rec, _, err := appGrants(h).Load(context.Background(), defaultStoreKey(e.mcpURL(), "c"))
+		require.NoError(t, err)
+		require.NotEmpty(t, rec.AccessToken)
+		require.Empty(t, rec.ClientID)
+		require.Empty(t, rec.ClientSecret)
 	})
 	t.Run("record of another issuer is not reused", func(t *testing.T) {
 		e := newEnv(t)
-		h := &fakeHost{can: true, load: &StoredToken{AccessToken: "old", RefreshToken: "old-rt", Issuer: "https://old.example.com", ClientID: "old-client"}}
-		_, c := e.client(t, Config{AppTokenStore: true}, h)
+		h := &fakeHost{can: true}
+		_, _, err := appGrants(h).CompareAndSave(context.Background(), defaultStoreKey(e.mcpURL(), ""), 0,
+			&tokenstore.Record{AccessToken: "old", RefreshToken: "old-rt", Generation: 1, Issuer: "https://old.example.com", ClientID: "old-client"})
+		require.NoError(t, err)
+		_, c := e.client(t, appStoreConfig(Config{}), h)
 		st, _, err := post(c, e.mcpURL(), `{}`)
 		require.NoError(t, err)
 		require.Equal(t, 200, st)
@@ -580,27 +597,14 @@ func TestTokenStore(t *testing.T) {
 			require.NotEqual(t, "old-client", r.form.Get("client_id"))
 		}
 	})
-	t.Run("load and save failures are logged", func(t *testing.T) {
+	t.Run("without a store nothing is loaded or saved", func(t *testing.T) {
 		e := newEnv(t)
-		h := &fakeHost{can: true, loadErr: errors.New("keychain locked"), saveErr: errors.New("disk full")}
-		_, c := e.client(t, Config{AppTokenStore: true}, h)
-		st, _, err := post(c, e.mcpURL(), `{}`)
-		require.NoError(t, err)
-		require.Equal(t, 200, st)
-		logs := strings.Join(h.snapshot().logs, "\n")
-		require.Contains(t, logs, "keychain locked")
-		require.Contains(t, logs, "disk full")
-		require.NotContains(t, logs, "tok-1")
-	})
-	t.Run("without the host store nothing is loaded or saved", func(t *testing.T) {
-		e := newEnv(t)
-		h := &fakeHost{can: true, load: &StoredToken{AccessToken: "stored"}}
+		h := &fakeHost{can: true}
 		_, c := e.client(t, Config{}, h)
 		_, _, err := post(c, e.mcpURL(), `{}`)
 		require.NoError(t, err)
-		hs := h.snapshot()
-		require.Zero(t, hs.loads)
-		require.Empty(t, hs.saved)
+		require.Zero(t, h.snapshot().loads)
+		require.Nil(t, h.snapshot().app)
 	})
 }
 

@@ -132,13 +132,9 @@ func New(cfg Config, mcpURL string) (*Manager, error) {
 		m.authTimeout = defaultAuthorizationTimeout
 	}
 	m.tok.refresh = cfg.RefreshToken
-	if cfg.TokenStore == nil && cfg.TokenStoreSpec != nil && cfg.TokenStoreSpec.Type == "app" {
-		// The host's own store, in the versioned form: it answers once
-		// bound (Bind).
-		cfg.TokenStore = appStore{m: m}
-		m.cfg.TokenStore = cfg.TokenStore
-	} else if cfg.TokenStore == nil && cfg.TokenStoreSpec != nil {
-		s, err := store.Open(*cfg.TokenStoreSpec, nil)
+	if cfg.TokenStore == nil && cfg.TokenStoreSpec != nil {
+		// The application's store answers once a host is bound (Bind).
+		s, err := store.Open(*cfg.TokenStoreSpec, m.appStoreAsk)
 		if err != nil {
 			return nil, fmt.Errorf("auth.token_store.%s", err)
 		}

@@ -15,7 +15,7 @@ var publicASFields = []string{
 }
 
 // metadataOf is the host-facing summary of a discovery run (the contract of
-// Error.Metadata and StoredToken.Metadata). It holds URLs and public
+// Error.Metadata). It holds URLs and public
 // metadata only; URLs lose their query.
 func metadataOf(d *discovery) map[string]any {
 	md := map[string]any{}

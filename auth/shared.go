@@ -114,8 +114,7 @@ func (m *Manager) adoptRecord(rec *tokenstore.Record) {
 		m.mu.Unlock()
 		return
 	}
-	st := &StoredToken{AccessToken: rec.AccessToken, TokenType: rec.TokenType, RefreshToken: rec.RefreshToken,
-		ExpiresAt: rec.ExpiresAt, Scope: rec.Scope, Issuer: rec.Issuer, ClientID: rec.ClientID, ClientSecret: rec.ClientSecret}
+	st := rec.Clone()
 	key, err := m.grantKey(rec)
 	if err != nil {
 		st.AccessToken = "" // bound to a key this process does not hold

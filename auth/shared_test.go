@@ -435,16 +435,22 @@ func TestSharedGrantGraceAnswerExpired(t *testing.T) {
 	require.False(t, revoked)
 }
 
-// TestAppStoreNeedsVersionedHost: {"type": "app"} with a host that cannot
-// answer the versioned form fails the grant instead of refreshing
-// uncoordinated.
-func TestAppStoreNeedsVersionedHost(t *testing.T) {
+// refusingStore is a host whose application refuses its store requests.
+type refusingStore struct{ *fakeHost }
+
+func (refusingStore) AskStore(_ context.Context, kind string, _ []byte) ([]byte, error) {
+	return nil, fmt.Errorf("the host refused %q (internal error)", kind)
+}
+
+// TestAppStoreFailureRedeemsNothing: {"type": "app"} with an application
+// whose store fails fails the grant instead of refreshing uncoordinated.
+func TestAppStoreFailureRedeemsNothing(t *testing.T) {
 	e := newEnv(t)
 	as := newStrictAS(t, e, "rt-0")
-	_, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStoreSpec: &store.Spec{Type: "app"}}, &fakeHost{})
+	_, c := e.client(t, Config{ClientID: "c", RefreshToken: "rt-0", TokenStoreSpec: &store.Spec{Type: "app"}}, refusingStore{&fakeHost{}})
 	_, _, err := post(c, e.mcpURL(), `{}`)
 	ae := authErr(t, err)
-	require.Contains(t, ae.Message, "does not answer versioned token_load / token_save")
+	require.Contains(t, ae.Message, "store_load")
 	redemptions, _, _ := as.counts()
 	require.Zero(t, redemptions)
 }

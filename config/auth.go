@@ -128,25 +128,20 @@ func parseAuth(root *object, p *Parsed) *core.Error {
 	if cfg.ClientName == "" {
 		cfg.ClientName = p.Options.ClientInfo.Name
 	}
-	p.Options.AuthAppTokenStore = cfg.AppTokenStore || (cfg.TokenStoreSpec != nil && cfg.TokenStoreSpec.Type == "app")
+	p.Options.AuthAppTokenStore = cfg.TokenStoreSpec != nil && cfg.TokenStoreSpec.Type == "app"
 	p.Options.AuthorizationTimeout = cfg.AuthorizationTimeout
 	p.auth = cfg
 	return nil
 }
 
-// parseTokenStore reads auth.token_store: "memory" (the default), "app"
-// (the host's token_load / token_save) or the store's one form
-// (store.ParseSpec) with "key"? (the grant's name) and "lease_ms"?. A
-// store URL may carry a password: it is never echoed.
+// parseTokenStore reads auth.token_store: the store's one form
+// (store.ParseSpec) with "key"? (the grant's name) and "lease_ms"?
+// (absent: the grant lives in this client's memory only). A store URL
+// may carry a password: it is never echoed.
 func parseTokenStore(o *object, cfg *auth.Config) *core.Error {
 	v, ok := o.get("token_store")
 	if !ok {
 		return nil
-	}
-	if _, isStr := v.(string); isStr {
-		store, err := o.enum("token_store", "memory", "memory", "app")
-		cfg.AppTokenStore = store == "app"
-		return err
 	}
 	spec, fe := store.ParseSpec(v, "key", "lease_ms")
 	if fe != nil {
@@ -179,8 +174,6 @@ func parseTokenStore(o *object, cfg *auth.Config) *core.Error {
 		return err
 	}
 	cfg.TokenStoreSpec = spec
-	// The host answers token_load / token_save in either form.
-	cfg.AppTokenStore = false
 	return nil
 }
 

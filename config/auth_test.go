@@ -24,7 +24,7 @@ func TestParseAuth(t *testing.T) {
 		"handlers": {"authorization": {}},
 		"auth": {"client_id":"id","client_secret":"s3cret","token_auth_method":"client_secret_basic",
 		         "scopes":["tools","prompts"],"redirect_uri":"http://127.0.0.1:7777/cb","flow":"authorization_code",
-		         "refresh_token":"r","token_store":"app","authorization_timeout_ms":1500,"max_step_ups":3,
+		         "refresh_token":"r","token_store":{"type":"app"},"authorization_timeout_ms":1500,"max_step_ups":3,
 		         "client_metadata_url":"https://client.example/meta.json","client_name":"host app",
 		         "allow_insecure_http":true,
 		         "client_issuer":"https://as.example",
@@ -38,7 +38,7 @@ func TestParseAuth(t *testing.T) {
 	require.Equal(t, &auth.Config{
 		ClientID: "id", ClientSecret: "s3cret", TokenAuthMethod: auth.MethodClientSecretBasic,
 		Scopes: []string{"tools", "prompts"}, RedirectURI: "http://127.0.0.1:7777/cb", Flow: auth.FlowAuthorizationCode,
-		RefreshToken: "r", AppTokenStore: true, AuthorizationTimeout: 1500 * time.Millisecond, MaxStepUps: 3,
+		RefreshToken: "r", TokenStoreSpec: &store.Spec{Type: "app"}, AuthorizationTimeout: 1500 * time.Millisecond, MaxStepUps: 3,
 		ClientMetadataURL: "https://client.example/meta.json", ClientName: "host app", AllowInsecureHTTP: true,
 		ClientIssuer: "https://as.example",
 		PrivateKey:   &auth.PrivateKeyJWT{KeyPEM: testKeyPEM(t), KeyID: "k1", Alg: "ES256"},
@@ -62,15 +62,13 @@ func TestParseAuthSharedTokenStore(t *testing.T) {
 	require.Equal(t, &store.Spec{Type: "file", Path: path}, p.auth.TokenStoreSpec)
 	require.Equal(t, "grant-1", p.auth.TokenStoreKey)
 	require.Equal(t, 5*time.Second, p.auth.TokenStoreLease)
-	require.False(t, p.auth.AppTokenStore)
-	require.False(t, p.Options.AuthAppTokenStore, "the host is not asked token_load / token_save")
+	require.False(t, p.Options.AuthAppTokenStore, "the host is not asked store_load / store_save")
 
 	p, err = Parse([]byte(`{`+httpTransport+`,"auth":{"token_store":{"type":"app","key":"g"}}}`), "1.2.3")
 	require.Nil(t, errOrNil(err))
 	require.Equal(t, &store.Spec{Type: "app"}, p.auth.TokenStoreSpec)
 	require.Equal(t, "g", p.auth.TokenStoreKey)
-	require.False(t, p.auth.AppTokenStore, "not the single-process form")
-	require.True(t, p.Options.AuthAppTokenStore, "the host answers token_load / token_save")
+	require.True(t, p.Options.AuthAppTokenStore, "the host answers store_load / store_save")
 
 	// A generated DPoP key travels in the shared record with its grant.
 	p, err = Parse([]byte(`{`+httpTransport+`,"auth":{"dpop":true,"token_store":{"type":"file","path":`+jsonString(path)+`}}}`), "1.2.3")
@@ -130,7 +128,10 @@ func TestParseAuthErrors(t *testing.T) {
 		{"client credentials without secret", httpTransport + `,"auth":{"client_id":"a","flow":"client_credentials"}`, "needs auth.client_secret or auth.private_key_jwt"},
 		{"code flow without handler", httpTransport + `,"auth":{"flow":"authorization_code"}`, "needs handlers.authorization"},
 		{"scope with space", httpTransport + `,"auth":{"scopes":["a b"]}`, "config.auth.scopes[0]: must be one non-empty scope token"},
-		{"bad store", httpTransport + `,"auth":{"token_store":"disk"}`, "config.auth.token_store: must be one of"},
+		{"path store retired", httpTransport + `,"auth":{"token_store":"disk"}`, `config.auth.token_store: a path is retired: write {"type": "file", "path": "disk"}`},
+		{"app store retired", httpTransport + `,"auth":{"token_store":"app"}`, `config.auth.token_store: "app" is retired: write {"type": "app"} and answer the store_load / store_save requests`},
+		{"memory store retired", httpTransport + `,"auth":{"token_store":"memory"}`, `config.auth.token_store: "memory" is retired: write {"type": "memory"}`},
+		{"encryption without key_env", httpTransport + `,"auth":{"token_store":{"type":"memory","encryption":{}}}`, "config.auth.token_store.encryption.key_env: is required"},
 		{"zero authorization timeout", httpTransport + `,"auth":{"authorization_timeout_ms":0}`, "config.auth.authorization_timeout_ms: must be between"},
 		{"step ups", httpTransport + `,"auth":{"max_step_ups":99}`, "config.auth.max_step_ups: must be between 1 and 10"},
 		{"key not PEM", httpTransport + `,"auth":{"client_id":"a","private_key_jwt":{"key_pem":"hunter2"}}`, "config.auth.private_key_jwt: "},
@@ -156,7 +157,7 @@ func TestParseAuthErrors(t *testing.T) {
 		{"store without type", httpTransport + `,"auth":{"token_store":{"path":"/tmp/x"}}`, "config.auth.token_store.type: is required"},
 		{"store bad type", httpTransport + `,"auth":{"token_store":{"type":"sqlite"}}`, "config.auth.token_store.type: must be one of"},
 		{"file store without path", httpTransport + `,"auth":{"token_store":{"type":"file"}}`, "config.auth.token_store.path: is required"},
-		{"file store dir missing", httpTransport + `,"auth":{"token_store":{"type":"file","path":"/nonexistent-w29/t.json"}}`, "config.auth.token_store.path: the directory /nonexistent-w29 does not exist"},
+		{"file store dir missing", httpTransport + `,"auth":{"token_store":{"type":"file","path":"/proc/lemonmcp-no-such-dir/t.json"}}`, "config.auth.token_store.path: the directory /proc/lemonmcp-no-such-dir does not exist"},
 		{"postgres store without url", httpTransport + `,"auth":{"token_store":{"type":"postgres"}}`, "config.auth.token_store.url: is required"},
 		{"postgres store bad url", httpTransport + `,"auth":{"token_store":{"type":"postgres","url":"mysql://u:hunter2@h/db"}}`, "config.auth.token_store.url: must be a postgres:// or postgresql:// URL"},
 		{"redis store bad url", httpTransport + `,"auth":{"token_store":{"type":"redis","url":"http://:hunter2@h"}}`, "config.auth.token_store.url: must be a redis://"},

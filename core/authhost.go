@@ -5,21 +5,17 @@ import (
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/auth"
-	"github.com/lemonmcp/lemonmcp/auth/tokenstore"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 )
 
 // authHost is the OAuth layer's host boundary (auth.Host), over host
 // requests: "authorize" (the browser step of the authorization code flow)
-// and "token_load" / "token_save" (the host's token store). Unlike the
+// and "store_load" / "store_save" (the application's store). Unlike the
 // server's requests these are the library's own questions, asked from the
 // HTTP transport's goroutine, which blocks until the host answers.
 type authHost struct{ c *Client }
 
-var (
-	_ auth.Host               = authHost{}
-	_ auth.VersionedTokenHost = authHost{}
-)
+var _ auth.Host = authHost{}
 
 // CanAuthorize reports whether the host declared handlers.authorization.
 func (h authHost) CanAuthorize() bool { return h.c.opts.Handlers.Authorization }
@@ -44,106 +40,14 @@ func (h authHost) Authorize(ctx context.Context, req *auth.AuthorizationRequest)
 	return &reply, nil
 }
 
-// LoadToken asks the host for the stored token record.
-func (h authHost) LoadToken(ctx context.Context, key auth.TokenKey) (*auth.StoredToken, error) {
-	data, err := h.c.askHostSync(ctx, "token_load", jsonx.MustMarshal(key), h.c.opts.Timeouts.AppRequest)
+// AskStore puts the application's store request (store_load,
+// store_save) to the host: the store of auth.token_store {"type": "app"}.
+func (h authHost) AskStore(ctx context.Context, kind string, payload []byte) ([]byte, error) {
+	data, err := h.c.askHostSync(ctx, kind, payload, h.c.opts.Timeouts.AppRequest)
 	if err != nil {
 		return nil, err
 	}
-	var tok auth.StoredToken
-	if jsonx.Unmarshal(orEmptyObject(data), &tok) != nil {
-		return nil, Errorf(StatusInvalidArgument, "the host's answer to \"token_load\" is not a token record")
-	}
-	if tok.AccessToken == "" && tok.RefreshToken == "" {
-		return nil, nil // nothing stored
-	}
-	return &tok, nil
-}
-
-// SaveToken hands the host a token record to persist.
-func (h authHost) SaveToken(ctx context.Context, tok *auth.StoredToken) error {
-	_, err := h.c.askHostSync(ctx, "token_save", jsonx.MustMarshal(tok), h.c.opts.Timeouts.AppRequest)
-	if err != nil {
-		return err
-	}
-	return nil
-}
-
-// versionedSave is the "token_save" payload of the versioned form: the
-// record's fields (a single-process host that stores the payload as it is
-// and answers it to "token_load" keeps working), the key, and the version
-// the save expects.
-type versionedSave struct {
-	*tokenstore.Record
-	Key             string             `json:"key"`
-	ExpectedVersion tokenstore.Version `json:"expected_version"`
-}
-
-// versionedAnswer is a versioned host's answer: to "token_load"
-// {"version", "record"?}; to "token_save" {"version"} when saved, or
-// {"conflict": true, "version", "record"} when another save won.
-type versionedAnswer struct {
-	Version  *tokenstore.Version `json:"version"`
-	Record   *tokenstore.Record  `json:"record"`
-	Conflict bool                `json:"conflict"`
-}
-
-// LoadTokenVersioned asks the host for the record under key.Key and its
-// version. A host answering the single-process form (a flat record, or
-// {}) is accepted: its record's version is the one it was saved at.
-func (h authHost) LoadTokenVersioned(ctx context.Context, key auth.TokenKey) (*tokenstore.Record, tokenstore.Version, error) {
-	data, err := h.c.askHostSync(ctx, "token_load", jsonx.MustMarshal(key), h.c.opts.Timeouts.AppRequest)
-	if err != nil {
-		return nil, 0, err
-	}
-	data = orEmptyObject(data)
-	var ans versionedAnswer
-	if jsonx.Unmarshal(data, &ans) != nil {
-		return nil, 0, Errorf(StatusInvalidArgument, "the host's answer to \"token_load\" is not a token record")
-	}
-	if ans.Version != nil {
-		if ans.Record == nil || *ans.Version <= 0 {
-			return nil, 0, nil
-		}
-		return ans.Record, *ans.Version, nil
-	}
-	var flat struct {
-		tokenstore.Record
-		ExpectedVersion tokenstore.Version `json:"expected_version"`
-	}
-	if jsonx.Unmarshal(data, &flat) != nil {
-		return nil, 0, Errorf(StatusInvalidArgument, "the host's answer to \"token_load\" is not a token record")
-	}
-	if flat.AccessToken == "" && flat.RefreshToken == "" && flat.Generation == 0 {
-		return nil, 0, nil
-	}
-	return &flat.Record, flat.ExpectedVersion + 1, nil
-}
-
-// CompareAndSaveToken asks the host to save rec if key.Key is still at
-// version expected. A single-process host's {} means saved.
-func (h authHost) CompareAndSaveToken(ctx context.Context, key auth.TokenKey, expected tokenstore.Version, rec *tokenstore.Record) (tokenstore.Version, *tokenstore.Record, error) {
-	payload := jsonx.MustMarshal(versionedSave{Record: rec, Key: key.Key, ExpectedVersion: expected})
-	data, err := h.c.askHostSync(ctx, "token_save", payload, h.c.opts.Timeouts.AppRequest)
-	if err != nil {
-		return 0, nil, err
-	}
-	var ans versionedAnswer
-	if jsonx.Unmarshal(orEmptyObject(data), &ans) != nil {
-		return 0, nil, Errorf(StatusInvalidArgument, "the host's answer to \"token_save\" is not {\"version\"} or {\"conflict\", \"version\", \"record\"}")
-	}
-	switch {
-	case ans.Conflict && ans.Version != nil:
-		return *ans.Version, ans.Record, nil
-	case ans.Conflict:
-		return 0, nil, Errorf(StatusInvalidArgument, "the host's \"token_save\" conflict answer has no version")
-	case ans.Version != nil:
-		if *ans.Version <= expected {
-			return 0, nil, Errorf(StatusInvalidArgument, "the host's \"token_save\" answer must give a version above expected_version")
-		}
-		return *ans.Version, nil, nil
-	}
-	return expected + 1, nil, nil // the single-process form: {}
+	return data, nil
 }
 
 // Log reports the OAuth layer's diagnostics as "log" events.

@@ -8,11 +8,12 @@ import (
 
 	"github.com/lemonmcp/lemonmcp/auth"
 	"github.com/lemonmcp/lemonmcp/auth/tokenstore"
+	"github.com/lemonmcp/lemonmcp/store"
 	"github.com/stretchr/testify/require"
 )
 
 // The OAuth layer's host boundary: the library's own questions ("authorize",
-// "token_load", "token_save") go to the app-request handler and the
+// "store_load", "store_save") go to the app-request handler and the
 // calling goroutine waits for the answer.
 func TestAuthHost(t *testing.T) {
 	rig := newHostRig(t, func(o *Options) {
@@ -88,61 +89,49 @@ func TestAuthHost(t *testing.T) {
 		require.Equal(t, StatusNotFound, rig.c.Respond(hc.id, StatusOK, []byte(`{}`)).Status)
 	})
 
-	t.Run("token_load: nothing stored, then a record", func(t *testing.T) {
-		ch := async(func() (any, error) { return h.LoadToken(ctx, auth.TokenKey{Resource: "http://127.0.0.1/mcp"}) })
-		hc := rig.nextHost(t)
-		require.Equal(t, "token_load", hc.kind)
-		require.JSONEq(t, `{"resource":"http://127.0.0.1/mcp"}`, string(hc.payload))
-		require.Nil(t, errOrNil(rig.c.Respond(hc.id, StatusOK, []byte(`{}`))))
-		r := wait(ch)
-		require.NoError(t, r.err)
-		require.Nil(t, r.v.(*auth.StoredToken))
-
-		ch = async(func() (any, error) { return h.LoadToken(ctx, auth.TokenKey{Resource: "r"}) })
-		hc = rig.nextHost(t)
-		require.Nil(t, errOrNil(rig.c.Respond(hc.id, StatusOK, []byte(`{"access_token":"at","refresh_token":"rt","expires_at":1700000000000,"issuer":"https://as"}`))))
-		r = wait(ch)
-		require.NoError(t, r.err)
-		require.Equal(t, &auth.StoredToken{AccessToken: "at", RefreshToken: "rt", ExpiresAt: 1700000000000, Issuer: "https://as"}, r.v.(*auth.StoredToken))
-	})
-
-	t.Run("token_save", func(t *testing.T) {
+	t.Run("store_load and store_save: the application's store", func(t *testing.T) {
+		grants := tokenstore.Grants{Store: store.NewApp(h.AskStore)}
 		ch := async(func() (any, error) {
-			return nil, h.SaveToken(ctx, &auth.StoredToken{AccessToken: "at", Resource: "r"})
+			rec, _, err := grants.Load(ctx, "g")
+			return rec, err
 		})
 		hc := rig.nextHost(t)
-		require.Equal(t, "token_save", hc.kind)
-		require.JSONEq(t, `{"access_token":"at","resource":"r"}`, string(hc.payload))
-		require.Nil(t, errOrNil(rig.c.Respond(hc.id, StatusOK, []byte(`{}`))))
-		require.NoError(t, wait(ch).err)
-	})
+		require.Equal(t, "store_load", hc.kind)
+		require.JSONEq(t, `{"collection":"grants","key":"g"}`, string(hc.payload))
+		require.Nil(t, errOrNil(rig.c.Respond(hc.id, StatusOK, []byte(`{"version":0}`))))
+		r := wait(ch)
+		require.NoError(t, r.err)
+		require.Nil(t, r.v.(*tokenstore.Record))
 
-	t.Run("versioned: the record carries the DPoP key both ways", func(t *testing.T) {
+		// The record carries the DPoP key both ways.
 		rec := &tokenstore.Record{RefreshToken: "rt", Generation: 2, DPoPJKT: "jkt", DPoPKey: "-----BEGIN PRIVATE KEY-----\nk\n-----END PRIVATE KEY-----\n"}
-		ch := async(func() (any, error) {
-			v, _, err := h.CompareAndSaveToken(ctx, auth.TokenKey{Resource: "r", Key: "g"}, 1, rec)
+		ch = async(func() (any, error) {
+			v, _, err := grants.CompareAndSave(ctx, "g", 1, rec)
 			return v, err
 		})
-		hc := rig.nextHost(t)
-		require.Equal(t, "token_save", hc.kind)
-		var saved map[string]any
+		hc = rig.nextHost(t)
+		require.Equal(t, "store_save", hc.kind)
+		var saved struct {
+			Collection      string          `json:"collection"`
+			Key             string          `json:"key"`
+			ExpectedVersion int64           `json:"expected_version"`
+			Document        json.RawMessage `json:"document"`
+		}
 		require.NoError(t, json.Unmarshal(hc.payload, &saved))
-		require.Equal(t, rec.DPoPKey, saved["dpop_key"])
-		require.Equal(t, "jkt", saved["dpop_jkt"])
+		require.Equal(t, "grants", saved.Collection)
+		require.Equal(t, int64(1), saved.ExpectedVersion)
+		require.Contains(t, string(saved.Document), "jkt")
 		require.Nil(t, errOrNil(rig.c.Respond(hc.id, StatusOK, []byte(`{"version": 2}`))))
-		r := wait(ch)
+		r = wait(ch)
 		require.NoError(t, r.err)
 		require.Equal(t, tokenstore.Version(2), r.v)
 
 		ch = async(func() (any, error) {
-			got, _, err := h.LoadTokenVersioned(ctx, auth.TokenKey{Resource: "r", Key: "g"})
+			got, _, err := grants.Load(ctx, "g")
 			return got, err
 		})
 		hc = rig.nextHost(t)
-		require.Equal(t, "token_load", hc.kind)
-		delete(saved, "key")
-		delete(saved, "expected_version")
-		answer, _ := json.Marshal(map[string]any{"version": 2, "record": saved})
+		answer, _ := json.Marshal(map[string]any{"version": 2, "document": saved.Document})
 		require.Nil(t, errOrNil(rig.c.Respond(hc.id, StatusOK, answer)))
 		r = wait(ch)
 		require.NoError(t, r.err)
@@ -155,7 +144,7 @@ func TestAuthHost(t *testing.T) {
 		rig.c.Free()
 		r := wait(ch)
 		require.Equal(t, StatusCancelled, AsError(r.err).Status)
-		_, err := h.LoadToken(ctx, auth.TokenKey{})
+		_, err := h.AskStore(ctx, "store_load", []byte(`{}`))
 		require.Error(t, err, "no question is put to a freed client")
 	})
 }
@@ -168,6 +157,6 @@ func TestAuthHostWithoutHandlers(t *testing.T) {
 	require.False(t, h.CanAuthorize())
 	_, err := h.Authorize(context.Background(), &auth.AuthorizationRequest{})
 	require.Contains(t, err.Error(), "handlers.authorization is not configured")
-	_, err = h.LoadToken(context.Background(), auth.TokenKey{})
+	_, err = h.AskStore(context.Background(), "store_load", []byte(`{}`))
 	require.Contains(t, err.Error(), "no app-request handler")
 }

@@ -102,8 +102,8 @@ type Options struct {
 	// Auth, when set, is the OAuth layer of an HTTP transport; New binds
 	// the client to it as its host boundary.
 	Auth *auth.Manager
-	// AuthAppTokenStore: the OAuth layer loads and saves tokens through
-	// "token_load" / "token_save" app requests.
+	// AuthAppTokenStore: the OAuth layer keeps its grant in the
+	// application's store ("store_load" / "store_save" app requests).
 	AuthAppTokenStore bool
 	// AuthorizationTimeout bounds one "authorize" app request.
 	AuthorizationTimeout time.Duration

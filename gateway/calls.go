@@ -27,6 +27,9 @@ func (s *Server) startCall(sess *Session, req *request, r *reply) {
 		s.inflight.Done()
 		return
 	}
+	if c.h != s.h {
+		opts.WaitReady = true // the session's own server may still be starting
+	}
 	sess.mu.Lock()
 	if sess.closed {
 		sess.mu.Unlock()
@@ -178,11 +181,16 @@ func frontError(st core.Status, data []byte) (int64, string, []byte) {
 // cancel cancels a call upstream (the server gets notifications/cancelled
 // with its own request id); the front gets no response for it.
 func (s *Server) cancel(c *call) {
+	// A cancellation can beat the host's Call returning the call's id.
+	select {
+	case <-c.idSet:
+	case <-time.After(time.Second):
+	}
 	c.mu.Lock()
 	id := c.hostID
 	c.mu.Unlock()
-	if id != 0 {
-		_ = s.h.Cancel(id)
+	if id != 0 && c.h != nil {
+		_ = c.h.Cancel(id)
 	}
 }
 

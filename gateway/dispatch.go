@@ -211,6 +211,12 @@ func (s *Server) onFrontRequest(sess *Session, m *core.Message, r *reply) {
 		s.startCall(sess, req, r)
 	case "logging/setLevel":
 		s.setLevel(sess, req, r)
+	case methodListen:
+		if !req.modern {
+			r.done(errorMsg(m.ID, core.CodeMethodNotFound, "method not found: subscriptions/listen is of the 2026-07-28 era; this session uses the GET stream and resources/subscribe", nil))
+			break
+		}
+		s.listen(sess, req, r)
 	case "resources/subscribe", "resources/unsubscribe":
 		served = true
 		go func() {
@@ -379,9 +385,13 @@ func (s *Server) onFrontNotification(sess *Session, m *core.Message) {
 		}
 		sess.mu.Lock()
 		c := sess.calls[string(p.RequestID)]
+		l := sess.listens[string(p.RequestID)]
 		sess.mu.Unlock()
 		if c != nil {
 			s.cancel(c)
+		}
+		if l != nil {
+			s.endListen(l)
 		}
 	}
 }
@@ -401,10 +411,10 @@ func (s *Server) onFrontResponse(sess *Session, m *core.Message) {
 	}
 	if m.HasError {
 		code, msg, data := core.ErrorObject(m.Error)
-		_ = s.h.Respond(a.hostReq, core.StatusProtocol, raw(map[string]any{"code": code, "message": msg, "data": jsonx.RawMessage(orNull(data))}))
+		_ = a.h.Respond(a.hostReq, core.StatusProtocol, raw(map[string]any{"code": code, "message": msg, "data": jsonx.RawMessage(orNull(data))}))
 		return
 	}
-	if err := s.h.Respond(a.hostReq, core.StatusOK, m.Result); err != nil && err.Status == core.StatusInvalidArgument {
+	if err := a.h.Respond(a.hostReq, core.StatusOK, m.Result); err != nil && err.Status == core.StatusInvalidArgument {
 		s.logToSession(sess, "warning", "the answer to "+a.method+" was refused: "+err.Message)
 	}
 }

@@ -23,12 +23,16 @@
 //     subscriptions shared upstream.
 //   - Lists and names (lists.go, names.go): the host's aggregated lists
 //     with names bounded to 64 characters and shared URIs told apart.
-//   - Relay (relay.go): the host's events to the sessions they concern
+//   - Relay (relay.go): the host's (and the sessions' own hosts') events to the sessions they concern
 //     (list_changed, progress, logs, resource updates) and a server's
 //     sampling, elicitation and roots requests to the front call that
 //     caused them: a request in the initialize era, an input_required
 //     result in 2026-07-28, refused at once when the front lacks the
 //     capability or the request cannot be attributed.
+//   - Listens (listen.go): subscriptions/listen, how a 2026-07-28 front
+//     hears list changes and resource updates.
+//   - Per-session servers (in server.go): a server marked per_session
+//     gets one instance per front session (host.Subset), closed with it.
 //   - The stdio front (stream.go): newline-delimited messages on a
 //     reader and a writer, bounded lines, a queue so that no sender waits
 //     on the front.

@@ -207,7 +207,7 @@ func httpError(w http.ResponseWriter, status int, message string) {
 
 // relatedMethods answer with an SSE stream when the front accepts one:
 // their server may send progress and requests before the result.
-var relatedMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true, "completion/complete": true}
+var relatedMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true, "completion/complete": true, methodListen: true}
 
 func (f *httpFront) post(w http.ResponseWriter, r *http.Request) {
 	// Stop waits for the response written, not only for the call's end.
@@ -244,7 +244,7 @@ func (f *httpFront) post(w http.ResponseWriter, r *http.Request) {
 	sid := r.Header.Get(sessionHeader)
 	switch {
 	case modern && sid == "":
-		sess = &Session{srv: f.s, id: "", calls: map[string]*call{}, out: map[int64]*ask{}, subs: map[string]subKey{}, level: -1, modern: true}
+		sess = f.s.transientSession()
 	case sid != "":
 		sess = f.s.session(sid)
 		if sess == nil {
@@ -267,7 +267,7 @@ func (f *httpFront) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sess == nil {
-		sess = &Session{srv: f.s, calls: map[string]*call{}, out: map[int64]*ask{}, subs: map[string]subKey{}, level: -1, modern: true}
+		sess = f.s.transientSession()
 	}
 	sess.streamCount.Add(1)
 	defer sess.streamCount.Add(-1)
@@ -330,9 +330,13 @@ func (f *httpFront) postSSE(w http.ResponseWriter, r *http.Request, sess *Sessio
 func (f *httpFront) frontGone(sess *Session, id []byte) {
 	sess.mu.Lock()
 	c := sess.calls[string(id)]
+	l := sess.listens[string(id)]
 	sess.mu.Unlock()
 	if c != nil {
 		f.s.abandon(c)
+	}
+	if l != nil {
+		f.s.endListen(l)
 	}
 }
 

@@ -85,7 +85,7 @@ func (s *Server) listTools() ([]jsonx.RawMessage, *core.Error) {
 	for _, t := range tools {
 		name, server := str2(t["name"]), str2(t["server"])
 		exposed := boundName(name)
-		table[exposed] = toolTarget{hostName: name, server: server}
+		table[exposed] = toolTarget{hostName: name, server: server, original: str2(t["original_name"])}
 		t["name"] = raw(exposed)
 		if server == "" {
 			delete(t, "server")
@@ -222,37 +222,14 @@ func (s *Server) readyServers() []string {
 // resolveURI finds the server behind an exposed resource URI: a listed
 // one, a "server+uri", else the one server whose template it fits.
 func (s *Server) resolveURI(uri string) (target, bool) {
-	s.mu.Lock()
-	known := s.names.resources != nil
-	t, ok := s.names.resources[uri]
-	s.mu.Unlock()
-	if ok {
+	if t, ok := lookupName(s, uri, func(n *nameTable) map[string]target { return n.resources }, s.listResources); ok {
 		return t, true
-	}
-	if !known {
-		if _, err := s.listResources(); err == nil {
-			s.mu.Lock()
-			t, ok = s.names.resources[uri]
-			s.mu.Unlock()
-			if ok {
-				return t, true
-			}
-		}
 	}
 	if t, ok := splitShared(uri, s.h.ServerNames()); ok {
 		return t, true
 	}
-	s.mu.Lock()
-	templates := s.names.templates
-	s.mu.Unlock()
-	if templates == nil {
-		s.listTemplates()
-		s.mu.Lock()
-		templates = s.names.templates
-		s.mu.Unlock()
-	}
 	var found []target
-	for _, tt := range templates {
+	for _, tt := range s.templates() {
 		if tt.prefix != "" && len(uri) >= len(tt.prefix) && uri[:len(tt.prefix)] == tt.prefix {
 			found = append(found, target{tt.server, uri})
 		}

@@ -47,6 +47,7 @@ type nameTable struct {
 type toolTarget struct {
 	hostName string
 	server   string
+	original string // the server's own name of the tool
 }
 
 type templateTarget struct {

@@ -6,21 +6,36 @@ import (
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/host"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 )
 
-// onEvent takes the host's events (on the host's delivery goroutine:
-// nothing here waits on a front) to the sessions they concern.
-func (s *Server) onEvent(kind string, payload []byte) {
+// eventsFrom is the event handler of h: the shared host (sess nil), or a
+// session's own host of its per_session servers, whose events concern
+// that session alone (its lists are the shared instance's). It runs on
+// h's delivery goroutine: nothing here waits on a front.
+func (s *Server) eventsFrom(h *host.Host, sess *Session) core.EventHandler {
+	return func(kind string, payload []byte) { s.onEvent(h, sess, kind, payload) }
+}
+
+// requestsFrom is the app-request handler of h (see eventsFrom).
+func (s *Server) requestsFrom(h *host.Host, sess *Session) core.AppRequestHandler {
+	return func(id uint64, kind string, payload []byte) { s.onAppRequest(h, sess, id, kind, payload) }
+}
+
+func (s *Server) onEvent(h *host.Host, only *Session, kind string, payload []byte) {
 	switch kind {
 	case "list_changed":
+		if only != nil {
+			return
+		}
 		var ev struct {
 			List string `json:"list"`
 		}
 		_ = jsonx.Unmarshal(payload, &ev)
 		s.listChanged(ev.List)
 	case "progress":
-		s.onProgress(payload)
+		s.onProgress(h, payload)
 	case "notification":
 		var n struct {
 			Server string           `json:"server"`
@@ -32,9 +47,9 @@ func (s *Server) onEvent(kind string, payload []byte) {
 		}
 		switch n.Method {
 		case "notifications/message":
-			s.onLog(n.Server, n.Params)
+			s.onLog(only, n.Server, n.Params)
 		case "notifications/resources/updated":
-			s.onResourceUpdated(n.Server, n.Params)
+			s.onResourceUpdated(only, n.Server, n.Params)
 		}
 	}
 }
@@ -53,6 +68,9 @@ func (s *Server) listChanged(list string) {
 	default:
 		return
 	}
+	for _, l := range s.listenersFor(list) {
+		l.send(method, nil)
+	}
 	msg := core.AppendNotification(nil, method, nil)
 	for _, sess := range s.sessionList() {
 		sess.mu.Lock()
@@ -62,6 +80,14 @@ func (s *Server) listChanged(list string) {
 			sess.sendStandalone(msg)
 		}
 	}
+}
+
+// sessionsOf is only, or every session when only is nil.
+func (s *Server) sessionsOf(only *Session) []*Session {
+	if only != nil {
+		return []*Session{only}
+	}
+	return s.sessionList()
 }
 
 func (s *Server) sessionList() []*Session {
@@ -74,13 +100,16 @@ func (s *Server) sessionList() []*Session {
 	return out
 }
 
-// callByHostID finds a call in flight by its host call id. A call whose
+// callByHostID finds a call in flight by h's call id. A call whose
 // start has not returned its id yet may be the one (its server can
 // answer before the host's Call returns): those are waited for, briefly.
-func (s *Server) callByHostID(id uint64) *call {
+func (s *Server) callByHostID(h *host.Host, id uint64) *call {
 	var starting []*call
 	s.mu.Lock()
 	for c := range s.calls {
+		if c.h != h {
+			continue
+		}
 		c.mu.Lock()
 		hid := c.hostID
 		c.mu.Unlock()
@@ -112,7 +141,7 @@ func (s *Server) callByHostID(id uint64) *call {
 }
 
 // onProgress relays a server's progress to the front's progress token.
-func (s *Server) onProgress(payload []byte) {
+func (s *Server) onProgress(h *host.Host, payload []byte) {
 	var p struct {
 		CallID   uint64           `json:"call_id"`
 		Progress jsonx.RawMessage `json:"progress"`
@@ -122,7 +151,7 @@ func (s *Server) onProgress(payload []byte) {
 	if jsonx.Unmarshal(payload, &p) != nil {
 		return
 	}
-	c := s.callByHostID(p.CallID)
+	c := s.callByHostID(h, p.CallID)
 	if c == nil || c.progress == nil {
 		return
 	}
@@ -150,7 +179,7 @@ func (s *Server) sendRelated(c *call, msg []byte) bool {
 
 // onLog sends a server's log message to the sessions whose level lets it
 // through.
-func (s *Server) onLog(server string, params []byte) {
+func (s *Server) onLog(only *Session, server string, params []byte) {
 	var p map[string]jsonx.RawMessage
 	if jsonx.Unmarshal(params, &p) != nil {
 		return
@@ -163,7 +192,7 @@ func (s *Server) onLog(server string, params []byte) {
 		p["logger"] = raw(server)
 	}
 	msg := core.AppendNotification(nil, "notifications/message", raw(p))
-	for _, sess := range s.sessionList() {
+	for _, sess := range s.sessionsOf(only) {
 		sess.mu.Lock()
 		want := sess.level >= 0 && level >= sess.level
 		sess.mu.Unlock()
@@ -186,15 +215,20 @@ func (s *Server) logToSession(sess *Session, level, text string) {
 
 // onResourceUpdated sends notifications/resources/updated to the
 // sessions subscribed to the resource, under the URI they know.
-func (s *Server) onResourceUpdated(server string, params []byte) {
+func (s *Server) onResourceUpdated(only *Session, server string, params []byte) {
 	var p struct {
 		URI string `json:"uri"`
 	}
 	if jsonx.Unmarshal(params, &p) != nil {
 		return
 	}
-	k := subKey{server, p.URI}
-	for _, sess := range s.sessionList() {
+	k := subKey{server: server, uri: p.URI, own: only != nil}
+	if only == nil {
+		for l, uri := range s.listenersOf(k) {
+			l.send("notifications/resources/updated", map[string]any{"uri": uri})
+		}
+	}
+	for _, sess := range s.sessionsOf(only) {
 		sess.mu.Lock()
 		var exposed string
 		for uri, sk := range sess.subs {
@@ -211,7 +245,7 @@ func (s *Server) onResourceUpdated(server string, params []byte) {
 
 // onAppRequest relays a server's request (sampling, elicitation, roots)
 // to the front whose call caused it, or refuses it at once with a reason.
-func (s *Server) onAppRequest(id uint64, kind string, payload []byte) {
+func (s *Server) onAppRequest(h *host.Host, only *Session, id uint64, kind string, payload []byte) {
 	var p struct {
 		Server string           `json:"server"`
 		Method string           `json:"method"`
@@ -219,25 +253,25 @@ func (s *Server) onAppRequest(id uint64, kind string, payload []byte) {
 		CallID *uint64          `json:"call_id"`
 	}
 	if jsonx.Unmarshal(payload, &p) != nil {
-		_ = s.h.Respond(id, core.StatusInternal, raw(map[string]any{"code": core.CodeInternal, "message": "the gateway could not read the request"}))
+		_ = h.Respond(id, core.StatusInternal, raw(map[string]any{"code": core.CodeInternal, "message": "the gateway could not read the request"}))
 		return
 	}
 	switch p.Method {
 	case "sampling/createMessage", "elicitation/create", "roots/list":
 	default:
-		s.refuse(id, core.CodeMethodNotFound, "the gateway relays sampling, elicitation and roots to its front clients; it cannot answer a "+kind+" request")
+		s.refuse(h, id, core.CodeMethodNotFound, "the gateway relays sampling, elicitation and roots to its front clients; it cannot answer a "+kind+" request")
 		return
 	}
-	c, why := s.causingCall(p.Server, p.CallID, p.Method, p.Params)
+	c, why := s.causingCall(h, p.Server, p.CallID, p.Method, p.Params)
 	if c == nil {
-		s.refuse(id, core.CodeInternal, "the gateway cannot relay "+p.Method+" from the server "+quote(p.Server)+": "+why)
+		s.refuse(h, id, core.CodeInternal, "the gateway cannot relay "+p.Method+" from the server "+quote(p.Server)+": "+why)
 		return
 	}
 	if missing := c.lacks(p.Method, p.Params); missing != "" {
-		s.refuse(id, core.CodeMethodNotFound, "the front client did not declare the "+missing+" capability, so the gateway cannot ask it "+p.Method)
+		s.refuse(h, id, core.CodeMethodNotFound, "the front client did not declare the "+missing+" capability, so the gateway cannot ask it "+p.Method)
 		return
 	}
-	a := &ask{hostReq: id, method: p.Method, params: orEmptyObj(p.Params), sess: c.sess, c: c}
+	a := &ask{h: h, hostReq: id, method: p.Method, params: orEmptyObj(p.Params), sess: c.sess, c: c}
 	if c.modern {
 		s.askInput(c, a)
 		return
@@ -257,14 +291,14 @@ func orEmptyObj(b []byte) []byte {
 // call in flight to that server (among those whose front could answer). A server shared by several sessions with
 // calls in flight at once cannot tell whose call it serves (a legacy
 // server request names none): that is refused, never guessed.
-func (s *Server) causingCall(server string, clientCallID *uint64, method string, params []byte) (*call, string) {
+func (s *Server) causingCall(h *host.Host, server string, clientCallID *uint64, method string, params []byte) (*call, string) {
 	if clientCallID != nil {
 		// The host learns its call's client id when the client's Call
 		// returns, which the server's input request can beat: a moment's
 		// wait, bounded.
 		for wait := time.Millisecond; wait < time.Second; wait *= 2 {
-			if hid, ok := s.h.CallOfClient(server, *clientCallID); ok {
-				if c := s.callByHostID(hid); c != nil {
+			if hid, ok := h.CallOfClient(server, *clientCallID); ok {
+				if c := s.callByHostID(h, hid); c != nil {
 					return c, ""
 				}
 				break
@@ -275,7 +309,7 @@ func (s *Server) causingCall(server string, clientCallID *uint64, method string,
 	s.mu.Lock()
 	var found []*call
 	for c := range s.calls {
-		if c.server == server {
+		if c.server == server && c.h == h {
 			found = append(found, c)
 		}
 	}
@@ -337,12 +371,12 @@ func (c *call) lacks(method string, params []byte) string {
 	return ""
 }
 
-func (s *Server) refuse(id uint64, code int64, message string) {
-	_ = s.h.Respond(id, core.StatusUnsupported, raw(map[string]any{"code": code, "message": message}))
+func (s *Server) refuse(h *host.Host, id uint64, code int64, message string) {
+	_ = h.Respond(id, core.StatusUnsupported, raw(map[string]any{"code": code, "message": message}))
 }
 
 func (s *Server) refuseAsk(a *ask, why string) {
-	s.refuse(a.hostReq, core.CodeInternal, "the gateway could not get an answer to "+a.method+": "+why)
+	s.refuse(a.h, a.hostReq, core.CodeInternal, "the gateway could not get an answer to "+a.method+": "+why)
 }
 
 // askSession sends the request to an initialize-era front, on the stream
@@ -441,8 +475,8 @@ func (s *Server) resume(sess *Session, req *request, rawToken []byte, r *reply) 
 			s.refuseAsk(a, "the front's retry did not answer input "+quote(key))
 			continue
 		}
-		if err := s.h.Respond(a.hostReq, core.StatusOK, ans); err != nil && err.Status == core.StatusInvalidArgument {
-			s.refuse(a.hostReq, core.CodeInternal, "the front's answer to "+a.method+" was invalid: "+err.Message)
+		if err := a.h.Respond(a.hostReq, core.StatusOK, ans); err != nil && err.Status == core.StatusInvalidArgument {
+			s.refuse(a.h, a.hostReq, core.CodeInternal, "the front's answer to "+a.method+" was invalid: "+err.Message)
 		}
 	}
 	c.mu.Lock()

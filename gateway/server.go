@@ -3,6 +3,7 @@ package gateway
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -20,19 +21,22 @@ type Server struct {
 	h    *host.Host
 	opts *Options
 
-	mu       sync.Mutex
-	sessions map[string]*Session
-	calls    map[*call]struct{} // in flight
-	parked   map[string]*call   // 2026-07-28 calls waiting for inputResponses, by requestState
-	subs     map[subKey]int     // resources/subscribe upstream, by sessions subscribed
-	names    *nameTable         // the last lists' exposed names
-	level    string             // the log level asked upstream
-	started  bool
-	stopping bool
-	finished bool          // finish ran (or runs): it runs once
-	done     chan struct{} // closed once serving ended
-	endErr   *core.Error
-	inflight sync.WaitGroup // front requests being answered
+	mu         sync.Mutex
+	sessions   map[string]*Session
+	calls      map[*call]struct{}     // in flight
+	parked     map[string]*call       // 2026-07-28 calls waiting for inputResponses, by requestState
+	subs       map[subKey]int         // resources/subscribe upstream, by sessions subscribed
+	names      *nameTable             // the last lists' exposed names
+	listeners  map[*listener]struct{} // open 2026-07-28 listens
+	perSession map[string]bool        // servers each front session gets its own instance of
+	subs2      sync.WaitGroup         // session hosts being closed
+	level      string                 // the log level asked upstream
+	started    bool
+	stopping   bool
+	finishing  bool          // finish has begun: done closes once it ends
+	done       chan struct{} // closed once serving ended
+	endErr     *core.Error
+	inflight   sync.WaitGroup // front requests being answered
 
 	stopFront func()          // ends the front (closes the listener or the input)
 	onFinish  func()          // the front's last teardown (the HTTP server's connections)
@@ -41,7 +45,12 @@ type Server struct {
 	janitor   *time.Ticker
 }
 
-type subKey struct{ server, uri string }
+// subKey is one upstream resource subscription; own: on a session's own
+// instance of a per_session server (not shared, not counted).
+type subKey struct {
+	server, uri string
+	own         bool
+}
 
 // New makes a Server over h. It installs the gateway's handlers on h
 // (replacing the application's).
@@ -51,10 +60,15 @@ func New(h *host.Host, opts *Options) (*Server, *core.Error) {
 	}
 	s := &Server{h: h, opts: opts, sessions: map[string]*Session{}, calls: map[*call]struct{}{}, parked: map[string]*call{},
 		subs: map[subKey]int{}, names: &nameTable{}, done: make(chan struct{})}
-	if err := h.SetEventHandler(s.onEvent, nil); err != nil {
+	s.listeners = map[*listener]struct{}{}
+	s.perSession = map[string]bool{}
+	for _, name := range h.PerSessionServers() {
+		s.perSession[name] = true
+	}
+	if err := h.SetEventHandler(s.eventsFrom(h, nil), nil); err != nil {
 		return nil, err
 	}
-	if err := h.SetAppRequestHandler(s.onAppRequest, nil); err != nil {
+	if err := h.SetAppRequestHandler(s.requestsFrom(h, nil), nil); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -138,11 +152,12 @@ func (s *Server) Stop(timeout time.Duration) *core.Error {
 // cancelled upstream.
 func (s *Server) finish(err *core.Error) {
 	s.mu.Lock()
-	if s.finished { // the front's end and Stop may both get here
+	if s.finishing {
 		s.mu.Unlock()
+		<-s.done
 		return
 	}
-	s.finished = true
+	s.finishing = true
 	s.stopping = true
 	s.endErr = err
 	sessions := make([]*Session, 0, len(s.sessions))
@@ -158,6 +173,7 @@ func (s *Server) finish(err *core.Error) {
 	if stop != nil {
 		stop()
 	}
+	s.endAllListens()
 	for _, sess := range sessions {
 		s.closeSession(sess)
 	}
@@ -168,6 +184,7 @@ func (s *Server) finish(err *core.Error) {
 	for _, c := range parked {
 		s.abandon(c)
 	}
+	waitBounded(&s.subs2, s.opts.StopTimeout) // the sessions' own servers are closed
 	s.mu.Lock()
 	onFinish := s.onFinish
 	s.mu.Unlock()
@@ -205,10 +222,17 @@ func (s *Server) Release() {
 	_ = s.h.SetAppRequestHandler(nil, nil)
 }
 
+// transientSession is the session of one 2026-07-28 request over HTTP
+// (that era has none): not registered, gone with its request.
+func (s *Server) transientSession() *Session {
+	return &Session{srv: s, calls: map[string]*call{}, listens: map[string]*listener{}, out: map[int64]*ask{}, subs: map[string]subKey{}, level: -1, modern: true}
+}
+
 // newSession registers a front session; nil when the gateway is full or
 // stopping.
-func (s *Server) newSession(standalone sink, modern bool) (*Session, *core.Error) {
-	sess := &Session{srv: s, id: newToken(), calls: map[string]*call{}, out: map[int64]*ask{}, subs: map[string]subKey{}, level: -1, standalone: standalone, modern: modern}
+func (s *Server) newSession(standalone sink, connection bool) (*Session, *core.Error) {
+	sess := s.transientSession()
+	sess.id, sess.standalone, sess.modern, sess.connection = newToken(), standalone, false, connection
 	sess.touch()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -256,6 +280,10 @@ func (s *Server) closeSession(sess *Session) {
 		subs = append(subs, k)
 	}
 	clear(sess.subs)
+	listens := make([]*listener, 0, len(sess.listens))
+	for _, l := range sess.listens {
+		listens = append(listens, l)
+	}
 	standalone := sess.standalone
 	sess.standalone = nil
 	sess.mu.Unlock()
@@ -268,8 +296,23 @@ func (s *Server) closeSession(sess *Session) {
 	for _, k := range subs {
 		s.unsubscribe(k)
 	}
+	for _, l := range listens {
+		s.endListen(l)
+	}
 	if standalone != nil {
 		standalone.close()
+	}
+	sess.mu.Lock()
+	sub := sess.sub
+	sess.sub = nil
+	sess.mu.Unlock()
+	if sub != nil {
+		s.subs2.Add(1)
+		go func() {
+			defer s.subs2.Done()
+			_ = sub.Close(s.opts.StopTimeout)
+			sub.Free()
+		}()
 	}
 	s.mu.Lock()
 	onClosed := s.onClosed
@@ -332,6 +375,58 @@ func (s *Server) SessionCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.sessions)
+}
+
+// sessionHost is the session's own host of the per_session servers,
+// started on first use.
+func (s *Server) sessionHost(sess *Session) (*host.Host, *core.Error) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.sub != nil || sess.subErr != nil {
+		return sess.sub, sess.subErr
+	}
+	if sess.closed {
+		return nil, core.Errorf(core.StatusClosed, "the front session closed")
+	}
+	names := make([]string, 0, len(s.perSession))
+	for name := range s.perSession {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	sub, err := s.h.Subset(names)
+	if err == nil {
+		if err = sub.SetEventHandler(s.eventsFrom(sub, sess), nil); err == nil {
+			if err = sub.SetAppRequestHandler(s.requestsFrom(sub, sess), nil); err == nil {
+				err = sub.Connect()
+			}
+		}
+		if err != nil {
+			sub.Free()
+			sub = nil
+		}
+	}
+	sess.sub, sess.subErr = sub, err
+	return sub, err
+}
+
+// hostFor is the host that serves server for a session: the session's
+// own for a per_session server (a 2026-07-28 request over HTTP has no
+// session, and gets the shared instance), else the shared one.
+func (s *Server) hostFor(sess *Session, server string) (*host.Host, *core.Error) {
+	if !s.perSession[server] || sess == nil || sess.modern {
+		return s.h, nil
+	}
+	return s.sessionHost(sess)
+}
+
+// waitBounded waits for wg at most d.
+func waitBounded(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
 }
 
 // newToken is a 128-bit random token, hex: session ids and requestStates.

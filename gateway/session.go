@@ -4,6 +4,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/host"
 )
 
 // Session is one front client's session: for the initialize era, what
@@ -16,18 +19,24 @@ type Session struct {
 	srv    *Server
 	id     string
 	modern bool // a transient session of 2026-07-28 requests
+	// connection: the session is a connection's (stdio), which ends it;
+	// the idle timeout does not apply.
+	connection bool
 
 	mu          sync.Mutex
 	initialized bool
 	version     string
 	caps        clientCaps
-	level       int               // the lowest log level it asked for; -1: none
-	subs        map[string]subKey // resources/subscribe, by exposed URI
-	calls       map[string]*call  // in flight, by the front's request id as sent
-	out         map[int64]*ask    // requests sent to the front, by their id
+	level       int                  // the lowest log level it asked for; -1: none
+	subs        map[string]subKey    // resources/subscribe, by exposed URI
+	calls       map[string]*call     // in flight, by the front's request id as sent
+	listens     map[string]*listener // open 2026-07-28 listens, by request id
+	out         map[int64]*ask       // requests sent to the front, by their id
 	nextID      int64
 	standalone  sink // messages not related to a request (stdio: the output; HTTP: the GET stream)
 	closed      bool
+	sub         *host.Host // its own instances of the per_session servers, once used
+	subErr      *core.Error
 	lastUse     atomic.Int64 // unix nanoseconds
 	streamCount atomic.Int64 // HTTP: open streams (a session with one is not idle)
 }
@@ -41,6 +50,9 @@ func (sess *Session) touch() { sess.lastUse.Store(time.Now().UnixNano()) }
 
 // idleSince: unused since before cutoff, nothing in flight, no stream.
 func (sess *Session) idleSince(cutoff time.Time) bool {
+	if sess.connection {
+		return false // a stdio front's session lasts as long as its connection
+	}
 	if sess.lastUse.Load() >= cutoff.UnixNano() || sess.streamCount.Load() > 0 {
 		return false
 	}
@@ -81,6 +93,7 @@ type reply struct {
 // prompts/get, resources/read, completion/complete and the rest).
 type call struct {
 	srv      *Server
+	h        *host.Host // the host serving it: the shared one, or the session's own
 	sess     *Session
 	key      string // the front's request id as sent, in sess.calls
 	server   string // the upstream server ("" when the host answers itself)
@@ -122,6 +135,7 @@ func (c *call) parkedAt() time.Time {
 // front: as a request on its session (initialize era), or as an input of
 // an input_required result (2026-07-28).
 type ask struct {
+	h       *host.Host // the host that asked
 	hostReq uint64
 	method  string
 	params  []byte

@@ -128,7 +128,7 @@ func (s *Server) ServeStream(in io.Reader, out io.Writer, closeIn func()) *core.
 		}
 		return w.Flush()
 	}, nil)
-	sess, err := s.newSession(outSink, false)
+	sess, err := s.newSession(outSink, true)
 	if err != nil {
 		return err
 	}

@@ -52,6 +52,11 @@ type ServerConfig struct {
 	// Idle stops a lazy server nothing has used for that long (0: never;
 	// idle.go).
 	Idle time.Duration
+	// PerSession ("per_session": true) asks a gateway (package gateway)
+	// for one instance of the server per front session instead of one
+	// shared by all (Subset makes them); the host itself runs it as any
+	// other server.
+	PerSession bool
 	// At is the server's path in messages, as the file spells it
 	// ("config.servers.github").
 	At string
@@ -379,6 +384,12 @@ func (r *reader) parseServerMembers(sc *ServerConfig, m map[string]any, known []
 				return err
 			}
 			sc.Idle = d
+		case k == "per_session":
+			b, ok := fv.(bool)
+			if !ok {
+				return invalid(at+".per_session", "must be true or false")
+			}
+			sc.PerSession = b
 		case k == "envFile":
 			s, ok := fv.(string)
 			if !ok || s == "" {

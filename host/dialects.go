@@ -66,7 +66,7 @@ var hostKeys = []string{"mcpServers", "servers", "tool_prefix", "defaults", "def
 
 // serverKeys are the server members the host reads besides clientKeys and
 // transportKeys (and the foreign ones it honours, in honouredServerKeys).
-var serverKeys = []string{"enabled", "disabled", "tools", "start", "idle_ms", "sandboxEnabled", "sandbox"}
+var serverKeys = []string{"enabled", "disabled", "tools", "start", "idle_ms", "sandboxEnabled", "sandbox", "per_session"}
 
 // sandboxKeys are VS Code's sandbox members, which a server and the
 // defaults may both give: "sandbox" is passed on to the stdio transport

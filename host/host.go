@@ -1,6 +1,8 @@
 package host
 
 import (
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -125,6 +127,11 @@ func New(cfg *Config, libraryVersion string) (*Host, *core.Error) {
 	// The pin file and every token store file the servers use are the
 	// library's secrets: no confined server may read them, listed or
 	// not (whichever server starts first).
+	if cfg.Pins != nil && cfg.Pins.Store.Type == "file" {
+		// Made now, as its first write would: a confined server started
+		// before then must find the directory to be kept out of it.
+		_ = os.MkdirAll(filepath.Dir(cfg.Pins.Store.Path), 0o700)
+	}
 	sandbox.DenySecret(cfg.secretFiles()...)
 	for _, sc := range cfg.Servers {
 		s := &server{h: h, cfg: sc, name: sc.Name, secrets: configuredSecrets(sc.Client)}

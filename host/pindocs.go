@@ -62,6 +62,18 @@ func newPinDocs(s store.Store) *pinDocs {
 func (p *pinDocs) load(ident string) (*pinServer, store.Version, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), pinStoreTimeout)
 	defer cancel()
+	p.mu.Lock()
+	c, ok := p.cached[ident]
+	p.mu.Unlock()
+	if ok {
+		// The usual refresh: the pins did not change, and only their
+		// version is read.
+		if ver, err := store.VersionOf(ctx, p.s, pinCollection, ident); err != nil {
+			return nil, 0, err
+		} else if ver == c.ver {
+			return c.ps, ver, nil
+		}
+	}
 	d, ver, err := p.s.Load(ctx, pinCollection, ident)
 	if err != nil {
 		return nil, 0, err

@@ -2,18 +2,26 @@ package host
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
+	"github.com/lemonmcp/lemonmcp/store/storetest"
 )
 
 // benchServer is a server of a host with pins on a file in dir, never
 // connected: the benchmarks drive its guard directly.
 func benchServer(b *testing.B, dir string) *server {
-	cfg := fmt.Sprintf(`{"pins":{"store":{"type":"file","path":%q}},"mcpServers":{"s":{"command":"/nonexistent/lmcp-bench"}}}`, filepath.Join(dir, "pins.json"))
+	return benchServerIn(b, fmt.Sprintf(`{"type":"file","path":%q}`, filepath.Join(dir, "pins.json")), "/nonexistent/lmcp-bench")
+}
+
+// benchServerIn is a server of a host with pins in the store spec (JSON);
+// command names the server (its identity).
+func benchServerIn(b *testing.B, spec, command string) *server {
+	cfg := fmt.Sprintf(`{"pins":{"store":%s},"mcpServers":{"s":{"command":%q}}}`, spec, command)
 	h, err := Parse([]byte(cfg), "bench")
 	if err != nil {
 		b.Fatal(err.Message)
@@ -130,4 +138,101 @@ func (s *server) listThroughGuards(k listKind, items []item) []item {
 	r := &guardReq{op: guardList, s: s, k: k, items: items}
 	_ = s.h.guards(r)
 	return r.items
+}
+
+// benchStores are the store specs of the pin store benchmarks: memory,
+// a file (in PINS_BENCH_DIR when set: a directory on the disk), PostgreSQL
+// and Redis when the environment names servers; each sealed too.
+func benchStores(b *testing.B) ([]string, map[string]string) {
+	dir := b.TempDir()
+	if d := os.Getenv("TOKENSTORE_BENCH_DIR"); d != "" {
+		var err error
+		if dir, err = os.MkdirTemp(d, "pins-"); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = os.RemoveAll(dir) })
+	}
+	b.Setenv("LEMONMCP_BENCH_PINS_KEY", storetest.NewKey())
+	specs := map[string]string{"memory": `{"type":"memory"}`, "file": fmt.Sprintf(`{"type":"file","path":%q}`, filepath.Join(dir, "pins.json"))}
+	order := []string{"memory", "file"}
+	for typ, env := range map[string]string{"postgres": "LEMONMCP_TEST_POSTGRES_URL", "redis": "LEMONMCP_TEST_REDIS_URL"} {
+		if u := os.Getenv(env); u != "" {
+			specs[typ] = fmt.Sprintf(`{"type":%q,"url":%q}`, typ, u)
+		}
+	}
+	for _, typ := range []string{"postgres", "redis"} {
+		if specs[typ] != "" {
+			order = append(order, typ)
+		}
+	}
+	for _, name := range order {
+		spec := specs[name]
+		specs[name+"+sealed"] = spec[:len(spec)-1] + `,"encryption":{"key_env":"LEMONMCP_BENCH_PINS_KEY"}}`
+		if name == "file" {
+			specs[name+"+sealed"] = fmt.Sprintf(`{"type":"file","path":%q,"encryption":{"key_env":"LEMONMCP_BENCH_PINS_KEY"}}`, filepath.Join(dir, "pins-sealed.json"))
+		}
+	}
+	var all []string
+	for _, name := range order {
+		all = append(all, name, name+"+sealed")
+	}
+	return all, specs
+}
+
+// BenchmarkPinStore is what the store costs the pin guard, per backend,
+// sealed and not: "refresh" a list of 1,000 tools brought again (its pins
+// read from the store: a stat on an unchanged file, a query on a server),
+// and "approval" the time from an approval in one host to its effect in
+// another host sharing the store (each host its own store handle, as a
+// process has; the second finds the approval by its re-read, at most
+// pinWatchInterval later).
+func BenchmarkPinStore(b *testing.B) {
+	names, specs := benchStores(b)
+	for _, name := range names {
+		b.Run("refresh/"+name, func(b *testing.B) {
+			s := benchServerIn(b, specs[name], fmt.Sprintf("/nonexistent/lmcp-bench-%d", time.Now().UnixNano()))
+			s.listThroughGuards(listTools, thousandTools(1000, ""))
+			fresh := thousandTools(1000, "")
+			reportCPU(b, func() {
+				for i := 0; i < b.N; i++ {
+					if out := s.listThroughGuards(listTools, fresh); len(out) != 1000 {
+						b.Fatalf("%d tools passed", len(out))
+					}
+				}
+			})
+		})
+	}
+	for _, name := range names {
+		b.Run("approval/"+name, func(b *testing.B) {
+			if name == "memory" || name == "memory+sealed" {
+				b.Skip("a memory store is one process's")
+			}
+			command := fmt.Sprintf("/nonexistent/lmcp-bench-%d", time.Now().UnixNano())
+			a, other := benchServerIn(b, specs[name], command), benchServerIn(b, specs[name], command)
+			list := thousandTools(10, "")
+			a.listThroughGuards(listTools, list)
+			other.listThroughGuards(listTools, list)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				next := thousandTools(10, "")
+				next[3] = thousandTools(4, fmt.Sprintf(" v%d", i))[3]
+				a.listThroughGuards(listTools, next)
+				other.listThroughGuards(listTools, next)
+				if other.guard.heldReason(listTools, next[3].name) == nil {
+					b.Fatal("the change is not held")
+				}
+				b.StartTimer()
+				if err := a.h.Approve("s", "tool", next[3].name, a.guard.offered[listTools][next[3].name].hash); err != nil {
+					b.Fatal(err.Message)
+				}
+				for deadline := time.Now().Add(10 * time.Second); other.guard.heldReason(listTools, next[3].name) != nil; {
+					if time.Now().After(deadline) {
+						b.Fatal("the approval never took effect in the other host")
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+		})
+	}
 }

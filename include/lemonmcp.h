@@ -114,7 +114,7 @@
  *    "log").
  *  - docs/app-requests.md: the kinds and payloads of lmcp_app_request_cb
  *    ("roots", "sampling", "review", "elicitation", "authorize",
- *    "token_load", "token_save") and the answers lmcp_client_respond takes.
+ *    "store_load", "store_save") and the answers lmcp_client_respond takes.
  *  - docs/errors.md: the statuses, the error object, and how the bindings
  *    name them.
  *  - docs/telemetry.md: the records of lmcp_telemetry_cb (kinds, fields and
@@ -313,7 +313,7 @@ typedef void (*lmcp_event_cb)(void *user_data, const char *kind,
  * that the application must answer with lmcp_client_respond(), during the callback
  * or later, from any thread. kind is static text, one of the kinds of
  * docs/app-requests.md ("roots", "sampling", "review", "elicitation",
- * "authorize", "token_load", "token_save"); json is its payload, borrowed
+ * "authorize", "store_load", "store_save"); json is its payload, borrowed
  * until the callback returns. May run concurrently with event and
  * completion callbacks. An
  * unanswered request expires after timeouts.app_request_ms and the server
@@ -980,10 +980,12 @@ lmcp_status lmcp_host_search_tools(lmcp_host *host, const char *query,
                                    size_t options_len, char **json_out,
                                    size_t *len_out, char **err_out);
 
-/* Pinned definitions (host option "pins": {"store": "<pin file>" | "app",
- * "first_use": "trust" [default] | "hold"}; docs/host.md; "app": the host's
- * app request handler answers "pins_load" {} with the document or {}, and
- * "pins_save" {"pins": document} with {}, see docs/app-requests.md). Every tool,
+/* Pinned definitions (host option "pins": {"store": {"type": "memory" |
+ * "file" | "postgres" | "redis" | "app", "path"?, "url"?, "encryption"?},
+ * "first_use": "trust" [default] | "hold"}; docs/host.md; {"type": "app"}:
+ * the host's app request handler answers "store_load" and "store_save", see
+ * docs/app-requests.md). Hosts sharing a store share the pins: an approval
+ * made in one takes effect in the others within 250 ms. Every tool,
  * prompt and resource a server offers is pinned as "sha256:<hex>" of its
  * canonical JSON (the whole object as offered: annotations and _meta
  * included), its instructions apart; a server is named by its name and its

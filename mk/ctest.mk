@@ -289,8 +289,9 @@ test-c-memcheck: lib fixtures ctest-setup $(CTEST_MC)/lmcp_smoke $(CTEST_MC)/lmc
 setup: ctest-setup
 TEST_SUITES += test-c test-c-memcheck
 
-# A C host serving itself as one MCP server (issue 36, tests/c/test_serve.c):
-# over Streamable HTTP to an lmcp_client front, and on a pipe pair.
+# A C host serving itself as one MCP server to an lmcp_client front, with a
+# server's sampling relayed (issue 36, tests/c/test_serve.c; the ABI's own
+# surface is test-c-server's).
 $(CTEST_OUT)/lmcp_serve_test: $(CTEST_SRC)/test_serve.c $(CTEST_HARNESS) $(LIB) $(HEADER)
 	@mkdir -p $(dir $@)
 	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_serve.c $(CTEST_SRC)/harness.c \

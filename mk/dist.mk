@@ -28,10 +28,10 @@ GLIBC_FLOOR   := 2.17
 ZIG_VERSION   := 0.17.1
 ZIG_DIR       := $(CACHE)/zig
 ZIG           := $(ZIG_DIR)/ziglang/zig
-DIST_PY       := $(PYTHON) $(ROOT)/mk/dist.py
-# Reproducible archives: every file dated by the header's last change.
-SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct -- include/lemonmcp.h 2>/dev/null || echo 0)
-export SOURCE_DATE_EPOCH
+# Reproducible archives: every file dated by the header's last change
+# (given to mk/dist.py only; other suites' builds keep their own dates).
+DIST_EPOCH    := $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct -- include/lemonmcp.h 2>/dev/null),0)
+DIST_PY       := SOURCE_DATE_EPOCH=$(DIST_EPOCH) $(PYTHON) $(ROOT)/mk/dist.py
 
 goarch = $(if $(filter x86_64,$(1)),amd64,arm64)
 WHEEL_TAG  = manylinux_$(subst .,_,$(GLIBC_FLOOR))_$(1).manylinux2014_$(1)
@@ -58,20 +58,26 @@ qemu-setup:
 	  $(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq qemu-user libc6-arm64-cross binutils-aarch64-linux-gnu >/dev/null; }
 
 # The compiler for each target: a two-line script, since cgo and make want
-# one word for CC.
-# (Written only when missing: its date would rebuild everything.)
-$(DIST_CACHE)/%/cc: | zig-setup
+# one word for CC. It lives at one path for every clone on the machine, and
+# finds zig through LEMONMCP_ZIG: Go keys its build cache by the CC path, so
+# a fresh clone reuses the packages another clone compiled (what sits above
+# net, which is cgo, would otherwise all be compiled again, per clone).
+DIST_CC_DIR := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/lemonmcp/zigcc-$(ZIG_VERSION)
+DIST_CC      = $(DIST_CC_DIR)/$(1)-linux-gnu.$(GLIBC_FLOOR)-cc
+DIST_ZIGENV := LEMONMCP_ZIG=$(ZIG)
+$(DIST_CC_DIR)/%-linux-gnu.$(GLIBC_FLOOR)-cc: | zig-setup
 	@mkdir -p $(dir $@)
-	printf '#!/bin/sh\nexec %s cc -target %s-linux-gnu.$(GLIBC_FLOOR) "$$@"\n' $(ZIG) $* > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
+	printf '#!/bin/sh\n# zig cc for %s (mk/dist.mk); LEMONMCP_ZIG is the zig to run\nexec "$${LEMONMCP_ZIG:?set by make dist}" cc -target %s "$$@"\n' \
+	  $*-linux-gnu.$(GLIBC_FLOOR) $*-linux-gnu.$(GLIBC_FLOOR) > $@.tmp.$$$$ && chmod +x $@.tmp.$$$$ && mv $@.tmp.$$$$ $@
 
-DIST_GOENV = CGO_ENABLED=1 GOOS=linux GOARCH=$(call goarch,$*) CC=$(DIST_CACHE)/$*/cc
+DIST_GOENV = $(DIST_ZIGENV) CGO_ENABLED=1 GOOS=linux GOARCH=$(call goarch,$*) CC=$(call DIST_CC,$*)
 
 # The library, by the repository's one recipe (mk/build-lib.sh).
-$(DIST_CACHE)/%/liblemonmcp.so.$(ABI_VERSION): $(GO_SOURCES) include/lemonmcp.h | $(DIST_CACHE)/%/cc
+$(DIST_CACHE)/%/liblemonmcp.so.$(ABI_VERSION): $(GO_SOURCES) include/lemonmcp.h | $(call DIST_CC,%)
 	@echo "dist: building liblemonmcp for $*-linux-gnu.$(GLIBC_FLOOR) with zig cc (a first build takes minutes)"
 	$(DIST_GOENV) GO=$(GO) sh mk/build-lib.sh $(ROOT) $@.tmp && rm -f $@.h $@.tmp.h && mv $@.tmp $@
 
-$(DIST_CACHE)/%/lemonmcp-sandbox: $(GO_SOURCES) | $(DIST_CACHE)/%/cc
+$(DIST_CACHE)/%/lemonmcp-sandbox: $(GO_SOURCES) | $(call DIST_CC,%)
 	@echo "dist: building lemonmcp-sandbox for $*"
 	$(DIST_GOENV) $(GO) build -trimpath -ldflags "-s -w" -o $@.tmp ./cmd/lemonmcp-sandbox && mv $@.tmp $@
 
@@ -79,9 +85,9 @@ $(DIST_CACHE)/%/lemonmcp-sandbox: $(GO_SOURCES) | $(DIST_CACHE)/%/cc
 # NIF API is the same on both architectures; the NIF loads on this OTP
 # release and later ones, see docs/install.md).
 EX_CSRC := $(wildcard $(ROOT)/bindings/elixir_nif/c_src/*.c $(ROOT)/bindings/elixir_nif/c_src/*.h $(ROOT)/bindings/elixir_nif/c_src/Makefile)
-$(DIST_CACHE)/%/nif/lmcp_nif.so: $(EX_CSRC) $(DIST_CACHE)/%/liblemonmcp.so.$(ABI_VERSION) $(DIST_CACHE)/%/lemonmcp-sandbox | elixir-setup $(DIST_CACHE)/%/cc
+$(DIST_CACHE)/%/nif/lmcp_nif.so: $(EX_CSRC) $(DIST_CACHE)/%/liblemonmcp.so.$(ABI_VERSION) $(DIST_CACHE)/%/lemonmcp-sandbox | elixir-setup $(call DIST_CC,%)
 	@echo "dist: building the Elixir NIF for $*"
-	CFLAGS=-O2 LDFLAGS=-s $(MAKE) --no-print-directory -s -C $(ROOT)/bindings/elixir_nif/c_src CC=$(DIST_CACHE)/$*/cc \
+	$(DIST_ZIGENV) CFLAGS=-O2 LDFLAGS=-s $(MAKE) --no-print-directory -s -C $(ROOT)/bindings/elixir_nif/c_src CC=$(call DIST_CC,$*) \
 	  LEMONMCP_LIB=$(DIST_CACHE)/$*/liblemonmcp.so.$(ABI_VERSION) LEMONMCP_INCLUDE=$(ROOT)/include \
 	  PRIV=$(DIST_CACHE)/$*/nif OBJ_DIR=$(DIST_CACHE)/$*/nif-obj MIX_APP_PATH=
 
@@ -128,7 +134,7 @@ dist-files: $(DIST_FILES) | pytools qemu-setup
 # library (the shipped one is stripped); only make dist pays for it.
 $(DIST_CACHE)/x86_64/symbols/liblemonmcp.so: $(DIST_CACHE)/x86_64/liblemonmcp.so.$(ABI_VERSION)
 	@mkdir -p $(dir $@)
-	cd $(ROOT) && CGO_ENABLED=1 GOOS=linux GOARCH=amd64 CC=$(DIST_CACHE)/x86_64/cc $(GO) build -buildmode=c-shared -trimpath \
+	cd $(ROOT) && $(DIST_ZIGENV) CGO_ENABLED=1 GOOS=linux GOARCH=amd64 CC=$(call DIST_CC,x86_64) $(GO) build -buildmode=c-shared -trimpath \
 	  -o $@.tmp ./capi && rm -f $@.tmp.h && mv $@.tmp $@
 
 dist: dist-files $(DIST_CACHE)/x86_64/symbols/liblemonmcp.so
@@ -143,9 +149,9 @@ $(DIST_ARM)/mcpfixture: $(shell find tests/fixtures/mcpfixture -name '*.go') tes
 
 # The C suite (tests/c, mk/ctest.mk) for arm64, linked against the arm64
 # library of the release; tests/dist/check.py runs a part of it under qemu.
-$(DIST_ARM)/lmcp_ctest: $(CTEST_SUITE_DEPS) $(DIST_CACHE)/aarch64/liblemonmcp.so.$(ABI_VERSION) | $(DIST_CACHE)/aarch64/cc
+$(DIST_ARM)/lmcp_ctest: $(CTEST_SUITE_DEPS) $(DIST_CACHE)/aarch64/liblemonmcp.so.$(ABI_VERSION) | $(call DIST_CC,aarch64)
 	@mkdir -p $(dir $@)
-	$(DIST_CACHE)/aarch64/cc -std=c99 -Wall -Wextra -Werror -pthread -I$(ROOT)/include -o $@ \
+	$(DIST_ZIGENV) $(call DIST_CC,aarch64) -std=c99 -Wall -Wextra -Werror -pthread -I$(ROOT)/include -o $@ \
 	  $(CTEST_SUITE_SRC) $(CTEST_SRC)/harness.c $(DIST_CACHE)/aarch64/liblemonmcp.so.$(ABI_VERSION) -Wl,-rpath,'$$ORIGIN/../aarch64'
 
 test-dist: dist-files fixtures qemu-setup elixir-setup pytools $(DIST_ARM)/mcpfixture $(DIST_ARM)/lmcp_ctest
@@ -153,5 +159,5 @@ test-dist: dist-files fixtures qemu-setup elixir-setup pytools $(DIST_ARM)/mcpfi
 	  PYTOOLS=$(PYTOOLS) $(PYTHON) tests/dist/check.py
 
 # Built through pattern rules, so intermediate to make: kept all the same.
-.PRECIOUS: $(DIST_CACHE)/%/cc $(DIST_CACHE)/%/liblemonmcp.so.$(ABI_VERSION) $(DIST_CACHE)/%/lemonmcp-sandbox \
+.PRECIOUS: $(DIST_CC_DIR)/%-linux-gnu.$(GLIBC_FLOOR)-cc $(DIST_CACHE)/%/liblemonmcp.so.$(ABI_VERSION) $(DIST_CACHE)/%/lemonmcp-sandbox \
   $(DIST_CACHE)/%/nif/lmcp_nif.so

@@ -328,8 +328,12 @@ def cmd_sizes(a: argparse.Namespace) -> None:
         by_pkg[package_of(name)] += size
         if len(top) < 8:
             top.append(f"    {size:>9}  {name}")
-    print("dist: largest parts of the library file (go tool nm -size -sort size, code and data without BSS,"
-          " summed by package):")
+    counted = sum(by_pkg.values())
+    marks = {p[3]: int(p[0], 16) for p in (line.split() for line in out.splitlines())
+             if len(p) == 4 and p[3] in ("runtime.pclntab", "runtime.epclntab")}
+    pcln = marks.get("runtime.epclntab", 0) - marks.get("runtime.pclntab", 0)
+    print(f"dist: largest parts of the library file (go tool nm -size -sort size, code and data without BSS,"
+          f" summed by package; symbols hold {human(counted)}, Go's pc-line table {human(pcln)}):")
     for pkg, size in collections.Counter(by_pkg).most_common(12):
         print(f"    {size:>9}  {pkg}")
     print("dist: largest symbols:")

@@ -375,8 +375,8 @@ except OSError: print(json.dumps({"tcp": "denied"}))
 // TestSecretsNeverReadable: the library's secrets (DenySecret: a pin file,
 // a token store), listed in no policy, stay unreadable to a confined
 // server: an existing one, one the library replaces by a rename while the
-// server runs (as it writes them), and one created later in a directory
-// that did not exist; the other files beside them stay readable and their
+// server runs (as it writes them), and one written for the first time
+// after the server started; the other files beside them stay readable and their
 // directory listable. The control, without DenySecret, reads them all.
 func TestSecretsNeverReadable(t *testing.T) {
 	for _, deny := range []bool{true, false} {
@@ -386,7 +386,7 @@ func TestSecretsNeverReadable(t *testing.T) {
 			lib, work := filepath.Join(root, "lib"), filepath.Join(root, "work")
 			require.NoError(t, os.Mkdir(lib, 0o777))
 			require.NoError(t, os.Mkdir(work, 0o777))
-			pins, tokens, later := filepath.Join(lib, "pins.json"), filepath.Join(lib, "tokens.json"), filepath.Join(root, "later", "tokens.json")
+			pins, tokens, later := filepath.Join(lib, "pins.json"), filepath.Join(lib, "tokens.json"), filepath.Join(lib, "later.json")
 			require.NoError(t, os.WriteFile(filepath.Join(lib, "other"), []byte("o"), 0o644))
 			require.NoError(t, os.WriteFile(pins, []byte("p"), 0o600))
 			require.NoError(t, os.WriteFile(tokens, []byte("t"), 0o600))
@@ -411,10 +411,9 @@ func TestSecretsNeverReadable(t *testing.T) {
 				return len(rec.lines) > 0 && rec.lines[len(rec.lines)-1] == `{"waiting":"yes"}`
 			}, 30*time.Second, 5*time.Millisecond)
 			// The library writes its files as it does: a new file renamed
-			// over the old; and a store in a directory made meanwhile.
+			// over the old; and a store written for the first time.
 			require.NoError(t, os.WriteFile(pins+".tmp", []byte("p2"), 0o600))
 			require.NoError(t, os.Rename(pins+".tmp", pins))
-			require.NoError(t, os.MkdirAll(filepath.Dir(later), 0o700))
 			require.NoError(t, os.WriteFile(later, []byte("t"), 0o600))
 			require.NoError(t, os.WriteFile(gate, nil, 0o644))
 			<-rec.closed

@@ -32,6 +32,9 @@
 //   - launch.go: the stdio.Launch for the helper (Reaper and the one
 //     Confine builds), and the library's end of the status pipe.
 //   - policy.go: Policy, the probe, Features and Confine.
+//   - servergone.go: the server's own exit, watched through its pidfd, so
+//     the transport tells a stdout that closed with the server from one
+//     the server closed while it runs on (stdio.Launch.ServerGone).
 //   - secrets.go: DenySecret, the library's own files (token stores, pin
 //     files) every confined server is denied, listed or not.
 //   - caches.go: the per-server cache directories (HOME, npm, uv), kept

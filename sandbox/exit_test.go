@@ -117,3 +117,20 @@ func TestProbeRefusesAHelperOfAnotherRelease(t *testing.T) {
 	pr := probeHelper(old)
 	require.False(t, pr.helper, "a helper refusing -status passed the probe")
 }
+
+// TestServerEndWhileTheHelperEndsLeftovers: a server that exits leaving a
+// daemon that ignores SIGTERM closes its stdout at once, while the helper
+// takes the close grace to end the daemon. That is the server's exit, not
+// a server that closed its stdout and runs on: the transport knows the
+// server itself is gone (Launch.ServerGone) and reports its status.
+func TestServerEndWhileTheHelperEndsLeftovers(t *testing.T) {
+	script := `( setsid sh -c 'trap "" TERM; exec sleep 300' & ) </dev/null >/dev/null 2>&1; sleep 0.05; exit 4`
+	for name, launcher := range map[string]stdio.Launcher{
+		"reaper":   Reaper(500 * time.Millisecond),
+		"confined": Confine(Policy{}, 500*time.Millisecond),
+	} {
+		t.Run(name, func(t *testing.T) {
+			require.Equal(t, exitReport{"server exited with status 4", 4, ""}, serverEnd(t, script, launcher, nil))
+		})
+	}
+}

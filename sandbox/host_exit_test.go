@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -26,22 +27,7 @@ func TestHostNamesTheSignalOfAConfinedCrash(t *testing.T) {
 			if boxed {
 				srv += `,"sandboxEnabled":true`
 			}
-			h, err := host.Parse([]byte(`{"mcpServers":{"s":`+srv+`}}}`), "test")
-			require.Nil(t, err)
-			var mu sync.Mutex
-			var restarting []string
-			h.SetEventHandler(func(kind string, payload []byte) {
-				if kind == "restarting" {
-					mu.Lock()
-					restarting = append(restarting, string(payload))
-					mu.Unlock()
-				}
-			}, nil)
-			defer func() {
-				h.Close(5 * time.Second)
-				h.Free()
-			}()
-			require.Nil(t, h.Connect())
+			h, events := connectHost(t, `{"mcpServers":{"s":`+srv+`}}}`, func(kind, payload string) bool { return kind == "restarting" })
 
 			type report struct {
 				State     string           `json:"state"`
@@ -63,8 +49,7 @@ func TestHostNamesTheSignalOfAConfinedCrash(t *testing.T) {
 			require.Equal(t, "SIGKILL", r.Signal)
 			require.Nil(t, r.ExitCode)
 
-			mu.Lock()
-			defer mu.Unlock()
+			restarting := events()
 			require.NotEmpty(t, restarting)
 			require.Contains(t, restarting[0], `"signal":"SIGKILL"`)
 			require.Contains(t, restarting[0], "server was killed by SIGKILL")
@@ -75,53 +60,51 @@ func TestHostNamesTheSignalOfAConfinedCrash(t *testing.T) {
 	}
 }
 
-// refusingServer is a minimal MCP server that first asks the sandbox's
-// proxy for a host allowedDomains does not name, then serves: a server
-// that goes on running after a refusal, with nothing to say but "fetch
-// failed".
-const refusingServer = `import json, sys, urllib.request
-try:
-    urllib.request.urlopen("http://denied.example:8080/pkg", timeout=20)
-except Exception:
-    pass
-for line in sys.stdin:
-    m = json.loads(line)
-    if "id" not in m:
-        continue
-    if m.get("method") == "initialize":
-        r = {"result": {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "r", "version": "1"}}}
-    elif m.get("method") == "tools/list":
-        r = {"result": {"tools": []}}
-    elif m.get("method") == "ping":
-        r = {"result": {}}
-    else:
-        r = {"error": {"code": -32601, "message": "no"}}
-    print(json.dumps(dict(jsonrpc="2.0", id=m["id"], **r)), flush=True)
-`
+// connectHost starts a host of config, closed and freed at cleanup, and
+// returns the payloads of the events keep selects, as they are so far.
+func connectHost(t *testing.T, config string, keep func(kind, payload string) bool) (*host.Host, func() []string) {
+	t.Helper()
+	h, err := host.Parse([]byte(config), "test")
+	require.Nil(t, err)
+	var mu sync.Mutex
+	var kept []string
+	h.SetEventHandler(func(kind string, payload []byte) {
+		if keep(kind, string(payload)) {
+			mu.Lock()
+			kept = append(kept, string(payload))
+			mu.Unlock()
+		}
+	}, nil)
+	t.Cleanup(func() {
+		h.Close(5 * time.Second)
+		h.Free()
+	})
+	require.Nil(t, h.Connect())
+	return h, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), kept...)
+	}
+}
+
+// refusingServer (tests/fixtures/escapes/refusing_server.py) is a minimal
+// MCP server that first asks the sandbox's proxy for a host allowedDomains
+// does not name, then serves: it goes on running after the refusal, with
+// nothing to say of it but "fetch failed".
+const refusingServer = "../tests/fixtures/escapes/refusing_server.py"
 
 // TestHostWarnsOfProxyRefusals: a request the proxy refuses while the
 // server keeps running is a warning event of the host naming the server,
 // the destination and the rule, and lmcp_host_servers lists it.
 func TestHostWarnsOfProxyRefusals(t *testing.T) {
-	argv, _ := json.Marshal([]string{"-c", refusingServer})
+	script, err := filepath.Abs(refusingServer)
+	require.NoError(t, err)
+	argv, _ := json.Marshal([]string{script})
 	srv := `{"command":"python3","args":` + string(argv) + `,"sandboxEnabled":true,
 		"sandbox":{"network":{"allowedDomains":["registry.example"]}},"timeouts":{"ready_ms":30000,"close_grace_ms":200}}`
-	h, err := host.Parse([]byte(`{"mcpServers":{"fetcher":`+srv+`}}`), "test")
-	require.Nil(t, err)
-	var mu sync.Mutex
-	var warnings []string
-	h.SetEventHandler(func(kind string, payload []byte) {
-		if kind == "log" && strings.Contains(string(payload), `"level":"warning"`) {
-			mu.Lock()
-			warnings = append(warnings, string(payload))
-			mu.Unlock()
-		}
-	}, nil)
-	defer func() {
-		h.Close(5 * time.Second)
-		h.Free()
-	}()
-	require.Nil(t, h.Connect())
+	h, events := connectHost(t, `{"mcpServers":{"fetcher":`+srv+`}}`, func(kind, payload string) bool {
+		return kind == "log" && strings.Contains(payload, `"level":"warning"`)
+	})
 	const want = "the sandbox refused network access to denied.example:8080: not in allowedDomains"
 	var servers map[string]map[string]any
 	require.Eventually(t, func() bool {
@@ -130,8 +113,7 @@ func TestHostWarnsOfProxyRefusals(t *testing.T) {
 		return servers["fetcher"]["state"] == host.StateReady && len(refusals) > 0
 	}, 60*time.Second, 20*time.Millisecond, "%v", servers)
 	require.Equal(t, []any{want}, servers["fetcher"]["sandbox_refusals"])
-	mu.Lock()
-	defer mu.Unlock()
+	warnings := events()
 	require.Len(t, warnings, 1, "%v", warnings)
 	require.Contains(t, warnings[0], `"server":"fetcher"`)
 	require.Contains(t, warnings[0], want)

@@ -73,6 +73,7 @@ func launch(helper string, a *wire.Args, env []string, flags uintptr, release fu
 		Files:        []*os.File{lifeR, statW},
 		Lifeline:     lifeW,
 		Started:      func() (any, error) { return st.setup() },
+		ServerGone:   func(helper int) <-chan struct{} { return serverGone(helper, st.serverPID) },
 		ServerStatus: st.end,
 		Release: func() {
 			statR.Close() // already closed once the status was read
@@ -97,8 +98,9 @@ func launch(helper string, a *wire.Args, env []string, flags uintptr, release fu
 
 // statusPipe is the library's end of the helper's status pipe.
 type statusPipe struct {
-	r    *os.File
-	rest []byte // read past the setup record: the end record, if the server was that quick
+	r         *os.File
+	serverPID int    // the server's pid in the helper's PID namespace
+	rest      []byte // read past the setup record: the end record, if the server was that quick
 }
 
 // setup waits for the helper's first record: what it set up, or the step
@@ -119,7 +121,8 @@ func (p *statusPipe) setup() (*Report, error) {
 	}
 	line, rest, _ := bytes.Cut(buf, []byte{'\n'})
 	p.rest = rest
-	r, err := wire.ParseSetup(line)
+	r, pid, err := wire.ParseSetup(line)
+	p.serverPID = pid
 	if err != nil {
 		var se *wire.SetupError
 		if errors.As(err, &se) {

@@ -99,7 +99,8 @@ func probeHelper(helper string) probe {
 			return nil, err
 		}
 		line, _, _ := bytes.Cut(out, []byte{'\n'})
-		return wire.ParseSetup(line)
+		r, _, err := wire.ParseSetup(line)
+		return r, err
 	}
 	r, err := run(true)
 	if err == nil {

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -18,7 +19,9 @@ var secrets struct {
 
 // DenySecret adds paths to the files every confined server is denied; a
 // relative path is taken from the working directory, as the file is
-// opened.
+// opened. The helper hides a secret by shadowing its directory, which
+// must exist when a server starts (the token store's must exist when the
+// configuration is read; the host makes its pin file's).
 func DenySecret(paths ...string) {
 	secrets.mu.Lock()
 	defer secrets.mu.Unlock()
@@ -37,8 +40,16 @@ func DenySecret(paths ...string) {
 	}
 }
 
+// secretPaths are the secrets a start denies: those whose directory
+// still exists (a host's temporary directory removed since holds none).
 func secretPaths() []string {
 	secrets.mu.Lock()
 	defer secrets.mu.Unlock()
-	return slices.Clone(secrets.paths)
+	var out []string
+	for _, p := range secrets.paths {
+		if fi, err := os.Stat(filepath.Dir(p)); err == nil && fi.IsDir() {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -136,6 +136,42 @@ func (s *File) Load(_ context.Context, collection, key string) (*Document, Versi
 	return d, ver, nil
 }
 
+// VersionOf implements Versioner: Load without copying the body.
+func (s *File) VersionOf(_ context.Context, collection, key string) (Version, error) {
+	if s.isClosed() {
+		return 0, ErrClosed
+	}
+	doc, err := s.readCached()
+	if err != nil {
+		return 0, err
+	}
+	l, err := s.slotReader()
+	if err != nil {
+		return 0, err
+	}
+	var t *leaseTable
+	if l != nil {
+		if t, err = readLeaseTable(l); err != nil {
+			return 0, s.slotError(err)
+		}
+	}
+	if t != nil && t.anyTorn {
+		if doc, t, err = s.readLocked(); err != nil {
+			return 0, err
+		}
+	}
+	e, ok := doc.Collections[collection][key]
+	if !ok {
+		return 0, nil
+	}
+	if t != nil {
+		if slot, ok := t.current(leaseKeyHash(collection, key), e.Version); ok {
+			return slot.version, nil
+		}
+	}
+	return e.Version, nil
+}
+
 // CompareAndSave implements Store.
 func (s *File) CompareAndSave(_ context.Context, collection, key string, expected Version, next *Document) (Version, *Document, error) {
 	s.mu.Lock()

@@ -49,3 +49,10 @@ func (s *Memory) CompareAndSave(_ context.Context, collection, key string, expec
 
 // Close implements Store.
 func (s *Memory) Close() error { return nil }
+
+// VersionOf implements Versioner.
+func (s *Memory) VersionOf(_ context.Context, collection, key string) (Version, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.docs[memKey{collection, key}].ver, nil
+}

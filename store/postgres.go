@@ -126,6 +126,22 @@ func (s *Postgres) load(ctx context.Context, collection, key string) (*Document,
 	return d, Version(ver), nil
 }
 
+// VersionOf implements Versioner.
+func (s *Postgres) VersionOf(ctx context.Context, collection, key string) (Version, error) {
+	if err := s.ensureTable(ctx); err != nil {
+		return 0, err
+	}
+	var ver int64
+	err := s.pool.QueryRow(ctx, `SELECT version FROM `+PostgresTable+` WHERE collection = $1 AND key = $2`, collection, key).Scan(&ver)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, s.fail("loading a version", err)
+	}
+	return Version(ver), nil
+}
+
 // CompareAndSave implements Store.
 func (s *Postgres) CompareAndSave(ctx context.Context, collection, key string, expected Version, doc *Document) (Version, *Document, error) {
 	if err := checkBody(collection, key, doc); err != nil {

@@ -61,6 +61,22 @@ func (s *Redis) Load(ctx context.Context, collection, key string) (*Document, Ve
 	return decodeRedis(vals)
 }
 
+// VersionOf implements Versioner.
+func (s *Redis) VersionOf(ctx context.Context, collection, key string) (Version, error) {
+	v, err := s.client.HGet(ctx, redisKey(collection, key), "version").Result()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, s.fail("loading a version", err)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, errors.New("the Redis store's version of a document is not a number")
+	}
+	return Version(n), nil
+}
+
 // CompareAndSave implements Store.
 func (s *Redis) CompareAndSave(ctx context.Context, collection, key string, expected Version, doc *Document) (Version, *Document, error) {
 	if err := checkBody(collection, key, doc); err != nil {

@@ -174,6 +174,11 @@ func (s *Sealed) CompareAndSave(ctx context.Context, collection, key string, exp
 // Close implements Store.
 func (s *Sealed) Close() error { return s.inner.Close() }
 
+// VersionOf implements Versioner: the version is not sealed.
+func (s *Sealed) VersionOf(ctx context.Context, collection, key string) (Version, error) {
+	return VersionOf(ctx, s.inner, collection, key)
+}
+
 // reuse is the envelope read at version expected when the body is the same
 // and sealed with the current key: a lease-only write keeps it.
 func (s *Sealed) reuse(k memKey, expected Version, plain []byte) []byte {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"time"
 )
 
 // Version identifies one stored state of a document; 0 means nothing
@@ -80,17 +82,44 @@ type Store interface {
 	Close() error
 }
 
+// Versioner is a store that answers a document's version without its
+// body: a reader that holds the document at that version (the pin guard
+// on every list refresh, every host's re-read) need not fetch it again.
+type Versioner interface {
+	VersionOf(ctx context.Context, collection, key string) (Version, error)
+}
+
+// VersionOf is the document's version (0: none), from the store's
+// VersionOf when it has one, else from a Load.
+func VersionOf(ctx context.Context, s Store, collection, key string) (Version, error) {
+	if v, ok := s.(Versioner); ok {
+		return v.VersionOf(ctx, collection, key)
+	}
+	_, ver, err := s.Load(ctx, collection, key)
+	return ver, err
+}
+
 // Update runs a read-modify-write of one document until it lands: fn gets
 // the current document (nil when none) and answers the next one, or nil
 // to write nothing. A lost compare-and-save runs fn again on the winner,
-// at most maxUpdateTries times: two processes updating at once both keep
-// their change.
+// at most maxUpdateTries times, after a random pause that grows with each
+// loss (so that writers at the same pace do not meet again at once): two
+// processes updating at once both keep their change.
 func Update(ctx context.Context, s Store, collection, key string, fn func(cur *Document) (*Document, error)) (*Document, Version, error) {
 	cur, ver, err := s.Load(ctx, collection, key)
 	if err != nil {
 		return nil, 0, err
 	}
-	for range maxUpdateTries {
+	for try := range maxUpdateTries {
+		if try > 0 {
+			pause := time.NewTimer(rand.N(min(time.Duration(try)*500*time.Microsecond, 20*time.Millisecond)) + time.Microsecond)
+			select {
+			case <-ctx.Done():
+				pause.Stop()
+				return nil, 0, ctx.Err()
+			case <-pause.C:
+			}
+		}
 		next, err := fn(cur.Clone())
 		if err != nil || next == nil {
 			return cur, ver, err
@@ -103,9 +132,6 @@ func Update(ctx context.Context, s Store, collection, key string, fn func(cur *D
 			return next, v, nil
 		}
 		cur, ver = won, v
-		if err := ctx.Err(); err != nil {
-			return nil, 0, err
-		}
 	}
 	return nil, 0, fmt.Errorf("the store's document %s/%s changed under %d updates in a row; nothing was written", collection, key, maxUpdateTries)
 }

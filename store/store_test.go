@@ -78,6 +78,12 @@ func TestContract(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, vl, ver)
 			requireDoc(t, leased, d)
+			only, err := store.VersionOf(ctx, s, "grants", key)
+			require.NoError(t, err)
+			require.Equal(t, vl, only, "the version alone is the loaded one, after a lease-only write too")
+			only, err = store.VersionOf(ctx, s, "grants", key+"-none")
+			require.NoError(t, err)
+			require.Zero(t, only)
 
 			second := body(`{"access_token":"at-2","generation":2}`)
 			v2, won, err := s.CompareAndSave(ctx, "grants", key, vl, second)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -75,58 +74,6 @@ func TestContract(t *testing.T) {
 			require.Equal(t, Version(0), ver)
 		})
 	}
-}
-
-// TestConcurrentWritersLoseNoUpdate: goroutines increment a generation
-// by load + compare-and-save; every increment survives (a store without
-// the compare loses some).
-func TestConcurrentWritersLoseNoUpdate(t *testing.T) {
-	ctx := context.Background()
-	for name, s := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			key := uniqueKey(t)
-			const workers, each = 8, 25
-			var wg sync.WaitGroup
-			errs := make(chan error, workers)
-			for w := 0; w < workers; w++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					errs <- increment(ctx, s, key, each)
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				require.NoError(t, err)
-			}
-			rec, _, err := s.Load(ctx, key)
-			require.NoError(t, err)
-			require.Equal(t, uint64(workers*each), rec.Generation)
-		})
-	}
-}
-
-func increment(ctx context.Context, s Grants, key string, n int) error {
-	for i := 0; i < n; {
-		rec, ver, err := s.Load(ctx, key)
-		if err != nil {
-			return err
-		}
-		next := &Record{}
-		if rec != nil {
-			next = rec.Clone()
-		}
-		next.Generation++
-		_, won, err := s.CompareAndSave(ctx, key, ver, next)
-		if err != nil {
-			return err
-		}
-		if won == nil {
-			i++
-		}
-	}
-	return nil
 }
 
 // testKeyPEM is a P-256 private key in PKCS#8 PEM, as a DPoP-bound

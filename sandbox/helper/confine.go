@@ -174,8 +174,8 @@ func (s *setup) hideDenied() {
 // of the server's mount namespace for good. A mount over the file itself
 // would not do: the library writes them by renaming a new file over the
 // old, which detaches such a mount, and one written after the start would
-// have none. So the secret's directory (its nearest existing ancestor,
-// when it does not exist yet) is replaced by a read-only tmpfs of the same
+// have none. So the secret's directory (which the library makes before it
+// names the secret) is replaced by a read-only tmpfs of the same
 // mode holding every other entry, each bind-mounted from the real one:
 // the server lists and uses them as before, and never sees the secret,
 // whatever the library writes there later. An entry created in that
@@ -189,11 +189,8 @@ func (s *setup) hideSecrets() {
 	var order []string
 	for _, p := range canonical(s.args.Secrets) {
 		dir, name := filepath.Dir(p), filepath.Base(p)
-		for {
-			if _, err := os.Lstat(dir); err == nil {
-				break
-			}
-			dir, name = filepath.Dir(dir), filepath.Base(dir)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			continue // no directory, no secret (the library makes it beforehand)
 		}
 		if dir == "/" {
 			s.secretsLeft = append(s.secretsLeft, p)

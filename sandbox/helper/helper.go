@@ -50,7 +50,7 @@ func Main() {
 	s.confine()
 	if a.Probe {
 		s.filterUnixSockets() // a throwaway process: try the filter here
-		os.Stdout.Write(wire.SetupRecord(&s.report))
+		os.Stdout.Write(wire.SetupRecord(&s.report, 0))
 		os.Exit(0)
 	}
 	os.Exit(s.run())
@@ -83,7 +83,7 @@ func (s *setup) run() int {
 		return wire.ExitSetupFailed
 	}
 	if s.args.Status {
-		_, _ = syscall.Write(wire.StatusFD, wire.SetupRecord(&s.report))
+		_, _ = syscall.Write(wire.StatusFD, wire.SetupRecord(&s.report, pid))
 	}
 	// The server's stdin, stdout and stderr are its own: holding copies
 	// would keep them open after the server closed them, and a server

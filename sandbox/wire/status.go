@@ -49,8 +49,16 @@ type Failure struct {
 
 func (f Failure) String() string { return f.Layer + ": " + f.Step + " failed: " + f.Error }
 
-// SetupRecord encodes the setup report.
-func SetupRecord(r *Report) []byte { return record(recordSetup, r) }
+// setup is the setup record's body: the report, and the server's pid as
+// the helper sees it (in its PID namespace, when it has one), by which the
+// library finds the server among the helper's children.
+type setup struct {
+	Report *Report `json:"report"`
+	PID    int     `json:"pid,omitempty"`
+}
+
+// SetupRecord encodes the setup report of the server pid.
+func SetupRecord(r *Report, pid int) []byte { return record(recordSetup, setup{r, pid}) }
 
 // FailureRecord encodes a failed step.
 func FailureRecord(f Failure) []byte { return record(recordFailure, f) }
@@ -63,28 +71,29 @@ func record(kind byte, v any) []byte {
 // errNoSetup: the helper ended without a setup record.
 var errNoSetup = errors.New("the sandbox helper ended before it started the server")
 
-// ParseSetup decodes the first record of the pipe: the report, or the
+// ParseSetup decodes the first record of the pipe: the report and the
+// server's pid in the helper's PID namespace (0 when not given), or the
 // failure as an error naming the layer and why.
-func ParseSetup(line []byte) (*Report, error) {
+func ParseSetup(line []byte) (*Report, int, error) {
 	line = bytes.TrimSuffix(line, []byte{'\n'})
 	if len(line) == 0 {
-		return nil, errNoSetup
+		return nil, 0, errNoSetup
 	}
 	switch line[0] {
 	case recordSetup:
-		r := &Report{}
-		if err := json.Unmarshal(line[1:], r); err != nil {
-			return nil, errors.New("the sandbox helper sent a malformed report")
+		var st setup
+		if err := json.Unmarshal(line[1:], &st); err != nil || st.Report == nil {
+			return nil, 0, errors.New("the sandbox helper sent a malformed report")
 		}
-		return r, nil
+		return st.Report, st.PID, nil
 	case recordFailure:
 		var f Failure
 		if err := json.Unmarshal(line[1:], &f); err != nil || f.Layer == "" {
-			return nil, errors.New("the sandbox helper sent a malformed failure")
+			return nil, 0, errors.New("the sandbox helper sent a malformed failure")
 		}
-		return nil, &SetupError{f}
+		return nil, 0, &SetupError{f}
 	}
-	return nil, errNoSetup
+	return nil, 0, errNoSetup
 }
 
 // SetupError is a start the helper refused: a step failed.

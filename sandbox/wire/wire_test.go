@@ -49,19 +49,20 @@ func TestSetupRecord(t *testing.T) {
 	r := &Report{Namespaces: true, Landlock: 7, LandlockRights: []string{"FS_WRITE_FILE"}, Scoped: []string{"SIGNAL"},
 		Network: "none", Proc: "private", NoNewPrivs: true, Limits: true, Reaper: "pid-namespace", UnixSockets: "denied",
 		Missing: []string{"seccomp: x failed: y"}}
-	got, err := ParseSetup(SetupRecord(r))
+	got, pid, err := ParseSetup(SetupRecord(r, 7))
 	require.NoError(t, err)
 	require.Equal(t, r, got)
+	require.Equal(t, 7, pid)
 
 	f := Failure{Layer: "Landlock", Step: "landlock_restrict_self", Error: "function not implemented"}
-	_, err = ParseSetup(FailureRecord(f))
+	_, _, err = ParseSetup(FailureRecord(f))
 	var se *SetupError
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, f, se.Failure)
 	require.EqualError(t, err, "Landlock: landlock_restrict_self failed: function not implemented")
 
-	for _, b := range []string{"", "\n", "S{", "F{}\n", "Lx\x00\n", "X{}\n"} {
-		_, err := ParseSetup([]byte(b))
+	for _, b := range []string{"", "\n", "S{", "S{}\n", "F{}\n", "Lx\x00\n", "X{}\n"} {
+		_, _, err := ParseSetup([]byte(b))
 		require.Error(t, err, "%q", b)
 	}
 }

@@ -137,3 +137,23 @@ func (a *Application) Ask(_ context.Context, kind string, payload []byte) ([]byt
 	}
 	return nil, errors.New("not a store request: " + kind)
 }
+
+// Bodies are the bodies of the documents of collection, by key (what the
+// application keeps, as a test inspects it).
+func (a *Application) Bodies(collection string) map[string]json.RawMessage {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := map[string]json.RawMessage{}
+	for k, e := range a.docs {
+		if k[0] != collection {
+			continue
+		}
+		var d struct {
+			Body json.RawMessage `json:"body"`
+		}
+		if json.Unmarshal(e.Document, &d) == nil {
+			out[k[1]] = d.Body
+		}
+	}
+	return out
+}

@@ -5,8 +5,12 @@
 // clients/pyclient.py and clients/exclient.exs for the Python and Elixir
 // bindings; clients/pysdk.py for the official Python SDK's client, 1.x and
 // 2.x, the Python rows' anchor) against benchserver (go-sdk and minimal servers, stdio and
-// Streamable HTTP); see README.md. The Go benchmarks of this package
+// Streamable HTTP, and the legacy HTTP+SSE transport of the go-sdk
+// server); see README.md. The Go benchmarks of this package
 // (`make bench-go`) measure the in-process call path. Figures are for
 // comparing ratios on one machine in one run, never absolute limits: the
-// machines are shared, and no figure is asserted anywhere.
+// machines are shared, and no figure is asserted anywhere. What is
+// asserted is a count: allocs_test.go names every allocation of a
+// sequential call over stdio and Streamable HTTP and fails when one is
+// added (race_on_test.go, race_off_test.go: what the race detector adds).
 package bench

@@ -239,7 +239,8 @@ static int worker_fails_closed(void) {
   snprintf(loose, sizeof loose, srv, outside, "loose", fixture_path());
   snprintf(plain, sizeof plain, srv, outside, "plain", fixture_path());
   snprintf(cfg, sizeof cfg,
-           "{\"mcpServers\":{\"boxed\":{%s,\"sandboxEnabled\":true,\"sandbox\":{\"filesystem\":{\"allowWrite\":[\"%s/in\"]}}},"
+           "{\"mcpServers\":{\"boxed\":{%s,\"sandboxEnabled\":true,\"sandbox\":{\"filesystem\":{"
+           "\"allowWrite\":[\"%s/in\"]}}},"
            "\"loose\":{%s,\"sandboxEnabled\":true,\"sandbox\":{\"required\":false}},\"plain\":{%s}}}",
            boxed, root, loose, plain);
   lmcp_host *h = NULL;
@@ -298,11 +299,14 @@ static const char *stage(void) {
   self[n] = 0;
   snprintf(helper, sizeof helper, "%.*s/lemonmcp-sandbox", (int)(strrchr(lib.dli_fname, '/') - lib.dli_fname),
            lib.dli_fname);
-  snprintf(wrapper, sizeof wrapper, "%.*s/withoutlayers", (int)(strrchr(fixture_path(), '/') - fixture_path()),
-           fixture_path());
-  const char *files[][2] = {{self, "test"},           {lib.dli_fname, "liblemonmcp.so.1"},
-                            {helper, "lemonmcp-sandbox"}, {fixture_path(), "mcpfixture"},
-                            {wrapper, "withoutlayers"}, {escapes_path(), "escapes.sh"}};
+  snprintf(wrapper, sizeof wrapper, "%.*s/withoutlayers",
+           (int)(strrchr(fixture_path(), '/') - fixture_path()), fixture_path());
+  const char *files[][2] = {{self, "test"},
+                            {lib.dli_fname, "liblemonmcp.so.1"},
+                            {helper, "lemonmcp-sandbox"},
+                            {fixture_path(), "mcpfixture"},
+                            {wrapper, "withoutlayers"},
+                            {escapes_path(), "escapes.sh"}};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
     snprintf(to, sizeof to, "%s/%s", dir, files[i][1]);
     if (copy_file(files[i][0], to) != 0) return NULL;
@@ -341,7 +345,8 @@ static void check_fails_closed(uid_t uid, const char *flag, const char *layer) {
   char uidv[32], gidv[32];
   snprintf(uidv, sizeof uidv, "--reuid=%d", (int)uid);
   snprintf(gidv, sizeof gidv, "--regid=%d", (int)uid);
-  char *as_uid[] = {"setpriv", uidv, gidv, "--clear-groups", wrapper, (char *)flag, "--", self, "--worker-fails-closed", NULL};
+  char *as_uid[] = {"setpriv",    uidv, gidv, "--clear-groups",        wrapper,
+                    (char *)flag, "--", self, "--worker-fails-closed", NULL};
   char *as_me[] = {wrapper, (char *)flag, "--", self, "--worker-fails-closed", NULL};
   char *out = NULL;
   int st = run(uid == getuid() ? as_me : as_uid, env, &out);
@@ -351,11 +356,13 @@ static void check_fails_closed(uid_t uid, const char *flag, const char *layer) {
   CHECKM(strstr(out, "sandbox: cannot be set up in full") && strstr(out, layer), NULL,
          "uid %d %s: the required server's error does not name the layer:\n%s", (int)uid, flag, out);
   CHECKM(strstr(out, "\"missing\":[") != NULL, NULL, "uid %d %s: no missing list:\n%s", (int)uid, flag, out);
-  CHECKM(strstr(out, "written_boxed 0\n") != NULL, NULL, "uid %d %s: the refused server ran:\n%s", (int)uid, flag, out);
+  CHECKM(strstr(out, "written_boxed 0\n") != NULL, NULL, "uid %d %s: the refused server ran:\n%s", (int)uid,
+         flag, out);
   free(out);
 }
 
-static const char *landlock_layer = "Landlock: landlock_create_ruleset(VERSION) failed: function not implemented";
+static const char *landlock_layer =
+    "Landlock: landlock_create_ruleset(VERSION) failed: function not implemented";
 static const char *userns_layer =
     "namespaces: clone(CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET|...) failed: no space left on device";
 
@@ -381,7 +388,8 @@ static char *escapes(uid_t uid, const char *mode, const char *extra_env) {
   snprintf(homev, sizeof homev, "HOME=%s", home);
   snprintf(cache, sizeof cache, "XDG_CACHE_HOME=%s/cache", home);
   /* extra_env last: it may name another helper (the control). */
-  const char *env[] = {tmpdir, homev, cache, senv[0], senv[1], senv[2], extra_env ? extra_env : senv[3], NULL};
+  const char *env[] = {tmpdir, homev, cache, senv[0], senv[1], senv[2], extra_env ? extra_env : senv[3],
+                       NULL};
   char uidv[32], gidv[32];
   snprintf(uidv, sizeof uidv, "--reuid=%d", (int)uid);
   snprintf(gidv, sizeof gidv, "--regid=%d", (int)uid);

@@ -165,7 +165,20 @@ async def run(args: argparse.Namespace) -> Dict[str, Any]:
 
             r = await call(s, p + "slow", {"ms": 300, "steps": 3}, progress_callback=on_progress)
             report["progress"] = {"text": text_of(r), "progress": seen}
-        if "list_changed" in wanted:
+        if "list_changed" in wanted and args.era == "modern":
+            # 2026-07-28: list_changed comes on a subscriptions/listen stream.
+            from mcp.client.subscriptions import listen
+
+            front.notified.clear()
+            async with listen(s, tools_list_changed=True) as sub:
+                await call(s, p + "notify", {})
+                event = await asyncio.wait_for(sub.__anext__(), WAIT_S)
+                kind = type(event).__name__  # ToolsListChanged: the SDK's event for it
+                front.notified.append("notifications/tools/list_changed" if kind == "ToolsListChanged" else kind)
+            listing = await asyncio.wait_for(s.list_tools(), WAIT_S)
+            report["list_changed"] = {"notified": front.notified,
+                                      "dynamic": sorted(t.name for t in listing.tools if "dynamic_" in t.name)}
+        elif "list_changed" in wanted:
             front.notified.clear()
             await call(s, p + "notify", {})
             deadline = time.monotonic() + WAIT_S

@@ -136,12 +136,7 @@ func TestCancellationReachesTheServersOwnRequest(t *testing.T) {
 		t.Run(front, func(t *testing.T) {
 			h := hostFromConfig(t, `{"mcpServers": {"fx": {"command": "`+fixtureBin+`", "args": ["-log-file", "`+logFile+`-`+front+`"], "protocol": {"mode": "legacy"}}}, "tool_prefix": "never"}`)
 			g := newGateway(t, h, "")
-			var tr mcp.Transport
-			if front == "stdio" {
-				tr = stdioFront(t, g)
-			} else {
-				tr = &mcp.StreamableClientTransport{Endpoint: httpFront(t, g), MaxRetries: -1}
-			}
+			tr := frontTransport(t, g, front)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, nil).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})

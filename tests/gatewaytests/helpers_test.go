@@ -95,6 +95,16 @@ func httpFront(t testing.TB, g *gateway.Server) string {
 	return url
 }
 
+// frontTransport serves g over front ("stdio" or "http") and returns the
+// go-sdk transport of its front.
+func frontTransport(t testing.TB, g *gateway.Server, front string) mcp.Transport {
+	t.Helper()
+	if front == "stdio" {
+		return stdioFront(t, g)
+	}
+	return &mcp.StreamableClientTransport{Endpoint: httpFront(t, g), MaxRetries: -1}
+}
+
 // relayClient is a go-sdk client answering every relayed request.
 func relayClient(progress chan<- float64) *mcp.Client {
 	return mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, &mcp.ClientOptions{

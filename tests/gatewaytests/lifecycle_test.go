@@ -135,10 +135,10 @@ func TestSessionsAreBounded(t *testing.T) {
 
 // TestAbandonedSessionsGiveTheirMemoryBack: many sessions opened and
 // abandoned leave the heap where it was once their idle timeout passed.
-// make test opens 5,000 (HTTP round trips under the race detector are
+// make test opens 2,000 (HTTP round trips under the race detector are
 // what it costs); LEMONMCP_GATEWAY_SESSIONS=100000 runs the issue's count.
 func TestAbandonedSessionsGiveTheirMemoryBack(t *testing.T) {
-	sessions := 5000
+	sessions := 2000
 	if n, err := strconv.Atoi(os.Getenv("LEMONMCP_GATEWAY_SESSIONS")); err == nil && n > 0 {
 		sessions = n
 	}
@@ -240,4 +240,19 @@ func TestSlowLorisDoesNotBlockOthers(t *testing.T) {
 		}
 	}()
 	initSession(t, url)
+}
+
+// TestStdioSessionOutlivesIdleTimeout: a stdio front's session is its
+// connection's; the idle timeout (for HTTP sessions) never closes it.
+func TestStdioSessionOutlivesIdleTimeout(t *testing.T) {
+	h := newHost(t, legacy)
+	g := newGateway(t, h, `{"session_idle_timeout_ms": 20}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, nil).Connect(ctx, stdioFront(t, g), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	defer cs.Close()
+	time.Sleep(300 * time.Millisecond) // many idle sweeps (every 10 ms)
+	require.Equal(t, 1, g.SessionCount())
+	require.Contains(t, callText(t, cs, "echo", map[string]any{"text": "still here"}), "still here")
 }

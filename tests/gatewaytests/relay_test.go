@@ -19,12 +19,7 @@ func TestRelayMatrix(t *testing.T) {
 				t.Run(front+"/front-"+string(fe)+"/server-"+string(se), func(t *testing.T) {
 					h := newHost(t, se)
 					g := newGateway(t, h, "")
-					var tr mcp.Transport
-					if front == "stdio" {
-						tr = stdioFront(t, g)
-					} else {
-						tr = &mcp.StreamableClientTransport{Endpoint: httpFront(t, g), MaxRetries: -1}
-					}
+					tr := frontTransport(t, g, front)
 					progress := make(chan float64, 16)
 					client := relayClient(progress)
 					client.AddRoots(&mcp.Root{URI: "file:///front/root", Name: "front-root"})

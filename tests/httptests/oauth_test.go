@@ -1,6 +1,7 @@
 package httptests
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/lemonmcp/lemonmcp/config"
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/store/storetest"
 	"github.com/lemonmcp/lemonmcp/tests/internal/fixturebin"
 	"github.com/stretchr/testify/require"
 )
@@ -205,33 +207,25 @@ func TestOAuthParallel401sRefreshOnce(t *testing.T) {
 // client makes no token request and sends the stored bearer on initialize.
 func TestOAuthAppTokenStoreResumes(t *testing.T) {
 	base := startOAuthFixture(t)
-	var mu sync.Mutex
-	var saved []string
+	app := storetest.NewApplication()
 	store := func(kind string, payload []byte) (core.Status, string) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch kind {
-		case "token_load":
-			if len(saved) == 0 {
-				return core.StatusOK, `{}`
-			}
-			return core.StatusOK, saved[len(saved)-1]
-		case "token_save":
-			saved = append(saved, string(payload))
-			return core.StatusOK, `{}`
+		answer, err := app.Ask(context.Background(), kind, payload)
+		if err != nil {
+			return core.StatusInvalidArgument, `{"message":"unexpected"}`
 		}
-		return core.StatusInvalidArgument, `{"message":"unexpected"}`
+		return core.StatusOK, string(answer)
 	}
-	cfg := httpConfig(base, `{"client_id":"lemon","client_secret":"secret","token_store":"app"}`)
+	cfg := httpConfig(base, `{"client_id":"lemon","client_secret":"secret","token_store":{"type":"app"}}`)
 	first := oauthClient(t, cfg, store)
 	require.Nil(t, errOrNil(connectReady(t, first)))
 	require.Nil(t, errOrNil(first.Close(5*time.Second)))
 
-	mu.Lock()
-	require.Len(t, saved, 1, "the grant was saved")
+	grants := app.Bodies("grants")
+	require.Len(t, grants, 1, "the grant was saved")
 	var rec map[string]any
-	require.NoError(t, json.Unmarshal([]byte(saved[0]), &rec))
-	mu.Unlock()
+	for _, body := range grants {
+		require.NoError(t, json.Unmarshal(body, &rec))
+	}
 	require.NotEmpty(t, rec["access_token"])
 	require.Equal(t, base+"/oauth", rec["issuer"])
 	require.Equal(t, base+"/mcp", rec["resource"])

@@ -88,6 +88,18 @@ func (t *Transport) supervise() {
 		select {
 		case <-t.exited:
 		case <-t.closeReq:
+		case <-t.serverGone:
+			// The server exited (its stdout closed with it); the helper
+			// that launched it follows once it has ended what the server
+			// left, and its report is the server's end.
+			settle.Stop()
+			follow := time.NewTimer(t.cfg.CloseGrace + exitSettle)
+			select {
+			case <-t.exited:
+			case <-t.closeReq:
+			case <-follow.C:
+			}
+			follow.Stop()
 		case <-settle.C:
 			settle.Stop()
 			t.lost()

@@ -59,6 +59,14 @@ type Launch struct {
 	// kept for Report; an error ends the start, the program killed and
 	// reaped, and is what Start returns.
 	Started func() (report any, err error)
+	// ServerGone, when set, is asked once the server runs (with the
+	// launched program's pid) for a channel
+	// closed when the server itself has exited (nil: unknown). The
+	// launched program outlives the server a moment (it ends what the
+	// server left), so a stdout that closes with the server is told from
+	// a server that closed its stdout and runs on by this, not by the
+	// program's exit.
+	ServerGone func(pid int) <-chan struct{}
 	// Warnings, when set, is called once the server runs with a function
 	// that reports a warning of the launcher's (what the sandbox's proxy
 	// refused the server while it runs) to the transport's sink.
@@ -75,6 +83,14 @@ func (l *Launch) note() string {
 		return ""
 	}
 	return l.Note()
+}
+
+// serverGone is the launch's ServerGone channel, nil when unknown.
+func (l *Launch) serverGone(pid int) <-chan struct{} {
+	if l == nil || l.ServerGone == nil {
+		return nil
+	}
+	return l.ServerGone(pid)
 }
 
 // release closes what a launch holds in this process.

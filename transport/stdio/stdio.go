@@ -30,6 +30,9 @@ type Transport struct {
 	reader  *lineReader  // the stdout reader, kept for tests
 	launch  *Launch      // nil unless a Launcher runs the server
 	report  any          // the launch's report of this start, nil for none
+	// serverGone is closed when the launched server itself has exited
+	// (Launch.ServerGone); nil when there is no launch or it cannot tell.
+	serverGone <-chan struct{}
 	// warnMu orders the launch's warnings before Closed (closedSent).
 	warnMu     sync.Mutex
 	closedSent bool
@@ -129,6 +132,7 @@ func (t *Transport) Start(ctx context.Context, sink transport.Sink) error {
 	t.pgid = c.proc.Pid // Setpgid(0) makes the group id the leader's pid
 	t.pidfd = c.pidfd
 	t.launch, t.report = c.launch, c.report
+	t.serverGone = c.launch.serverGone(c.proc.Pid)
 	t.stdin, t.stdout, t.stderr = c.stdin, c.stdout, c.stderr
 	t.sender.attach(c.stdin)
 	secrets := envSecrets(t.cfg.Env)

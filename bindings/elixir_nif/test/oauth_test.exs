@@ -209,71 +209,37 @@ defmodule LemonMCP.OAuthTest do
              end)
   end
 
-  test "16: token cache: save gets the tokens and metadata; a second client resumes without a token request" do
+  test "16: the application's store keeps the grant; a second client resumes without a token request" do
     base = OF.start!()
-    me = self()
-    save = fn record -> send(me, {:saved, self(), record}) end
-
-    {:ok, c1} =
-      start(base,
-        oauth: [client_id: "lemon", client_secret: "secret"],
-        oauth_token_cache: [load: fn -> nil end, save: save]
-      )
-
-    assert_receive {:saved, spid, rec}, 5_000
-    assert spid != c1
+    {agent, load, save} = agent_store()
+    oauth = [client_id: "lemon", client_secret: "secret", token_store: %{type: "app"}]
+    {:ok, c1} = start(base, oauth: oauth, store: {load, save})
     [tok] = token_requests(base)
-    assert rec.access_token == issued(tok)
-    assert rec.refresh_token == tok["issued"]["refresh_token"]
-    assert rec.metadata["resource"] == base <> "/mcp"
-    assert rec[:resource] == base <> "/mcp"
+    assert [{{"grants", _key}, {%{"body" => rec}, _version}}] = Map.to_list(Agent.get(agent, & &1))
+    assert rec["access_token"] == issued(tok)
+    assert rec["refresh_token"] == tok["issued"]["refresh_token"]
+    assert rec["resource"] == base <> "/mcp"
     Client.HTTP.stop(c1)
 
-    # As a host persisting JSON would hand it back: string keys, {:ok, _}.
-    stored = Map.new(rec, fn {k, v} -> {to_string(k), v} end)
-
-    for load <- [fn -> {:ok, stored} end, fn -> rec end] do
-      OF.reset(base)
-
-      {:ok, c2} =
-        start(base,
-          oauth: [
-            client_id: "lemon",
-            client_secret: "secret",
-            redirect_uri: @redirect,
-            authorization_code_provider: fn _ -> send(me, :provider_called) && {:error, :no} end
-          ],
-          oauth_token_cache: [load: load, save: save]
-        )
-
-      assert {:ok, _} = Client.HTTP.list_tools(c2)
-      assert token_requests(base) == []
-      assert [init] = OF.rpc(base, "initialize")
-      assert bearer(init) == "Bearer " <> rec.access_token
-      assert [list] = OF.rpc(base, "tools/list")
-      assert bearer(list) == "Bearer " <> rec.access_token
-      refute_received :provider_called
-      refute_received {:saved, _, _}
-      Client.HTTP.stop(c2)
-    end
+    OF.reset(base)
+    {:ok, c2} = start(base, oauth: oauth, store: {load, save})
+    assert {:ok, _} = Client.HTTP.list_tools(c2)
+    assert token_requests(base) == []
+    assert [init] = OF.rpc(base, "initialize")
+    assert bearer(init) == "Bearer " <> rec["access_token"]
+    Client.HTTP.stop(c2)
   end
 
-  test "16b: a failing load or save is swallowed" do
+  test "16b: the token caches of earlier releases are retired with what to write instead" do
     base = OF.start!()
 
-    {:ok, c} =
-      start(base,
-        oauth: [client_id: "lemon", client_secret: "secret"],
-        oauth_token_cache: [load: fn -> raise "disk on fire" end, save: fn _ -> throw(:nope) end]
-      )
+    for old <- [:oauth_token_cache, :oauth_token_loader, :oauth_token_persister] do
+      assert {:error, {:invalid_option, msg}} =
+               trap(fn -> start(base, [{:oauth, [client_id: "lemon"]}, {old, [load: fn -> nil end]}]) end)
 
-    assert {:ok, _} = Client.HTTP.list_tools(c)
-    assert Process.alive?(c)
-
-    {:ok, c} =
-      start(base, oauth: [client_id: "lemon", client_secret: "secret"], oauth_token_cache: [load: fn -> :garbage end])
-
-    assert {:ok, _} = Client.HTTP.list_tools(c)
+      assert msg =~ ":#{old} is retired"
+      assert msg =~ "store: {load, save}"
+    end
   end
 
   test "17: a provider answering a mismatched state fails the start with {:auth_required, metadata}" do
@@ -425,60 +391,42 @@ defmodule LemonMCP.OAuthTest do
     assert "Bearer " <> issued(t2) == bearer(List.last(OF.rpc(base, "tools/list")))
   end
 
-  @tag :tmp_dir
-  test "oauth.token_store: \"app\" goes with the token cache; a bad store is a clear error", %{tmp_dir: dir} do
+  test "oauth.token_store: a bad store or a retired form is a clear error" do
     base = OF.start!()
-    me = self()
-    cache = [load: fn -> nil end, save: fn r -> send(me, {:saved, r}) end]
 
-    for store <- [:app, "app"] do
-      {:ok, c} =
-        start(base, oauth: [client_id: "lemon", client_secret: "secret", token_store: store], oauth_token_cache: cache)
-
-      assert {:ok, _} = Client.HTTP.list_tools(c)
-      assert_receive {:saved, %{access_token: "at-" <> _}}, 5_000
-      Client.HTTP.stop(c)
-    end
-
-    file = %{type: "file", path: Path.join(dir, "t.json")}
-
-    bad = [
-      {[token_store: file], [oauth_token_cache: cache], ~r/conflicts with :oauth_token_cache/},
-      {[token_store: %{type: "app"}], [], ~r/needs :oauth_token_cache/},
-      {[token_store: %{type: "app", key: "k1"}], [oauth_token_cache: cache],
-       ~r/needs oauth_token_cache: \[load: fun\/1/},
-      {[token_store: [type: :app]], [oauth_token_cache: cache], ~r/is the shared store/},
-      {[token_store: 42], [], ~r/must be a map/},
-      {[token_store: [{1, 2}]], [], ~r/must be a map/}
-    ]
-
-    for {extra, opts, message} <- bad do
+    for {extra, message} <- [{[token_store: 42], ~r/must be a map/}, {[token_store: [{1, 2}]], ~r/must be a map/}] do
       assert {:error, {:invalid_option, msg}} =
-               trap(fn -> start(base, [oauth: [client_id: "lemon", client_secret: "secret"] ++ extra] ++ opts) end)
+               trap(fn -> start(base, oauth: [client_id: "lemon", client_secret: "secret"] ++ extra) end)
 
       assert msg =~ message
     end
 
-    # What is wrong inside the object, the library names.
-    assert {:error, reason} = trap(fn -> start(base, oauth: [client_id: "lemon", token_store: %{type: "disk"}]) end)
+    assert {:error, {:invalid_option, msg}} =
+             trap(fn -> start(base, oauth: [client_id: "lemon"], store: {fn -> nil end, fn _ -> :ok end}) end)
 
-    assert inspect(reason) =~ "token_store"
+    assert msg =~ "store: expected {load, save}"
+
+    # What is wrong inside the object, or a retired form, the library names.
+    for {store, want} <- [{%{type: "disk"}, "token_store"}, {"app", "is retired: write"}, {:app, "is retired: write"}] do
+      assert {:error, reason} = trap(fn -> start(base, oauth: [client_id: "lemon", token_store: store]) end)
+      assert inspect(reason) =~ want
+    end
   end
 
-  # The application's own versioned store, as its database would keep it:
-  # {record, version} per key in an Agent, saved by compare-and-save. The
-  # versioned :oauth_token_cache (load/1, save/3) of every client sharing it.
+  # The application's own store, as its database would keep it:
+  # {document, version} per collection and key in an Agent, saved by
+  # compare-and-save. The :store (load/2, save/4) of every client sharing it.
   defp agent_store do
     agent = start_supervised!({Agent, fn -> %{} end}, id: make_ref())
-    load = fn key -> Agent.get(agent, &Map.get(&1, key)) end
+    load = fn c, k -> {:ok, Agent.get(agent, &Map.get(&1, {c, k}))} end
 
-    save = fn key, record, expected ->
-      Agent.get_and_update(agent, fn grants ->
-        case Map.get(grants, key) do
-          {_, ^expected} -> {{:ok, expected + 1}, Map.put(grants, key, {record, expected + 1})}
-          nil when expected == 0 -> {{:ok, 1}, Map.put(grants, key, {record, 1})}
-          {stored, version} -> {{:conflict, stored, version}, grants}
-          nil -> {{:conflict, nil, 0}, grants}
+    save = fn c, k, expected, doc ->
+      Agent.get_and_update(agent, fn docs ->
+        case Map.get(docs, {c, k}) do
+          {_, ^expected} -> {{:ok, expected + 1}, Map.put(docs, {c, k}, {doc, expected + 1})}
+          nil when expected == 0 -> {{:ok, 1}, Map.put(docs, {c, k}, {doc, 1})}
+          {stored, version} -> {{:conflict, stored, version}, docs}
+          nil -> {{:conflict, nil, 0}, docs}
         end
       end)
     end
@@ -492,15 +440,14 @@ defmodule LemonMCP.OAuthTest do
     do:
       OF.start!(["-strict-refresh", "-initial-refresh-token", "rt-0", "-client-secret=", "-expire-method", "tools/list"])
 
-  test "oauth_token_cache, versioned: clients sharing the application's store redeem once when their token dies" do
+  test ":store: clients sharing the application's store redeem once when their token dies" do
     base = strict_expiring()
     {agent, load, save} = agent_store()
-    oauth = [client_id: "lemon", refresh_token: "rt-0"]
-    {:ok, c1} = start(base, oauth: oauth, oauth_token_cache: [load: load, save: save])
-    # Keyword list or map, atom or string keys: the same cache.
-    {:ok, c2} = start(base, oauth: oauth, oauth_token_cache: %{"load" => load, "save" => save})
+    oauth = [client_id: "lemon", refresh_token: "rt-0", token_store: %{type: "app"}]
+    {:ok, c1} = start(base, oauth: oauth, store: {load, save})
+    {:ok, c2} = start(base, oauth: oauth, store: {load, save})
     assert [t1] = token_requests(base), "the second client redeemed rt-0 again"
-    assert [{key, {%{"generation" => generation}, version}}] = Map.to_list(Agent.get(agent, & &1))
+    assert [{key, {%{"body" => %{"generation" => generation}}, version}}] = Map.to_list(Agent.get(agent, & &1))
 
     # Both meet the 401 of their shared, revoked token at once: one
     # redeems, the other adopts what it stored.
@@ -513,21 +460,21 @@ defmodule LemonMCP.OAuthTest do
 
     # One grant, under the library's default key: one generation more, the
     # winner's tokens.
-    assert [{^key, {record, new_version}}] = Map.to_list(Agent.get(agent, & &1))
+    assert [{^key, {%{"body" => record}, new_version}}] = Map.to_list(Agent.get(agent, & &1))
     assert record["access_token"] == issued(t2)
     assert record["generation"] == generation + 1
     assert new_version > version
     assert "Bearer " <> issued(t2) == bearer(List.last(OF.rpc(base, "tools/list")))
   end
 
-  test "oauth_token_cache, versioned: a conflict answer makes the loser adopt the winner's record" do
+  test ":store: a conflict answer makes the loser adopt the winner's record" do
     base = strict_expiring()
     {_agent, load, save} = agent_store()
     me = self()
     gate = start_supervised!({Agent, fn -> :open end}, id: :gate)
 
     # c2's next save waits, before its compare, for the test's :go.
-    gated_save = fn key, record, expected ->
+    gated_save = fn c, k, expected, doc ->
       if Agent.get_and_update(gate, &{&1, :open}) == :armed do
         send(me, {:c2_saving, self()})
 
@@ -536,14 +483,14 @@ defmodule LemonMCP.OAuthTest do
         end
       end
 
-      answer = save.(key, record, expected)
+      answer = save.(c, k, expected, doc)
       send(me, {:c2_saved, answer})
       answer
     end
 
     oauth = [client_id: "lemon", refresh_token: "rt-0", token_store: %{type: "app", key: "user-42"}]
-    {:ok, c1} = start(base, oauth: oauth, oauth_token_cache: [load: load, save: save])
-    {:ok, c2} = start(base, oauth: oauth, oauth_token_cache: [load: load, save: gated_save])
+    {:ok, c1} = start(base, oauth: oauth, store: {load, save})
+    {:ok, c2} = start(base, oauth: oauth, store: {load, gated_save})
     assert [t1] = token_requests(base)
 
     # c2 meets the 401 and claims the refresh lease; its claim waits while
@@ -558,7 +505,7 @@ defmodule LemonMCP.OAuthTest do
     # that won, and c2 uses its token without redeeming anything.
     send(saver, :go)
     assert_receive {:c2_saved, {:conflict, winner, _version}}, 30_000
-    assert winner["access_token"] == issued(t2)
+    assert winner["body"]["access_token"] == issued(t2)
     assert {:ok, _} = Task.await(call2, 60_000)
 
     assert [^t1, ^t2] = token_requests(base), "the loser redeemed a refresh token"
@@ -566,44 +513,19 @@ defmodule LemonMCP.OAuthTest do
     assert "Bearer " <> issued(t2) == bearer(List.last(OF.rpc(base, "tools/list")))
   end
 
-  test "oauth_token_cache, versioned: a failing load or save fails the request; a half cache is refused" do
+  test ":store: a failing load or save fails the request without a token request or a secret" do
     base = OF.start!()
-    oauth = [client_id: "lemon", client_secret: "secret"]
+    oauth = [client_id: "lemon", client_secret: "secret", token_store: %{type: "app"}]
 
-    for cache <- [
-          [load: fn _ -> nil end, save: fn _ -> :ok end],
-          [load: fn -> nil end, save: fn _, _, _ -> {:ok, 1} end]
+    for store <- [
+          {fn _, _ -> raise "db down s3cret" end, fn _, _, _, _ -> {:ok, 1} end},
+          {fn _, _ -> {:ok, nil} end, fn _, _, _, _ -> :saved end},
+          {fn _, _ -> :garbage end, fn _, _, _, _ -> {:ok, 1} end},
+          {fn _, _ -> {:error, "s3cret"} end, fn _, _, _, _ -> {:ok, 1} end}
         ] do
-      assert {:error, {:invalid_option, msg}} = trap(fn -> start(base, oauth: oauth, oauth_token_cache: cache) end)
-      assert msg =~ "versioned token cache"
+      assert {:error, reason} = trap(fn -> start(base, oauth: oauth, store: store) end)
+      refute inspect(reason) =~ "s3cret"
     end
-
-    assert {:error, {:invalid_option, msg}} =
-             trap(fn ->
-               start(base,
-                 oauth: oauth ++ [token_store: "memory"],
-                 oauth_token_cache: [load: fn _ -> nil end, save: fn _, _, _ -> {:ok, 1} end]
-               )
-             end)
-
-    assert msg =~ "conflicts with :oauth_token_cache"
-
-    # Last: capture_log's device, linked to this process, exits when it ends.
-    log =
-      ExUnit.CaptureLog.capture_log(fn ->
-        for cache <- [
-              [load: fn _ -> raise "db down s3cret" end, save: fn _, _, _ -> {:ok, 1} end],
-              [load: fn _ -> nil end, save: fn _, _, _ -> :saved end],
-              [load: fn _ -> :garbage end, save: fn _, _, _ -> {:ok, 1} end]
-            ] do
-          assert {:error, _} = trap(fn -> start(base, oauth: oauth, oauth_token_cache: cache) end)
-        end
-      end)
-
-    # What failed is logged, never what it said or returned (a record holds tokens).
-    assert log =~ "the token cache's load raised RuntimeError"
-    assert log =~ "the token cache's save returned neither"
-    refute log =~ "s3cret"
 
     assert token_requests(base) == [], "a token was requested without a working store"
   end
@@ -699,20 +621,14 @@ defmodule LemonMCP.OAuthTest do
 
   test "a 401 mid-session with no way to re-authorize is {:auth_required, metadata} for that call" do
     base = OF.start!(["-no-refresh", "-expire-method", "tools/list"])
-    me = self()
-
-    {:ok, c1} =
-      start(base,
-        oauth: [client_id: "lemon", client_secret: "secret"],
-        oauth_token_cache: [save: fn r -> send(me, {:saved, r}) end]
-      )
-
-    assert_receive {:saved, rec}, 5_000
+    {_agent, load, save} = agent_store()
+    app = %{type: "app"}
+    {:ok, c1} = start(base, oauth: [client_id: "lemon", client_secret: "secret", token_store: app], store: {load, save})
     Client.HTTP.stop(c1)
 
-    # A public client holding only the cached access token: no refresh
+    # A public client holding only the stored access token: no refresh
     # token, no secret, no provider.
-    {:ok, c} = start(base, oauth: [client_id: "lemon"], oauth_token_cache: [load: fn -> rec end])
+    {:ok, c} = start(base, oauth: [client_id: "lemon", token_store: app], store: {load, save})
     assert {:error, {:auth_required, md}} = Client.HTTP.list_tools(c)
     assert md["resource"] == base <> "/mcp"
     assert Client.HTTP.state(c) == :ready

@@ -82,9 +82,7 @@ if LOAD_ERROR is None:
         ResourceTemplate,
         ServerInfo,
         StoreConflict,
-        TokenConflict,
         Tool,
-        VersionedTokenStore,
     )
     ABI_VERSION = _ffi.ABI_VERSION
 
@@ -160,11 +158,9 @@ __all__ = [
     "ServerInfo",
     "TimeoutError",
     "StoreConflict",
-    "TokenConflict",
     "Tool",
     "TransportError",
     "UnsupportedError",
-    "VersionedTokenStore",
     "build_config",
     "call_options",
     "diagnostics",

@@ -26,7 +26,7 @@ from .types import (
     Tool,
 )
 
-__all__ = ["ClientBase", "CALLBACK_KEYWORDS", "LOG_LEVELS", "request_options"]
+__all__ = ["ClientBase", "CALLBACK_KEYWORDS", "LOG_LEVELS", "TOKEN_STORE_RETIRED", "request_options"]
 
 _C = TypeVar("_C", bound="ClientBase")
 _T = TypeVar("_T")
@@ -44,7 +44,13 @@ CALLBACK_KEYWORDS = (
     "review",
     "on_sampling_denied",
     "authorize",
-    "token_store",
+    "store",
+)
+
+#: What token_store= (an earlier release's) is now, for its refusal.
+TOKEN_STORE_RETIRED = (
+    'token_store= is retired: write auth.token_store {"type": "app"} and give store=(load, save), '
+    "which answers store_load / store_save (docs/migrating.md)"
 )
 
 #: logging/setLevel levels (RFC 5424 names, as MCP uses them).
@@ -97,15 +103,11 @@ class ClientBase:
     """Shared by :class:`lemonmcp.Client` and :class:`lemonmcp.AsyncClient`."""
 
     def __init__(self, config: Mapping[str, Any], **options: Any) -> None:
+        if "token_store" in options:
+            raise TypeError(TOKEN_STORE_RETIRED)
         cb_args = {k: options.pop(k) for k in CALLBACK_KEYWORDS if k in options}
         callbacks = Callbacks(**cb_args)
-        cfg = build_config(
-            base=config,
-            handler_kinds=callbacks.kinds(),
-            app_token_store=callbacks.app_token_store,
-            versioned_token_store=callbacks.token_versioned,
-            **options,
-        )
+        cfg = build_config(base=config, handler_kinds=callbacks.kinds(), **options)
         self._session = Session(cfg, callbacks, self._make_dispatcher())
 
     def _make_dispatcher(self) -> Dispatcher:

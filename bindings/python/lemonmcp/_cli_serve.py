@@ -183,7 +183,9 @@ def run_serve(
             with Server(host, options) as server:
                 host.connect()
                 _log_failed_servers(host, ready, stop)
-                if stdio:
+                if stop.signal is not None:
+                    pass  # asked to end before serving began: nothing to stop
+                elif stdio:
                     # The protocol owns fd 1 from here: a stray print goes to stderr.
                     sys.stdout = sys.stderr
                     server.serve_fds((0, 1))
@@ -194,10 +196,10 @@ def run_serve(
                     if not ns.quiet:
                         err.write(f"{prog}: serving {len(host.servers())} server(s) at {server.url}\n")
                         err.flush()
-                while not server.wait_slice(200):
-                    if stop.signal is not None:
-                        server.stop()  # the calls in flight get --grace (stop_timeout_ms)
-                        break
+                while stop.signal is None and not server.wait_slice(200):
+                    pass
+                # Leaving the block stops serving, gracefully: the calls in
+                # flight get --grace (stop_timeout_ms), then it is freed.
         except (InvalidArgument, PolicyDenied) as exc:
             raise usage_error(error_text(exc)) from None
         finally:

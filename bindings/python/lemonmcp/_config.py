@@ -209,9 +209,9 @@ def auth_config(
     seconds; ``private_key_*`` become ``private_key_jwt``. ``assertion``
     (a JWT for the jwt-bearer grant), ``token_exchange`` (SEP-990: the
     enterprise IdP exchange), ``dpop`` (True or {"alg"?, "key_pem"?}) and
-    ``token_store`` ("memory", "app", or a shared store such as
-    {"type": "file", "path": P}: docs/configuration.md, "Shared token
-    stores") are passed as they are. The library checks the object when the client
+    ``token_store`` (the store's one form, such as {"type": "file",
+    "path": P}: docs/configuration.md, "The store") are passed as they
+    are. The library checks the object when the client
     is created (docs/configuration.md, "auth"); no error shows a value."""
     a: Dict[str, Any] = {}
     for key, value in (
@@ -271,8 +271,6 @@ def build_config(
     base: Optional[Mapping[str, Any]] = None,
     handler_kinds: Iterable[str] = (),
     roots_list_changed: bool = True,
-    app_token_store: bool = False,
-    versioned_token_store: bool = False,
     **options: Any,
 ) -> Dict[str, Any]:
     """Assemble a configuration from a base object, a transport object and
@@ -286,12 +284,7 @@ def build_config(
     :data:`CONFIG_KEYWORDS`, which win over both.
     ``handler_kinds`` lists the app requests the caller answers ("roots",
     "sampling", "elicitation", "authorization"); each is added to
-    ``handlers`` unless that object already mentions it. With
-    ``app_token_store`` the caller answers "token_load"/"token_save":
-    ``auth.token_store`` becomes "app" (an explicit "memory" is an error);
-    with ``versioned_token_store`` as well, the caller answers their
-    versioned form (a :class:`~lemonmcp.types.VersionedTokenStore`) and it
-    becomes ``{"type": "app"}`` (an explicit one, with its "key", is kept).
+    ``handlers`` unless that object already mentions it.
     The ``auth`` group is the OAuth object (see :func:`auth_config`).
     """
     config: Dict[str, Any] = {}
@@ -326,8 +319,6 @@ def build_config(
             raise _bad_type(group, "a dict", current)
         current[field] = value
     declare_handlers(config, handler_kinds, roots_list_changed)
-    if app_token_store or versioned_token_store:
-        use_app_token_store(config, versioned_token_store)
     return check_config(config)
 
 
@@ -355,53 +346,6 @@ def declare_handlers(config: Dict[str, Any], kinds: Iterable[str], roots_list_ch
             handlers["authorization"] = {}
         else:  # pragma: no cover - internal
             raise ValueError(kind)
-
-
-def use_app_store(config: Dict[str, Any], section: str, field: str, option: str, kinds: str) -> None:
-    """The caller answers a store's app requests (``kinds``, given by the
-    keyword ``option``): ``config[section][field]`` becomes "app" (the
-    section is added when absent; another store there is an error)."""
-    members = config.get(section, {})
-    if not isinstance(members, dict):
-        raise _bad_type(section, "a dict", members)
-    if members.get(field, "app") != "app":
-        raise InvalidArgument(
-            f"config.{section}.{field}: conflicts with {option}= (the application's store answers "
-            f"{kinds}; leave {section}.{field} out or set it to \"app\")"
-        )
-    config[section] = {**members, field: "app"}
-
-
-def use_app_token_store(config: Dict[str, Any], versioned: bool = False) -> None:
-    """``token_store=``: a load/save pair makes ``auth.token_store`` "app"
-    (the single-process form; an explicit "memory", or an object such as
-    {"type": "app"}, whose versioned save it cannot answer, is an error); a
-    versioned store makes it {"type": "app"} (an explicit {"type": "app",
-    "key"?, "lease_ms"?} is kept, "app" becomes {"type": "app"}, any other
-    store is an error)."""
-    if not versioned:
-        members = config.get("auth", {})
-        current = members.get("token_store") if isinstance(members, dict) else None
-        if isinstance(current, Mapping) and current.get("type") == "app":
-            raise InvalidArgument(
-                'config.auth.token_store: {"type": "app"} is the versioned form, which token_store= with '
-                "load/save cannot answer (a save that cannot compare would let two processes redeem one refresh "
-                'token); give a store with load(key) and compare_and_save(key, record, expected_version), or set it to "app"'
-            )
-        use_app_store(config, "auth", "token_store", "token_store", "token_load/token_save")
-        return
-    members = config.get("auth", {})
-    if not isinstance(members, dict):
-        raise _bad_type("auth", "a dict", members)
-    current = members.get("token_store", "app")
-    if current == "app":
-        current = {"type": "app"}
-    if not isinstance(current, Mapping) or current.get("type") != "app":
-        raise InvalidArgument(
-            "config.auth.token_store: conflicts with token_store= (the application's versioned store answers "
-            'token_load/token_save; leave auth.token_store out or set it to {"type": "app"})'
-        )
-    config["auth"] = {**members, "token_store": dict(current)}
 
 
 # ----------------------------------------------------------- call options

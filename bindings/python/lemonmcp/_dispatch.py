@@ -7,20 +7,17 @@ each app-request answer on a thread of its own; the asyncio client
 futures there, waking the loop once per batch of completions.
 
 App requests (roots, sampling, elicitation, review, and the library's own
-OAuth questions authorize / token_load / token_save, and the application
-store's store_load / store_save) go from
+OAuth question authorize, and the application store's store_load /
+store_save) go from
 :func:`handle_app_request` to the host's callable and back to the library
 with ``lmcp_client_respond``: a value, a ``concurrent.futures.Future`` or an
 awaitable that resolves to one, or an exception that becomes an error reply.
 
-``token_store=`` comes in two forms (:func:`token_store_handlers`): a
-``load``/``save`` pair answers the single-process "token_load" /
-"token_save" (``auth.token_store`` "app"); a
-:class:`~lemonmcp.types.VersionedTokenStore` (``load(key)``,
-``compare_and_save(key, record, expected_version)``) answers the versioned
-form (``{"type": "app"}``), whose save is a compare-and-save. A versioned
-save is never answered ``{}`` (which the library takes as "saved"): a store
-that failed or answered something else fails that refresh.
+``store=`` (:func:`app_store_handlers`) answers the application's store
+(``{"type": "app"}``, grants and pins alike): ``load(collection, key)``
+and ``save(collection, key, expected_version, document)``, a
+compare-and-save. Its answers are never ``{}``: a store that failed or
+answered something else fails that request.
 """
 
 from __future__ import annotations
@@ -36,14 +33,12 @@ from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Prot
 from ._callbacks import report
 from ._codec import JSONObject, loads
 from .errors import E_INTERNAL, E_UNSUPPORTED, OK, InvalidArgument, LemonMCPError
-from .types import Closed, LogRecord, Notification, Progress, StoreConflict, TokenConflict
+from .types import Closed, LogRecord, Notification, Progress, StoreConflict
 
 log = logging.getLogger("lemonmcp")
 
 HostHandler = Callable[[JSONObject], Any]
 ProgressHandler = Callable[[Progress], Any]
-TokenLoad = Callable[[JSONObject], Any]
-TokenSave = Callable[[JSONObject], Any]
 
 HOST_KINDS = (
     "roots",
@@ -51,8 +46,6 @@ HOST_KINDS = (
     "elicitation",
     "review",
     "authorize",
-    "token_load",
-    "token_save",
     "store_load",
     "store_save",
 )
@@ -60,7 +53,7 @@ HOST_KINDS = (
 #: The library's own questions about OAuth (not the server's requests): their
 #: payload is the whole request object, and what their handlers raise is
 #: never repeated anywhere (it may hold a token, a code or a secret).
-AUTH_KINDS = ("authorize", "token_load", "token_save")
+AUTH_KINDS = ("authorize",)
 
 #: The library's questions to the application's store ({"type": "app"},
 #: docs/app-requests.md): store_load {"collection", "key"} and store_save
@@ -212,7 +205,6 @@ class Callbacks:
         review: Optional[HostHandler] = None,
         on_sampling_denied: Optional[Callable[[JSONObject], Any]] = None,
         authorize: Optional[HostHandler] = None,
-        token_store: Any = None,
         store: Any = None,
     ) -> None:
         for name, value in (
@@ -246,13 +238,6 @@ class Callbacks:
         self.review = review
         self.on_sampling_denied = on_sampling_denied
         self.authorize = authorize
-        self.token_load: Optional[TokenLoad] = None
-        self.token_save: Optional[TokenSave] = None
-        #: token_store= is a VersionedTokenStore: the library asks the
-        #: versioned form (auth.token_store {"type": "app"}).
-        self.token_versioned = False
-        if token_store is not None:
-            self.token_load, self.token_save, self.token_versioned = token_store_handlers(token_store)
         self.store_load: Optional[HostHandler] = None
         self.store_save: Optional[HostHandler] = None
         if store is not None:
@@ -271,10 +256,6 @@ class Callbacks:
         return out
 
     @property
-    def app_token_store(self) -> bool:
-        return self.token_load is not None
-
-    @property
     def app_store(self) -> bool:
         return self.store_load is not None
 
@@ -286,8 +267,6 @@ class Callbacks:
             "elicitation": self.elicitation,
             "review": self.review,
             "authorize": self.authorize,
-            "token_load": self.token_load,
-            "token_save": self.token_save,
             "store_load": self.store_load,
             "store_save": self.store_save,
         }
@@ -295,7 +274,7 @@ class Callbacks:
 
 
 def store_pair(store: Any, option: str, methods: str) -> Tuple[Callable[..., Any], Callable[..., Any]]:
-    """An application's store (``token_store=``, ``store=``): an object
+    """An application's store (``store=``): an object
     with ``load`` and ``save`` methods (``methods`` says their arguments, for
     the error), or a ``(load, save)`` pair."""
     if isinstance(store, tuple) and len(store) == 2:
@@ -320,121 +299,8 @@ class StoreFailed(LemonMCPError):
         super().__init__(message, status=E_INTERNAL)
 
 
-def token_store_handlers(store: Any) -> Tuple[TokenLoad, TokenSave, bool]:
-    """``token_store=`` as the token_load / token_save handlers, and whether
-    it is the versioned form. An object with ``compare_and_save`` is a
-    :class:`~lemonmcp.types.VersionedTokenStore`; an object with ``load`` and
-    ``save`` (or a ``(load, save)`` pair) is the single-process form:
-    ``load(request) -> record | None`` and ``save(record) -> None``."""
-    if not isinstance(store, tuple) and getattr(store, "compare_and_save", None) is not None:
-        load = getattr(store, "load", None)
-        cas = getattr(store, "compare_and_save", None)
-        if not callable(load) or not callable(cas):
-            raise InvalidArgument(
-                "token_store: a versioned store needs load(key) and "
-                f"compare_and_save(key, record, expected_version) methods, got {type(store).__name__}"
-            )
-        return versioned_load_handler(load), versioned_save_handler(cas), True
-    load, save = store_pair(store, "token_store", "load(key) and save(record)")
-
-    def token_save(payload: JSONObject) -> Any:
-        if "expected_version" in payload:
-            # The versioned form (auth.token_store {"type": "app"}, e.g. in
-            # a host file): save() cannot compare, and the {} it would be
-            # answered with means "saved" there, letting two processes
-            # redeem the same refresh token.
-            raise StoreFailed(
-                "the token_store's save(record) cannot answer a versioned token_save "
-                '(auth.token_store {"type": "app"}): give a store with compare_and_save'
-            )
-        return save(payload)
-
-    return load, token_save, False
-
-
-def _not_versioned(method: str) -> StoreFailed:
-    return StoreFailed(
-        f"the token_store's {method} answers the versioned form only: "
-        'set auth.token_store to {"type": "app"} (or leave it out)'
-    )
-
-
-def versioned_load_handler(load: Callable[..., Any]) -> TokenLoad:
-    """token_load {"resource", "key"} -> ``load(key)`` -> {"version": 0} or
-    {"version": n, "record": {..}}."""
-
-    def token_load(payload: JSONObject) -> Any:
-        key = payload.get("key")
-        if not isinstance(key, str) or not key:
-            raise _not_versioned("load(key)")
-        return _store_call("load(key)", lambda: load(key), load_answer)
-
-    return token_load
-
-
-def versioned_save_handler(compare_and_save: Callable[..., Any]) -> TokenSave:
-    """token_save {"key", "expected_version", record...} ->
-    ``compare_and_save(key, record, expected_version)`` -> {"version": n} or
-    {"conflict": true, "version": n, "record"?}."""
-
-    def token_save(payload: JSONObject) -> Any:
-        record = dict(payload)
-        record.pop("server", None)  # a host's: which server asked, not the record's
-        key = record.pop("key", None)
-        expected = record.pop("expected_version", None)
-        if not isinstance(key, str) or not key or not _is_version(expected):
-            raise _not_versioned("compare_and_save")
-        return _store_call(
-            "compare_and_save",
-            lambda: compare_and_save(key, record, expected),
-            lambda result: save_answer(result, expected),
-        )
-
-    return token_save
-
-
 def _is_version(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def load_answer(result: Any) -> JSONObject:
-    """The versioned token_load answer from what ``load(key)`` returned:
-    ``(record, version)`` or None."""
-    if result is None:
-        return {"version": 0}
-    if isinstance(result, tuple) and len(result) == 2:
-        record, version = result
-        if _is_version(version) and version == 0:
-            return {"version": 0}  # nothing stored (as Elixir's {_record, 0})
-        if isinstance(record, Mapping) and _is_version(version) and version > 0:
-            return {"version": version, "record": dict(record)}
-    raise StoreFailed(
-        f"the token_store's load(key) returned {_shape(result)}, expected (record, version) or None"
-    )
-
-
-def save_answer(result: Any, expected: int) -> JSONObject:
-    """The versioned token_save answer from what ``compare_and_save``
-    returned: the new version, or a :class:`TokenConflict`. Never {}."""
-    if isinstance(result, TokenConflict):
-        if result.record is None and result.version == 0:
-            return {"conflict": True, "version": 0}
-        if isinstance(result.record, Mapping) and _is_version(result.version) and result.version > 0:
-            return {"conflict": True, "version": result.version, "record": dict(result.record)}
-        raise StoreFailed(
-            "the token_store's compare_and_save returned a TokenConflict without a record and a version >= 1"
-        )
-    if _is_version(result) and result > expected:
-        return {"version": result}
-    if _is_version(result):
-        raise StoreFailed(
-            f"the token_store's compare_and_save returned version {result}, "
-            f"not above expected_version {expected}"
-        )
-    raise StoreFailed(
-        f"the token_store's compare_and_save returned {_shape(result)}, "
-        "expected a version above expected_version or TokenConflict(record, version)"
-    )
 
 
 def _shape(value: Any) -> str:
@@ -445,9 +311,7 @@ def _shape(value: Any) -> str:
     return type(value).__name__
 
 
-def _store_call(
-    method: str, call: Callable[[], Any], answer: Callable[[Any], JSONObject], option: str = "token_store"
-) -> Any:
+def _store_call(method: str, call: Callable[[], Any], answer: Callable[[Any], JSONObject], option: str) -> Any:
     """Call a versioned store's method and turn its result into the answer,
     now or, for a future or an awaitable, when it resolves. An exception
     becomes :class:`StoreFailed` naming the method and the exception's type
@@ -672,19 +536,10 @@ def _reply_value(sess: Answering, request_id: int, kind: str, result: Any) -> No
                 result["reason"] = str(reason)
         elif kind == "authorize" and isinstance(result, str):
             result = {"redirect_url": result}  # where the browser ended up
-        elif kind in ("token_load", "token_save") and sess.callbacks.token_versioned:
-            # Already the versioned answer (load_answer, save_answer); {}
-            # would mean "nothing stored" or "saved".
-            if not isinstance(result, Mapping) or not _is_version(result.get("version")):
-                raise StoreFailed(f"the versioned {kind} answer has no version")
         elif kind in STORE_KINDS:
             # Already the answer (document_load_answer, document_save_answer).
             if not isinstance(result, Mapping) or not _is_version(result.get("version")):
                 raise StoreFailed(f"the {kind} answer has no version")
-        elif kind == "token_load" and result is None:
-            result = {}  # nothing stored
-        elif kind == "token_save":
-            result = {}  # whatever save() returned: the answer is {}
         if not isinstance(result, Mapping):
             raise InvalidArgument(f"the {kind} handler returned {type(result).__name__}, expected a dict")
         sess.respond(request_id, OK, result)

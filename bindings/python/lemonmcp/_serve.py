@@ -241,6 +241,12 @@ def _served(host: Any) -> "weakref.WeakSet[Server]":
         return found
 
 
+def serving(host: Any) -> bool:
+    """Whether ``host`` has a server not yet closed."""
+    with _SERVED_LOCK:
+        return bool(_SERVED.get(host))
+
+
 def stop_served(host: Any, timeout: Optional[float] = STOP_GRACE_S) -> None:
     """Close every server of ``host`` (Host.close calls it first)."""
     with _SERVED_LOCK:

@@ -106,7 +106,8 @@ class AsyncHost(HostBase):
         # loop, as AsyncClient.close does.
         loop = asyncio.get_running_loop()
         try:
-            await loop.run_in_executor(None, _serve.stop_served, self)
+            if _serve.serving(self):  # a server's stop waits for its calls
+                await loop.run_in_executor(None, _serve.stop_served, self)
             await loop.run_in_executor(None, sess.close_started, wait_ms(timeout))
         finally:
             sess.release()

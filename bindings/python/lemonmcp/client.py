@@ -57,15 +57,14 @@ class Client(ClientBase):
     "iss"?} | redirect URL string`` runs the browser step of the
     authorization code flow (it adds ``handlers.authorization``; open
     ``request["authorization_url"]`` and report where the authorization
-    server redirected); ``token_store`` (an object with ``load(key) ->
-    record | None`` and ``save(record)``, or a ``(load, save)`` pair) keeps
-    tokens in the host's store (``auth.token_store`` "app"); an object with
-    ``load(key)`` and ``compare_and_save(key, record, expected_version)``
-    (:class:`lemonmcp.VersionedTokenStore`, for processes sharing one
-    grant) answers the versioned form (``auth.token_store`` {"type":
-    "app"}), where a failed load or save fails the refresh. What these
-    raise is never shown or logged (only the exception's type): it may hold
-    a secret. A server that needs authorization the library could not get
+    server redirected); ``store`` (``load(collection, key) -> (document,
+    version) | None`` and ``save(collection, key, expected_version,
+    document) -> version | StoreConflict(document, version)``, an object or
+    a ``(load, save)`` pair) is the application's store, which
+    ``auth.token_store`` ``{"type": "app"}`` keeps the grant in (processes
+    sharing it share the grant); a failed load or save fails the refresh.
+    What these raise is never shown or logged (only the exception's type):
+    it may hold a secret. A server that needs authorization the library could not get
     fails with ``AuthRequired``, whose ``metadata`` is what discovery found.
 
     Per-call options (every method): ``timeout`` (seconds) or

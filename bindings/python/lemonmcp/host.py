@@ -36,9 +36,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar, Union
 
 from . import _ffi, _host_file, _otel, _pins, _serve
-from ._base import CALLBACK_KEYWORDS, request_options
+from ._base import CALLBACK_KEYWORDS, TOKEN_STORE_RETIRED, request_options
 from ._codec import dumps
-from ._config import declare_handlers, use_app_token_store, wait_ms
+from ._config import declare_handlers, wait_ms
 from ._dispatch import Callbacks, Dispatcher, ProgressHandler, RequestParams
 from ._ffi import lib, lib_held
 from ._session import HOST, HandleSession
@@ -292,25 +292,23 @@ class HostBase:
                 "on_request: a Host takes the Client's handler keywords instead "
                 "(sampling=, elicitation=, roots=, ...; params.server names the server)"
             )
+        if "token_store" in options:
+            raise TypeError(TOKEN_STORE_RETIRED)
         if "pin_store" in options:
             raise TypeError(
                 'pin_store= is retired: write "pins": {"store": {"type": "app"}} and give store=(load, save), '
                 "which answers store_load / store_save (docs/migrating.md)"
             )
-        callbacks = Callbacks(
-            **{k: options.pop(k) for k in CALLBACK_KEYWORDS if k in options}, store=options.pop("store", None)
-        )
+        callbacks = Callbacks(**{k: options.pop(k) for k in CALLBACK_KEYWORDS if k in options})
         for key, value in options.items():
             dumps(value, key)  # a misspelt callback keyword is named here; the library judges the rest
         config.update(options)
         kinds = callbacks.kinds()
-        if kinds or callbacks.app_token_store:
+        if kinds:
             # Every server may ask what the host answers.
             defaults = config.get("defaults")
             defaults = dict(defaults) if isinstance(defaults, Mapping) else {}
             declare_handlers(defaults, kinds)
-            if callbacks.app_token_store:
-                use_app_token_store(defaults, callbacks.token_versioned)
             config["defaults"] = defaults
         self.ready_timeout = ready_timeout
         self._session = HostSession(config, callbacks, self._make_dispatcher(), path, load_options)
@@ -432,14 +430,12 @@ class Host(HostBase):
     ``payload["server"]``, and "list_changed"), ``on_log``,
     ``on_notification``, ``on_progress``, ``on_closed``; and the handlers of
     the servers' requests, ``sampling(params)``, ``elicitation(params)``,
-    ``roots`` (a list, or a callable), ``review``, ``authorize``,
-    ``token_store``: each is declared under ``defaults.handlers`` (a token
-    store: ``defaults.auth.token_store``, "app", or {"type": "app"} for a
-    :class:`lemonmcp.VersionedTokenStore`, whose servers share the grants of
-    its keys) so every server may ask, and ``params.server`` names the
-    server that asked (see :class:`RequestParams`). ``store``: the
-    application's store, for a store ``{"type": "app"}`` (``"pins":
-    {"store": {"type": "app"}}``): an object with ``load(collection, key)
+    ``roots`` (a list, or a callable), ``review``, ``authorize``: each is
+    declared under ``defaults.handlers`` so every server may ask, and
+    ``params.server`` names the server that asked (see
+    :class:`RequestParams`). ``store``: the application's store, for every
+    store ``{"type": "app"}`` (``"pins": {"store": {"type": "app"}}``, a
+    server's ``auth.token_store``): an object with ``load(collection, key)
     -> (document, version) | None`` and ``save(collection, key,
     expected_version, document) -> version | StoreConflict(document,
     version)``, or a ``(load, save)`` pair, answering ``store_load`` and

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Dict, Generic, List, Optional, Protocol, Tuple, TypeVar, Union
+from typing import Any, Dict, Generic, List, Optional, TypeVar
 
 __all__ = [
     "ServerInfo",
@@ -29,8 +29,6 @@ __all__ = [
     "Progress",
     "Closed",
     "StoreConflict",
-    "TokenConflict",
-    "VersionedTokenStore",
 ]
 
 T = TypeVar("T")
@@ -546,18 +544,6 @@ class Closed:
 
 
 @dataclass
-class TokenConflict:
-    """What :meth:`VersionedTokenStore.compare_and_save` returns when the
-    key's stored version is no longer ``expected_version``: the record that
-    is stored and its version (``TokenConflict(None, 0)`` when nothing is
-    stored any more). The client that lost adopts that record. Its repr
-    never shows the record (it holds tokens)."""
-
-    record: Optional[JSON] = field(repr=False)
-    version: int
-
-
-@dataclass
 class StoreConflict:
     """What an application store's ``save(collection, key,
     expected_version, document)`` returns when the stored version is no
@@ -569,36 +555,3 @@ class StoreConflict:
     version: int
 
 
-TokenRecord = Dict[str, Any]
-LoadAnswer = Optional[Tuple[TokenRecord, int]]
-SaveAnswer = Union[int, TokenConflict]
-
-
-class VersionedTokenStore(Protocol):
-    """An application's token store shared by several processes (its
-    database), as ``token_store=`` takes it: the versioned form of the
-    "token_load" / "token_save" app requests (docs/app-requests.md), which
-    ``auth.token_store`` ``{"type": "app"}`` asks. Passing one sets that.
-
-    ``load(key)`` returns ``(record, version)`` (version >= 1: the record of
-    the last successful save, unchanged, and the version it was saved at)
-    or None (or a version of 0) when nothing is stored under ``key`` (the
-    grant's name, ``auth.token_store.key`` or the library's default).
-
-    ``compare_and_save(key, record, expected_version)`` saves ``record``
-    only if the stored version is still ``expected_version`` (0: nothing
-    stored), in one atomic step (a transaction, ``UPDATE ... WHERE
-    version = $n``), and returns the new version (above
-    ``expected_version``); otherwise it saves nothing and returns
-    ``TokenConflict(stored_record, stored_version)``.
-
-    Either method may be ``async`` (or return a ``concurrent.futures.Future``).
-    What they raise, or a value of another shape, fails that refresh (the
-    library never redeems a refresh token it could not record); neither the
-    exception's text nor the value is ever shown or logged."""
-
-    def load(self, key: str) -> Union[LoadAnswer, Awaitable[LoadAnswer]]: ...
-
-    def compare_and_save(
-        self, key: str, record: TokenRecord, expected_version: int
-    ) -> Union[SaveAnswer, Awaitable[SaveAnswer]]: ...

@@ -59,7 +59,7 @@ def main() -> None:
                   "auth": {"token_store": {"type": "file", "path": tokens}}}
         cfg = {
             "defaults": defaults,
-            "pins": {"store": pins},
+            "pins": {"store": {"type": "file", "path": pins}},
             "mcpServers": {"everything": {"command": node, "args": [everything, "stdio"]}, "files": files, "remote": remote},
         }
         with lemonmcp.Host(cfg) as host:

@@ -16,15 +16,12 @@ from typing import Any, Dict, Iterator, List
 import pytest
 from gateway_run import FRONTS, HTTPGateway, run_front, serve_command, write_config
 
-#: What every front runs. The Python SDK sends no notifications/cancelled
-#: for a call it abandons, so cancellation is the TypeScript fronts'; its
-#: 2026-07-28 session gets list_changed only on a subscriptions/listen
-#: stream, which pyfront.py does not open (the TypeScript SDK v2 does).
-COMMON = ["tools", "call", "sampling", "elicitation", "roots", "progress"]
-SCENARIOS: Dict[str, List[str]] = {
-    name: COMMON + ([] if name == "py-sdk-2-modern" else ["list_changed"]) + (["cancel"] if name.startswith("ts-") else [])
-    for name in FRONTS
-}
+#: What every front runs (a 2026-07-28 session gets list_changed on the
+#: subscriptions/listen stream it opens). The Python SDK sends no
+#: notifications/cancelled for a call it abandons, so cancellation is the
+#: TypeScript fronts'.
+COMMON = ["tools", "call", "sampling", "elicitation", "roots", "progress", "list_changed"]
+SCENARIOS: Dict[str, List[str]] = {name: COMMON + (["cancel"] if name.startswith("ts-") else []) for name in FRONTS}
 
 
 def check_report(report: Dict[str, Any], front: str, log: str) -> None:
@@ -43,9 +40,8 @@ def check_report(report: Dict[str, Any], front: str, log: str) -> None:
     assert not r["is_error"] and r["asked"] == 1 and "file:///front/root" in r["text"], r
     p = report["progress"]
     assert p["text"] == "done" and p["progress"] and p["progress"] == sorted(p["progress"]), p
-    if "list_changed" in report:
-        lc = report["list_changed"]
-        assert "notifications/tools/list_changed" in lc["notified"] and lc["dynamic"], lc
+    lc = report["list_changed"]
+    assert "notifications/tools/list_changed" in lc["notified"] and lc["dynamic"], lc
     if "cancel" in report:
         c = report["cancel"]
         assert c["error"] and c["after"] == "after the cancel", c
@@ -108,3 +104,17 @@ def test_a_server_killed_mid_call_fails_only_that_call(transport: str, tmp_path:
     killed = report["killed"]
     assert killed["failed"], killed
     assert killed["other"] == "done" and killed["after"] == "still here", killed
+
+
+def test_a_python_host_serves_an_official_client(tmp_path: Any) -> None:
+    """Host.serve in this process (not the command line), reached by the
+    TypeScript SDK v1 client over HTTP: the same relay."""
+    import lemonmcp
+
+    log = str(tmp_path / "fx.log")
+    config = write_config(str(tmp_path), log=log)
+    with lemonmcp.Host(config, ready_timeout=30, defaults={"handlers": lemonmcp.RELAYED_HANDLERS}) as host:
+        with host.serve(http="127.0.0.1:0") as server:
+            assert server.url is not None
+            report = run_front("ts-sdk-1", ["--url", server.url], SCENARIOS["ts-sdk-1"])
+    check_report(report, "ts-sdk-1", log)

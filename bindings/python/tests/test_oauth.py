@@ -1,5 +1,5 @@
 """OAuth through the binding: the "auth" config and its checks, the
-authorize= and token_store= application callbacks, AuthRequired's metadata, and the
+authorize= and store= application callbacks, AuthRequired's metadata, and the
 CLI's OAuth options — end to end against tests/fixtures/oauthfixture (a real
 OAuth-protected MCP server: PRM, AS metadata, authorize, token, register,
 and a request log at /_log)."""
@@ -126,20 +126,35 @@ class Browser:
 
 
 class MemoryStore:
-    """A token_store= object: load/save kept in a dict, counted."""
+    """A store= object (the application's store): documents and versions
+    kept in a dict, saved by compare-and-save, counted."""
 
-    def __init__(self, record: Optional[Dict[str, Any]] = None) -> None:
-        self.record = record
-        self.loads: List[Dict[str, Any]] = []
+    def __init__(self, docs: Optional[Dict[Any, Any]] = None) -> None:
+        self.docs: Dict[Any, Any] = dict(docs or {})
+        self.loads: List[Any] = []
         self.saves: List[Dict[str, Any]] = []
 
-    def load(self, key: Dict[str, Any]) -> Optional[Dict[str, Any]]:
-        self.loads.append(key)
-        return self.record
+    def load(self, collection: str, key: str) -> Any:
+        self.loads.append((collection, key))
+        return self.docs.get((collection, key))
 
-    def save(self, record: Dict[str, Any]) -> None:
-        self.saves.append(record)
-        self.record = record
+    def save(self, collection: str, key: str, expected_version: int, document: Dict[str, Any]) -> Any:
+        current = self.docs.get((collection, key))
+        version = current[1] if current else 0
+        if version != expected_version:
+            return lemonmcp.StoreConflict(current[0] if current else None, version)
+        self.saves.append(document)
+        self.docs[(collection, key)] = (document, version + 1)
+        return version + 1
+
+    @property
+    def record(self) -> Optional[Dict[str, Any]]:
+        """The one grant's record, as last saved."""
+        grants = [d["body"] for (c, _), (d, _v) in self.docs.items() if c == "grants"]
+        return grants[-1] if grants else None
+
+
+APP_STORE = {"type": "app"}
 
 
 def open_client(url: str, **options: Any) -> lemonmcp.Client:
@@ -167,7 +182,7 @@ def test_auth_config_builds_the_object() -> None:
         private_key_pem="-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n",
         private_key_alg="ES256",
         authorization_timeout=1.5,
-        token_store="app",
+        token_store={"type": "app"},
         max_step_ups=0,
     )
     assert a == {
@@ -178,7 +193,7 @@ def test_auth_config_builds_the_object() -> None:
         "flow": "authorization_code",
         "private_key_jwt": {"key_pem": "-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n", "alg": "ES256"},
         "authorization_timeout_ms": 1500,
-        "token_store": "app",
+        "token_store": {"type": "app"},
         "max_step_ups": 0,
     }
     assert lemonmcp.auth_config() == {}
@@ -200,7 +215,7 @@ def test_auth_config_passes_a_shared_token_store_through() -> None:
         ({"redirect_uri": ["x"]}, "auth.redirect_uri"),
         ({"flow": "implicit"}, "auth.flow"),
         ({"token_auth_method": "tls_client_auth"}, "auth.token_auth_method"),
-        ({"token_store": "disk"}, "auth.token_store"),
+        ({"token_store": "disk"}, "auth.token_store: a path is retired"),
         ({"scopes": "read write"}, "auth.scopes"),
         ({"scopes": ["read", "two words"]}, "auth.scopes[1]"),
         ({"private_key_jwt": {"kid": "k"}}, "auth.private_key_jwt.key_pem"),
@@ -277,32 +292,27 @@ def test_build_config_wires_the_callback_kinds() -> None:
     cfg = _config.build_config(
         base=_http(auth={"client_id": "id"}),
         handler_kinds=["authorization"],
-        app_token_store=True,
         auth={"scopes": ["read"]},
     )
     assert cfg["handlers"] == {"authorization": {}}
-    assert cfg["auth"] == {"client_id": "id", "scopes": ["read"], "token_store": "app"}
-    # an explicit "memory" store contradicts token_store=
-    with pytest.raises(InvalidArgument, match=r"^config\.auth\.token_store: conflicts"):
-        _config.build_config(base=_http(auth={"token_store": "memory"}), app_token_store=True)
+    assert cfg["auth"] == {"client_id": "id", "scopes": ["read"]}
 
 
 def test_client_options_add_handlers_and_store() -> None:
     store = MemoryStore()
-    c = lemonmcp.Client(_http(), authorize=lambda r: {}, token_store=store, auth={"redirect_uri": REDIRECT})
+    c = lemonmcp.Client(_http(), authorize=lambda r: {}, store=store, auth={"redirect_uri": REDIRECT, "token_store": APP_STORE})
     try:
         assert c.config["handlers"] == {"authorization": {}}
-        assert c.config["auth"] == {"redirect_uri": REDIRECT, "token_store": "app"}
+        assert c.config["auth"] == {"redirect_uri": REDIRECT, "token_store": APP_STORE}
     finally:
         c.close()
-    c = lemonmcp.Client(_http(), token_store=(store.load, store.save))
+    c = lemonmcp.Client(_http(), store=(store.load, store.save))
     try:
-        assert c.config["auth"] == {"token_store": "app"}
-        assert "handlers" not in c.config
+        assert "auth" not in c.config and "handlers" not in c.config  # the configuration says which store
     finally:
         c.close()
-    with pytest.raises(InvalidArgument, match=r"^token_store: expected an object with load"):
-        lemonmcp.Client(_http(), token_store=object())
+    with pytest.raises(InvalidArgument, match=r"^store: expected an object with load"):
+        lemonmcp.Client(_http(), store=object())
     with pytest.raises(InvalidArgument, match=r"^authorize: expected a callable"):
         lemonmcp.Client(_http(), authorize="not callable")
 
@@ -363,7 +373,7 @@ def test_authorization_code_with_authorize_and_host_store(oauth: OAuthServer, ca
     caplog.set_level(logging.DEBUG, logger="lemonmcp")
     browser = Browser()
     store = MemoryStore()
-    c = open_client(oauth.mcp, authorize=browser, token_store=store, auth={"redirect_uri": REDIRECT})
+    c = open_client(oauth.mcp, authorize=browser, store=store, auth={"redirect_uri": REDIRECT, "token_store": APP_STORE})
     try:
         assert c.call_tool("add", {"a": 2, "b": 3}).text == "5"
     finally:
@@ -372,8 +382,8 @@ def test_authorization_code_with_authorize_and_host_store(oauth: OAuthServer, ca
     req = browser.requests[0]
     assert req["redirect_uri"] == REDIRECT and req["code_challenge_method"] == "S256"
     assert req["authorization_url"].startswith(oauth.base + "/oauth/authorize?")
-    assert store.loads == [{"resource": oauth.mcp}]
-    assert len(store.saves) == 1 and store.saves[0]["access_token"] and store.saves[0]["resource"] == oauth.mcp
+    assert store.loads and all(c == "grants" for c, _ in store.loads)
+    assert store.record and store.record["access_token"] and store.record["resource"] == oauth.mcp
     grants = [t["form"]["grant_type"] for t in oauth.token_requests()]
     assert grants == ["authorization_code"]
     authorizes = [e for e in oauth.log() if e["path"] == "/oauth/authorize"]
@@ -383,14 +393,14 @@ def test_authorization_code_with_authorize_and_host_store(oauth: OAuthServer, ca
     # no token request, the saved bearer is used.
     oauth.reset()
     browser2 = Browser()
-    store2 = MemoryStore(store.record)
-    c = open_client(oauth.mcp, authorize=browser2, token_store=store2, auth={"redirect_uri": REDIRECT})
+    store2 = MemoryStore(store.docs)
+    c = open_client(oauth.mcp, authorize=browser2, store=store2, auth={"redirect_uri": REDIRECT, "token_store": APP_STORE})
     try:
         c.list_tools()
     finally:
         c.close()
     assert browser2.requests == [] and not oauth.token_requests()
-    assert "handler raised" not in caplog.text  # every answer (token_load None, token_save) was accepted
+    assert "handler raised" not in caplog.text  # every answer (store_load, store_save) was accepted
     bearer = "Bearer " + str(store.record["access_token"]) if store.record else ""
     assert any(e["headers"].get("authorization") == bearer for e in oauth.log() if e["path"] == "/mcp")
 
@@ -429,25 +439,6 @@ def test_wrong_state_is_refused(oauth: OAuthServer) -> None:
     assert not oauth.token_requests()  # the code never reached the token endpoint
 
 
-def test_failing_token_store_is_not_fatal(oauth: OAuthServer, caplog: pytest.LogCaptureFixture) -> None:
-    class Broken:
-        def load(self, key: Dict[str, Any]) -> Optional[Dict[str, Any]]:
-            raise OSError("keyring locked: password=hunter2")
-
-        def save(self, record: Dict[str, Any]) -> None:
-            raise OSError(f"disk full writing {record['access_token']}")
-
-    caplog.set_level(logging.DEBUG, logger="lemonmcp")
-    c = open_client(oauth.mcp, token_store=Broken(), auth={"client_id": CLIENT_ID, "client_secret": CLIENT_SECRET})
-    try:
-        assert c.call_tool("echo", {"text": "still works"}).text == "still works"
-    finally:
-        c.close()
-    assert "hunter2" not in caplog.text and "disk full" not in caplog.text
-    assert "the token_load handler raised OSError" in caplog.text
-    assert "the token_save handler raised OSError" in caplog.text
-
-
 def test_async_client_with_async_callbacks(oauth: OAuthServer) -> None:
     saved: List[Dict[str, Any]] = []
     asked: List[str] = []
@@ -457,12 +448,15 @@ def test_async_client_with_async_callbacks(oauth: OAuthServer) -> None:
         loc = await asyncio.get_running_loop().run_in_executor(None, browser_get, request["authorization_url"])
         return {"redirect_url": loc}
 
-    async def load(key: Dict[str, Any]) -> None:
+    async def load(collection: str, key: str) -> None:
         await asyncio.sleep(0)
-        return None
+        return None if not saved else (saved[-1], len(saved))
 
-    async def save(record: Dict[str, Any]) -> None:
-        saved.append(record)
+    async def save(collection: str, key: str, expected_version: int, document: Dict[str, Any]) -> Any:
+        if expected_version != len(saved):
+            return lemonmcp.StoreConflict(saved[-1] if saved else None, len(saved))
+        saved.append(document)
+        return len(saved)
 
     async def main() -> str:
         async with lemonmcp.AsyncClient.http(
@@ -471,14 +465,14 @@ def test_async_client_with_async_callbacks(oauth: OAuthServer) -> None:
             ready_timeout=READY_S,
             call_timeout=READY_S,
             authorize=authorize,
-            token_store=(load, save),
-            auth={"redirect_uri": REDIRECT},
+            store=(load, save),
+            auth={"redirect_uri": REDIRECT, "token_store": APP_STORE},
         ) as c:
             r = await c.call_tool("echo", {"text": "async"})
             return r.text
 
     assert asyncio.run(asyncio.wait_for(main(), 30)) == "async"
-    assert len(asked) == 1 and len(saved) == 1 and saved[0]["token_type"].lower() == "bearer"
+    assert len(asked) == 1 and saved and saved[-1]["body"]["token_type"].lower() == "bearer"
 
 
 # ---------------------------------------------------------------- the CLI

@@ -298,7 +298,7 @@ def _staged(path: str) -> str:
     return os.path.join(_STAGE[""], rel)
 
 
-def _run_worker(worker: str, uid: int, args: List[str], env: Dict[str, str], wrap: List[str] = []) -> Dict[str, Any]:
+def _run_worker(worker: str, uid: int, args: List[str], env: Dict[str, str], wrap: Tuple[str, ...] = ()) -> Dict[str, Any]:
     """The worker's report, run as uid: the whole application (the worker
     and, for the command line, the lemonmcp process it starts) runs as
     that user, with a temporary, home and cache directory of its own, from
@@ -306,7 +306,7 @@ def _run_worker(worker: str, uid: int, args: List[str], env: Dict[str, str], wra
     package = os.path.dirname(os.path.abspath(lemonmcp.__file__))
     if uid != os.getuid():
         worker, package = _staged(worker), os.path.dirname(_staged(os.path.join(package, "__init__.py")))
-        args, wrap = [_staged(a) for a in args], [_staged(a) for a in wrap]
+        args, wrap = [_staged(a) for a in args], tuple(_staged(a) for a in wrap)
         env = {k: _staged(v) for k, v in env.items()}
     home = tempfile.mkdtemp(prefix="sandbox-worker-home-")
     try:
@@ -381,7 +381,7 @@ def test_fails_closed_without_a_layer(fixture_path: str, how: str, machine: str)
     assert os.access(wrapper, os.X_OK), f"{wrapper} is not built (make fixtures)"
     layer = LANDLOCK_MISSING if machine == "-landlock" else USERNS_MISSING
     for uid in [os.getuid()] + ([NOBODY] if os.getuid() == 0 else []):
-        out = _run_worker(FAILS_CLOSED_WORKER, uid, [how, fixture_path], {}, wrap=[wrapper, machine, "--"])
+        out = _run_worker(FAILS_CLOSED_WORKER, uid, [how, fixture_path], {}, wrap=(wrapper, machine, "--"))
         assert "boxed" not in out["written"], f"uid {uid}: the refused server ran: {out}"
         if how == "host":
             boxed, loose = out["servers"]["boxed"], out["servers"]["loose"]
@@ -400,27 +400,8 @@ def test_fails_closed_without_a_layer(fixture_path: str, how: str, machine: str)
 
 
 # A minimal MCP server that first asks the sandbox's proxy for a host that
-# allowedDomains does not name, then serves: it goes on running, with
-# nothing to say of the refusal but "fetch failed".
-REFUSING_SERVER = """import json, sys, urllib.request
-try:
-    urllib.request.urlopen("http://denied.example:8080/pkg", timeout=20)
-except Exception:
-    pass
-for line in sys.stdin:
-    m = json.loads(line)
-    if "id" not in m:
-        continue
-    if m.get("method") == "initialize":
-        r = {"result": {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "r", "version": "1"}}}
-    elif m.get("method") == "tools/list":
-        r = {"result": {"tools": []}}
-    elif m.get("method") == "ping":
-        r = {"result": {}}
-    else:
-        r = {"error": {"code": -32601, "message": "no"}}
-    print(json.dumps(dict(jsonrpc="2.0", id=m["id"], **r)), flush=True)
-"""
+# allowedDomains does not name, then serves (shared with sandbox's Go test).
+REFUSING_SERVER = os.path.join(REPO, "tests", "fixtures", "escapes", "refusing_server.py")
 
 
 def test_proxy_refusals_are_warnings(tmp_path: Any) -> None:
@@ -430,7 +411,7 @@ def test_proxy_refusals_are_warnings(tmp_path: Any) -> None:
     from cli_run import run_cli
 
     want = "the sandbox refused network access to denied.example:8080: not in allowedDomains"
-    server = {"command": sys.executable, "args": ["-c", REFUSING_SERVER], "sandboxEnabled": True,
+    server = {"command": sys.executable, "args": [REFUSING_SERVER], "sandboxEnabled": True,
               "sandbox": {"network": {"allowedDomains": ["registry.example"]}}}
     logs: List[Dict[str, Any]] = []
     with lemonmcp.Host({"mcpServers": {"fetcher": server}}, on_event=lambda k, p: logs.append(p) if k == "log" else None) as host:

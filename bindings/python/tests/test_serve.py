@@ -114,15 +114,19 @@ def test_a_closed_host_is_not_served(tmp_path: Any) -> None:
 # ------------------------------------------------------------ command line
 
 
-def test_cli_stdio_gateway_ends_with_its_stdin_and_leaves_no_process(tmp_path: Any) -> None:
+@pytest.mark.parametrize("end,status", [("stdin", 0), ("sigterm", 0), ("sigint", 130)])
+def test_cli_stdio_gateway_ends_and_leaves_no_process(end: str, status: int, tmp_path: Any) -> None:
     proc = subprocess.Popen(serve_argv(write_config(str(tmp_path))), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env_for_child(), cwd=PKG_ROOT)
     try:
         assert wait_until(lambda: len(children_of(proc.pid)) >= 2, timeout=PROC_S), "the servers never started"
         kids = children_of(proc.pid)
         assert proc.stdin is not None
-        proc.stdin.close()  # the front client went away
-        assert proc.wait(timeout=PROC_S) == 0, proc.stderr.read() if proc.stderr else ""
+        if end == "stdin":
+            proc.stdin.close()  # the front client went away
+        else:
+            proc.send_signal(signal.SIGTERM if end == "sigterm" else signal.SIGINT)
+        assert proc.wait(timeout=PROC_S) == status, proc.stderr.read() if proc.stderr else ""
         assert gone(kids), [k for k in kids if pid_alive(k)]
     finally:
         if proc.poll() is None:
@@ -213,3 +217,15 @@ def test_cli_serve_flags_are_the_librarys_options(flags: List[str], options: Dic
 
     ns = build_parser().parse_args(["--config", "x.json", "serve", *flags])
     assert server_options(ns) == options
+
+
+def test_cli_serve_on_a_busy_address_fails_to_connect(tmp_path: Any) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        proc = run_cli(["--config", write_config(str(tmp_path), servers=("fx",)), "serve", "--http", f"127.0.0.1:{port}"])
+    assert proc.returncode == 3, proc.stderr  # the one table's "connect"
+    assert f"127.0.0.1:{port}" in proc.stderr and proc.stderr.count("\n") == 1 and not proc.stdout

@@ -64,7 +64,8 @@ func quantileOf(v []float64, q float64) float64 {
 
 // goBenchTable is the markdown of one section: a row per benchmark with
 // the median, the 10th and 90th percentiles and the range of its runs,
-// in ms, and the median minus the "memory" row's (the store's own cost).
+// in ms, and the median minus the "memory" row's of its group (the rows
+// that share the name up to its last "/"): the store's own cost.
 func goBenchTable(title, note string, runs map[string][]float64, order []string, now time.Time) string {
 	var b strings.Builder
 	host, _ := os.Hostname()
@@ -75,10 +76,11 @@ func goBenchTable(title, note string, runs map[string][]float64, order []string,
 		fmt.Fprintf(&b, " %s", note)
 	}
 	b.WriteString(" Each cell is over the runs of `go test -bench` (ms per operation); figures are never asserted.\n\n")
-	var base float64
+	base := map[string]float64{}
+	group := func(name string) string { return name[:strings.LastIndex(name, "/")+1] }
 	for _, name := range order {
 		if strings.HasSuffix(name, "/memory") {
-			base = medianOf(runs[name])
+			base[group(name)] = medianOf(runs[name])
 		}
 	}
 	b.WriteString("| benchmark | runs | median ms | median − memory ms | p10 ms | p90 ms | min ms | max ms |\n")
@@ -89,7 +91,7 @@ func goBenchTable(title, note string, runs map[string][]float64, order []string,
 		s := append([]float64(nil), v...)
 		sort.Float64s(s)
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", strings.TrimPrefix(name, "Benchmark"), len(v),
-			ms(med), ms(med-base), ms(quantileOf(v, 0.1)), ms(quantileOf(v, 0.9)), ms(s[0]), ms(s[len(s)-1]))
+			ms(med), ms(med-base[group(name)]), ms(quantileOf(v, 0.1)), ms(quantileOf(v, 0.9)), ms(s[0]), ms(s[len(s)-1]))
 	}
 	return b.String()
 }

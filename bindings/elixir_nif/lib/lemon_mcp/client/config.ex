@@ -38,7 +38,7 @@ defmodule LemonMCP.Client.Config do
   ]
 
   @stdio [:command, :args, :env, :env_inherit, :cwd, :stderr]
-  @http [:url, :headers, :oauth, :oauth_token_cache, :oauth_token_loader, :oauth_token_persister]
+  @http [:url, :headers, :oauth, :store, :oauth_token_cache, :oauth_token_loader, :oauth_token_persister]
 
   @doc false
   def known(:stdio), do: @common ++ @stdio
@@ -255,7 +255,7 @@ defmodule LemonMCP.Client.Config do
   end
 
   defp oauth_given?(opts) do
-    Enum.any?([:oauth, :oauth_token_cache, :oauth_token_loader, :oauth_token_persister], fn k ->
+    Enum.any?([:oauth, :store, :oauth_token_cache, :oauth_token_loader, :oauth_token_persister], fn k ->
       Keyword.get(opts, k) not in [nil, [], %{}]
     end)
   end

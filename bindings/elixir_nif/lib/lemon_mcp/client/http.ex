@@ -6,7 +6,7 @@ defmodule LemonMCP.Client.HTTP do
                                                  headers: [{"x-api-key", "..."}])
 
   Options: `:url` (required), `:headers` (a list of `{name, value}` or a
-  map), `:oauth`, `:oauth_token_cache` (below), and the options every client
+  map), `:oauth`, `:store` (below), and the options every client
   has (`:client_name`, `:client_version`, `:capabilities`, `:timeout_ms`,
   `:ready_timeout_ms`, `:subscriber`, `:name`, ...). As in the `lemon_mcp`
   library this one replaces, `start_link/1` returns once the handshake is
@@ -94,72 +94,47 @@ defmodule LemonMCP.Client.HTTP do
       or `type: "redis", url: u` — many machines
     * `key:` — names the grant in the store (default: the server's URL and
       the client id); `lease_ms:` — how long a refresh's lease lasts
-    * `type: "app"` — the `:oauth_token_cache` below is the store (with
-      `key:` and `lease_ms:` as above); a token cache alone means this
-      store too. Any other store together with a token cache is an error.
-      The map form is the shared store and needs the cache's versioned
-      form (below); the single-process cache goes with `"app"` alone.
+    * `type: "app"` — the application's store, answered by `:store` below
+      (with `key:` and `lease_ms:` as above)
+    * `encryption: %{key_env: "NAME", previous_key_envs: [...]}` — seals
+      the grant at rest (AES-256-GCM)
 
-  The library checks the object and names what is wrong in it.
+  The library checks the object and names what is wrong in it; the string
+  forms and `:oauth_token_cache` (`:oauth_token_loader`,
+  `:oauth_token_persister`) of earlier releases are refused with what to
+  write instead (docs/migrating.md).
 
-  ## Token cache (`:oauth_token_cache`)
+  ## The application's store (`:store`)
 
-  `[load: fun/0, save: fun/1]` (or a bare loader; or the older
-  `:oauth_token_loader` / `:oauth_token_persister`): tokens go through the
-  host instead of living in the library only.
+  `store: {load, save}` answers the library's `store_load` / `store_save`
+  (`LemonMCP.Store`, docs/app-requests.md): the grant is kept in the
+  application's own storage (a database table, an `Agent`, ...), shared by
+  every process that gives the same store. `load.(collection, key)`
+  returns `{:ok, {document, version}}` or `{:ok, nil}`;
+  `save.(collection, key, expected_version, document)` stores the document
+  (opaque: keep it as it is, a secret) only if the stored version is still
+  `expected_version`, in one atomic step, and returns `{:ok, new_version}`,
+  or `{:conflict, stored_document, stored_version}`. A raise or any other
+  answer fails that request (the library never refreshes on a store it
+  could not read or write).
 
-    * `load` is called once, before the first request. It returns a map or
-      `{:ok, map}` (atom or string keys) with `access_token` and/or
-      `refresh_token`, and what `save` was given (`metadata`, `issuer`,
-      `resource`, `expires_at`, ...); anything else (nil, an error, a
-      raise) means "nothing stored".
-    * `save` is called after every grant or refresh with
-      `%{access_token:, refresh_token:, metadata:, token_type:, expires_at:,
-      scope:, issuer:, resource:, client_id:, client_secret:}` (the keys the
-      library gave; `metadata` keeps the server's string keys). Its result
-      is ignored and its failures are swallowed. Store it as a secret.
+      {:ok, agent} = Agent.start_link(fn -> %{} end)
+      load = fn c, k -> {:ok, Agent.get(agent, &Map.get(&1, {c, k}))} end
 
-  That form is for one process. Processes that share the grant through the
-  application's own store (a database table, an `Agent`, ...) give the
-  versioned form, a compare-and-save, `[load: fun/1, save: fun/3]`
-  (docs/app-requests.md, `token_load` / `token_save`):
-
-    * `load.(key)` returns `{record, version}` — the record the last
-      successful save stored under `key` and the version it was saved at
-      (an integer ≥ 1) — or `nil` when nothing is stored. It is called
-      before the first request, before every refresh and after every 401.
-    * `save.(key, record, expected_version)` stores `record` only if the
-      version stored under `key` is still `expected_version` (0: nothing
-      stored), in one atomic step, and returns `{:ok, new_version}` (above
-      `expected_version`); otherwise it stores nothing and returns
-      `{:conflict, stored_record, stored_version}`, and the client adopts
-      the record that won. It claims and releases refresh leases and
-      commits new tokens.
-
-  The record is a map with string keys (`"access_token"`, `"refresh_token"`,
-  `"expires_at"`, `"generation"`, `"lease"`, `"state"`, ...): store it as it
-  is, a secret, and give it back (atom keys work too). A raise, a throw or
-  any other answer fails that refresh (the library never refreshes on a
-  store it could not read or write), unlike the single-process form's.
-
-      {:ok, store} = Agent.start_link(fn -> %{} end)
-
-      load = fn key -> Agent.get(store, &Map.get(&1, key)) end
-
-      save = fn key, record, expected ->
-        Agent.get_and_update(store, fn grants ->
-          case Map.get(grants, key) do
-            {_, ^expected} -> {{:ok, expected + 1}, Map.put(grants, key, {record, expected + 1})}
-            nil when expected == 0 -> {{:ok, 1}, Map.put(grants, key, {record, 1})}
-            {stored, version} -> {{:conflict, stored, version}, grants}
-            nil -> {{:conflict, nil, 0}, grants}
+      save = fn c, k, expected, doc ->
+        Agent.get_and_update(agent, fn docs ->
+          case Map.get(docs, {c, k}) do
+            {_, ^expected} -> {{:ok, expected + 1}, Map.put(docs, {c, k}, {doc, expected + 1})}
+            nil when expected == 0 -> {{:ok, 1}, Map.put(docs, {c, k}, {doc, 1})}
+            {stored, version} -> {{:conflict, stored, version}, docs}
+            nil -> {{:conflict, nil, 0}, docs}
           end
         end)
       end
 
       LemonMCP.Client.HTTP.start_link(url: url,
         oauth: [client_id: "my-app", refresh_token: rt, token_store: %{type: "app", key: "user-42"}],
-        oauth_token_cache: [load: load, save: save])
+        store: {load, save})
 
   The provider, `load` and `save` run in their own processes, never inside
   the client's loop: `state/1` and other requests answer meanwhile.

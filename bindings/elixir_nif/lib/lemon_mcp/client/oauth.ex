@@ -1,20 +1,14 @@
 defmodule LemonMCP.Client.OAuth do
   @moduledoc false
-  # The seed's `:oauth` and `:oauth_token_cache` start options -> the
-  # library's "auth" configuration object, handlers.authorization and
-  # auth.token_store: "app" for a token cache, or the `:token_store` option
-  # passed through (a shared store, docs/configuration.md "Shared token
-  # stores"), and
-  # the host side of the "authorize", "token_load" and "token_save" host
-  # requests, in the single-process form (load/0, save/1) and the versioned
-  # one (load/1, save/3: the application's own shared store,
-  # docs/app-requests.md). The callbacks themselves run in the client's
+  # The seed's `:oauth` start option -> the library's "auth" configuration
+  # object (its `:token_store` passed through: the store's one form,
+  # docs/configuration.md "The store"), handlers.authorization, and the
+  # host side of the "authorize" request; `:store` (LemonMCP.Store) answers
+  # the application's store. The callbacks themselves run in the client's
   # app-request processes (LemonMCP.Client.Server.serve_app_request/4),
   # never in its loop.
 
   alias LemonMCP.Error
-
-  require Logger
 
   @oauth_keys ~w(client_id client_secret client_issuer token_auth_method scope scopes redirect_uri flow
                  refresh_token authorization_code_provider auth_code_provider client_metadata_url
@@ -39,10 +33,6 @@ defmodule LemonMCP.Client.OAuth do
     pkce: "authorization_code"
   }
 
-  # The fields of a stored token record (auth.StoredToken) and their types.
-  @record_strings ~w(access_token token_type refresh_token scope issuer resource client_id client_secret)
-  @record_atoms Enum.map(@record_strings ++ ~w(expires_at metadata), &String.to_atom/1)
-
   @default_authorization_timeout_ms 300_000
 
   @doc false
@@ -51,13 +41,13 @@ defmodule LemonMCP.Client.OAuth do
     with {:ok, oauth} <- normalize(Keyword.get(opts, :oauth)),
          :ok <- known(oauth),
          {:ok, provider} <- provider(oauth),
-         {:ok, cache} <- token_cache(opts),
-         {:ok, auth} <- auth_object(oauth, cache) do
+         :ok <- no_token_cache(opts),
+         {:ok, store} <- app_store(opts[:store]),
+         {:ok, auth} <- auth_object(oauth) do
       callbacks =
         %{}
         |> put_unless_nil(:authorization_code_provider, provider)
-        |> put_unless_nil(:token_load, cache[:load])
-        |> put_unless_nil(:token_save, cache[:save])
+        |> put_unless_nil(:store, store)
 
       handlers = if provider, do: %{"authorization" => %{}}, else: %{}
 
@@ -106,44 +96,30 @@ defmodule LemonMCP.Client.OAuth do
     end
   end
 
-  # oauth_token_cache: [load: fn/0, save: fn/1] (or a map), or a bare
-  # loader, the single-process form; [load: fn/1, save: fn/3], the
-  # versioned form (a shared store: both or neither). The compatibility
-  # options only when it is absent.
-  defp token_cache(opts) do
-    {load, save} =
-      case Keyword.get(opts, :oauth_token_cache) do
-        nil -> {Keyword.get(opts, :oauth_token_loader), Keyword.get(opts, :oauth_token_persister)}
-        f when is_function(f) -> {f, nil}
-        c when is_list(c) or is_map(c) -> {cache_get(c, :load), cache_get(c, :save)}
-        _ -> {:bad, nil}
-      end
+  # The token caches of earlier releases are retired: the application's
+  # store is one pair for grants and pins alike.
+  defp no_token_cache(opts) do
+    case Enum.find([:oauth_token_cache, :oauth_token_loader, :oauth_token_persister], &(opts[&1] != nil)) do
+      nil ->
+        :ok
 
-    cond do
-      load == :bad ->
-        invalid("oauth_token_cache must be [load: fun/0, save: fun/1] or [load: fun/1, save: fun/3]")
-
-      is_function(load, 1) and is_function(save, 3) ->
-        {:ok, %{load: load, save: save, versioned: true}}
-
-      is_function(load, 1) or is_function(save, 3) ->
-        invalid("the versioned token cache needs both load (arity 1) and save (arity 3)")
-
-      load != nil and not is_function(load, 0) ->
-        invalid("the token cache's load must be a function of arity 0 (or 1, with a save of arity 3)")
-
-      save != nil and not is_function(save, 1) ->
-        invalid("the token cache's save must be a function of arity 1 (or 3, with a load of arity 1)")
-
-      true ->
-        {:ok, %{} |> put_unless_nil(:load, load) |> put_unless_nil(:save, save)}
+      old ->
+        invalid(
+          ":#{old} is retired: set oauth: [token_store: %{type: \"app\"}] and give store: {load, save}, " <>
+            "which answers store_load / store_save (LemonMCP.Store, docs/migrating.md)"
+        )
     end
   end
 
-  defp cache_get(c, key) when is_list(c), do: Keyword.get(c, key)
-  defp cache_get(c, key), do: Map.get(c, key) || Map.get(c, Atom.to_string(key))
+  defp app_store(nil), do: {:ok, nil}
 
-  defp auth_object(oauth, cache) do
+  defp app_store(store) do
+    if LemonMCP.Store.valid?(store),
+      do: {:ok, store},
+      else: invalid("store: expected {load, save} (functions of 2 and 4 arguments)")
+  end
+
+  defp auth_object(oauth) do
     with {:ok, auth} <-
            strings(
              oauth,
@@ -157,63 +133,32 @@ defmodule LemonMCP.Client.OAuth do
          {:ok, auth} <- integer(auth, oauth, :max_step_ups, 0),
          {:ok, auth} <- boolean(auth, oauth, :allow_insecure_http),
          {:ok, auth} <- dpop(auth, oauth[:dpop]),
-         {:ok, store} <- token_store(oauth[:token_store], cache) do
+         {:ok, store} <- token_store(oauth[:token_store]) do
       {:ok, put_unless_nil(auth, "token_store", store)}
     end
   end
 
-  # auth.token_store: the `:token_store` option (a map or keyword list, or
-  # "memory" / "app") goes to the library as its JSON object, keys and atom
-  # values as strings, so the library's own validation names what is wrong
-  # in it. A token cache is the "app" store: it goes with a `:token_store`
-  # of type "app" (which may add "key" and "lease_ms") and with none else,
-  # and an "app" store needs the cache that answers its requests. A
-  # versioned cache is always the object form ({"type": "app"}), the one in
-  # which the library asks the versioned requests.
-  defp token_store(nil, cache) when cache == %{}, do: {:ok, nil}
-  defp token_store(nil, %{versioned: true}), do: {:ok, %{"type" => "app"}}
-  defp token_store(nil, _cache), do: {:ok, "app"}
+  # auth.token_store: the `:token_store` option (a map or keyword list)
+  # goes to the library as its JSON object, keys and atom values as
+  # strings, so the library's own validation names what is wrong in it (a
+  # string form of an earlier release included).
+  defp token_store(nil), do: {:ok, nil}
+  defp token_store(store) when is_binary(store) or is_atom(store), do: {:ok, to_string(store)}
 
-  defp token_store(store, cache) when is_binary(store) or is_atom(store) do
-    case {to_string(store), cache} do
-      {"app", %{versioned: true}} -> {:ok, %{"type" => "app"}}
-      {s, _} -> check_store_type(s, s, cache)
-    end
-  end
-
-  defp token_store(store, cache) when is_map(store) or is_list(store) do
+  defp token_store(store) when is_map(store) or is_list(store) do
     if Enum.all?(store, &match?({k, _} when is_atom(k) or is_binary(k), &1)) do
-      object = Map.new(store, fn {k, v} -> {to_string(k), store_value(v)} end)
-      check_store_type(object["type"], object, cache)
+      {:ok, Map.new(store, fn {k, v} -> {to_string(k), store_value(v)} end)}
     else
       invalid("oauth.token_store must be a map such as %{type: \"file\", path: path}")
     end
   end
 
-  defp token_store(_store, _cache),
+  defp token_store(_store),
     do: invalid("oauth.token_store must be a map such as %{type: \"file\", path: path}")
 
   defp store_value(v) when is_atom(v) and not is_boolean(v) and v != nil, do: Atom.to_string(v)
+  defp store_value(v) when is_map(v), do: Map.new(v, fn {k, x} -> {to_string(k), store_value(x)} end)
   defp store_value(v), do: v
-
-  defp check_store_type("app", _store, cache) when cache == %{},
-    do: invalid("oauth.token_store \"app\" needs :oauth_token_cache (its load and save)")
-
-  # The object form is the shared-store contract (compare-and-save): an
-  # old load/0, save/1 cache cannot keep it, and answering its saves as
-  # done would let two processes redeem one refresh token.
-  defp check_store_type("app", store, cache) when is_map(store) and not is_map_key(cache, :versioned),
-    do:
-      invalid(
-        "oauth.token_store %{type: \"app\"} is the shared store: it needs oauth_token_cache: " <>
-          "[load: fun/1, save: fun/3] (a [load: fun/0, save: fun/1] cache goes with token_store: \"app\")"
-      )
-
-  defp check_store_type("app", store, _cache), do: {:ok, store}
-  defp check_store_type(_type, store, cache) when cache == %{}, do: {:ok, store}
-
-  defp check_store_type(_type, _store, _cache),
-    do: invalid("oauth.token_store conflicts with :oauth_token_cache (the \"app\" store); give one of them")
 
   # Empty strings count as absent, as in the seed (a client_id is
   # "usable" only when non-empty).
@@ -415,123 +360,6 @@ defmodule LemonMCP.Client.OAuth do
   defp put_string(m, r, k) do
     if nonempty?(r[k]), do: Map.put(m, k, r[k]), else: m
   end
-
-  @doc false
-  # The "token_load" answer from the host's load result: map or {:ok, map},
-  # atom or string keys; accepted when it has a non-empty access or refresh
-  # token, else nothing is stored ({}).
-  def load_answer({:ok, record}), do: load_answer(record)
-
-  def load_answer(record) when is_map(record) do
-    r =
-      Enum.reduce(record, %{}, fn {k, v}, acc ->
-        key = to_string(k)
-
-        cond do
-          key in @record_strings and nonempty?(v) -> Map.put(acc, key, v)
-          key == "expires_at" and is_integer(v) and v > 0 -> Map.put(acc, key, v)
-          key == "metadata" and is_map(v) -> Map.put(acc, key, v)
-          true -> acc
-        end
-      end)
-
-    if Map.has_key?(r, "access_token") or Map.has_key?(r, "refresh_token"), do: r, else: %{}
-  end
-
-  def load_answer(_other), do: %{}
-
-  @doc false
-  # What the host's save gets: the library's record with atom keys for the
-  # record's own fields (access_token, refresh_token, metadata, token_type,
-  # expires_at, scope, issuer, resource, client_id, client_secret); the
-  # metadata keeps the server's string keys. access_token, refresh_token
-  # and metadata are always present (nil when absent).
-  def save_record(payload) when is_map(payload) do
-    base = %{access_token: nil, refresh_token: nil, metadata: nil}
-
-    Enum.reduce(payload, base, fn {k, v}, acc ->
-      atom = Enum.find(@record_atoms, &(Atom.to_string(&1) == k))
-      Map.put(acc, atom || k, v)
-    end)
-  end
-
-  @doc false
-  # The versioned "token_load" answer from load.(key): {record, version}
-  # (version >= 1) or nil (nothing stored: {"version": 0}). Anything else,
-  # a raise or a throw is an error status: a failed load fails that refresh
-  # (the library never refreshes on a store it could not read).
-  def versioned_load(load, payload) do
-    case guarded(fn -> load.(payload["key"]) end, "load") do
-      nil ->
-        {0, %{"version" => 0}}
-
-      {_record, 0} ->
-        {0, %{"version" => 0}}
-
-      {record, version} when is_map(record) and is_integer(version) and version > 0 ->
-        {0, %{"version" => version, "record" => string_keys(record)}}
-
-      :failed ->
-        store_failed("load")
-
-      _other ->
-        unexpected("load", "{record, version} nor nil")
-    end
-  end
-
-  @doc false
-  # The versioned "token_save" answer from save.(key, record,
-  # expected_version), a compare-and-save: {:ok, new_version} (above
-  # expected_version) when saved, {:conflict, stored_record, stored_version}
-  # when the key's version is no longer the expected one. Anything else, a
-  # raise or a throw is an error status (that refresh fails).
-  def versioned_save(save, payload) do
-    {key, payload} = Map.pop(payload, "key")
-    {expected, record} = Map.pop(payload, "expected_version", 0)
-
-    case guarded(fn -> save.(key, record, expected) end, "save") do
-      {:ok, version} when is_integer(version) and version > expected ->
-        {0, %{"version" => version}}
-
-      {:conflict, nil, 0} ->
-        {0, %{"conflict" => true, "version" => 0}}
-
-      {:conflict, stored, version} when is_map(stored) and is_integer(version) and version > 0 ->
-        {0, %{"conflict" => true, "version" => version, "record" => string_keys(stored)}}
-
-      :failed ->
-        store_failed("save")
-
-      _other ->
-        unexpected("save", "{:ok, version above expected_version} nor {:conflict, record, version}")
-    end
-  end
-
-  # A store callback's raise or throw. Its message is not logged: it may
-  # repeat a token.
-  defp guarded(f, what) do
-    f.()
-  rescue
-    e ->
-      Logger.warning("lemon_mcp: the token cache's #{what} raised #{inspect(e.__struct__)}")
-      :failed
-  catch
-    kind, _ ->
-      Logger.warning("lemon_mcp: the token cache's #{what} failed (#{kind})")
-      :failed
-  end
-
-  # The values are not logged: a record holds tokens.
-  defp unexpected(what, expected) do
-    Logger.warning("lemon_mcp: the token cache's #{what} returned neither #{expected}")
-    store_failed(what)
-  end
-
-  defp store_failed(what), do: {Error.code(:internal), %{"message" => "the token cache's #{what} failed"}}
-
-  # A record given back as stored: atom or string keys (a lease is a map too).
-  defp string_keys(m) when is_map(m), do: Map.new(m, fn {k, v} -> {to_string(k), string_keys(v)} end)
-  defp string_keys(v), do: v
 
   defp put_unless_nil(m, _k, nil), do: m
   defp put_unless_nil(m, k, v), do: Map.put(m, k, v)

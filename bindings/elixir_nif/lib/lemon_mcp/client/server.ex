@@ -554,44 +554,14 @@ defmodule LemonMCP.Client.Server do
     end
   end
 
-  # The versioned cache (load/1, save/3) is a shared store: its failures
-  # are not swallowed but fail the refresh, as any store's do.
-  defp host_answer(:token_load, payload, cbs) do
-    case cbs[:token_load] do
-      nil -> fn -> {0, %{}} end
-      f when is_function(f, 1) -> fn -> OAuth.versioned_load(f, payload) end
-      f -> fn -> {0, OAuth.load_answer(swallow(f))} end
-    end
-  end
-
-  defp host_answer(:token_save, payload, cbs) do
-    case cbs[:token_save] do
-      nil ->
-        fn -> {0, %{}} end
-
-      f when is_function(f, 3) ->
-        fn -> OAuth.versioned_save(f, payload) end
-
-      f ->
-        fn ->
-          _ = swallow(fn -> f.(OAuth.save_record(payload)) end)
-          {0, %{}}
-        end
-    end
+  # The application's store (auth.token_store {"type": "app"}): its
+  # failures fail the request, as any store's do.
+  defp host_answer(kind, payload, %{store: store}) when kind in [:store_load, :store_save] do
+    fn -> LemonMCP.Store.answer(kind, payload, store) end
   end
 
   defp host_answer(kind, _payload, _cbs) do
     fn -> {Error.code(:unsupported), %{"code" => -32601, "message" => "#{kind} is not handled by this client"}} end
-  end
-
-  defp swallow(f) do
-    try do
-      f.()
-    rescue
-      _ -> nil
-    catch
-      _, _ -> nil
-    end
   end
 
   defp delegate_answer({:ok, result}) when is_map(result), do: {0, result}
