@@ -15,7 +15,9 @@
 //     one server's client, state and report, and its events (ready,
 //     restarting, failed, list_changed) turned into the host's;
 //     frontcall.go finds the host's call behind a client's call id, for a
-//     gateway that routes a server's request to the session that called.
+//     gateway that routes a server's request to the session that called;
+//     subset.go makes a host of some of this one's servers (a gateway's
+//     "per_session" servers, one instance per front session).
 //   - Starting and stopping (lazy.go, idle.go): "start": "lazy" servers
 //     start on their first use; with "idle_ms" a lazy server nothing uses
 //     is stopped and replaced by an unstarted client (a generation).
