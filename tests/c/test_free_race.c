@@ -384,7 +384,7 @@ static lmcp_status host_create(life_t *l, char **err) {
   const char *fx = fixture_path();
   temp_path(pins, sizeof pins, "pins");
   snprintf(config, sizeof config,
-           "{\"tool_prefix\":\"always\",\"pins\":{\"store\":\"%s\"},"
+           "{\"tool_prefix\":\"always\",\"pins\":{\"store\":{\"type\":\"file\",\"path\":\"%s\"}},"
            "\"defaults\":{\"handlers\":{\"roots\":{\"list_changed\":true}},"
            "\"timeouts\":{\"ready_ms\":5000,\"close_grace_ms\":300}},"
            "\"mcpServers\":{\"a\":{\"command\":\"%s\"},"
