@@ -323,9 +323,10 @@ void test_host_pins() {
   };
   write_file(defs, tools("true"));
   {
-    lemonmcp::Host host("{\"pins\":{\"store\":{\"type\":\"file\",\"path\":\"" + pins + "\"}},\"mcpServers\":{\"r\":{\"command\":\"" +
-                        rugpull + "\",\"args\":[\"-defs\",\"" + defs + "\"],\"env\":{\"RUGPULL_PIDFILE\":\"" +
-                        pidfile + "\"},\"timeouts\":{\"close_grace_ms\":300}}}}");
+    lemonmcp::Host host("{\"pins\":{\"store\":{\"type\":\"file\",\"path\":\"" + pins +
+                        "\"}},\"mcpServers\":{\"r\":{\"command\":\"" + rugpull + "\",\"args\":[\"-defs\",\"" +
+                        defs + "\"],\"env\":{\"RUGPULL_PIDFILE\":\"" + pidfile +
+                        "\"},\"timeouts\":{\"close_grace_ms\":300}}}}");
     host.connect();
     host.wait_ready(20000);
     CHECK(!contains(host.pins(), "\"held\":true"));
