@@ -447,3 +447,30 @@ def test_cli_tools_all_held(rugpull: str, tmp_path: Path) -> None:
     r = run_cli(["--config", str(config), "tools"])
     assert r.returncode == 8, (r.stdout, r.stderr)
     assert "every tool is held by the host's pins" in r.stderr and "no server has tools" not in r.stderr
+
+
+def test_approval_in_another_process_is_honoured_without_a_restart(rugpull: str, tmp_path: Path) -> None:
+    """A fleet of one store: while this process's host runs and holds a
+    changed tool, `lemonmcp approve` in another process approves it, and
+    the running host honours the approval with no restart and no signal
+    from the server (it re-reads the store's pins)."""
+    from cli_run import run_cli
+
+    rig = _changed_while_off(rugpull, tmp_path)
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(rig.config()))
+    with lemonmcp.Host(rig.config()) as host:
+        assert _held_call(host) == ""
+        offered = host.pins()["r"]["tools"]["echo"]["hash"]
+        r = run_cli(["--config", str(config), "approve", "r", "echo", "--hash", offered])
+        assert r.returncode == 0, r.stderr
+
+        def honoured() -> bool:
+            try:
+                return "called echo" in host.call_tool("r__echo", {"text": "hi"}).text
+            except lemonmcp.PolicyDenied:
+                return False
+
+        assert wait_until(honoured, timeout=10.0), "the running host never honoured the other process's approval"
+        assert host.pins()["r"]["tools"]["echo"]["status"] == "approved"
+        assert "r__echo" in {t.name for t in host.list_tools()}
