@@ -120,6 +120,9 @@ func (s *Server) response(c *call, id []byte, st core.Status, data []byte) []byt
 		if c.method == "resources/read" && c.server != "" {
 			data = s.exposeReadURIs(c.server, data)
 		}
+		if c.modern && c.method == "resources/read" {
+			data = withCacheHints(data)
+		}
 		return core.AppendResult(nil, id, data)
 	}
 	if st == core.StatusCancelled {

@@ -289,6 +289,8 @@ func (s *Server) discoverResult() []byte {
 		"capabilities":      s.capabilities(),
 		"serverInfo":        s.serverInfo(),
 		"_meta":             map[string]any{metaServerInfo: s.serverInfo()},
+		"ttlMs":             0, // stale at once, as the lists: a gateway restarted with other options says otherwise
+		"cacheScope":        cacheScope,
 	}
 	if s.opts.Instructions != "" {
 		res["instructions"] = s.opts.Instructions

@@ -23,6 +23,8 @@
 //     subscriptions shared upstream.
 //   - Lists and names (lists.go, names.go): the host's aggregated lists
 //     with names bounded to 64 characters and shared URIs told apart.
+//   - Caching hints (cachehints.go): ttlMs and cacheScope on the
+//     2026-07-28 era's cacheable results, always "private".
 //   - Relay (relay.go): the host's (and the sessions' own hosts') events to the sessions they concern
 //     (list_changed, progress, logs, resource updates) and a server's
 //     sampling, elicitation and roots requests to the front call that
