@@ -16,7 +16,8 @@ import (
 func TestBadInputOverStdio(t *testing.T) {
 	h := newHost(t, legacy)
 	g := newGateway(t, h, `{"max_body_bytes": 4096}`)
-	send, inW := rawStdioFront(t, g)
+	exchange, inW := rawStdioFront(t, g)
+	send := func(msg string) map[string]any { return response(exchange(msg)) }
 	errOf := func(m map[string]any) (float64, string) {
 		e, ok := m["error"].(map[string]any)
 		require.True(t, ok, "not an error: %v", m)

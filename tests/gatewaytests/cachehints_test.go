@@ -18,7 +18,8 @@ func TestModernResultsCarryCacheHints(t *testing.T) {
 	  "old": {"command": %q, "protocol": {"mode": "legacy"}},
 	  "new": {"command": %q, "args": ["-ttl-ms", "60000", "-cache-scope", "public"], "protocol": {"mode": "modern"}}}}`, fixtureBin, fixtureBin))
 	g := newGateway(t, h, "")
-	send, in := rawStdioFront(t, g)
+	exchange, in := rawStdioFront(t, g)
+	send := func(msg string) map[string]any { return response(exchange(msg)) }
 	defer func() { require.NoError(t, in.Close()) }()
 	t.Run("initialize era first", func(t *testing.T) {
 		require.NotNil(t, send(initBody)["result"])
