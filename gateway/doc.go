@@ -31,6 +31,10 @@
 //     caused them: a request in the initialize era, an input_required
 //     result in 2026-07-28, refused at once when the front lacks the
 //     capability or the request cannot be attributed.
+//   - The application's ear (forward.go): the host's events handed on,
+//     after the gateway's use, to a handler the application sets on the
+//     server (lmcp_server_set_event_handler), since the gateway holds the
+//     host's own.
 //   - Listens (listen.go): subscriptions/listen, how a 2026-07-28 front
 //     hears list changes and resource updates.
 //   - Per-session servers (in server.go): a server marked per_session

@@ -24,6 +24,9 @@ func (s *Server) requestsFrom(h *host.Host, sess *Session) core.AppRequestHandle
 }
 
 func (s *Server) onEvent(h *host.Host, only *Session, kind string, payload []byte) {
+	if only == nil {
+		defer s.forward(kind, payload)
+	}
 	switch kind {
 	case "list_changed":
 		if only != nil {

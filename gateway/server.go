@@ -31,7 +31,10 @@ type Server struct {
 	perSession  map[string]bool        // servers each front session gets its own instance of
 	subs2       sync.WaitGroup         // session hosts being closed
 	level       string                 // the log level asked upstream
-	modernLevel int                    // the lowest level a 2026-07-28 request asked for; -1: none
+	fwdMu       sync.Mutex
+	fwd         forwarder // the application's handler of the host's events (forward.go)
+	fwdReleased bool
+	modernLevel int // the lowest level a 2026-07-28 request asked for; -1: none
 	started     bool
 	stopping    bool
 	finishing   bool          // finish has begun: done closes once it ends
@@ -66,7 +69,7 @@ func New(h *host.Host, opts *Options) (*Server, *core.Error) {
 	for _, name := range h.PerSessionServers() {
 		s.perSession[name] = true
 	}
-	if err := h.SetEventHandler(s.eventsFrom(h, nil), nil); err != nil {
+	if err := h.SetEventHandler(s.eventsFrom(h, nil), s.eventsReleased); err != nil {
 		return nil, err
 	}
 	if err := h.SetAppRequestHandler(s.requestsFrom(h, nil), nil); err != nil {
