@@ -83,6 +83,11 @@ LMCP_INTERNAL const char *lmcp_bridge_intern(const char *s, size_t n);
 LMCP_BRIDGE_DECLARE_SETTERS(client);
 LMCP_BRIDGE_DECLARE_SETTERS(host);
 
+/* The Go side of lmcp_server_set_event_handler (server_bridge.c). */
+LMCP_INTERNAL lmcp_status lmcpgo_server_set_event_handler(lmcp_server *server, lmcp_event_cb cb,
+                                                          uintptr_t user_data, lmcp_destroy_cb destroy,
+                                                          char **err_out);
+
 /* The Go side of the calls whose public wrappers live in client_bridge.c
  * and host_bridge.c. */
 LMCP_INTERNAL lmcp_status lmcpgo_client_call(lmcp_client *client, cchar_t *method, cchar_t *params_json,

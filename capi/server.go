@@ -8,6 +8,7 @@ import "C"
 
 import (
 	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -50,8 +51,37 @@ func lmcp_server_new(hp *C.lmcp_host, optionsJSON *C.cchar_t, n C.size_t, server
 	if err != nil {
 		return setErr(errOut, err)
 	}
+	serverHosts.Store(s, handleKey(hp))
 	*serverOut = (*C.lmcp_server)(servers.Save(s))
 	return setErr(errOut, nil)
+}
+
+// serverHosts is each server's host handle key: the host's events reach
+// the application's handler on the server (lmcp_server_set_event_handler)
+// in a frame that names the host, as the host's own handler's do.
+var serverHosts sync.Map // *gateway.Server → C.uintptr_t
+
+//export lmcpgo_server_set_event_handler
+func lmcpgo_server_set_event_handler(sp *C.lmcp_server, cb C.lmcp_event_cb, ud C.uintptr_t, destroy C.lmcp_destroy_cb, errOut **C.char) (st C.lmcp_status) {
+	defer recoverExport(&st, errOut, "lmcp_server_set_event_handler")
+	s, err := lookupServer(sp)
+	if err != nil {
+		if destroy != nil {
+			C.lmcp_bridge_destroy(destroy, ud, 0)
+		}
+		return setErr(errOut, err)
+	}
+	k, _ := serverHosts.Load(s)
+	key, _ := k.(C.uintptr_t)
+	var fn func(kind string, payload []byte)
+	if cb != nil {
+		fn = func(kind string, payload []byte) {
+			ptr, n, keep := borrow(payload)
+			C.lmcp_bridge_event(cb, ud, key, cKind(kind), ptr, n)
+			_ = keep
+		}
+	}
+	return setErr(errOut, s.SetEventHandler(fn, destroyFunc(destroy, ud, key)))
 }
 
 // ownFile duplicates a caller's descriptor, non-blocking so that Stop can
@@ -150,5 +180,6 @@ func lmcp_server_free(sp *C.lmcp_server) {
 	if s, ok := servers.Release(unsafe.Pointer(sp)); ok {
 		_ = s.Stop(-1)
 		s.Release()
+		serverHosts.Delete(s)
 	}
 }

@@ -18,7 +18,9 @@
 //     gateway answers its front clients with): JSON-RPC envelopes decoded into
 //     copies the client owns, and requests built around the host's params,
 //     which pass through as given unless _meta or a progress token is
-//     merged in.
+//     merged in. Its server side (wire_serve.go): the messages a server
+//     reads and writes, for the gateway (package gateway), so that the
+//     library has one JSON-RPC codec.
 //   - The pending table and call lifecycle (calls.go): request ids, per-call
 //     timeouts (with reset on progress and a total bound), cancellation and
 //     progress.

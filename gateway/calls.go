@@ -15,7 +15,7 @@ func (s *Server) startCall(sess *Session, req *request, r *reply) {
 		s.resume(sess, req, tok, r)
 		return
 	}
-	c := &call{srv: s, sess: sess, key: string(req.m.ID), method: req.m.Method, caps: req.caps, modern: req.modern, r: r, started: time.Now(), idSet: make(chan struct{})}
+	c := &call{srv: s, sess: sess, key: string(req.m.ID), method: req.m.Method, caps: req.caps, modern: req.modern, level: req.level, r: r, started: time.Now(), idSet: make(chan struct{})}
 	if pt, ok := req.meta["progressToken"]; ok && len(pt) > 0 && (pt[0] == '"' || (pt[0] >= '0' && pt[0] <= '9') || pt[0] == '-') {
 		c.progress = pt
 	}
@@ -41,7 +41,25 @@ func (s *Server) startCall(sess *Session, req *request, r *reply) {
 	sess.mu.Unlock()
 	s.mu.Lock()
 	s.calls[c] = struct{}{}
+	lower := c.level >= 0 && (s.modernLevel < 0 || c.level < s.modernLevel)
+	if lower {
+		s.modernLevel = c.level
+	}
 	s.mu.Unlock()
+	if lower {
+		// The servers' level first, so that they log this call; not on
+		// the front's reading goroutine.
+		go func() {
+			s.forwardLevel(true)
+			s.launch(c, req, r, start, opts)
+		}()
+		return
+	}
+	s.launch(c, req, r, start, opts)
+}
+
+// launch starts a call's host call.
+func (s *Server) launch(c *call, req *request, r *reply, start startFunc, opts core.CallOptions) {
 	id, err := start(opts, func(_ uint64, st core.Status, data []byte) { s.finishCall(c, st, data) })
 	if err != nil {
 		close(c.idSet)
@@ -119,6 +137,9 @@ func (s *Server) response(c *call, id []byte, st core.Status, data []byte) []byt
 		}
 		if c.method == "resources/read" && c.server != "" {
 			data = s.exposeReadURIs(c.server, data)
+		}
+		if c.modern && c.method == "resources/read" {
+			data = withCacheHints(data)
 		}
 		return core.AppendResult(nil, id, data)
 	}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +16,7 @@ const (
 	metaVersion     = "io.modelcontextprotocol/protocolVersion"
 	metaCaps        = "io.modelcontextprotocol/clientCapabilities"
 	metaServerInfo  = "io.modelcontextprotocol/serverInfo"
+	metaLogLevel    = "io.modelcontextprotocol/logLevel"
 	codeUnsupported = -32022 // 2026-07-28: unsupported protocol version
 	codeNoResource  = -32002
 )
@@ -142,10 +144,11 @@ type request struct {
 	meta   map[string]jsonx.RawMessage
 	modern bool
 	caps   clientCaps
+	level  int // 2026-07-28: the logs the request asked for (index in logLevels); -1: none
 }
 
 func (s *Server) onFrontRequest(sess *Session, m *core.Message, r *reply) {
-	req := &request{m: m}
+	req := &request{m: m, level: -1}
 	if len(m.Params) > 0 {
 		if m.Params[0] != '{' || jsonx.Unmarshal(m.Params, &req.params) != nil {
 			r.done(errorMsg(m.ID, core.CodeInvalidParams, "invalid params: "+m.Method+" takes a JSON object", nil))
@@ -165,6 +168,12 @@ func (s *Server) onFrontRequest(sess *Session, m *core.Message, r *reply) {
 		}
 		req.modern = true
 		req.caps = parseCaps(req.meta[metaCaps])
+		if v, ok := req.meta[metaLogLevel]; ok {
+			if req.level = slices.Index(logLevels, str2(v)); req.level < 0 {
+				r.done(errorMsg(m.ID, core.CodeInvalidParams, "invalid params: _meta "+quote(metaLogLevel)+" must be one of "+strings.Join(logLevels, ", "), nil))
+				return
+			}
+		}
 	} else if m.Method == "server/discover" {
 		req.modern = true
 	}
@@ -289,6 +298,8 @@ func (s *Server) discoverResult() []byte {
 		"capabilities":      s.capabilities(),
 		"serverInfo":        s.serverInfo(),
 		"_meta":             map[string]any{metaServerInfo: s.serverInfo()},
+		"ttlMs":             0, // stale at once, as the lists: a gateway restarted with other options says otherwise
+		"cacheScope":        cacheScope,
 	}
 	if s.opts.Instructions != "" {
 		res["instructions"] = s.opts.Instructions
@@ -339,17 +350,19 @@ func (s *Server) setLevel(sess *Session, req *request, r *reply) {
 	sess.mu.Lock()
 	sess.level = n
 	sess.mu.Unlock()
-	s.forwardLevel()
+	s.forwardLevel(false)
 	r.done(core.AppendResult(nil, req.m.ID, s.emptyResult(req)))
 }
 
 var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 // forwardLevel asks every ready server for the lowest level a session
-// wants (each session then gets only what it asked for).
-func (s *Server) forwardLevel() {
-	lowest := -1
+// or a 2026-07-28 request wants (each then gets only what it asked for).
+// With wait it returns once the servers answered (bounded): a request
+// that asked for logs goes out after the level it needs is set.
+func (s *Server) forwardLevel(wait bool) {
 	s.mu.Lock()
+	lowest := s.modernLevel
 	for _, sess := range s.sessions {
 		sess.mu.Lock()
 		if sess.level >= 0 && (lowest < 0 || sess.level < lowest) {
@@ -364,10 +377,20 @@ func (s *Server) forwardLevel() {
 	s.level = logLevels[lowest]
 	s.mu.Unlock()
 	params := raw(map[string]string{"level": logLevels[lowest]})
+	var answered sync.WaitGroup
 	for _, name := range s.readyServers() {
-		_, _ = s.h.Call(name, "logging/setLevel", params, core.CallOptions{}, func(uint64, core.Status, []byte) {})
+		answered.Add(1)
+		if _, err := s.h.Call(name, "logging/setLevel", params, core.CallOptions{}, func(uint64, core.Status, []byte) { answered.Done() }); err != nil {
+			answered.Done()
+		}
+	}
+	if wait {
+		waitBounded(&answered, setLevelWait)
 	}
 }
+
+// setLevelWait bounds forwardLevel's wait for the servers' answers.
+const setLevelWait = 5 * time.Second
 
 // onFrontNotification: cancellation, initialized, the rest ignored.
 func (s *Server) onFrontNotification(sess *Session, m *core.Message) {

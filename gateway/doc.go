@@ -23,12 +23,18 @@
 //     subscriptions shared upstream.
 //   - Lists and names (lists.go, names.go): the host's aggregated lists
 //     with names bounded to 64 characters and shared URIs told apart.
+//   - Caching hints (cachehints.go): ttlMs and cacheScope on the
+//     2026-07-28 era's cacheable results, always "private".
 //   - Relay (relay.go): the host's (and the sessions' own hosts') events to the sessions they concern
 //     (list_changed, progress, logs, resource updates) and a server's
 //     sampling, elicitation and roots requests to the front call that
 //     caused them: a request in the initialize era, an input_required
 //     result in 2026-07-28, refused at once when the front lacks the
 //     capability or the request cannot be attributed.
+//   - The application's ear (forward.go): the host's events handed on,
+//     after the gateway's use, to a handler the application sets on the
+//     server (lmcp_server_set_event_handler), since the gateway holds the
+//     host's own.
 //   - Listens (listen.go): subscriptions/listen, how a 2026-07-28 front
 //     hears list changes and resource updates.
 //   - Per-session servers (in server.go): a server marked per_session

@@ -38,6 +38,7 @@ func (s *Server) list(req *request, r *reply) {
 	res := map[string]any{key: items}
 	if req.modern {
 		res["resultType"] = "complete"
+		res["ttlMs"], res["cacheScope"] = 0, cacheScope
 	}
 	r.done(core.AppendResult(nil, req.m.ID, raw(res)))
 }

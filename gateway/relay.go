@@ -24,6 +24,9 @@ func (s *Server) requestsFrom(h *host.Host, sess *Session) core.AppRequestHandle
 }
 
 func (s *Server) onEvent(h *host.Host, only *Session, kind string, payload []byte) {
+	if only == nil {
+		defer s.forward(kind, payload)
+	}
 	switch kind {
 	case "list_changed":
 		if only != nil {
@@ -198,6 +201,25 @@ func (s *Server) onLog(only *Session, server string, params []byte) {
 		sess.mu.Unlock()
 		if want {
 			sess.sendStandalone(msg)
+		}
+	}
+	// 2026-07-28: on the stream of each request in flight to that server
+	// that asked for the level in its _meta, never elsewhere (a server's
+	// log line names no request: every such call to it hears it).
+	s.mu.Lock()
+	var calls []*call
+	for c := range s.calls {
+		if c.level >= 0 && level >= c.level && c.server == server && (only == nil || c.sess == only) {
+			calls = append(calls, c)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range calls {
+		c.mu.Lock()
+		r := c.r
+		c.mu.Unlock()
+		if r != nil && r.related != nil {
+			r.related.send(msg)
 		}
 	}
 }

@@ -21,22 +21,26 @@ type Server struct {
 	h    *host.Host
 	opts *Options
 
-	mu         sync.Mutex
-	sessions   map[string]*Session
-	calls      map[*call]struct{}     // in flight
-	parked     map[string]*call       // 2026-07-28 calls waiting for inputResponses, by requestState
-	subs       map[subKey]int         // resources/subscribe upstream, by sessions subscribed
-	names      *nameTable             // the last lists' exposed names
-	listeners  map[*listener]struct{} // open 2026-07-28 listens
-	perSession map[string]bool        // servers each front session gets its own instance of
-	subs2      sync.WaitGroup         // session hosts being closed
-	level      string                 // the log level asked upstream
-	started    bool
-	stopping   bool
-	finishing  bool          // finish has begun: done closes once it ends
-	done       chan struct{} // closed once serving ended
-	endErr     *core.Error
-	inflight   sync.WaitGroup // front requests being answered
+	mu          sync.Mutex
+	sessions    map[string]*Session
+	calls       map[*call]struct{}     // in flight
+	parked      map[string]*call       // 2026-07-28 calls waiting for inputResponses, by requestState
+	subs        map[subKey]int         // resources/subscribe upstream, by sessions subscribed
+	names       *nameTable             // the last lists' exposed names
+	listeners   map[*listener]struct{} // open 2026-07-28 listens
+	perSession  map[string]bool        // servers each front session gets its own instance of
+	subs2       sync.WaitGroup         // session hosts being closed
+	level       string                 // the log level asked upstream
+	fwdMu       sync.Mutex
+	fwd         forwarder // the application's handler of the host's events (forward.go)
+	fwdReleased bool
+	modernLevel int // the lowest level a 2026-07-28 request asked for; -1: none
+	started     bool
+	stopping    bool
+	finishing   bool          // finish has begun: done closes once it ends
+	done        chan struct{} // closed once serving ended
+	endErr      *core.Error
+	inflight    sync.WaitGroup // front requests being answered
 
 	stopFront func()          // ends the front (closes the listener or the input)
 	onFinish  func()          // the front's last teardown (the HTTP server's connections)
@@ -58,14 +62,14 @@ func New(h *host.Host, opts *Options) (*Server, *core.Error) {
 	if opts == nil {
 		opts, _ = ParseOptions(nil)
 	}
-	s := &Server{h: h, opts: opts, sessions: map[string]*Session{}, calls: map[*call]struct{}{}, parked: map[string]*call{},
+	s := &Server{h: h, opts: opts, modernLevel: -1, sessions: map[string]*Session{}, calls: map[*call]struct{}{}, parked: map[string]*call{},
 		subs: map[subKey]int{}, names: &nameTable{}, done: make(chan struct{})}
 	s.listeners = map[*listener]struct{}{}
 	s.perSession = map[string]bool{}
 	for _, name := range h.PerSessionServers() {
 		s.perSession[name] = true
 	}
-	if err := h.SetEventHandler(s.eventsFrom(h, nil), nil); err != nil {
+	if err := h.SetEventHandler(s.eventsFrom(h, nil), s.eventsReleased); err != nil {
 		return nil, err
 	}
 	if err := h.SetAppRequestHandler(s.requestsFrom(h, nil), nil); err != nil {

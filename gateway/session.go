@@ -103,6 +103,7 @@ type call struct {
 	progress []byte        // the front's progress token
 	caps     clientCaps
 	modern   bool
+	level    int // 2026-07-28: the logs its request asked for, on its stream; -1: none
 
 	mu       sync.Mutex
 	r        *reply          // the front request waiting; nil while a 2026-07-28 call is parked

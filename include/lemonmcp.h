@@ -1316,6 +1316,19 @@ lmcp_status lmcp_server_new(lmcp_host *host, const char *options_json,
                             size_t len, lmcp_server **server_out,
                             char **err_out);
 
+/* lmcp_server_set_event_handler registers the application's ear on its
+ * host while the server holds the host's event handler: cb gets every host
+ * event (the kinds and payloads of lmcp_host_set_event_handler: its
+ * servers' "log" lines, "ready", "failed", ...) after the gateway's own use
+ * of it, on the host's delivery thread, one at a time. NULL cb removes it.
+ * destroy runs once no callback of it can run any more: when the server is
+ * freed (also for a handler replaced meanwhile).
+ * Returns LMCP_OK or LMCP_E_INVALID_HANDLE (destroy still runs). */
+lmcp_status lmcp_server_set_event_handler(lmcp_server *server,
+                                          lmcp_event_cb cb, void *user_data,
+                                          lmcp_destroy_cb destroy,
+                                          char **err_out);
+
 /* lmcp_server_serve_fds starts serving one front session over a pair of
  * descriptors carrying newline-delimited JSON-RPC (the stdio binding): the
  * front writes in_fd, reads out_fd. It returns at once. The server works on

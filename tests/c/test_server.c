@@ -6,6 +6,7 @@
  * stop and wait); option errors naming the field; handle misuse.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,11 +151,83 @@ static void test_server_serve_http(void) {
   lmcp_host_free(h);
 }
 
+/* The application's ear on a served host: lmcp_server_set_event_handler
+ * hears the host's events (its servers' stderr as "log") although the
+ * gateway holds the host's handler; each destroy runs once, when the server
+ * is freed, a replaced handler's too; a stale handle refuses and destroys. */
+struct ear {
+  pthread_mutex_t mu;
+  int logs, destroys;
+};
+
+static void ear_event(void *ud, const char *kind, const char *json, size_t len) {
+  struct ear *e = ud;
+  (void)len;
+  pthread_mutex_lock(&e->mu);
+  if (strcmp(kind, "log") == 0 && strstr(json, "fixture stderr flood line") != NULL) e->logs++;
+  pthread_mutex_unlock(&e->mu);
+}
+
+static void ear_destroy(void *ud) {
+  struct ear *e = ud;
+  pthread_mutex_lock(&e->mu);
+  e->destroys++;
+  pthread_mutex_unlock(&e->mu);
+}
+
+static int ear_logs(struct ear *e) {
+  pthread_mutex_lock(&e->mu);
+  int n = e->logs;
+  pthread_mutex_unlock(&e->mu);
+  return n;
+}
+
+static int ear_destroys(struct ear *e) {
+  pthread_mutex_lock(&e->mu);
+  int n = e->destroys;
+  pthread_mutex_unlock(&e->mu);
+  return n;
+}
+
+static void test_server_event_handler(void) {
+  char cfg[1024];
+  snprintf(cfg, sizeof cfg,
+           "{\"mcpServers\":{\"fx\":{\"command\":\"%s\",\"args\":[\"-stderr-flood\",\"200\"],"
+           "\"timeouts\":{\"ready_ms\":10000,\"close_grace_ms\":300}}}}",
+           fixture_path());
+  lmcp_host *h = NULL;
+  char *err = NULL;
+  CHECK_ST(lmcp_host_new(cfg, strlen(cfg), &h, &err), LMCP_OK, err);
+  if (h == NULL) return;
+  lmcp_server *s = NULL;
+  CHECK_ST(lmcp_server_new(h, NULL, 0, &s, &err), LMCP_OK, err);
+  struct ear first = {PTHREAD_MUTEX_INITIALIZER, 0, 0}, ear = {PTHREAD_MUTEX_INITIALIZER, 0, 0};
+  CHECK_ST(lmcp_server_set_event_handler(s, ear_event, &first, ear_destroy, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_server_set_event_handler(s, ear_event, &ear, ear_destroy, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_host_connect(h, &err), LMCP_OK, err);
+  CHECK_ST(lmcp_host_wait_ready(h, T(15000), &err), LMCP_OK, err);
+  for (int i = 0; i < 500 && ear_logs(&ear) == 0; i++) sleep_ms(10);
+  CHECKM(ear_logs(&ear) > 0, NULL, "the server's stderr reached the handler on the server");
+  CHECK(ear_logs(&first) == 0 && ear_destroys(&first) == 0); /* replaced: destroyed only at free */
+  lmcp_server_free(s);
+  /* Each destroy runs once no callback of the gateway's runs (at once
+   * unless one is under way on the host's delivery thread). */
+  for (int i = 0; i < 500 && ear_destroys(&ear) == 0; i++) sleep_ms(10);
+  CHECK(ear_destroys(&first) == 1 && ear_destroys(&ear) == 1);
+  struct ear late = {PTHREAD_MUTEX_INITIALIZER, 0, 0};
+  CHECK_ST(lmcp_server_set_event_handler(s, ear_event, &late, ear_destroy, &err), LMCP_E_INVALID_HANDLE, err);
+  CHECK(late.destroys == 1);
+  lmcp_free(err);
+  CHECK_ST(lmcp_host_close(h, 5000, NULL), LMCP_OK, NULL);
+  lmcp_host_free(h);
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   RUN_TEST(test_server_options_and_handles, 60);
   RUN_TEST(test_server_serve_fds, 60);
   RUN_TEST(test_server_serve_http, 60);
+  RUN_TEST(test_server_event_handler, 60);
   temp_dir_cleanup();
   return h_finish();
 }

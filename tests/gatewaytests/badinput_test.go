@@ -1,10 +1,8 @@
 package gatewaytests
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -18,24 +16,8 @@ import (
 func TestBadInputOverStdio(t *testing.T) {
 	h := newHost(t, legacy)
 	g := newGateway(t, h, `{"max_body_bytes": 4096}`)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	require.Nil(t, g.ServeStream(inR, outW, func() { _ = inR.Close() }))
-	lines := bufio.NewReader(outR)
-	send := func(msg string) map[string]any {
-		t.Helper()
-		_, err := io.WriteString(inW, msg+"\n")
-		require.NoError(t, err)
-		for {
-			line, err := lines.ReadBytes('\n')
-			require.NoError(t, err)
-			var m map[string]any
-			require.NoError(t, json.Unmarshal(line, &m), string(line))
-			if _, isNotification := m["method"]; !isNotification {
-				return m
-			}
-		}
-	}
+	exchange, inW := rawStdioFront(t, g)
+	send := func(msg string) map[string]any { return response(exchange(msg)) }
 	errOf := func(m map[string]any) (float64, string) {
 		e, ok := m["error"].(map[string]any)
 		require.True(t, ok, "not an error: %v", m)

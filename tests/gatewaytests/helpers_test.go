@@ -1,6 +1,7 @@
 package gatewaytests
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -86,6 +87,37 @@ func stdioFront(t testing.TB, g *gateway.Server) mcp.Transport {
 	}()
 	return &mcp.IOTransport{Reader: outR, Writer: inW}
 }
+
+// rawStdioFront serves g over a pipe pair to a front written by hand:
+// send writes one line and returns the next message that is not a
+// notification, and the notifications before it; closing in ends the
+// front.
+func rawStdioFront(t *testing.T, g *gateway.Server) (send func(msg string) (map[string]any, []map[string]any), in io.WriteCloser) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	require.Nil(t, g.ServeStream(inR, outW, func() { _ = inR.Close() }))
+	lines := bufio.NewReader(outR)
+	return func(msg string) (map[string]any, []map[string]any) {
+		t.Helper()
+		_, err := io.WriteString(inW, msg+"\n")
+		require.NoError(t, err)
+		var notes []map[string]any
+		for {
+			line, err := lines.ReadBytes('\n')
+			require.NoError(t, err)
+			var m map[string]any
+			require.NoError(t, json.Unmarshal(line, &m), string(line))
+			if _, isNotification := m["method"]; !isNotification {
+				return m, notes
+			}
+			notes = append(notes, m)
+		}
+	}, inW
+}
+
+// response drops send's notifications.
+func response(m map[string]any, _ []map[string]any) map[string]any { return m }
 
 // httpFront serves g over HTTP on loopback and returns its URL.
 func httpFront(t testing.TB, g *gateway.Server) string {

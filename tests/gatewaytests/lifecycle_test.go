@@ -17,6 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/gateway"
 )
 
 // sseEvent is one event of an SSE stream.
@@ -255,4 +257,23 @@ func TestStdioSessionOutlivesIdleTimeout(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // many idle sweeps (every 10 ms)
 	require.Equal(t, 1, g.SessionCount())
 	require.Contains(t, callText(t, cs, "echo", map[string]any{"text": "still here"}), "still here")
+}
+
+// TestWaitZeroAfterStopSaysEnded: once Stop returned, Wait(0) says the
+// gateway ended, every time (a 0 ms timer must not win against an end
+// already there). Many gateways in turn over one host: a coin toss per
+// round would not pass them all.
+func TestWaitZeroAfterStopSaysEnded(t *testing.T) {
+	h := newHost(t, legacy)
+	for i := range 64 {
+		o, err := gateway.ParseOptions(nil)
+		require.Nil(t, err)
+		g, err := gateway.New(h, o)
+		require.Nil(t, err)
+		_, err = g.ServeHTTP("127.0.0.1:0")
+		require.Nil(t, err)
+		require.Nil(t, g.Stop(5*time.Second))
+		require.Nil(t, g.Wait(0), "round %d: Wait(0) right after Stop", i)
+		g.Release()
+	}
 }

@@ -31,7 +31,7 @@ import time
 from types import FrameType
 from typing import IO, Any, Callable, Dict, Mapping, Optional
 
-from ._cli_config import logged_to, parse_inputs
+from ._cli_config import _log_printer, logged_to, parse_inputs
 from ._serve import RELAYED_HANDLERS, Server
 from .errors import InvalidArgument, LemonMCPError, PolicyDenied
 
@@ -171,8 +171,11 @@ def run_serve(
             # Every server may ask what a front client answers: the gateway
             # relays each request to the front session whose call caused it
             # (and refuses it, naming why, when that client cannot answer).
+            # -v: the servers' log lines on stderr (the host's events reach
+            # it through the gateway, which holds the host's handler).
             host = Host(ns.config, ready_timeout=ready, strict=bool(getattr(ns, "strict", False)), inputs=inputs,
-                        defaults={"handlers": RELAYED_HANDLERS})
+                        defaults={"handlers": RELAYED_HANDLERS},
+                        on_event=_log_printer(err) if getattr(ns, "verbose", False) else None)
         except InvalidArgument as exc:
             raise usage_error(error_text(exc)) from None
         saved_stdout = sys.stdout

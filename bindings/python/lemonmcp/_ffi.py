@@ -566,6 +566,7 @@ FUNCTIONS.extend(
         ("lmcp_server_serve_http", [ServerHandle, c_char_p, _charpp, _charpp], c_int32, _check_err_out),
         ("lmcp_server_wait", [ServerHandle, c_int64, _charpp], c_int32, _check_err_out),
         ("lmcp_server_stop", [ServerHandle, c_int64, _charpp], c_int32, _check_err_out),
+        ("lmcp_server_set_event_handler", [ServerHandle, EVENT_CB, c_void_p, DESTROY_CB, _charpp], c_int32, _check_err_out),
         ("lmcp_server_free", [ServerHandle], None, None),
     ]
 )

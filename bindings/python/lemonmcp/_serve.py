@@ -77,6 +77,10 @@ class Server:
         blob = dumps(dict(options), "options")
         handle = _ffi.ServerHandle()
         lib.lmcp_server_new(host._session.handle(), blob, len(blob), byref(handle), c_void_p())
+        # The gateway holds the host's event handler now: the host keeps
+        # hearing its events (on_event, its servers' log lines) through it.
+        sess = host._session
+        lib.lmcp_server_set_event_handler(handle, EVENT_THUNK, registry.add_target(sess), DESTROY_THUNK, c_void_p())
         self._handle: Any = handle
         self._lock = threading.Lock()
         #: The front's URL (``http://HOST:PORT/mcp``) when served over HTTP.

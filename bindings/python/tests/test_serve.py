@@ -229,3 +229,21 @@ def test_cli_serve_on_a_busy_address_fails_to_connect(tmp_path: Any) -> None:
         proc = run_cli(["--config", write_config(str(tmp_path), servers=("fx",)), "serve", "--http", f"127.0.0.1:{port}"])
     assert proc.returncode == 3, proc.stderr  # the one table's "connect"
     assert f"127.0.0.1:{port}" in proc.stderr and proc.stderr.count("\n") == 1 and not proc.stdout
+
+
+@pytest.mark.parametrize("verbose", [True, False])
+def test_cli_serve_verbose_prints_the_servers_log_lines(verbose: bool, tmp_path: Any) -> None:
+    """-v: the servers' log lines (here their stderr) on the gateway's
+    stderr, though the gateway holds the host's event handler; without it,
+    none."""
+    config = str(tmp_path / "mcp.json")
+    with open(config, "w") as f:
+        json.dump({"mcpServers": {"fx": {"command": os.environ["LEMONMCP_FIXTURE"], "args": ["-stderr-flood", "200"]}}}, f)
+    gw = HTTPGateway(config, *(["-v"] if verbose else []))
+    try:
+        with lemonmcp.Client.http(gw.url, ready_timeout=30) as client:
+            assert "fx__echo" in {t.name for t in client.list_tools()}
+    finally:
+        done = gw.stop()
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert ("[fx] fixture stderr flood line" in done.stderr) == verbose, done.stderr[-3000:]
