@@ -49,7 +49,11 @@ func Main() {
 	}
 	s.confine()
 	if a.Probe {
-		s.filterUnixSockets() // a throwaway process: try the filter here
+		// A throwaway process: try here what run does last, so the
+		// probe reports what a start would get (qemu-user, for one,
+		// refuses the subreaper).
+		s.becomeSubreaper()
+		s.filterUnixSockets()
 		os.Stdout.Write(wire.SetupRecord(&s.report, 0))
 		os.Exit(0)
 	}
@@ -61,13 +65,7 @@ func Main() {
 func (s *setup) run() int {
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
-	if !s.args.Namespaces {
-		// Orphans (a daemon's double fork) are reparented to the nearest
-		// subreaper: to us, not to init, so we can still find and end them.
-		if !s.step(layerHelper, "prctl(PR_SET_CHILD_SUBREAPER)", unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) {
-			s.report.Reaper = "none"
-		}
-	}
+	s.becomeSubreaper()
 	// Last, on this locked thread only: the server inherits the filter,
 	// the helper's other threads (the proxy bridge) keep their sockets.
 	s.filterUnixSockets()
@@ -113,6 +111,19 @@ func (s *setup) run() int {
 			}
 			return s.end(r.serverWs)
 		}
+	}
+}
+
+// becomeSubreaper, without namespaces (where the helper is the init of
+// the server's PID namespace), makes the helper its descendants' reaper:
+// orphans (a daemon's double fork) are reparented to the nearest
+// subreaper, to us rather than to init, so we can still find and end them.
+func (s *setup) becomeSubreaper() {
+	if s.args.Namespaces {
+		return
+	}
+	if !s.step(layerHelper, "prctl(PR_SET_CHILD_SUBREAPER)", unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) {
+		s.report.Reaper = "none"
 	}
 }
 

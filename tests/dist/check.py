@@ -358,10 +358,9 @@ def lane_arm64(work: str) -> None:
                   "--strip-components=1"], work, dict(os.environ))
     if not report(lane, rc == 0, "the arm64 C archive unpacks", out):
         return
-    # qemu-user has no PR_SET_CHILD_SUBREAPER, so the arm64 helper cannot
-    # reap under it and the library refuses to run servers through it: the
-    # suite runs the servers directly (a helper path that names no file),
-    # and the helper of the archive answers its capability probe.
+    # qemu-user has no PR_SET_CHILD_SUBREAPER (EINVAL), so the arm64
+    # helper cannot reap under it and a start through it fails closed: the
+    # suite runs the servers directly (a helper path that names no file).
     with open(os.path.join(work, "fixture"), "w") as f:
         f.write(f'#!/bin/sh\n# the arm64 fixture, run by qemu (no binfmt_misc here)\nexec qemu-aarch64 {ARM}/mcpfixture "$@"\n')
     os.chmod(os.path.join(work, "fixture"), 0o755)
@@ -376,13 +375,26 @@ def lane_arm64(work: str) -> None:
     m = re.search(r"(\d+) passed, (\d+) failed", out)
     ok = rc == 0 and m is not None and int(m.group(1)) == len(tests) and m.group(2) == "0"
     report(lane, ok, f"the C suite ({len(tests)} tests) on arm64 under qemu-aarch64 against the arm64 fixture", out)
-    rc, out = sh(["qemu-aarch64", f"{prefix}/libexec/lemonmcp-sandbox", "-probe"], work, env)
-    try:
-        probe = json.loads(out[out.index("{"):])
-    except ValueError:
-        probe = {}
-    report(lane, rc == 0 and "reaper" in probe and "namespaces" in probe,
-           "the archive's arm64 sandbox helper runs and answers its probe", out)
+    # The archive's helper runs under qemu: its probe answers with its
+    # setup record ('S' and {"report": ...}, sandbox/wire/status.go) and
+    # tells the truth about the emulator, the subreaper missing and named;
+    # a start (not best effort) fails closed naming that step.
+    subreaper = "the helper: prctl(PR_SET_CHILD_SUBREAPER) failed"
+    helper = f"{prefix}/libexec/lemonmcp-sandbox"
+    rc, out = sh(["qemu-aarch64", helper, "-probe"], work, env)
+    probe = {}
+    if out.startswith("S"):
+        try:
+            probe = json.loads(out[1:]).get("report") or {}
+        except ValueError:
+            pass
+    ok = rc == 0 and probe.get("reaper") == "none" and probe.get("namespaces") is False \
+        and any(m.startswith(subreaper) for m in probe.get("missing") or [])
+    report(lane, ok, "the archive's arm64 sandbox helper answers its probe under qemu, the subreaper"
+           " reported missing", out)
+    rc, out = sh(["qemu-aarch64", helper, "--", "/bin/true", "true"], work, env)
+    report(lane, rc == 125 and subreaper in out,
+           "a start through the arm64 helper under qemu fails closed (exit 125), naming the subreaper", out)
 
 
 def lane_floor(work: str) -> None:

@@ -121,11 +121,19 @@ func TestCloseKillsGrandchild(t *testing.T) {
 			cfg.CloseGrace = 300 * time.Millisecond
 			tr, sink := startHelper(t, cfg)
 
+			// The server and its grandchild share stdout: the grandchild's
+			// ready line may come before or after the server's pid line.
 			var gc struct{ Grandchild int }
-			require.NoError(t, json.Unmarshal([]byte(sink.next(t)), &gc))
-			require.NotZero(t, gc.Grandchild)
-			if tt.kid == "sleep-stubborn" {
-				require.Equal(t, `{"grandchild_ready":1}`, sink.next(t))
+			ready := tt.kid != "sleep-stubborn"
+			for gc.Grandchild == 0 || !ready {
+				line := sink.next(t)
+				if line == `{"grandchild_ready":1}` && !ready {
+					ready = true
+					continue
+				}
+				require.Zero(t, gc.Grandchild, "a second line from the server: %s", line)
+				require.NoError(t, json.Unmarshal([]byte(line), &gc))
+				require.NotZero(t, gc.Grandchild, "not the grandchild's pid: %s", line)
 			}
 			send(t, tr, `{"x":1}`)
 			require.Equal(t, `{"x":1}`, sink.next(t))
