@@ -473,8 +473,14 @@ func waitsForServer(c *core.Client, opts core.CallOptions) bool {
 	return opts.WaitReady && (st == core.StateNew || st == core.StateConnecting)
 }
 
-// notReady is the refusal of a call to a server that is not ready.
+// notReady is the refusal of a call to a server that is not ready: a
+// failed or closed one's is the client's own, as a call sent to it gets.
 func notReady(s *server, c *core.Client) *core.Error {
+	if st := c.State(); st == core.StateFailed || st == core.StateClosed {
+		if err := c.CallRefusal(); err != nil {
+			return err
+		}
+	}
 	if err := c.WaitReady(0); err != nil && err.Status != core.StatusTimeout {
 		return err
 	}

@@ -3,6 +3,7 @@ package hosttests
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -96,11 +97,22 @@ func TestHostReportsWhyAServerFailed(t *testing.T) {
 
 // TestHostCallToAFailedServerFailsAtOnce: a call to a server that failed
 // for good fails at once with its reason, and a lazy one's start failure
-// is the call's error.
+// is the call's error, the same, whether or not the call waits for the
+// server's pin verdict.
 func TestHostCallToAFailedServerFailsAtOnce(t *testing.T) {
-	for _, start := range []string{"eager", "lazy"} {
-		t.Run(start, func(t *testing.T) {
-			h, _ := newHost(t, `{"start":"`+start+`","mcpServers":{"broken":{"command":"/nonexistent/mcp-server"}}}`)
+	for _, tc := range []struct{ name, start, pins string }{
+		{"eager", "eager", ""},
+		{"lazy", "lazy", ""},
+		{"eager with pins", "eager", "pins"},
+		{"lazy with pins", "lazy", "pins"},
+	} {
+		start := tc.start
+		t.Run(tc.name, func(t *testing.T) {
+			pins := ""
+			if tc.pins != "" {
+				pins = fmt.Sprintf(`"pins":{"store":{"type":"file","path":%q}},`, filepath.Join(t.TempDir(), "pins.json"))
+			}
+			h, _ := newHost(t, `{`+pins+`"start":"`+start+`","mcpServers":{"broken":{"command":"/nonexistent/mcp-server"}}}`)
 			if err := h.WaitReady(10 * time.Second); start == "eager" {
 				require.NotNil(t, err, "its only server failed")
 			} else {
