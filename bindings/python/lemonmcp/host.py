@@ -29,7 +29,6 @@ and error reporting; only the ``lmcp_host_*`` functions differ.
 
 from __future__ import annotations
 
-import json
 import os
 from ctypes import byref, c_size_t, c_void_p
 from dataclasses import dataclass
@@ -222,15 +221,6 @@ class HostSession(HandleSession):
             return True  # already gone
 
 
-def _load_config(config_or_path: Union[str, "os.PathLike[str]", Mapping[str, Any]]) -> Dict[str, Any]:
-    """A mapping, or a JSON text (a path goes to the library's reader,
-    _host_file)."""
-    if isinstance(config_or_path, Mapping):
-        return dict(config_or_path)
-    loaded = json.loads(os.fspath(config_or_path))
-    if not isinstance(loaded, dict):
-        raise ValueError("lemonmcp.Host: the configuration must be a JSON object")
-    return loaded
 
 
 
@@ -268,19 +258,23 @@ class HostBase:
     ) -> None:
         path: Optional[str] = None
         load_options: Dict[str, Any] = {}
-        if (only is not None or stdio is not None) and not _host_file.is_path(config_or_path):
+        # The argument's type says which it is, never its content: a mapping
+        # is the configuration (lmcp_host_new), a str or os.PathLike a
+        # file's path (lmcp_host_new_file), "{x}.json" included.
+        if (only is not None or stdio is not None) and isinstance(config_or_path, Mapping):
             raise TypeError("only= and stdio=: take a config file given by its path")
-        if _host_file.is_path(config_or_path):
+        config: Dict[str, Any]
+        if not isinstance(config_or_path, Mapping):
             # An application's config file: read by the library, which names
             # the file in every message; config is what is laid over it.
-            path = os.fspath(config_or_path)  # type: ignore[arg-type]
-            config: Dict[str, Any] = {}
+            path = os.fspath(config_or_path)
+            config = {}
             if tool_prefix != "always":
                 config["tool_prefix"] = tool_prefix
             load_options = {"strict": strict, "inputs": inputs, "workspace_folder": workspace_folder, "start": start, "only": only,
                             "stdio": stdio}
         else:
-            config = _load_config(config_or_path)
+            config = dict(config_or_path)
             if tool_prefix != "always" or "tool_prefix" not in config:
                 config["tool_prefix"] = tool_prefix
             if strict:
@@ -410,7 +404,8 @@ def _with_server(doc: Any, key: str, read: Callable[[Any], Any], make: Callable[
 class Host(HostBase):
     """Many named MCP servers from one ``mcpServers`` configuration.
 
-    ``config_or_path`` is a dict, a JSON text, or the path of a config file
+    ``config_or_path`` is a dict (a JSON text: ``json.loads`` it), or the
+    path (a str or ``os.PathLike``) of a config file
     as Claude Desktop, Claude Code, Cursor, VS Code, Cline, Roo Code or
     Windsurf write it: the library reads a path itself (messages name the
     file), ignores the members it does not use with one warning each, logged

@@ -82,10 +82,11 @@ defmodule LemonMCP.Host do
   @doc """
   Starts the host and connects every enabled server (in parallel; the call
   returns once they are started). `config` is a map (atom or string keys),
-  a JSON text, or the path of a JSON file. Fails with
+  `{:json, text}` (a JSON text), or the path of a config file (a string:
+  always a path, whatever its first character). Fails with
   `{:error, {:invalid_argument, message}}` for a bad configuration.
   """
-  @spec start_link(map() | String.t(), keyword()) :: GenServer.on_start()
+  @spec start_link(map() | {:json, String.t()} | Path.t(), keyword()) :: GenServer.on_start()
   def start_link(config, opts \\ []) do
     gen_opts = if name = opts[:name], do: [name: name], else: []
 
@@ -99,7 +100,7 @@ defmodule LemonMCP.Host do
       opts[:store] != nil and not LemonMCP.Store.valid?(opts[:store]) ->
         {:error, {:invalid_argument, ":store: expected {load, save} (functions of 2 and 4 arguments)"}}
 
-      file?(config) ->
+      is_binary(config) ->
         GenServer.start_link(__MODULE__, {{:file, config}, opts}, gen_opts)
 
       true ->
@@ -373,9 +374,6 @@ defmodule LemonMCP.Host do
 
   # ------------------------------------------------------------ helpers
 
-  defp file?(config) when is_binary(config), do: not String.starts_with?(String.trim_leading(config), "{")
-  defp file?(_config), do: false
-
   defp file_options(opts) do
     o = %{}
     o = if opts[:strict], do: Map.put(o, "strict", true), else: o
@@ -405,8 +403,9 @@ defmodule LemonMCP.Host do
 
   defp load(config) when is_map(config), do: {:ok, config}
 
-  # A JSON text (a path goes to the library's reader, new_host/2).
-  defp load(config) when is_binary(config) do
+  # A JSON text, tagged by the caller: a bare string is a path, which goes
+  # to the library's reader (new_host/2).
+  defp load({:json, config}) when is_binary(config) do
     case NIF.decode_json(config) do
       {:ok, %{} = map} -> {:ok, map}
       {:ok, _} -> {:error, {:invalid_argument, "the host configuration must be a JSON object"}}
