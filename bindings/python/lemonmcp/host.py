@@ -42,7 +42,7 @@ from ._dispatch import Callbacks, Dispatcher, ProgressHandler, RequestParams
 from ._ffi import lib, lib_held
 from ._session import HOST, HandleSession
 from ._tool_search import ToolSearchResult, parse_results, search_args
-from .errors import ClosedError, InvalidArgument, InvalidHandle, LemonMCPError, TimeoutError
+from .errors import ClosedError, InvalidArgument, InvalidHandle, LemonMCPError, NotFound, TimeoutError
 from .types import CallToolResult, Prompt, Resource, Tool
 
 __all__ = ["Host", "HostTool", "HostPrompt", "HostResource", "EventHandler", "RequestParams", "ToolSearchResult"]
@@ -195,6 +195,17 @@ class HostSession(HandleSession):
         length = c_size_t()
         try:
             fn(self.handle(), out, byref(length), c_void_p())
+        except InvalidHandle as exc:
+            self._lost_race(exc)
+        return _ffi.decode_json(_ffi.take_bytes(out, length.value))
+
+    def tool_route(self, name: str) -> Any:
+        """lmcp_host_tool_route, decoded: {"server", "original_name"}; a
+        route only the servers' lists would tell raises NotFound."""
+        out = c_void_p()
+        length = c_size_t()
+        try:
+            lib.lmcp_host_tool_route(self.handle(), name.encode("utf-8"), out, byref(length), c_void_p())
         except InvalidHandle as exc:
             self._lost_race(exc)
         return _ffi.decode_json(_ffi.take_bytes(out, length.value))
@@ -499,6 +510,20 @@ class Host(HostBase):
             sess.release()
 
     # ------------------------------------------------------------- queries
+
+    def tool_route(self, name: str) -> Optional[Tuple[str, str]]:
+        """(server, the server's own name of the tool) that
+        :meth:`call_tool` sends ``name`` to, when the library knows it
+        without asking a server (from the last :meth:`list_tools`, or the
+        ``server__`` prefix); None when only the lists would tell. Never
+        blocks, starts nothing."""
+        if not isinstance(name, str) or not name:
+            raise InvalidArgument("name: expected a tool name")
+        try:
+            route = self._session.tool_route(name)
+        except NotFound:
+            return None
+        return str(route["server"]), str(route["original_name"])
 
     def servers(self) -> Dict[str, Dict[str, Any]]:
         """Each server: {"state", "restarts", "enabled", "start"?, "era"?,
