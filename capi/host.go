@@ -84,6 +84,18 @@ func lmcp_host_list_resources(hp *C.lmcp_host, out **C.char, lenOut *C.size_t, e
 	return hostJSON(hp, out, lenOut, errOut, (*host.Host).ListResources)
 }
 
+//export lmcp_host_tool_route
+func lmcp_host_tool_route(hp *C.lmcp_host, name *C.cchar_t, out **C.char, lenOut *C.size_t, errOut **C.char) (st C.lmcp_status) {
+	defer hosts.recover(&st, errOut, hp, "lmcp_host_tool_route")
+	return hostJSON(hp, out, lenOut, errOut, func(h *host.Host) ([]byte, *core.Error) {
+		tool, err := cString(name, "name")
+		if err != nil {
+			return nil, err
+		}
+		return h.ToolRoute(tool)
+	})
+}
+
 // toolArgs converts the arguments of the call_tool functions, as callArgs
 // does a call's.
 func toolArgs(name *C.cchar_t, args *C.cchar_t, alen C.size_t, options *C.cchar_t, olen C.size_t) (string, []byte, core.CallOptions, *core.Error) {

@@ -238,8 +238,11 @@ func (c *Client) Connect() *Error {
 		}
 		close(c.trClosed)
 		failed := c.takeQueuedLocked()
+		// A call queued for readiness fails as one made after the failure:
+		// same status, words and cause, whichever came first.
+		refusal := c.notReadyLocked()
 		c.mu.Unlock()
-		c.failCalls(failed, e)
+		c.failCalls(failed, refusal)
 		c.emitError("failed", e)
 		return e
 	}
@@ -438,6 +441,18 @@ func errFreed() *Error {
 }
 
 // notReadyLocked explains why a call cannot be made now.
+// CallRefusal is the error a call made now is refused with because the
+// client is not ready (nil when it is ready): a host that refuses or fails
+// a call on the client's behalf gives the same status, words and cause.
+func (c *Client) CallRefusal() *Error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == StateReady && !c.freed {
+		return nil
+	}
+	return c.notReadyLocked()
+}
+
 func (c *Client) notReadyLocked() *Error {
 	if c.freed {
 		return errFreed()

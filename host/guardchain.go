@@ -153,12 +153,19 @@ func (s *server) awaitVerdict(r *guardReq) *core.Error {
 			return core.Errorf(core.StatusInvalidState, "the server %s is disabled (enabled: false)", jsonQuote(s.name))
 		}
 		for {
+			// The state is read before WaitReady: a lazy server's start
+			// (lazy.go) may begin in between, and a client once started
+			// never is StateNew again.
+			unstarted := c.State() == core.StateNew
 			err := c.WaitReady(verdictPoll)
 			if err == nil {
 				break
 			}
 			if err.Status != core.StatusTimeout {
-				if c.State() != core.StateNew || !s.lazy() {
+				if !unstarted || !s.lazy() {
+					if refusal := c.CallRefusal(); refusal != nil {
+						return refusal // as a call sent to it is refused
+					}
 					return err
 				}
 				// A lazy server this call wakes is started right after the

@@ -473,8 +473,14 @@ func waitsForServer(c *core.Client, opts core.CallOptions) bool {
 	return opts.WaitReady && (st == core.StateNew || st == core.StateConnecting)
 }
 
-// notReady is the refusal of a call to a server that is not ready.
+// notReady is the refusal of a call to a server that is not ready: a
+// failed or closed one's is the client's own, as a call sent to it gets.
 func notReady(s *server, c *core.Client) *core.Error {
+	if st := c.State(); st == core.StateFailed || st == core.StateClosed {
+		if err := c.CallRefusal(); err != nil {
+			return err
+		}
+	}
 	if err := c.WaitReady(0); err != nil && err.Status != core.StatusTimeout {
 		return err
 	}
@@ -632,11 +638,9 @@ func syncCall(start func(DoneFunc) (uint64, *core.Error), opts *core.CallOptions
 	return o.data, nil
 }
 
-// resolveTool finds the server and tool behind an exposed tool name.
-func (h *Host) resolveTool(name string) (*server, string, *core.Error) {
-	if name == "" {
-		return nil, "", core.Errorf(core.StatusInvalidArgument, "the tool name is empty")
-	}
+// knownRoute is the route of an exposed tool name known without asking a
+// server: the catalogue's, else the server prefix of a prefixed name.
+func (h *Host) knownRoute(name string) (route, bool) {
 	h.mu.Lock()
 	r, ok := h.routes[name]
 	h.mu.Unlock()
@@ -647,6 +651,30 @@ func (h *Host) resolveTool(name string) (*server, string, *core.Error) {
 			}
 		}
 	}
+	return r, ok
+}
+
+// ToolRoute is {"server", "original_name"} of the exposed tool name, as
+// CallTool routes it, when that is known without asking a server (a
+// binding names a call's server and tool before it is made): never blocks,
+// starts nothing. StatusNotFound when only the servers' lists would tell.
+func (h *Host) ToolRoute(name string) ([]byte, *core.Error) {
+	if name == "" {
+		return nil, core.Errorf(core.StatusInvalidArgument, "the tool name is empty")
+	}
+	r, ok := h.knownRoute(name)
+	if !ok {
+		return nil, core.Errorf(core.StatusNotFound, "the route of the tool %s is not known before its servers' tools are listed", jsonQuote(name))
+	}
+	return jsonx.MustMarshal(map[string]string{"server": r.srv.name, "original_name": r.tool}), nil
+}
+
+// resolveTool finds the server and tool behind an exposed tool name.
+func (h *Host) resolveTool(name string) (*server, string, *core.Error) {
+	if name == "" {
+		return nil, "", core.Errorf(core.StatusInvalidArgument, "the tool name is empty")
+	}
+	r, ok := h.knownRoute(name)
 	if !ok && h.cfg.ToolPrefix != PrefixAlways {
 		h.wakeAll() // an unprefixed name may be any server's
 		var found []*server

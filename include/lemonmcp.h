@@ -942,6 +942,22 @@ lmcp_status lmcp_host_servers(lmcp_host *host, char **json_out,
 lmcp_status lmcp_host_list_tools(lmcp_host *host, char **json_out,
                                  size_t *len_out, char **err_out);
 
+/* lmcp_host_tool_route tells which server and tool lmcp_host_call_tool
+ * sends name (the host's name of a tool) to, when that is known without
+ * asking a server: from the tools the last list gave (sanitised and
+ * prefixed names included), else from the "<server>__" prefix of a name
+ * under tool_prefix "always" or "on_collision". *json_out
+ * (library-allocated, free with lmcp_free; *len_out may be NULL) receives
+ * {"server", "original_name"}. A binding names a call's server and tool
+ * with it rather than by splitting the name. Never blocks, starts no
+ * server, runs no callback.
+ * Returns LMCP_OK; LMCP_E_NOT_FOUND (only the servers' lists would tell:
+ * call lmcp_host_list_tools, or the call itself); LMCP_E_INVALID_ARGUMENT
+ * (NULL or empty name, NULL json_out); LMCP_E_INVALID_HANDLE. */
+lmcp_status lmcp_host_tool_route(lmcp_host *host, const char *name,
+                                 char **json_out, size_t *len_out,
+                                 char **err_out);
+
 /* lmcp_host_list_prompts and lmcp_host_list_resources are lmcp_host_list_tools
  * for {"prompts": [...]} and {"resources": [...]}: each entry gains "server";
  * names are not changed. Same statuses, without the collision error. */

@@ -473,6 +473,55 @@ static void test_host_telemetry(void) {
   evrec_free(&tel);
 }
 
+/* lmcp_host_tool_route: a prefixed name's route, known without starting
+ * anything; NOT_FOUND where only the servers' lists would tell (an
+ * unprefixed name, an unknown server, any prefix under "never"); misuse. */
+static void test_host_tool_route(void) {
+  static const char *cfgs[] = {
+      "{\"start\":\"lazy\",\"mcpServers\":{\"a\":{\"command\":\"/nonexistent/lmcp-route\"}}}",
+      "{\"start\":\"lazy\",\"tool_prefix\":\"never\",\"mcpServers\":{\"a\":{\"command\":\"/nonexistent/"
+      "lmcp-route\"}}}",
+  };
+  for (int i = 0; i < 2; i++) {
+    lmcp_host *h = NULL;
+    char *err = NULL;
+    CHECK_ST(lmcp_host_new(cfgs[i], strlen(cfgs[i]), &h, &err), LMCP_OK, err);
+    if (h == NULL) return;
+    CHECK_ST(lmcp_host_connect(h, &err), LMCP_OK, err);
+    char *js = NULL;
+    size_t len = 0;
+    lmcp_status want = i == 0 ? LMCP_OK : LMCP_E_NOT_FOUND;
+    CHECK_ST(lmcp_host_tool_route(h, "a__my_tool", &js, &len, &err), want, err);
+    if (i == 0) {
+      CHECKM(js && json_valid(js, len) && strstr(js, "\"server\":\"a\"") &&
+                 strstr(js, "\"original_name\":\"my_tool\""),
+             js, "the prefix's route");
+    }
+    lmcp_free(js);
+    lmcp_free(err);
+    js = err = NULL;
+    CHECK_ST(lmcp_host_tool_route(h, "my_tool", &js, &len, &err), LMCP_E_NOT_FOUND, err);
+    lmcp_free(err);
+    err = NULL;
+    CHECK_ST(lmcp_host_tool_route(h, "b__x", &js, &len, &err), LMCP_E_NOT_FOUND, err);
+    lmcp_free(err);
+    err = NULL;
+    CHECK_ST(lmcp_host_tool_route(h, NULL, &js, &len, &err), LMCP_E_INVALID_ARGUMENT, err);
+    lmcp_free(err);
+    err = NULL;
+    CHECK_ST(lmcp_host_tool_route(h, "a__x", NULL, NULL, &err), LMCP_E_INVALID_ARGUMENT, err);
+    lmcp_free(err);
+    err = NULL;
+    CHECK_ST(lmcp_host_servers(h, &js, &len, &err), LMCP_OK, err);
+    CHECKM(js && strstr(js, "\"state\":\"new\""), js, "a route starts nothing");
+    lmcp_free(js);
+    lmcp_host_free(h);
+  }
+  char *js = NULL;
+  CHECK_ST(lmcp_host_tool_route(NULL, "a__x", &js, NULL, NULL), LMCP_E_INVALID_HANDLE, NULL);
+  CHECK(js == NULL);
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   RUN_TEST(test_host_config_errors, 30);
@@ -480,6 +529,7 @@ int main(void) {
   RUN_TEST(test_host_config_file_corpus, 30);
   RUN_TEST(test_host_failure_fields, 60);
   RUN_TEST(test_host_telemetry, 60);
+  RUN_TEST(test_host_tool_route, 30);
   temp_dir_cleanup();
   return h_finish();
 }

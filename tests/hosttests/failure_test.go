@@ -3,6 +3,7 @@ package hosttests
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -96,11 +97,22 @@ func TestHostReportsWhyAServerFailed(t *testing.T) {
 
 // TestHostCallToAFailedServerFailsAtOnce: a call to a server that failed
 // for good fails at once with its reason, and a lazy one's start failure
-// is the call's error.
+// is the call's error, the same, whether or not the call waits for the
+// server's pin verdict.
 func TestHostCallToAFailedServerFailsAtOnce(t *testing.T) {
-	for _, start := range []string{"eager", "lazy"} {
-		t.Run(start, func(t *testing.T) {
-			h, _ := newHost(t, `{"start":"`+start+`","mcpServers":{"broken":{"command":"/nonexistent/mcp-server"}}}`)
+	for _, tc := range []struct{ name, start, pins string }{
+		{"eager", "eager", ""},
+		{"lazy", "lazy", ""},
+		{"eager with pins", "eager", "pins"},
+		{"lazy with pins", "lazy", "pins"},
+	} {
+		start := tc.start
+		t.Run(tc.name, func(t *testing.T) {
+			pins := ""
+			if tc.pins != "" {
+				pins = fmt.Sprintf(`"pins":{"store":{"type":"file","path":%q}},`, filepath.Join(t.TempDir(), "pins.json"))
+			}
+			h, _ := newHost(t, `{`+pins+`"start":"`+start+`","mcpServers":{"broken":{"command":"/nonexistent/mcp-server"}}}`)
 			if err := h.WaitReady(10 * time.Second); start == "eager" {
 				require.NotNil(t, err, "its only server failed")
 			} else {
@@ -225,4 +237,47 @@ func TestHostWaitReadyFailsWhenEveryServerFailed(t *testing.T) {
 			require.NotContains(t, err.Message, "off", "a disabled server is not waited for")
 		})
 	}
+}
+
+// TestHostToolRoute: the route of a host tool name known without asking a
+// server (what a binding names a call by): a name's server prefix before
+// any list, starting nothing; the catalogue's after one; none for a name
+// only the lists would tell, and none from a prefix under tool_prefix
+// "never", where "a__echo" is a tool's whole name.
+func TestHostToolRoute(t *testing.T) {
+	route := func(h *host.Host, name string) (string, core.Status) {
+		raw, err := h.ToolRoute(name)
+		if err != nil {
+			return "", err.Status
+		}
+		return string(raw), core.StatusOK
+	}
+	for _, prefix := range []string{"always", "on_collision"} {
+		t.Run(prefix, func(t *testing.T) {
+			h, _ := newHost(t, fmt.Sprintf(`{"start":"lazy","tool_prefix":%q,"mcpServers":{"a":%s,"b":%s}}`, prefix, stdioServer(""), stdioServer("")))
+			raw, st := route(h, "a__echo")
+			require.Equal(t, core.StatusOK, st)
+			require.JSONEq(t, `{"server":"a","original_name":"echo"}`, raw)
+			_, st = route(h, "c__echo")
+			require.Equal(t, core.StatusNotFound, st, "no server c")
+			_, st = route(h, "echo")
+			require.Equal(t, core.StatusNotFound, st, "only the lists tell")
+			_, st = route(h, "")
+			require.Equal(t, core.StatusInvalidArgument, st)
+			require.Equal(t, "new", failureReports(t, h)["a"].State, "a route starts nothing")
+			listTools(t, h)
+			raw, st = route(h, "b__echo")
+			require.Equal(t, core.StatusOK, st)
+			require.JSONEq(t, `{"server":"b","original_name":"echo"}`, raw)
+		})
+	}
+	t.Run("never", func(t *testing.T) {
+		h, _ := newHost(t, fmt.Sprintf(`{"start":"lazy","tool_prefix":"never","mcpServers":{"a":%s}}`, stdioServer("")))
+		_, st := route(h, "a__echo")
+		require.Equal(t, core.StatusNotFound, st, "under never a prefix is part of the name")
+		listTools(t, h)
+		raw, st := route(h, "echo")
+		require.Equal(t, core.StatusOK, st)
+		require.JSONEq(t, `{"server":"a","original_name":"echo"}`, raw)
+	})
 }

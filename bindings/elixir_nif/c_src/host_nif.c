@@ -113,6 +113,22 @@ ERL_NIF_TERM nif_host_warnings(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv
   return host_json(env, argv, lmcp_host_warnings);
 }
 
+/* host_tool_route(Host, Name) -> {ok, #{server, original_name}} | {error, ...}
+ * (never waits: the route the library knows without asking a server) */
+ERL_NIF_TERM nif_host_tool_route(ErlNifEnv *env, int argc, const ERL_NIF_TERM argv[]) {
+  (void)argc;
+  lmcp_res *r;
+  char *name;
+  if (!lmcp_get_args(env, argv, KIND, "rs", &r, &name)) {
+    return enif_make_badarg(env);
+  }
+  char *json = NULL, *err = NULL;
+  size_t len = 0;
+  lmcp_status st = lmcp_host_tool_route(r->handle, name, &json, &len, &err);
+  free(name);
+  return st == LMCP_OK ? lmcp_ok_json(env, json, len) : lmcp_handle_error(env, KIND, st, err);
+}
+
 static lmcp_status start_tool_call(void *handle, char **strs, const lmcp_buf *args, const lmcp_buf *opts,
                                    lmcp_call_box *box, lmcp_call_id *id, char **err) {
   return lmcp_host_call_tool(handle, strs[0], args->data, args->len, opts->data, opts->len, lmcp_on_done, box,

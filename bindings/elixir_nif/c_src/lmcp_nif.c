@@ -278,6 +278,7 @@ static ErlNifFunc nif_funcs[] = {
     {"host_new", 1, nif_host_new, 0},
     {"host_new_file", 2, nif_host_new_file, ERL_NIF_DIRTY_JOB_IO_BOUND},
     {"host_warnings", 1, nif_host_warnings, 0},
+    {"host_tool_route", 2, nif_host_tool_route, 0},
     {"host_set_handlers", 2, nif_host_set_handlers, 0},
     {"host_set_telemetry", 2, nif_host_set_telemetry, 0},
     {"host_connect", 1, nif_host_connect, ERL_NIF_DIRTY_JOB_IO_BOUND},

@@ -321,6 +321,7 @@ LMCP_NIF(nif_free);
 LMCP_NIF(nif_host_new);
 LMCP_NIF(nif_host_new_file);
 LMCP_NIF(nif_host_warnings);
+LMCP_NIF(nif_host_tool_route);
 LMCP_NIF(nif_host_pins);
 LMCP_NIF(nif_host_approve);
 LMCP_NIF(nif_host_set_handlers);

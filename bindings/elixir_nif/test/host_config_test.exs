@@ -57,6 +57,30 @@ defmodule LemonMCP.HostConfigTest do
     assert msg =~ "${input:github-token}" and msg =~ vscode
   end
 
+  test "a string is a path whatever its name; a JSON text is tagged" do
+    # The argument's form says which it is, never its first character: a
+    # file named "{project}.json" was taken for a JSON text.
+    Process.flag(:trap_exit, true)
+    dir = Path.join(System.tmp_dir!(), "lmcp-ex-#{System.pid()}-braced")
+    File.mkdir_p!(dir)
+    on_exit(fn -> File.rm_rf(dir) end)
+    text = ~s({"mcpServers": {"a": {"command": "x"}}})
+    braced = Path.join(dir, "{project}.json")
+    File.write!(braced, text)
+
+    for config <- [braced, {:json, text}] do
+      {:ok, h} = Host.start_link(config, start: "lazy")
+      {:ok, servers} = Host.servers(h)
+      assert Map.keys(servers) == ["a"], inspect(config)
+      Host.stop(h)
+    end
+
+    assert {:error, {:invalid_argument, msg}} = Host.start_link(text, start: "lazy")
+    assert msg =~ "no such config file" and msg =~ text
+    assert {:error, {:invalid_argument, msg}} = Host.start_link({:json, "[1]"})
+    assert msg =~ "must be a JSON object"
+  end
+
   test "an invalid server's error names its misspelt member" do
     Process.flag(:trap_exit, true)
     assert {:error, {:invalid_argument, msg}} = Host.start_link(%{"mcpServers" => %{"x" => %{"comand" => "python3"}}})

@@ -100,6 +100,32 @@ defmodule LemonMCP.TelemetryTest do
     LemonMCP.Host.stop(h)
   end
 
+  test "a host call_tool's :start takes the route the library gives, never a split name", _ do
+    # tool_prefix "never": the tool "r__x" of server "r" is called as given;
+    # the name is not "<server>__<tool>", so nothing is known before a list
+    # (splitting it named the tool "x"), and the catalogue tells after one.
+    Application.put_env(:lemon_mcp, :telemetry_module, Handler)
+    dir = Path.join(System.tmp_dir!(), "lmcp-ex-#{System.pid()}-route")
+    File.mkdir_p!(dir)
+    on_exit(fn -> File.rm_rf(dir) end)
+    defs = Path.join(dir, "defs.json")
+    File.write!(defs, ~s({"tools": [{"name": "r__x", "inputSchema": {"type": "object"}}]}))
+    rugpull = Path.join(Path.dirname(Fixture.path()), "rugpull")
+    cfg = %{"tool_prefix" => "never", "mcpServers" => %{"r" => %{"command" => rugpull, "args" => ["-defs", defs]}}}
+    {:ok, h} = LemonMCP.Host.start_link(cfg)
+    :ok = LemonMCP.Host.await_ready(h, 10_000)
+    assert {:ok, _} = LemonMCP.Host.call_tool(h, "r__x", %{})
+    {_, start} = receive_event([:lemon_mcp, :call, :start], h)
+    assert start.target == "r__x" and Map.get(start, :server) == nil, inspect(start)
+    {_, stop} = receive_event([:lemon_mcp, :call, :stop], h)
+    assert %{server: "r", target: "r__x"} = stop
+    {:ok, _} = LemonMCP.Host.list_tools(h)
+    assert {:ok, _} = LemonMCP.Host.call_tool(h, "r__x", %{})
+    {_, start} = receive_event([:lemon_mcp, :call, :start], h)
+    assert %{server: "r", target: "r__x"} = start
+    LemonMCP.Host.stop(h)
+  end
+
   test "a host's calls are events, and its crashed server a restart event", _ do
     Application.put_env(:lemon_mcp, :telemetry_module, Handler)
     server = %{"command" => Fixture.path(), "restart" => %{"backoff_ms" => 20, "max_restarts" => 3}}

@@ -69,10 +69,12 @@ def parse_inputs(items: Optional[Sequence[str]]) -> Dict[str, str]:
     return key_values(items, "--input", "ID")
 
 
-def _server_of(host: Any, tool: str) -> Optional[str]:
-    """The server a ``server__tool`` name routes to, when it names one."""
-    server, sep, _ = tool.partition("__")
-    return server if sep and server in host.servers() else None
+def _route_of(host: Any, tool: str) -> Optional[Tuple[str, str]]:
+    """(server, its own name of the tool) the host routes a name given to
+    ``call`` to, as the library tells it without starting a server (a
+    sanitised or prefixed name is the library's to read, not split)."""
+    route: Optional[Tuple[str, str]] = host.tool_route(tool)
+    return route
 
 
 def _log_printer(err: IO[str]) -> Callable[[str, Dict[str, Any]], None]:
@@ -227,7 +229,8 @@ def _call(
     show_result: Callable[[Any, str, IO[str], IO[str], bool], int],
     exits: Mapping[str, int],
 ) -> int:
-    server = _server_of(host, ns.tool)
+    route = _route_of(host, ns.tool)
+    server = route[0] if route is not None else None
 
     def failed_start(exc: LemonMCPError) -> Exception:
         if host.servers().get(server or "", {}).get("state") != "failed":
@@ -238,16 +241,20 @@ def _call(
         return failure(exits["connect"], failure_text(settled_report(host.servers, server or "")))
 
     try:
-        if server is not None:
-            # Only this server's listing: the others stay unstarted.
-            listing = host.call(server, "tools/list", {}, timeout=ns.timeout or None)
-            tools = [host_tool.from_host_json({**t, "name": f"{server}__{t.get('name')}"})
-                     for t in listing.get("tools", []) if isinstance(t, dict)]
-            where = f"the server {server!r}"
-            paged = bool(listing.get("nextCursor"))
-        else:
+        tools: List[Any] = []
+        paged = False
+        if route is not None:
+            # Only this server's listing: the others stay unstarted. The
+            # routed tool carries the name it was called by; any other
+            # answer (not there, held) is the host's list's to give.
+            listing = host.call(route[0], "tools/list", {}, timeout=ns.timeout or None)
+            tools = [host_tool.from_host_json({**t, "name": ns.tool, "server": route[0], "original_name": route[1]})
+                     for t in listing.get("tools", []) if isinstance(t, dict) and t.get("name") == route[1]]
+            where = f"the server {route[0]!r}"
+            paged = not tools and bool(listing.get("nextCursor"))
+        if not tools and not paged and (route is None or not _is_held(host, ns.tool)):
             tools = host.list_tools()
-            where, paged = "the host", False
+            where = "the host"
         schema: Optional[Mapping[str, Any]]
         unlisted: Optional[Exception] = None
         if paged and not any(t.name == ns.tool for t in tools):

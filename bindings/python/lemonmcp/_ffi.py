@@ -445,6 +445,7 @@ FUNCTIONS.extend(
         ("lmcp_host_wait_ready", [HostHandle, c_int64, _charpp], c_int32, _check_err_out),
         ("lmcp_host_servers", [HostHandle, _charpp, _sizep, _charpp], c_int32, _check_err_out),
         ("lmcp_host_list_tools", [HostHandle, _charpp, _sizep, _charpp], c_int32, _check_err_out),
+        ("lmcp_host_tool_route", [HostHandle, c_char_p, _charpp, _sizep, _charpp], c_int32, _check_err_out),
         ("lmcp_host_list_prompts", [HostHandle, _charpp, _sizep, _charpp], c_int32, _check_err_out),
         ("lmcp_host_list_resources", [HostHandle, _charpp, _sizep, _charpp], c_int32, _check_err_out),
         ("lmcp_host_search_tools", [HostHandle, c_char_p, c_char_p, c_size_t, _charpp, _sizep, _charpp], c_int32, _check_err_out),

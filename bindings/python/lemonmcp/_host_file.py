@@ -22,15 +22,6 @@ from . import _ffi
 
 log = logging.getLogger("lemonmcp")
 
-PathOrConfig = Union[str, "os.PathLike[str]", Mapping[str, Any]]
-
-
-def is_path(config_or_path: PathOrConfig) -> bool:
-    """A path, as opposed to a mapping or a JSON text."""
-    if isinstance(config_or_path, Mapping):
-        return False
-    return not os.fspath(config_or_path).lstrip().startswith("{")
-
 
 def load_options(
     *,

@@ -290,6 +290,14 @@ class CallSpan:
             self._sent = trace.get("traceparent")
         return self._req[:2] + (dict(opts, trace=trace),) + self._req[3:]
 
+    @property
+    def awaits_record(self) -> bool:
+        """Whether the span reads its call's telemetry record when it ends:
+        the call's outcome must then come after the record (through the
+        delivery queue, which delivers the record first), not from a wait in
+        C, which can return before the record is delivered."""
+        return self._span is not None and self._records is not None and self._sent is not None
+
     def result(self, result: Any) -> None:
         if self._method == "tools/call" and isinstance(result, Mapping) and result.get("isError") is True:
             self._error = "tool_error"
@@ -348,7 +356,7 @@ def traced(req: Request, span: Optional[CallSpan], run: Callable[..., Any]) -> A
     if span is None:
         return run(*req)
     with span as sent:
-        result = run(*sent)
+        result = run(*sent, after_record=True) if span.awaits_record else run(*sent)
         span.result(result)
     return result
 

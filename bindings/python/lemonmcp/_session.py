@@ -467,6 +467,7 @@ class HandleSession:
         options: Mapping[str, Any],
         progress: Optional[ProgressHandler] = None,
         target: Optional[str] = None,
+        after_record: bool = False,
     ) -> Any:
         """Make a call and block until its result (or raise its error).
 
@@ -478,9 +479,12 @@ class HandleSession:
         ends a slice at once, so Ctrl-C cancels the call and the handle
         stays usable. A call with its own progress handler, or a form
         without a blocking C function (a host's query), waits on this
-        thread's completion queue instead (_queue.ThreadWaiter)."""
+        thread's completion queue instead (_queue.ThreadWaiter), and so
+        does a call whose span reads its telemetry record (``after_record``):
+        the queue delivers the record before the outcome, a wait in C may
+        return before the record is delivered."""
         self.handle()  # a closed handle, or a fork() child, is refused before any library call
-        if progress is None and self._form_fn(SYNC, target) is not None:
+        if progress is None and not after_record and self._form_fn(SYNC, target) is not None:
             mb = method_bytes(method)
             pjson = encode_object(params, "params")
             ojson = dumps(options, "options") if options else None

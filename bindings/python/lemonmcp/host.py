@@ -29,7 +29,6 @@ and error reporting; only the ``lmcp_host_*`` functions differ.
 
 from __future__ import annotations
 
-import json
 import os
 from ctypes import byref, c_size_t, c_void_p
 from dataclasses import dataclass
@@ -43,7 +42,7 @@ from ._dispatch import Callbacks, Dispatcher, ProgressHandler, RequestParams
 from ._ffi import lib, lib_held
 from ._session import HOST, HandleSession
 from ._tool_search import ToolSearchResult, parse_results, search_args
-from .errors import ClosedError, InvalidArgument, InvalidHandle, LemonMCPError, TimeoutError
+from .errors import ClosedError, InvalidArgument, InvalidHandle, LemonMCPError, NotFound, TimeoutError
 from .types import CallToolResult, Prompt, Resource, Tool
 
 __all__ = ["Host", "HostTool", "HostPrompt", "HostResource", "EventHandler", "RequestParams", "ToolSearchResult"]
@@ -200,6 +199,17 @@ class HostSession(HandleSession):
             self._lost_race(exc)
         return _ffi.decode_json(_ffi.take_bytes(out, length.value))
 
+    def tool_route(self, name: str) -> Any:
+        """lmcp_host_tool_route, decoded: {"server", "original_name"}; a
+        route only the servers' lists would tell raises NotFound."""
+        out = c_void_p()
+        length = c_size_t()
+        try:
+            lib.lmcp_host_tool_route(self.handle(), name.encode("utf-8"), out, byref(length), c_void_p())
+        except InvalidHandle as exc:
+            self._lost_race(exc)
+        return _ffi.decode_json(_ffi.take_bytes(out, length.value))
+
     def approve(self, approval: bytes) -> None:
         """lmcp_host_approve of an encoded approval (lemonmcp._pins)."""
         try:
@@ -222,15 +232,6 @@ class HostSession(HandleSession):
             return True  # already gone
 
 
-def _load_config(config_or_path: Union[str, "os.PathLike[str]", Mapping[str, Any]]) -> Dict[str, Any]:
-    """A mapping, or a JSON text (a path goes to the library's reader,
-    _host_file)."""
-    if isinstance(config_or_path, Mapping):
-        return dict(config_or_path)
-    loaded = json.loads(os.fspath(config_or_path))
-    if not isinstance(loaded, dict):
-        raise ValueError("lemonmcp.Host: the configuration must be a JSON object")
-    return loaded
 
 
 
@@ -268,19 +269,23 @@ class HostBase:
     ) -> None:
         path: Optional[str] = None
         load_options: Dict[str, Any] = {}
-        if (only is not None or stdio is not None) and not _host_file.is_path(config_or_path):
+        # The argument's type says which it is, never its content: a mapping
+        # is the configuration (lmcp_host_new), a str or os.PathLike a
+        # file's path (lmcp_host_new_file), "{x}.json" included.
+        if (only is not None or stdio is not None) and isinstance(config_or_path, Mapping):
             raise TypeError("only= and stdio=: take a config file given by its path")
-        if _host_file.is_path(config_or_path):
+        config: Dict[str, Any]
+        if not isinstance(config_or_path, Mapping):
             # An application's config file: read by the library, which names
             # the file in every message; config is what is laid over it.
-            path = os.fspath(config_or_path)  # type: ignore[arg-type]
-            config: Dict[str, Any] = {}
+            path = os.fspath(config_or_path)
+            config = {}
             if tool_prefix != "always":
                 config["tool_prefix"] = tool_prefix
             load_options = {"strict": strict, "inputs": inputs, "workspace_folder": workspace_folder, "start": start, "only": only,
                             "stdio": stdio}
         else:
-            config = _load_config(config_or_path)
+            config = dict(config_or_path)
             if tool_prefix != "always" or "tool_prefix" not in config:
                 config["tool_prefix"] = tool_prefix
             if strict:
@@ -410,7 +415,8 @@ def _with_server(doc: Any, key: str, read: Callable[[Any], Any], make: Callable[
 class Host(HostBase):
     """Many named MCP servers from one ``mcpServers`` configuration.
 
-    ``config_or_path`` is a dict, a JSON text, or the path of a config file
+    ``config_or_path`` is a dict (a JSON text: ``json.loads`` it), or the
+    path (a str or ``os.PathLike``) of a config file
     as Claude Desktop, Claude Code, Cursor, VS Code, Cline, Roo Code or
     Windsurf write it: the library reads a path itself (messages name the
     file), ignores the members it does not use with one warning each, logged
@@ -504,6 +510,20 @@ class Host(HostBase):
             sess.release()
 
     # ------------------------------------------------------------- queries
+
+    def tool_route(self, name: str) -> Optional[Tuple[str, str]]:
+        """(server, the server's own name of the tool) that
+        :meth:`call_tool` sends ``name`` to, when the library knows it
+        without asking a server (from the last :meth:`list_tools`, or the
+        ``server__`` prefix); None when only the lists would tell. Never
+        blocks, starts nothing."""
+        if not isinstance(name, str) or not name:
+            raise InvalidArgument("name: expected a tool name")
+        try:
+            route = self._session.tool_route(name)
+        except NotFound:
+            return None
+        return str(route["server"]), str(route["original_name"])
 
     def servers(self) -> Dict[str, Dict[str, Any]]:
         """Each server: {"state", "restarts", "enabled", "start"?, "era"?,

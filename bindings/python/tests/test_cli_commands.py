@@ -98,3 +98,45 @@ def test_log_level_with_a_modern_server_warns_and_runs(fixture_path: str) -> Non
     r = run_cli(fx() + ["--log-level", "info", "call", "notify"])
     assert r.returncode == 0, r.stderr
     assert "has no logging/setLevel" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_call_reads_the_route_of_a_sanitised_name(tmp_path: pathlib.Path) -> None:
+    """A tool whose name the host sanitises ("my tool" is listed as
+    r__my_tool) is called by the name `tools` shows: the command line reads
+    the route the library gives (lmcp_host_tool_route, server and
+    original_name), never splits the name on "__" and rebuilds it."""
+    rugpull = str(pathlib.Path(FIXTURE).parent / "rugpull")
+    defs = tmp_path / "defs.json"
+    schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+    defs.write_text(json.dumps({"tools": [{"name": "my tool", "inputSchema": schema},
+                                          {"name": "other", "inputSchema": schema}]}))
+    cfg = tmp_path / "mcp.json"
+    cfg.write_text(json.dumps({"mcpServers": {"r": {"command": rugpull, "args": ["-defs", str(defs)]}}}))
+    r = run_cli(["--config", str(cfg), "tools"])
+    assert r.returncode == 0, r.stderr
+    assert "r__my_tool" in r.stdout and "r__my tool" not in r.stdout
+    r = run_cli(["--config", str(cfg), "call", "r__my_tool", "text=hi"])
+    assert r.returncode == 0, r.stderr
+    assert "called my tool" in r.stdout
+    r = run_cli(["--config", str(cfg), "call", "r__nosuch"])
+    assert r.returncode != 0
+    assert "no tool named 'r__nosuch'" in r.stderr, r.stderr
+
+
+def test_host_tool_route_is_the_librarys(tmp_path: pathlib.Path) -> None:
+    """Host.tool_route: the server prefix before a list, the catalogue's
+    route (the server's own name of a sanitised one) after it, None for a
+    name only the lists would tell; it starts nothing."""
+    import lemonmcp
+
+    rugpull = str(pathlib.Path(FIXTURE).parent / "rugpull")
+    defs = tmp_path / "defs.json"
+    defs.write_text(json.dumps({"tools": [{"name": "my tool", "inputSchema": {"type": "object"}}]}))
+    cfg = {"mcpServers": {"r": {"command": rugpull, "args": ["-defs", str(defs)]}}}
+    with lemonmcp.Host(cfg, start="lazy") as host:
+        assert host.tool_route("r__x") == ("r", "x")
+        assert host.tool_route("q__x") is None and host.tool_route("x") is None
+        assert host.servers()["r"]["state"] == "new", "a route starts nothing"
+        assert [t.name for t in host.list_tools()] == ["r__my_tool"]
+        assert host.tool_route("r__my_tool") == ("r", "my tool")
+        assert host.call_tool("r__my_tool", {}).text == "called my tool"

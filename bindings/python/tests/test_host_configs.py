@@ -63,6 +63,27 @@ def test_config_file_errors_name_the_file(tmp_path: Any) -> None:
         lemonmcp.Host(str(tmp_path / "missing.json"))
 
 
+def test_a_path_is_a_path_whatever_its_name(tmp_path: Any) -> None:
+    """A str or os.PathLike is a file's path, a mapping the configuration:
+    the argument's type says which, never its first character (a file
+    named "{project}.json" was taken for a JSON text)."""
+    braced = tmp_path / "{project}.json"
+    braced.write_text(json.dumps({"mcpServers": {"a": {"command": "x"}}}))
+    for given in (str(braced), braced):
+        host = lemonmcp.Host(given, start="lazy")
+        try:
+            assert list(host.servers()) == ["a"]
+        finally:
+            host.close()
+    # A JSON text is the caller's to parse: given as a str it names a file.
+    text = '{"mcpServers": {"a": {"command": "x"}}}'
+    with pytest.raises(lemonmcp.InvalidArgument, match="no such config file") as exc:
+        lemonmcp.Host(text)
+    assert text in str(exc.value)
+    with pytest.raises(TypeError, match="only= and stdio=: take a config file given by its path"):
+        lemonmcp.Host(json.loads(text), only=["a"])
+
+
 def test_unknown_members_of_a_mapping_are_warnings(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="lemonmcp")
     cfg = {"globalShortcut": "x", "mcpServers": {"a": {"command": "x", "comand": "y"}}}

@@ -82,10 +82,11 @@ defmodule LemonMCP.Host do
   @doc """
   Starts the host and connects every enabled server (in parallel; the call
   returns once they are started). `config` is a map (atom or string keys),
-  a JSON text, or the path of a JSON file. Fails with
+  `{:json, text}` (a JSON text), or the path of a config file (a string:
+  always a path, whatever its first character). Fails with
   `{:error, {:invalid_argument, message}}` for a bad configuration.
   """
-  @spec start_link(map() | String.t(), keyword()) :: GenServer.on_start()
+  @spec start_link(map() | {:json, String.t()} | Path.t(), keyword()) :: GenServer.on_start()
   def start_link(config, opts \\ []) do
     gen_opts = if name = opts[:name], do: [name: name], else: []
 
@@ -99,7 +100,7 @@ defmodule LemonMCP.Host do
       opts[:store] != nil and not LemonMCP.Store.valid?(opts[:store]) ->
         {:error, {:invalid_argument, ":store: expected {load, save} (functions of 2 and 4 arguments)"}}
 
-      file?(config) ->
+      is_binary(config) ->
         GenServer.start_link(__MODULE__, {{:file, config}, opts}, gen_opts)
 
       true ->
@@ -373,9 +374,6 @@ defmodule LemonMCP.Host do
 
   # ------------------------------------------------------------ helpers
 
-  defp file?(config) when is_binary(config), do: not String.starts_with?(String.trim_leading(config), "{")
-  defp file?(_config), do: false
-
   defp file_options(opts) do
     o = %{}
     o = if opts[:strict], do: Map.put(o, "strict", true), else: o
@@ -405,8 +403,9 @@ defmodule LemonMCP.Host do
 
   defp load(config) when is_map(config), do: {:ok, config}
 
-  # A JSON text (a path goes to the library's reader, new_host/2).
-  defp load(config) when is_binary(config) do
+  # A JSON text, tagged by the caller: a bare string is a path, which goes
+  # to the library's reader (new_host/2).
+  defp load({:json, config}) when is_binary(config) do
     case NIF.decode_json(config) do
       {:ok, %{} = map} -> {:ok, map}
       {:ok, _} -> {:error, {:invalid_argument, "the host configuration must be a JSON object"}}
@@ -460,7 +459,6 @@ defmodule LemonMCP.Host do
          :ok <- NIF.host_set_handlers(ref, :host),
          telemetry? = LemonMCP.Telemetry.records?(),
          :ok <- if(telemetry?, do: NIF.host_set_telemetry(ref, :host), else: :ok),
-         {:ok, servers} <- NIF.host_servers(ref),
          :ok <- NIF.host_connect(ref) do
       {:ok,
        %{
@@ -474,11 +472,7 @@ defmodule LemonMCP.Host do
          telemetry?: telemetry?,
          # Telemetry records of pending calls (call id => record), each
          # handed to the caller with the call's reply.
-         records: %{},
-         # What a call_tool's :start event names (exposed name => {server,
-         # own name}): the last list_tools, else the server__tool prefix.
-         server_names: Map.keys(servers),
-         routes: %{}
+         records: %{}
        }}
     else
       {:error, status, info} -> {:stop, Error.reason(status, info)}
@@ -512,20 +506,18 @@ defmodule LemonMCP.Host do
   end
 
   def handle_call({:query, name, args}, from, st) do
-    start_call(NIF.host_query(st.ref, name, args, nil), {from, if(name == "list_tools", do: :tools, else: :plain)}, st)
+    start_call(NIF.host_query(st.ref, name, args, nil), {from, :plain}, st)
   end
 
-  # A tool's server and own name: the catalogue as the last list gave it,
-  # else the server__tool prefix the core itself falls back on (nil:
-  # unknown until the call's record).
+  # A tool's server and own name as the library routes the call (the
+  # catalogue of the last list, else a name's server prefix), never split
+  # here; nil: unknown until the call's record.
   def handle_call({:route, name}, _from, st) do
     route =
-      Map.get_lazy(st.routes, name, fn ->
-        case String.split(name, "__", parts: 2) do
-          [server, tool] when server != "" and tool != "" -> if server in st.server_names, do: {server, tool}
-          _ -> nil
-        end
-      end)
+      case NIF.host_tool_route(st.ref, name) do
+        {:ok, %{"server" => server, "original_name" => tool}} -> {server, tool}
+        _ -> nil
+      end
 
     {:reply, route, st}
   end
@@ -552,8 +544,8 @@ defmodule LemonMCP.Host do
       :unknown ->
         {:noreply, st}
 
-      {kind, reply, pending, records} ->
-        {:noreply, %{st | pending: pending, records: records, routes: routes(kind, reply, st.routes)}}
+      {_kind, _reply, pending, records} ->
+        {:noreply, %{st | pending: pending, records: records}}
     end
   end
 
@@ -618,14 +610,6 @@ defmodule LemonMCP.Host do
   end
 
   def handle_info(_other, st), do: {:noreply, st}
-
-  # A list_tools answer is the host's catalogue: each exposed name's
-  # server and own name.
-  defp routes(:tools, {:ok, %{"tools" => tools}}, _routes) when is_list(tools) do
-    for %{"name" => name, "server" => server, "original_name" => tool} <- tools, into: %{}, do: {name, {server, tool}}
-  end
-
-  defp routes(_kind, _reply, routes), do: routes
 
   @impl true
   def terminate(_reason, st) do

@@ -111,6 +111,9 @@ defmodule LemonMCP.NIF do
   @spec host_warnings(host()) :: {:ok, [String.t()]} | lib_error()
   def host_warnings(_host), do: :erlang.nif_error(:not_loaded)
 
+  @spec host_tool_route(host(), String.t()) :: {:ok, map()} | lib_error()
+  def host_tool_route(_host, _name), do: :erlang.nif_error(:not_loaded)
+
   @spec host_set_handlers(host(), term()) :: :ok | lib_error()
   def host_set_handlers(_host, _tag), do: :erlang.nif_error(:not_loaded)
 
