@@ -131,11 +131,26 @@ func verdictStage(next guardHandler) guardHandler {
 					return errVerdictPending
 				}
 				if err := s.awaitVerdict(r); err != nil {
-					return err
+					return s.verdictWaitEnded(r, err)
 				}
 			}
 		}
 		return next(r)
+	}
+}
+
+// verdictWaitEnded is the error of a use whose wait for the verdict
+// failed: a host freed or a call cancelled meanwhile ends the use as
+// cancelled, as Free and Cancel end a call already sent, whatever the
+// list or the handshake it waited on said while they closed.
+func (s *server) verdictWaitEnded(r *guardReq, err *core.Error) *core.Error {
+	select {
+	case <-s.h.gone:
+		return core.Errorf(core.StatusCancelled, "the host was freed")
+	case <-r.stop:
+		return core.Errorf(core.StatusCancelled, "the call was cancelled")
+	default:
+		return err
 	}
 }
 

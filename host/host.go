@@ -524,6 +524,11 @@ func (h *Host) sendAfterVerdict(hc *hostCall, id uint64, method string, params [
 	if err == nil {
 		return
 	}
+	select {
+	case <-h.gone: // whatever a closing client said: Free ends it cancelled
+		err = core.Errorf(core.StatusCancelled, "the host was freed")
+	default:
+	}
 	h.mu.Lock()
 	hc.done = true
 	delete(h.calls, id)
