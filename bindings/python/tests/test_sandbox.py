@@ -291,11 +291,25 @@ def _staged(path: str) -> str:
             if os.path.isdir(d):
                 os.chmod(d, 0o755)
         if os.path.isdir(src):
-            shutil.copytree(src, dst, symlinks=True)
+            _copy_tree_as_it_stands(src, dst)
         else:
             shutil.copy2(src, dst)
         _STAGE[unit] = dst
     return os.path.join(_STAGE[""], rel)
+
+
+def _copy_tree_as_it_stands(src: str, dst: str) -> None:
+    """copytree that lets go of what vanishes while it copies: other suites
+    run beside this one and make and remove scratch directories inside the
+    npm installs (test-readme works in .cache/everything/readme-*, where
+    node finds the SDK); the workers need the install, not the scratch.
+    Any other failure is raised."""
+    try:
+        shutil.copytree(src, dst, symlinks=True)
+    except shutil.Error as e:
+        lasting = [err for err in e.args[0] if os.path.lexists(err[0])]
+        if lasting:
+            raise shutil.Error(lasting) from e
 
 
 def _run_worker(worker: str, uid: int, args: List[str], env: Dict[str, str], wrap: Tuple[str, ...] = ()) -> Dict[str, Any]:
