@@ -33,9 +33,9 @@ def rugpull(fixture_path: str) -> str:
 class Rig:
     """One rugpull server's files: its definitions, its process id, the pin file."""
 
-    def __init__(self, tmp: Path, binary: str, defs: Any) -> None:
+    def __init__(self, tmp: Path, binary: str, defs: Any, server: str = "r") -> None:
         self.defs, self.pidfile, self.pins_path = tmp / "defs.json", tmp / "pid", tmp / "pins.json"
-        self.binary = binary
+        self.binary, self.server = binary, server
         self.write(defs)
 
     def write(self, defs: Any) -> None:
@@ -47,7 +47,7 @@ class Rig:
         return {
             "pins": {"store": {"type": "file", "path": str(self.pins_path)}, **pins},
             "mcpServers": {
-                "r": {
+                self.server: {
                     "command": self.binary,
                     "args": ["-defs", str(self.defs)],
                     "env": {"RUGPULL_PIDFILE": str(self.pidfile)},
@@ -283,12 +283,12 @@ def test_pins_app_store_failure_holds(rugpull: str, tmp_path: Path) -> None:
 STARTS = 100
 
 
-def _changed_while_off(rugpull: str, tmp_path: Path) -> Rig:
+def _changed_while_off(rugpull: str, tmp_path: Path, server: str = "r") -> Rig:
     """A rig whose tools were pinned by one host, then echo's description
     changed while no host ran."""
-    rig = Rig(tmp_path, rugpull, CASES["base"])
+    rig = Rig(tmp_path, rugpull, CASES["base"], server)
     with lemonmcp.Host(rig.config()) as host:
-        assert all(e["status"] == "approved" for e in host.pins()["r"]["tools"].values())
+        assert all(e["status"] == "approved" for e in host.pins()[server]["tools"].values())
     rig.write(next(c for c in CASES["cases"] if c["name"] == "description")["defs"])
     return rig
 
@@ -368,6 +368,22 @@ def test_cli_held_from_the_first_call(rugpull: str, tmp_path: Path) -> None:
     with ThreadPoolExecutor(max_workers=8) as pool:  # each run mostly waits
         failures = [f for f in pool.map(one, range(STARTS)) if f]
     assert not failures, failures[:5]
+
+
+@pytest.mark.parametrize("server, exposed", [("r", "r__echo"), ("my server", "my_server__echo"), ("r", "echo")])
+def test_cli_held_by_the_name_the_host_exposes(rugpull: str, tmp_path: Path, server: str, exposed: str) -> None:
+    """`call` on a held tool, by the name the host exposes (a server name
+    the host sanitises included) or by the server's own name, exits with
+    the held status: whether it is held comes from the library's route,
+    not from rebuilding server__name."""
+    from cli_run import run_cli
+
+    rig = _changed_while_off(rugpull, tmp_path, server)
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(rig.config()))
+    r = run_cli(["--config", str(config), "call", exposed, "text=hi"])
+    assert r.returncode == 8 and "called echo" not in r.stdout, (r.stdout, r.stderr)
+    assert "is held" in r.stderr and " approve " in r.stderr, r.stderr
 
 
 def test_cli_server_goes_through_the_host(rugpull: str, tmp_path: Path) -> None:
