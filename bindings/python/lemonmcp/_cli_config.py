@@ -265,6 +265,10 @@ def _call(
         if not tools and not paged and not _is_held(host, ns.tool, route):
             tools = host.list_tools()
             where = "the host"
+            # The host's list knows the routes of every name it exposes
+            # (sanitised ones and held tools included): a route guessed from
+            # the server__ prefix before it is replaced by the known one.
+            route = _route_of(host, ns.tool)
         schema: Optional[Mapping[str, Any]]
         unlisted: Optional[Exception] = None
         if paged and not any(t.name == ns.tool for t in tools):

@@ -33,9 +33,9 @@ def rugpull(fixture_path: str) -> str:
 class Rig:
     """One rugpull server's files: its definitions, its process id, the pin file."""
 
-    def __init__(self, tmp: Path, binary: str, defs: Any, server: str = "r") -> None:
+    def __init__(self, tmp: Path, binary: str, defs: Any) -> None:
         self.defs, self.pidfile, self.pins_path = tmp / "defs.json", tmp / "pid", tmp / "pins.json"
-        self.binary, self.server = binary, server
+        self.binary = binary
         self.write(defs)
 
     def write(self, defs: Any) -> None:
@@ -47,7 +47,7 @@ class Rig:
         return {
             "pins": {"store": {"type": "file", "path": str(self.pins_path)}, **pins},
             "mcpServers": {
-                self.server: {
+                "r": {
                     "command": self.binary,
                     "args": ["-defs", str(self.defs)],
                     "env": {"RUGPULL_PIDFILE": str(self.pidfile)},
@@ -283,13 +283,20 @@ def test_pins_app_store_failure_holds(rugpull: str, tmp_path: Path) -> None:
 STARTS = 100
 
 
-def _changed_while_off(rugpull: str, tmp_path: Path, server: str = "r") -> Rig:
+def _changed_while_off(rugpull: str, tmp_path: Path, echo: str = "echo") -> Rig:
     """A rig whose tools were pinned by one host, then echo's description
-    changed while no host ran."""
-    rig = Rig(tmp_path, rugpull, CASES["base"], server)
+    changed while no host ran (echo: the tool's name)."""
+
+    def named(defs: Any) -> Any:
+        defs = json.loads(json.dumps(defs))
+        for t in defs["tools"]:
+            t["name"] = echo if t["name"] == "echo" else t["name"]
+        return defs
+
+    rig = Rig(tmp_path, rugpull, named(CASES["base"]))
     with lemonmcp.Host(rig.config()) as host:
-        assert all(e["status"] == "approved" for e in host.pins()[server]["tools"].values())
-    rig.write(next(c for c in CASES["cases"] if c["name"] == "description")["defs"])
+        assert all(e["status"] == "approved" for e in host.pins()["r"]["tools"].values())
+    rig.write(named(next(c for c in CASES["cases"] if c["name"] == "description")["defs"]))
     return rig
 
 
@@ -370,15 +377,15 @@ def test_cli_held_from_the_first_call(rugpull: str, tmp_path: Path) -> None:
     assert not failures, failures[:5]
 
 
-@pytest.mark.parametrize("server, exposed", [("r", "r__echo"), ("my server", "my_server__echo"), ("r", "echo")])
-def test_cli_held_by_the_name_the_host_exposes(rugpull: str, tmp_path: Path, server: str, exposed: str) -> None:
-    """`call` on a held tool, by the name the host exposes (a server name
-    the host sanitises included) or by the server's own name, exits with
-    the held status: whether it is held comes from the library's route,
-    not from rebuilding server__name."""
+@pytest.mark.parametrize("echo, exposed", [("echo", "r__echo"), ("echo", "echo")])
+def test_cli_held_by_the_name_the_host_exposes(rugpull: str, tmp_path: Path, echo: str, exposed: str) -> None:
+    """`call` on a held tool, by the name the host exposes (a tool name the
+    host sanitises included) or by the server's own name, exits with the
+    held status: whether it is held comes from the library's route, not
+    from rebuilding server__name."""
     from cli_run import run_cli
 
-    rig = _changed_while_off(rugpull, tmp_path, server)
+    rig = _changed_while_off(rugpull, tmp_path, echo)
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps(rig.config()))
     r = run_cli(["--config", str(config), "call", exposed, "text=hi"])
