@@ -377,7 +377,7 @@ def test_cli_held_from_the_first_call(rugpull: str, tmp_path: Path) -> None:
     assert not failures, failures[:5]
 
 
-@pytest.mark.parametrize("echo, exposed", [("echo", "r__echo"), ("echo", "echo")])
+@pytest.mark.parametrize("echo, exposed", [("echo", "r__echo"), ("echo", "echo"), ("echo it", "r__echo_it")])
 def test_cli_held_by_the_name_the_host_exposes(rugpull: str, tmp_path: Path, echo: str, exposed: str) -> None:
     """`call` on a held tool, by the name the host exposes (a tool name the
     host sanitises included) or by the server's own name, exits with the
@@ -391,6 +391,19 @@ def test_cli_held_by_the_name_the_host_exposes(rugpull: str, tmp_path: Path, ech
     r = run_cli(["--config", str(config), "call", exposed, "text=hi"])
     assert r.returncode == 8 and "called echo" not in r.stdout, (r.stdout, r.stderr)
     assert "is held" in r.stderr and " approve " in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("called", ["r__echo_it", "r__echo it"])
+def test_held_by_the_name_the_host_exposes(rugpull: str, tmp_path: Path, called: str) -> None:
+    """A held tool whose own name the host sanitises ("echo it" is
+    r__echo_it) is refused by the exposed name before any list as by its
+    own name, with .held naming the server's tool; its route names it too."""
+    rig = _changed_while_off(rugpull, tmp_path, "echo it")
+    with lemonmcp.Host(rig.config()) as host:
+        with pytest.raises(lemonmcp.PolicyDenied) as exc:
+            host.call_tool(called, {"text": "hi"})
+        assert exc.value.held == {"server": "r", "kind": "tool", "name": "echo it", "status": "changed"}
+        assert host.tool_route("r__echo_it") == ("r", "echo it")
 
 
 def test_cli_server_goes_through_the_host(rugpull: str, tmp_path: Path) -> None:
