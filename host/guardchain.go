@@ -56,13 +56,14 @@ type guardReq struct {
 	// guardUse: the definition used; wait lets the verdict stage wait for
 	// the server (otherwise it answers errVerdictPending); stop ends that
 	// wait (the call was cancelled). guessed: name was routed by the
-	// server prefix of the name called, not by a list; sent, when the route
-	// stage renamed it, is the name the request's params carry.
+	// server prefix of the name called, not by a list; renamed: the route
+	// stage changed name, so the request's params name another (the bools
+	// sit in wait's padding: a call's guardReq is no larger for them).
 	name    string
 	wait    bool
-	stop    <-chan struct{}
 	guessed bool
-	sent    string
+	renamed bool
+	stop    <-chan struct{}
 
 	// guardExpose: the host, its catalogue and the tools list_tools
 	// returns.
@@ -251,23 +252,28 @@ func routeStage(next guardHandler) guardHandler {
 				return err
 			}
 			if tool != r.name {
-				if r.sent == "" {
-					r.sent = r.name
-				}
-				r.name = tool
+				r.name, r.renamed = tool, true
 			}
 		}
 		return next(r)
 	}
 }
 
-// retarget is the params of a tools/call as CallTool built them for
-// r.sent, naming r.name instead when the route stage renamed the tool.
+// retarget is the params of a tools/call as CallTool built them
+// ({"name":"<the name routed>", ...}), naming r.name instead when the
+// route stage renamed the tool.
 func (r *guardReq) retarget(params []byte) []byte {
-	if r == nil || r.sent == "" || r.sent == r.name {
+	if r == nil || !r.renamed {
 		return params
 	}
-	head := len(`{"name":`) + len(jsonx.AppendString(nil, r.sent))
+	head := len(`{"name":"`)
+	for head < len(params) && params[head] != '"' {
+		if params[head] == '\\' {
+			head++ // the escaped byte: never the closing quote
+		}
+		head++
+	}
+	head++
 	out := make([]byte, 0, len(params)+len(r.name)+8)
 	out = append(out, `{"name":`...)
 	out = jsonx.AppendString(out, r.name)
