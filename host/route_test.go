@@ -21,7 +21,9 @@ func TestGuessedRoute(t *testing.T) {
 	t.Cleanup(h.Free)
 	s := h.servers[0]
 	long := strings.Repeat("long name ", 15)
-	tool := func(name string) item { return item{name: name, raw: jsonx.MustMarshal(map[string]string{"name": name})} }
+	tool := func(name string) item {
+		return item{name: name, raw: jsonx.MustMarshal(map[string]string{"name": name})}
+	}
 
 	// Before any list, the guess stands.
 	before, err := h.ToolRoute("r__echo_it")
