@@ -109,6 +109,9 @@ func lmcpgo_client_call_sync(client *C.lmcp_client, method *C.cchar_t, params *C
 	if err != nil {
 		return setErr(errOut, err)
 	}
+	if submits(c.Networked()) {
+		return C.LMCP_BRIDGE_SYNC_SUBMIT // this thread's next calls skip Go
+	}
 	return blockingCall(sync, resultOut, resultLenOut, errOut, &opts, func(done core.DoneFunc) *core.Error {
 		_, err := c.Call(m, p, opts, done)
 		return err

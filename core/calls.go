@@ -255,6 +255,21 @@ func (c *Client) CallSyncFromThread(method string, params []byte, opts CallOptio
 	return c.callSync(method, params, opts, false)
 }
 
+// CallWaiting is Call for a goroutine that does nothing else until done
+// has run: over HTTP the exchange runs on it (as in CallSync), and done
+// runs inline, on it or on whichever goroutine ends the call, so it must
+// not block. A goroutine serving a blocking call for a caller outside Go
+// uses it (capi's submission queue).
+func (c *Client) CallWaiting(method string, params []byte, opts CallOptions, done DoneFunc) *Error {
+	opts.Inline = true
+	_, err := c.call(method, params, opts, done, true)
+	return err
+}
+
+// Networked reports whether the client's requests are network exchanges
+// (the HTTP transports; transport.Networked).
+func (c *Client) Networked() bool { return c.networked }
+
 func (c *Client) callSync(method string, params []byte, opts CallOptions, waiting bool) ([]byte, *Error) {
 	type outcome struct {
 		status Status
