@@ -149,7 +149,10 @@ func submitExport(s *C.lmcp_bridge_submit) string {
 }
 
 // startSubmitted checks a submitted call's arguments as its export does
-// and makes it; an error means the completion will not run.
+// and makes it; an error means the completion will not run. The worker
+// does nothing else until the completion has run, so the call is Waiting:
+// over HTTP the exchange runs on the worker, as on a Go caller's
+// goroutine.
 func startSubmitted(s *C.lmcp_bridge_submit, cw *cWait) *core.Error {
 	switch s.op {
 	case C.LMCP_BRIDGE_OP_CLIENT_CALL:
@@ -160,7 +163,31 @@ func startSubmitted(s *C.lmcp_bridge_submit, cw *cWait) *core.Error {
 		if c.Networked() {
 			s.networked = 1
 		}
-		return c.CallWaiting(m, p, opts, cw.done)
+		opts.Inline, opts.Waiting = true, true
+		_, err = c.Call(m, p, opts, cw.done)
+		return err
+	case C.LMCP_BRIDGE_OP_HOST_CALL_TOOL:
+		h, tool, a, opts, err := hostToolCall((*C.lmcp_host)(s.handle), s.name, s.params, s.params_len, s.options, s.options_len)
+		if err != nil {
+			return err
+		}
+		if h.ToolNetworked(tool) {
+			s.networked = 1
+		}
+		opts.Inline, opts.Waiting = true, true
+		_, err = h.CallTool(tool, a, opts, cw.done)
+		return err
+	case C.LMCP_BRIDGE_OP_HOST_CALL:
+		h, srv, m, p, opts, err := hostServerCall((*C.lmcp_host)(s.handle), s.server, s.name, s.params, s.params_len, s.options, s.options_len)
+		if err != nil {
+			return err
+		}
+		if h.Networked(srv) {
+			s.networked = 1
+		}
+		opts.Inline, opts.Waiting = true, true
+		_, err = h.Call(srv, m, p, opts, cw.done)
+		return err
 	}
 	return core.Errorf(core.StatusInternal, "unknown submitted call %d", int(s.op))
 }

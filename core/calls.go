@@ -39,6 +39,11 @@ type CallOptions struct {
 	// (possibly the caller's, inside Call). Only for completions that never
 	// block, such as handing the result to a waiting goroutine.
 	Inline bool
+	// Waiting: the caller's goroutine does nothing else until the
+	// completion has run (an Inline completion that hands the outcome to
+	// a thread waiting outside Go), so over HTTP the exchange runs on it,
+	// as in CallSync (transport.Outbound.Waiting).
+	Waiting bool
 	// Handed: an Inline call whose id the application received (a blocking
 	// call made in two steps, lmcp_*_call_begin), so a host's Cancel
 	// reaches it as it does any call's; a blocking wrapper's id never
@@ -140,7 +145,7 @@ func modernCallFor(st *serverState) *modernCall {
 // to run exactly once. It returns the call id, or an error (and done never
 // runs).
 func (c *Client) Call(method string, params []byte, opts CallOptions, done DoneFunc) (uint64, *Error) {
-	return c.call(method, params, opts, done, false)
+	return c.call(method, params, opts, done, opts.Waiting && opts.Inline)
 }
 
 // call is Call; waiting says the caller blocks until done runs (CallSync),
@@ -253,17 +258,6 @@ func (c *Client) CallSync(method string, params []byte, opts CallOptions) ([]byt
 // HTTP exchange on such a thread adds about 25 µs per call).
 func (c *Client) CallSyncFromThread(method string, params []byte, opts CallOptions) ([]byte, *Error) {
 	return c.callSync(method, params, opts, false)
-}
-
-// CallWaiting is Call for a goroutine that does nothing else until done
-// has run: over HTTP the exchange runs on it (as in CallSync), and done
-// runs inline, on it or on whichever goroutine ends the call, so it must
-// not block. A goroutine serving a blocking call for a caller outside Go
-// uses it (capi's submission queue).
-func (c *Client) CallWaiting(method string, params []byte, opts CallOptions, done DoneFunc) *Error {
-	opts.Inline = true
-	_, err := c.call(method, params, opts, done, true)
-	return err
 }
 
 // Networked reports whether the client's requests are network exchanges

@@ -659,6 +659,29 @@ func (h *Host) knownRoute(name string) (route, bool) {
 	return r, ok
 }
 
+// Networked reports whether the named server's client is networked (an
+// HTTP transport: core.Client.Networked); false for an unknown or disabled
+// server.
+func (h *Host) Networked(serverName string) bool {
+	s := h.byName[serverName]
+	if s == nil {
+		return false
+	}
+	c := s.client()
+	return c != nil && c.Networked()
+}
+
+// ToolNetworked reports whether the server CallTool routes name to, when
+// that is known without asking a server (as ToolRoute), is networked.
+func (h *Host) ToolNetworked(name string) bool {
+	r, ok := h.knownRoute(name)
+	if !ok {
+		return false
+	}
+	c := r.srv.client()
+	return c != nil && c.Networked()
+}
+
 // ToolRoute is {"server", "original_name"} of the exposed tool name, as
 // CallTool routes it, when that is known without asking a server (a
 // binding names a call's server and tool before it is made): never blocks,
