@@ -265,24 +265,40 @@ func (c *Client) CallSyncFromThread(method string, params []byte, opts CallOptio
 func (c *Client) Networked() bool { return c.networked }
 
 func (c *Client) callSync(method string, params []byte, opts CallOptions, waiting bool) ([]byte, *Error) {
-	type outcome struct {
-		status Status
-		data   []byte
-	}
-	ch := make(chan outcome, 1)
+	w := syncWaiters.Get().(*syncWaiter)
 	opts.Inline = true
-	_, err := c.call(method, params, opts, func(_ uint64, st Status, data []byte) {
-		ch <- outcome{st, data}
-	}, waiting)
-	if err != nil {
+	if _, err := c.call(method, params, opts, w.done, waiting); err != nil {
+		syncWaiters.Put(w) // the completion never runs
 		return nil, err
 	}
-	o := <-ch
+	o := <-w.ch
+	syncWaiters.Put(w) // its completion has run: nobody else holds it
 	if o.status != StatusOK {
 		return nil, decodeErrorJSON(o.status, o.data)
 	}
 	return o.data, nil
 }
+
+// A syncWaiter hands a blocking call's outcome to its caller. Waiters are
+// pooled, their completion bound once: a channel and a closure per call
+// were three of a sequential call's allocations.
+type syncWaiter struct {
+	ch   chan syncOutcome
+	done DoneFunc // complete, bound
+}
+
+type syncOutcome struct {
+	status Status
+	data   []byte
+}
+
+var syncWaiters = sync.Pool{New: func() any {
+	w := &syncWaiter{ch: make(chan syncOutcome, 1)}
+	w.done = w.complete
+	return w
+}}
+
+func (w *syncWaiter) complete(_ uint64, st Status, data []byte) { w.ch <- syncOutcome{st, data} }
 
 // Cancel completes an accepted call with StatusCancelled and tells the
 // server.
