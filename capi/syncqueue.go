@@ -113,20 +113,20 @@ func submitWorker(s *C.lmcp_bridge_submit) {
 // serveSubmitted makes one submitted call and hands its outcome to the
 // waiting thread. A panic poisons the call's object, as in an export, and
 // the caller gets LMCP_E_INTERNAL unless its call had completed already.
+// Nothing reads s once the call may have completed (its caller may have
+// returned, and s was on its stack): what the recovery needs is read first.
 func serveSubmitted(s *C.lmcp_bridge_submit) {
+	op, handle := s.op, s.handle
 	cw := &cWait{w: &s.w, wantErr: s.want_err != 0, uncounted: true}
 	defer func() {
 		if r := recover(); r != nil {
-			name := submitExport(s)
-			switch s.op {
-			case C.LMCP_BRIDGE_OP_CLIENT_CALL:
-				if c, ok := clients.registry.Get(s.handle); ok {
+			name := submitExport(op)
+			if op == C.LMCP_BRIDGE_OP_CLIENT_CALL {
+				if c, ok := clients.registry.Get(handle); ok {
 					c.Recovered(r, name)
 				}
-			default:
-				if h, ok := hosts.registry.Get(s.handle); ok {
-					h.Recovered(r, name)
-				}
+			} else if h, ok := hosts.registry.Get(handle); ok {
+				h.Recovered(r, name)
 			}
 			e := core.Errorf(core.StatusInternal, "internal error in %s: %v", name, r)
 			cw.done(0, e.Status, e.JSON())
@@ -138,8 +138,8 @@ func serveSubmitted(s *C.lmcp_bridge_submit) {
 }
 
 // submitExport names the export a submitted call stands for.
-func submitExport(s *C.lmcp_bridge_submit) string {
-	switch s.op {
+func submitExport(op C.int32_t) string {
+	switch op {
 	case C.LMCP_BRIDGE_OP_CLIENT_CALL:
 		return "lmcp_client_call_sync"
 	case C.LMCP_BRIDGE_OP_HOST_CALL_TOOL:
