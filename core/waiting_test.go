@@ -138,3 +138,36 @@ func TestCallOptionsWaiting(t *testing.T) {
 		})
 	}
 }
+
+// networkedTransport is a memory transport that says whether it is
+// networked (transport.Networked).
+type networkedTransport struct {
+	*memory.Transport
+	networked bool
+}
+
+func (t networkedTransport) Networked() bool { return t.networked }
+
+// TestClientNetworked: a client is networked when its transport says so
+// (the HTTP transports), which the C ABI's blocking calls read to hand a
+// call to a library goroutine; a transport that does not implement
+// transport.Networked is not.
+func TestClientNetworked(t *testing.T) {
+	cases := []struct {
+		name string
+		tr   func(*memory.Transport) transport.Transport
+		want bool
+	}{
+		{"says networked", func(m *memory.Transport) transport.Transport { return networkedTransport{m, true} }, true},
+		{"says not networked", func(m *memory.Transport) transport.Transport { return networkedTransport{m, false} }, false},
+		{"does not say", func(m *memory.Transport) transport.Transport { return m }, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			mem, _ := memory.NewPair(16)
+			c := New(testOptions(), tc.tr(mem))
+			t.Cleanup(c.Free)
+			require.Equal(t, tc.want, c.Networked())
+		})
+	}
+}
