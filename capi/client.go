@@ -94,9 +94,10 @@ func lmcpgo_client_call(client *C.lmcp_client, method *C.cchar_t, params *C.ccha
 }
 
 // lmcpgo_client_call_sync is the Go half of lmcp_client_call_sync
-// (client_bridge.c): the call's outcome goes to sync, where the C caller
-// waits (syncwait.go), or, when the C waits are all taken, the caller
-// parks here as before.
+// (client_bridge.c): for a networked client it only answers that the call
+// is to be submitted (syncqueue.go); otherwise the call's outcome goes to
+// sync, where the C caller waits (syncwait.go), or, when the C waits are
+// all taken, the caller parks here as before.
 //
 //export lmcpgo_client_call_sync
 func lmcpgo_client_call_sync(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, resultOut **C.char, resultLenOut *C.size_t, sync *C.lmcp_bridge_sync, errOut **C.char) (st C.lmcp_status) {
