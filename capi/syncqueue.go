@@ -55,10 +55,11 @@ func submits(networked bool) bool {
 	return networked && atomic.LoadInt32((*int32)(unsafe.Pointer(&C.lmcp_bridge_blocking_calls))) < procs.Load() && submitReady()
 }
 
-// submitted takes the whole stack of submitted calls, oldest first.
-func submitted() []*C.lmcp_bridge_submit {
+// submitted takes the whole stack of submitted calls into calls (reused),
+// oldest first.
+func submitted(calls []*C.lmcp_bridge_submit) []*C.lmcp_bridge_submit {
+	calls = calls[:0]
 	head := (*C.lmcp_bridge_submit)(atomic.SwapPointer((*unsafe.Pointer)(unsafe.Pointer(&C.lmcp_bridge_submitted)), nil))
-	var calls []*C.lmcp_bridge_submit
 	for s := head; s != nil; s = s.next {
 		calls = append(calls, s)
 	}
@@ -74,9 +75,11 @@ func submitted() []*C.lmcp_bridge_submit {
 // stack anyway, so no caller is left waiting.
 func serveSubmissions(f *os.File) {
 	var buf [8]byte
+	var calls []*C.lmcp_bridge_submit
 	for {
 		_, _ = f.Read(buf[:])
-		for _, s := range submitted() {
+		calls = submitted(calls)
+		for _, s := range calls {
 			select {
 			case submitWork <- s:
 			default:
