@@ -120,6 +120,9 @@ func submitWorker(s *C.lmcp_bridge_submit) {
 // returned, and s was on its stack): what the recovery needs is read first.
 func serveSubmitted(s *C.lmcp_bridge_submit) {
 	op, handle := s.op, s.handle
+	if atomic.LoadInt32((*int32)(unsafe.Pointer(&C.lmcp_bridge_blocking_calls))) == 1 {
+		setProcs() // a lone call, as in waitInC: GOMAXPROCS may have changed
+	}
 	cw := &cWait{w: &s.w, wantErr: s.want_err != 0, uncounted: true}
 	defer func() {
 		if r := recover(); r != nil {
