@@ -701,6 +701,29 @@ func (s *server) toolOfGuess(name string) (string, *core.Error) {
 	return "", core.Errorf(core.StatusInvalidArgument, "the tool name %s is the host's name of %d tools of the server %s, %s and %s (their names differ only in characters MCP does not allow in tool names): call one by the server's own name, as %s or %s", jsonQuote(full), len(found), jsonQuote(s.name), jsonQuote(a), jsonQuote(b), jsonQuote(s.name+Separator+a), jsonQuote(s.name+Separator+b))
 }
 
+// Networked reports whether the named server's client is networked (an
+// HTTP transport: core.Client.Networked); false for an unknown or disabled
+// server.
+func (h *Host) Networked(serverName string) bool {
+	s := h.byName[serverName]
+	if s == nil {
+		return false
+	}
+	c := s.client()
+	return c != nil && c.Networked()
+}
+
+// ToolNetworked reports whether the server CallTool routes name to, when
+// that is known without asking a server (as ToolRoute), is networked.
+func (h *Host) ToolNetworked(name string) bool {
+	r, ok := h.knownRoute(name)
+	if !ok {
+		return false
+	}
+	c := r.srv.client()
+	return c != nil && c.Networked()
+}
+
 // ToolRoute is {"server", "original_name"} of the exposed tool name, as
 // CallTool routes it, when that is known without asking a server (a
 // binding names a call's server and tool before it is made): never blocks,
