@@ -24,19 +24,21 @@ interrupted or cancelled) is dropped when it arrives.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import select
 import struct
 import threading
 import weakref
 from ctypes import byref, c_int, c_size_t, c_void_p, string_at
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from . import _ffi
 from ._callbacks import registry
 from ._ffi import lib, lib_held
 from .errors import InternalError
+
+if TYPE_CHECKING:
+    import asyncio  # only the asyncio client's LoopQueue uses it, and loads it
 
 __all__ = ["CompletionQueue", "ThreadWaiter", "LoopQueue", "thread_waiter", "loop_queue"]
 
