@@ -93,13 +93,20 @@ if TYPE_CHECKING:
 _ASYNCIO_NAMES = {"AsyncClient": ".aio", "Server": "._serve", "RELAYED_HANDLERS": "._serve"}
 
 
+#: Its submodules that load asyncio, reachable as attributes once
+#: ``lemonmcp`` is imported (``lemonmcp.aio.AsyncHost``), as when they
+#: were imported with it.
+_ASYNCIO_MODULES = ("aio", "aio_host")
+
+
 def __getattr__(name: str) -> Any:
-    module = _ASYNCIO_NAMES.get(name)
+    module = _ASYNCIO_NAMES.get(name) or ("." + name if name in _ASYNCIO_MODULES else None)
     if module is None or LOAD_ERROR is not None:
         raise AttributeError(f"module 'lemonmcp' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(module, __name__), name)
+    loaded = importlib.import_module(module, __name__)
+    value = loaded if name in _ASYNCIO_MODULES else getattr(loaded, name)
     globals()[name] = value
     return value
 

@@ -370,5 +370,11 @@ def test_async_names_load_on_first_use() -> None:
     assert lemonmcp.AsyncClient is lemonmcp.aio.AsyncClient
     assert lemonmcp.Server is lemonmcp._serve.Server
     assert lemonmcp.RELAYED_HANDLERS is lemonmcp._serve.RELAYED_HANDLERS
+    # The submodules, as attributes of a package imported alone (README:
+    # lemonmcp.aio.AsyncHost), in a process that has not imported them.
+    from conftest import run_python
+
+    r = run_python(["-c", "import lemonmcp; print(lemonmcp.aio.AsyncHost is lemonmcp.aio_host.AsyncHost)"])
+    assert r.returncode == 0 and r.stdout.strip() == "True", r.stderr
     with pytest.raises(AttributeError, match="no attribute 'NoSuchName'"):
-        getattr(lemonmcp, "NoSuchName")
+        lemonmcp.NoSuchName
