@@ -452,7 +452,10 @@ func TestPinsFirstUse(t *testing.T) {
 		require.Equal(t, "description", pins.Tools["add"].Findings[0].Path)
 		require.Equal(t, host.PinApproved, pins.Tools["echo"].Status)
 		require.Equal(t, []string{"r__echo"}, sortedNames(listTools(t, h)))
-		require.True(t, ev.has("definition_changed", `"name":"add"`, `"status":"flagged"`, `"findings":[{"kind":"hidden_characters"`))
+		// Events pass the host's callback gate, after the list returned.
+		require.Eventually(t, func() bool {
+			return ev.has("definition_changed", `"name":"add"`, `"status":"flagged"`, `"findings":[{"kind":"hidden_characters"`)
+		}, 10*time.Second, 10*time.Millisecond)
 	})
 }
 
