@@ -85,6 +85,14 @@ def method_bytes(method: str) -> bytes:
     return b
 
 
+def encode_call(
+    method: str, params: Optional[Mapping[str, Any]], options: Mapping[str, Any]
+) -> Tuple[bytes, Optional[bytes], Optional[bytes]]:
+    """A call's inputs as the library takes them: the method, the params
+    and the options (None when there are none)."""
+    return method_bytes(method), encode_object(params, "params"), dumps(options, "options") if options else None
+
+
 # The forms of a call (HandleSession._form_fn): where its outcome goes.
 DONE = 0  # a done callback (lmcp_client_call)
 QUEUED = 1  # a completion queue (lmcp_client_call_queued)
@@ -154,6 +162,10 @@ class HandleKind(NamedTuple):
     set_app_request_handler: Any
     cancel: Any
     respond: Any
+    # lmcp_client_hold_sends / release_sends: None for a host (its calls
+    # go to many clients).
+    hold_sends: Any
+    release_sends: Any
 
 
 CLIENT = HandleKind(
@@ -163,6 +175,8 @@ CLIENT = HandleKind(
     lib.lmcp_client_set_app_request_handler,
     lib.lmcp_client_cancel,
     lib.lmcp_client_respond,
+    lib_held.lmcp_client_hold_sends,
+    lib_held.lmcp_client_release_sends,
 )
 HOST = HandleKind(
     "host",
@@ -171,6 +185,8 @@ HOST = HandleKind(
     lib.lmcp_host_set_app_request_handler,
     lib.lmcp_host_cancel,
     lib.lmcp_host_respond,
+    None,
+    None,
 )
 
 
@@ -198,6 +214,9 @@ class HandleSession:
         self._early: Dict[int, List[Progress]] = {}
         self._ready_waiters: List[Callable[[], None]] = []
         self._closing = False  # close() has begun: racing calls see ClosedError
+        # Calls started together send their requests together
+        # (hold_sends): a client over stdio, the only transport that holds.
+        self.holds_sends = False
         self._token = track_handle(handle, kind.free)
         self._handle: Any = handle
         self._finalizer = weakref.finalize(self, free_handle, self._token)
@@ -454,6 +473,40 @@ class HandleSession:
             self.dispatcher.deliver(progress, p)
         return cid
 
+    def start_encoded_queued(
+        self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], queue: Any, tag: int, target: Optional[str]
+    ) -> int:
+        """start_queued for a call without a progress handler whose inputs
+        are encoded already (encode_call)."""
+        try:
+            return self._start(QUEUED, mb, pjson, ojson, (queue, tag), target)
+        except (InvalidHandle, InvalidState) as exc:
+            self._lost_race(exc)
+
+    def hold_sends(self) -> Any:
+        """lmcp_client_hold_sends: the requests sent until release_sends go
+        out in one write. Returns the handle held, for release_sends, or
+        None when the kind cannot hold or the handle is gone (the calls then
+        fail on their own)."""
+        hold = self.kind.hold_sends
+        h = self._handle
+        if not self.holds_sends or hold is None or h is None or registry.forked:
+            return None
+        try:
+            hold(h)
+        except LemonMCPError:
+            return None
+        return h
+
+    def release_sends(self, held: Any) -> None:
+        """Ends the hold of hold_sends (held: what it returned), even when
+        the session was closed meanwhile (the library answers a freed
+        handle with an error, ignored here)."""
+        try:
+            self.kind.release_sends(held)
+        except LemonMCPError:
+            pass
+
     def finish_queued(self, call_id: int) -> None:
         """A queued call with a progress handler is over: no more progress
         goes to its handler."""
@@ -641,6 +694,8 @@ class Session(HandleSession):
         handle = _ffi.ClientHandle()
         lib.lmcp_client_new(blob, len(blob), handle, c_void_p())
         super().__init__(handle, CLIENT, callbacks, dispatcher)
+        transport = self.config.get("transport")
+        self.holds_sends = isinstance(transport, dict) and transport.get("type") == "stdio"
 
     def _closed_message(self) -> str:
         if self.closed is not None and self.closed.reason:
