@@ -76,8 +76,9 @@ class CompletionQueue:
         self._batch = c_void_p()
         self._count = c_size_t()
         self._size = c_size_t()
-        # The out-parameters are reused by every pop (one thread pops).
-        self._args = (byref(self._batch), byref(self._count), byref(self._size))
+        # The out-parameters are reused by every pop (one thread pops),
+        # passed as instances (cheaper than byref()s, see _session._SyncSlot).
+        self._args = (self._batch, self._count, self._size)
         self._finalizer = weakref.finalize(self, _free_queue, handle)
 
     def pop(self) -> List[Record]:

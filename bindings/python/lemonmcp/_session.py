@@ -111,17 +111,19 @@ class _SyncSlot:
     reused (a pool: a call that a signal handler makes while the main
     thread waits for another takes a second one)."""
 
-    __slots__ = ("call", "call_ref", "_done", "_out", "_n", "_err", "_args", "_status")
+    __slots__ = ("call", "_done", "_out", "_n", "_err", "_args", "_status")
     _pool: "List[_SyncSlot]" = []
 
     def __init__(self) -> None:
         self.call = _ffi.SyncCall()
-        self.call_ref = byref(self.call)
         self._done = c_int()
         self._out = c_void_p()
         self._n = c_size_t()
         self._err = c_void_p()
-        self._args = (byref(self._done), byref(self._out), byref(self._n), byref(self._err))
+        # The instances themselves, not byref()s: for a POINTER argtype
+        # ctypes passes an instance by reference at a fraction of what
+        # checking a byref() object costs (~0.13 µs an argument).
+        self._args = (self._done, self._out, self._n, self._err)
         self._status = 0
 
     @classmethod
@@ -137,7 +139,7 @@ class _SyncSlot:
     def wait(self, ms: int) -> bool:
         """One slice of lmcp_sync_call_wait (the GIL released): True once
         the call is done."""
-        self._status = lib.lmcp_sync_call_wait(self.call_ref, ms, *self._args)
+        self._status = lib.lmcp_sync_call_wait(self.call, ms, *self._args)
         return bool(self._done.value)
 
     def result(self) -> Any:
@@ -376,7 +378,7 @@ class HandleSession:
         and a tag) or BEGIN (an lmcp_sync_call). Returns the call id, or
         raises."""
         cid = c_uint64()
-        self._form_fn(form, target)(*self._call_args(mb, pjson, ojson, target), *completion, byref(cid), c_void_p())
+        self._form_fn(form, target)(*self._call_args(mb, pjson, ojson, target), *completion, cid, c_void_p())
         return cid.value
 
     def _form_fn(self, form: int, target: Optional[str]) -> Any:
@@ -553,7 +555,7 @@ class HandleSession:
         out = c_void_p()
         n = c_size_t()
         try:
-            self._form_fn(SYNC, target)(*self._call_args(mb, pjson, ojson, target), out, byref(n), c_void_p())
+            self._form_fn(SYNC, target)(*self._call_args(mb, pjson, ojson, target), out, n, c_void_p())
         except (InvalidHandle, InvalidState) as exc:
             self._lost_race(exc)
         return loads(_ffi.take_bytes(out, n.value))
@@ -565,7 +567,7 @@ class HandleSession:
         slot = _SyncSlot.take()
         try:
             try:
-                call_id = self._start(BEGIN, mb, pjson, ojson, (slot.call_ref,), target)
+                call_id = self._start(BEGIN, mb, pjson, ojson, (slot.call,), target)
             except (InvalidHandle, InvalidState) as exc:
                 self._lost_race(exc)
             try:
