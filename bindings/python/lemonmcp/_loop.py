@@ -4,10 +4,10 @@
 A call's completion goes to the running loop's completion queue
 (:func:`~lemonmcp._queue.loop_queue`), whose descriptor the loop watches:
 no library thread enters Python for it, and a burst of completions costs
-one wake-up. The calls a loop's tasks make while others are in flight (the
-tasks a drain resumed, each starting its next call) are started together
-at the end of the loop's turn, inside one lmcp_client_hold_sends: their
-requests reach a stdio server in one write, which wakes it once. A loop
+one wake-up. The calls made by the tasks a drain resumed (several calls
+completed together, each task starting its next) are started together once
+those tasks have run, inside one lmcp_client_hold_sends: their requests
+reach a stdio server in one write, which wakes it once. A loop
 that cannot watch a descriptor gets completions through the done callback
 instead (:meth:`LoopDispatcher.settle`). A wait for a
 state (ready, closed) sleeps on the loop until an event of the session
@@ -97,9 +97,9 @@ class LoopCaller:
         tag = next_tag()
         waiting = lq.waiting
         sess = self.sess
-        if handler is None and waiting and sess.holds_sends and self._burst_loop in (None, loop):
-            # Other calls are in flight: this one joins the burst started at
-            # the end of this turn of the loop.
+        if handler is None and lq.bursting and sess.holds_sends and self._burst_loop in (None, loop):
+            # One of the tasks a drain resumed: its call joins the burst
+            # started once they have all run.
             item = _Pending(fut, tag, encode_call(method, params, opts), target)
             waiting[tag] = fut
             burst = self._burst

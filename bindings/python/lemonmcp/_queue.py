@@ -191,19 +191,32 @@ class LoopQueue:
     """An event loop's queue: completions resolve their futures on the loop
     in one drain per wake-up."""
 
-    __slots__ = ("queue", "waiting", "__weakref__")
+    __slots__ = ("queue", "waiting", "bursting", "__weakref__")
 
     def __init__(self) -> None:
         self.queue = CompletionQueue()
         self.waiting: "Dict[int, asyncio.Future[Settled]]" = {}
+        # Set from a drain that resolved several calls until the tasks it
+        # resumed have run: the calls they make then start together
+        # (_loop.LoopCaller).
+        self.bursting = False
 
     def drain(self) -> None:
         """The loop's reader: resolve every completed call's future."""
         waiting = self.waiting
+        resolved = 0
         for tag, _, status, data in self.queue.pop():
             fut = waiting.pop(tag, None)
             if fut is not None and not fut.done():
                 fut.set_result((status, data))
+                resolved += 1
+        if resolved > 1 and not self.bursting:
+            self.bursting = True
+            # Runs after the resumed tasks: their wake-ups were scheduled first.
+            asyncio.get_running_loop().call_soon(self._end_burst)
+
+    def _end_burst(self) -> None:
+        self.bursting = False
 
 
 # One queue per loop, for as long as the loop lives. The loop is held weakly

@@ -261,9 +261,9 @@ def test_async_close_races_queued_calls(fixture_path: str) -> None:
     run(main)
 
 
-# A call made while others are in flight joins the loop's burst: started
-# with the burst's others at the end of the loop's turn, their requests held
-# and sent together (_loop.LoopCaller._start_burst).
+# The calls made by the tasks one drain resumed start as a burst, once they
+# have all run, their requests held and sent together
+# (_loop.LoopCaller._start_burst).
 
 
 def test_async_bursts_start_calls_together(fixture_path: str) -> None:
@@ -283,7 +283,13 @@ def test_async_bursts_start_calls_together(fixture_path: str) -> None:
             async def work(k: int) -> List[str]:
                 return [(await c.call_tool("echo", {"text": f"{k}.{i}"})).text for i in range(5)]
 
-            got = await asyncio.gather(*(work(k) for k in range(16)))
+            tasks = [asyncio.ensure_future(work(k)) for k in range(16)]
+            await asyncio.sleep(0)  # each task has made its first call
+            # The loop stays busy until all 16 completed into its queue: its
+            # next drain resolves them together.
+            assert wait_until(lambda: pending_calls() == 0, CALL_S)
+            time.sleep(0.1)
+            got = await asyncio.gather(*tasks)
             assert got == [[f"{k}.{i}" for i in range(5)] for k in range(16)]
             assert holds and all(h is not None for h in holds), holds
             lq = _queue.loop_queue(asyncio.get_running_loop())
@@ -310,7 +316,10 @@ def test_async_burst_call_that_does_not_start(fixture_path: str, how: str) -> No
 
             sess.start_encoded_queued = counted  # type: ignore[method-assign]
             slow = asyncio.ensure_future(c.call_tool("slow", SLOW))
-            await asyncio.sleep(0)  # slow is in flight: the next calls form a burst
+            await asyncio.sleep(0)  # slow is in flight
+            lq = _queue.loop_queue(asyncio.get_running_loop())
+            assert lq is not None
+            lq.bursting = True  # as a drain that resolved several calls sets it: the next calls form a burst
             if how == "cancelled before the burst starts":
                 odd = asyncio.ensure_future(c.call_tool("echo", {"text": "odd"}))
             else:  # the library checks this option, not the binding
@@ -318,6 +327,7 @@ def test_async_burst_call_that_does_not_start(fixture_path: str, how: str) -> No
             other = asyncio.ensure_future(c.call_tool("echo", {"text": "other"}))
             await asyncio.sleep(0)  # both took their first step: they wait for the burst
             assert len(c._caller._burst) == 2 and not started
+            lq.bursting = False
             if how == "cancelled before the burst starts":
                 odd.cancel()
                 with pytest.raises(asyncio.CancelledError):
@@ -336,8 +346,7 @@ def test_async_burst_call_that_does_not_start(fixture_path: str, how: str) -> No
             while pending_calls() and time.monotonic() < deadline:
                 await asyncio.sleep(0.02)
             assert pending_calls() == 0
-            lq = _queue.loop_queue(asyncio.get_running_loop())
-            assert lq is not None and not lq.waiting
+            assert not lq.waiting
 
     run(main)
 
