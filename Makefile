@@ -23,6 +23,10 @@ PYTHON      ?= python3
 PREFIX      ?= /usr/local
 RESULTS     := $(BUILD)/test-results
 export GOFLAGS := -buildvcs=false
+# Every Python process the build and the tests start (hundreds of command
+# line runs) keeps its bytecode here, out of the tree, compiled once
+# instead of at every start.
+export PYTHONPYCACHEPREFIX := $(BUILD)/pycache
 # Suites run side by side (see test:), and two apt-gets at once fail on
 # dpkg's lock: every setup target installs through this, which waits its turn.
 APT_GET     := flock /tmp/lemonmcp-apt.lock apt-get

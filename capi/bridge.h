@@ -122,6 +122,9 @@ enum {
   /* what lmcpgo_*_call_sync return when the call started and the outcome
    * arrives through the lmcp_bridge_sync (never a public status) */
   LMCP_BRIDGE_SYNC_STARTED = 1,
+  /* what lmcpgo_*_call_sync return for a call the thread should submit
+   * (lmcp_bridge_submit below) instead: the client is networked */
+  LMCP_BRIDGE_SYNC_SUBMIT = 2,
 };
 /* How long a waiter spins before it sleeps (when its thread's last call
  * ended within that time: see syncwait.c): a completion that arrives
@@ -139,6 +142,64 @@ typedef lmcp_sync_call lmcp_bridge_sync;
  * caller's outputs, as lmcp_client_call_sync documents them. */
 LMCP_INTERNAL lmcp_status lmcp_bridge_sync_finish(lmcp_bridge_sync *w, char **result_out,
                                                   size_t *result_len_out, char **err_out);
+/* A blocking call to a networked client (HTTP: transport.Networked) is not
+ * started by the calling thread: a thread that returns from Go to C keeps
+ * its P in the syscall state while it waits, so the library's goroutines,
+ * which make the HTTP exchange, run short of Ps, and sysmon retakes the
+ * sleeper's P about once per call (docs/abi-cost.md). The thread instead
+ * pushes the call on a lock-free stack (lmcp_bridge_submitted) and, when
+ * the stack was empty, writes the eventfd lmcp_bridge_submit_fd, which a
+ * library goroutine waits on in the netpoller (syncqueue.go). That
+ * goroutine starts each call on a goroutine of its own, which makes the
+ * exchange as a Go caller's goroutine does (core.Client.CallWaiting), and
+ * the completion fills w and wakes the thread as for a call started in
+ * Go. The thread never enters Go for such a call; the struct lives on its
+ * stack, and Go reads the arguments in place (the thread waits until the
+ * completion, so they stay valid). */
+enum {
+  LMCP_BRIDGE_OP_CLIENT_CALL = 1, /* lmcp_client_call_sync: name is the method */
+  LMCP_BRIDGE_OP_HOST_CALL_TOOL,  /* lmcp_host_call_tool_sync: name is the tool */
+  LMCP_BRIDGE_OP_HOST_CALL,       /* lmcp_host_call_sync: server, name the method */
+};
+typedef struct lmcp_bridge_submit {
+  lmcp_bridge_sync w;               /* the outcome, as lmcp_bridge_sync_finish takes it */
+  struct lmcp_bridge_submit *next;  /* the stack's link */
+  int32_t op;                       /* LMCP_BRIDGE_OP_* */
+  int32_t want_err;                 /* the caller passed err_out */
+  /* set by the completion: the call's server is networked, so the next
+   * call of this handle is submitted too (a host's servers may differ) */
+  int32_t networked;
+  void *handle;                     /* the lmcp_client or lmcp_host */
+  cchar_t *server, *name;
+  cchar_t *params;
+  size_t params_len;
+  cchar_t *options;
+  size_t options_len;
+} lmcp_bridge_submit;
+/* The stack of submitted calls (Go takes it whole with an atomic swap) and
+ * the eventfd that wakes the goroutine serving it (-1 until it runs). */
+extern lmcp_bridge_submit *lmcp_bridge_submitted;
+extern int lmcp_bridge_submit_fd;
+/* The blocking calls under way (lmcp_bridge_blocking counts them) and
+ * GOMAXPROCS (set by Go): a call is submitted only while fewer blocking
+ * calls are under way than there are Ps, as a call started in Go waits in
+ * C (syncwait.go); past that, every caller parks in Go, where many waiting
+ * threads share the Ps best. */
+extern int lmcp_bridge_blocking_calls;
+extern int lmcp_bridge_procs;
+/* lmcp_bridge_start is a blocking call's Go half (lmcpgo_*_call_sync) for
+ * s's arguments, w its wait. */
+typedef lmcp_status (*lmcp_bridge_start)(lmcp_bridge_submit *s, lmcp_bridge_sync *w, char **result_out,
+                                         size_t *result_len_out, char **err_out);
+/* lmcp_bridge_blocking makes the blocking call s describes: submitted when
+ * this thread learned that its handle's calls are (a per-thread record of
+ * a few handles, which a handle's outcome keeps up to date; a freed
+ * handle's record is harmless, the submitter checks every handle as the
+ * exports do), else started in Go by start, which may answer
+ * LMCP_BRIDGE_SYNC_SUBMIT; then it waits in C for the outcome. */
+LMCP_INTERNAL lmcp_status lmcp_bridge_blocking(lmcp_bridge_submit *s, lmcp_bridge_start start,
+                                               char **result_out, size_t *result_len_out, char **err_out);
+
 LMCP_INTERNAL lmcp_status lmcpgo_client_call_sync(lmcp_client *client, cchar_t *method, cchar_t *params_json,
                                                   size_t params_len, cchar_t *options_json,
                                                   size_t options_len, char **result_out,

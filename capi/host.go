@@ -150,6 +150,9 @@ func lmcpgo_host_call_tool_sync(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_
 	if err != nil {
 		return setErr(errOut, err)
 	}
+	if submits(h.ToolNetworked(tool)) {
+		return C.LMCP_BRIDGE_SYNC_SUBMIT // this thread's next calls skip Go
+	}
 	return blockingCall(sync, resultOut, resultLenOut, errOut, &opts, func(done core.DoneFunc) *core.Error {
 		_, err := h.CallTool(tool, a, opts, done)
 		return err
@@ -186,6 +189,9 @@ func lmcpgo_host_call_sync(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t
 	h, srv, m, p, opts, err := hostServerCall(hp, server, method, params, plen, options, olen)
 	if err != nil {
 		return setErr(errOut, err)
+	}
+	if submits(h.Networked(srv)) {
+		return C.LMCP_BRIDGE_SYNC_SUBMIT // this thread's next calls skip Go
 	}
 	return blockingCall(sync, resultOut, resultLenOut, errOut, &opts, func(done core.DoneFunc) *core.Error {
 		_, err := h.Call(srv, m, p, opts, done)

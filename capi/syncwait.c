@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <string.h>
 
 #include "bridge.h"
 
@@ -42,11 +43,11 @@ static __thread unsigned spin_probe;
  * when spin_next says so, asleep on the futex. With a limit it returns 0
  * when the time is up or a signal handler ran (so that the caller can act
  * on the signal), leaving the state SLEEPING for the next slice. */
-static int sync_wait_for(lmcp_bridge_sync *w, int32_t timeout_ms) {
+static int sync_wait_for(lmcp_bridge_sync *w, int32_t timeout_ms, int may_spin) {
   uint32_t *state = &w->state;
   int64_t start = now_ns();
   int64_t limit = timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000;
-  if (spin_next || (++spin_probe & 15) == 0) {
+  if (may_spin && (spin_next || (++spin_probe & 15) == 0)) {
     for (unsigned i = 1;; i++) {
       if (__atomic_load_n(state, __ATOMIC_ACQUIRE) == LMCP_BRIDGE_SYNC_DONE) {
         return 1;
@@ -107,7 +108,7 @@ static lmcp_status sync_take(lmcp_bridge_sync *w, char **result_out, size_t *res
 
 lmcp_status lmcp_bridge_sync_finish(lmcp_bridge_sync *w, char **result_out, size_t *result_len_out,
                                     char **err_out) {
-  sync_wait_for(w, -1);
+  sync_wait_for(w, -1, 1);
   return sync_take(w, result_out, result_len_out, err_out);
 }
 
@@ -117,6 +118,90 @@ lmcp_status lmcp_sync_call_wait(lmcp_sync_call *call, int32_t timeout_ms, int *d
     return LMCP_E_INVALID_ARGUMENT;
   }
   *result_out = NULL;
-  *done_out = sync_wait_for(call, timeout_ms);
+  *done_out = sync_wait_for(call, timeout_ms, 1);
   return *done_out ? sync_take(call, result_out, result_len_out, err_out) : LMCP_OK;
+}
+
+lmcp_bridge_submit *lmcp_bridge_submitted;
+int lmcp_bridge_submit_fd = -1;
+int lmcp_bridge_blocking_calls;
+int lmcp_bridge_procs = 1;
+
+/* The handles whose calls this thread submits: a few, replaced in turn. */
+enum { SUBMIT_ROUTES = 4 };
+static __thread const void *submit_routes[SUBMIT_ROUTES];
+static __thread unsigned submit_route_next;
+
+static int submitting(const void *handle) {
+  for (int i = 0; i < SUBMIT_ROUTES; i++) {
+    if (submit_routes[i] == handle) {
+      return handle != NULL;
+    }
+  }
+  return 0;
+}
+
+static void route(const void *handle, int submit) {
+  for (int i = 0; i < SUBMIT_ROUTES; i++) {
+    if (submit_routes[i] == handle) {
+      if (!submit) {
+        submit_routes[i] = NULL;
+      }
+      return;
+    }
+  }
+  if (submit) {
+    submit_routes[submit_route_next++ % SUBMIT_ROUTES] = handle;
+  }
+}
+
+/* submit_wait pushes s on the stack, wakes the submitter when the stack
+ * was empty, and waits for the outcome. alone: no other blocking call is
+ * under way, so the wait may spin (with others, the library's goroutines
+ * keep the CPUs busy, and a spin would only take CPU from them). */
+static lmcp_status submit_wait(lmcp_bridge_submit *s, int alone, char **result_out, size_t *result_len_out,
+                               char **err_out) {
+  if (err_out != NULL) {
+    *err_out = NULL;
+  }
+  s->want_err = err_out != NULL;
+  lmcp_bridge_submit *head = __atomic_load_n(&lmcp_bridge_submitted, __ATOMIC_RELAXED);
+  do {
+    s->next = head;
+  } while (!__atomic_compare_exchange_n(&lmcp_bridge_submitted, &head, s, 1, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED));
+  if (head == NULL) {
+    /* The stack was empty: the submitter may be asleep (it takes the whole
+     * stack after each wake-up, so one write per burst is enough). A full
+     * counter (EAGAIN) means a wake-up is pending anyway. */
+    uint64_t one = 1;
+    int fd = __atomic_load_n(&lmcp_bridge_submit_fd, __ATOMIC_ACQUIRE);
+    while (write(fd, &one, sizeof one) < 0 && errno == EINTR) {
+    }
+  }
+  sync_wait_for(&s->w, -1, alone);
+  lmcp_status st = sync_take(&s->w, result_out, result_len_out, err_out);
+  route(s->handle, s->networked);
+  return st;
+}
+
+lmcp_status lmcp_bridge_blocking(lmcp_bridge_submit *s, lmcp_bridge_start start, char **result_out,
+                                 size_t *result_len_out, char **err_out) {
+  int n = __atomic_add_fetch(&lmcp_bridge_blocking_calls, 1, __ATOMIC_RELAXED);
+  int few = n < __atomic_load_n(&lmcp_bridge_procs, __ATOMIC_RELAXED);
+  lmcp_status st;
+  if (result_out != NULL && few && submitting(s->handle)) {
+    *result_out = NULL;
+    st = submit_wait(s, n == 1, result_out, result_len_out, err_out);
+  } else {
+    lmcp_bridge_sync w = {0};
+    st = start(s, &w, result_out, result_len_out, err_out);
+    if (st == LMCP_BRIDGE_SYNC_STARTED) {
+      st = lmcp_bridge_sync_finish(&w, result_out, result_len_out, err_out);
+    } else if (st == LMCP_BRIDGE_SYNC_SUBMIT) {
+      st = submit_wait(s, n == 1, result_out, result_len_out, err_out);
+    }
+  }
+  __atomic_sub_fetch(&lmcp_bridge_blocking_calls, 1, __ATOMIC_RELAXED);
+  return st;
 }

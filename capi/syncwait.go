@@ -37,14 +37,22 @@ var blockingCalls atomic.Int32
 // with the scheduler itself.
 var procs atomic.Int32
 
-func init() { procs.Store(int32(runtime.GOMAXPROCS(0))) }
+func init() { setProcs() }
+
+// setProcs reads GOMAXPROCS again, for this file and for C
+// (lmcp_bridge_procs, which decides whether a call is submitted).
+func setProcs() {
+	n := int32(runtime.GOMAXPROCS(0))
+	procs.Store(n)
+	atomic.StoreInt32((*int32)(unsafe.Pointer(&C.lmcp_bridge_procs)), n)
+}
 
 // waitInC counts a blocking call in and tells whether it waits in C;
 // blockingCallDone counts it out when it ends.
 func waitInC() bool {
 	n := blockingCalls.Add(1)
 	if n == 1 {
-		procs.Store(int32(runtime.GOMAXPROCS(0)))
+		setProcs()
 	}
 	return n < procs.Load()
 }
@@ -109,6 +117,9 @@ func beginCall(w *C.lmcp_bridge_sync, callIDOut *C.lmcp_call_id, errOut **C.char
 type cWait struct {
 	w       *C.lmcp_bridge_sync
 	wantErr bool // the caller passed err_out: copy an error's JSON
+	// uncounted: a submitted call (syncqueue.go), which blockingCalls
+	// does not count: its caller holds no P while it waits.
+	uncounted bool
 	// claim says who owns w: the completion (which fills it), or the
 	// export, which abandons it when starting the call panicked, so that a
 	// completion coming later never writes into a stack frame gone.
@@ -134,7 +145,9 @@ func (cw *cWait) done(_ uint64, status core.Status, data []byte) {
 		w.json = cBytes(data) // data is JSON: the result, or the error object
 		w.len = C.size_t(len(data))
 	}
-	blockingCallDone()
+	if !cw.uncounted {
+		blockingCallDone()
+	}
 	signalSync(&w.state)
 }
 

@@ -39,6 +39,11 @@ type CallOptions struct {
 	// (possibly the caller's, inside Call). Only for completions that never
 	// block, such as handing the result to a waiting goroutine.
 	Inline bool
+	// Waiting: the caller's goroutine does nothing else until the
+	// completion has run (an Inline completion that hands the outcome to
+	// a thread waiting outside Go), so over HTTP the exchange runs on it,
+	// as in CallSync (transport.Outbound.Waiting).
+	Waiting bool
 	// Handed: an Inline call whose id the application received (a blocking
 	// call made in two steps, lmcp_*_call_begin), so a host's Cancel
 	// reaches it as it does any call's; a blocking wrapper's id never
@@ -140,7 +145,7 @@ func modernCallFor(st *serverState) *modernCall {
 // to run exactly once. It returns the call id, or an error (and done never
 // runs).
 func (c *Client) Call(method string, params []byte, opts CallOptions, done DoneFunc) (uint64, *Error) {
-	return c.call(method, params, opts, done, false)
+	return c.call(method, params, opts, done, opts.Waiting && opts.Inline)
 }
 
 // call is Call; waiting says the caller blocks until done runs (CallSync),
@@ -255,25 +260,45 @@ func (c *Client) CallSyncFromThread(method string, params []byte, opts CallOptio
 	return c.callSync(method, params, opts, false)
 }
 
+// Networked reports whether the client's requests are network exchanges
+// (the HTTP transports; transport.Networked).
+func (c *Client) Networked() bool { return c.networked }
+
 func (c *Client) callSync(method string, params []byte, opts CallOptions, waiting bool) ([]byte, *Error) {
-	type outcome struct {
-		status Status
-		data   []byte
-	}
-	ch := make(chan outcome, 1)
+	w := syncWaiters.Get().(*syncWaiter)
 	opts.Inline = true
-	_, err := c.call(method, params, opts, func(_ uint64, st Status, data []byte) {
-		ch <- outcome{st, data}
-	}, waiting)
-	if err != nil {
+	if _, err := c.call(method, params, opts, w.done, waiting); err != nil {
+		syncWaiters.Put(w) // the completion never runs
 		return nil, err
 	}
-	o := <-ch
+	o := <-w.ch
+	syncWaiters.Put(w) // its completion has run: nobody else holds it
 	if o.status != StatusOK {
 		return nil, decodeErrorJSON(o.status, o.data)
 	}
 	return o.data, nil
 }
+
+// A syncWaiter hands a blocking call's outcome to its caller. Waiters are
+// pooled, their completion bound once: a channel and a closure per call
+// were three of a sequential call's allocations.
+type syncWaiter struct {
+	ch   chan syncOutcome
+	done DoneFunc // complete, bound
+}
+
+type syncOutcome struct {
+	status Status
+	data   []byte
+}
+
+var syncWaiters = sync.Pool{New: func() any {
+	w := &syncWaiter{ch: make(chan syncOutcome, 1)}
+	w.done = w.complete
+	return w
+}}
+
+func (w *syncWaiter) complete(_ uint64, st Status, data []byte) { w.ch <- syncOutcome{st, data} }
 
 // HoldSends holds the messages the client sends until the matching
 // ReleaseSends, when the transport writes them together

@@ -84,6 +84,9 @@ type Client struct {
 	// before it has narrowed the session's versions to the legacy ones,
 	// and then serves the connection in the 2026-07-28 era.
 	legacyOnly bool
+	// networked: the transport's requests are network exchanges
+	// (transport.Networked).
+	networked bool
 	// toolHeaders are the x-mcp-header bindings of each listed tool, for
 	// the Mcp-Param-* headers of tools/call.
 	thMu        sync.Mutex
@@ -140,6 +143,9 @@ func New(opts Options, tr transport.Transport) *Client {
 	}
 	if lo, ok := tr.(transport.LegacyOnly); ok && lo.LegacyOnly() {
 		c.legacyOnly = true
+	}
+	if n, ok := tr.(transport.Networked); ok && n.Networked() {
+		c.networked = true
 	}
 	c.aborter, _ = tr.(transport.Aborter)
 	if opts.Restart != nil && opts.NewTransport != nil {

@@ -90,9 +90,11 @@
 // Its callbacks (call completions, events, app requests) never run while
 // a lock of the client is held, and never on the goroutine of the call that
 // started the operation unless the caller asked for an inline completion
-// (CallOptions.Inline), which blocking wrappers use.
+// (CallOptions.Inline), which blocking wrappers use; with
+// CallOptions.Waiting too, the caller's goroutine may run the HTTP exchange
+// itself, as CallSync's does.
 //
 // Transport differences reach core only as properties a transport exposes
-// (transport.HeaderCarrier, Aborter, Negotiator, LineStreamer), never as a
-// test of its name.
+// (transport.HeaderCarrier, Aborter, Negotiator, LineStreamer, Networked),
+// never as a test of its name.
 package core

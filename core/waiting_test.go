@@ -83,3 +83,91 @@ func TestCallSyncWaitingTimeout(t *testing.T) {
 	require.Nil(t, errOrNil(err))
 	require.Empty(t, tr.waited, "a call from a C thread was sent as waiting")
 }
+
+// TestCallOptionsWaiting: Call sends a request Waiting only for an Inline
+// completion with CallOptions.Waiting (a goroutine serving a blocking call
+// for a thread outside Go, as capi's submission workers do); such a call's
+// timeout aborts the exchange that holds the caller, and the completion
+// runs once with StatusTimeout. Any other call is never sent Waiting.
+func TestCallOptionsWaiting(t *testing.T) {
+	cases := []struct {
+		name        string
+		opts        CallOptions
+		wantWaiting bool
+	}{
+		{"waiting and inline", CallOptions{Waiting: true, Inline: true}, true},
+		{"waiting without inline", CallOptions{Waiting: true}, false},
+		{"inline without waiting", CallOptions{Inline: true}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newFakeServer(t, "2025-11-25", defaultCaps())
+			mem, peer := memory.NewPair(1024)
+			s.peer = peer
+			tr := &inlineTransport{Transport: mem, aborted: map[int64]chan struct{}{}, waited: make(chan int64, 4)}
+			c := New(testOptions(), tr)
+			go s.serve()
+			t.Cleanup(func() {
+				c.Free()
+				close(s.stop)
+				<-s.done
+			})
+			require.Nil(t, errOrNil(c.Connect()))
+			require.Nil(t, errOrNil(c.WaitReady(3*time.Second)))
+			if !tc.wantWaiting {
+				s.handle("tools/call", func(_ *fakeServer, _ wireMsg) reply { return reply{result: map[string]any{"content": []any{}}} })
+			}
+
+			opts := tc.opts
+			opts.Timeout, opts.TimeoutSet = 150*time.Millisecond, true
+			done := make(chan Status, 2)
+			_, err := c.Call("tools/call", []byte(`{"name":"x"}`), opts, func(_ uint64, st Status, _ []byte) { done <- st })
+			require.Nil(t, errOrNil(err))
+			st := <-done
+			if !tc.wantWaiting {
+				require.Equal(t, StatusOK, st)
+				require.Empty(t, tr.waited, "the call was sent as waiting")
+				return
+			}
+			require.Equal(t, StatusTimeout, st)
+			id := <-tr.waited
+			tr.mu.Lock()
+			require.NotContains(t, tr.aborted, id, "the exchange was not aborted")
+			tr.mu.Unlock()
+			require.Empty(t, done, "the completion ran twice")
+		})
+	}
+}
+
+// networkedTransport is a memory transport that says whether it is
+// networked (transport.Networked).
+type networkedTransport struct {
+	*memory.Transport
+	networked bool
+}
+
+func (t networkedTransport) Networked() bool { return t.networked }
+
+// TestClientNetworked: a client is networked when its transport says so
+// (the HTTP transports), which the C ABI's blocking calls read to hand a
+// call to a library goroutine; a transport that does not implement
+// transport.Networked is not.
+func TestClientNetworked(t *testing.T) {
+	cases := []struct {
+		name string
+		tr   func(*memory.Transport) transport.Transport
+		want bool
+	}{
+		{"says networked", func(m *memory.Transport) transport.Transport { return networkedTransport{m, true} }, true},
+		{"says not networked", func(m *memory.Transport) transport.Transport { return networkedTransport{m, false} }, false},
+		{"does not say", func(m *memory.Transport) transport.Transport { return m }, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			mem, _ := memory.NewPair(16)
+			c := New(testOptions(), tc.tr(mem))
+			t.Cleanup(c.Free)
+			require.Equal(t, tc.want, c.Networked())
+		})
+	}
+}

@@ -149,7 +149,7 @@ func (h *Host) buildCatalogue(servers []*server, lists [][]item) (*catalogue, *c
 			raw := jsonx.RawMessage(jsonx.MustMarshal(obj))
 			c.tools = append(c.tools, catalogueTool{name: exposed, srv: s, raw: raw, search: toolsearch.FromObject(obj)})
 			c.raws = append(c.raws, raw)
-			c.routes[exposed] = route{s, it.name}
+			c.routes[exposed] = route{srv: s, tool: it.name}
 		}
 	}
 	if c.raws == nil {

@@ -35,7 +35,9 @@
 //     use of one of its definitions (a call, a prompt get, a resource read)
 //     pass through one chain of stages, in order: the pin verdict (a use
 //     waits until its server's definitions were judged on its current
-//     connection), hidden characters, shadowing, pins, tool filters
+//     connection), the route (a tool name routed by its server prefix alone
+//     names the tool the server offers under it), hidden characters,
+//     shadowing, pins, tool filters
 //     (tools.allow / tools.deny), deferred loading. The stages' own work
 //     lives in shadowing.go (a description naming another server's tool),
 //     pins.go (definitions pinned by hash, verdicts, held reasons as data,

@@ -16,6 +16,8 @@ import (
 //	verdict   a use waits for the server's pin verdict on its current
 //	          connection (a list fetched after a start or a restart), or
 //	          fails; a list has the connection's instructions judged first
+//	route     a tool use routed by its name's server prefix alone is a use
+//	          of the tool the server offers under that name (toolOfGuess)
 //	hidden    a list loses its hidden characters (internal/hiddenchars)
 //	shadowing a tool description naming another server's tool is reported
 //	pins      what is not approved (or, without pins, a name with hidden
@@ -53,10 +55,15 @@ type guardReq struct {
 
 	// guardUse: the definition used; wait lets the verdict stage wait for
 	// the server (otherwise it answers errVerdictPending); stop ends that
-	// wait (the call was cancelled).
-	name string
-	wait bool
-	stop <-chan struct{}
+	// wait (the call was cancelled). guessed: name was routed by the
+	// server prefix of the name called, not by a list; renamed: the route
+	// stage changed name, so the request's params name another (the bools
+	// sit in wait's padding: a call's guardReq is no larger for them).
+	name    string
+	wait    bool
+	guessed bool
+	renamed bool
+	stop    <-chan struct{}
 
 	// guardExpose: the host, its catalogue and the tools list_tools
 	// returns.
@@ -71,7 +78,7 @@ type guardHandler func(r *guardReq) *core.Error
 type guardStage func(next guardHandler) guardHandler
 
 // guardStages are the chain's stages, in order.
-var guardStages = [...]guardStage{verdictStage, hiddenStage, shadowingStage, pinStage, filterStage, deferredStage}
+var guardStages = [...]guardStage{verdictStage, routeStage, hiddenStage, shadowingStage, pinStage, filterStage, deferredStage}
 
 // newGuardChain composes the stages into one handler (Host.guards).
 func newGuardChain() guardHandler {
@@ -232,6 +239,47 @@ func (s *server) awaitVerdict(r *guardReq) *core.Error {
 	return core.Errorf(core.StatusClosed, "the server %s restarted while its %s were checked against their pins; try again", jsonQuote(s.name), listKinds[r.k].key)
 }
 
+// routeStage: a tool use routed by its server prefix alone (before the
+// host listed its tools, or a tool the catalogue leaves out: held or
+// filtered) names what the server offers, now that the verdict stage made
+// its list known: the host's name of one of its tools ("r__echo_it" of
+// "echo it") is a use of that tool, refused or sent by its own name.
+func routeStage(next guardHandler) guardHandler {
+	return func(r *guardReq) *core.Error {
+		if r.op == guardUse && r.guessed {
+			tool, err := r.s.toolOfGuess(r.name)
+			if err != nil {
+				return err
+			}
+			if tool != r.name {
+				r.name, r.renamed = tool, true
+			}
+		}
+		return next(r)
+	}
+}
+
+// retarget is the params of a tools/call as CallTool built them
+// ({"name":"<the name routed>", ...}), naming r.name instead when the
+// route stage renamed the tool.
+func (r *guardReq) retarget(params []byte) []byte {
+	if r == nil || !r.renamed {
+		return params
+	}
+	head := len(`{"name":"`)
+	for head < len(params) && params[head] != '"' {
+		if params[head] == '\\' {
+			head++ // the escaped byte: never the closing quote
+		}
+		head++
+	}
+	head++
+	out := make([]byte, 0, len(params)+len(r.name)+8)
+	out = append(out, `{"name":`...)
+	out = jsonx.AppendString(out, r.name)
+	return append(out, params[head:]...)
+}
+
 func hiddenStage(next guardHandler) guardHandler {
 	return func(r *guardReq) *core.Error {
 		if r.op != guardList {
@@ -263,6 +311,9 @@ func hiddenStage(next guardHandler) guardHandler {
 			r.fresh = append(r.fresh, o)
 		}
 		g.offered[k] = cur
+		if k == listTools {
+			g.tools.Store(&cur)
+		}
 		r.same = len(r.fresh) == 0 && len(cur) == len(prev)
 		if s.h.pins == nil {
 			for _, o := range r.fresh {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lemonmcp/lemonmcp/core"
 	"github.com/lemonmcp/lemonmcp/internal/callbackgate"
+	"github.com/lemonmcp/lemonmcp/internal/hiddenchars"
 	"github.com/lemonmcp/lemonmcp/internal/jsonx"
 	"github.com/lemonmcp/lemonmcp/sandbox"
 	"github.com/lemonmcp/lemonmcp/store"
@@ -76,6 +77,9 @@ type Host struct {
 type route struct {
 	srv  *server
 	tool string
+	// guessed: from the server prefix of the name alone (knownRoute), not
+	// from a list; the guard chain's route stage checks it (toolOfGuess).
+	guessed bool
 }
 
 type pendingRequest struct {
@@ -426,6 +430,8 @@ func (h *Host) call(s *server, method string, params []byte, opts core.CallOptio
 			pending = true
 		case err != nil:
 			return 0, err
+		default:
+			params = use.retarget(params)
 		}
 	}
 	id := h.nextCall.Add(1)
@@ -507,7 +513,7 @@ func (h *Host) sendAfterVerdict(hc *hostCall, id uint64, method string, params [
 			case <-hc.stop: // cancelled while its server's list was fetched
 				err = core.Errorf(core.StatusCancelled, "the call was cancelled")
 			default:
-				err = h.send(hc, id, method, params, opts, done)
+				err = h.send(hc, id, method, use.retarget(params), opts, done)
 				if err == nil {
 					select {
 					case <-hc.stop: // cancelled while it was being sent
@@ -596,11 +602,11 @@ func (h *Host) CallTool(name string, arguments []byte, opts core.CallOptions, do
 	if h.cfg.Deferred != nil && name == SearchToolName {
 		return h.callSearchTool(arguments, opts, done)
 	}
-	s, tool, err := h.resolveTool(name)
+	s, tool, guessed, err := h.resolveTool(name)
 	if err != nil {
 		return 0, err
 	}
-	use := &guardReq{op: guardUse, s: s, k: listTools, name: tool}
+	use := &guardReq{op: guardUse, s: s, k: listTools, name: tool, guessed: guessed}
 	params := make([]byte, 0, 32+len(tool)+len(arguments))
 	params = append(params, `{"name":`...)
 	params = jsonx.AppendString(params, tool)
@@ -644,7 +650,9 @@ func syncCall(start func(DoneFunc) (uint64, *core.Error), opts *core.CallOptions
 }
 
 // knownRoute is the route of an exposed tool name known without asking a
-// server: the catalogue's, else the server prefix of a prefixed name.
+// server: the catalogue's, else the server prefix of a prefixed name (a
+// guess: the rest may be the host's name of a tool, which toolOfGuess
+// reads once the server's list is known).
 func (h *Host) knownRoute(name string) (route, bool) {
 	h.mu.Lock()
 	r, ok := h.routes[name]
@@ -652,17 +660,77 @@ func (h *Host) knownRoute(name string) (route, bool) {
 	if !ok && h.cfg.ToolPrefix != PrefixNever {
 		if i := strings.Index(name, Separator); i > 0 {
 			if s := h.byName[name[:i]]; s != nil {
-				r, ok = route{s, name[i+len(Separator):]}, true
+				r, ok = route{srv: s, tool: name[i+len(Separator):], guessed: true}, true
 			}
 		}
 	}
 	return r, ok
 }
 
+// toolOfGuess is the server's own name of the tool name names, routed to
+// s by its server prefix alone (name: the rest), by the server's last list
+// of its tools (never fetched here): name itself when the server offers
+// it, else the one tool the host exposes as name (catalogue.go: its
+// characters MCP does not allow in tool names replaced, bounded; the
+// numbering of two that meet aside), else name (the list is not known, or
+// has no such tool: the server answers). Two tools exposed as name are an
+// error naming both.
+func (s *server) toolOfGuess(name string) (string, *core.Error) {
+	if strings.IndexByte(name, '_') < 0 {
+		return name, nil // the host's name of a tool differs from its own only by '_'
+	}
+	m := s.guard.tools.Load()
+	if m == nil || (*m)[name] != nil {
+		return name, nil
+	}
+	full := s.name + Separator + name
+	var found []string
+	for own := range *m {
+		if e := exposedName(own); boundedName(e) == name || boundedName(s.name+Separator+e) == full {
+			found = append(found, own)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return name, nil
+	case 1:
+		return found[0], nil
+	}
+	sort.Strings(found)
+	a, b := hiddenchars.Strip(found[0]), hiddenchars.Strip(found[1])
+	return "", core.Errorf(core.StatusInvalidArgument, "the tool name %s is the host's name of %d tools of the server %s, %s and %s (their names differ only in characters MCP does not allow in tool names): call one by the server's own name, as %s or %s", jsonQuote(full), len(found), jsonQuote(s.name), jsonQuote(a), jsonQuote(b), jsonQuote(s.name+Separator+a), jsonQuote(s.name+Separator+b))
+}
+
+// Networked reports whether the named server's client is networked (an
+// HTTP transport: core.Client.Networked); false for an unknown or disabled
+// server.
+func (h *Host) Networked(serverName string) bool {
+	s := h.byName[serverName]
+	if s == nil {
+		return false
+	}
+	c := s.client()
+	return c != nil && c.Networked()
+}
+
+// ToolNetworked reports whether the server CallTool routes name to, when
+// that is known without asking a server (as ToolRoute), is networked.
+func (h *Host) ToolNetworked(name string) bool {
+	r, ok := h.knownRoute(name)
+	if !ok {
+		return false
+	}
+	c := r.srv.client()
+	return c != nil && c.Networked()
+}
+
 // ToolRoute is {"server", "original_name"} of the exposed tool name, as
 // CallTool routes it, when that is known without asking a server (a
 // binding names a call's server and tool before it is made): never blocks,
 // starts nothing. StatusNotFound when only the servers' lists would tell.
+// A route guessed from the server prefix is read against the server's
+// last list when there is one (a held tool's included): the server's own
+// name of the tool the host exposes under that name.
 func (h *Host) ToolRoute(name string) ([]byte, *core.Error) {
 	if name == "" {
 		return nil, core.Errorf(core.StatusInvalidArgument, "the tool name is empty")
@@ -671,41 +739,60 @@ func (h *Host) ToolRoute(name string) ([]byte, *core.Error) {
 	if !ok {
 		return nil, core.Errorf(core.StatusNotFound, "the route of the tool %s is not known before its servers' tools are listed", jsonQuote(name))
 	}
+	if r.guessed {
+		tool, err := r.srv.toolOfGuess(r.tool)
+		if err != nil {
+			return nil, err
+		}
+		r.tool = tool
+	}
 	return jsonx.MustMarshal(map[string]string{"server": r.srv.name, "original_name": r.tool}), nil
 }
 
-// resolveTool finds the server and tool behind an exposed tool name.
-func (h *Host) resolveTool(name string) (*server, string, *core.Error) {
+// resolveTool finds the server and tool behind an exposed tool name;
+// guessed: by its server prefix alone (the guard chain's route stage
+// checks the tool against the server's list).
+func (h *Host) resolveTool(name string) (*server, string, bool, *core.Error) {
 	if name == "" {
-		return nil, "", core.Errorf(core.StatusInvalidArgument, "the tool name is empty")
+		return nil, "", false, core.Errorf(core.StatusInvalidArgument, "the tool name is empty")
 	}
 	r, ok := h.knownRoute(name)
 	if !ok && h.cfg.ToolPrefix != PrefixAlways {
 		h.wakeAll() // an unprefixed name may be any server's
-		var found []*server
+		var found []route
 		for _, s := range h.servers {
 			if s.hasTool(name) {
-				found = append(found, s)
+				found = append(found, route{srv: s, tool: name})
+				continue
+			}
+			// The host's name of one of its tools ("echo_it" of "echo it"),
+			// by the list hasTool just read.
+			tool, err := s.toolOfGuess(name)
+			if err != nil {
+				return nil, "", false, err
+			}
+			if tool != name && s.hasTool(tool) {
+				found = append(found, route{srv: s, tool: tool})
 			}
 		}
 		switch len(found) {
 		case 1:
-			r, ok = route{found[0], name}, true
+			r, ok = found[0], true
 		case 0:
 		default:
-			return nil, "", core.Errorf(core.StatusInvalidArgument, "the tool %s is offered by both %s and %s; call it as %s", jsonQuote(name), jsonQuote(found[0].name), jsonQuote(found[1].name), jsonQuote(found[0].name+Separator+name))
+			return nil, "", false, core.Errorf(core.StatusInvalidArgument, "the tool %s is offered by both %s and %s; call it as %s", jsonQuote(name), jsonQuote(found[0].srv.name), jsonQuote(found[1].srv.name), jsonQuote(found[0].srv.name+Separator+name))
 		}
 	}
 	if !ok {
 		if err := h.refusedTool(name); err != nil {
-			return nil, "", err
+			return nil, "", false, err
 		}
-		return nil, "", core.Errorf(core.StatusNotFound, "no server offers a tool named %s (tool names are server__tool with tool_prefix %q)", jsonQuote(name), h.cfg.ToolPrefix)
+		return nil, "", false, core.Errorf(core.StatusNotFound, "no server offers a tool named %s (tool names are server__tool with tool_prefix %q)", jsonQuote(name), h.cfg.ToolPrefix)
 	}
 	if r.srv.client() == nil {
-		return nil, "", core.Errorf(core.StatusInvalidState, "the server %s is disabled (enabled: false)", jsonQuote(r.srv.name))
+		return nil, "", false, core.Errorf(core.StatusInvalidState, "the server %s is disabled (enabled: false)", jsonQuote(r.srv.name))
 	}
-	return r.srv, r.tool, nil
+	return r.srv, r.tool, r.guessed, nil
 }
 
 // Cancel cancels a call made through the host.

@@ -82,6 +82,10 @@ type guard struct {
 	// a use waits for both).
 	judged      [3]atomic.Pointer[connKey]
 	instrJudged atomic.Pointer[connKey]
+	// tools is offered[listTools], read without g.mu (which a pin store's
+	// load holds): the tool names a route guessed from a prefix is checked
+	// against (toolOfGuess). Each list stores a new map.
+	tools atomic.Pointer[map[string]*offered]
 }
 
 // PinUnchecked is the status of a definition held because the pin store
@@ -626,22 +630,37 @@ func (s *server) guardReady(info []byte, conn connKey) []byte {
 
 // refusedTool is the refusal of a call to a tool no route leads to because
 // the chain refuses it (held, or denied by tools.allow/tools.deny): name
-// as list_tools would give it (server__tool or the server's own name).
-// nil: no server offers such a tool.
+// as list_tools would give it (server__tool, or the tool alone: the
+// server's own name or the host's, see toolOfGuess). nil: no server offers
+// such a tool.
 func (h *Host) refusedTool(name string) *core.Error {
 	if i := strings.Index(name, Separator); i > 0 {
-		if s := h.byName[name[:i]]; s != nil && s.guard.offers(listTools, name[i+len(Separator):]) {
-			if err := h.guards(&guardReq{op: guardUse, s: s, k: listTools, name: name[i+len(Separator):]}); err != nil && err != errVerdictPending {
+		if s := h.byName[name[:i]]; s != nil {
+			if err := h.refusedUse(s, name[i+len(Separator):]); err != nil {
 				return err
 			}
 		}
 	}
 	for _, s := range h.servers {
-		if s.guard.offers(listTools, name) {
-			if err := h.guards(&guardReq{op: guardUse, s: s, k: listTools, name: name}); err != nil && err != errVerdictPending {
-				return err
-			}
+		if err := h.refusedUse(s, name); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// refusedUse is the chain's refusal of a use of the tool of s that name
+// (its own or the host's name of it) names, nil when s does not offer it.
+func (h *Host) refusedUse(s *server, name string) *core.Error {
+	tool, err := s.toolOfGuess(name)
+	if err != nil {
+		return err
+	}
+	if !s.guard.offers(listTools, tool) {
+		return nil
+	}
+	if err := h.guards(&guardReq{op: guardUse, s: s, k: listTools, name: tool}); err != nil && err != errVerdictPending {
+		return err
 	}
 	return nil
 }

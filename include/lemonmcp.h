@@ -466,7 +466,12 @@ lmcp_status lmcp_client_call(lmcp_client *client, const char *method,
  * blocking call was that fast, then sleeps on a futex; while as many
  * blocking calls are under way as the Go runtime has processors
  * (GOMAXPROCS), it waits in the Go scheduler instead (docs/abi-cost.md).
- * The lmcp_host_*_sync calls wait the same way. */
+ * Over HTTP (Streamable HTTP, legacy HTTP+SSE) a library goroutine makes
+ * the call in the thread's stead (the thread hands it over without
+ * entering Go, and the arguments are read in place while it waits); over
+ * stdio the thread writes the request itself. Either way callbacks never
+ * run on the calling thread. The lmcp_host_*_sync calls wait the same
+ * way. */
 lmcp_status lmcp_client_call_sync(lmcp_client *client, const char *method,
                                   const char *params_json, size_t params_len,
                                   const char *options_json, size_t options_len,
@@ -961,14 +966,17 @@ lmcp_status lmcp_host_list_tools(lmcp_host *host, char **json_out,
  * sends name (the host's name of a tool) to, when that is known without
  * asking a server: from the tools the last list gave (sanitised and
  * prefixed names included), else from the "<server>__" prefix of a name
- * under tool_prefix "always" or "on_collision". *json_out
+ * under tool_prefix "always" or "on_collision", read against that server's
+ * last list when there is one (a held tool's included: "r__echo_it" is
+ * "echo it"). *json_out
  * (library-allocated, free with lmcp_free; *len_out may be NULL) receives
  * {"server", "original_name"}. A binding names a call's server and tool
  * with it rather than by splitting the name. Never blocks, starts no
  * server, runs no callback.
  * Returns LMCP_OK; LMCP_E_NOT_FOUND (only the servers' lists would tell:
  * call lmcp_host_list_tools, or the call itself); LMCP_E_INVALID_ARGUMENT
- * (NULL or empty name, NULL json_out); LMCP_E_INVALID_HANDLE. */
+ * (NULL or empty name, NULL json_out; the name is the host's name of two
+ * tools of the server: the message names both); LMCP_E_INVALID_HANDLE. */
 lmcp_status lmcp_host_tool_route(lmcp_host *host, const char *name,
                                  char **json_out, size_t *len_out,
                                  char **err_out);
@@ -1076,7 +1084,9 @@ lmcp_status lmcp_host_approve(lmcp_host *host, const char *approval_json,
 
 /* lmcp_host_call_tool calls a tool by the name lmcp_host_list_tools gives it
  * (a <server>__<tool> name routes even before any listing, and starts that
- * server if it is lazy: the call then waits for its handshake). args_json
+ * server if it is lazy: the call then waits for its handshake; its <tool>
+ * is read against the server's tools once they are known, so "r__echo_it"
+ * calls, or is refused as, the server's "echo it"). args_json
  * (args_len bytes) is the arguments object or absent; options_json as for
  * lmcp_client_call, plus "fail_if_restarting": <bool> [false]: while the
  * server restarts, fail at once with LMCP_E_INVALID_STATE instead of waiting
@@ -1090,8 +1100,9 @@ lmcp_status lmcp_host_approve(lmcp_host *host, const char *approval_json,
  * Returns LMCP_OK; LMCP_E_NOT_FOUND (no server offers the name);
  * LMCP_E_POLICY_DENIED (tools.allow/tools.deny exclude it, or it is held:
  * see lmcp_host_pins);
- * LMCP_E_INVALID_ARGUMENT (empty name, ambiguous unprefixed name, arguments
- * not an object, bad options, NULL done); LMCP_E_INVALID_STATE (server
+ * LMCP_E_INVALID_ARGUMENT (empty name, ambiguous unprefixed name, the
+ * host's name of two tools of one server, arguments not an object, bad
+ * options, NULL done); LMCP_E_INVALID_STATE (server
  * disabled, failed or closed); the other statuses of lmcp_client_call. */
 lmcp_status lmcp_host_call_tool(lmcp_host *host, const char *name,
                                 const char *args_json, size_t args_len,

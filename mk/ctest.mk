@@ -301,3 +301,16 @@ $(CTEST_OUT)/lmcp_serve_test: $(CTEST_SRC)/test_serve.c $(CTEST_HARNESS) $(LIB) 
 TEST_SUITES += test-c-serve
 test-c-serve: lib fixtures $(CTEST_OUT)/lmcp_serve_test
 	$(CTEST_OUT)/lmcp_serve_test $(CTEST_ONLY)
+
+# Blocking calls over Streamable HTTP, submitted to a library goroutine
+# (tests/c/test_http_sync.c, issue 41): a host served over HTTP is the
+# server.
+$(CTEST_OUT)/lmcp_http_sync_test: $(CTEST_SRC)/test_http_sync.c $(CTEST_HARNESS) $(LIB) $(HEADER)
+	@mkdir -p $(dir $@)
+	$(CTEST_CC) $(CTEST_CFLAGS) -o $@ $(CTEST_SRC)/test_http_sync.c $(CTEST_SRC)/harness.c \
+		-L$(BUILD) -llemonmcp -Wl,-rpath,$(BUILD)
+
+.PHONY: test-c-http-sync
+TEST_SUITES += test-c-http-sync
+test-c-http-sync: lib fixtures $(CTEST_OUT)/lmcp_http_sync_test
+	$(CTEST_OUT)/lmcp_http_sync_test $(CTEST_ONLY)

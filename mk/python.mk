@@ -11,7 +11,7 @@ PY_DIR     := $(ROOT)/bindings/python
 PY_PKG     := $(PY_DIR)/lemonmcp
 PY_LIB     := $(PY_PKG)/liblemonmcp.so
 PY_FIXTURE := $(BUILD)/fixtures/mcpfixture
-PY_ENV     := PYTHONPATH=$(PY_DIR) PYTHONDONTWRITEBYTECODE=1
+PY_ENV     := PYTHONPATH=$(PY_DIR)
 PY_RUN     := $(PY_ENV) $(PYTHON) -m lemonmcp --stdio $(PY_FIXTURE)
 
 .PHONY: python-setup python-dev test-python python-bench python-bench-cli demo

@@ -12,5 +12,5 @@ READMEARGS ?=
 TEST_SUITES += test-readme
 
 test-readme: lib fixtures python-dev python-setup elixir-setup everything-setup
-	cd $(ROOT)/tests/readme && PYTHONPATH=$(PY_DIR):. PYTHONDONTWRITEBYTECODE=1 \
+	cd $(ROOT)/tests/readme && PYTHONPATH=$(PY_DIR):. \
 	  $(PYTHON) -m pytest -q -p no:cacheprovider --durations=10 $(READMEARGS) test_tree.py test_docs_host.py test_snippets.py

@@ -86,6 +86,15 @@ type Aborter interface {
 	Abort(id int64)
 }
 
+// Networked is implemented by transports whose requests are network
+// exchanges run by goroutines of their own (the HTTP transports), as
+// opposed to a write on the sender's goroutine (stdio). A blocking caller
+// outside Go is better served by a library goroutine that sends and waits
+// in its stead (capi's submission queue, docs/abi-cost.md).
+type Networked interface {
+	Networked() bool
+}
+
 // LineStreamer is implemented by transports that read messages as the lines
 // of a byte stream the server writes (stdio reads the server's stdout). When
 // the core skips a line that is not JSON-RPC, it reports it with the

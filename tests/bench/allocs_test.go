@@ -22,9 +22,9 @@ import (
 // justified: the per-call path stays lean (issue #41). Counts, not times:
 // nothing here depends on the machine's speed or load.
 //
-// stdio, 17 (the rawecho fixture):
-//   - core.callSync: the outcome channel (2: its header and its buffer)
-//     and the completion closure that fills it (1);
+// stdio, 14 (the rawecho fixture):
+//   - core.callSync: none (its waiter, channel and bound completion, is
+//     pooled);
 //   - core.call: the call's state, core.call (1);
 //   - core.sendCtxFor: the send context, boxed as a context.Context (1);
 //   - core.startTimerLocked: the call's timeout, time.AfterFunc (2: the
@@ -37,7 +37,7 @@ import (
 //     runtime packs them, and the memory profile does not list them one
 //     by one) of the above.
 //
-// Streamable HTTP, 88 (this binary serving minimalHTTP): the same 12 of
+// Streamable HTTP, 85 (this binary serving minimalHTTP): the same 9 of
 // the core, the transport's (the request body's copy and its reader, the
 // pending request with its context and cancel function, the request's
 // header values built once per session, the body read into one slice of
@@ -49,8 +49,8 @@ var callAllocBudget = []struct {
 	transport string
 	allocs    float64
 }{
-	{"stdio", 17},
-	{"streamable_http", 88},
+	{"stdio", 14},
+	{"streamable_http", 85},
 }
 
 func TestCallPathAllocations(t *testing.T) {

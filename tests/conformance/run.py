@@ -183,7 +183,6 @@ def run_scenario(node: str, entry: str, suite: str, scenario: str, timeout_s: fl
     env = dict(os.environ)
     for k in ("MCP_CONFORMANCE_SCENARIO", "MCP_CONFORMANCE_CONTEXT", "MCP_CONFORMANCE_PROTOCOL_VERSION"):
         env.pop(k, None)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["NO_COLOR"] = "1"
     t0 = time.monotonic()
     log_path = os.path.join(out_dir, "suite.log")

@@ -177,3 +177,61 @@ func TestPinsVerdictWaitCancelled(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 }
+
+// renamedEcho is defs with the tool "echo" named name.
+func renamedEcho(t *testing.T, defs json.RawMessage, name string) []byte {
+	var d map[string]any
+	require.NoError(t, json.Unmarshal(defs, &d))
+	for _, tool := range d["tools"].([]any) {
+		if m := tool.(map[string]any); m["name"] == "echo" {
+			m["name"] = name
+		}
+	}
+	out, err := json.Marshal(d)
+	require.NoError(t, err)
+	return out
+}
+
+// TestPinsHeldByTheHostsName: a tool whose own name has characters MCP
+// does not allow in tool names ("echo it", exposed as r__echo_it) and whose
+// definition changed while no host ran is refused as held when called by
+// the host's name before any list, as by its own name; the route names the
+// server's tool; once approved, the call reaches the server under the
+// server's own name, whether it waited for the verdict or not.
+func TestPinsHeldByTheHostsName(t *testing.T) {
+	cases := loadPinCases(t)
+	rig := newRugpullRig(t, renamedEcho(t, cases.Base, "echo it"))
+	{
+		h, _ := readyHost(t, rig.config(""))
+		requireAllApproved(t, hostPins(t, h)["r"])
+		h.Close(5 * time.Second)
+		h.Free()
+	}
+	rig.write(t, renamedEcho(t, cases.Cases[0].Defs, "echo it"))
+	h, _ := readyHost(t, rig.config(""))
+	for _, name := range []string{"r__echo_it", "r__echo it"} {
+		_, err := h.CallToolSync(name, []byte(`{"text":"hi"}`), core.CallOptions{})
+		require.NotNil(t, err, name)
+		require.Equal(t, core.StatusPolicyDenied, err.Status, "%s: %s", name, err.Message)
+		var data struct {
+			Held struct{ Server, Kind, Name, Status string }
+		}
+		require.NoError(t, json.Unmarshal(err.Data, &data))
+		require.Equal(t, struct{ Server, Kind, Name, Status string }{"r", "tool", "echo it", host.PinChanged}, data.Held, name)
+	}
+	route, err := h.ToolRoute("r__echo_it")
+	require.Nil(t, errOrNil(err))
+	require.JSONEq(t, `{"server":"r","original_name":"echo it"}`, string(route), "held: the route still names the server's tool")
+
+	p := hostPins(t, h)["r"].Tools["echo it"]
+	require.Nil(t, errOrNil(h.Approve("r", "tool", "echo it", p.Hash)))
+	out, err := h.CallToolSync("r__echo_it", []byte(`{"text":"hi"}`), core.CallOptions{})
+	require.Nil(t, errOrNil(err))
+	require.Equal(t, "called echo it", textOf(t, out), "the verdict given: sent by the server's own name")
+
+	// A fresh host's first call waits for the verdict, then is sent.
+	fresh, _ := newHost(t, rig.config(""))
+	out, err = fresh.CallToolSync("r__echo_it", []byte(`{"text":"hi"}`), core.CallOptions{WaitReady: true})
+	require.Nil(t, errOrNil(err))
+	require.Equal(t, "called echo it", textOf(t, out), "after the verdict: sent by the server's own name")
+}

@@ -31,7 +31,7 @@ def test_docs_host_pins_end_to_end() -> None:
             f.write(f'#!/bin/sh\nexec {sys.executable} -m lemonmcp "$@"\n')
         os.chmod(shim, 0o755)
         env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""),
-                   PYTHONPATH=os.path.join(REPO, "bindings", "python"), PYTHONDONTWRITEBYTECODE="1")
+                   PYTHONPATH=os.path.join(REPO, "bindings", "python"))
         p = subprocess.run(["bash", "-c", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.count("called echo") == 2, p.stdout

@@ -65,7 +65,6 @@ def work() -> Iterator[Work]:
         env = dict(os.environ)
         env.update({
             "PYTHONPATH": os.path.join(REPO, "bindings", "python"),
-            "PYTHONDONTWRITEBYTECODE": "1",
             "EVERYTHING_URL": server.url,
             "MIX_ENV": "dev",
         })

@@ -103,7 +103,7 @@ func pythonEnv(t *testing.T) []string {
 	if _, err := os.Stat(filepath.Join(root, "bindings/python/lemonmcp/liblemonmcp.so")); err != nil {
 		t.Fatal("the Python binding has no library: run make python-dev (make test-tokenstores does)")
 	}
-	return append(os.Environ(), "PYTHONPATH="+filepath.Join(root, "bindings/python"), "PYTHONDONTWRITEBYTECODE=1")
+	return append(os.Environ(), "PYTHONPATH="+filepath.Join(root, "bindings/python"))
 }
 
 // exEbin is the Elixir binding's compiled application, with the NIF in its

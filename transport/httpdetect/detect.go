@@ -185,3 +185,6 @@ func (d *Transport) SessionID() string {
 	}
 	return d.streamable.SessionID()
 }
+
+// Networked implements transport.Networked.
+func (d *Transport) Networked() bool { return true }

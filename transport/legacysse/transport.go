@@ -89,3 +89,6 @@ func (t *Transport) newRequest(ctx context.Context, method, target string, body 
 func (t *Transport) log(level, text string) {
 	t.sink.Log(transport.LogLine{Level: level, Source: "transport", Text: text})
 }
+
+// Networked implements transport.Networked.
+func (t *Transport) Networked() bool { return true }

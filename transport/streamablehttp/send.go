@@ -161,3 +161,6 @@ func asError(err error) *transport.Error {
 	}
 	return transport.Errorf(transport.CodeTransport, "%s", err.Error())
 }
+
+// Networked implements transport.Networked.
+func (t *Transport) Networked() bool { return true }

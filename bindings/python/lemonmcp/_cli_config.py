@@ -193,12 +193,22 @@ def _held_tools(host: Any) -> List[str]:
                          for name, e in (p.get("tools") or {}).items() if e.get("held"))
 
 
-def _is_held(host: Any, tool: str) -> bool:
-    """Whether the host's pins hold the tool a name given to `call` names
-    (as its server's own name, or server__name)."""
-    for held in _held_tools(host):
-        server, _, name = held.partition("/")
-        if name.startswith("*") and tool.startswith(server + "__") or tool in (name, f"{server}__{name}"):
+def _is_held(host: Any, tool: str, route: Optional[Tuple[str, str]]) -> bool:
+    """Whether the host's pins hold the tool a name given to `call` names:
+    the tool the library routes it to (route: (server, its own name), read
+    from the library, never rebuilt from the name), else a server's tool of
+    that own name; a server whose instructions are held holds them all."""
+    from .errors import InvalidState
+
+    try:
+        pins = host.pins()
+    except InvalidState:
+        return False  # no "pins" in the file
+    for server, p in pins.items():
+        if route is not None and server != route[0]:
+            continue
+        held = ((p.get("tools") or {}).get(route[1] if route is not None else tool) or {}).get("held")
+        if held or (route is not None and (p.get("instructions") or {}).get("held")):
             return True
     return False
 
@@ -252,9 +262,13 @@ def _call(
                      for t in listing.get("tools", []) if isinstance(t, dict) and t.get("name") == route[1]]
             where = f"the server {route[0]!r}"
             paged = not tools and bool(listing.get("nextCursor"))
-        if not tools and not paged and (route is None or not _is_held(host, ns.tool)):
+        if not tools and not paged and not _is_held(host, ns.tool, route):
             tools = host.list_tools()
             where = "the host"
+            # The host's list knows the routes of every name it exposes
+            # (sanitised ones and held tools included): a route guessed from
+            # the server__ prefix before it is replaced by the known one.
+            route = _route_of(host, ns.tool)
         schema: Optional[Mapping[str, Any]]
         unlisted: Optional[Exception] = None
         if paged and not any(t.name == ns.tool for t in tools):
@@ -265,7 +279,7 @@ def _call(
             except Exception as exc:  # not listed: held, or no such tool
                 schema, unlisted = None, exc
         arguments, as_json = call_arguments(ns, as_json, schema)
-        if unlisted is not None and not _is_held(host, ns.tool):
+        if unlisted is not None and not _is_held(host, ns.tool, route):
             raise unlisted
         # A held tool is not listed: the host's refusal says why.
         result = host.call_tool(ns.tool, arguments, timeout=ns.timeout or None)

@@ -515,8 +515,10 @@ class Host(HostBase):
         """(server, the server's own name of the tool) that
         :meth:`call_tool` sends ``name`` to, when the library knows it
         without asking a server (from the last :meth:`list_tools`, or the
-        ``server__`` prefix); None when only the lists would tell. Never
-        blocks, starts nothing."""
+        ``server__`` prefix, read against that server's last list: a held
+        tool's name included); None when only the lists would tell;
+        InvalidArgument naming both when the name is the host's name of two
+        tools of the server. Never blocks, starts nothing."""
         if not isinstance(name, str) or not name:
             raise InvalidArgument("name: expected a tool name")
         try:

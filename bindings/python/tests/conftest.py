@@ -77,7 +77,6 @@ def client(make_client: Callable[..., lemonmcp.Client]) -> lemonmcp.Client:
 def env_for_child() -> Dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = PKG_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["LEMONMCP_FIXTURE"] = FIXTURE
     env.setdefault("COLUMNS", "120")
     return env

@@ -72,7 +72,7 @@ def serve_command(config: str) -> str:
     (the clients split it on spaces: no path here has one). The SDKs give a
     server they start a minimal environment: the package's path goes in
     through env(1)."""
-    return " ".join(["env", f"PYTHONPATH={PKG_ROOT}", "PYTHONDONTWRITEBYTECODE=1", *serve_argv(config)])
+    return " ".join(["env", f"PYTHONPATH={PKG_ROOT}", *serve_argv(config)])
 
 
 def front_env() -> Dict[str, str]:

@@ -29,7 +29,7 @@ def run_app(mode: str, *extra: str) -> Dict[str, Any]:
         if os.environ.get("LEMONMCP_OTEL_PATH"):
             pytest.fail(f"the OpenTelemetry SDK or the Python-SDK server is missing under .cache ({OTEL_PATH}); run make otel-setup")
         pytest.skip("make otel-setup has not installed the OpenTelemetry SDK under .cache")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(HERE), OTEL_PATH]), PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(HERE), OTEL_PATH]))
     proc = subprocess.run(
         [sys.executable, os.path.join(HERE, "otel_app.py"), mode, SERVER_PY, SERVER, *extra],
         env=env,

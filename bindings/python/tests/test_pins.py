@@ -283,13 +283,20 @@ def test_pins_app_store_failure_holds(rugpull: str, tmp_path: Path) -> None:
 STARTS = 100
 
 
-def _changed_while_off(rugpull: str, tmp_path: Path) -> Rig:
+def _changed_while_off(rugpull: str, tmp_path: Path, echo: str = "echo") -> Rig:
     """A rig whose tools were pinned by one host, then echo's description
-    changed while no host ran."""
-    rig = Rig(tmp_path, rugpull, CASES["base"])
+    changed while no host ran (echo: the tool's name)."""
+
+    def named(defs: Any) -> Any:
+        defs = json.loads(json.dumps(defs))
+        for t in defs["tools"]:
+            t["name"] = echo if t["name"] == "echo" else t["name"]
+        return defs
+
+    rig = Rig(tmp_path, rugpull, named(CASES["base"]))
     with lemonmcp.Host(rig.config()) as host:
         assert all(e["status"] == "approved" for e in host.pins()["r"]["tools"].values())
-    rig.write(next(c for c in CASES["cases"] if c["name"] == "description")["defs"])
+    rig.write(named(next(c for c in CASES["cases"] if c["name"] == "description")["defs"]))
     return rig
 
 
@@ -368,6 +375,35 @@ def test_cli_held_from_the_first_call(rugpull: str, tmp_path: Path) -> None:
     with ThreadPoolExecutor(max_workers=8) as pool:  # each run mostly waits
         failures = [f for f in pool.map(one, range(STARTS)) if f]
     assert not failures, failures[:5]
+
+
+@pytest.mark.parametrize("echo, exposed", [("echo", "r__echo"), ("echo", "echo"), ("echo it", "r__echo_it")])
+def test_cli_held_by_the_name_the_host_exposes(rugpull: str, tmp_path: Path, echo: str, exposed: str) -> None:
+    """`call` on a held tool, by the name the host exposes (a tool name the
+    host sanitises included) or by the server's own name, exits with the
+    held status: whether it is held comes from the library's route, not
+    from rebuilding server__name."""
+    from cli_run import run_cli
+
+    rig = _changed_while_off(rugpull, tmp_path, echo)
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(rig.config()))
+    r = run_cli(["--config", str(config), "call", exposed, "text=hi"])
+    assert r.returncode == 8 and "called echo" not in r.stdout, (r.stdout, r.stderr)
+    assert "is held" in r.stderr and " approve " in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("called", ["r__echo_it", "r__echo it"])
+def test_held_by_the_name_the_host_exposes(rugpull: str, tmp_path: Path, called: str) -> None:
+    """A held tool whose own name the host sanitises ("echo it" is
+    r__echo_it) is refused by the exposed name before any list as by its
+    own name, with .held naming the server's tool; its route names it too."""
+    rig = _changed_while_off(rugpull, tmp_path, "echo it")
+    with lemonmcp.Host(rig.config()) as host:
+        with pytest.raises(lemonmcp.PolicyDenied) as exc:
+            host.call_tool(called, {"text": "hi"})
+        assert exc.value.held == {"server": "r", "kind": "tool", "name": "echo it", "status": "changed"}
+        assert host.tool_route("r__echo_it") == ("r", "echo it")
 
 
 def test_cli_server_goes_through_the_host(rugpull: str, tmp_path: Path) -> None:

@@ -135,7 +135,7 @@ def test_python_spans_match_the_table(fixture_path: str) -> None:
         if os.environ.get("LEMONMCP_OTEL_PATH"):
             pytest.fail(f"the OpenTelemetry SDK is missing under .cache ({OTEL_PATH}); run make otel-setup")
         pytest.skip("make otel-setup has not installed the OpenTelemetry SDK under .cache")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(HERE), OTEL_PATH]), PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(HERE), OTEL_PATH]))
     proc = subprocess.run(
         [sys.executable, os.path.join(HERE, "otel_app.py"), "parity", fixture_path, TABLE_PATH],
         env=env,
