@@ -348,9 +348,7 @@ class HandleSession:
         """Make a call whose ``complete(call_id, status, data)`` runs exactly
         once on a library thread when this returns. ``target`` is what a
         kind of handle needs besides the method (a host's server)."""
-        mb = method_bytes(method)
-        pjson = encode_object(params, "params")
-        ojson = dumps(options, "options") if options else None
+        mb, pjson, ojson = encode_call(method, params, options)
         if progress is not None:
             return self._start_with_progress(mb, pjson, ojson, complete, progress, target)
         return self._done_call(mb, pjson, ojson, complete, target)
@@ -445,14 +443,9 @@ class HandleSession:
         handle): the call id, or raises and nothing is queued. A call with
         its own progress handler stays registered until
         :meth:`finish_queued`, which whoever takes its completion calls."""
-        mb = method_bytes(method)
-        pjson = encode_object(params, "params")
-        ojson = dumps(options, "options") if options else None
+        mb, pjson, ojson = encode_call(method, params, options)
         if progress is None:
-            try:
-                return self._start(QUEUED, mb, pjson, ojson, (queue, tag), target)
-            except (InvalidHandle, InvalidState) as exc:
-                self._lost_race(exc)
+            return self.start_encoded_queued(mb, pjson, ojson, queue, tag, target)
         with self._cond:
             self._registering += 1
         cid: Optional[int] = None

@@ -314,9 +314,9 @@ def test_async_burst_call_that_does_not_start(fixture_path: str, how: str) -> No
                 started.append(pjson)
                 return start(mb, pjson, *rest)
 
-            sess.start_encoded_queued = counted  # type: ignore[method-assign]
             slow = asyncio.ensure_future(c.call_tool("slow", SLOW))
             await asyncio.sleep(0)  # slow is in flight
+            sess.start_encoded_queued = counted  # type: ignore[method-assign]
             lq = _queue.loop_queue(asyncio.get_running_loop())
             assert lq is not None
             lq.bursting = True  # as a drain that resolved several calls sets it: the next calls form a burst
