@@ -4,10 +4,11 @@
 A call's completion goes to the running loop's completion queue
 (:func:`~lemonmcp._queue.loop_queue`), whose descriptor the loop watches:
 no library thread enters Python for it, and a burst of completions costs
-one wake-up. The calls made by the tasks a drain resumed (several calls
-completed together, each task starting its next) are started together once
-those tasks have run, inside one lmcp_client_hold_sends: their requests
-reach a stdio server in one write, which wakes it once. A loop
+one wake-up. Of the calls made by the tasks a drain resumed (several calls
+completed together, each task starting its next), the first starts at once
+and the others together once those tasks have run, inside one
+lmcp_client_hold_sends: their requests reach a stdio server in one write,
+which wakes it once. A loop
 that cannot watch a descriptor gets completions through the done callback
 instead (:meth:`LoopDispatcher.settle`). A wait for a
 state (ready, closed) sleeps on the loop until an event of the session
@@ -64,7 +65,8 @@ class LoopCaller:
         # The completion queue of the loop the last call ran on.
         self._lq: Optional[LoopQueue] = None
         self._lq_loop: Optional[asyncio.AbstractEventLoop] = None
-        # Calls waiting to be started together (_start_burst) on _burst_loop.
+        # The loop whose turn has opened a burst, and the calls waiting to
+        # be started together (_start_burst).
         self._burst: List[_Pending] = []
         self._burst_loop: Optional[asyncio.AbstractEventLoop] = None
 
@@ -97,16 +99,14 @@ class LoopCaller:
         tag = next_tag()
         waiting = lq.waiting
         sess = self.sess
-        if handler is None and lq.bursting and sess.holds_sends and self._burst_loop in (None, loop):
-            # One of the tasks a drain resumed: its call joins the burst
-            # started once they have all run.
+        # In a turn of tasks a drain resumed, the first call goes at once (the
+        # server has work while the others gather) and opens a burst; the
+        # next ones join it, started once those tasks have all run.
+        in_burst_turn = handler is None and lq.bursting and sess.holds_sends
+        if in_burst_turn and self._burst_loop is loop:
             item = _Pending(fut, tag, encode_call(method, params, opts), target)
             waiting[tag] = fut
-            burst = self._burst
-            burst.append(item)
-            if len(burst) == 1:
-                self._burst_loop = loop
-                loop.call_soon(self._start_burst, lq)
+            self._burst.append(item)
             try:
                 status, data = await fut
             except asyncio.CancelledError:
@@ -115,6 +115,9 @@ class LoopCaller:
                     sess.cancel(item.call_id)
                 raise
             return result_of(status, data)
+        if in_burst_turn and self._burst_loop is None:
+            self._burst_loop = loop
+            loop.call_soon(self._start_burst, lq)
         waiting[tag] = fut
         try:
             call_id = sess.start_queued(method, params, opts, lq.queue.handle, tag, handler, target)

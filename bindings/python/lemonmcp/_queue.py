@@ -197,7 +197,7 @@ class LoopQueue:
         self.queue = CompletionQueue()
         self.waiting: "Dict[int, asyncio.Future[Settled]]" = {}
         # Set from a drain that resolved several calls until the tasks it
-        # resumed have run: the calls they make then start together
+        # resumed have run: the calls they make then start in a burst
         # (_loop.LoopCaller).
         self.bursting = False
 

@@ -261,9 +261,9 @@ def test_async_close_races_queued_calls(fixture_path: str) -> None:
     run(main)
 
 
-# The calls made by the tasks one drain resumed start as a burst, once they
-# have all run, their requests held and sent together
-# (_loop.LoopCaller._start_burst).
+# Of the calls made by the tasks one drain resumed, the first goes at once
+# and the others start as a burst once those tasks have all run, their
+# requests held and sent together (_loop.LoopCaller._start_burst).
 
 
 def test_async_bursts_start_calls_together(fixture_path: str) -> None:
@@ -319,26 +319,28 @@ def test_async_burst_call_that_does_not_start(fixture_path: str, how: str) -> No
             sess.start_encoded_queued = counted  # type: ignore[method-assign]
             lq = _queue.loop_queue(asyncio.get_running_loop())
             assert lq is not None
-            lq.bursting = True  # as a drain that resolved several calls sets it: the next calls form a burst
+            lq.bursting = True  # as a drain that resolved several calls sets it
+            lead = asyncio.ensure_future(c.call_tool("echo", {"text": "lead"}))  # goes at once, opens the burst
             if how == "cancelled before the burst starts":
                 odd = asyncio.ensure_future(c.call_tool("echo", {"text": "odd"}))
             else:  # the library checks this option, not the binding
                 odd = asyncio.ensure_future(c.call_tool("echo", {"text": "odd"}, verify={"size": 1}))
             other = asyncio.ensure_future(c.call_tool("echo", {"text": "other"}))
-            await asyncio.sleep(0)  # both took their first step: they wait for the burst
-            assert len(c._caller._burst) == 2 and not started
+            await asyncio.sleep(0)  # all three took their first step: two wait for the burst
+            assert len(c._caller._burst) == 2 and len(started) == 1 and b"lead" in started[0], started
             lq.bursting = False
             if how == "cancelled before the burst starts":
                 odd.cancel()
                 with pytest.raises(asyncio.CancelledError):
                     await odd
                 assert (await other).text == "other"
-                assert len(started) == 1 and b"other" in started[0], started
+                assert len(started) == 2 and b"other" in started[1], started
             else:
                 with pytest.raises(lemonmcp.InvalidArgument, match="verify"):
                     await odd
                 assert (await other).text == "other"
-                assert len(started) == 2, started
+                assert len(started) == 3, started
+            assert (await lead).text == "lead"
             slow.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await slow
