@@ -162,14 +162,14 @@ enum {
   LMCP_BRIDGE_OP_HOST_CALL,       /* lmcp_host_call_sync: server, name the method */
 };
 typedef struct lmcp_bridge_submit {
-  lmcp_bridge_sync w;               /* the outcome, as lmcp_bridge_sync_finish takes it */
-  struct lmcp_bridge_submit *next;  /* the stack's link */
-  int32_t op;                       /* LMCP_BRIDGE_OP_* */
-  int32_t want_err;                 /* the caller passed err_out */
+  lmcp_bridge_sync w;              /* the outcome, as lmcp_bridge_sync_finish takes it */
+  struct lmcp_bridge_submit *next; /* the stack's link */
+  int32_t op;                      /* LMCP_BRIDGE_OP_* */
+  int32_t want_err;                /* the caller passed err_out */
   /* set by the completion: the call's server is networked, so the next
    * call of this handle is submitted too (a host's servers may differ) */
   int32_t networked;
-  void *handle;                     /* the lmcp_client or lmcp_host */
+  void *handle; /* the lmcp_client or lmcp_host */
   cchar_t *server, *name;
   cchar_t *params;
   size_t params_len;

@@ -168,8 +168,8 @@ static lmcp_status submit_wait(lmcp_bridge_submit *s, int alone, char **result_o
   lmcp_bridge_submit *head = __atomic_load_n(&lmcp_bridge_submitted, __ATOMIC_RELAXED);
   do {
     s->next = head;
-  } while (!__atomic_compare_exchange_n(&lmcp_bridge_submitted, &head, s, 1, __ATOMIC_RELEASE,
-                                        __ATOMIC_RELAXED));
+  } while (
+      !__atomic_compare_exchange_n(&lmcp_bridge_submitted, &head, s, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
   if (head == NULL) {
     /* The stack was empty: the submitter may be asleep (it takes the whole
      * stack after each wake-up, so one write per burst is enough). A full

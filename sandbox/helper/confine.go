@@ -288,6 +288,19 @@ func shadowDir(dir string, leave map[string]bool) (err error) {
 	return unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, "")
 }
 
+// ThreadRoom is how many more threads the helper's Go runtime may
+// start after the process limit is set (blocking system calls, GC).
+const ThreadRoom = 8
+
+// ownThreads is the number of this process's threads (1 if unknown).
+func ownThreads() int {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil || len(tasks) == 0 {
+		return 1
+	}
+	return len(tasks)
+}
+
 func (s *setup) setLimits() {
 	a := s.args
 	s.report.Limits = true
@@ -300,7 +313,12 @@ func (s *setup) setLimits() {
 		}
 	}
 	if a.Processes > 0 {
-		set("RLIMIT_NPROC", unix.RLIMIT_NPROC, uint64(a.Processes))
+		// RLIMIT_NPROC counts every task of the uid in the user namespace,
+		// this helper's threads too (it stays, the namespace's reaper): they
+		// are added, with room for the threads its runtime starts later,
+		// or a loaded machine's extra runtime threads leave the server fewer
+		// processes than it was given, or none (fork fails with EAGAIN).
+		set("RLIMIT_NPROC", unix.RLIMIT_NPROC, uint64(a.Processes+ownThreads()+ThreadRoom))
 	}
 	if a.OpenFiles > 0 {
 		set("RLIMIT_NOFILE", unix.RLIMIT_NOFILE, uint64(a.OpenFiles))

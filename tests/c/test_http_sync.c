@@ -246,7 +246,8 @@ static void *many_thread(void *p) {
     char params[128], want[32], *res = NULL;
     snprintf(want, sizeof want, "t%d-%d", a->index, i);
     snprintf(params, sizeof params, "{\"name\":\"fx__echo\",\"arguments\":{\"text\":\"%s\"}}", want);
-    if (lmcp_client_call_sync(a->c, "tools/call", params, strlen(params), NULL, 0, &res, NULL, NULL) == LMCP_OK &&
+    if (lmcp_client_call_sync(a->c, "tools/call", params, strlen(params), NULL, 0, &res, NULL, NULL) ==
+            LMCP_OK &&
         res != NULL && strstr(res, want) != NULL) {
       a->ok++;
     }

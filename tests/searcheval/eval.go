@@ -21,10 +21,23 @@ type Query struct {
 	Want  []string `json:"want"`
 }
 
-// Dir is this package's directory (catalogues/, queries.json).
+// Dir is this package's directory (catalogues/, queries.json): this
+// file's, or, built with -trimpath (make sets it; the file's path is then
+// the module's), the working directory of its test or of a tool run from
+// tests/.
 func Dir() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(file)
+	if filepath.IsAbs(file) {
+		return filepath.Dir(file)
+	}
+	for _, d := range []string{".", "searcheval"} {
+		if _, err := os.Stat(filepath.Join(d, "queries.json")); err == nil {
+			if abs, err := filepath.Abs(d); err == nil {
+				return abs
+			}
+		}
+	}
+	return "."
 }
 
 // LoadQueries reads queries.json.

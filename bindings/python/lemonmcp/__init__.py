@@ -16,7 +16,7 @@ subclasses mapped from the library's statuses; a tool result with
 from __future__ import annotations
 
 import sys
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 
 def _importing_for_the_command_line() -> bool:
@@ -41,9 +41,7 @@ except ImportError as _exc:  # no library, or the wrong one
     LOAD_ERROR = _exc
 if LOAD_ERROR is None:
     from ._config import auth_config, build_config, call_options, http_transport, stdio_transport
-    from ._serve import RELAYED_HANDLERS, Server
     from ._tool_search import ToolSearchResult
-    from .aio import AsyncClient
     from .client import Client
     from .errors import (
         AbiMismatch,
@@ -85,6 +83,32 @@ if LOAD_ERROR is None:
         Tool,
     )
     ABI_VERSION = _ffi.ABI_VERSION
+
+if TYPE_CHECKING:
+    from ._serve import RELAYED_HANDLERS, Server
+    from .aio import AsyncClient
+
+#: The names whose modules load asyncio: imported on first use, so that a
+#: blocking program and each command-line run do not pay for it.
+_ASYNCIO_NAMES = {"AsyncClient": ".aio", "Server": "._serve", "RELAYED_HANDLERS": "._serve"}
+
+
+#: Its submodules that load asyncio, reachable as attributes once
+#: ``lemonmcp`` is imported (``lemonmcp.aio.AsyncHost``), as when they
+#: were imported with it.
+_ASYNCIO_MODULES = ("aio", "aio_host")
+
+
+def __getattr__(name: str) -> Any:
+    module = _ASYNCIO_NAMES.get(name) or ("." + name if name in _ASYNCIO_MODULES else None)
+    if module is None or LOAD_ERROR is not None:
+        raise AttributeError(f"module 'lemonmcp' has no attribute {name!r}")
+    import importlib
+
+    loaded = importlib.import_module(module, __name__)
+    value = loaded if name in _ASYNCIO_MODULES else getattr(loaded, name)
+    globals()[name] = value
+    return value
 
 # LMCP_VERSION_STRING of include/lemonmcp.h (tests/test_units.py checks it);
 # a literal, so that pyproject.toml can read it without loading the library.

@@ -19,13 +19,15 @@ import os
 import select
 import shlex
 import signal
-import subprocess
 import threading
-from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import IO, TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ._cli_output import printable
 from ._ffi import validate_answer
 from .errors import InvalidArgument, PolicyDenied
+
+if TYPE_CHECKING:
+    import subprocess  # loaded by the sampling command only
 
 __all__ = [
     "FormCancelled",
@@ -47,7 +49,6 @@ SAMPLING_OUTPUT_MAX = 4 * 1024 * 1024
 
 # One form at a time on the terminal, even if the server asks twice at once.
 _TERMINAL = threading.Lock()
-
 
 class FormCancelled(Exception):
     """The person cancelled the form (or stdin ended)."""
@@ -394,6 +395,8 @@ def sampling_command_handler(
         return PolicyDenied(f"the client's sampling command {why}")
 
     def handle(params: Dict[str, Any]) -> Dict[str, Any]:
+        import subprocess
+
         request = json.dumps(params, ensure_ascii=False).encode("utf-8")
         try:
             proc = subprocess.Popen(

@@ -32,7 +32,6 @@ from types import FrameType
 from typing import IO, Any, Callable, Dict, Mapping, Optional
 
 from ._cli_config import _log_printer, logged_to, parse_inputs
-from ._serve import RELAYED_HANDLERS, Server
 from .errors import InvalidArgument, LemonMCPError, PolicyDenied
 
 __all__ = ["add_serve_parser", "run_serve", "server_options"]
@@ -153,6 +152,7 @@ def run_serve(
     error_text: Callable[[LemonMCPError], str],
 ) -> int:
     """Runs ``serve`` until the front ends it (stdio), or a signal."""
+    from ._serve import RELAYED_HANDLERS, Server  # asyncio, only for serve
     from .host import Host  # the host is only loaded when used
 
     if not getattr(ns, "config", None) or getattr(ns, "server", None) or ns.stdio or ns.url or ns.sse:

@@ -22,20 +22,44 @@ answered something else fails that request.
 
 from __future__ import annotations
 
-import asyncio
+import collections.abc
 import concurrent.futures
-import inspect
 import logging
 import os
 import threading
-from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
+import types
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Awaitable,
+    Callable,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Protocol,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 from ._callbacks import report
 from ._codec import JSONObject, loads
 from .errors import E_INTERNAL, E_UNSUPPORTED, OK, InvalidArgument, LemonMCPError
 from .types import Closed, LogRecord, Notification, Progress, StoreConflict
 
+if TYPE_CHECKING:
+    import asyncio  # the blocking client and the command line never load it
+
 log = logging.getLogger("lemonmcp")
+
+
+def _is_awaitable(x: Any) -> bool:
+    """inspect.isawaitable, without importing inspect (and asyncio) into
+    every process that only makes blocking calls."""
+    return isinstance(x, collections.abc.Awaitable) or (
+        isinstance(x, types.GeneratorType) and bool(x.gi_code.co_flags & 0x100)  # CO_ITERABLE_COROUTINE
+    )
 
 HostHandler = Callable[[JSONObject], Any]
 ProgressHandler = Callable[[Progress], Any]
@@ -93,7 +117,7 @@ class Dispatcher:
     def deliver(self, fn: Callable[..., Any], *args: Any) -> None:
         try:
             result = fn(*args)
-            if inspect.isawaitable(result):
+            if _is_awaitable(result):
                 run_awaitable_in_thread(result)
         except BaseException:
             log.exception("lemonmcp: a callback raised")
@@ -105,6 +129,8 @@ class Dispatcher:
 
 
 def run_awaitable_in_thread(aw: Awaitable[Any]) -> Any:
+    import asyncio
+
     async def wrap() -> Any:
         return await aw
 
@@ -131,7 +157,9 @@ class LoopDispatcher(Dispatcher):
     def _run(self, fn: Callable[..., Any], args: Sequence[Any]) -> None:
         try:
             result = fn(*args)
-            if inspect.isawaitable(result):
+            if _is_awaitable(result):
+                import asyncio
+
                 task = asyncio.ensure_future(result)
                 self._tasks.add(task)
                 task.add_done_callback(self._finished)
@@ -340,7 +368,7 @@ def _store_call(method: str, call: Callable[[], Any], answer: Callable[[Any], JS
 
         result.add_done_callback(resolved)
         return out
-    if inspect.isawaitable(result):
+    if _is_awaitable(result):
         pending = result
 
         async def resolve() -> JSONObject:
@@ -494,9 +522,11 @@ def _answer(sess: Answering, request_id: int, kind: str, handler: HostHandler, p
     if isinstance(result, concurrent.futures.Future):
         result.add_done_callback(lambda f: _reply_future(sess, request_id, kind, f))
         return
-    if inspect.isawaitable(result):
+    if _is_awaitable(result):
         disp = sess.dispatcher
         if isinstance(disp, LoopDispatcher) and disp.loop is not None and not disp.loop.is_closed():
+            import asyncio
+
             task = asyncio.ensure_future(result)
             task.add_done_callback(lambda f: _reply_future(sess, request_id, kind, f))
             return

@@ -24,19 +24,21 @@ interrupted or cancelled) is dropped when it arrives.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import select
 import struct
 import threading
 import weakref
 from ctypes import byref, c_int, c_size_t, c_void_p, string_at
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from . import _ffi
 from ._callbacks import registry
 from ._ffi import lib, lib_held
 from .errors import InternalError
+
+if TYPE_CHECKING:
+    import asyncio  # only the asyncio client's LoopQueue uses it, and loads it
 
 __all__ = ["CompletionQueue", "ThreadWaiter", "LoopQueue", "thread_waiter", "loop_queue"]
 
@@ -205,15 +207,18 @@ class LoopQueue:
         """The loop's reader: resolve every completed call's future."""
         waiting = self.waiting
         resolved = 0
+        last: "Optional[asyncio.Future[Settled]]" = None
         for tag, _, status, data in self.queue.pop():
             fut = waiting.pop(tag, None)
             if fut is not None and not fut.done():
                 fut.set_result((status, data))
                 resolved += 1
-        if resolved > 1 and not self.bursting:
+                last = fut
+        if resolved > 1 and last is not None and not self.bursting:
             self.bursting = True
-            # Runs after the resumed tasks: their wake-ups were scheduled first.
-            asyncio.get_running_loop().call_soon(self._end_burst)
+            # On the loop (this module does not import asyncio); runs after
+            # the resumed tasks, whose wake-ups were scheduled first.
+            last.get_loop().call_soon(self._end_burst)
 
     def _end_burst(self) -> None:
         self.bursting = False

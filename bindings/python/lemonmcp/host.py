@@ -30,11 +30,12 @@ and error reporting; only the ``lmcp_host_*`` functions differ.
 from __future__ import annotations
 
 import os
+import sys
 from ctypes import byref, c_size_t, c_void_p
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar, Union
 
-from . import _ffi, _host_file, _otel, _pins, _serve
+from . import _ffi, _host_file, _otel, _pins
 from ._base import CALLBACK_KEYWORDS, TOKEN_STORE_RETIRED, request_options
 from ._codec import dumps
 from ._config import declare_handlers, wait_ms
@@ -44,6 +45,9 @@ from ._session import HOST, HandleSession
 from ._tool_search import ToolSearchResult, parse_results, search_args
 from .errors import ClosedError, InvalidArgument, InvalidHandle, LemonMCPError, NotFound, TimeoutError
 from .types import CallToolResult, Prompt, Resource, Tool
+
+if TYPE_CHECKING:
+    from . import _serve  # asyncio: loaded by serve() only
 
 __all__ = ["Host", "HostTool", "HostPrompt", "HostResource", "EventHandler", "RequestParams", "ToolSearchResult"]
 
@@ -504,7 +508,11 @@ class Host(HostBase):
         if sess.released:
             return
         try:
-            _serve.stop_served(self)  # the front sessions end before the servers
+            # The front sessions end before the servers (a host never
+            # served has not loaded _serve, nor asyncio with it).
+            served = sys.modules.get(__package__ + "._serve")
+            if served is not None:
+                served.stop_served(self)
             sess.close_started(wait_ms(timeout))
         finally:
             sess.release()
@@ -610,4 +618,6 @@ class Host(HostBase):
         its servers ask (``defaults={"handlers":
         lemonmcp.RELAYED_HANDLERS}`` at construction). While served,
         the host's own event and request callbacks are the gateway's."""
+        from . import _serve
+
         return _serve.serve(self, fds, http, options)

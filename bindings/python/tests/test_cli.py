@@ -342,3 +342,39 @@ def test_cli_config_runs_every_server_as_a_host(fixture_path: str, tmp_path: Any
     assert r.returncode == NOT_FOUND and "nope__echo" in r.stderr, "the same code as --stdio's unknown tool"
     r = run_cli(srv() + ["servers"])
     assert r.returncode == 2 and "servers needs --config" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--stdio", FIXTURE, "call", "echo", "text=hi"], ["--stdio", FIXTURE, "tools"], ["--help"]],
+    ids=["call", "tools", "help"],
+)
+def test_cli_does_not_load_asyncio(argv: List[str]) -> None:
+    """A command-line run (and a program that makes only blocking calls)
+    never imports asyncio: at about 20 ms of CPU it was the largest part of
+    every run's start-up. PYTHONPROFILEIMPORTTIME lists every module
+    imported, on stderr."""
+    r = run_cli(argv, env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+    assert "lemonmcp.cli" in imported or argv == ["--help"], sorted(imported)
+    assert not {m for m in imported if m == "asyncio" or m.startswith("asyncio.")}, "asyncio was imported"
+
+
+def test_async_names_load_on_first_use() -> None:
+    """lemonmcp.AsyncClient, Server and RELAYED_HANDLERS are imported on
+    first use (they load asyncio), and are the modules' own objects."""
+    import lemonmcp._serve
+    import lemonmcp.aio
+
+    assert lemonmcp.AsyncClient is lemonmcp.aio.AsyncClient
+    assert lemonmcp.Server is lemonmcp._serve.Server
+    assert lemonmcp.RELAYED_HANDLERS is lemonmcp._serve.RELAYED_HANDLERS
+    # The submodules, as attributes of a package imported alone (README:
+    # lemonmcp.aio.AsyncHost), in a process that has not imported them.
+    from conftest import run_python
+
+    r = run_python(["-c", "import lemonmcp; print(lemonmcp.aio.AsyncHost is lemonmcp.aio_host.AsyncHost)"])
+    assert r.returncode == 0 and r.stdout.strip() == "True", r.stderr
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchName'"):
+        lemonmcp.NoSuchName
