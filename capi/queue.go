@@ -79,6 +79,27 @@ func lmcp_client_call_queued(client *C.lmcp_client, method *C.cchar_t, params *C
 	return callStarted(id, err, callIDOut, errOut)
 }
 
+// lmcp_client_hold_sends and lmcp_client_release_sends bracket a burst of
+// calls whose requests go out together (core.Client.HoldSends).
+//
+//export lmcp_client_hold_sends
+func lmcp_client_hold_sends(client *C.lmcp_client) (st C.lmcp_status) {
+	defer clients.recover(&st, nil, client, "lmcp_client_hold_sends")
+	return clients.with(client, nil, func(c *core.Client) *core.Error {
+		c.HoldSends()
+		return nil
+	})
+}
+
+//export lmcp_client_release_sends
+func lmcp_client_release_sends(client *C.lmcp_client) (st C.lmcp_status) {
+	defer clients.recover(&st, nil, client, "lmcp_client_release_sends")
+	return clients.with(client, nil, func(c *core.Client) *core.Error {
+		c.ReleaseSends()
+		return nil
+	})
+}
+
 // queuedDone is the completion of a call made with a *_queued export: it
 // queues the call's completion, carrying tag, in q.
 func queuedDone(q *cqueue.Queue, tag C.uint64_t) core.DoneFunc {

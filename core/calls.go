@@ -300,6 +300,25 @@ var syncWaiters = sync.Pool{New: func() any {
 
 func (w *syncWaiter) complete(_ uint64, st Status, data []byte) { w.ch <- syncOutcome{st, data} }
 
+// HoldSends holds the messages the client sends until the matching
+// ReleaseSends, when the transport writes them together
+// (transport.SendHolder; stdio only): a caller starting a burst of calls
+// wakes the server once. On a transport that cannot hold, both do nothing.
+// Every hold must be released, soon: other callers' messages wait for it
+// too, and a call that blocks while its own thread holds never ends.
+func (c *Client) HoldSends() {
+	if h, ok := c.tr.(transport.SendHolder); ok {
+		h.HoldSends()
+	}
+}
+
+// ReleaseSends ends a hold (HoldSends).
+func (c *Client) ReleaseSends() {
+	if h, ok := c.tr.(transport.SendHolder); ok {
+		h.ReleaseSends()
+	}
+}
+
 // Cancel completes an accepted call with StatusCancelled and tells the
 // server.
 func (c *Client) Cancel(callID uint64) *Error {

@@ -690,6 +690,21 @@ lmcp_status lmcp_client_call_queued(lmcp_client *client, const char *method,
                                     uint64_t tag, lmcp_call_id *call_id_out,
                                     char **err_out);
 
+/* lmcp_client_hold_sends and lmcp_client_release_sends bracket a burst of
+ * calls started together (an event loop resuming the tasks whose calls just
+ * completed): the requests the client sends between them go to the server
+ * in one write at the release, so the server is woken once, not once per
+ * call. Only the stdio transport holds; on the others both do nothing (and
+ * return LMCP_OK). Holds nest: the last release writes. A hold delays the
+ * requests of every thread using this client, so release it at once, in
+ * the same thread, after starting the calls with the never-blocking forms
+ * (lmcp_client_call, lmcp_client_call_queued): a blocking call made between
+ * them would wait for its own held request until its timeout. Neither
+ * blocks; any thread. Returns LMCP_OK; LMCP_E_INVALID_HANDLE (NULL, unknown
+ * or freed client: a hold is then released by the free). */
+lmcp_status lmcp_client_hold_sends(lmcp_client *client);
+lmcp_status lmcp_client_release_sends(lmcp_client *client);
+
 /* lmcp_queue_pop takes up to max waiting completions (max 0: all of them),
  * oldest first, without blocking. *batch_out receives an array of *count_out
  * lmcp_completion, library-allocated in one block with the JSON texts it

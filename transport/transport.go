@@ -66,6 +66,17 @@ type LegacyOnly interface {
 	LegacyOnly() bool
 }
 
+// SendHolder is implemented by transports that can write the messages
+// sent during a hold together, when the hold is released (stdio: one
+// write(2), one wake-up of the server, for a burst of calls). A hold
+// delays other senders' messages until its release too, so it lasts only
+// while its caller starts the calls it has ready.
+// Holds nest: the last ReleaseSends writes.
+type SendHolder interface {
+	HoldSends()
+	ReleaseSends()
+}
+
 // Aborter is implemented by transports that can cancel one request by
 // closing its response stream (HTTP). In the 2026-07-28 era that is how an
 // HTTP client cancels: no notifications/cancelled is sent there.

@@ -17,6 +17,10 @@
  *   test_queue_free_races_pop      threads popping and polling while
  *       another frees the queue: a blocked poller wakes, later pops get
  *       LMCP_E_INVALID_HANDLE
+ *   test_queue_held_sends          requests sent between lmcp_client_hold_sends
+ *       and the last lmcp_client_release_sends reach the server only at
+ *       that release (nothing completes before it), then all complete;
+ *       NULL and freed clients are refused
  *   test_zz_nothing_left           no queue, client or pending call remains
  */
 #define _POSIX_C_SOURCE 200809L
@@ -363,6 +367,36 @@ static void test_queue_free_races_pop(void) {
   stop_client(c, NULL);
 }
 
+static void test_queue_held_sends(void) {
+  enum { N = 8 };
+  lmcp_client *c = fixture();
+  if (c == NULL) return;
+  int fd = -1;
+  lmcp_queue *q = new_queue(&fd);
+  CHECK_ST(lmcp_client_hold_sends(c), LMCP_OK, NULL);
+  CHECK_ST(lmcp_client_hold_sends(c), LMCP_OK, NULL); /* holds nest */
+  lmcp_call_id issued[N], got_id[N];
+  lmcp_status st[N];
+  int seen[N] = {0};
+  for (int i = 0; i < N; i++) queued(c, ECHO, NULL, q, (uint64_t)i, &issued[i]);
+  CHECK_ST(lmcp_client_release_sends(c), LMCP_OK, NULL);
+  /* The requests are still held: the server has none to answer. */
+  CHECKM(!readable(fd, T(200)), NULL, "a call completed while its request was held");
+  CHECK_ST(lmcp_client_release_sends(c), LMCP_OK, NULL);
+  CHECK(drain(q, fd, N, st, got_id, seen, N) == N);
+  for (int i = 0; i < N; i++) {
+    CHECKM(seen[i] == 1, NULL, "tag %d completed %d times", i, seen[i]);
+    CHECK_ST(st[i], LMCP_OK, NULL);
+  }
+  CHECK_ST(lmcp_client_hold_sends(NULL), LMCP_E_INVALID_HANDLE, NULL);
+  CHECK_ST(lmcp_client_release_sends(NULL), LMCP_E_INVALID_HANDLE, NULL);
+  lmcp_client_close(c, T(2000), NULL);
+  lmcp_client_free(c);
+  CHECK_ST(lmcp_client_hold_sends(c), LMCP_E_INVALID_HANDLE, NULL);
+  CHECK_ST(lmcp_client_release_sends(c), LMCP_E_INVALID_HANDLE, NULL);
+  lmcp_queue_free(q);
+}
+
 static void test_zz_nothing_left(void) {
   int64_t deadline = now_ms() + T(5000);
   while (now_ms() < deadline &&
@@ -382,6 +416,7 @@ int main(void) {
   RUN_TEST(test_queue_client_freed, 30);
   RUN_TEST(test_queue_freed_with_calls_pending, 30);
   RUN_TEST(test_queue_free_races_pop, 60);
+  RUN_TEST(test_queue_held_sends, 30);
   RUN_TEST(test_zz_nothing_left, 20);
   temp_dir_cleanup();
   return h_finish();

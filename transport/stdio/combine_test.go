@@ -315,3 +315,73 @@ func BenchmarkSendParallel(b *testing.B) {
 	})
 	b.ReportMetric(float64(writes.Load())/float64(b.N), "writes/line")
 }
+
+// Lines sent during a hold go out in one write at the last release, in
+// the order they were sent; a hold made while another sender writes
+// leaves the pipe to it (its lines join that writer's batch).
+func TestSendHoldWritesAtTheLastRelease(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		holds         int  // holds taken before the lines are sent
+		lines         int  // lines sent during the hold
+		duringWrite   bool // the hold is taken while another send writes
+		writesAtFirst int  // write(2) calls made once the first release returned
+		writes        int  // write(2) calls made in all
+	}{
+		{"sixteen held lines, one write", 1, 16, false, 1, 1},
+		{"nested holds: the last release writes", 2, 3, false, 0, 1},
+		{"a hold with nothing sent writes nothing", 1, 0, false, 0, 0},
+		{"a hold during another write joins its batch", 1, 4, true, 2, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, pr, down := pipeSender(t)
+			var lines []string
+			for i := range tc.lines {
+				lines = append(lines, fmt.Sprintf(`{"n":%d}`, i))
+			}
+			writes := 0
+			var errs []error
+			sendHeld := func() {
+				for range tc.holds {
+					s.hold()
+				}
+				for _, l := range lines {
+					errs = append(errs, s.send(context.Background(), []byte(l), down))
+				}
+			}
+			want := lines
+			if tc.duringWrite {
+				s.beforeWrite = func() {
+					writes++
+					if writes == 1 {
+						sendHeld()
+					}
+				}
+				require.NoError(t, s.send(context.Background(), []byte(`{"first":1}`), down))
+				want = append([]string{`{"first":1}`}, lines...)
+			} else {
+				s.beforeWrite = func() { writes++ }
+				sendHeld()
+				require.Zero(t, writes, "a held line was written before the release")
+			}
+			s.release()
+			require.Equal(t, tc.writesAtFirst, writes)
+			for range tc.holds - 1 {
+				s.release()
+			}
+			require.Equal(t, tc.writes, writes)
+			for _, err := range errs {
+				require.NoError(t, err)
+			}
+			if len(want) > 0 {
+				require.Equal(t, want, <-readLines(pr, len(want)))
+			}
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			require.False(t, s.writing, "the hold left writing set")
+			require.False(t, s.holding)
+			require.Zero(t, s.holds)
+			require.Empty(t, s.batch)
+		})
+	}
+}

@@ -69,6 +69,11 @@ type sender struct {
 	// outside mu, so a test can make sends arrive during it.
 	beforeWrite func()
 
+	// holds counts the open holds (hold); holding is set while a hold is
+	// the writer: lines batch until the last hold is released.
+	holds   int
+	holding bool
+
 	flushing    bool // the flusher owns the pipe; new lines queue
 	queue       []queuedLine
 	queuedBytes int
@@ -183,6 +188,35 @@ func (s *sender) wroteLocked(buf []byte, n int, err error, deadline time.Time, d
 	}
 	s.writeBatchesLocked()
 	return nil
+}
+
+// hold makes the lines sent until release go out in one write, at the
+// release: a caller that starts many calls at once (an event loop resuming
+// the tasks whose calls completed) wakes the server once instead of once
+// per line. The hold takes the writer's place when no one writes (a send
+// then batches its line and returns, as it does behind a writer); when a
+// writer or the flusher owns the pipe already, lines batch or queue behind
+// it anyway and the hold does nothing. Holds nest; the last release writes.
+func (s *sender) hold() {
+	s.mu.Lock()
+	s.holds++
+	if !s.writing && !s.flushing {
+		s.writing, s.holding = true, true
+	}
+	s.mu.Unlock()
+}
+
+// release ends a hold (see hold).
+func (s *sender) release() {
+	s.mu.Lock()
+	if s.holds > 0 {
+		s.holds--
+	}
+	if s.holds == 0 && s.holding {
+		s.holding = false
+		s.writeBatchesLocked() // unlocks mu around its writes
+	}
+	s.mu.Unlock()
 }
 
 // batchLocked appends a line to the batch of the sender now writing.

@@ -198,6 +198,13 @@ func (t *Transport) Send(ctx context.Context, msg transport.Outbound) error {
 	return t.sender.send(ctx, msg.Data, &t.down)
 }
 
+// HoldSends holds the lines sent until the matching ReleaseSends, which
+// writes them at once (transport.SendHolder).
+func (t *Transport) HoldSends() { t.sender.hold() }
+
+// ReleaseSends ends a hold (transport.SendHolder).
+func (t *Transport) ReleaseSends() { t.sender.release() }
+
 // ctxError converts a context error into a transport error. There is no
 // "cancelled" code: the core tells cancellation from a timeout by its own
 // context, so both map to CodeTimeout with distinct messages.

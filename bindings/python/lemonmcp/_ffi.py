@@ -395,6 +395,8 @@ FUNCTIONS.extend(
             c_int32,
             _check_err_out,
         ),
+        ("lmcp_client_hold_sends", [ClientHandle], c_int32, _check_status),
+        ("lmcp_client_release_sends", [ClientHandle], c_int32, _check_status),
         ("lmcp_queue_pop", [QueueHandle, c_size_t, _charpp, _sizep, _sizep], c_int32, _check_status),
         ("lmcp_queue_free", [QueueHandle], None, None),
     ]
@@ -612,6 +614,10 @@ FUNCTIONS.extend(
 #:   (capi/client.go, host.go): the same paths as the queued forms, the
 #:   completion storing the outcome in the caller's lmcp_sync_call
 #:   (capi/syncwait.go) instead of a queue.
+#: - lmcp_client_hold_sends, lmcp_client_release_sends (capi/queue.go):
+#:   the stdio sender's mu around a counter; the release then writes the
+#:   held lines as a send does (one non-blocking write(2), the rest to the
+#:   flusher).
 #: - lmcp_queue_pop (capi/queue.go): the queue's mutex around a copy and
 #:   the reset of its eventfd (internal/cqueue); a push holds it only for
 #:   an append and the eventfd's signal, and runs no Python.
@@ -632,6 +638,8 @@ HOLDS_GIL = frozenset(
         "lmcp_host_call_queued",
         "lmcp_host_call_tool_queued",
         "lmcp_host_query_queued",
+        "lmcp_client_hold_sends",
+        "lmcp_client_release_sends",
         "lmcp_queue_pop",
         "lmcp_free",
     }

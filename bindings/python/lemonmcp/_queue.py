@@ -78,8 +78,9 @@ class CompletionQueue:
         self._batch = c_void_p()
         self._count = c_size_t()
         self._size = c_size_t()
-        # The out-parameters are reused by every pop (one thread pops).
-        self._args = (byref(self._batch), byref(self._count), byref(self._size))
+        # The out-parameters are reused by every pop (one thread pops),
+        # passed as instances (cheaper than byref()s, see _session._SyncSlot).
+        self._args = (self._batch, self._count, self._size)
         self._finalizer = weakref.finalize(self, _free_queue, handle)
 
     def pop(self) -> List[Record]:
@@ -192,19 +193,35 @@ class LoopQueue:
     """An event loop's queue: completions resolve their futures on the loop
     in one drain per wake-up."""
 
-    __slots__ = ("queue", "waiting", "__weakref__")
+    __slots__ = ("queue", "waiting", "bursting", "__weakref__")
 
     def __init__(self) -> None:
         self.queue = CompletionQueue()
         self.waiting: "Dict[int, asyncio.Future[Settled]]" = {}
+        # Set from a drain that resolved several calls until the tasks it
+        # resumed have run: the calls they make then start in a burst
+        # (_loop.LoopCaller).
+        self.bursting = False
 
     def drain(self) -> None:
         """The loop's reader: resolve every completed call's future."""
         waiting = self.waiting
+        resolved = 0
+        last: "Optional[asyncio.Future[Settled]]" = None
         for tag, _, status, data in self.queue.pop():
             fut = waiting.pop(tag, None)
             if fut is not None and not fut.done():
                 fut.set_result((status, data))
+                resolved += 1
+                last = fut
+        if resolved > 1 and last is not None and not self.bursting:
+            self.bursting = True
+            # On the loop (this module does not import asyncio); runs after
+            # the resumed tasks, whose wake-ups were scheduled first.
+            last.get_loop().call_soon(self._end_burst)
+
+    def _end_burst(self) -> None:
+        self.bursting = False
 
 
 # One queue per loop, for as long as the loop lives. The loop is held weakly

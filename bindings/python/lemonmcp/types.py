@@ -181,17 +181,10 @@ class Content:
         r = _d(raw)
         if r.keys() <= _TEXT_KEYS:  # plain text, the common case: fewer lookups
             t, text = r.get("type"), r.get("text")
-            return cls(
-                type=t if isinstance(t, str) else "",
-                text=text if isinstance(text, str) else None,
-                data=None,
-                mime_type=None,
-                uri=None,
-                name=None,
-                resource=None,
-                annotations=None,
-                raw=r,
-            )
+            # Positional, in the fields' order: a dataclass __init__ takes
+            # keywords at several times the cost (type, text, data,
+            # mime_type, uri, name, resource, annotations, raw).
+            return cls(t if isinstance(t, str) else "", text if isinstance(text, str) else None, None, None, None, None, None, None, r)
         res = r.get("resource")
         ann = r.get("annotations")
         return cls(
@@ -231,12 +224,14 @@ class CallToolResult:
         r = _d(raw)
         content = r.get("content")
         meta = r.get("_meta")
+        # Positional (content, structured_content, is_error, meta, raw): a
+        # result is built on every tools/call, keywords cost several times more.
         return cls(
-            content=[Content.from_json(c) for c in content] if isinstance(content, list) else [],
-            structured_content=r.get("structuredContent"),
-            is_error=bool(r.get("isError", False)),
-            meta=meta if isinstance(meta, dict) else None,
-            raw=r,
+            [Content.from_json(c) for c in content] if isinstance(content, list) else [],
+            r.get("structuredContent"),
+            bool(r.get("isError", False)),
+            meta if isinstance(meta, dict) else None,
+            r,
         )
 
 

@@ -27,11 +27,14 @@ from conftest import PKG_ROOT, PROC_S, env_for_child
 #   - call_tool("echo"): lmcp_client_call_queued and lmcp_queue_pop;
 #   - call_tool("sample"): a sampling request (Python on a library thread,
 #     answered with lmcp_client_respond) inside a queued call;
-#   - Host.call: lmcp_host_call_queued, with the host's event callback.
+#   - Host.call: lmcp_host_call_queued, with the host's event callback;
+#   - one more thread runs an AsyncClient whose tasks' calls start in
+#     bursts (lmcp_client_hold_sends, lmcp_client_call_queued,
+#     lmcp_client_release_sends), sampling among them.
 # Each callback also spins a little with the GIL, so that a library thread
 # is often waiting for the GIL while a caller holds it inside the library.
 CHILD = r"""
-import sys, threading, time
+import asyncio, sys, threading, time
 import lemonmcp
 
 fixture = sys.argv[1]
@@ -81,7 +84,25 @@ def work(k):
     except BaseException as exc:
         errors.append(f"thread {k}: {exc!r}")
 
+def bursts():
+    async def main():
+        async with lemonmcp.AsyncClient.stdio(fixture, [], sampling=sampling, on_log=on_log,
+                                              call_timeout=600, ready_timeout=30) as ac:
+            async def task(k):
+                for i in range(ROUNDS):
+                    r = await ac.call_tool("echo", {"text": f"a{k}-{i}"})
+                    assert r.text == f"a{k}-{i}", r.text
+                    if i % 4 == 0:
+                        r = await ac.call_tool("sample", {"prompt": "p", "max_tokens": 1})
+                        assert not r.is_error, r.text
+            await asyncio.gather(*(task(k) for k in range(THREADS)))
+    try:
+        asyncio.run(main())
+    except BaseException as exc:
+        errors.append(f"async: {exc!r}")
+
 threads = [threading.Thread(target=work, args=(k,)) for k in range(THREADS)]
+threads.append(threading.Thread(target=bursts))
 for t in threads:
     t.start()
 for t in threads:

@@ -261,6 +261,98 @@ def test_async_close_races_queued_calls(fixture_path: str) -> None:
     run(main)
 
 
+# Of the calls made by the tasks one drain resumed, the first goes at once
+# and the others start as a burst once those tasks have all run, their
+# requests held and sent together (_loop.LoopCaller._start_burst).
+
+
+def test_async_bursts_start_calls_together(fixture_path: str) -> None:
+    async def main() -> None:
+        async with AsyncClient.stdio(fixture_path, call_timeout=CALL_S, ready_timeout=READY_S, protocol=LEGACY) as c:
+            sess = c._session
+            hold = sess.hold_sends
+            holds: List[Any] = []
+
+            def counted() -> Any:
+                held = hold()
+                holds.append(held)
+                return held
+
+            sess.hold_sends = counted  # type: ignore[method-assign]
+
+            async def work(k: int) -> List[str]:
+                return [(await c.call_tool("echo", {"text": f"{k}.{i}"})).text for i in range(5)]
+
+            tasks = [asyncio.ensure_future(work(k)) for k in range(16)]
+            await asyncio.sleep(0)  # each task has made its first call
+            # The loop stays busy until all 16 completed into its queue: its
+            # next drain resolves them together.
+            assert wait_until(lambda: pending_calls() == 0, CALL_S)
+            time.sleep(0.1)
+            got = await asyncio.gather(*tasks)
+            assert got == [[f"{k}.{i}" for i in range(5)] for k in range(16)]
+            assert holds and all(h is not None for h in holds), holds
+            lq = _queue.loop_queue(asyncio.get_running_loop())
+            assert lq is not None and not lq.waiting and not c._caller._burst
+            assert pending_calls() == 0
+
+    run(main)
+
+
+@pytest.mark.parametrize("how", ["cancelled before the burst starts", "refused by the library"])
+def test_async_burst_call_that_does_not_start(fixture_path: str, how: str) -> None:
+    """A call of a burst cancelled before the burst starts is never made;
+    one the library refuses raises its error; the burst's others go on."""
+
+    async def main() -> None:
+        async with AsyncClient.stdio(fixture_path, call_timeout=CALL_S, ready_timeout=READY_S, protocol=LEGACY) as c:
+            sess = c._session
+            start = sess.start_encoded_queued
+            started: List[bytes] = []
+
+            def counted(mb: bytes, pjson: Any, *rest: Any) -> int:
+                started.append(pjson)
+                return start(mb, pjson, *rest)
+
+            slow = asyncio.ensure_future(c.call_tool("slow", SLOW))
+            await asyncio.sleep(0)  # slow is in flight
+            sess.start_encoded_queued = counted  # type: ignore[method-assign]
+            lq = _queue.loop_queue(asyncio.get_running_loop())
+            assert lq is not None
+            lq.bursting = True  # as a drain that resolved several calls sets it
+            lead = asyncio.ensure_future(c.call_tool("echo", {"text": "lead"}))  # goes at once, opens the burst
+            if how == "cancelled before the burst starts":
+                odd = asyncio.ensure_future(c.call_tool("echo", {"text": "odd"}))
+            else:  # the library checks this option, not the binding
+                odd = asyncio.ensure_future(c.call_tool("echo", {"text": "odd"}, verify={"size": 1}))
+            other = asyncio.ensure_future(c.call_tool("echo", {"text": "other"}))
+            await asyncio.sleep(0)  # all three took their first step: two wait for the burst
+            assert len(c._caller._burst) == 2 and len(started) == 1 and b"lead" in started[0], started
+            lq.bursting = False
+            if how == "cancelled before the burst starts":
+                odd.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await odd
+                assert (await other).text == "other"
+                assert len(started) == 2 and b"other" in started[1], started
+            else:
+                with pytest.raises(lemonmcp.InvalidArgument, match="verify"):
+                    await odd
+                assert (await other).text == "other"
+                assert len(started) == 3, started
+            assert (await lead).text == "lead"
+            slow.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await slow
+            deadline = time.monotonic() + CALL_S
+            while pending_calls() and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            assert pending_calls() == 0
+            assert not lq.waiting
+
+    run(main)
+
+
 def test_one_queue_per_loop_and_none_left_behind(fixture_path: str) -> None:
     base = live_queues()
 
