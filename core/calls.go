@@ -265,9 +265,17 @@ func (c *Client) CallSyncFromThread(method string, params []byte, opts CallOptio
 func (c *Client) Networked() bool { return c.networked }
 
 func (c *Client) callSync(method string, params []byte, opts CallOptions, waiting bool) ([]byte, *Error) {
-	w := syncWaiters.Get().(*syncWaiter)
 	opts.Inline = true
-	if _, err := c.call(method, params, opts, w.done, waiting); err != nil {
+	return WaitFor(func(done DoneFunc) (uint64, *Error) { return c.call(method, params, opts, done, waiting) })
+}
+
+// WaitFor starts a call whose completion runs inline (start passes done
+// on as the call's DoneFunc) and waits for it: the result, or the call's
+// error decoded. The blocking form of every asynchronous call, the
+// client's and the host's.
+func WaitFor(start func(done DoneFunc) (uint64, *Error)) ([]byte, *Error) {
+	w := syncWaiters.Get().(*syncWaiter)
+	if _, err := start(w.done); err != nil {
 		syncWaiters.Put(w) // the completion never runs
 		return nil, err
 	}

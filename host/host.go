@@ -627,26 +627,8 @@ func (h *Host) CallToolSync(name string, arguments []byte, opts core.CallOptions
 }
 
 func syncCall(start func(DoneFunc) (uint64, *core.Error), opts *core.CallOptions) ([]byte, *core.Error) {
-	type outcome struct {
-		status core.Status
-		data   []byte
-	}
-	ch := make(chan outcome, 1)
 	opts.Inline = true
-	if _, err := start(func(_ uint64, st core.Status, data []byte) { ch <- outcome{st, data} }); err != nil {
-		return nil, err
-	}
-	o := <-ch
-	if o.status != core.StatusOK {
-		var e struct {
-			Message string           `json:"message"`
-			Code    *int64           `json:"code"`
-			Data    jsonx.RawMessage `json:"data"`
-		}
-		_ = jsonx.Unmarshal(o.data, &e)
-		return nil, &core.Error{Status: o.status, Message: e.Message, Code: e.Code, Data: e.Data}
-	}
-	return o.data, nil
+	return core.WaitFor(start)
 }
 
 // knownRoute is the route of an exposed tool name known without asking a
