@@ -9,12 +9,6 @@ import (
 	"github.com/lemonmcp/lemonmcp/transport/internal/httpclient"
 )
 
-// runRequest is the goroutine that owns one request: it POSTs it and
-// follows the reply until the request is settled.
-func (t *Transport) runRequest(p *pending, body []byte, method string, headers []transport.Header) {
-	t.exchange(p, body, method, headers, false)
-}
-
 // exchange POSTs one request and follows its reply until the request is
 // settled; it holds one unit of t.wg, which it releases. inline: it runs on
 // a waiting sender's goroutine (sendWaiting), which only a JSON reply may

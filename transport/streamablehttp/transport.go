@@ -45,6 +45,11 @@ type Transport struct {
 	wg      sync.WaitGroup
 	closing atomic.Bool
 	done    chan struct{} // closed once Closed has been delivered
+
+	// The runners that make requests (runners.go): runWork hands one a
+	// request; idleRunners counts those waiting for one.
+	runWork     chan queuedRequest
+	idleRunners atomic.Int32
 }
 
 const (
@@ -66,7 +71,8 @@ func New(cfg Config) (*Transport, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Transport{cfg: s, client: s.HTTPClient, inflight: make(map[int64]*pending), done: make(chan struct{})}
+	t := &Transport{cfg: s, client: s.HTTPClient, inflight: make(map[int64]*pending), done: make(chan struct{}),
+		runWork: make(chan queuedRequest)}
 	if t.client == nil {
 		t.client, t.ownClient = httpclient.NewClient(s.WrapTransport), true
 	} else {

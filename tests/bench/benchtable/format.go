@@ -51,7 +51,9 @@ func header(b *strings.Builder, o options, start time.Time, load string) {
 	fmt.Fprintf(b, "Load average at the start: %s. The machine may be shared: compare ratios within this run, not absolute figures across runs.\n\n", load)
 	fmt.Fprintf(b, "Every client is its own process, calling `tools/call` \"echo\" on the same server with protocol 2025-11-25 pinned; "+
 		"clients alternate in %d rounds and each cell is the median of the rounds. "+
-		"p50/p99: %d sequential calls; calls/s: %d calls with %d in flight on one client; RSS: the client process after the calls; "+
+		"p50/p99: %d sequential calls; calls/s: %d calls with %d in flight on one client (the C host's rows: as many threads making blocking calls; "+
+		"\"C host, queued\": one thread keeping them in flight with lmcp_client_call_queued, each completion popped from the queue starting the next); "+
+		"RSS: the client process after the calls; "+
 		"connect: process start (stdio) or first POST (HTTP) to ready. "+
 		"The floor is the least code that speaks the protocol (hand-written JSON lines over stdio, one POST per call over HTTP); "+
 		"×floor and ×best peer are ratios (for p50, RSS and connect lower is better; for calls/s higher is better), "+
@@ -277,11 +279,15 @@ var targets = []target{
 	{"HTTP p50 at most mcp-go's", "Streamable HTTP, minimal server", "LemonMCP, C host", "mcp-go v1.2.1", "p50_us", 1, false},
 	{"HTTP CPU per call at most 0.5× mcp-go's", "Streamable HTTP, minimal server", "LemonMCP, C host", "mcp-go v1.2.1", "cpu_us", 0.5, false},
 	{"HTTP 16-way at least 1.5× mcp-go's", "Streamable HTTP, minimal server", "LemonMCP, C host", "mcp-go v1.2.1", "cps", 1.5, true},
+	{"HTTP 16-way at least 1.5× mcp-go's, queued calls", "Streamable HTTP, minimal server", "LemonMCP, C host, queued", "mcp-go v1.2.1", "cps", 1.5, true},
 	{"legacy SSE p50 at most mcp-go's", "legacy HTTP+SSE, go-sdk server", "LemonMCP, C host", "mcp-go v1.2.1", "p50_us", 1, false},
 	{"legacy SSE CPU per call at most mcp-go's", "legacy HTTP+SSE, go-sdk server", "LemonMCP, C host", "mcp-go v1.2.1", "cpu_us", 1, false},
 	{"Python sync CPU per call at most 3× the C host's", "stdio, minimal server", "LemonMCP, Python sync", "LemonMCP, C host", "cpu_us", 3, false},
 	{"Python sync p50 at most 1.5× the C host's", "stdio, minimal server", "LemonMCP, Python sync", "LemonMCP, C host", "p50_us", 1.5, false},
 	{"Python async 16-way at least 0.5× the C host's", "stdio, minimal server", "LemonMCP, Python async", "LemonMCP, C host", "cps", 0.5, true},
+	// The same against a C host that keeps its calls in flight as the asyncio
+	// client does (one thread, the queue), for comparison.
+	{"Python async 16-way at least 0.5× the C host's, queued calls", "stdio, minimal server", "LemonMCP, Python async", "LemonMCP, C host, queued", "cps", 0.5, true},
 }
 
 // targetsTable prints the machine's mode (the floor's sequential p50) and

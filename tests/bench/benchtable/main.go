@@ -115,6 +115,9 @@ func clients(o options) []client {
 		{name: "floor", argv: []string{bc, "-client", "floor"}, kind: "floor", many: true, large: true, noSSE: true},
 		{name: "LemonMCP, Go core", argv: []string{bc, "-client", "lemonmcp"}, kind: "ours", large: true},
 		{name: "LemonMCP, C host", argv: []string{abs(filepath.Join(o.bin, "bench_host"))}, kind: "ours", many: true, large: true},
+		// The same, its 16 calls in flight kept by one thread with queued calls
+		// instead of 16 threads making blocking ones.
+		{name: "LemonMCP, C host, queued", argv: []string{abs(filepath.Join(o.bin, "bench_host")), "-queue", "1"}, kind: "ours"},
 		// The same with a telemetry handler set: what telemetry costs a call.
 		{name: "LemonMCP, C host, telemetry", argv: []string{abs(filepath.Join(o.bin, "bench_host")), "-telemetry", "1"}, kind: "ours"},
 		// The same blocking calls through lmcp_host_call_tool_sync, one server.

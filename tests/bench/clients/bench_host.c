@@ -2,7 +2,7 @@
  * It speaks the same command line and prints the same JSON line as
  * tests/bench/benchclient:
  *
- *   bench_host -mode calls -n N -par P -pn PN (-stdio "CMD ARGS" | -url URL)
+ *   bench_host -mode calls -n N -par P -pn PN [-queue 1] (-stdio "CMD ARGS" | -url URL)
  *   bench_host -mode large -n N (-stdio ... | -url ...)
  *   bench_host -mode many -n CLIENTS -stdio ...
  *   bench_host -mode start -n STARTS -stdio ... [-sandbox JSON]  (a server's start cost)
@@ -11,12 +11,15 @@
  * client, to measure what telemetry costs against the row without one.
  *
  * Every call is lmcp_client_call_sync, as a blocking C host makes it; the
- * P-way figure runs P threads on one client. With -host 1 (modes calls and
+ * P-way figure runs P threads on one client, or with -queue 1 one thread
+ * keeping P calls in flight with lmcp_client_call_queued (or
+ * lmcp_host_call_tool_queued), as an event loop does. With -host 1 (modes calls and
  * large) the same calls go through the multi-server host instead: one
  * server named "bench" in an lmcp_host_new config, every call
  * lmcp_host_call_tool_sync of "bench__echo" (or "bench__large"). Figures are printed, never
  * checked: the machines are shared and noisy. */
 #include <dirent.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -252,6 +255,52 @@ static void *work(void *arg) {
   return NULL;
 }
 
+/* queued: -queue 1, the P-way figure keeps P calls in flight from this one
+ * thread with the never-blocking queued calls instead of P threads making
+ * blocking ones: each completion popped from the queue starts the next
+ * call, as an event loop does (the queue's descriptor polled). */
+static int queued;
+
+static void start_queued(struct conn k, lmcp_queue *q) {
+  char *err = NULL;
+  lmcp_call_id id = 0;
+  lmcp_status st;
+  if (k.c) {
+    st = lmcp_client_call_queued(k.c, "tools/call", ECHO, strlen(ECHO), NULL, 0, q, 0, &id, &err);
+  } else {
+    st = lmcp_host_call_tool_queued(k.h, "bench__echo", ECHO_ARGS, strlen(ECHO_ARGS), NULL, 0, q, 0, &id, &err);
+  }
+  if (st != LMCP_OK) die("queued call", st, err);
+}
+
+/* run_queued makes calls calls, par of them in flight at a time. */
+static void run_queued(struct conn k, int par, int calls) {
+  char *err = NULL;
+  lmcp_queue *q = NULL;
+  int fd = -1;
+  lmcp_status st = lmcp_queue_new(&q, &fd, &err);
+  if (st != LMCP_OK) die("lmcp_queue_new", st, err);
+  int started = 0, done = 0;
+  for (; started < par && started < calls; started++) start_queued(k, q);
+  while (done < calls) {
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, -1) < 0) continue;
+    lmcp_completion *batch = NULL;
+    size_t count = 0;
+    if ((st = lmcp_queue_pop(q, 0, &batch, &count, NULL)) != LMCP_OK) die("lmcp_queue_pop", st, NULL);
+    for (size_t i = 0; i < count; i++) {
+      if (batch[i].status != LMCP_OK) die("queued call's completion", batch[i].status, NULL);
+      done++;
+      if (started < calls) {
+        start_queued(k, q);
+        started++;
+      }
+    }
+    lmcp_free(batch);
+  }
+  lmcp_queue_free(q);
+}
+
 static void mode_calls(int n, int par, int pn) {
   double t0 = now_us();
   struct conn c = open_conn();
@@ -275,12 +324,16 @@ static void mode_calls(int n, int par, int pn) {
   if (par > 256) par = 256;
   t0 = now_us();
   cpu0 = cpu_us();
-  for (int i = 0; i < par; i++) {
-    w[i].c = c;
-    w[i].calls = pn / par;
-    pthread_create(&th[i], NULL, work, &w[i]);
+  if (queued) {
+    run_queued(c, par, pn / par * par);
+  } else {
+    for (int i = 0; i < par; i++) {
+      w[i].c = c;
+      w[i].calls = pn / par;
+      pthread_create(&th[i], NULL, work, &w[i]);
+    }
+    for (int i = 0; i < par; i++) pthread_join(th[i], NULL);
   }
-  for (int i = 0; i < par; i++) pthread_join(th[i], NULL);
   double wall = now_us() - t0;
   double pcpu_call = (cpu_us() - cpu0) / (pn / par * par);
   printf("{\"connect_us\":%.1f,\"first_us\":%.1f,\"p50_us\":%.2f,\"p99_us\":%.2f,\"cps\":%.0f,\"rss_kb\":%ld,\"threads\":%ld,"
@@ -399,6 +452,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(k, "-pn")) pn = atoi(v);
     else if (!strcmp(k, "-telemetry")) telemetry = atoi(v);
     else if (!strcmp(k, "-host")) host = atoi(v);
+    else if (!strcmp(k, "-queue")) queued = atoi(v);
     else if (!strcmp(k, "-sandbox")) sandbox = v;
     else {
       fprintf(stderr, "bench_host: unknown flag %s\n", k);
