@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lemonmcp/lemonmcp/core"
@@ -57,7 +58,7 @@ func TestFrontTraceContinuesIntoTheServerCall(t *testing.T) {
 		}
 	}
 	require.Contains(t, line, traceID, "the server's request continues the front's trace")
-	require.Eventually(t, func() bool {
+	carried := func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, rec := range records {
@@ -66,7 +67,14 @@ func TestFrontTraceContinuesIntoTheServerCall(t *testing.T) {
 			}
 		}
 		return false
-	}, 10*time.Second, 10*time.Millisecond, "the host's record carries the front session and the trace: %+v (session %s)", records, sessionID)
+	}
+	if !assert.Eventually(t, carried, 10*time.Second, 10*time.Millisecond) {
+		// The records and the session are read under mu: the handler may
+		// still be appending (a message's arguments are read at once).
+		mu.Lock()
+		defer mu.Unlock()
+		require.FailNow(t, "the host's record does not carry the front session and the trace", "%+v (session %s)", records, sessionID)
+	}
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)

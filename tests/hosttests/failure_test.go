@@ -123,7 +123,17 @@ func TestHostCallToAFailedServerFailsAtOnce(t *testing.T) {
 			require.Equal(t, core.StatusInvalidState, err.Status, err.Message)
 			require.Contains(t, err.Message, "executable not found: /nonexistent/mcp-server")
 			require.JSONEq(t, `{"cause":"executable_not_found"}`, string(err.Data), "the machine-readable cause")
+			// The call reads the client's failure at once; the host's report
+			// follows when the host has handled the client's event, which
+			// may be later (lazy with pins: the verdict's wait saw it first).
 			r := failureReports(t, h)["broken"]
+			reported := func(r failureReport) bool {
+				return r.State == "failed" && r.Cause != "" && r.Final != nil && r.Summary != ""
+			}
+			for deadline := time.Now().Add(10 * time.Second); !reported(r) && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+				r = failureReports(t, h)["broken"]
+			}
 			require.Equal(t, "failed", r.State)
 			require.Contains(t, r.Cause, "executable not found")
 			require.NotNil(t, r.Final)

@@ -36,6 +36,7 @@ func (t *Transport) Start(ctx context.Context, sink transport.Sink) error {
 	}
 	t.sink = sink
 	t.ctx, t.cancel = context.WithCancel(context.Background())
+	t.runners.Start(t.postRequest, t.ctx.Done(), &t.posts)
 	t.state = stateStarting
 	t.mu.Unlock()
 

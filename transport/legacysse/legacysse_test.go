@@ -2,6 +2,7 @@ package legacysse
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -237,3 +238,19 @@ func (nopSink) Receive([]byte)                        {}
 func (nopSink) Log(transport.LogLine)                 {}
 func (nopSink) RequestFailed(int64, *transport.Error) {}
 func (nopSink) Closed(*transport.ClosedError)         {}
+
+// Requests' POSTs are made by runners the transport keeps: one runner
+// makes those sent one after another, and Close ends it before it returns.
+func TestRunnersKept(t *testing.T) {
+	srv := newServer(t, "/messages?session=abc")
+	tr, sink, err := open(t, srv.URL+"/sse")
+	require.NoError(t, err)
+	for id := int64(1); id <= 20; id++ {
+		require.Eventually(t, func() bool { return tr.runners.Live() == tr.runners.Idle() }, 5*time.Second, time.Millisecond)
+		send(t, tr, request(id, "seq"))
+		require.Equal(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"echo":"seq"}}`, id), sink.Next(t))
+	}
+	require.EqualValues(t, 1, tr.runners.Started(), "POSTs sent one after another were not made by the one runner kept")
+	require.NoError(t, tr.Close(t.Context()))
+	require.Zero(t, tr.runners.Live(), "a runner outlived Close")
+}

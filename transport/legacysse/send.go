@@ -10,11 +10,11 @@ import (
 	"github.com/lemonmcp/lemonmcp/transport/internal/httpclient"
 )
 
-// Send POSTs one message to the endpoint. A request's POST runs in the
-// background and Send returns at once (a failed POST is reported through
-// Sink.RequestFailed); a notification or response is delivered before Send
-// returns, bounded by ctx's deadline. The reply itself always comes on the
-// SSE stream.
+// Send POSTs one message to the endpoint. A request's POST runs on a
+// runner the transport keeps (transport/internal/runners) and Send returns
+// at once (a failed POST is reported through Sink.RequestFailed); a
+// notification or response is delivered before Send returns, bounded by
+// ctx's deadline. The reply itself always comes on the SSE stream.
 func (t *Transport) Send(ctx context.Context, msg transport.Outbound) error {
 	if len(msg.Data) == 0 {
 		return transport.Errorf(transport.CodeInvalidArgument, "message is empty")
@@ -37,15 +37,7 @@ func (t *Transport) Send(ctx context.Context, msg transport.Outbound) error {
 		what = "a response"
 	}
 	if msg.Kind == transport.KindRequest {
-		go func() {
-			defer t.posts.Done()
-			defer transport.Recover(t.sink, "the goroutine posting "+what, func() {
-				t.sink.RequestFailed(msg.ID, transport.Errorf(transport.CodeInternal, "internal error while sending %s (a bug: see the log)", what))
-			})
-			if err := t.post(t.ctx, endpoint, body, what); err != nil && t.ctx.Err() == nil {
-				t.sink.RequestFailed(msg.ID, err)
-			}
-		}()
+		t.runners.Go(queuedPost{id: msg.ID, endpoint: endpoint, body: body, what: what})
 		return nil
 	}
 	defer t.posts.Done()
@@ -61,6 +53,18 @@ func (t *Transport) Send(ctx context.Context, msg transport.Outbound) error {
 		return err // not a nil *transport.Error in an error interface
 	}
 	return nil
+}
+
+// postRequest makes a request's POST, on a runner (Send), and reports its
+// failure; it holds the unit of t.posts Send took for it.
+func (t *Transport) postRequest(r queuedPost) {
+	defer t.posts.Done()
+	defer transport.Recover(t.sink, "the goroutine posting "+r.what, func() {
+		t.sink.RequestFailed(r.id, transport.Errorf(transport.CodeInternal, "internal error while sending %s (a bug: see the log)", r.what))
+	})
+	if err := t.post(t.ctx, r.endpoint, r.body, r.what); err != nil && t.ctx.Err() == nil {
+		t.sink.RequestFailed(r.id, err)
+	}
 }
 
 // post makes one POST and checks that the server accepted it.

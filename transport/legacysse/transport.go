@@ -7,6 +7,7 @@ import (
 
 	"github.com/lemonmcp/lemonmcp/transport"
 	"github.com/lemonmcp/lemonmcp/transport/internal/httpclient"
+	"github.com/lemonmcp/lemonmcp/transport/internal/runners"
 )
 
 // Transport talks to one HTTP+SSE server. Create it with New.
@@ -28,6 +29,18 @@ type Transport struct {
 	cancel context.CancelFunc
 	posts  sync.WaitGroup
 	done   chan struct{} // closed once Closed has been delivered
+
+	// runners make the requests' POSTs (each runner holds a unit of posts
+	// while it lives).
+	runners runners.Pool[queuedPost]
+}
+
+// queuedPost is a request's POST, as a runner makes it.
+type queuedPost struct {
+	id       int64
+	endpoint string
+	body     []byte
+	what     string
 }
 
 const (

@@ -4,8 +4,9 @@
 //
 // Requests run concurrently, one POST each: Send returns once the POST is
 // on its way, and the goroutine that owns it (a runner the transport keeps
-// between requests: runners.go) delivers what arrives (server requests and
-// notifications on the stream, then the response) to the Sink, or reports the request's failure through Sink.RequestFailed. A
+// between requests: transport/internal/runners) delivers what arrives
+// (server requests and notifications on the stream, then the response) to
+// the Sink, or reports the request's failure through Sink.RequestFailed. A
 // failure concerns that request only; the transport never closes on its
 // own, so a dead server fails the calls that try it, promptly, and the next
 // call may succeed. Notifications and responses are delivered before Send

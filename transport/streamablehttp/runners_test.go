@@ -1,42 +1,23 @@
 package streamablehttp
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
-	"runtime/pprof"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/transport/internal/runners"
 )
 
-// runners counts tr's runner goroutines, and those of them waiting for a
-// request (parked in the select), from the goroutine profile: each frame
-// names its receiver, so other tests' transports do not count.
-func runners(tr *Transport) (all, waiting int) {
-	var b bytes.Buffer
-	_ = pprof.Lookup("goroutine").WriteTo(&b, 2)
-	frame := fmt.Sprintf("(*Transport).runner(%p", tr)
-	for _, g := range strings.Split(b.String(), "\n\n") {
-		if strings.Contains(g, frame) {
-			all++
-			if strings.Contains(g, "[select") {
-				waiting++
-			}
-		}
-	}
-	return all, waiting
-}
-
-// TestRunnersKeptAndEnded: requests that do not wait on their sender are
-// made by runners the transport keeps: one runner serves requests made one
-// after another, a burst leaves at most maxIdleRunners waiting, and Close
-// ends them all before Closed.
+// TestRunnersKeptAndEnded: requests nobody waits on are made by runners
+// the transport keeps: one runner makes requests sent one after another,
+// a burst leaves at most runners.MaxIdle waiting, and Close ends them all
+// before it returns.
 func TestRunnersKeptAndEnded(t *testing.T) {
-	const burst = maxIdleRunners + 8
+	const burst = runners.MaxIdle + 8
 	var mu sync.Mutex
 	arrived := 0
 	gate := make(chan struct{})
@@ -52,23 +33,16 @@ func TestRunnersKeptAndEnded(t *testing.T) {
 		echo(w, r, m)
 	}))
 	tr, sink := open(t, srv.URL)
-	// kept reports whether tr has n runners, every one waiting for a
-	// request. (A runner counts itself idle just before it waits: a request
-	// sent in between gets a runner of its own, as it may.)
 	kept := func(n int) func() bool {
-		return func() bool {
-			all, waiting := runners(tr)
-			return all == n && waiting == n && tr.idleRunners.Load() == int32(n)
-		}
+		return func() bool { return tr.runners.Idle() == n && tr.runners.Live() == n }
 	}
-	handshake(t, tr, sink)
-
+	handshake(t, tr, sink) // initialize: the first runner
 	for id := int64(2); id < 22; id++ {
-		require.Eventually(t, kept(1), 5*time.Second, time.Millisecond,
-			"requests made one after another were not made by one kept runner (before request %d)", id)
+		require.Eventually(t, kept(1), 5*time.Second, time.Millisecond, "the runner did not wait for request %d", id)
 		send(t, tr, request(id, "seq"))
 		require.JSONEq(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"echo":"seq"}}`, id), sink.Next(t))
 	}
+	require.EqualValues(t, 1, tr.runners.Started(), "requests sent one after another were not made by the one runner kept")
 
 	for id := int64(100); id < 100+burst; id++ {
 		send(t, tr, request(id, "gate"))
@@ -76,10 +50,8 @@ func TestRunnersKeptAndEnded(t *testing.T) {
 	for range burst {
 		require.Contains(t, sink.Next(t), `"echo":"gate"`)
 	}
-	require.Eventually(t, kept(maxIdleRunners), 5*time.Second, time.Millisecond, "the burst's runners past the idle cap did not end")
+	require.Eventually(t, kept(runners.MaxIdle), 5*time.Second, time.Millisecond, "the burst's runners past the idle cap did not end")
 
 	require.NoError(t, tr.Close(t.Context()))
-	all, _ := runners(tr)
-	require.Zero(t, all, "a runner outlived Close")
-	require.Zero(t, tr.idleRunners.Load())
+	require.Zero(t, tr.runners.Live(), "a runner outlived Close")
 }

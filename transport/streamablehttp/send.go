@@ -11,7 +11,7 @@ import (
 	"github.com/lemonmcp/lemonmcp/transport/internal/rpcpeek"
 )
 
-// Send POSTs one message. A request is handed to a runner (runners.go)
+// Send POSTs one message. A request is handed to a runner (t.runners)
 // and Send returns at once; its reply, or its failure through
 // Sink.RequestFailed, comes later. A notification or a response is
 // delivered before Send returns, bounded by ctx's deadline, and any
@@ -43,7 +43,7 @@ func (t *Transport) startRequest(msg transport.Outbound) error {
 	}
 	p := t.trackLocked(msg.ID)
 	t.mu.Unlock()
-	t.run(queuedRequest{p, body, msg.Method, msg.Headers})
+	t.runners.Go(queuedRequest{p, body, msg.Method, msg.Headers})
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lemonmcp/lemonmcp/transport"
 	"github.com/lemonmcp/lemonmcp/transport/internal/httpclient"
+	"github.com/lemonmcp/lemonmcp/transport/internal/runners"
 )
 
 // Header names, as the 2025-11-25 specification spells them (HTTP header
@@ -46,11 +47,20 @@ type Transport struct {
 	closing atomic.Bool
 	done    chan struct{} // closed once Closed has been delivered
 
-	// The runners that make requests (runners.go): runWork hands one a
-	// request; idleRunners counts those waiting for one.
-	runWork     chan queuedRequest
-	idleRunners atomic.Int32
+	// runners make the requests nobody waits on (Send without Waiting).
+	runners runners.Pool[queuedRequest]
 }
+
+// queuedRequest is a request a runner makes (exchange's arguments).
+type queuedRequest struct {
+	p       *pending
+	body    []byte
+	method  string
+	headers []transport.Header
+}
+
+// runQueued makes a request nobody waits on, on a runner.
+func (t *Transport) runQueued(r queuedRequest) { t.exchange(r.p, r.body, r.method, r.headers, false) }
 
 const (
 	stateNew = iota
@@ -71,8 +81,7 @@ func New(cfg Config) (*Transport, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Transport{cfg: s, client: s.HTTPClient, inflight: make(map[int64]*pending), done: make(chan struct{}),
-		runWork: make(chan queuedRequest)}
+	t := &Transport{cfg: s, client: s.HTTPClient, inflight: make(map[int64]*pending), done: make(chan struct{})}
 	if t.client == nil {
 		t.client, t.ownClient = httpclient.NewClient(s.WrapTransport), true
 	} else {
@@ -103,6 +112,7 @@ func (t *Transport) Start(ctx context.Context, sink transport.Sink) error {
 	}
 	t.sink = sink
 	t.ctx, t.cancel = context.WithCancel(context.Background())
+	t.runners.Start(t.runQueued, t.ctx.Done(), &t.wg)
 	t.state = stateStarted
 	return nil
 }
