@@ -52,10 +52,10 @@ BENCH_DEPS := lib bench-tools $(if $(findstring python,$(BENCH_SKIP)),,python-de
 # The Python SDK releases the anchor rows run (pinned: the newest 1.x and
 # 2.x on PyPI), each in a venv of its own.
 BENCH_PYSDKS := 1.30.0 2.3.0
-bench-pysdk-setup:
+bench-pysdk-setup: uv-setup
 	@for v in $(BENCH_PYSDKS); do \
-	  $(CACHE)/pysdk-$$v/bin/python -c "import mcp.client.session, mcp.client.streamable_http" 2>/dev/null || { \
-	    $(PYTHON) -m venv $(CACHE)/pysdk-$$v && $(CACHE)/pysdk-$$v/bin/pip install --quiet --disable-pip-version-check mcp==$$v; } || exit 1; \
+	  $(CACHE)/pysdk-$$v/bin/python -c "import mcp.client.session, mcp.client.streamable_http" 2>/dev/null || \
+	    $(call uv_venv,$(CACHE)/pysdk-$$v,mcp==$$v) || exit 1; \
 	done
 
 bench-tools: lib

@@ -42,9 +42,9 @@ modern-ts-setup:
 	  mkdir -p $(MODERN_TS) && echo '{"name":"modern-ts","private":true,"type":"module"}' > $(MODERN_TS)/package.json && \
 	  npm install --silent --no-audit --no-fund --prefix $(MODERN_TS) @modelcontextprotocol/server@2.4.0 zod@4 >/dev/null; }
 
-modern-py-setup:
-	@$(MODERN_PY)/bin/python -c "import mcp.server.mcpserver" 2>/dev/null || { \
-	  $(PYTHON) -m venv $(MODERN_PY) && $(MODERN_PY)/bin/pip install --quiet --disable-pip-version-check mcp==2.3.0; }
+modern-py-setup: uv-setup
+	@$(MODERN_PY)/bin/python -c "import mcp.server.mcpserver" 2>/dev/null || \
+	  $(call uv_venv,$(MODERN_PY),mcp==2.3.0)
 
 # The TypeScript SDK v1 (its experimental tasks) for tests/fixtures/tsv1tasks,
 # which the Go, C, Python and Elixir tasks tests run against. Idempotent.
@@ -78,6 +78,17 @@ node22-setup:
 uv-setup:
 	@$(UV_DIR)/bin/uv --version 2>/dev/null | grep -q '^uv $(UV_VERSION) ' || \
 	  $(PYTHON) -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --upgrade --target $(UV_DIR) uv==$(UV_VERSION)
+
+# The test peers' Python packages (the SDKs' venvs, OpenTelemetry) are
+# installed with that uv: about a second each where pip took 10 to 12, and
+# from uv's own cache (~/.cache/uv) once a machine has them, which is most
+# of what a fresh clone's make test used to wait for. The venv has no pip:
+# install into it with $(UV) pip install --python DIR/bin/python.
+UV := $(UV_DIR)/bin/uv
+# $(call uv_venv,DIR,PACKAGES): the venv DIR (made again if half made) with
+# PACKAGES, pinned.
+uv_venv = { $(UV) venv --quiet --allow-existing --python $(PYTHON) $(1) && \
+	$(UV) pip install --quiet --python $(1)/bin/python $(2); }
 
 # The packages that run a fixture as a process copy the ones `fixtures`
 # built (LEMONMCP_FIXTURES_DIR) rather than each linking its own.

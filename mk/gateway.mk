@@ -19,7 +19,6 @@ front-ts-setup:
 	  mkdir -p $(FRONT_TS) && echo '{"name":"front-ts","private":true,"type":"module"}' > $(FRONT_TS)/package.json && \
 	  npm install --silent --no-audit --no-fund --prefix $(FRONT_TS) @modelcontextprotocol/client@2.4.0 zod@4 >/dev/null; }
 
-front-pysdk1-setup:
-	@$(CACHE)/pysdk-$(FRONT_PYSDK1)/bin/python -c "import mcp.client.session, mcp.client.streamable_http" 2>/dev/null || { \
-	  $(PYTHON) -m venv $(CACHE)/pysdk-$(FRONT_PYSDK1) && \
-	  $(CACHE)/pysdk-$(FRONT_PYSDK1)/bin/pip install --quiet --disable-pip-version-check mcp==$(FRONT_PYSDK1); }
+front-pysdk1-setup: uv-setup
+	@$(CACHE)/pysdk-$(FRONT_PYSDK1)/bin/python -c "import mcp.client.session, mcp.client.streamable_http" 2>/dev/null || \
+	  $(call uv_venv,$(CACHE)/pysdk-$(FRONT_PYSDK1),mcp==$(FRONT_PYSDK1))

@@ -1,6 +1,6 @@
 # OpenTelemetry for the tests (test-only, pinned, from PyPI; never a runtime
 # dependency: lemonmcp[otel] only names opentelemetry-api as an extra).
-#   make otel-setup        the OpenTelemetry SDK into .cache/otel-py (a pip
+#   make otel-setup        the OpenTelemetry SDK into .cache/otel-py (a
 #                          --target the Python tests put on their path) and
 #                          into the Python SDK server's venv .cache/modern-py
 #                          (tests/fixtures/pyotel/server.py). Idempotent.
@@ -14,13 +14,13 @@ OTEL_ENV := LEMONMCP_OTEL_PATH=$(OTEL_PY) LEMONMCP_MODERN_PY=$(MODERN_PY)/bin/py
 # Two installs, side by side under make -j; the second needs the venv only.
 otel-setup: peers-setup otel-py-setup modern-py-otel-setup
 
-otel-py-setup:
+otel-py-setup: uv-setup
 	@test -f $(OTEL_PY)/opentelemetry/sdk/trace/__init__.py || \
-	  $(PYTHON) -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target $(OTEL_PY) $(OTEL_SDK)
+	  $(UV) pip install --quiet --python $(PYTHON) --target $(OTEL_PY) $(OTEL_SDK)
 
 modern-py-otel-setup: modern-py-setup
 	@$(MODERN_PY)/bin/python -c "import opentelemetry.sdk.trace" 2>/dev/null || \
-	  $(MODERN_PY)/bin/pip install --quiet --disable-pip-version-check $(OTEL_SDK)
+	  $(UV) pip install --quiet --python $(MODERN_PY)/bin/python $(OTEL_SDK)
 
 test-python-otel: lib fixtures python-dev python-setup otel-setup
 	cd $(PY_DIR) && $(PY_ENV) $(OTEL_ENV) LEMONMCP_FIXTURE=$(PY_FIXTURE) \
