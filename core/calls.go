@@ -457,7 +457,8 @@ func (c *Client) finish(cl *call, err *Error, data []byte) bool {
 				c.aborter.Abort(reqID)
 			}
 			// Handshake requests are not cancelled: the server may not be
-			// ready for notifications yet.
+			// ready for notifications yet. Close waits for the notice.
+			c.cancelNotices.add()
 			go c.sendCancelled(reqID, err.Message)
 		}
 	}
@@ -582,8 +583,10 @@ func (c *Client) sendBound() time.Duration {
 	return time.Minute
 }
 
-// sendCancelled tells the server a request is abandoned.
+// sendCancelled tells the server a request is abandoned. Its caller counts
+// it in c.cancelNotices first (Close waits for the notices on their way).
 func (c *Client) sendCancelled(reqID int64, reason string) {
+	defer c.cancelNotices.done()
 	defer c.recoverPanic("sending a cancellation notice")
 	params := make([]byte, 0, 64+len(reason))
 	params = append(params, `{"requestId":`...)

@@ -67,6 +67,9 @@ type Client struct {
 	trClosed  chan struct{} // closed after the transport's Closed
 	freed     bool
 	closeOnce sync.Once
+	// cancelNotices are the notifications/cancelled on their way, which
+	// Close waits for (notices.go).
+	cancelNotices notices
 
 	nextReqID  atomic.Int64
 	nextCallID atomic.Uint64
@@ -359,6 +362,7 @@ func (c *Client) Close(timeout time.Duration) *Error {
 	c.mu.Unlock()
 	c.failCalls(failed, Errorf(StatusClosed, "the client was closed"))
 	if started {
+		c.cancelNotices.wait(ctx)
 		c.closeTransport(ctx)
 	}
 	select {

@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -810,4 +811,26 @@ func TestRequestFailedFailsOnlyThatCall(t *testing.T) {
 	require.Contains(t, err.Message, "500")
 	_, err = c.CallSync("tools/call", []byte(`{"name":"good"}`), CallOptions{})
 	require.Nil(t, errOrNil(err), "a transient failure never poisons the client")
+}
+
+// TestCancelNoticeBeforeClose: a call cancelled right before Close is
+// still cancelled on the server's side: Close lets the notice (sent from
+// a goroutine of its own) go out before it closes the transport. With one
+// P the notice's goroutine runs only once Close blocks, which it did after
+// the transport was closed.
+func TestCancelNoticeBeforeClose(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for i := 0; i < 20; i++ {
+		s := newFakeServer(t, "2025-11-25", defaultCaps())
+		s.handle("tools/call", func(*fakeServer, wireMsg) reply { return reply{none: true} })
+		c := readyClient(t, s, testOptions())
+		id, ch := asyncCall(t, c, "tools/call", `{"name":"slow"}`, CallOptions{})
+		_, ok := s.waitFor(func(m wireMsg) bool { return m.Method == "tools/call" })
+		require.True(t, ok)
+		require.Nil(t, errOrNil(c.Cancel(id)))
+		require.Nil(t, errOrNil(c.Close(5*time.Second)))
+		require.Equal(t, StatusCancelled, waitCompletion(t, ch).status)
+		_, ok = s.waitFor(func(m wireMsg) bool { return m.Method == "notifications/cancelled" })
+		require.True(t, ok, "round %d: the cancellation notice was lost to Close", i)
+	}
 }

@@ -171,6 +171,9 @@ func (c *Client) relisten() {
 		// One goroutine, so the fence follows the cancellations on the
 		// wire (and no caller, the transport's reader among them, waits on
 		// a write).
+		for range ids {
+			c.cancelNotices.add()
+		}
 		go func() {
 			for _, id := range ids {
 				c.sendCancelled(id, "the subscription is replaced or no longer needed")
@@ -306,6 +309,7 @@ func (c *Client) endListens(calls []*call) {
 		if c.aborter != nil {
 			c.aborter.Abort(reqID)
 		} else {
+			c.cancelNotices.add()
 			go c.sendCancelled(reqID, "the subscription is replaced or no longer needed")
 		}
 	}
