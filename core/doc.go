@@ -23,7 +23,8 @@
 //     library has one JSON-RPC codec.
 //   - The pending table and call lifecycle (calls.go): request ids, per-call
 //     timeouts (with reset on progress and a total bound), cancellation and
-//     progress.
+//     progress; the cancellation notices on their way, which Close lets out
+//     before it closes the transport (notices.go).
 //   - Legacy-era negotiation and capability gating (handshake.go): the
 //     initialize handshake with version negotiation, and the server's
 //     capabilities, which gate calls (a method the server did not declare
