@@ -252,17 +252,25 @@ func TestTimeoutSendsCancelledAndIgnoresLateResponse(t *testing.T) {
 	require.Empty(t, ev.all("failed"))
 }
 
-func TestCancel(t *testing.T) {
+// unansweredCall is a ready client with a tools/call the server has
+// received and never answers.
+func unansweredCall(t *testing.T) (*fakeServer, *Client, uint64, chan completion) {
+	t.Helper()
 	s := newFakeServer(t, "2025-11-25", defaultCaps())
 	s.handle("tools/call", func(*fakeServer, wireMsg) reply { return reply{none: true} })
 	c := readyClient(t, s, testOptions())
 	id, ch := asyncCall(t, c, "tools/call", `{"name":"slow"}`, CallOptions{})
 	_, ok := s.waitFor(func(m wireMsg) bool { return m.Method == "tools/call" })
 	require.True(t, ok)
+	return s, c, id, ch
+}
+
+func TestCancel(t *testing.T) {
+	s, c, id, ch := unansweredCall(t)
 	require.Nil(t, errOrNil(c.Cancel(id)))
 	got := waitCompletion(t, ch)
 	require.Equal(t, StatusCancelled, got.status)
-	_, ok = s.waitFor(func(m wireMsg) bool { return m.Method == "notifications/cancelled" })
+	_, ok := s.waitFor(func(m wireMsg) bool { return m.Method == "notifications/cancelled" })
 	require.True(t, ok)
 	err := c.Cancel(id)
 	require.NotNil(t, err)
@@ -821,16 +829,11 @@ func TestRequestFailedFailsOnlyThatCall(t *testing.T) {
 func TestCancelNoticeBeforeClose(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	for i := 0; i < 20; i++ {
-		s := newFakeServer(t, "2025-11-25", defaultCaps())
-		s.handle("tools/call", func(*fakeServer, wireMsg) reply { return reply{none: true} })
-		c := readyClient(t, s, testOptions())
-		id, ch := asyncCall(t, c, "tools/call", `{"name":"slow"}`, CallOptions{})
-		_, ok := s.waitFor(func(m wireMsg) bool { return m.Method == "tools/call" })
-		require.True(t, ok)
+		s, c, id, ch := unansweredCall(t)
 		require.Nil(t, errOrNil(c.Cancel(id)))
 		require.Nil(t, errOrNil(c.Close(5*time.Second)))
 		require.Equal(t, StatusCancelled, waitCompletion(t, ch).status)
-		_, ok = s.waitFor(func(m wireMsg) bool { return m.Method == "notifications/cancelled" })
+		_, ok := s.waitFor(func(m wireMsg) bool { return m.Method == "notifications/cancelled" })
 		require.True(t, ok, "round %d: the cancellation notice was lost to Close", i)
 	}
 }
