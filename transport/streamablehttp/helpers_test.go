@@ -147,6 +147,20 @@ func event(w http.ResponseWriter, text string) {
 
 func message(data string) string { return "event: message\ndata: " + data + "\n\n" }
 
+// recordReconnectDelays makes tr report every reconnect delay it waits;
+// call it before the first Send, so no stream is running yet.
+func recordReconnectDelays(tr *Transport) <-chan time.Duration {
+	delays := make(chan time.Duration, 16)
+	tr.waitToReconnect = func(ctx context.Context, d time.Duration) bool {
+		select {
+		case delays <- d:
+		default:
+		}
+		return sleep(ctx, d)
+	}
+	return delays
+}
+
 // open starts a transport to url with test-friendly settings.
 func open(t *testing.T, url string, edit ...func(*Config)) (*Transport, *sinktest.Sink) {
 	t.Helper()

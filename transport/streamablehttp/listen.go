@@ -114,7 +114,7 @@ func (t *Transport) listen(ctx context.Context, l *listener) {
 			t.log("warning", fmt.Sprintf("stopped reconnecting the GET stream after %d attempts (last: %s)", t.cfg.MaxReconnectAttempts, why))
 			return
 		}
-		if !sleep(ctx, delay) {
+		if !t.waitToReconnect(ctx, delay) {
 			return
 		}
 	}

@@ -47,7 +47,7 @@ func (t *Transport) followStream(p *pending, end streamEnd) {
 				"the response stream broke and could not be resumed in %d attempts (last: %s)", t.cfg.MaxReconnectAttempts, why))
 			return
 		}
-		if !sleep(p.ctx, delay) {
+		if !t.waitToReconnect(p.ctx, delay) {
 			return
 		}
 		var fatal *transport.Error

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/lemonmcp/lemonmcp/transport"
 	"github.com/lemonmcp/lemonmcp/transport/internal/httpclient"
@@ -49,6 +50,10 @@ type Transport struct {
 
 	// runners make the requests nobody waits on (Send without Waiting).
 	runners runners.Pool[queuedRequest]
+
+	// waitToReconnect waits a stream's reconnect delay (sleep); a test
+	// reads the delay chosen here instead of timing the reconnection.
+	waitToReconnect func(ctx context.Context, d time.Duration) bool
 }
 
 // queuedRequest is a request a runner makes (exchange's arguments).
@@ -81,7 +86,7 @@ func New(cfg Config) (*Transport, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Transport{cfg: s, client: s.HTTPClient, inflight: make(map[int64]*pending), done: make(chan struct{})}
+	t := &Transport{cfg: s, client: s.HTTPClient, inflight: make(map[int64]*pending), done: make(chan struct{}), waitToReconnect: sleep}
 	if t.client == nil {
 		t.client, t.ownClient = httpclient.NewClient(s.WrapTransport), true
 	} else {
