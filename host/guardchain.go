@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"strings"
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/core"
@@ -146,10 +147,11 @@ func verdictStage(next guardHandler) guardHandler {
 	}
 }
 
-// verdictWaitEnded is the error of a use whose wait for the verdict
-// failed: a host freed or a call cancelled meanwhile ends the use as
-// cancelled, as Free and Cancel end a call already sent, whatever the
-// list or the handshake it waited on said while they closed.
+// verdictWaitEnded is the error of a use whose wait for the verdict (or
+// for the list a guessed route is read against) failed: a host freed or a
+// call cancelled meanwhile ends the use as cancelled, as Free and Cancel
+// end a call already sent, whatever the list or the handshake it waited on
+// said while they closed.
 func (s *server) verdictWaitEnded(r *guardReq, err *core.Error) *core.Error {
 	select {
 	case <-s.h.gone:
@@ -170,54 +172,9 @@ const verdictPoll = 50 * time.Millisecond
 // the chain) when no list of that connection did.
 func (s *server) awaitVerdict(r *guardReq) *core.Error {
 	for attempt := 0; attempt < 2; attempt++ {
-		c := s.client()
-		if c == nil {
-			return core.Errorf(core.StatusInvalidState, "the server %s is disabled (enabled: false)", jsonQuote(s.name))
-		}
-		for {
-			// The state is read before WaitReady: a lazy server's start
-			// (lazy.go) may begin in between, and a client once started
-			// never is StateNew again.
-			unstarted := c.State() == core.StateNew
-			err := c.WaitReady(verdictPoll)
-			if err == nil {
-				break
-			}
-			if err.Status != core.StatusTimeout {
-				if !unstarted || !s.lazy() {
-					if refusal := c.CallRefusal(); refusal != nil {
-						return refusal // as a call sent to it is refused
-					}
-					return err
-				}
-				// A lazy server this call wakes is started right after the
-				// call is queued (lazy.go): wait for that start.
-				select {
-				case <-s.h.gone:
-					return core.Errorf(core.StatusCancelled, "the host was freed")
-				case <-r.stop:
-					return core.Errorf(core.StatusCancelled, "the call was cancelled")
-				case <-s.gen().settled:
-					if c.State() == core.StateNew {
-						s.mu.Lock()
-						why := s.lastErr
-						s.mu.Unlock()
-						return core.Errorf(core.StatusClosed, "the server %s could not be started: %s", jsonQuote(s.name), why)
-					}
-				case <-time.After(verdictPoll / 5):
-					if !s.gen().started.Load() && !s.h.wakeable(s) {
-						return err // the host closed before the server was started
-					}
-				}
-				continue
-			}
-			select {
-			case <-s.h.gone:
-				return core.Errorf(core.StatusCancelled, "the host was freed")
-			case <-r.stop:
-				return core.Errorf(core.StatusCancelled, "the call was cancelled")
-			default:
-			}
+		c, err := s.awaitReady(r)
+		if err != nil {
+			return err
 		}
 		conn := connOf(c)
 		if r.k != listResources {
@@ -227,7 +184,7 @@ func (s *server) awaitVerdict(r *guardReq) *core.Error {
 			s.lists[r.k].invalidate() // a list cached from an earlier connection
 		}
 		s.useBegin()
-		_, err := s.lists[r.k].get(s)
+		_, err = s.lists[r.k].get(s)
 		s.useEnd()
 		if err != nil && err.Status != core.StatusUnsupported {
 			return &core.Error{Status: err.Status, Message: "the " + listKinds[r.k].key + " of the server " + jsonQuote(s.name) + " could not be listed to check them against their pins: " + err.Message}
@@ -239,14 +196,79 @@ func (s *server) awaitVerdict(r *guardReq) *core.Error {
 	return core.Errorf(core.StatusClosed, "the server %s restarted while its %s were checked against their pins; try again", jsonQuote(s.name), listKinds[r.k].key)
 }
 
+// awaitReady waits until the server's client is ready (starting a lazy
+// server the use wakes), the host is freed or r's call is cancelled.
+func (s *server) awaitReady(r *guardReq) (*core.Client, *core.Error) {
+	c := s.client()
+	if c == nil {
+		return nil, core.Errorf(core.StatusInvalidState, "the server %s is disabled (enabled: false)", jsonQuote(s.name))
+	}
+	for {
+		// The state is read before WaitReady: a lazy server's start
+		// (lazy.go) may begin in between, and a client once started
+		// never is StateNew again.
+		unstarted := c.State() == core.StateNew
+		err := c.WaitReady(verdictPoll)
+		if err == nil {
+			return c, nil
+		}
+		if err.Status != core.StatusTimeout {
+			if !unstarted || !s.lazy() {
+				if refusal := c.CallRefusal(); refusal != nil {
+					return nil, refusal // as a call sent to it is refused
+				}
+				return nil, err
+			}
+			// A lazy server this call wakes is started right after the
+			// call is queued (lazy.go): wait for that start.
+			select {
+			case <-s.h.gone:
+				return nil, core.Errorf(core.StatusCancelled, "the host was freed")
+			case <-r.stop:
+				return nil, core.Errorf(core.StatusCancelled, "the call was cancelled")
+			case <-s.gen().settled:
+				if c.State() == core.StateNew {
+					s.mu.Lock()
+					why := s.lastErr
+					s.mu.Unlock()
+					return nil, core.Errorf(core.StatusClosed, "the server %s could not be started: %s", jsonQuote(s.name), why)
+				}
+			case <-time.After(verdictPoll / 5):
+				if !s.gen().started.Load() && !s.h.wakeable(s) {
+					return nil, err // the host closed before the server was started
+				}
+			}
+			continue
+		}
+		select {
+		case <-s.h.gone:
+			return nil, core.Errorf(core.StatusCancelled, "the host was freed")
+		case <-r.stop:
+			return nil, core.Errorf(core.StatusCancelled, "the call was cancelled")
+		default:
+		}
+	}
+}
+
 // routeStage: a tool use routed by its server prefix alone (before the
 // host listed its tools, or a tool the catalogue leaves out: held or
-// filtered) names what the server offers, now that the verdict stage made
-// its list known: the host's name of one of its tools ("r__echo_it" of
-// "echo it") is a use of that tool, refused or sent by its own name.
+// filtered) names what the server offers, once its list is known (the
+// verdict stage's; without pins, listed here): the host's name of one of
+// its tools ("r__echo_it" of "echo it") is a use of that tool, refused or
+// sent by its own name.
 func routeStage(next guardHandler) guardHandler {
 	return func(r *guardReq) *core.Error {
 		if r.op == guardUse && r.guessed {
+			if r.s.h.pins == nil && strings.IndexByte(r.name, '_') >= 0 && r.s.guard.tools.Load() == nil {
+				// Without pins no verdict stage listed the tools: list them
+				// here (off the caller's goroutine) before reading the name.
+				if !r.wait {
+					return errVerdictPending
+				}
+				if err := r.s.listForGuess(r); err != nil {
+					return r.s.verdictWaitEnded(r, err)
+				}
+			}
 			tool, err := r.s.toolOfGuess(r.name)
 			if err != nil {
 				return err
@@ -257,6 +279,21 @@ func routeStage(next guardHandler) guardHandler {
 		}
 		return next(r)
 	}
+}
+
+// listForGuess lists the server's tools (through the chain) once it is
+// ready, for a use routed by a guess on a host without pins.
+func (s *server) listForGuess(r *guardReq) *core.Error {
+	if _, err := s.awaitReady(r); err != nil {
+		return err
+	}
+	s.useBegin()
+	_, err := s.lists[listTools].get(s)
+	s.useEnd()
+	if err != nil && err.Status != core.StatusUnsupported {
+		return &core.Error{Status: err.Status, Message: "the tools of the server " + jsonQuote(s.name) + " could not be listed to route " + jsonQuote(r.name) + ": " + err.Message}
+	}
+	return nil
 }
 
 // retarget is the params of a tools/call as CallTool built them

@@ -235,3 +235,27 @@ func TestPinsHeldByTheHostsName(t *testing.T) {
 	require.Nil(t, errOrNil(err))
 	require.Equal(t, "called echo it", textOf(t, out), "after the verdict: sent by the server's own name")
 }
+
+// TestHostsNameWithoutPins: without pins, a call by the host's name of a
+// tool whose own name MCP does not allow ("echo it", r__echo_it) made
+// before the host listed the server's tools reaches the tool by its own
+// name, whether the server was ready or the call waited for it, and the
+// route names it.
+func TestHostsNameWithoutPins(t *testing.T) {
+	cases := loadPinCases(t)
+	rig := newRugpullRig(t, renamedEcho(t, cases.Base, "echo it"))
+	for _, ready := range []bool{false, true} {
+		t.Run(map[bool]string{false: "waiting", true: "ready"}[ready], func(t *testing.T) {
+			h, _ := newHost(t, rig.config("-"))
+			if ready {
+				require.Nil(t, errOrNil(h.WaitReady(10*time.Second)))
+			}
+			out, err := h.CallToolSync("r__echo_it", []byte(`{"text":"hi"}`), core.CallOptions{WaitReady: true})
+			require.Nil(t, errOrNil(err))
+			require.Equal(t, "called echo it", textOf(t, out))
+			route, err := h.ToolRoute("r__echo_it")
+			require.Nil(t, errOrNil(err))
+			require.JSONEq(t, `{"server":"r","original_name":"echo it"}`, string(route))
+		})
+	}
+}
