@@ -569,8 +569,11 @@ lmcp_status lmcp_client_respond(lmcp_client *client, lmcp_request_id request_id,
  *   {"protocolVersion", "capabilities", "serverInfo", "instructions"?,
  *    "transport": "stdio"|.., "era": "legacy"|"modern", "sandbox"?}
  * "sandbox", for a stdio transport given a "sandbox" object, says what
- * confines the server (docs/sandbox.md): {"namespaces", "landlock",
- * "network", "proc", "noNewPrivs", "limits", "reaper", "missing"?}.
+ * the sandbox helper set up for this start of the server (docs/sandbox.md):
+ * {"namespaces", "landlock" (the ABI applied, 0: none), "landlockRights"?,
+ * "scoped"?, "network", "proc", "noNewPrivs", "limits", "reaper",
+ * "unixSockets", "missing"? (with "required": false, each layer that did
+ * not hold and why)}.
  * In the modern era it comes from server/discover (serverInfo from its
  * _meta io.modelcontextprotocol/serverInfo).
  * *json_out is library-allocated (free with lmcp_free).
@@ -905,9 +908,11 @@ lmcp_status lmcp_host_wait_ready(lmcp_host *host, int64_t timeout_ms,
  * "enabled", "restarts", "start"? ("lazy"; "new" until its first use, and
  * again once stopped after its "idle_ms"),
  * "era"?, "protocol_version"?, "transport"?, "sandbox"? (a server with
- * "sandboxEnabled": what confines it, as lmcp_client_server_info reports
- * it), and when not ready: "last_error"?, "cause"? (the first reason since
- * it was last ready),
+ * "sandboxEnabled": what confines this start of it, as
+ * lmcp_client_server_info reports it), "sandbox_refusals"? (the last
+ * requests, at most 4, the sandbox's proxy refused it: "the sandbox refused
+ * network access to HOST:PORT: RULE"), and when not ready: "last_error"?,
+ * "cause"? (the first reason since it was last ready),
  * "exit_code"? or "signal"? (of the last loss), "stderr_tail"? (the lost
  * server's last stderr lines: at most 10 of at most 512 bytes, control
  * characters escaped as \xNN, its configured env and header values replaced

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lemonmcp/lemonmcp/host"
+	"github.com/lemonmcp/lemonmcp/sandbox"
 )
 
 // TestHostNamesTheSignalOfAConfinedCrash: a confined server killed by a
@@ -117,4 +118,59 @@ func TestHostWarnsOfProxyRefusals(t *testing.T) {
 	require.Len(t, warnings, 1, "%v", warnings)
 	require.Contains(t, warnings[0], `"server":"fetcher"`)
 	require.Contains(t, warnings[0], want)
+}
+
+// TestHostReportsWhatEachStartGot: lmcp_host_servers and the ready event
+// report what the helper set up for each server's start, not what the
+// probe found this machine could give: a server allowed Unix sockets and
+// one given allowedDomains each differ from the probe, and from each
+// other.
+func TestHostReportsWhatEachStartGot(t *testing.T) {
+	script, err := filepath.Abs(refusingServer) // here, a minimal server
+	require.NoError(t, err)
+	argv, _ := json.Marshal([]string{"-u", script})
+	srv := func(sb string) string {
+		return `{"command":"python3","args":` + string(argv) + `,"sandboxEnabled":true,"sandbox":` + sb +
+			`,"timeouts":{"ready_ms":30000,"close_grace_ms":200}}`
+	}
+	h, events := connectHost(t, `{"mcpServers":{"sockets":`+srv(`{"network":{"allowAllUnixSockets":true}}`)+
+		`,"proxied":`+srv(`{"network":{"allowedDomains":["registry.example"]}}`)+`}}`,
+		func(kind, _ string) bool { return kind == "ready" })
+	probe := sandbox.Features()
+	require.NotNil(t, probe)
+	require.Equal(t, "denied", probe.UnixSockets)
+	require.Equal(t, "none", probe.Network)
+
+	type report struct {
+		State   string          `json:"state"`
+		Sandbox *sandbox.Report `json:"sandbox"`
+	}
+	var servers map[string]report
+	require.Eventually(t, func() bool {
+		if json.Unmarshal(h.Servers(), &servers) != nil {
+			return false
+		}
+		return servers["sockets"].State == host.StateReady && servers["proxied"].State == host.StateReady
+	}, 60*time.Second, 20*time.Millisecond)
+	want := map[string][2]string{"sockets": {"allowed", "none"}, "proxied": {"denied", "proxy"}}
+	for name, w := range want {
+		sb := servers[name].Sandbox
+		require.NotNil(t, sb, name)
+		require.Equal(t, w, [2]string{sb.UnixSockets, sb.Network}, name)
+		require.True(t, sb.Namespaces, name)
+		require.Empty(t, sb.Missing, name)
+	}
+
+	var ready []string
+	require.Eventually(t, func() bool { ready = events(); return len(ready) == 2 }, 30*time.Second, 10*time.Millisecond)
+	for _, payload := range ready {
+		var ev struct {
+			Server string `json:"server"`
+			Info   struct {
+				Sandbox *sandbox.Report `json:"sandbox"`
+			} `json:"info"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(payload), &ev), payload)
+		require.Equal(t, servers[ev.Server].Sandbox, ev.Info.Sandbox, "the ready event of %s", ev.Server)
+	}
 }

@@ -135,19 +135,6 @@ func (p *Policy) unmet() []string {
 	return out
 }
 
-// Check says why a server under p could not start on this machine, nil
-// when it can (or p is best effort). The configuration calls it when it
-// is read, so a sandbox that cannot be had fails there, naming the layer.
-func (p *Policy) Check() error {
-	if p.BestEffort {
-		return nil
-	}
-	if m := p.unmet(); len(m) > 0 {
-		return errors.New(strings.Join(m, "; "))
-	}
-	return nil
-}
-
 // Features is what a server confined on this machine can get, from the
 // probe, for lmcp_features: nil without the helper.
 func Features() *Report {

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -282,4 +284,36 @@ except OSError:
 			require.Equal(t, tc.want, ce.Message)
 		})
 	}
+}
+
+// TestProxyLeavesRedirectsToTheServer: a redirect from an allowed name is
+// handed back to the server, never followed by the proxy, so the
+// follow-up is a request of its own, checked afresh: here to a loopback
+// port no entry names, refused.
+func TestProxyLeavesRedirectsToTheServer(t *testing.T) {
+	var hits atomic.Int32
+	inside := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		_, _ = w.Write([]byte("internal"))
+	}))
+	defer inside.Close()
+	outside := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, inside.URL+"/metadata", http.StatusFound)
+	}))
+	defer outside.Close()
+	_, port, _ := net.SplitHostPort(outside.Listener.Addr().String())
+	p := newProxy(domainRules{allowed: []string{"127.0.0.1:" + port}})
+	defer p.out.CloseIdleConnections()
+
+	rec := httptest.NewRecorder()
+	p.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, outside.URL+"/", nil))
+	require.Equal(t, http.StatusFound, rec.Code, rec.Body.String())
+	require.Equal(t, inside.URL+"/metadata", rec.Header().Get("Location"))
+	require.Zero(t, hits.Load(), "the proxy followed the redirect")
+
+	rec = httptest.NewRecorder()
+	p.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, inside.URL+"/metadata", nil))
+	require.Equal(t, http.StatusForbidden, rec.Code)
+	require.Zero(t, hits.Load())
+	require.Contains(t, p.Refusals(), strings.TrimPrefix(inside.URL, "http://")+" (not in allowedDomains)")
 }
