@@ -138,7 +138,7 @@ $(DIST_CACHE)/x86_64/symbols/liblemonmcp.so: $(DIST_CACHE)/x86_64/liblemonmcp.so
 	  -o $@.tmp ./capi && rm -f $@.tmp.h && mv $@.tmp $@
 
 dist: dist-files $(DIST_CACHE)/x86_64/symbols/liblemonmcp.so
-	@$(DIST_PY) sizes --dist $(DIST) --version $(VERSION) --lib $(DIST_CACHE)/x86_64/liblemonmcp.so.$(ABI_VERSION) \
+	@$(DIST_PY) sizes --dist $(DIST) --version $(VERSION) $(foreach a,$(DIST_ARCHS),--lib $(DIST_CACHE)/$(a)/liblemonmcp.so.$(ABI_VERSION)) \
 	  --symbols $(DIST_CACHE)/x86_64/symbols/liblemonmcp.so --go $(GO)
 
 # The arm64 fixture server and C host the qemu test runs (test-only builds).

@@ -11,7 +11,8 @@
                     (the version) and the NIF checksum file
     check           every binary's glibc floor (objdump -T), auditwheel show
                     for every wheel, one version everywhere, sizes
-    sizes           the largest parts of the library (go tool nm -size)
+    sizes           each library's and artefact's size, and the largest parts
+                    of the library (go tool nm -size)
 
 Archives are reproducible: sorted members, owner root, every mtime
 SOURCE_DATE_EPOCH, gzip without a timestamp.
@@ -307,7 +308,9 @@ def package_of(symbol: str) -> str:
 
 
 def cmd_sizes(a: argparse.Namespace) -> None:
-    print(f"dist: liblemonmcp.so.1 (x86_64, stripped): {human(os.path.getsize(a.lib))}")
+    for lib in a.lib:
+        arch = os.path.basename(os.path.dirname(lib))  # $(DIST_CACHE)/<arch>/liblemonmcp.so.N
+        print(f"dist: {os.path.basename(lib)} ({arch}, stripped): {human(os.path.getsize(lib))}")
     for f in sorted(os.listdir(a.dist)):
         print(f"dist: {f}: {human(os.path.getsize(os.path.join(a.dist, f)))}")
     out = run([a.go, "tool", "nm", "-size", "-sort", "size", a.symbols]).stdout
@@ -367,8 +370,9 @@ def main() -> None:
     for o in ("--dist", "--version", "--floor", "--pytools"):
         s.add_argument(o, required=True)
     s = sub.add_parser("sizes")
-    for o in ("--dist", "--version", "--lib", "--symbols", "--go"):
+    for o in ("--dist", "--version", "--symbols", "--go"):
         s.add_argument(o, required=True)
+    s.add_argument("--lib", required=True, action="append", help="a stripped library (repeat for each architecture)")
     a = p.parse_args()
     globals()["cmd_" + a.cmd.replace("-", "_")](a)
 

@@ -16,6 +16,10 @@ So `pip install ./bindings/python` and `pip install -e ./bindings/python`
 work on a fresh clone with no step before them, and `pip install` of the
 sdist works anywhere Go is installed.
 
+The version is LMCP_VERSION_STRING of the header (include/lemonmcp.h, or
+golib/include/ in an sdist), the one place it is written; an installed
+package carries it as lemonmcp/_version.txt.
+
 The wheel is tagged for the platform, not for a Python ABI: the package is
 pure Python loading a C library. `make python-wheel` gives it the manylinux
 tag its glibc symbols allow (auditwheel).
@@ -23,6 +27,7 @@ tag its glibc symbols allow (auditwheel).
 
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -81,6 +86,21 @@ def _embedded(root, rel, name):
                 for pattern in line.split()[1:]:
                     for match in glob.glob(os.path.join(root, rel, pattern)):
                         yield os.path.relpath(match, root)
+
+
+def _version():
+    """LMCP_VERSION_STRING of the header, the one version of the library and
+    of this package: a checkout's include/lemonmcp.h, or the copy an sdist
+    carries in golib/."""
+    for root in (GOLIB, REPO):
+        header = os.path.join(root, "include", "lemonmcp.h")
+        if os.path.isfile(header):
+            with open(header, encoding="utf-8") as f:
+                m = re.search(r'^#define LMCP_VERSION_STRING "([^"]+)"$', f.read(), re.M)
+            if m is None:
+                raise SystemExit(f"lemonmcp: no LMCP_VERSION_STRING in {header}")
+            return m.group(1)
+    raise SystemExit("lemonmcp: no include/lemonmcp.h to read the version from (build from the repository or an sdist)")
 
 
 def _newest_source(root):
@@ -177,6 +197,11 @@ class BuildPy(build_py):
         helper = os.path.join(os.path.dirname(src), HELPER)
         if os.path.isfile(helper):
             _install_library(helper, os.path.join(pkg, HELPER))
+        # lemonmcp.__version__ of an installed package (an editable one
+        # reads the checkout's header, so it never goes stale).
+        if not getattr(self, "editable_mode", False):
+            with open(os.path.join(pkg, "_version.txt"), "w", encoding="utf-8") as f:
+                f.write(_version() + "\n")
 
 
 class Sdist(sdist):
@@ -219,4 +244,4 @@ try:
 except ImportError:  # building an sdist without wheel installed
     pass
 
-setup(cmdclass=cmdclass, distclass=BinaryDistribution)
+setup(version=_version(), cmdclass=cmdclass, distclass=BinaryDistribution)

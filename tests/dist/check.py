@@ -12,7 +12,9 @@ are run word for word (and every other block must say why it is not).
     elixir   the Elixir package compiled with CC=false and no Go from the
              precompiled NIF (LEMONMCP_NIF_URL=file://), then a client call;
              a corrupted archive fails naming the file and installs nothing,
-             read through the application's config and over https://
+             read through the application's config and over https://; with
+             no source configured it says what to set; a plain directory
+             works; LEMONMCP_BUILD=1 builds from source against the C archive
     arm64    the C suite built for arm64 runs under qemu-aarch64 against an
              arm64 fixture server, with the arm64 library of the release
              archive; its helper answers its probe under qemu
@@ -344,6 +346,35 @@ def lane_elixir(blocks: Dict[str, str], work: str) -> None:
                "an https:// server the system does not trust is refused", out)
     finally:
         srv.shutdown()
+
+    # A package with no source configured stops and says what to set.
+    os.remove(os.path.join(app, "config", "config.exs"))
+    shutil.rmtree(priv, ignore_errors=True)
+    rc, out = sh("mix deps.compile lemon_mcp --force", app, env)
+    report(lane, rc != 0 and "no precompiled NIF source is configured" in out and "LEMONMCP_NIF_URL" in out
+           and "LEMONMCP_BUILD=1" in out and not os.path.exists(os.path.join(priv, "lmcp_nif.so")),
+           "with no NIF source configured the package stops, naming LEMONMCP_NIF_URL and LEMONMCP_BUILD=1", out)
+    rc, out = sh("mix deps.compile lemon_mcp --force", app, dict(env, LEMONMCP_NIF_URL=dl))
+    report(lane, rc == 0 and f"fetching the precompiled NIF {archive} from {dl}/" in out
+           and os.path.isfile(os.path.join(priv, "lmcp_nif.so")),
+           "LEMONMCP_NIF_URL may be a plain directory", out)
+
+    # LEMONMCP_BUILD=1 builds from source even with a URL configured: a C
+    # compiler on PATH and the library of the C archive (LEMONMCP_LIB, its
+    # header and helper found beside it).
+    prefix = os.path.join(work, "c-prefix")
+    os.makedirs(prefix)
+    rc, out = sh(["tar", "-xzf", os.path.join(DIST, f"lemonmcp-{VERSION}-linux-x86_64.tar.gz"), "-C", prefix,
+                  "--strip-components=1"], work, dict(os.environ))
+    built = user_env(work, os.environ["PATH"], MIX_ENV="prod", FIXTURE=FIXTURE, LEMONMCP_BUILD="1",
+                     LEMONMCP_NIF_URL=f"file://{dl}", LEMONMCP_LIB=os.path.join(prefix, "lib", "liblemonmcp.so.1"))
+    shutil.rmtree(priv, ignore_errors=True)
+    if rc == 0:
+        rc, out = sh("mix deps.compile lemon_mcp --force && mix run -e " + shlex_quote(EX_CALL), app, built)
+    report(lane, rc == 0 and "building the NIF from source against" in out and "fetching" not in out
+           and f"elixir-call precompiled {VERSION} {VERSION}" in out
+           and os.path.isfile(os.path.join(priv, "lemonmcp-sandbox")),
+           "LEMONMCP_BUILD=1 builds the NIF from source (over a configured URL) against the C archive, and it runs", out)
 
 
 def shlex_quote(s: str) -> str:

@@ -6,7 +6,8 @@
 #   sdist      `pip install lemonmcp-*.tar.gz` builds the library with Go from
 #              the sources the sdist carries
 #   tree       `pip install ./bindings/python` on a fresh copy of the tracked
-#              tree (no build/ directory), then `pip install -e` of it
+#              tree (no build/ directory), on a terminal, where the build
+#              says what it is doing; then `pip install -e` of it
 #   no Go      the same install without Go on PATH fails and says Go is needed
 # Each install goes into its own venv; pip's build isolation stays on, as for
 # a user (setuptools comes from PyPI, cached in .cache/pip).
@@ -94,8 +95,17 @@ tree=$work/tree
 mkdir -p "$tree" && (cd "$root" && git ls-files -z | xargs -0 cp --parents -t "$tree")
 "$PYTHON" -m venv "$work/vt"
 if [ -e "$tree/build" ]; then fail "the fresh copy already has build/"
-elif (cd "$tree" && "$work/vt/bin/pip" install -q ./bindings/python) >"$work/vt.log" 2>&1 && smoke "$work/vt" >/dev/null 2>>"$work/vt.log"; then
+# As a user types it, on a terminal (script gives pip one): pip hides a
+# build's output, so the build itself must say that it compiles for minutes.
+elif (cd "$tree" && script -qec "'$work/vt/bin/pip' install ./bindings/python" /dev/null) >"$work/vt.log" 2>&1 \
+    && smoke "$work/vt" >/dev/null 2>>"$work/vt.log"; then
   pass "pip install ./bindings/python on a fresh tree"
+  if grep -q "lemonmcp: building liblemonmcp.so from the Go sources" "$work/vt.log" \
+      && grep -q "lemonmcp: built liblemonmcp.so and lemonmcp-sandbox in [0-9]* s" "$work/vt.log"; then
+    pass "the source build says on the terminal what it is doing"
+  else
+    fail "the source build is silent on the terminal under pip's default output" "$work/vt.log"
+  fi
 else
   fail "pip install ./bindings/python on a fresh tree" "$work/vt.log"
 fi

@@ -110,9 +110,30 @@ def __getattr__(name: str) -> Any:
     globals()[name] = value
     return value
 
-# LMCP_VERSION_STRING of include/lemonmcp.h (tests/test_units.py checks it);
-# a literal, so that pyproject.toml can read it without loading the library.
-__version__ = "0.1.0"
+
+def _version() -> str:
+    """LMCP_VERSION_STRING of include/lemonmcp.h, the one version: a built
+    package carries it in _version.txt (setup.py writes it from the header);
+    a checkout reads the header itself."""
+    import os
+    import re
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path, pattern in (
+        (os.path.join(here, "_version.txt"), r"^([^\s]+)$"),
+        (os.path.join(here, "..", "..", "..", "include", "lemonmcp.h"), r'^#define LMCP_VERSION_STRING "([^"]+)"$'),
+    ):
+        try:
+            with open(path, encoding="utf-8") as f:
+                m = re.search(pattern, f.read(), re.M)
+        except OSError:
+            continue
+        if m:
+            return m.group(1)
+    return "0+unknown"
+
+
+__version__ = _version()
 
 
 def library_version() -> str:

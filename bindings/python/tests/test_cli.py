@@ -236,7 +236,7 @@ def test_cli_json_args_from_stdin(fixture_path: str) -> None:
 
 def test_cli_version_and_help() -> None:
     r = run_cli(["--version"])
-    assert r.returncode == 0 and "lemonmcp 0.1.0" in r.stdout
+    assert r.returncode == 0 and f"lemonmcp {lemonmcp.library_version()}" in r.stdout
     r = run_cli(["--help"])
     assert r.returncode == 0 and "call" in r.stdout and "exit status" in r.stdout
 

@@ -87,7 +87,8 @@ def test_status_names_come_from_the_library() -> None:
 
 def test_version_is_the_headers() -> None:
     """LMCP_VERSION_STRING is the one version: the library reports it, the
-    package's __version__ is it, and pyproject takes __version__."""
+    package's __version__ is it, and no file of the package writes another
+    (setup.py reads the header; pyproject.toml leaves it dynamic)."""
     with open(HEADER) as f:
         m = re.search(r'^#define LMCP_VERSION_STRING "([^"]+)"$', f.read(), re.M)
     assert m is not None
@@ -95,7 +96,10 @@ def test_version_is_the_headers() -> None:
     with open(os.path.join(PKG_ROOT, "pyproject.toml")) as f:
         pyproject = f.read()
     assert re.search(r'^dynamic = \["version"\]$', pyproject, re.M)
-    assert re.findall(r"^version = .*$", pyproject, re.M) == ['version = { attr = "lemonmcp.__version__" }']
+    assert not re.findall(r"^version\s*=", pyproject, re.M)
+    for name in ("setup.py", os.path.join("lemonmcp", "__init__.py")):
+        with open(os.path.join(PKG_ROOT, name)) as f:
+            assert not re.search(r"""(^|[\s(,])(__)?version(__)?\s*=\s*["'][0-9]""", f.read(), re.M), name
 
 
 def test_library_answers_without_starting_anything() -> None:
