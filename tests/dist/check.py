@@ -389,9 +389,11 @@ def lane_arm64(work: str) -> None:
                   "--strip-components=1"], work, dict(os.environ))
     if not report(lane, rc == 0, "the arm64 C archive unpacks", out):
         return
-    # qemu-user has no PR_SET_CHILD_SUBREAPER (EINVAL), so the arm64
-    # helper cannot reap under it and a start through it fails closed: the
-    # suite runs the servers directly (a helper path that names no file).
+    # qemu-user has no PR_SET_CHILD_SUBREAPER (EINVAL): the arm64 helper
+    # cannot reap under it, so a confined start fails closed (checked
+    # below) and a plain one runs unreaped. The suite runs the servers
+    # directly (a helper path that names no file): each start through the
+    # helper would be one more emulated process.
     with open(os.path.join(work, "fixture"), "w") as f:
         f.write(f'#!/bin/sh\n# the arm64 fixture, run by qemu (no binfmt_misc here)\nexec qemu-aarch64 {ARM}/mcpfixture "$@"\n')
     os.chmod(os.path.join(work, "fixture"), 0o755)
