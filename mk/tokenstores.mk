@@ -1,6 +1,6 @@
 # The store (store/) and the grants in it (auth/tokenstore): the store
 # contract on every backend (memory, file, PostgreSQL, Redis, the
-# application's; each sealed too), the Manager's coordination against
+# application's as Go, Python and Elixir answer it; each sealed too), the Manager's coordination against
 # them, the pins' documents and the fleet's pins on every backend (hosts,
 # and processes, sharing one pin store: an approval in one honoured in the
 # others without a restart, two approving at once both kept), and the
