@@ -122,3 +122,59 @@ func approveAsAnotherProcess(t *testing.T, cfg string) {
 	}, 60*time.Second, time.Millisecond, "never told to approve")
 	require.Nil(t, errOrNil(h.Approve("r", "tool", tool, hash)))
 }
+
+// TestPinsSealedWithAnotherKey: a host whose pin store is sealed with a key
+// it does not hold (another key in key_env) holds everything, names the
+// variable, and writes nothing over the pins, even under first_use
+// "trust", which would pin what it sees; a host without the variable does
+// not start; a host given the old key in previous_key_envs reads the pins
+// and seals them again with its new key at the next change.
+func TestPinsSealedWithAnotherKey(t *testing.T) {
+	cases := loadPinCases(t)
+	rig := newRugpullRig(t, cases.Base)
+	t.Setenv("LEMONMCP_TEST_PINS_OLD", newStoreKey())
+	t.Setenv("LEMONMCP_TEST_PINS_NEW", newStoreKey())
+	sealedWith := func(env string, previous ...string) string {
+		prev, _ := json.Marshal(append([]string{}, previous...))
+		return `{"type":"file","path":"` + rig.pins + `","encryption":{"key_env":"` + env + `","previous_key_envs":` + string(prev) + `}}`
+	}
+	r := *rig
+	r.store = sealedWith("LEMONMCP_TEST_PINS_OLD")
+	h, _ := readyHost(t, r.config(""))
+	requireAllApproved(t, hostPins(t, h)["r"])
+	h.Close(5 * time.Second)
+	before, err := os.ReadFile(rig.pins)
+	require.NoError(t, err)
+	require.NotContains(t, string(before), "echo", "the pins are sealed")
+
+	r.store = sealedWith("LEMONMCP_TEST_PINS_NEW")
+	h, _ = readyHost(t, r.config(""))
+	requireStoreFailed(t, h, "LEMONMCP_TEST_PINS_NEW")
+	require.NotContains(t, hostPins(t, h)["r"].Error, os.Getenv("LEMONMCP_TEST_PINS_NEW"))
+	h.Close(5 * time.Second)
+	after, err := os.ReadFile(rig.pins)
+	require.NoError(t, err)
+	require.Equal(t, string(before), string(after), "a host with another key changed the pins")
+
+	r.store = sealedWith("LEMONMCP_TEST_PINS_UNSET")
+	_, perr := host.Parse([]byte(r.config("")), "test")
+	require.NotNil(t, perr)
+	require.Contains(t, perr.Message, "config.pins.store.encryption.key_env: the environment variable LEMONMCP_TEST_PINS_UNSET is not set")
+
+	// Rotation: the old key opens the pins; the next change seals them
+	// with the new key, which alone opens them from then on.
+	r.store = sealedWith("LEMONMCP_TEST_PINS_NEW", "LEMONMCP_TEST_PINS_OLD")
+	h, ev := readyHost(t, r.config(""))
+	requireAllApproved(t, hostPins(t, h)["r"])
+	rig.write(t, cases.Cases[0].Defs)
+	r.signal(t)
+	require.Eventually(t, func() bool { return ev.has("definition_changed", `"name":"echo"`, `"status":"changed"`) }, 10*time.Second, 10*time.Millisecond)
+	require.Nil(t, errOrNil(h.Approve("r", "tool", "echo", hostPins(t, h)["r"].Tools["echo"].Hash)))
+	h.Close(5 * time.Second)
+	r.store = sealedWith("LEMONMCP_TEST_PINS_NEW")
+	h, _ = readyHost(t, r.config(""))
+	requireAllApproved(t, hostPins(t, h)["r"])
+	r.store = sealedWith("LEMONMCP_TEST_PINS_OLD")
+	h, _ = readyHost(t, r.config(""))
+	requireStoreFailed(t, h, "LEMONMCP_TEST_PINS_OLD")
+}
