@@ -18,7 +18,7 @@ var fixtureBin, rugpullBin string
 
 func TestMain(m *testing.M) {
 	if os.Getenv(approverConfigEnv) != "" {
-		// An approver process (pinsfleet_test.go): its configuration names
+		// An approver process (pinstore_test.go): its configuration names
 		// the parent's server binary; nothing to build.
 		os.Exit(m.Run())
 	}
