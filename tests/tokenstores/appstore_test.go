@@ -5,6 +5,7 @@ package tokenstores
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"sync"
 	"testing"
@@ -100,7 +101,12 @@ func TestAppStoreContractThroughBindings(t *testing.T) {
 			cmd.Env = pythonEnv(t)
 			return cmd
 		},
-		"elixir": func() *exec.Cmd { return exec.Command("elixir", "-pa", exEbin(t), "exappstore.exs") },
+		"elixir": func() *exec.Cmd {
+			cmd := exec.Command("elixir", "-pa", exEbin(t), "exappstore.exs")
+			// One scheduler that never spins idle, as spawnEx's BEAM.
+			cmd.Env = append(os.Environ(), "ELIXIR_ERL_OPTIONS=+S 1:1 +sbwt none +sbwtdcpu none +sbwtdio none")
+			return cmd
+		},
 	}
 	env := storetest.SetKey(t, "LEMONMCP_TEST_APP_STORE_KEY")
 	for name, helper := range helpers {
