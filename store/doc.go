@@ -41,7 +41,7 @@
 //     ids and previous keys for rotation.
 //   - open.go: Spec (the one configuration form), ParseSpec, Open.
 //   - storetest/: every backend for tests, an in-process application
-//     store, the contract every backend is held to (contract.go), and the
-//     application's store answered by a helper process (process.go: each
-//     binding's own answering code, tests/tokenstores).
+//     store, the contract every backend is held to, and the application's
+//     store answered by a helper process (each binding's own answering
+//     code, tests/tokenstores); its doc.go maps its files.
 package store
