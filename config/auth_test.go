@@ -130,6 +130,7 @@ func TestParseAuthErrors(t *testing.T) {
 		{"scope with space", httpTransport + `,"auth":{"scopes":["a b"]}`, "config.auth.scopes[0]: must be one non-empty scope token"},
 		{"path store retired", httpTransport + `,"auth":{"token_store":"disk"}`, `config.auth.token_store: a path is retired: write {"type": "file", "path": "disk"}`},
 		{"app store retired", httpTransport + `,"auth":{"token_store":"app"}`, `config.auth.token_store: "app" is retired: write {"type": "app"} and answer the store_load / store_save requests`},
+		{"host store retired", httpTransport + `,"auth":{"token_store":"host"}`, `config.auth.token_store: "host" is retired: write {"type": "app"} and answer the store_load / store_save requests`},
 		{"memory store retired", httpTransport + `,"auth":{"token_store":"memory"}`, `config.auth.token_store: "memory" is retired: write {"type": "memory"}`},
 		{"encryption without key_env", httpTransport + `,"auth":{"token_store":{"type":"memory","encryption":{}}}`, "config.auth.token_store.encryption.key_env: is required"},
 		{"zero authorization timeout", httpTransport + `,"auth":{"authorization_timeout_ms":0}`, "config.auth.authorization_timeout_ms: must be between"},

@@ -1,10 +1,13 @@
 # The store (store/) and the grants in it (auth/tokenstore): the store
 # contract on every backend (memory, file, PostgreSQL, Redis, the
-# application's; each sealed too), the Manager's coordination against
-# them, and the multi-process proof (tests/tokenstores: Go, C, Python and
-# Elixir (one BEAM) processes and command-line runs sharing one grant
-# against the strict authorization server, with random SIGKILLs, and with
-# one DPoP key).
+# application's as Go, Python and Elixir answer it; each sealed too), the Manager's coordination against
+# them, the pins' documents and the fleet's pins on every backend (hosts,
+# and processes, sharing one pin store: an approval in one honoured in the
+# others without a restart, two approving at once both kept), and the
+# multi-process proof (tests/tokenstores: Go, C, Python and Elixir (one
+# BEAM) processes and command-line runs sharing one grant against the
+# strict authorization server, with random SIGKILLs, and with one DPoP
+# key).
 #   make test-tokenstores   starts a private PostgreSQL 15 cluster and a Redis
 #                           server on free loopback ports (mk/tokenstore-servers.sh;
 #                           redis-server is installed with apt-get when missing),
@@ -39,7 +42,9 @@ test-tokenstores: lib python-dev elixir-nif
 	$(call with-tokenstore-servers, \
 	  set -o pipefail; { $(GO) test -race -count=1 -json ./store/... ./auth/tokenstore/ && \
 	    $(GO) test -race -count=1 -json ./auth/ -run 'Test(SharedGrant|SharedDPoP|AppStore)' && \
-	    cd tests && $(GO) vet -tags tokenstores ./tokenstores/ && \
+	    $(GO) test -race -count=1 -json ./host/ -run 'TestPinDocs' && \
+	    cd tests && $(GO) test -race -count=1 -json ./hosttests/ -run 'TestPinsFleet' && \
+	    $(GO) vet -tags tokenstores ./tokenstores/ && \
 	    PYTHON=$(PYTHON) $(GO) test -tags tokenstores -count=1 -timeout 20m -json ./tokenstores/; } | $(PYTHON) $(ROOT)/tests/tools/gotest_summary.py tokenstores)
 
 # make bench runs the store rows too (as a prerequisite: bench.mk is untouched).

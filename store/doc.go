@@ -40,6 +40,8 @@
 //   - sealed.go: Sealed, AES-256-GCM sealing over any store, with key
 //     ids and previous keys for rotation.
 //   - open.go: Spec (the one configuration form), ParseSpec, Open.
-//   - storetest/: every backend for tests, and an in-process application
-//     store.
+//   - storetest/: every backend for tests, an in-process application
+//     store, the contract every backend is held to, and the application's
+//     store answered by a helper process (each binding's own answering
+//     code, tests/tokenstores); its doc.go maps its files.
 package store

@@ -166,8 +166,8 @@ func envName(s string) bool {
 // retired is the refusal of a string form of an earlier release.
 func retired(s string) *FieldError {
 	switch s {
-	case "app":
-		return &FieldError{"", `"app" is retired: write {"type": "app"} and answer the store_load / store_save requests (docs/migrating.md)`}
+	case "app", "host": // "host": the name "app" had before it
+		return &FieldError{"", quote(s) + ` is retired: write {"type": "app"} and answer the store_load / store_save requests (docs/migrating.md)`}
 	case "memory":
 		return &FieldError{"", `"memory" is retired: write {"type": "memory"} (docs/migrating.md)`}
 	}

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lemonmcp/lemonmcp/store"
@@ -27,6 +30,43 @@ func rawOf(t *testing.T, inner store.Store, collection, key string) string {
 	return string(d.Body)
 }
 
+// storedBytes is what a reader of the backend itself finds, around the
+// store: the file and its lock file, the PostgreSQL row (every column), the
+// Redis hash (every field); for the application's and the memory store,
+// what they were given.
+func storedBytes(t *testing.T, name, file, collection, key string) string {
+	t.Helper()
+	ctx := context.Background()
+	switch name {
+	case "file":
+		var all []byte
+		for _, p := range []string{file, file + ".lock"} {
+			data, err := os.ReadFile(p)
+			require.NoError(t, err)
+			all = append(all, data...)
+		}
+		require.Contains(t, string(all), key, "the file holds the document")
+		return string(all)
+	case "postgres":
+		conn, err := pgx.Connect(ctx, os.Getenv("LEMONMCP_TEST_POSTGRES_URL"))
+		require.NoError(t, err)
+		defer conn.Close(ctx)
+		var row string
+		require.NoError(t, conn.QueryRow(ctx, `SELECT row_to_json(t)::text FROM `+store.PostgresTable+` t WHERE collection = $1 AND key = $2`, collection, key).Scan(&row))
+		return row
+	case "redis":
+		opts, err := redis.ParseURL(os.Getenv("LEMONMCP_TEST_REDIS_URL"))
+		require.NoError(t, err)
+		c := redis.NewClient(opts)
+		defer c.Close()
+		fields, err := c.HGetAll(ctx, store.RedisKeyPrefix+collection+":"+key).Result()
+		require.NoError(t, err)
+		require.NotEmpty(t, fields, "the hash holds the document")
+		return fmt.Sprint(fields)
+	}
+	return ""
+}
+
 func sealedOver(t *testing.T, inner store.Store, env string, previous ...string) *store.Sealed {
 	t.Helper()
 	s, err := store.NewSealed(inner, store.Encryption{KeyEnv: env, PreviousKeyEnvs: previous})
@@ -35,8 +75,9 @@ func sealedOver(t *testing.T, inner store.Store, env string, previous ...string)
 }
 
 // TestSealedRawBytesHoldNoToken: on every backend, what the backend holds
-// of a sealed document (and, for the file, the bytes on disk) has no
-// token, and opens back to the document.
+// of a sealed document (the bytes on disk, the row, the hash, as one who
+// reads them around the store finds them) has no token, and opens back to
+// the document.
 func TestSealedRawBytesHoldNoToken(t *testing.T) {
 	ctx := context.Background()
 	env := storetest.SetKey(t, "LEMONMCP_TEST_RAW_KEY")
@@ -55,11 +96,9 @@ func TestSealedRawBytesHoldNoToken(t *testing.T) {
 			raw := rawOf(t, inner, "grants", key)
 			require.NotContains(t, raw, secretToken)
 			require.Contains(t, raw, `"sealed"`)
-			if name == "file" {
-				data, err := os.ReadFile(filepath.Join(dir, "sealed.json"))
-				require.NoError(t, err)
-				require.NotContains(t, string(data), secretToken)
-			}
+			stored := storedBytes(t, name, filepath.Join(dir, "sealed.json"), "grants", key)
+			require.NotContains(t, stored, secretToken)
+			require.NotContains(t, stored, base64.StdEncoding.EncodeToString([]byte(secretToken)))
 			got, _, err := s.Load(ctx, "grants", key)
 			require.NoError(t, err)
 			require.JSONEq(t, doc, string(got.Body))

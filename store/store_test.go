@@ -2,17 +2,13 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -20,155 +16,25 @@ import (
 	"github.com/lemonmcp/lemonmcp/store/storetest"
 )
 
-func uniqueKey(t *testing.T) string {
-	return fmt.Sprintf("test|%s|%d|%d", t.Name(), os.Getpid(), time.Now().UnixNano())
-}
+func uniqueKey(t *testing.T) string { return storetest.UniqueKey(t) }
 
 func body(s string) *store.Document { return &store.Document{Body: []byte(s)} }
 
-// requireDoc compares documents as JSON (PostgreSQL's jsonb spaces them
-// its own way).
-func requireDoc(t *testing.T, want, got *store.Document) {
-	t.Helper()
-	require.NotNil(t, got)
-	require.JSONEq(t, string(want.Body), string(got.Body))
-	require.Equal(t, want.Lease, got.Lease)
-}
-
-// TestContract: every backend, sealed or not, keeps the contract: nothing
-// is version 0; a first save wins once; a stale version loses and learns
-// the winner; leases travel beside the body; collections and keys are
-// independent.
+// TestContract: every backend, sealed or not, keeps the contract
+// (storetest.Contract).
 func TestContract(t *testing.T) {
-	ctx := context.Background()
 	for name, s := range storetest.All(t) {
-		t.Run(name, func(t *testing.T) {
-			key := uniqueKey(t)
-			d, ver, err := s.Load(ctx, "grants", key)
-			require.NoError(t, err)
-			require.Nil(t, d)
-			require.Equal(t, store.Version(0), ver)
-
-			first := &store.Document{Body: []byte(`{"refresh_token":"rt-1","generation":1}`), Lease: &store.Lease{Owner: "a", Until: 42}}
-			v1, won, err := s.CompareAndSave(ctx, "grants", key, 0, first)
-			require.NoError(t, err)
-			require.Nil(t, won)
-			require.Greater(t, v1, store.Version(0))
-
-			// A second writer that also read "nothing" loses and learns
-			// the winner.
-			v, won, err := s.CompareAndSave(ctx, "grants", key, 0, body(`{"refresh_token":"rt-other"}`))
-			require.NoError(t, err)
-			require.Equal(t, v1, v)
-			requireDoc(t, first, won)
-
-			d, ver, err = s.Load(ctx, "grants", key)
-			require.NoError(t, err)
-			require.Equal(t, v1, ver)
-			requireDoc(t, first, d)
-
-			// A lease-only write, then one that releases it.
-			leased := first.Clone()
-			leased.Lease = &store.Lease{Owner: "b", Until: 77}
-			vl, won, err := s.CompareAndSave(ctx, "grants", key, v1, leased)
-			require.NoError(t, err)
-			require.Nil(t, won)
-			require.Greater(t, vl, v1)
-			d, ver, err = s.Load(ctx, "grants", key)
-			require.NoError(t, err)
-			require.Equal(t, vl, ver)
-			requireDoc(t, leased, d)
-			only, err := store.VersionOf(ctx, s, "grants", key)
-			require.NoError(t, err)
-			require.Equal(t, vl, only, "the version alone is the loaded one, after a lease-only write too")
-			only, err = store.VersionOf(ctx, s, "grants", key+"-none")
-			require.NoError(t, err)
-			require.Zero(t, only)
-
-			second := body(`{"access_token":"at-2","generation":2}`)
-			v2, won, err := s.CompareAndSave(ctx, "grants", key, vl, second)
-			require.NoError(t, err)
-			require.Nil(t, won)
-			require.Greater(t, v2, vl)
-
-			// A stale version loses even though it once was right.
-			v, won, err = s.CompareAndSave(ctx, "grants", key, v1, first)
-			require.NoError(t, err)
-			require.Equal(t, v2, v)
-			requireDoc(t, second, won)
-
-			// Collections and keys are independent.
-			for _, ck := range [][2]string{{"pins", key}, {"grants", key + "-other"}} {
-				d, ver, err = s.Load(ctx, ck[0], ck[1])
-				require.NoError(t, err)
-				require.Nil(t, d)
-				require.Equal(t, store.Version(0), ver)
-			}
-			// A body that is not JSON is refused before anything is written.
-			_, _, err = s.CompareAndSave(ctx, "pins", key, 0, body(`{not json`))
-			require.ErrorContains(t, err, "is not a JSON value")
-			_, ver, err = s.Load(ctx, "pins", key)
-			require.NoError(t, err)
-			require.Equal(t, store.Version(0), ver)
-		})
+		t.Run(name, func(t *testing.T) { storetest.Contract(t, s) })
 	}
 }
 
 // TestConcurrentUpdatesAllKept: goroutines increment one counter with
-// store.Update (load, change, compare-and-save, again on a loss); every
-// increment survives, on every backend (a store without the compare
-// loses some).
+// store.Update; every increment survives, on every backend
+// (storetest.ConcurrentUpdates).
 func TestConcurrentUpdatesAllKept(t *testing.T) {
-	ctx := context.Background()
 	for name, s := range storetest.All(t) {
-		t.Run(name, func(t *testing.T) {
-			key := uniqueKey(t)
-			const workers, each = 6, 15
-			var wg sync.WaitGroup
-			errs := make(chan error, workers)
-			for w := 0; w < workers; w++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					errs <- increment(ctx, s, key, each)
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				require.NoError(t, err)
-			}
-			d, _, err := s.Load(ctx, "counters", key)
-			require.NoError(t, err)
-			require.Equal(t, workers*each, counter(t, d))
-		})
+		t.Run(name, func(t *testing.T) { storetest.ConcurrentUpdates(t, s) })
 	}
-}
-
-func increment(ctx context.Context, s store.Store, key string, n int) error {
-	for i := 0; i < n; i++ {
-		_, _, err := store.Update(ctx, s, "counters", key, func(cur *store.Document) (*store.Document, error) {
-			var c struct{ N int }
-			if cur != nil {
-				if err := json.Unmarshal(cur.Body, &c); err != nil {
-					return nil, err
-				}
-			}
-			return body(fmt.Sprintf(`{"n":%d}`, c.N+1)), nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func counter(t *testing.T, d *store.Document) int {
-	t.Helper()
-	require.NotNil(t, d)
-	var c struct{ N int }
-	require.NoError(t, json.Unmarshal(d.Body, &c))
-	return c.N
 }
 
 // TestFileStoreAcrossProcesses: processes (this test binary re-run)
@@ -178,7 +44,7 @@ func TestFileStoreAcrossProcesses(t *testing.T) {
 		s, err := store.OpenFile(path)
 		require.NoError(t, err)
 		n, _ := strconv.Atoi(os.Getenv("STORE_CHILD_N"))
-		require.NoError(t, increment(context.Background(), s, "shared", n))
+		require.NoError(t, storetest.Increment(context.Background(), s, "shared", n))
 		return
 	}
 	path := filepath.Join(t.TempDir(), "store.json")
@@ -205,7 +71,7 @@ func TestFileStoreAcrossProcesses(t *testing.T) {
 	require.NoError(t, err)
 	d, _, err := s.Load(context.Background(), "counters", "shared")
 	require.NoError(t, err)
-	require.Equal(t, procs*each, counter(t, d))
+	require.Equal(t, procs*each, storetest.Counter(t, d))
 }
 
 // TestFileStoreFiles: the file and its lock are mode 0600, nothing
@@ -257,7 +123,7 @@ func TestFileStoreReadsEarlierFormats(t *testing.T) {
 	d, ver, err := s.Load(ctx, "grants", "k")
 	require.NoError(t, err)
 	require.Equal(t, store.Version(7), ver)
-	requireDoc(t, &store.Document{Body: []byte(`{"access_token":"at","generation":3,"state":"ok"}`), Lease: &store.Lease{Owner: "old", Until: 99}}, d)
+	storetest.RequireDoc(t, &store.Document{Body: []byte(`{"access_token":"at","generation":3,"state":"ok"}`), Lease: &store.Lease{Owner: "old", Until: 99}}, d)
 	v, won, err := s.CompareAndSave(ctx, "grants", "k2", 0, body(`{"generation":1}`))
 	require.NoError(t, err)
 	require.Nil(t, won)

@@ -1,9 +1,3 @@
-// Package storetest gives tests every store backend: memory, file,
-// PostgreSQL and Redis (when the environment names servers: make
-// test-tokenstores starts private ones and sets LEMONMCP_REQUIRE_STORES,
-// so that a missing server fails instead of leaving a backend out), the
-// application's (store_load / store_save answered in process, as a
-// binding's helper answers them), and each of them sealed.
 package storetest
 
 import (

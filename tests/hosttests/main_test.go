@@ -17,6 +17,11 @@ import (
 var fixtureBin, rugpullBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(approverConfigEnv) != "" {
+		// An approver process (pinstore_test.go): its configuration names
+		// the parent's server binary; nothing to build.
+		os.Exit(m.Run())
+	}
 	bin, remove, err := fixturebin.Build("../fixtures/mcpfixture")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -5,6 +5,8 @@ package tokenstores
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/lemonmcp/lemonmcp/config"
 	"github.com/lemonmcp/lemonmcp/core"
+	docstore "github.com/lemonmcp/lemonmcp/store"
 	"github.com/lemonmcp/lemonmcp/store/storetest"
 )
 
@@ -85,4 +88,38 @@ func TestAppStoreVersioned(t *testing.T) {
 	require.Zero(t, st.Refused)
 	require.Positive(t, st.Redemptions)
 	require.LessOrEqual(t, st.Redemptions, int(5*time.Second/tokenPeriod)+2)
+}
+
+// TestAppStoreContractThroughBindings: the application's store, answered
+// by each binding's own code (pyappstore.py: the Python dispatcher and
+// store=; exappstore.exs: LemonMCP.Store), keeps the store's contract,
+// sealed or not, and every update of goroutines updating at once is kept.
+func TestAppStoreContractThroughBindings(t *testing.T) {
+	helpers := map[string]func() *exec.Cmd{
+		"python": func() *exec.Cmd {
+			cmd := exec.Command(python(), "pyappstore.py")
+			cmd.Env = pythonEnv(t)
+			return cmd
+		},
+		"elixir": func() *exec.Cmd {
+			cmd := exec.Command("elixir", "-pa", exEbin(t), "exappstore.exs")
+			// One scheduler that never spins idle, as spawnEx's BEAM.
+			cmd.Env = append(os.Environ(), "ELIXIR_ERL_OPTIONS=+S 1:1 +sbwt none +sbwtdcpu none +sbwtdio none")
+			return cmd
+		},
+	}
+	env := storetest.SetKey(t, "LEMONMCP_TEST_APP_STORE_KEY")
+	for name, helper := range helpers {
+		t.Run(name, func(t *testing.T) {
+			app := docstore.NewApp(storetest.ProcessAsk(t, helper()))
+			sealed, err := docstore.NewSealed(app, docstore.Encryption{KeyEnv: env})
+			require.NoError(t, err)
+			for variant, s := range map[string]docstore.Store{"app": app, "app+sealed": sealed} {
+				t.Run(variant, func(t *testing.T) {
+					storetest.Contract(t, s)
+					storetest.ConcurrentUpdates(t, s)
+				})
+			}
+		})
+	}
 }

@@ -28,6 +28,12 @@
 // bound to the key of whoever redeems first, that key travels in the
 // record, and no process ever presents the grant with another key.
 //
+// TestAppStoreContractThroughBindings holds the application's store, as
+// each binding answers it, to the store's contract (storetest.Contract):
+// pyappstore.py runs the Python binding's dispatcher over store=(load,
+// save), exappstore.exs LemonMCP.Store over store: {load, save}, each
+// reading the library's requests on its stdin (storetest.ProcessAsk).
+//
 // The tests carry the build tag "tokenstores": they run in make
 // test-tokenstores (go test -tags tokenstores), which builds what they
 // need (the C library, the Python binding's copy of it, the Elixir NIF),
