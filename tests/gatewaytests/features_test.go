@@ -129,17 +129,19 @@ func TestNotificationsReachTheSessionsThatAsked(t *testing.T) {
 
 // TestCancellationReachesTheServersOwnRequest: the front's
 // notifications/cancelled becomes the server's cancellation of the very
-// request the gateway sent it (the fixture logs it by its own id).
+// request the gateway sent it (the fixture logs it by its own id), in
+// every era pair over both fronts.
 func TestCancellationReachesTheServersOwnRequest(t *testing.T) {
-	logFile := t.TempDir() + "/stdin.log"
-	for _, front := range []string{"stdio", "http"} {
-		t.Run(front, func(t *testing.T) {
-			h := hostFromConfig(t, `{"mcpServers": {"fx": {"command": "`+fixtureBin+`", "args": ["-log-file", "`+logFile+`-`+front+`"], "protocol": {"mode": "legacy"}}}, "tool_prefix": "never"}`)
+	for _, tc := range eraPairs() {
+		front, fe, se := tc.front, tc.fe, tc.se
+		t.Run(tc.name, func(t *testing.T) {
+			logFile := t.TempDir() + "/stdin.log"
+			h := hostFromConfig(t, `{"mcpServers": {"fx": {"command": "`+fixtureBin+`", "args": ["-log-file", "`+logFile+`-`+front+`"], "protocol": {"mode": "`+string(se)+`"}}}, "tool_prefix": "never"}`)
 			g := newGateway(t, h, "")
 			tr := frontTransport(t, g, front)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, nil).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, nil).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: fe.frontVersion()})
 			require.NoError(t, err)
 			defer cs.Close()
 			callCtx, callCancel := context.WithCancel(ctx)

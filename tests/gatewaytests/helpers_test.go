@@ -189,3 +189,23 @@ func hostFromConfig(t *testing.T, cfg string) *host.Host {
 	})
 	return h
 }
+
+// eraPair is one front (stdio or http) with the era each side speaks.
+type eraPair struct {
+	name   string
+	front  string
+	fe, se era
+}
+
+// eraPairs is every front × front era × server era.
+func eraPairs() []eraPair {
+	var out []eraPair
+	for _, front := range []string{"stdio", "http"} {
+		for _, fe := range []era{legacy, modern} {
+			for _, se := range []era{legacy, modern} {
+				out = append(out, eraPair{front + "/front-" + string(fe) + "/server-" + string(se), front, fe, se})
+			}
+		}
+	}
+	return out
+}

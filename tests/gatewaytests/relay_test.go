@@ -46,12 +46,10 @@ func TestRelayMatrix(t *testing.T) {
 					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 60, "steps": 3}, Meta: mcp.Meta{"progressToken": "tok-1"}})
 					require.NoError(t, err)
 					require.False(t, res.IsError)
-					if fe == legacy {
-						select {
-						case <-progress:
-						case <-ctx.Done():
-							t.Fatal("no progress reached the front")
-						}
+					select {
+					case <-progress:
+					case <-ctx.Done():
+						t.Fatal("no progress reached the front")
 					}
 				})
 			}
