@@ -71,11 +71,11 @@ func quiet[T any](t *testing.T, ch <-chan T, what string) {
 
 // TestNotificationsReachTheSessionsThatAsked: list_changed reaches every
 // session, log messages only the session that set a level, resource
-// updates only the session that subscribed.
+// updates only the session that subscribed; from servers of both eras.
 func TestNotificationsReachTheSessionsThatAsked(t *testing.T) {
-	for _, front := range []string{"http"} {
-		t.Run(front, func(t *testing.T) {
-			h := newHost(t, legacy)
+	for _, se := range []era{legacy, modern} {
+		t.Run("http/server-"+string(se), func(t *testing.T) {
+			h := newHost(t, se)
 			g := newGateway(t, h, "")
 			url := httpFront(t, g)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
