@@ -228,6 +228,7 @@ func (s *Server) cancel(c *call) {
 	}
 	c.mu.Lock()
 	id := c.hostID
+	c.cancelled = true
 	c.mu.Unlock()
 	if id != 0 && c.h != nil {
 		_ = c.h.Cancel(id)

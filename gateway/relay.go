@@ -310,9 +310,11 @@ func orEmptyObj(b []byte) []byte {
 
 // causingCall finds the front call that caused a server request: the
 // call it names (a 2026-07-28 server's input request), else the one front
-// call in flight to that server (among those whose front could answer). A server shared by several sessions with
-// calls in flight at once cannot tell whose call it serves (a legacy
-// server request names none): that is refused, never guessed.
+// call in flight to that server (among those whose front could answer;
+// a call its front cancelled, which lingers until its server answers, is
+// no one's cause). A server shared by several sessions with calls in
+// flight at once cannot tell whose call it serves (a legacy server
+// request names none): that is refused, never guessed.
 func (s *Server) causingCall(h *host.Host, server string, clientCallID *uint64, method string, params []byte) (*call, string) {
 	if clientCallID != nil {
 		// The host learns its call's client id when the client's Call
@@ -332,7 +334,12 @@ func (s *Server) causingCall(h *host.Host, server string, clientCallID *uint64, 
 	var found []*call
 	for c := range s.calls {
 		if c.server == server && c.h == h {
-			found = append(found, c)
+			c.mu.Lock()
+			cancelled := c.cancelled
+			c.mu.Unlock()
+			if !cancelled {
+				found = append(found, c)
+			}
 		}
 	}
 	s.mu.Unlock()
