@@ -286,3 +286,35 @@ func TestWaitZeroAfterStopSaysEnded(t *testing.T) {
 		g.Release()
 	}
 }
+
+// TestStopIsBoundedByItsTimeout: a call that outlasts Stop's timeout
+// does not hold the gateway up: Stop ends serving, the server's request
+// is cancelled, and the front's call fails rather than hanging.
+func TestStopIsBoundedByItsTimeout(t *testing.T) {
+	logFile := t.TempDir() + "/stdin.log"
+	h := hostFromConfig(t, `{"mcpServers": {"fx": {"command": "`+fixtureBin+`", "args": ["-log-file", "`+logFile+`"], "protocol": {"mode": "legacy"}}}, "tool_prefix": "never"}`)
+	g := newGateway(t, h, "")
+	url := httpFront(t, g)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	progress := make(chan float64, 16)
+	cs, err := relayClient(progress).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	defer cs.Close()
+	completed := make(chan bool, 1) // whether the call got its whole result
+	go func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 25000, "steps": 250}, Meta: mcp.Meta{"progressToken": "long"}})
+		completed <- err == nil && !res.IsError
+	}()
+	waitFor(t, progress, "the call's first progress")
+	require.Nil(t, g.Stop(200*time.Millisecond), "Stop returns once serving ended")
+	require.Nil(t, g.Wait(0))
+	require.Eventually(t, func() bool { return strings.Contains(readFile(logFile), "cancelled ") }, 15*time.Second, 10*time.Millisecond,
+		"the server's request was not cancelled")
+	select {
+	case ok := <-completed:
+		require.False(t, ok, "the call outlived the stop")
+	case <-ctx.Done():
+		t.Fatal("the front's call hangs after the gateway stopped")
+	}
+}
