@@ -7,6 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/core"
 )
 
 // TestRelayMatrix runs each relayed feature through the gateway for every
@@ -53,6 +55,30 @@ func TestRelayMatrix(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestNoDeadlineOfTheGatewaysOwn: a call outlasting every timeout the
+// host has (its call_ms and max_total_ms, without progress to reset
+// them) still answers through the gateway: the front's own timeout and
+// cancellation govern (stacklok/toolhive#4061's fixed proxy deadline).
+func TestNoDeadlineOfTheGatewaysOwn(t *testing.T) {
+	for _, front := range []string{"stdio", "http"} {
+		for _, fe := range []era{legacy, modern} {
+			t.Run(front+"/front-"+string(fe), func(t *testing.T) {
+				h := hostFromConfig(t, `{"mcpServers": {"fx": {"command": "`+fixtureBin+`"}}, "tool_prefix": "never",
+				  "defaults": {"timeouts": {"call_ms": 100, "max_total_ms": 150}}}`)
+				_, herr := h.CallToolSync("slow", []byte(`{"ms": 600, "steps": 2}`), core.CallOptions{})
+				require.NotNil(t, herr, "the host's own call times out: the gateway's must outlive that")
+				g := newGateway(t, h, "")
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, nil).Connect(ctx, frontTransport(t, g, front), &mcp.ClientSessionOptions{ProtocolVersion: fe.frontVersion()})
+				require.NoError(t, err)
+				defer cs.Close()
+				require.Equal(t, "done", callText(t, cs, "slow", map[string]any{"ms": 600, "steps": 2}))
+			})
 		}
 	}
 }
