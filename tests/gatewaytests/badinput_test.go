@@ -3,6 +3,7 @@ package gatewaytests
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -114,4 +115,52 @@ func TestBatchesIn20250326(t *testing.T) {
 	require.NotNil(t, byID["c"]["error"])
 	status, _, _ = post(t, url, `[{"jsonrpc":"2.0","method":"notifications/initialized"}]`, sid)
 	require.Equal(t, http.StatusAccepted, status, "a batch of notifications only")
+}
+
+// TestHTTPReplyShapes: a call is answered with an SSE stream when the
+// front accepts one, else with one JSON body; in the initialize era on a
+// session, in 2026-07-28 without one.
+func TestHTTPReplyShapes(t *testing.T) {
+	h := newHost(t, legacy)
+	g := newGateway(t, h, "")
+	url := httpFront(t, g)
+	sid := initSession(t, url)
+	const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	cases := []struct {
+		name, accept, body string
+		session            bool
+		contentType        string
+	}{
+		{"initialize era, JSON only", "application/json", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo","arguments":{"text":"shape"}}}`, true, "application/json"},
+		{"initialize era, both", "application/json, text/event-stream", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"echo","arguments":{"text":"shape"}}}`, true, "text/event-stream"},
+		{"2026-07-28, JSON only", "application/json", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"echo","arguments":{"text":"shape"},` + modernMeta + `}}`, false, "application/json"},
+		{"2026-07-28, both", "application/json, text/event-stream", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"echo","arguments":{"text":"shape"},` + modernMeta + `}}`, false, "text/event-stream"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(tc.body))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", tc.accept)
+			if tc.session {
+				req.Header.Set("Mcp-Session-Id", sid["Mcp-Session-Id"])
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+			require.Equal(t, tc.contentType, resp.Header.Get("Content-Type"))
+			body := string(b)
+			if tc.contentType == "text/event-stream" {
+				require.Contains(t, body, "data: ")
+			} else {
+				var m map[string]any
+				require.NoError(t, json.Unmarshal(b, &m), body)
+				require.Contains(t, m, "result")
+			}
+			require.Contains(t, body, "shape")
+		})
+	}
 }
