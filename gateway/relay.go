@@ -37,6 +37,10 @@ func (s *Server) onEvent(h *host.Host, only *Session, kind string, payload []byt
 		}
 		_ = jsonx.Unmarshal(payload, &ev)
 		s.listChanged(ev.List)
+	case "restarting", "ready":
+		if only == nil {
+			s.onRestart(kind, payload)
+		}
 	case "progress":
 		s.onProgress(h, payload)
 	case "notification":
@@ -82,6 +86,36 @@ func (s *Server) listChanged(list string) {
 		if ok {
 			sess.sendStandalone(msg)
 		}
+	}
+}
+
+// onRestart tells the fronts that a restarting server's items left the
+// lists and, once it is ready again, that they are back: the host
+// announces neither when the server returns with the same lists, yet a
+// front that listed in between holds a list without them.
+func (s *Server) onRestart(kind string, payload []byte) {
+	var ev struct {
+		Server string `json:"server"`
+	}
+	if jsonx.Unmarshal(payload, &ev) != nil || ev.Server == "" {
+		return
+	}
+	s.mu.Lock()
+	was := s.restarting[ev.Server]
+	if kind == "restarting" {
+		if s.restarting == nil {
+			s.restarting = map[string]bool{}
+		}
+		s.restarting[ev.Server] = true
+	} else {
+		delete(s.restarting, ev.Server)
+	}
+	s.mu.Unlock()
+	if kind == "ready" && !was {
+		return // a first start: the host's own list_changed says what came
+	}
+	for _, list := range []string{"tools", "prompts", "resources"} {
+		s.listChanged(list)
 	}
 }
 

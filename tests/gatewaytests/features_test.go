@@ -221,3 +221,38 @@ func readFile(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
 }
+
+// TestServerRestartReachesTheFront: a server that dies goes from the
+// lists and comes back when the host restarts it; the front hears
+// list_changed and lists it again (the new process), over both eras.
+func TestServerRestartReachesTheFront(t *testing.T) {
+	for _, fe := range []era{legacy, modern} {
+		t.Run("front-"+string(fe), func(t *testing.T) {
+			h := hostFromConfig(t, `{"tool_prefix": "always", "mcpServers": {
+			  "a": {"command": "`+fixtureBin+`", "restart": {"max_restarts": 3, "backoff_ms": 300}},
+			  "b": {"command": "`+fixtureBin+`"}}}`)
+			g := newGateway(t, h, "")
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			ev := newFrontEvents()
+			cs, err := ev.client("front").Connect(ctx, stdioFront(t, g), &mcp.ClientSessionOptions{ProtocolVersion: fe.frontVersion()})
+			require.NoError(t, err)
+			defer cs.Close()
+			require.True(t, toolNames(t, cs)["a__echo"])
+			before := callText(t, cs, "a__pid", map[string]any{})
+			for len(ev.toolsChanged) > 0 { // what the servers' start said
+				<-ev.toolsChanged
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "a__crash", Arguments: map[string]any{"kill": true}})
+			require.True(t, err != nil || res.IsError, "the crashed server's call fails")
+			waitFor(t, ev.toolsChanged, "tools list_changed when the server went")
+			for back := false; !back; {
+				if back = toolNames(t, cs)["a__echo"]; !back {
+					waitFor(t, ev.toolsChanged, "tools list_changed when the server came back")
+				}
+			}
+			require.NotEqual(t, before, callText(t, cs, "a__pid", map[string]any{}), "a new process")
+			require.Contains(t, callText(t, cs, "b__echo", map[string]any{"text": "untouched"}), "untouched")
+		})
+	}
+}
