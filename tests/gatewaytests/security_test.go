@@ -3,6 +3,7 @@ package gatewaytests
 import (
 	"bytes"
 	"crypto"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -128,8 +129,12 @@ func newJWKS(t *testing.T) *jwks {
 }
 
 func (j *jwks) sign(t *testing.T, signer *rsa.PrivateKey, claims map[string]any) string {
+	return j.signKid(t, signer, "k1", claims)
+}
+
+func (j *jwks) signKid(t *testing.T, signer *rsa.PrivateKey, kid string, claims map[string]any) string {
 	b64 := base64.RawURLEncoding
-	head := b64.EncodeToString([]byte(`{"alg":"RS256","typ":"JWT","kid":"k1"}`))
+	head := b64.EncodeToString([]byte(`{"alg":"RS256","typ":"JWT","kid":"` + kid + `"}`))
 	body, _ := json.Marshal(claims)
 	input := head + "." + b64.EncodeToString(body)
 	sum := sha256.Sum256([]byte(input))
@@ -147,6 +152,17 @@ func TestHTTPFrontJWTResourceServer(t *testing.T) {
 	other, err := rsa.GenerateKey(rand.Reader, 2048)
 	require.NoError(t, err)
 	exp := time.Now().Add(time.Hour).Unix()
+	valid := j.sign(t, j.key, map[string]any{"iss": issuer, "aud": audience, "exp": exp})
+	b64 := base64.RawURLEncoding
+	parts := strings.Split(valid, ".")
+	// HS256 keyed with the issuer's public key (which anyone can fetch):
+	// the algorithm confusion a verifier that trusts the header falls to.
+	mac := hmac.New(sha256.New, j.key.N.Bytes())
+	hsInput := b64.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT","kid":"k1"}`)) + "." + parts[1]
+	mac.Write([]byte(hsInput))
+	hs256 := hsInput + "." + b64.EncodeToString(mac.Sum(nil))
+	// A valid signature over other claims.
+	swapped := parts[0] + "." + b64.EncodeToString([]byte(`{"iss":"`+issuer+`","aud":"`+audience+`","exp":9999999999,"sub":"admin"}`)) + "." + parts[2]
 	cases := []struct {
 		name   string
 		token  string
@@ -158,6 +174,12 @@ func TestHTTPFrontJWTResourceServer(t *testing.T) {
 		{"wrong issuer", j.sign(t, j.key, map[string]any{"iss": "https://evil", "aud": audience, "exp": exp}), http.StatusUnauthorized},
 		{"expired", j.sign(t, j.key, map[string]any{"iss": issuer, "aud": audience, "exp": time.Now().Add(-time.Hour).Unix()}), http.StatusUnauthorized},
 		{"signed by another key", j.sign(t, other, map[string]any{"iss": issuer, "aud": audience, "exp": exp}), http.StatusUnauthorized},
+		{"no exp", j.sign(t, j.key, map[string]any{"iss": issuer, "aud": audience}), http.StatusUnauthorized},
+		{"not valid yet", j.sign(t, j.key, map[string]any{"iss": issuer, "aud": audience, "exp": exp, "nbf": time.Now().Add(30 * time.Minute).Unix()}), http.StatusUnauthorized},
+		{"unknown kid", j.signKid(t, j.key, "k2", map[string]any{"iss": issuer, "aud": audience, "exp": exp}), http.StatusUnauthorized},
+		{"HS256 keyed with the public key", hs256, http.StatusUnauthorized},
+		{"claims swapped under a valid signature", swapped, http.StatusUnauthorized},
+		{"not a JWT", "opaque-token-of-some-length", http.StatusUnauthorized},
 		{"alg none", "eyJhbGciOiJub25lIiwia2lkIjoiazEifQ." + base64.RawURLEncoding.EncodeToString([]byte(`{"iss":"`+issuer+`","aud":"`+audience+`","exp":9999999999}`)) + ".", http.StatusUnauthorized},
 	}
 	for _, tc := range cases {
