@@ -60,6 +60,9 @@ func TestHTTPFrontChecksOriginAndHost(t *testing.T) {
 		{"loopback origin", map[string]string{"Origin": "http://localhost:3000"}, http.StatusOK},
 		{"listed origin", map[string]string{"Origin": "https://app.example"}, http.StatusOK},
 		{"foreign origin (DNS rebinding)", map[string]string{"Origin": "http://evil.example"}, http.StatusForbidden},
+		{"a foreign name that starts like loopback", map[string]string{"Origin": "http://localhost.evil.example"}, http.StatusForbidden},
+		{"opaque origin (a sandboxed page)", map[string]string{"Origin": "null"}, http.StatusForbidden},
+		{"listed origin on another port", map[string]string{"Origin": "https://app.example:8443"}, http.StatusForbidden},
 		{"rebound host name", map[string]string{"Host": "evil.example:80"}, http.StatusMisdirectedRequest},
 	}
 	for _, tc := range cases {
