@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/core"
 )
 
 // TestBadInputOverStdio: each bad message gets a clear JSON-RPC error and
@@ -163,4 +165,26 @@ func TestHTTPReplyShapes(t *testing.T) {
 			require.Contains(t, body, "shape")
 		})
 	}
+}
+
+// TestStdioFrontVanishingMidCall: a stdio front that closes its input
+// with a call in flight ends serving, and the server's request is
+// cancelled rather than left running for nobody.
+func TestStdioFrontVanishingMidCall(t *testing.T) {
+	logFile := t.TempDir() + "/stdin.log"
+	h := hostFromConfig(t, `{"mcpServers": {"fx": {"command": "`+fixtureBin+`", "args": ["-log-file", "`+logFile+`"], "protocol": {"mode": "legacy"}}}, "tool_prefix": "never"}`)
+	g := newGateway(t, h, "")
+	exchange, in := rawStdioFront(t, g)
+	require.NotNil(t, response(exchange(initBody))["result"])
+	_, err := io.WriteString(in, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"ms":30000,"steps":300}}}`+"\n")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Contains(readFile(logFile), `"slow"`) }, 15*time.Second, 10*time.Millisecond)
+	require.NoError(t, in.Close())
+	require.Nil(t, g.Wait(10*time.Second))
+	require.Eventually(t, func() bool { return strings.Contains(readFile(logFile), "cancelled ") }, 15*time.Second, 10*time.Millisecond,
+		"the server's request outlived its front")
+	// The host is the application's, and works.
+	out, herr := h.CallToolSync("echo", []byte(`{"text":"mine"}`), core.CallOptions{})
+	require.Nil(t, herr)
+	require.Contains(t, string(out), "mine")
 }
