@@ -138,8 +138,9 @@ func TestSessionsAreBounded(t *testing.T) {
 
 // TestAbandonedSessionsGiveTheirMemoryBack: many sessions opened and
 // abandoned leave the heap where it was once their idle timeout passed.
-// make test opens 2,000 (HTTP round trips under the race detector are
-// what it costs); LEMONMCP_GATEWAY_SESSIONS=100000 runs the count.
+// Under the race detector it opens 2,000 (HTTP round trips are what it
+// costs); make test-fixtures also runs it without, with
+// LEMONMCP_GATEWAY_SESSIONS=100000: the count.
 func TestAbandonedSessionsGiveTheirMemoryBack(t *testing.T) {
 	sessions := 2000
 	if n, err := strconv.Atoi(os.Getenv("LEMONMCP_GATEWAY_SESSIONS")); err == nil && n > 0 {
