@@ -61,8 +61,10 @@ func (s *Server) onEvent(h *host.Host, only *Session, kind string, payload []byt
 	}
 }
 
-// listChanged tells every initialized session that a list changed and
-// forgets the exposed names of that kind (the next listing makes them).
+// listChanged tells every initialized session, and every listen that
+// asked, that a list changed. The exposed names stay until the next
+// listing remakes them: an exposed name is a function of the host's, so
+// what the last table holds still routes where it did.
 func (s *Server) listChanged(list string) {
 	var method string
 	switch list {
