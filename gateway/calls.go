@@ -243,6 +243,12 @@ func (s *Server) abandon(c *call) {
 	c.r = nil
 	inputs := c.inputs
 	c.inputs = nil
+	// 2026-07-28: the inputs given in an input_required result wait for a
+	// retry that will not come.
+	for _, a := range c.asked {
+		inputs = append(inputs, a)
+	}
+	c.asked = nil
 	finished := c.finished
 	c.mu.Unlock()
 	for _, a := range inputs {
