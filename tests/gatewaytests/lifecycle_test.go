@@ -210,7 +210,7 @@ func TestStopWaitsForCallsThenEnds(t *testing.T) {
 	url := httpFront(t, g)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	progress := make(chan float64, 16)
+	progress := make(chan *mcp.ProgressNotificationParams, 16)
 	// No standalone GET stream: Stop ends it, and the go-sdk client fails
 	// its calls when that stream ends, whatever they already received.
 	cs, err := relayClient(progress).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -298,7 +298,7 @@ func TestStopIsBoundedByItsTimeout(t *testing.T) {
 	url := httpFront(t, g)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	progress := make(chan float64, 16)
+	progress := make(chan *mcp.ProgressNotificationParams, 16)
 	cs, err := relayClient(progress).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	require.NoError(t, err)
 	defer cs.Close()

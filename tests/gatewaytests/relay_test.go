@@ -22,7 +22,7 @@ func TestRelayMatrix(t *testing.T) {
 					h := newHost(t, se)
 					g := newGateway(t, h, "")
 					tr := frontTransport(t, g, front)
-					progress := make(chan float64, 16)
+					progress := make(chan *mcp.ProgressNotificationParams, 16)
 					client := relayClient(progress)
 					client.AddRoots(&mcp.Root{URI: "file:///front/root", Name: "front-root"})
 					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -49,7 +49,8 @@ func TestRelayMatrix(t *testing.T) {
 					require.NoError(t, err)
 					require.False(t, res.IsError)
 					select {
-					case <-progress:
+					case p := <-progress:
+						require.Equal(t, "tok-1", p.ProgressToken, "progress reaches the front's own token")
 					case <-ctx.Done():
 						t.Fatal("no progress reached the front")
 					}
