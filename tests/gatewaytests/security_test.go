@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"io"
 	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -86,6 +87,24 @@ func TestHTTPFrontRefusesNonLoopbackWithoutAuth(t *testing.T) {
 		require.Contains(t, serr.Message, "not loopback")
 		g.Release()
 	}
+}
+
+// TestHTTPFrontNonLoopbackWithAuth: told to, and with authentication, the
+// gateway serves a non-loopback address; the token is still required.
+func TestHTTPFrontNonLoopbackWithAuth(t *testing.T) {
+	const token = "front-secret-token-remote-0123"
+	t.Setenv("GW_TEST_TOKEN3", token)
+	h := newHost(t, legacy)
+	g := newGateway(t, h, `{"allow_non_loopback": true, "auth": {"bearer_env": "GW_TEST_TOKEN3"}}`)
+	url, serr := g.ServeHTTP("0.0.0.0:0")
+	require.Nil(t, serr)
+	_, port, err := net.SplitHostPort(strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp"))
+	require.NoError(t, err)
+	local := "http://127.0.0.1:" + port + "/mcp"
+	status, _, _ := post(t, local, initBody, nil)
+	require.Equal(t, http.StatusUnauthorized, status)
+	status, _, body := post(t, local, initBody, map[string]string{"Authorization": "Bearer " + token})
+	require.Equal(t, http.StatusOK, status, body)
 }
 
 func TestHTTPFrontBearerToken(t *testing.T) {
