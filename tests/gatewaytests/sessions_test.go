@@ -60,21 +60,48 @@ func TestTwoHTTPSessionsGetOnlyTheirOwnRequests(t *testing.T) {
 	require.Equal(t, []int{1, 1}, asked)
 }
 
-// TestServerKilledMidCallFailsOnlyThatCall: a server that dies in a call
-// fails that call; another server's call through the same session works.
+// TestServerKilledMidCallFailsOnlyThatCall: a server killed (SIGKILL) in
+// a call fails that call with an error saying so; a call to another
+// server in flight at the same time finishes, and the session goes on;
+// over both fronts.
 func TestServerKilledMidCallFailsOnlyThatCall(t *testing.T) {
-	cfg := `{"mcpServers": {"a": {"command": "` + fixtureBin + `", "restart": {"max_restarts": 0}}, "b": {"command": "` + fixtureBin + `"}}, "tool_prefix": "always"}`
-	h := hostFromConfig(t, cfg)
-	g := newGateway(t, h, "")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, nil).Connect(ctx, stdioFront(t, g), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(t, err)
-	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "a__crash", Arguments: map[string]any{}})
-	failed := err != nil || (res != nil && res.IsError)
-	require.True(t, failed, "the crashed server's call must fail")
-	require.Contains(t, callText(t, cs, "b__echo", map[string]any{"text": "still here"}), "still here")
+	for _, front := range []string{"stdio", "http"} {
+		t.Run(front, func(t *testing.T) {
+			cfg := `{"mcpServers": {"a": {"command": "` + fixtureBin + `", "restart": {"max_restarts": 0}}, "b": {"command": "` + fixtureBin + `"}}, "tool_prefix": "always"}`
+			h := hostFromConfig(t, cfg)
+			g := newGateway(t, h, "")
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			progress := make(chan *mcp.ProgressNotificationParams, 16)
+			cs, err := relayClient(progress).Connect(ctx, frontTransport(t, g, front), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			require.NoError(t, err)
+			defer cs.Close()
+			other := make(chan string, 1)
+			go func() {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "b__slow", Arguments: map[string]any{"ms": 600, "steps": 3}, Meta: mcp.Meta{"progressToken": "b"}})
+				switch {
+				case err != nil:
+					other <- err.Error()
+				case len(res.Content) == 0:
+					other <- "no content"
+				default:
+					other <- res.Content[0].(*mcp.TextContent).Text
+				}
+			}()
+			waitFor(t, progress, "the other server's call under way")
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "a__crash", Arguments: map[string]any{"kill": true}})
+			text := ""
+			if err != nil {
+				text = err.Error()
+			} else {
+				require.True(t, res.IsError, "the killed server's call must fail")
+				text = res.Content[0].(*mcp.TextContent).Text
+			}
+			require.Contains(t, text, "killed by SIGKILL", "the error says the server was killed")
+			require.Equal(t, "done", <-other, "the call to another server in flight meanwhile")
+			require.Contains(t, callText(t, cs, "b__echo", map[string]any{"text": "still here"}), "still here")
+		})
+	}
 }
 
 // TestUnattributableRequestIsRefusedNotGuessed: an initialize-era
