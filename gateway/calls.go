@@ -21,6 +21,7 @@ func (s *Server) startCall(sess *Session, req *request, r *reply) {
 	}
 	opts := core.CallOptions{TimeoutSet: true, MaxTotalSet: true, Progress: c.progress != nil, FrontSession: sess.id}
 	opts.Trace = frontTrace(req.meta)
+	opts.Meta = callLogLevel(sess, c)
 	start, errMsg := s.route(c, req)
 	if start == nil {
 		r.done(errMsg)
@@ -73,6 +74,24 @@ func (s *Server) launch(c *call, req *request, r *reply, start startFunc, opts c
 	c.hostID = id
 	c.mu.Unlock()
 	close(c.idSet)
+}
+
+// callLogLevel is the _meta that asks the server for the logs the call's
+// front wants (its request's level in 2026-07-28, its session's
+// logging/setLevel before), or nil: a 2026-07-28 server has no
+// logging/setLevel and logs only within a request that carries a level.
+// Servers of the initialize era ignore the member.
+func callLogLevel(sess *Session, c *call) []byte {
+	level := c.level
+	if !c.modern {
+		sess.mu.Lock()
+		level = sess.level
+		sess.mu.Unlock()
+	}
+	if level < 0 {
+		return nil
+	}
+	return raw(map[string]string{metaLogLevel: logLevels[level]})
 }
 
 // frontTrace is the front's W3C trace context (from its request's
@@ -209,6 +228,7 @@ func (s *Server) cancel(c *call) {
 	}
 	c.mu.Lock()
 	id := c.hostID
+	c.cancelled = true
 	c.mu.Unlock()
 	if id != 0 && c.h != nil {
 		_ = c.h.Cancel(id)
@@ -223,6 +243,12 @@ func (s *Server) abandon(c *call) {
 	c.r = nil
 	inputs := c.inputs
 	c.inputs = nil
+	// 2026-07-28: the inputs given in an input_required result wait for a
+	// retry that will not come.
+	for _, a := range c.asked {
+		inputs = append(inputs, a)
+	}
+	c.asked = nil
 	finished := c.finished
 	c.mu.Unlock()
 	for _, a := range inputs {

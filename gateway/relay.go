@@ -37,6 +37,10 @@ func (s *Server) onEvent(h *host.Host, only *Session, kind string, payload []byt
 		}
 		_ = jsonx.Unmarshal(payload, &ev)
 		s.listChanged(ev.List)
+	case "restarting", "ready":
+		if only == nil {
+			s.onRestart(kind, payload)
+		}
 	case "progress":
 		s.onProgress(h, payload)
 	case "notification":
@@ -57,8 +61,10 @@ func (s *Server) onEvent(h *host.Host, only *Session, kind string, payload []byt
 	}
 }
 
-// listChanged tells every initialized session that a list changed and
-// forgets the exposed names of that kind (the next listing makes them).
+// listChanged tells every initialized session, and every listen that
+// asked, that a list changed. The exposed names stay until the next
+// listing remakes them: an exposed name is a function of the host's, so
+// what the last table holds still routes where it did.
 func (s *Server) listChanged(list string) {
 	var method string
 	switch list {
@@ -82,6 +88,36 @@ func (s *Server) listChanged(list string) {
 		if ok {
 			sess.sendStandalone(msg)
 		}
+	}
+}
+
+// onRestart tells the fronts that a restarting server's items left the
+// lists and, once it is ready again, that they are back: the host
+// announces neither when the server returns with the same lists, yet a
+// front that listed in between holds a list without them.
+func (s *Server) onRestart(kind string, payload []byte) {
+	var ev struct {
+		Server string `json:"server"`
+	}
+	if jsonx.Unmarshal(payload, &ev) != nil || ev.Server == "" {
+		return
+	}
+	s.mu.Lock()
+	was := s.restarting[ev.Server]
+	if kind == "restarting" {
+		if s.restarting == nil {
+			s.restarting = map[string]bool{}
+		}
+		s.restarting[ev.Server] = true
+	} else {
+		delete(s.restarting, ev.Server)
+	}
+	s.mu.Unlock()
+	if kind == "ready" && !was {
+		return // a first start: the host's own list_changed says what came
+	}
+	for _, list := range []string{"tools", "prompts", "resources"} {
+		s.listChanged(list)
 	}
 }
 
@@ -310,9 +346,11 @@ func orEmptyObj(b []byte) []byte {
 
 // causingCall finds the front call that caused a server request: the
 // call it names (a 2026-07-28 server's input request), else the one front
-// call in flight to that server (among those whose front could answer). A server shared by several sessions with
-// calls in flight at once cannot tell whose call it serves (a legacy
-// server request names none): that is refused, never guessed.
+// call in flight to that server (among those whose front could answer;
+// a call its front cancelled, which lingers until its server answers, is
+// no one's cause). A server shared by several sessions with calls in
+// flight at once cannot tell whose call it serves (a legacy server
+// request names none): that is refused, never guessed.
 func (s *Server) causingCall(h *host.Host, server string, clientCallID *uint64, method string, params []byte) (*call, string) {
 	if clientCallID != nil {
 		// The host learns its call's client id when the client's Call
@@ -332,7 +370,12 @@ func (s *Server) causingCall(h *host.Host, server string, clientCallID *uint64, 
 	var found []*call
 	for c := range s.calls {
 		if c.server == server && c.h == h {
-			found = append(found, c)
+			c.mu.Lock()
+			cancelled := c.cancelled
+			c.mu.Unlock()
+			if !cancelled {
+				found = append(found, c)
+			}
 		}
 	}
 	s.mu.Unlock()

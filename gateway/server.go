@@ -29,6 +29,7 @@ type Server struct {
 	names       *nameTable             // the last lists' exposed names
 	listeners   map[*listener]struct{} // open 2026-07-28 listens
 	perSession  map[string]bool        // servers each front session gets its own instance of
+	restarting  map[string]bool        // servers gone from the lists until their restart is ready
 	subs2       sync.WaitGroup         // session hosts being closed
 	level       string                 // the log level asked upstream
 	fwdMu       sync.Mutex

@@ -114,7 +114,10 @@ type call struct {
 	token    string          // 2026-07-28: requestState while parked
 	parked   time.Time
 	finished bool
-	started  time.Time
+	// cancelled: the front cancelled it or vanished; it still counts as in
+	// flight until its server answers, but causes no relayed request.
+	cancelled bool
+	started   time.Time
 }
 
 type errBody struct {

@@ -3,12 +3,15 @@ package gatewaytests
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/core"
 )
 
 // TestBadInputOverStdio: each bad message gets a clear JSON-RPC error and
@@ -114,4 +117,74 @@ func TestBatchesIn20250326(t *testing.T) {
 	require.NotNil(t, byID["c"]["error"])
 	status, _, _ = post(t, url, `[{"jsonrpc":"2.0","method":"notifications/initialized"}]`, sid)
 	require.Equal(t, http.StatusAccepted, status, "a batch of notifications only")
+}
+
+// TestHTTPReplyShapes: a call is answered with an SSE stream when the
+// front accepts one, else with one JSON body; in the initialize era on a
+// session, in 2026-07-28 without one.
+func TestHTTPReplyShapes(t *testing.T) {
+	h := newHost(t, legacy)
+	g := newGateway(t, h, "")
+	url := httpFront(t, g)
+	sid := initSession(t, url)
+	const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	cases := []struct {
+		name, accept, body string
+		session            bool
+		contentType        string
+	}{
+		{"initialize era, JSON only", "application/json", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo","arguments":{"text":"shape"}}}`, true, "application/json"},
+		{"initialize era, both", "application/json, text/event-stream", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"echo","arguments":{"text":"shape"}}}`, true, "text/event-stream"},
+		{"2026-07-28, JSON only", "application/json", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"echo","arguments":{"text":"shape"},` + modernMeta + `}}`, false, "application/json"},
+		{"2026-07-28, both", "application/json, text/event-stream", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"echo","arguments":{"text":"shape"},` + modernMeta + `}}`, false, "text/event-stream"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(tc.body))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", tc.accept)
+			if tc.session {
+				req.Header.Set("Mcp-Session-Id", sid["Mcp-Session-Id"])
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+			require.Equal(t, tc.contentType, resp.Header.Get("Content-Type"))
+			body := string(b)
+			if tc.contentType == "text/event-stream" {
+				require.Contains(t, body, "data: ")
+			} else {
+				var m map[string]any
+				require.NoError(t, json.Unmarshal(b, &m), body)
+				require.Contains(t, m, "result")
+			}
+			require.Contains(t, body, "shape")
+		})
+	}
+}
+
+// TestStdioFrontVanishingMidCall: a stdio front that closes its input
+// with a call in flight ends serving, and the server's request is
+// cancelled rather than left running for nobody.
+func TestStdioFrontVanishingMidCall(t *testing.T) {
+	logFile := t.TempDir() + "/stdin.log"
+	h := hostFromConfig(t, `{"mcpServers": {"fx": {"command": "`+fixtureBin+`", "args": ["-log-file", "`+logFile+`"], "protocol": {"mode": "legacy"}}}, "tool_prefix": "never"}`)
+	g := newGateway(t, h, "")
+	exchange, in := rawStdioFront(t, g)
+	require.NotNil(t, response(exchange(initBody))["result"])
+	_, err := io.WriteString(in, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"ms":30000,"steps":300}}}`+"\n")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Contains(readFile(logFile), `"slow"`) }, 15*time.Second, 10*time.Millisecond)
+	require.NoError(t, in.Close())
+	require.Nil(t, g.Wait(10*time.Second))
+	require.Eventually(t, func() bool { return strings.Contains(readFile(logFile), "cancelled ") }, 15*time.Second, 10*time.Millisecond,
+		"the server's request outlived its front")
+	// The host is the application's, and works.
+	out, herr := h.CallToolSync("echo", []byte(`{"text":"mine"}`), core.CallOptions{})
+	require.Nil(t, herr)
+	require.Contains(t, string(out), "mine")
 }

@@ -71,11 +71,11 @@ func quiet[T any](t *testing.T, ch <-chan T, what string) {
 
 // TestNotificationsReachTheSessionsThatAsked: list_changed reaches every
 // session, log messages only the session that set a level, resource
-// updates only the session that subscribed.
+// updates only the session that subscribed; from servers of both eras.
 func TestNotificationsReachTheSessionsThatAsked(t *testing.T) {
-	for _, front := range []string{"http"} {
-		t.Run(front, func(t *testing.T) {
-			h := newHost(t, legacy)
+	for _, se := range []era{legacy, modern} {
+		t.Run("http/server-"+string(se), func(t *testing.T) {
+			h := newHost(t, se)
 			g := newGateway(t, h, "")
 			url := httpFront(t, g)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -129,17 +129,19 @@ func TestNotificationsReachTheSessionsThatAsked(t *testing.T) {
 
 // TestCancellationReachesTheServersOwnRequest: the front's
 // notifications/cancelled becomes the server's cancellation of the very
-// request the gateway sent it (the fixture logs it by its own id).
+// request the gateway sent it (the fixture logs it by its own id), in
+// every era pair over both fronts.
 func TestCancellationReachesTheServersOwnRequest(t *testing.T) {
-	logFile := t.TempDir() + "/stdin.log"
-	for _, front := range []string{"stdio", "http"} {
-		t.Run(front, func(t *testing.T) {
-			h := hostFromConfig(t, `{"mcpServers": {"fx": {"command": "`+fixtureBin+`", "args": ["-log-file", "`+logFile+`-`+front+`"], "protocol": {"mode": "legacy"}}}, "tool_prefix": "never"}`)
+	for _, tc := range eraPairs() {
+		front, fe, se := tc.front, tc.fe, tc.se
+		t.Run(tc.name, func(t *testing.T) {
+			logFile := t.TempDir() + "/stdin.log"
+			h := hostFromConfig(t, `{"mcpServers": {"fx": {"command": "`+fixtureBin+`", "args": ["-log-file", "`+logFile+`-`+front+`"], "protocol": {"mode": "`+string(se)+`"}}}, "tool_prefix": "never"}`)
 			g := newGateway(t, h, "")
 			tr := frontTransport(t, g, front)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, nil).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, nil).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: fe.frontVersion()})
 			require.NoError(t, err)
 			defer cs.Close()
 			callCtx, callCancel := context.WithCancel(ctx)
@@ -218,4 +220,39 @@ func TestPromptsResourcesAndCompletions(t *testing.T) {
 func readFile(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
+}
+
+// TestServerRestartReachesTheFront: a server that dies goes from the
+// lists and comes back when the host restarts it; the front hears
+// list_changed and lists it again (the new process), over both eras.
+func TestServerRestartReachesTheFront(t *testing.T) {
+	for _, fe := range []era{legacy, modern} {
+		t.Run("front-"+string(fe), func(t *testing.T) {
+			h := hostFromConfig(t, `{"tool_prefix": "always", "mcpServers": {
+			  "a": {"command": "`+fixtureBin+`", "restart": {"max_restarts": 3, "backoff_ms": 300}},
+			  "b": {"command": "`+fixtureBin+`"}}}`)
+			g := newGateway(t, h, "")
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			ev := newFrontEvents()
+			cs, err := ev.client("front").Connect(ctx, stdioFront(t, g), &mcp.ClientSessionOptions{ProtocolVersion: fe.frontVersion()})
+			require.NoError(t, err)
+			defer cs.Close()
+			require.True(t, toolNames(t, cs)["a__echo"])
+			before := callText(t, cs, "a__pid", map[string]any{})
+			for len(ev.toolsChanged) > 0 { // what the servers' start said
+				<-ev.toolsChanged
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "a__crash", Arguments: map[string]any{"kill": true}})
+			require.True(t, err != nil || res.IsError, "the crashed server's call fails")
+			waitFor(t, ev.toolsChanged, "tools list_changed when the server went")
+			for back := false; !back; {
+				if back = toolNames(t, cs)["a__echo"]; !back {
+					waitFor(t, ev.toolsChanged, "tools list_changed when the server came back")
+				}
+			}
+			require.NotEqual(t, before, callText(t, cs, "a__pid", map[string]any{}), "a new process")
+			require.Contains(t, callText(t, cs, "b__echo", map[string]any{"text": "untouched"}), "untouched")
+		})
+	}
 }

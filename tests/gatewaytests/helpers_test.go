@@ -137,8 +137,9 @@ func frontTransport(t testing.TB, g *gateway.Server, front string) mcp.Transport
 	return &mcp.StreamableClientTransport{Endpoint: httpFront(t, g), MaxRetries: -1}
 }
 
-// relayClient is a go-sdk client answering every relayed request.
-func relayClient(progress chan<- float64) *mcp.Client {
+// relayClient is a go-sdk client answering every relayed request; the
+// progress notifications it gets go to progress (when there is room).
+func relayClient(progress chan<- *mcp.ProgressNotificationParams) *mcp.Client {
 	return mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, &mcp.ClientOptions{
 		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return &mcp.CreateMessageResult{Model: "front-model", Role: "assistant", Content: &mcp.TextContent{Text: "sampled by the front"}}, nil
@@ -149,7 +150,7 @@ func relayClient(progress chan<- float64) *mcp.Client {
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			if progress != nil {
 				select {
-				case progress <- req.Params.Progress:
+				case progress <- req.Params:
 				default:
 				}
 			}
@@ -188,4 +189,24 @@ func hostFromConfig(t *testing.T, cfg string) *host.Host {
 		h.Free()
 	})
 	return h
+}
+
+// eraPair is one front (stdio or http) with the era each side speaks.
+type eraPair struct {
+	name   string
+	front  string
+	fe, se era
+}
+
+// eraPairs is every front × front era × server era.
+func eraPairs() []eraPair {
+	var out []eraPair
+	for _, front := range []string{"stdio", "http"} {
+		for _, fe := range []era{legacy, modern} {
+			for _, se := range []era{legacy, modern} {
+				out = append(out, eraPair{front + "/front-" + string(fe) + "/server-" + string(se), front, fe, se})
+			}
+		}
+	}
+	return out
 }

@@ -10,9 +10,17 @@ import (
 // TestModernRequestLogLevel: a 2026-07-28 request's _meta log level is
 // honoured: the server's log lines at or above it reach that request's
 // stream; a request without it gets none, one with a higher level none
-// below it; a level that is not one of RFC 5424's is refused.
+// below it; a level that is not one of RFC 5424's is refused. Behind
+// servers of both eras: a 2026-07-28 server logs only within a request
+// that carries the level, so the gateway's call to it carries it.
 func TestModernRequestLogLevel(t *testing.T) {
-	h := newHost(t, legacy)
+	for _, se := range []era{legacy, modern} {
+		t.Run("server-"+string(se), func(t *testing.T) { modernRequestLogLevel(t, se) })
+	}
+}
+
+func modernRequestLogLevel(t *testing.T, se era) {
+	h := newHost(t, se)
 	g := newGateway(t, h, "")
 	exchange, in := rawStdioFront(t, g)
 	defer func() { require.NoError(t, in.Close()) }()

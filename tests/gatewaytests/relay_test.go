@@ -7,6 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lemonmcp/lemonmcp/core"
 )
 
 // TestRelayMatrix runs each relayed feature through the gateway for every
@@ -20,7 +22,7 @@ func TestRelayMatrix(t *testing.T) {
 					h := newHost(t, se)
 					g := newGateway(t, h, "")
 					tr := frontTransport(t, g, front)
-					progress := make(chan float64, 16)
+					progress := make(chan *mcp.ProgressNotificationParams, 16)
 					client := relayClient(progress)
 					client.AddRoots(&mcp.Root{URI: "file:///front/root", Name: "front-root"})
 					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -46,15 +48,38 @@ func TestRelayMatrix(t *testing.T) {
 					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 60, "steps": 3}, Meta: mcp.Meta{"progressToken": "tok-1"}})
 					require.NoError(t, err)
 					require.False(t, res.IsError)
-					if fe == legacy {
-						select {
-						case <-progress:
-						case <-ctx.Done():
-							t.Fatal("no progress reached the front")
-						}
+					select {
+					case p := <-progress:
+						require.Equal(t, "tok-1", p.ProgressToken, "progress reaches the front's own token")
+					case <-ctx.Done():
+						t.Fatal("no progress reached the front")
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestNoDeadlineOfTheGatewaysOwn: a call outlasting every timeout the
+// host has (its call_ms and max_total_ms, without progress to reset
+// them) still answers through the gateway: the front's own timeout and
+// cancellation govern (stacklok/toolhive#4061's fixed proxy deadline).
+func TestNoDeadlineOfTheGatewaysOwn(t *testing.T) {
+	for _, front := range []string{"stdio", "http"} {
+		for _, fe := range []era{legacy, modern} {
+			t.Run(front+"/front-"+string(fe), func(t *testing.T) {
+				h := hostFromConfig(t, `{"mcpServers": {"fx": {"command": "`+fixtureBin+`"}}, "tool_prefix": "never",
+				  "defaults": {"timeouts": {"call_ms": 100, "max_total_ms": 150}}}`)
+				_, herr := h.CallToolSync("slow", []byte(`{"ms": 600, "steps": 2}`), core.CallOptions{})
+				require.NotNil(t, herr, "the host's own call times out: the gateway's must outlive that")
+				g := newGateway(t, h, "")
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, nil).Connect(ctx, frontTransport(t, g, front), &mcp.ClientSessionOptions{ProtocolVersion: fe.frontVersion()})
+				require.NoError(t, err)
+				defer cs.Close()
+				require.Equal(t, "done", callText(t, cs, "slow", map[string]any{"ms": 600, "steps": 2}))
+			})
 		}
 	}
 }

@@ -3,6 +3,7 @@ package gatewaytests
 import (
 	"bytes"
 	"crypto"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -10,6 +11,7 @@ import (
 	"encoding/json"
 	"io"
 	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -59,6 +61,9 @@ func TestHTTPFrontChecksOriginAndHost(t *testing.T) {
 		{"loopback origin", map[string]string{"Origin": "http://localhost:3000"}, http.StatusOK},
 		{"listed origin", map[string]string{"Origin": "https://app.example"}, http.StatusOK},
 		{"foreign origin (DNS rebinding)", map[string]string{"Origin": "http://evil.example"}, http.StatusForbidden},
+		{"a foreign name that starts like loopback", map[string]string{"Origin": "http://localhost.evil.example"}, http.StatusForbidden},
+		{"opaque origin (a sandboxed page)", map[string]string{"Origin": "null"}, http.StatusForbidden},
+		{"listed origin on another port", map[string]string{"Origin": "https://app.example:8443"}, http.StatusForbidden},
 		{"rebound host name", map[string]string{"Host": "evil.example:80"}, http.StatusMisdirectedRequest},
 	}
 	for _, tc := range cases {
@@ -82,6 +87,24 @@ func TestHTTPFrontRefusesNonLoopbackWithoutAuth(t *testing.T) {
 		require.Contains(t, serr.Message, "not loopback")
 		g.Release()
 	}
+}
+
+// TestHTTPFrontNonLoopbackWithAuth: told to, and with authentication, the
+// gateway serves a non-loopback address; the token is still required.
+func TestHTTPFrontNonLoopbackWithAuth(t *testing.T) {
+	const token = "front-secret-token-remote-0123"
+	t.Setenv("GW_TEST_TOKEN3", token)
+	h := newHost(t, legacy)
+	g := newGateway(t, h, `{"allow_non_loopback": true, "auth": {"bearer_env": "GW_TEST_TOKEN3"}}`)
+	url, serr := g.ServeHTTP("0.0.0.0:0")
+	require.Nil(t, serr)
+	_, port, err := net.SplitHostPort(strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp"))
+	require.NoError(t, err)
+	local := "http://127.0.0.1:" + port + "/mcp"
+	status, _, _ := post(t, local, initBody, nil)
+	require.Equal(t, http.StatusUnauthorized, status)
+	status, _, body := post(t, local, initBody, map[string]string{"Authorization": "Bearer " + token})
+	require.Equal(t, http.StatusOK, status, body)
 }
 
 func TestHTTPFrontBearerToken(t *testing.T) {
@@ -128,8 +151,12 @@ func newJWKS(t *testing.T) *jwks {
 }
 
 func (j *jwks) sign(t *testing.T, signer *rsa.PrivateKey, claims map[string]any) string {
+	return j.signKid(t, signer, "k1", claims)
+}
+
+func (j *jwks) signKid(t *testing.T, signer *rsa.PrivateKey, kid string, claims map[string]any) string {
 	b64 := base64.RawURLEncoding
-	head := b64.EncodeToString([]byte(`{"alg":"RS256","typ":"JWT","kid":"k1"}`))
+	head := b64.EncodeToString([]byte(`{"alg":"RS256","typ":"JWT","kid":"` + kid + `"}`))
 	body, _ := json.Marshal(claims)
 	input := head + "." + b64.EncodeToString(body)
 	sum := sha256.Sum256([]byte(input))
@@ -147,6 +174,17 @@ func TestHTTPFrontJWTResourceServer(t *testing.T) {
 	other, err := rsa.GenerateKey(rand.Reader, 2048)
 	require.NoError(t, err)
 	exp := time.Now().Add(time.Hour).Unix()
+	valid := j.sign(t, j.key, map[string]any{"iss": issuer, "aud": audience, "exp": exp})
+	b64 := base64.RawURLEncoding
+	parts := strings.Split(valid, ".")
+	// HS256 keyed with the issuer's public key (which anyone can fetch):
+	// the algorithm confusion a verifier that trusts the header falls to.
+	mac := hmac.New(sha256.New, j.key.N.Bytes())
+	hsInput := b64.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT","kid":"k1"}`)) + "." + parts[1]
+	mac.Write([]byte(hsInput))
+	hs256 := hsInput + "." + b64.EncodeToString(mac.Sum(nil))
+	// A valid signature over other claims.
+	swapped := parts[0] + "." + b64.EncodeToString([]byte(`{"iss":"`+issuer+`","aud":"`+audience+`","exp":9999999999,"sub":"admin"}`)) + "." + parts[2]
 	cases := []struct {
 		name   string
 		token  string
@@ -158,6 +196,12 @@ func TestHTTPFrontJWTResourceServer(t *testing.T) {
 		{"wrong issuer", j.sign(t, j.key, map[string]any{"iss": "https://evil", "aud": audience, "exp": exp}), http.StatusUnauthorized},
 		{"expired", j.sign(t, j.key, map[string]any{"iss": issuer, "aud": audience, "exp": time.Now().Add(-time.Hour).Unix()}), http.StatusUnauthorized},
 		{"signed by another key", j.sign(t, other, map[string]any{"iss": issuer, "aud": audience, "exp": exp}), http.StatusUnauthorized},
+		{"no exp", j.sign(t, j.key, map[string]any{"iss": issuer, "aud": audience}), http.StatusUnauthorized},
+		{"not valid yet", j.sign(t, j.key, map[string]any{"iss": issuer, "aud": audience, "exp": exp, "nbf": time.Now().Add(30 * time.Minute).Unix()}), http.StatusUnauthorized},
+		{"unknown kid", j.signKid(t, j.key, "k2", map[string]any{"iss": issuer, "aud": audience, "exp": exp}), http.StatusUnauthorized},
+		{"HS256 keyed with the public key", hs256, http.StatusUnauthorized},
+		{"claims swapped under a valid signature", swapped, http.StatusUnauthorized},
+		{"not a JWT", "opaque-token-of-some-length", http.StatusUnauthorized},
 		{"alg none", "eyJhbGciOiJub25lIiwia2lkIjoiazEifQ." + base64.RawURLEncoding.EncodeToString([]byte(`{"iss":"`+issuer+`","aud":"`+audience+`","exp":9999999999}`)) + ".", http.StatusUnauthorized},
 	}
 	for _, tc := range cases {

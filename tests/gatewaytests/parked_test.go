@@ -1,0 +1,42 @@
+package gatewaytests
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestUnansweredInputRequiredExpires: a 2026-07-28 front given an
+// input_required result that never retries leaves nothing waiting: once
+// the idle timeout passes, the server's request is refused naming why
+// and its call is cancelled, and a late retry gets an error saying the
+// requestState names nothing.
+func TestUnansweredInputRequiredExpires(t *testing.T) {
+	logFile := t.TempDir() + "/stdin.log"
+	h := hostFromConfig(t, `{"mcpServers": {"fx": {"command": "`+fixtureBin+`", "args": ["-log-file", "`+logFile+`"], "protocol": {"mode": "legacy"}}},
+	  "tool_prefix": "never", "defaults": {"handlers": {"sampling": {}}}}`)
+	g := newGateway(t, h, `{"session_idle_timeout_ms": 100}`)
+	exchange, in := rawStdioFront(t, g)
+	defer func() { require.NoError(t, in.Close()) }()
+	meta := `"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {"sampling": {}}}`
+	call := `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"sample","arguments":{"prompt":"p","max_tokens":5}%s,` + meta + `}}`
+	m := response(exchange(fmt.Sprintf(call, 1, "")))
+	res, ok := m["result"].(map[string]any)
+	require.True(t, ok, "%v", m)
+	require.Equal(t, "input_required", res["resultType"], "%v", m)
+	token, _ := res["requestState"].(string)
+	require.NotEmpty(t, token)
+
+	require.Eventually(t, func() bool {
+		log := readFile(logFile)
+		return strings.Contains(log, "the front request that caused it ended") && strings.Contains(log, "notifications/cancelled")
+	}, 15*time.Second, 20*time.Millisecond, "the server's request and call still wait: %s", readFile(logFile))
+
+	m = response(exchange(fmt.Sprintf(call, 2, fmt.Sprintf(`,"requestState":%q,"inputResponses":{}`, token))))
+	e, ok := m["error"].(map[string]any)
+	require.True(t, ok, "%v", m)
+	require.Contains(t, e["message"], "requestState names no call waiting for input")
+}
