@@ -181,11 +181,7 @@ func TestCancellationReachesTheServersOwnRequest(t *testing.T) {
 func TestPromptsResourcesAndCompletions(t *testing.T) {
 	h := newHost(t, legacy, "one", "two")
 	g := newGateway(t, h, "")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, nil).Connect(ctx, stdioFront(t, g), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(t, err)
-	defer cs.Close()
+	ctx, cs := stdioSession(t, g)
 
 	prompts, err := cs.ListPrompts(ctx, nil)
 	require.NoError(t, err)

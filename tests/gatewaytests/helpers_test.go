@@ -88,6 +88,18 @@ func stdioFront(t testing.TB, g *gateway.Server) mcp.Transport {
 	return &mcp.IOTransport{Reader: outR, Writer: inW}
 }
 
+// stdioSession is a go-sdk front client's 2025-11-25 session over a
+// stdio front of g, and a context for its requests; both end with t.
+func stdioSession(t *testing.T, g *gateway.Server) (context.Context, *mcp.ClientSession) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, nil).Connect(ctx, stdioFront(t, g), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close() })
+	return ctx, cs
+}
+
 // rawStdioFront serves g over a pipe pair to a front written by hand:
 // send writes one line and returns the next message that is not a
 // notification, and the notifications before it; closing in ends the

@@ -259,11 +259,7 @@ func TestSlowLorisDoesNotBlockOthers(t *testing.T) {
 func TestStdioSessionOutlivesIdleTimeout(t *testing.T) {
 	h := newHost(t, legacy)
 	g := newGateway(t, h, `{"session_idle_timeout_ms": 20}`)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, nil).Connect(ctx, stdioFront(t, g), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(t, err)
-	defer cs.Close()
+	_, cs := stdioSession(t, g)
 	time.Sleep(300 * time.Millisecond) // many idle sweeps (every 10 ms)
 	require.Equal(t, 1, g.SessionCount())
 	require.Contains(t, callText(t, cs, "echo", map[string]any{"text": "still here"}), "still here")

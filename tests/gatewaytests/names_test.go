@@ -1,13 +1,10 @@
 package gatewaytests
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,11 +30,7 @@ func TestLongNamesAreBoundedAndRouted(t *testing.T) {
 
 	exposed := func() map[string]string { // description → exposed name
 		g := newGateway(t, h, "")
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, nil).Connect(ctx, stdioFront(t, g), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-		require.NoError(t, err)
-		defer cs.Close()
+		ctx, cs := stdioSession(t, g)
 		out := map[string]string{}
 		for range 2 { // a second listing names every tool the same way
 			res, err := cs.ListTools(ctx, nil)
