@@ -93,15 +93,7 @@ func TestNotificationsReachTheSessionsThatAsked(t *testing.T) {
 			require.NoError(t, err)
 
 			require.NoError(t, csA.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}))
-			res, err := csA.ListResources(ctx, nil)
-			require.NoError(t, err)
-			var item string
-			for _, r := range res.Resources {
-				if strings.HasPrefix(r.URI, "fixture://item/") {
-					item = r.URI
-				}
-			}
-			require.NotEmpty(t, item)
+			item := fixtureItem(ctx, t, csA)
 			require.NoError(t, csA.Subscribe(ctx, &mcp.SubscribeParams{URI: item}))
 
 			callText(t, csA, "notify", map[string]any{})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,6 +99,36 @@ func stdioSession(t *testing.T, g *gateway.Server) (context.Context, *mcp.Client
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
 	return ctx, cs
+}
+
+// relayHTTPSession is relayClient's 2025-11-25 session over g's HTTP
+// front at url, with no standalone GET stream (the go-sdk client fails
+// its calls when that stream ends, as Stop ends it), the channel its
+// progress notifications reach, and a context for its requests.
+func relayHTTPSession(t *testing.T, url string) (context.Context, *mcp.ClientSession, chan *mcp.ProgressNotificationParams) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	progress := make(chan *mcp.ProgressNotificationParams, 16)
+	cs, err := relayClient(progress).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close() })
+	return ctx, cs, progress
+}
+
+// fixtureItem is the URI of one of the fixture's fixture://item/
+// resources, as cs lists them.
+func fixtureItem(ctx context.Context, t *testing.T, cs *mcp.ClientSession) string {
+	t.Helper()
+	res, err := cs.ListResources(ctx, nil)
+	require.NoError(t, err)
+	for _, r := range res.Resources {
+		if strings.HasPrefix(r.URI, "fixture://item/") {
+			return r.URI
+		}
+	}
+	t.Fatalf("no fixture://item/ resource among %d", len(res.Resources))
+	return ""
 }
 
 // rawStdioFront serves g over a pipe pair to a front written by hand:

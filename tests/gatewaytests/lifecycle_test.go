@@ -2,7 +2,6 @@ package gatewaytests
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -208,14 +207,7 @@ func TestStopWaitsForCallsThenEnds(t *testing.T) {
 	h := newHost(t, legacy)
 	g := newGateway(t, h, "")
 	url := httpFront(t, g)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	progress := make(chan *mcp.ProgressNotificationParams, 16)
-	// No standalone GET stream: Stop ends it, and the go-sdk client fails
-	// its calls when that stream ends, whatever they already received.
-	cs, err := relayClient(progress).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(t, err)
-	defer cs.Close()
+	ctx, cs, progress := relayHTTPSession(t, url)
 	result := make(chan error, 1)
 	go func() {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 600, "steps": 3}, Meta: mcp.Meta{"progressToken": "stop"}})
@@ -226,7 +218,7 @@ func TestStopWaitsForCallsThenEnds(t *testing.T) {
 	}()
 	waitFor(t, progress, "the call's first progress") // the call is under way
 	require.Nil(t, g.Stop(10*time.Second))
-	err = <-result
+	err := <-result
 	require.NoError(t, err, "the call under way finished: %v", err)
 	_, err = net.DialTimeout("tcp", strings.TrimPrefix(strings.TrimSuffix(url, "/mcp"), "http://"), time.Second)
 	require.Error(t, err, "a stopped gateway takes no connection")
@@ -292,12 +284,7 @@ func TestStopIsBoundedByItsTimeout(t *testing.T) {
 	h := hostFromConfig(t, `{"mcpServers": {"fx": {"command": "`+fixtureBin+`", "args": ["-log-file", "`+logFile+`"], "protocol": {"mode": "legacy"}}}, "tool_prefix": "never"}`)
 	g := newGateway(t, h, "")
 	url := httpFront(t, g)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	progress := make(chan *mcp.ProgressNotificationParams, 16)
-	cs, err := relayClient(progress).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	require.NoError(t, err)
-	defer cs.Close()
+	ctx, cs, progress := relayHTTPSession(t, url)
 	completed := make(chan bool, 1) // whether the call got its whole result
 	go func() {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 25000, "steps": 250}, Meta: mcp.Meta{"progressToken": "long"}})

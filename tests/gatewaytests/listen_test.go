@@ -2,7 +2,6 @@ package gatewaytests
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -70,15 +69,7 @@ func TestModernFrontHearsResourceUpdates(t *testing.T) {
 					require.NoError(t, err)
 					defer cs2.Close()
 				}
-				res, err := cs.ListResources(ctx, nil)
-				require.NoError(t, err)
-				var item string
-				for _, r := range res.Resources {
-					if strings.HasPrefix(r.URI, "fixture://item/") {
-						item = r.URI
-					}
-				}
-				require.NotEmpty(t, item)
+				item := fixtureItem(ctx, t, cs)
 				require.NoError(t, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: item}))
 				// The listen is acknowledged once the upstream subscription
 				// holds; Subscribe returns before: touch until it is heard.
