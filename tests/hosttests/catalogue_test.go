@@ -89,8 +89,11 @@ func TestHostRelistsModernListsWithoutListen(t *testing.T) {
 	for range 3 {
 		require.NotEmpty(t, search(t, h, "echo text", ""))
 	}
-	// (A late refresh after ready may add one.)
-	require.GreaterOrEqual(t, lists(), before+3, "each search asks the server")
+	// The host's own refresh after ready may come late: it may add one
+	// list, or one search may share it while it is in flight (concurrent
+	// callers share one fetch). A catalogue answering from its cache would
+	// add at most that one.
+	require.GreaterOrEqual(t, lists(), before+2, "each search asks the server")
 	_, err := h.CallToolSync("a__notify", nil, core.CallOptions{})
 	require.Nil(t, errOrNil(err))
 	require.Contains(t, listTools(t, h), "a__dynamic_1", "the change is seen without a notification")
