@@ -91,8 +91,18 @@ func callLogLevel(sess *Session, c *call) []byte {
 	if level < 0 {
 		return nil
 	}
-	return raw(map[string]string{metaLogLevel: logLevels[level]})
+	return logLevelMetas[level]
 }
+
+// logLevelMetas is the _meta asking for each of logLevels, made once: a
+// call's _meta is on the gateway's per-call path.
+var logLevelMetas = func() [][]byte {
+	out := make([][]byte, len(logLevels))
+	for i, l := range logLevels {
+		out[i] = raw(map[string]string{metaLogLevel: l})
+	}
+	return out
+}()
 
 // frontTrace is the front's W3C trace context (from its request's
 // _meta), which the server call continues: one trace.
