@@ -37,6 +37,13 @@ run() {
 # programs under it use both), and the reports are printed afterwards in
 # step order, so the log reads the same as a serial run.
 
+# show_errors LOG: prints the first reports of a failed pass, so a CI log
+# that keeps only the output names the error, not just the log's path.
+show_errors() {
+  grep -E -A24 '== (Invalid (read|write|free)|Syscall param|Mismatched free|Source and destination overlap|Jump to the invalid|Process terminating|Argument .* of function)' "$1" \
+    | head -80 | sed 's/^/memcheck:   /'
+}
+
 # Pass 1: memory errors (exit 99 means memcheck found one).
 # lmcp_free_race (lmcp_client_free and lmcp_host_free racing every call;
 # 12 client and 8 host iterations under valgrind) takes no baseline.
@@ -50,7 +57,8 @@ errors_pass() { # PROG
   grep -H 'ERROR SUMMARY' "$MC_DIR/$prog.errors.vg.log"
   case $st in
     0) result 0 "lmcp_$prog: no memory errors, every test passed" ;;
-    99) result 1 "lmcp_$prog: memory errors (see $MC_DIR/$prog.errors.vg.log)" ;;
+    99) show_errors "$MC_DIR/$prog.errors.vg.log"
+        result 1 "lmcp_$prog: memory errors (see $MC_DIR/$prog.errors.vg.log)" ;;
     *) result 1 "lmcp_$prog: no memory errors, but tests failed under memcheck (exit $st, see above)" ;;
   esac
 }
