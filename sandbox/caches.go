@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/transport/stdio"
@@ -18,11 +19,19 @@ import (
 // and pruned, so they do not grow without end: a server's caches over
 // cacheLimit are emptied before it starts (the next start fetches again),
 // and those of a server not started for cacheUnused are removed.
+//
+// A running server holds a shared flock on its cache's cacheLock for as
+// long as it runs, and emptying or pruning takes it exclusively without
+// waiting: a cache in use (a server up for longer than cacheUnused, or
+// the same command line started by another host) is never pulled from
+// under its server, whichever process would do it.
 const (
 	cacheLimit  = 512 << 20
 	cacheUnused = 30 * 24 * time.Hour
-	// cacheStamp is the file whose modification time is a cache's last use.
+	// cacheStamp is the file whose modification time is a cache's last start.
 	cacheStamp = ".last-start"
+	// cacheLock is the file a running server's flock is held on.
+	cacheLock = ".in-use"
 )
 
 // cacheRoot is where the per-server caches live.
@@ -37,13 +46,16 @@ func cacheRoot() string {
 // privateDirs gives the server its private temporary directory and its
 // cache directories, which npx and uvx need writable: per server (by its
 // command line), kept across restarts under the user's cache directory.
-func privateDirs(s stdio.Server, tmp string) (env []string, caches string, err error) {
+// The caller runs release when the server has ended (see cacheLock).
+func privateDirs(s stdio.Server, tmp string) (env []string, caches string, release func(), err error) {
 	root := cacheRoot()
 	sum := sha256.Sum256([]byte(s.Path + "\x00" + strings.Join(s.Argv, "\x00")))
 	caches = filepath.Join(root, hex.EncodeToString(sum[:8]))
-	if size(caches) > cacheLimit {
-		_ = os.RemoveAll(caches)
+	lock, err := holdCache(caches)
+	if err != nil {
+		return nil, "", nil, err
 	}
+	release = func() { _ = lock.Close() }
 	vars := map[string]string{
 		"TMPDIR":           tmp,
 		"HOME":             filepath.Join(caches, "home"),
@@ -54,13 +66,10 @@ func privateDirs(s stdio.Server, tmp string) (env []string, caches string, err e
 	for k, dir := range vars {
 		if k != "TMPDIR" {
 			if err := os.MkdirAll(dir, 0o700); err != nil {
-				return nil, "", err
+				release()
+				return nil, "", nil, err
 			}
 		}
-	}
-	if err := os.WriteFile(filepath.Join(caches, cacheStamp), nil, 0o600); err == nil {
-		now := time.Now()
-		_ = os.Chtimes(filepath.Join(caches, cacheStamp), now, now)
 	}
 	pruneCaches(root, caches, time.Now())
 	for _, kv := range s.Env {
@@ -72,7 +81,91 @@ func privateDirs(s stdio.Server, tmp string) (env []string, caches string, err e
 	for k, v := range vars {
 		env = append(env, k+"="+v)
 	}
-	return env, caches, nil
+	return env, caches, release, nil
+}
+
+// holdCache makes dir and returns its lock file with a shared flock held.
+// When no other server holds it, the cache is first emptied if it is over
+// cacheLimit, and its stamp renewed before the lock is shared, so a
+// pruner that takes the lock in between sees a fresh stamp.
+func holdCache(dir string) (*os.File, error) {
+	for {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+		f, err := os.OpenFile(filepath.Join(dir, cacheLock), os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		fd := int(f.Fd())
+		alone := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) == nil
+		if !alone {
+			// Another server runs from this cache; an exclusive holder
+			// (emptying, pruning) keeps it only for that step.
+			if err := flockRetry(fd, syscall.LOCK_SH); err != nil {
+				_ = f.Close()
+				return nil, err
+			}
+		}
+		if !linked(f, filepath.Join(dir, cacheLock)) {
+			// A pruner removed the cache while we waited: make it anew.
+			_ = f.Close()
+			continue
+		}
+		if alone {
+			if size(dir) > cacheLimit {
+				emptyCache(dir)
+			}
+			stamp(dir)
+			if err := flockRetry(fd, syscall.LOCK_SH); err != nil {
+				_ = f.Close()
+				return nil, err
+			}
+		} else {
+			stamp(dir)
+		}
+		return f, nil
+	}
+}
+
+func flockRetry(fd, how int) error {
+	for {
+		if err := syscall.Flock(fd, how); err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// linked reports whether f is still the file at path.
+func linked(f *os.File, path string) bool {
+	held, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Stat(path)
+	return err == nil && os.SameFile(held, now)
+}
+
+// stamp marks dir as started now.
+func stamp(dir string) {
+	path := filepath.Join(dir, cacheStamp)
+	if err := os.WriteFile(path, nil, 0o600); err == nil {
+		now := time.Now()
+		_ = os.Chtimes(path, now, now)
+	}
+}
+
+// emptyCache removes what dir holds but its lock file, which is held.
+func emptyCache(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if e.Name() != cacheLock {
+			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // size is the bytes of the regular files beneath dir.
@@ -90,8 +183,8 @@ func size(dir string) int64 {
 }
 
 // pruneCaches removes the caches beneath root, but keep, last started
-// before now-cacheUnused. A cache without a stamp is aged by its
-// directory.
+// before now-cacheUnused and not in use (cacheLock). A cache without a
+// stamp is aged by its directory.
 func pruneCaches(root, keep string, now time.Time) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
@@ -99,17 +192,37 @@ func pruneCaches(root, keep string, now time.Time) {
 	}
 	for _, e := range entries {
 		dir := filepath.Join(root, e.Name())
-		if dir == keep || !e.IsDir() {
+		if dir == keep || !e.IsDir() || !unused(dir, now) {
 			continue
 		}
-		fi, err := os.Stat(filepath.Join(dir, cacheStamp))
+		f, err := os.OpenFile(filepath.Join(dir, cacheLock), os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
-			if fi, err = os.Stat(dir); err != nil {
-				continue
-			}
+			continue
 		}
-		if now.Sub(fi.ModTime()) > cacheUnused {
+		// Taken exclusively, and the stamp read again under the lock: a
+		// server that started meanwhile wrote it. (Not the directory's
+		// age: opening the lock file has just renewed that.)
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil && !stampedSince(dir, now.Add(-cacheUnused)) {
 			_ = os.RemoveAll(dir)
 		}
+		_ = f.Close()
 	}
+}
+
+// unused reports whether the cache dir was last started before
+// now-cacheUnused.
+func unused(dir string, now time.Time) bool {
+	fi, err := os.Stat(filepath.Join(dir, cacheStamp))
+	if err != nil {
+		if fi, err = os.Stat(dir); err != nil {
+			return false
+		}
+	}
+	return now.Sub(fi.ModTime()) > cacheUnused
+}
+
+// stampedSince reports whether the cache dir was started after t.
+func stampedSince(dir string, t time.Time) bool {
+	fi, err := os.Stat(filepath.Join(dir, cacheStamp))
+	return err == nil && fi.ModTime().After(t)
 }

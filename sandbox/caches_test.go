@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,16 +17,19 @@ import (
 // its restarts, emptied before a start once they hold more than
 // cacheLimit, and those of another server not started for cacheUnused are
 // removed (by their stamp, or by the directory's age without one), while
-// recent ones stay. An env entry cannot point a cache elsewhere.
+// recent ones and those in use stay. An env entry cannot point a cache
+// elsewhere.
 func TestCachesBoundedAndPruned(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	root := cacheRoot()
 	server := stdio.Server{Path: "/usr/bin/npx", Argv: []string{"npx", "-y", "some-server"},
 		Env: []string{"PATH=/bin", "HOME=/home/elsewhere", "NPM_CONFIG_CACHE=/elsewhere"}}
+	// start starts the server, which has ended by the time it returns.
 	start := func() (map[string]string, string) {
 		t.Helper()
-		env, caches, err := privateDirs(server, t.TempDir())
+		env, caches, release, err := privateDirs(server, t.TempDir())
 		require.NoError(t, err)
+		release()
 		vars := map[string]string{}
 		for _, kv := range env {
 			k, v, _ := strings.Cut(kv, "=")
@@ -58,8 +62,15 @@ func TestCachesBoundedAndPruned(t *testing.T) {
 	require.FileExists(t, kept)
 
 	// Past the bound: emptied before the next start, which gets its
-	// directories back.
+	// directories back; but not while another start of the same command
+	// line (another host) still runs from it.
+	_, running, releaseRunning, err := privateDirs(server, t.TempDir())
+	require.NoError(t, err)
+	require.Equal(t, caches, running)
 	sparse(filepath.Join(vars["UV_CACHE_DIR"], "wheels", "big"), cacheLimit)
+	start()
+	require.FileExists(t, kept, "a cache in use was emptied under its server")
+	releaseRunning()
 	vars, _ = start()
 	require.NoFileExists(t, kept, "a cache over the bound was kept")
 	require.NoFileExists(t, filepath.Join(vars["UV_CACHE_DIR"], "wheels", "big"))
@@ -84,16 +95,26 @@ func TestCachesBoundedAndPruned(t *testing.T) {
 		name      string
 		lastStart time.Duration
 		stamp     bool
+		inUse     bool
 		kept      bool
 	}{
 		{name: "started yesterday", lastStart: 24 * time.Hour, stamp: true, kept: true},
 		{name: "unused for longer than cacheUnused", lastStart: cacheUnused + time.Hour, stamp: true},
 		{name: "no stamp, an old directory", lastStart: cacheUnused + time.Hour},
 		{name: "no stamp, a recent directory", lastStart: time.Hour, kept: true},
+		// A server up for longer than cacheUnused: its stamp is old, but
+		// it holds its cache.
+		{name: "in use, started long ago", lastStart: cacheUnused + time.Hour, stamp: true, inUse: true, kept: true},
 	}
 	dirs := make([]string, len(tests))
 	for i, tc := range tests {
 		dirs[i] = other("other"+string(rune('a'+i)), tc.lastStart, tc.stamp)
+		if tc.inUse {
+			f, err := os.OpenFile(filepath.Join(dirs[i], cacheLock), os.O_RDWR|os.O_CREATE, 0o600)
+			require.NoError(t, err)
+			require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_SH))
+			t.Cleanup(func() { _ = f.Close() })
+		}
 	}
 	// The starting server's own cache is never pruned, however old its
 	// stamp: the start renews it.

@@ -38,7 +38,7 @@
 //   - secrets.go: DenySecret, the library's own files (token stores, pin
 //     files) every confined server is denied, listed or not.
 //   - caches.go: the per-server cache directories (HOME, npm, uv), kept
-//     across restarts, bounded and pruned.
+//     across restarts, bounded and pruned, never while a server holds one.
 //   - domains.go: allowedDomains and deniedDomains entries: parsing and
 //     checking them (URLs, paths, "*", wildcards over a public suffix by
 //     the shipped list public_suffixes.txt, IPv6 brackets, link-local),

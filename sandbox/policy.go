@@ -190,11 +190,13 @@ func Confine(p Policy, grace time.Duration) stdio.Launcher {
 			}
 			release = func() { px.close(); _ = os.RemoveAll(tmp) }
 		}
-		env, caches, err := privateDirs(s, tmp)
+		env, caches, releaseCache, err := privateDirs(s, tmp)
 		if err != nil {
 			release()
 			return nil, sandboxError("the helper: cannot create the cache directory: %v", errText(err))
 		}
+		releaseDirs := release
+		release = func() { releaseCache(); releaseDirs() }
 		a := &wire.Args{
 			Namespaces: pr.namespaces,
 			Grace:      grace,
