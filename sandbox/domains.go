@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,7 +55,7 @@ func parseDomainEntry(entry string) (domainEntry, error) {
 		}
 	case strings.Count(e, ":") == 1:
 		host, port, _ = strings.Cut(e, ":")
-	case strings.Count(e, ":") > 1 && net.ParseIP(e) == nil:
+	case strings.Count(e, ":") > 1 && !isAddr(e):
 		return domainEntry{}, errors.New("an IPv6 address with a port takes brackets (\"[2001:db8::1]:443\")")
 	}
 	if port != "" || strings.HasSuffix(e, ":") {
@@ -66,9 +67,20 @@ func parseDomainEntry(entry string) (domainEntry, error) {
 	if host == "" {
 		return domainEntry{}, errors.New("names no host")
 	}
+	if a, err := netip.ParseAddr(host); err == nil && a.Zone() != "" {
+		// fe80::1%eth0: a zone names one of the machine's interfaces,
+		// which only a link-local address needs.
+		if a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() {
+			return domainEntry{}, errLinkLocal
+		}
+		return domainEntry{}, errors.New("carries an interface zone (%" + a.Zone() + "): write the address alone")
+	}
 	if ip := net.ParseIP(host); ip != nil {
-		if ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() {
-			return domainEntry{}, errors.New("is a link-local address (cloud metadata lives there), which the sandbox never reaches")
+		if a, _ := reached(ip); a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() {
+			return domainEntry{}, errLinkLocal
+		}
+		if addressClass(ip) == classNever {
+			return domainEntry{}, errors.New("is a multicast, broadcast or reserved address, which the proxy never dials")
 		}
 		return domainEntry{host: ip.String(), port: port}, nil
 	}
@@ -90,6 +102,14 @@ func parseDomainEntry(entry string) (domainEntry, error) {
 		return domainEntry{}, errors.New("is not a host name (letters, digits, '-', '_' and dots)")
 	}
 	return domainEntry{host: host, port: port}, nil
+}
+
+var errLinkLocal = errors.New("is a link-local address (cloud metadata lives there), which the sandbox never reaches")
+
+// isAddr reports whether s is an IP address, an IPv6 zone allowed.
+func isAddr(s string) bool {
+	_, err := netip.ParseAddr(s)
+	return err == nil
 }
 
 func lastLabel(name string) string { return name[strings.LastIndexByte(name, '.')+1:] }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -68,16 +69,101 @@ var errInternalAddress = errors.New("resolves to a loopback, private or link-loc
 // the user wrote or an address: a wildcard's names are their DNS owner's to
 // point anywhere, and a name resolving to a private or loopback address
 // there is DNS rebinding.
+//
+// An IPv6 address that carries an IPv4 one (NAT64, 6to4, mapped) is judged
+// by the IPv4 address it reaches, and the special-purpose IPv4 ranges that
+// are no one's public address count as private (carrier-grade NAT,
+// benchmarking, IETF assignments) or as never (multicast, reserved,
+// broadcast).
 func dialable(ip net.IP, r reach) bool {
-	switch {
-	case ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast():
+	switch addressClass(ip) {
+	case classNever:
 		return false
-	case ip.IsLoopback() || ip.IsUnspecified():
+	case classLoopback:
 		return r.loopback
-	case ip.IsPrivate():
+	case classPrivate:
 		return r.private
 	}
 	return true
+}
+
+// The classes of address dialable tells apart.
+const (
+	classPublic = iota
+	classPrivate
+	classLoopback
+	classNever
+)
+
+var (
+	// privateV4 are special-purpose IPv4 ranges (RFC 6890) that reach a
+	// network of someone's own, as 10/8 does, rather than the Internet.
+	privateV4 = []netip.Prefix{
+		netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT (RFC 6598)
+		netip.MustParsePrefix("192.0.0.0/24"),  // IETF protocol assignments
+		netip.MustParsePrefix("198.18.0.0/15"), // benchmarking (RFC 2544)
+	}
+	// neverV4 are IPv4 ranges no proxied connection has a use for.
+	neverV4 = []netip.Prefix{
+		netip.MustParsePrefix("224.0.0.0/4"), // multicast
+		netip.MustParsePrefix("240.0.0.0/4"), // reserved, and the broadcast address
+	}
+	// IPv6 prefixes whose addresses carry an IPv4 one the packets reach.
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")   // RFC 6052, the last 32 bits
+	nat64Nets = netip.MustParsePrefix("64:ff9b:1::/48") // RFC 8215, the same
+	sixToFour = netip.MustParsePrefix("2002::/16")      // RFC 3056, bits 16-47
+)
+
+// reached is the address packets to ip reach: the IPv4 address an IPv6
+// one carries (mapped, NAT64, 6to4), else ip itself.
+func reached(ip net.IP) (netip.Addr, bool) {
+	a, ok := netip.AddrFromSlice(ip)
+	if !ok {
+		return a, false
+	}
+	a = a.Unmap()
+	if a.Is6() {
+		b := a.As16()
+		switch {
+		case nat64.Contains(a) || nat64Nets.Contains(a):
+			a = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+		case sixToFour.Contains(a):
+			a = netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
+		}
+	}
+	return a, true
+}
+
+// addressClass is ip's class, an IPv4 address carried in IPv6 judged as
+// itself.
+func addressClass(ip net.IP) int {
+	a, ok := reached(ip)
+	if !ok {
+		return classNever
+	}
+	switch {
+	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast():
+		return classNever
+	case a.IsLoopback() || a.IsUnspecified() || a.Is4() && a.As4()[0] == 0:
+		// 0.0.0.0/8 is "this network": Linux connects 0.0.0.0 to the machine.
+		return classLoopback
+	case a.IsPrivate():
+		return classPrivate
+	case a.Is4() && containsAny(privateV4, a):
+		return classPrivate
+	case a.Is4() && containsAny(neverV4, a) || a.IsMulticast():
+		return classNever
+	}
+	return classPublic
+}
+
+func containsAny(prefixes []netip.Prefix, a netip.Addr) bool {
+	for _, p := range prefixes {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // dial resolves addr's host itself and dials an address of it the rule

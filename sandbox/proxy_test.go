@@ -70,7 +70,7 @@ func TestDomainRules(t *testing.T) {
 // TestDialable: which addresses a request may reach, by the rule that
 // allowed it. Link-local (cloud metadata) never; loopback only by an entry
 // naming the machine; private networks by an exact name or an address,
-// never through a wildcard.
+// never through a wildcard; an IPv4 address carried in IPv6 as itself.
 func TestDialable(t *testing.T) {
 	exact, wildcard, machine := reach{permitted: true, private: true}, reach{permitted: true}, reach{permitted: true, loopback: true}
 	for _, tc := range []struct {
@@ -87,6 +87,30 @@ func TestDialable(t *testing.T) {
 		{ip: "0.0.0.0", machine: true},
 		{ip: "169.254.169.254"},
 		{ip: "fe80::1"},
+		// No one's public address: carrier-grade NAT, benchmarking and
+		// IETF ranges are networks of someone's own.
+		{ip: "100.64.0.1", exact: true},
+		{ip: "100.127.255.254", exact: true},
+		{ip: "198.18.0.1", exact: true},
+		{ip: "192.0.0.8", exact: true},
+		{ip: "100.128.0.1", exact: true, wildcard: true, machine: true}, // past 100.64/10: public
+		// "This network" reaches the machine.
+		{ip: "0.1.2.3", machine: true},
+		// Nothing a proxied connection has a use for.
+		{ip: "224.0.0.1"},
+		{ip: "255.255.255.255"},
+		{ip: "240.0.0.1"},
+		{ip: "ff02::1"},
+		// An IPv4 address carried in IPv6 is judged as itself: metadata
+		// through NAT64 or 6to4, loopback and private ones mapped.
+		{ip: "64:ff9b::a9fe:a9fe"},
+		{ip: "64:ff9b:1::a9fe:a9fe"},
+		{ip: "2002:a9fe:a9fe::1"},
+		{ip: "64:ff9b::7f00:1", machine: true},
+		{ip: "::ffff:127.0.0.1", machine: true},
+		{ip: "::ffff:10.0.0.1", exact: true},
+		{ip: "2002:a00:1::1", exact: true},
+		{ip: "64:ff9b::5db8:d822", exact: true, wildcard: true, machine: true}, // 93.184.216.34
 	} {
 		ip := net.ParseIP(tc.ip)
 		require.Equal(t, tc.exact, dialable(ip, exact), "%s by an exact name", tc.ip)
@@ -121,6 +145,14 @@ func TestCheckDomain(t *testing.T) {
 		"exa mple.com":                "is not a host name",
 		"169.254.169.254":             "link-local",
 		"[fe80::1]:80":                "link-local",
+		"fe80::1%eth0":                "link-local", // a zone, not a port
+		"[fe80::1%eth0]:80":           "link-local",
+		"2001:db8::1%eth0":            "carries an interface zone (%eth0)",
+		"64:ff9b::a9fe:a9fe":          "link-local", // metadata through NAT64
+		"::ffff:169.254.169.254":      "link-local",
+		"239.1.2.3":                   "multicast, broadcast or reserved",
+		"255.255.255.255:80":          "multicast, broadcast or reserved",
+		"100.64.0.1":                  "", // carrier-grade NAT: an address the user wrote
 	} {
 		_, err := CheckDomain(entry)
 		if want == "" {
