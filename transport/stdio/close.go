@@ -101,9 +101,16 @@ func (t *Transport) supervise() {
 			}
 			follow.Stop()
 		case <-settle.C:
-			settle.Stop()
-			t.lost()
-			return
+			if !exiting(t.pgid) {
+				t.lost()
+				return
+			}
+			// Exiting, but not reaped yet (a loaded machine, or memcheck):
+			// its status is on its way, and is the better report.
+			select {
+			case <-t.exited:
+			case <-t.closeReq:
+			}
 		}
 		settle.Stop()
 	}

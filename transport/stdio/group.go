@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"unsafe"
 )
 
 // signalGroup sends sig to every process in the group. ESRCH (nothing
@@ -79,4 +80,58 @@ func procStat(path string, buf []byte) (state byte, pgrp int, ok bool) {
 		return 0, 0, false
 	}
 	return fields[0][0], g, true
+}
+
+// pPID is waitid's idtype for a process id; pfExiting is the kernel's
+// PF_EXITING task flag, set as a process starts to exit.
+const (
+	pPID      = 1
+	pfExiting = 0x4
+)
+
+// exiting reports whether the child pid has exited or is on its way out:
+// reaped already (ECHILD), a zombie (waitid with WNOWAIT sees it and
+// leaves the reap to its waiter), or inside the kernel's exit, which
+// closes its files before it makes it a zombie (PF_EXITING in
+// /proc/PID/stat). A server whose stdout closed is then surely ending,
+// however long its reap takes on a loaded machine.
+func exiting(pid int) bool {
+	var si siginfo
+	_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(pid), uintptr(unsafe.Pointer(&si)),
+		syscall.WEXITED|syscall.WNOHANG|syscall.WNOWAIT, 0, 0)
+	switch {
+	case errno == syscall.ECHILD:
+		return true
+	case errno == 0 && si.pid() == int32(pid):
+		return true
+	}
+	var buf [512]byte
+	state, flags, ok := procStateFlags("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
+	return ok && (state == 'Z' || state == 'X' || flags&pfExiting != 0)
+}
+
+// procStateFlags reads the state and the flags fields of a /proc/PID/stat
+// file (the flags are the ninth field; see procStat for the counting).
+func procStateFlags(path string, buf []byte) (state byte, flags uint64, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, false
+	}
+	n, _ := f.Read(buf)
+	f.Close()
+	b := buf[:n]
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	// After ") ": state ppid pgrp session tty_nr tpgid flags ...
+	fields := bytes.Fields(b[i+1:])
+	if len(fields) < 7 || len(fields[0]) != 1 {
+		return 0, 0, false
+	}
+	fl, err := strconv.ParseUint(string(fields[6]), 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	return fields[0][0], fl, true
 }

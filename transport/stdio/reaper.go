@@ -39,6 +39,10 @@ var pidfdOnce = sync.OnceValue(func() bool {
 	return true
 })
 
+// holdReap, when a test sets it, runs before each child is waited for: a
+// reap as late as on a loaded machine.
+var holdReap atomic.Pointer[func()]
+
 // pidfdRefused is set once clone has refused CLONE_PIDFD (spawn.go).
 var pidfdRefused atomic.Bool
 
@@ -92,6 +96,9 @@ func (si *siginfo) waitStatus() (syscall.WaitStatus, bool) {
 func (t *Transport) wait() {
 	defer close(t.exited)
 	defer t.serverStatus()
+	if hold := holdReap.Load(); hold != nil {
+		(*hold)()
+	}
 	if t.pidfd >= 0 {
 		if ws, known, ok := reapPidfd(t.pidfd); ok {
 			t.status, t.statusKnown = ws, known

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -245,6 +247,55 @@ func TestExitReports(t *testing.T) {
 			require.EqualValues(t, 1, sink.closedCount.Load())
 		})
 	}
+}
+
+// A server that exits is reported by its exit status even when its reap
+// comes long after exitSettle (a loaded machine, memcheck): the EOF on its
+// stdout is not taken for a server that closed stdout and runs on.
+func TestExitReportedWhenTheReapIsLate(t *testing.T) {
+	release := make(chan struct{})
+	hold := func() { <-release }
+	holdReap.Store(&hold)
+	t.Cleanup(func() { holdReap.Store(nil) })
+	cfg := helperConfig(t, "exit")
+	cfg.Env[helperCodeEnv] = "3"
+	tr, sink := startHelper(t, cfg)
+	require.Equal(t, `{"bye":1}`, sink.next(t))
+	// Held past the settle, which has judged the EOF by then (were it
+	// later, the reap would win and the test still pass).
+	time.Sleep(5 * exitSettle)
+	close(release)
+	ce := sink.waitClosed(t)
+	require.Equal(t, "server exited with status 3", ce.Message)
+	require.Equal(t, 3, ce.ExitCode)
+	closeNow(t, tr)
+	require.EqualValues(t, 1, sink.closedCount.Load())
+}
+
+// exiting tells a child on its way out from one that runs on with its
+// stdout closed: running, a zombie (left for its waiter), reaped.
+func TestExiting(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "exec >&-; sleep 30")
+	require.NoError(t, cmd.Start())
+	require.False(t, exiting(cmd.Process.Pid), "a running child")
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+
+	cmd = exec.Command("true")
+	require.NoError(t, cmd.Start())
+	pid := cmd.Process.Pid
+	var buf [512]byte
+	for {
+		state, _, ok := procStateFlags("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
+		require.True(t, ok)
+		if state == 'Z' {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	require.True(t, exiting(pid), "a zombie")
+	require.NoError(t, cmd.Wait(), "exiting reaped the child itself")
+	require.True(t, exiting(pid), "a reaped child")
 }
 
 // A server that closes stdout but keeps running is a lost connection: the

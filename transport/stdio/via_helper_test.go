@@ -32,13 +32,13 @@ func init() {
 // transport itself, and pure functions. They run once, directly.
 const notAboutTheProcess = `^(TestEveryCaseThroughTheHelper|Example.*|TestSend.*|TestConcurrentSend|TestRoundTripMany|` +
 	`TestNoGoroutineLeak|TestReaperHoldsNoThreadPerChild|TestReapPidfdOfReapedChild|TestHugeLineMemoryBounded|` +
-	`TestNew.*|TestBuildEnv|TestResolveCommand|TestExitReportNil|TestLogText|TestLineReader.*)$`
+	`TestNew.*|TestExiting|TestBuildEnv|TestResolveCommand|TestExitReportNil|TestLogText|TestLineReader.*)$`
 
 // confinedCases are the cases run again confined: the transport's view of
 // the server's pipes and end, which the sandbox's namespaces must not
 // change.
 const confinedCases = `^(TestStdoutClosedWhileRunning|TestStderrFloodDoesNotWedge|TestStderrModes|TestUnterminatedLastLine|` +
-	`TestExitReports|TestCloseEscalation|TestCloseKillsGrandchild|TestClosedExactlyOnce|TestBannerLines|` +
+	`TestExitReports|TestExitReportedWhenTheReapIsLate|TestCloseEscalation|TestCloseKillsGrandchild|TestClosedExactlyOnce|TestBannerLines|` +
 	`TestOverlongLineSkipped|TestOverlongResponseFailsItsRequest|TestEnvInherit)$`
 
 // TestEveryCaseThroughTheHelper re-runs this package's tests with every
