@@ -93,7 +93,7 @@ func holdCache(dir string) (*os.File, error) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, err
 		}
-		f, err := os.OpenFile(filepath.Join(dir, cacheLock), os.O_RDWR|os.O_CREATE, 0o600)
+		f, err := openLock(dir)
 		if err != nil {
 			return nil, err
 		}
@@ -142,16 +142,38 @@ func linked(f *os.File, path string) bool {
 	if err != nil {
 		return false
 	}
-	now, err := os.Stat(path)
+	now, err := os.Lstat(path)
 	return err == nil && os.SameFile(held, now)
 }
 
-// stamp marks dir as started now.
+// The cache directory is the server's to write, so what the library
+// opens there may have been replaced by a symlink to a file of the user's:
+// nothing there is followed (O_NOFOLLOW, Lstat), and a stamp or lock file
+// that is not one is removed, not written through.
+
+// openLock opens dir's lock file.
+func openLock(dir string) (*os.File, error) {
+	path := filepath.Join(dir, cacheLock)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+	if err == nil {
+		if fi, serr := f.Stat(); serr == nil && fi.Mode().IsRegular() {
+			return f, nil
+		}
+		_ = f.Close()
+	}
+	// A symlink, a FIFO, a directory: made by the server, never used.
+	if err := os.RemoveAll(path); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+}
+
+// stamp marks dir as started now: a new file, whatever was there.
 func stamp(dir string) {
 	path := filepath.Join(dir, cacheStamp)
-	if err := os.WriteFile(path, nil, 0o600); err == nil {
-		now := time.Now()
-		_ = os.Chtimes(path, now, now)
+	_ = os.RemoveAll(path)
+	if f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600); err == nil {
+		_ = f.Close()
 	}
 }
 
@@ -195,7 +217,7 @@ func pruneCaches(root, keep string, now time.Time) {
 		if dir == keep || !e.IsDir() || !unused(dir, now) {
 			continue
 		}
-		f, err := os.OpenFile(filepath.Join(dir, cacheLock), os.O_RDWR|os.O_CREATE, 0o600)
+		f, err := openLock(dir)
 		if err != nil {
 			continue
 		}
@@ -212,9 +234,9 @@ func pruneCaches(root, keep string, now time.Time) {
 // unused reports whether the cache dir was last started before
 // now-cacheUnused.
 func unused(dir string, now time.Time) bool {
-	fi, err := os.Stat(filepath.Join(dir, cacheStamp))
+	fi, err := os.Lstat(filepath.Join(dir, cacheStamp))
 	if err != nil {
-		if fi, err = os.Stat(dir); err != nil {
+		if fi, err = os.Lstat(dir); err != nil {
 			return false
 		}
 	}
@@ -223,6 +245,6 @@ func unused(dir string, now time.Time) bool {
 
 // stampedSince reports whether the cache dir was started after t.
 func stampedSince(dir string, t time.Time) bool {
-	fi, err := os.Stat(filepath.Join(dir, cacheStamp))
+	fi, err := os.Lstat(filepath.Join(dir, cacheStamp))
 	return err == nil && fi.ModTime().After(t)
 }

@@ -130,3 +130,68 @@ func TestCachesBoundedAndPruned(t *testing.T) {
 		require.Equal(t, tc.kept, err == nil, "%s: kept %v (%v)", tc.name, tc.kept, err)
 	}
 }
+
+// TestCachesFollowNoLinkTheServerMade: a confined server may write its own
+// cache directory, so it can put symlinks or other files where the library
+// keeps the stamp and the lock. A start must neither write through them to
+// the user's files (truncating one, creating one) nor hang on a FIFO.
+func TestCachesFollowNoLinkTheServerMade(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	server := stdio.Server{Path: "/usr/bin/npx", Argv: []string{"npx", "-y", "hostile-server"}}
+	_, caches, release, err := privateDirs(server, t.TempDir())
+	require.NoError(t, err)
+	release()
+
+	outside := t.TempDir()
+	victim := filepath.Join(outside, "bashrc")
+	require.NoError(t, os.WriteFile(victim, []byte("the user's file"), 0o600))
+	created := filepath.Join(outside, "created")
+	tests := []struct {
+		name  string
+		plant func(t *testing.T)
+	}{
+		{name: "the stamp a symlink to a user's file", plant: func(t *testing.T) {
+			replace(t, filepath.Join(caches, cacheStamp), func(p string) error { return os.Symlink(victim, p) })
+		}},
+		{name: "the lock a symlink to a user's file", plant: func(t *testing.T) {
+			replace(t, filepath.Join(caches, cacheLock), func(p string) error { return os.Symlink(victim, p) })
+		}},
+		{name: "the lock a symlink to a file to create", plant: func(t *testing.T) {
+			replace(t, filepath.Join(caches, cacheLock), func(p string) error { return os.Symlink(created, p) })
+		}},
+		{name: "the stamp a symlink to a file to create", plant: func(t *testing.T) {
+			replace(t, filepath.Join(caches, cacheStamp), func(p string) error { return os.Symlink(created, p) })
+		}},
+		{name: "the lock a FIFO", plant: func(t *testing.T) {
+			replace(t, filepath.Join(caches, cacheLock), func(p string) error { return syscall.Mkfifo(p, 0o600) })
+		}},
+		{name: "the lock a directory", plant: func(t *testing.T) {
+			replace(t, filepath.Join(caches, cacheLock), func(p string) error { return os.Mkdir(p, 0o700) })
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.plant(t)
+			_, again, release, err := privateDirs(server, t.TempDir())
+			require.NoError(t, err)
+			release()
+			require.Equal(t, caches, again)
+			got, err := os.ReadFile(victim)
+			require.NoError(t, err)
+			require.Equal(t, "the user's file", string(got), "written through a link")
+			require.NoFileExists(t, created, "created through a link")
+			for _, name := range []string{cacheStamp, cacheLock} {
+				fi, err := os.Lstat(filepath.Join(caches, name))
+				require.NoError(t, err)
+				require.True(t, fi.Mode().IsRegular(), "%s is %v", name, fi.Mode())
+			}
+		})
+	}
+}
+
+// replace puts at path what make makes there, in place of what was.
+func replace(t *testing.T, path string, make func(string) error) {
+	t.Helper()
+	require.NoError(t, os.RemoveAll(path))
+	require.NoError(t, make(path))
+}
