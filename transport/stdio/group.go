@@ -47,39 +47,50 @@ func liveMemberInProc(pgid int) (alive, ok bool) {
 		if name[0] < '0' || name[0] > '9' {
 			continue
 		}
-		state, group, ok := procStat("/proc/"+name+"/stat", buf[:])
-		if ok && group == pgid && state != 'Z' && state != 'X' {
+		st, ok := procStat("/proc/"+name+"/stat", buf[:])
+		if ok && st.pgrp == pgid && st.state != 'Z' && st.state != 'X' {
 			return true, true
 		}
 	}
 	return false, true
 }
 
-// procStat reads the state and process group fields of a /proc/PID/stat
-// file. The command name in parentheses may contain anything, spaces and
-// parentheses included, so fields are counted from the last ')'.
-func procStat(path string, buf []byte) (state byte, pgrp int, ok bool) {
+// procStatus is what this package reads of a /proc/PID/stat file.
+type procStatus struct {
+	state byte
+	pgrp  int
+	flags uint64 // the kernel's task flags (PF_*)
+}
+
+// procStat reads a /proc/PID/stat file. The command name in parentheses
+// may contain anything, spaces and parentheses included, so fields are
+// counted from the last ')'.
+func procStat(path string, buf []byte) (st procStatus, ok bool) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, 0, false
+		return st, false
 	}
 	n, _ := f.Read(buf)
 	f.Close()
 	b := buf[:n]
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, 0, false
+		return st, false
 	}
-	// After ") ": state ppid pgrp ...
+	// After ") ": state ppid pgrp session tty_nr tpgid flags ...
 	fields := bytes.Fields(b[i+1:])
-	if len(fields) < 3 || len(fields[0]) != 1 {
-		return 0, 0, false
+	if len(fields) < 7 || len(fields[0]) != 1 {
+		return st, false
 	}
 	g, err := strconv.Atoi(string(fields[2]))
 	if err != nil {
-		return 0, 0, false
+		return st, false
 	}
-	return fields[0][0], g, true
+	fl, err := strconv.ParseUint(string(fields[6]), 10, 64)
+	if err != nil {
+		return st, false
+	}
+	return procStatus{state: fields[0][0], pgrp: g, flags: fl}, true
 }
 
 // pPID is waitid's idtype for a process id; pfExiting is the kernel's
@@ -106,32 +117,6 @@ func exiting(pid int) bool {
 		return true
 	}
 	var buf [512]byte
-	state, flags, ok := procStateFlags("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
-	return ok && (state == 'Z' || state == 'X' || flags&pfExiting != 0)
-}
-
-// procStateFlags reads the state and the flags fields of a /proc/PID/stat
-// file (the flags are the ninth field; see procStat for the counting).
-func procStateFlags(path string, buf []byte) (state byte, flags uint64, ok bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, 0, false
-	}
-	n, _ := f.Read(buf)
-	f.Close()
-	b := buf[:n]
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, false
-	}
-	// After ") ": state ppid pgrp session tty_nr tpgid flags ...
-	fields := bytes.Fields(b[i+1:])
-	if len(fields) < 7 || len(fields[0]) != 1 {
-		return 0, 0, false
-	}
-	fl, err := strconv.ParseUint(string(fields[6]), 10, 64)
-	if err != nil {
-		return 0, 0, false
-	}
-	return fields[0][0], fl, true
+	st, ok := procStat("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
+	return ok && (st.state == 'Z' || st.state == 'X' || st.flags&pfExiting != 0)
 }

@@ -188,11 +188,11 @@ func codeOf(t testing.TB, err error) transport.Code {
 // process no longer exists.
 func procState(pid int) byte {
 	var buf [512]byte
-	state, _, ok := procStat("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
+	st, ok := procStat("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
 	if !ok {
 		return 0
 	}
-	return state
+	return st.state
 }
 
 // requireGone waits until pid has exited: gone, or a zombie when it is

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -284,13 +283,7 @@ func TestExiting(t *testing.T) {
 	cmd = exec.Command("true")
 	require.NoError(t, cmd.Start())
 	pid := cmd.Process.Pid
-	var buf [512]byte
-	for {
-		state, _, ok := procStateFlags("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
-		require.True(t, ok)
-		if state == 'Z' {
-			break
-		}
+	for procState(pid) != 'Z' {
 		time.Sleep(time.Millisecond)
 	}
 	require.True(t, exiting(pid), "a zombie")
