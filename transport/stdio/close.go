@@ -101,15 +101,25 @@ func (t *Transport) supervise() {
 			}
 			follow.Stop()
 		case <-settle.C:
-			if !exiting(t.pgid) {
+			// Ending but not reaped yet (a loaded machine, or memcheck):
+			// its status is on its way, and is the better report.
+			exited, exiting := ending(t.pgid)
+			var bound <-chan time.Time
+			switch {
+			case !exiting:
 				t.lost()
 				return
+			case !exited:
+				follow := time.NewTimer(t.cfg.CloseGrace + exitSettle)
+				defer follow.Stop()
+				bound = follow.C
 			}
-			// Exiting, but not reaped yet (a loaded machine, or memcheck):
-			// its status is on its way, and is the better report.
 			select {
 			case <-t.exited:
 			case <-t.closeReq:
+			case <-bound:
+				t.lost()
+				return
 			}
 		}
 		settle.Stop()

@@ -100,23 +100,21 @@ const (
 	pfExiting = 0x4
 )
 
-// exiting reports whether the child pid has exited or is on its way out:
-// reaped already (ECHILD), a zombie (waitid with WNOWAIT sees it and
-// leaves the reap to its waiter), or inside the kernel's exit, which
-// closes its files before it makes it a zombie (PF_EXITING in
-// /proc/PID/stat). A server whose stdout closed is then surely ending,
-// however long its reap takes on a loaded machine.
-func exiting(pid int) bool {
+// ending tells how far the child pid is on its way out. exited: reaped
+// already (ECHILD) or a zombie (waitid with WNOWAIT sees it, leaving the
+// reap to its waiter), so its reap is certain. exiting: its thread group
+// leader is inside the kernel's exit (PF_EXITING, or a zombie leader in
+// /proc/PID/stat), which closes the files before the process is a zombie;
+// but a leader can end before the other threads, so this one is likely,
+// not certain.
+func ending(pid int) (exited, exiting bool) {
 	var si siginfo
 	_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(pid), uintptr(unsafe.Pointer(&si)),
 		syscall.WEXITED|syscall.WNOHANG|syscall.WNOWAIT, 0, 0)
-	switch {
-	case errno == syscall.ECHILD:
-		return true
-	case errno == 0 && si.pid() == int32(pid):
-		return true
+	if errno == syscall.ECHILD || errno == 0 && si.pid() == int32(pid) {
+		return true, true
 	}
 	var buf [512]byte
 	st, ok := procStat("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
-	return ok && (st.state == 'Z' || st.state == 'X' || st.flags&pfExiting != 0)
+	return false, ok && (st.state == 'Z' || st.state == 'X' || st.flags&pfExiting != 0)
 }

@@ -271,12 +271,13 @@ func TestExitReportedWhenTheReapIsLate(t *testing.T) {
 	require.EqualValues(t, 1, sink.closedCount.Load())
 }
 
-// exiting tells a child on its way out from one that runs on with its
+// ending tells a child on its way out from one that runs on with its
 // stdout closed: running, a zombie (left for its waiter), reaped.
-func TestExiting(t *testing.T) {
+func TestEnding(t *testing.T) {
 	cmd := exec.Command("sh", "-c", "exec >&-; sleep 30")
 	require.NoError(t, cmd.Start())
-	require.False(t, exiting(cmd.Process.Pid), "a running child")
+	exited, exiting := ending(cmd.Process.Pid)
+	require.False(t, exited || exiting, "a running child")
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
 
@@ -286,9 +287,11 @@ func TestExiting(t *testing.T) {
 	for procState(pid) != 'Z' {
 		time.Sleep(time.Millisecond)
 	}
-	require.True(t, exiting(pid), "a zombie")
-	require.NoError(t, cmd.Wait(), "exiting reaped the child itself")
-	require.True(t, exiting(pid), "a reaped child")
+	exited, exiting = ending(pid)
+	require.True(t, exited && exiting, "a zombie")
+	require.NoError(t, cmd.Wait(), "ending reaped the child itself")
+	exited, exiting = ending(pid)
+	require.True(t, exited && exiting, "a reaped child")
 }
 
 // A server that closes stdout but keeps running is a lost connection: the

@@ -32,7 +32,7 @@ func init() {
 // transport itself, and pure functions. They run once, directly.
 const notAboutTheProcess = `^(TestEveryCaseThroughTheHelper|Example.*|TestSend.*|TestConcurrentSend|TestRoundTripMany|` +
 	`TestNoGoroutineLeak|TestReaperHoldsNoThreadPerChild|TestReapPidfdOfReapedChild|TestHugeLineMemoryBounded|` +
-	`TestNew.*|TestExiting|TestBuildEnv|TestResolveCommand|TestExitReportNil|TestLogText|TestLineReader.*)$`
+	`TestNew.*|TestEnding|TestBuildEnv|TestResolveCommand|TestExitReportNil|TestLogText|TestLineReader.*)$`
 
 // confinedCases are the cases run again confined: the transport's view of
 // the server's pipes and end, which the sandbox's namespaces must not
