@@ -70,10 +70,34 @@ func (s *Server) launch(c *call, req *request, r *reply, start startFunc, opts c
 		s.inflight.Done()
 		return
 	}
+	if c.setHostID(id) && c.h != nil {
+		// The front cancelled while the start was under way (a loaded
+		// machine): cancel left the upstream cancellation to here.
+		_ = c.h.Cancel(id)
+	}
+}
+
+// setHostID records the host's id of a started call, and reports whether
+// the front has cancelled the call meanwhile (then the caller cancels it
+// upstream: markCancelled could not).
+func (c *call) setHostID(id uint64) (cancelNow bool) {
 	c.mu.Lock()
 	c.hostID = id
+	cancelNow = c.cancelled
 	c.mu.Unlock()
 	close(c.idSet)
+	return cancelNow
+}
+
+// markCancelled marks the call cancelled by its front and returns the
+// host's id to cancel it by, or 0 when its start has not returned one yet
+// (then setHostID reports it). Whichever of the two comes second under c.mu
+// names the id, so the server is told once, in either order.
+func (c *call) markCancelled() (id uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cancelled = true
+	return c.hostID
 }
 
 // callLogLevel is the _meta that asks the server for the logs the call's
@@ -230,17 +254,10 @@ func frontError(st core.Status, data []byte) (int64, string, []byte) {
 
 // cancel cancels a call upstream (the server gets notifications/cancelled
 // with its own request id); the front gets no response for it.
+// A cancellation can come before the host's Call has returned the call's
+// id (markCancelled, setHostID): it is never waited for.
 func (s *Server) cancel(c *call) {
-	// A cancellation can beat the host's Call returning the call's id.
-	select {
-	case <-c.idSet:
-	case <-time.After(time.Second):
-	}
-	c.mu.Lock()
-	id := c.hostID
-	c.cancelled = true
-	c.mu.Unlock()
-	if id != 0 && c.h != nil {
+	if id := c.markCancelled(); id != 0 && c.h != nil {
 		_ = c.h.Cancel(id)
 	}
 }

@@ -57,3 +57,36 @@ func TestCausingCall(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelBeforeOrAfterTheStart: a front's cancellation and the host's
+// call id meet under the call's lock, so exactly one side names the id to
+// cancel upstream, whichever comes first, and neither waits for the other
+// (a cancellation once waited a second for the id, then was dropped).
+func TestCancelBeforeOrAfterTheStart(t *testing.T) {
+	const id = 42
+	newCall := func() *call { return &call{idSet: make(chan struct{})} }
+
+	before := newCall()
+	require.Zero(t, before.markCancelled(), "no id yet: nothing to cancel by")
+	require.True(t, before.setHostID(id), "the start must cancel it")
+
+	after := newCall()
+	require.False(t, after.setHostID(id))
+	require.EqualValues(t, id, after.markCancelled())
+
+	// At once, many times: exactly one of the two cancels.
+	for range 1000 {
+		c := newCall()
+		got := make(chan uint64, 2)
+		go func() {
+			if c.setHostID(id) {
+				got <- id
+			} else {
+				got <- 0
+			}
+		}()
+		go func() { got <- c.markCancelled() }()
+		a, b := <-got, <-got
+		require.True(t, (a == id) != (b == id), "cancelled %d and %d", a, b)
+	}
+}
