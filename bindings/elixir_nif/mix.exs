@@ -261,11 +261,20 @@ defmodule LemonMCP.NifPrecompiled do
   end
 
   defp expected_sum(file, name) do
+    # sha256sum's lines, "SUM  NAME" (or "SUM *NAME"); any other line makes
+    # the file unreadable as a whole, said so rather than a MatchError.
     sums =
-      for line <- String.split(File.read!(file), "\n", trim: true),
-          [sum, n] = String.split(line, ~r/\s+\*?/, parts: 2),
-          into: %{},
-          do: {n, String.downcase(sum)}
+      String.split(File.read!(file), "\n", trim: true)
+      |> Enum.with_index(1)
+      |> Map.new(fn {line, n} ->
+        case String.split(line, ~r/\s+\*?/, parts: 2) do
+          [sum, entry] when entry != "" ->
+            {entry, String.downcase(sum)}
+
+          _ ->
+            Mix.raise(~s(lemon_mcp: #{file} is not a checksum file: line #{n} is not "SHA256  NAME"))
+        end
+      end)
 
     case sums do
       %{^name => sum} ->

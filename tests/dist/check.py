@@ -359,6 +359,24 @@ def lane_elixir(blocks: Dict[str, str], work: str) -> None:
            and os.path.isfile(os.path.join(priv, "lmcp_nif.so")),
            "LEMONMCP_NIF_URL may be a plain directory", out)
 
+    # The package's checksum file, broken: a line that is not "SUM  NAME",
+    # and a sum that is not one. Each stops naming the file, and nothing
+    # is installed.
+    sums = os.path.join(pkg, f"lemon_mcp-nif-{VERSION}.sha256")
+    with open(sums) as f:
+        good = f.read()
+    for text, want in (("not a checksum line\n", "is not a checksum file: line 1"),
+                       (f"{'z' * 64}  {archive}\n", f"has no valid sha256 for {archive}")):
+        with open(sums, "w") as f:
+            f.write(text)
+        shutil.rmtree(priv, ignore_errors=True)
+        rc, out = sh("mix deps.compile lemon_mcp --force", app, dict(env, LEMONMCP_NIF_URL=dl))
+        report(lane, rc != 0 and want in out and os.path.basename(sums) in out and "MatchError" not in out
+               and not os.path.exists(os.path.join(priv, "lmcp_nif.so")),
+               f"a broken checksum file stops, naming it ({want})", out)
+    with open(sums, "w") as f:
+        f.write(good)
+
     # LEMONMCP_BUILD=1 builds from source even with a URL configured: a C
     # compiler on PATH and the library of the C archive (LEMONMCP_LIB, its
     # header and helper found beside it).
