@@ -365,7 +365,7 @@ def lane_elixir(blocks: Dict[str, str], work: str) -> None:
     sums = os.path.join(pkg, f"lemon_mcp-nif-{VERSION}.sha256")
     with open(sums) as f:
         good = f.read()
-    for text, want in (("not a checksum line\n", "is not a checksum file: line 1"),
+    for text, want in (("notachecksumline\n", "is not a checksum file: line 1"),
                        (f"{'z' * 64}  {archive}\n", f"has no valid sha256 for {archive}")):
         with open(sums, "w") as f:
             f.write(text)
