@@ -161,13 +161,18 @@ void test_call_timeout_sends_cancelled(void) {
   snprintf(args, sizeof args, "\"-log-file\",\"%s\"", log);
   evrec_t ev;
   evrec_init(&ev);
-  lmcp_client *c = start_client(fixture_config(cfg, sizeof cfg, args, NULL, NULL), &ev);
+  /* The server would answer after 10 minutes and the client's own call
+   * timeout is as long: only timeout_ms 200 can end this call, and if it is
+   * not applied the call hangs and the watchdog fails the test. */
+  lmcp_client *c =
+      start_client(fixture_config(cfg, sizeof cfg, args, NULL, "\"timeouts\":{\"call_ms\":600000}"), &ev);
   if (c == NULL) return;
   char *res, *err;
   int64_t t0 = now_ms();
-  CHECK_ST(tool_sync(c, "slow", "{\"ms\":5000}", "{\"timeout_ms\":200}", &res, &err), LMCP_E_TIMEOUT, err);
+  CHECK_ST(tool_sync(c, "slow", "{\"ms\":600000}", "{\"timeout_ms\":200}", &res, &err), LMCP_E_TIMEOUT, err);
   int64_t dt = now_ms() - t0;
-  CHECKM(dt >= 180 && dt < T(2000), err, "timeout_ms 200 returned after %lld ms", (long long)dt);
+  CHECKM(dt >= 180, err, "timeout_ms 200 returned after %lld ms", (long long)dt);
+  CHECKE(err && strstr(err, "within 200 ms"), err); /* the error names the timeout that fired */
   lmcp_free(res);
   lmcp_free(err);
   long long id = request_id_in_log(log, "\"tools/call\"", "\"slow\"");
@@ -208,13 +213,13 @@ void test_cancel(void) {
   donerec_t rec;
   donerec_init(&rec, 1);
   lmcp_call_id id = 0;
-  CHECK_ST(tool_async(c, "slow", "{\"ms\":5000}", NULL, &rec.slots[0], &id), LMCP_OK, NULL);
+  /* 10 minutes, past the default call timeout and the test's deadline:
+   * only the cancel can complete this call */
+  CHECK_ST(tool_async(c, "slow", "{\"ms\":600000}", NULL, &rec.slots[0], &id), LMCP_OK, NULL);
   sleep_ms(150);
   CHECK(donerec_count(&rec, 0) == 0);
-  int64_t t0 = now_ms();
   CHECK_ST(lmcp_client_cancel(c, id), LMCP_OK, NULL);
-  CHECK(donerec_wait_slot(&rec, 0, T(1000)) == 1);
-  CHECKM(now_ms() - t0 < T(1000), NULL, "cancel took %lld ms", (long long)(now_ms() - t0));
+  CHECKM(donerec_wait_slot(&rec, 0, T(10000)) == 1, NULL, "the cancel did not complete the call");
   CHECK_ST(rec.slots[0].status, LMCP_E_CANCELLED, rec.slots[0].json);
   CHECK_ERR_JSON(rec.slots[0].json, LMCP_E_CANCELLED);
   CHECK(rec.slots[0].cb_call_id == id);
@@ -335,14 +340,18 @@ void test_reset_timeout_on_progress(void) {
            LMCP_E_TIMEOUT, err);
   lmcp_free(res);
   lmcp_free(err);
-  /* max_total_ms bounds a call that keeps reporting progress */
+  /* max_total_ms bounds a call that keeps reporting progress: progress every
+   * 100 ms for 10 minutes keeps resetting timeout_ms 400, so only a hard
+   * bound ends the call, max_total_ms 700 or, were it ignored, the default
+   * 10 x timeout_ms (4000 ms), which the message tells apart */
   int64_t t0 = now_ms();
-  CHECK_ST(tool_sync(c, "slow", "{\"ms\":3000,\"steps\":30}",
+  CHECK_ST(tool_sync(c, "slow", "{\"ms\":600000,\"steps\":6000}",
                      "{\"timeout_ms\":400,\"reset_timeout_on_progress\":true,\"max_total_ms\":700}", &res,
                      &err),
            LMCP_E_TIMEOUT, err);
   int64_t dt = now_ms() - t0;
-  CHECKM(dt >= 600 && dt < T(2000), err, "max_total_ms 700 returned after %lld ms", (long long)dt);
+  CHECKM(dt >= 600, err, "max_total_ms 700 returned after %lld ms", (long long)dt);
+  CHECKE(err && strstr(err, "maximum total time of 700 ms"), err);
   lmcp_free(res);
   lmcp_free(err);
   stop_client(c, &ev);
@@ -417,9 +426,9 @@ void test_server_errors_and_gating(void) {
     donerec_t rec;
     donerec_init(&rec, 1);
     rec.slots[0].caller = pthread_self();
-    int64_t t0 = now_ms();
+    /* refused locally, without a round trip: the log check below shows the
+     * request never reached the server */
     CHECK_ST(call_sync(c, gated, gparams, NULL, &res, &err), LMCP_E_UNSUPPORTED, err);
-    CHECKM(now_ms() - t0 < T(200), NULL, "gating took %lld ms", (long long)(now_ms() - t0));
     CHECKE(err && strstr(err, strcmp(gated, "logging/setLevel") == 0 ? "logging" : "completion"), err);
     lmcp_free(res);
     lmcp_free(err);

@@ -26,12 +26,13 @@ void test_server_crash_mid_call(void) {
   if (c == NULL) return;
   donerec_t rec;
   donerec_init(&rec, 2);
-  CHECK_ST(tool_async(c, "slow", "{\"ms\":5000}", NULL, &rec.slots[1], NULL), LMCP_OK, NULL);
-  int64_t t0 = now_ms();
+  /* The slow call would take 10 minutes and the client's call timeout is
+   * the default two minutes, both far past the test's deadline: the crash alone
+   * can complete it, so a crash that is not noticed at once leaves it
+   * pending and the wait below fails. */
+  CHECK_ST(tool_async(c, "slow", "{\"ms\":600000}", NULL, &rec.slots[1], NULL), LMCP_OK, NULL);
   CHECK_ST(tool_async(c, "crash", "{}", NULL, &rec.slots[0], NULL), LMCP_OK, NULL);
-  CHECK(donerec_wait_all(&rec, T(3000)) == 2);
-  int64_t dt = now_ms() - t0;
-  CHECKM(dt < T(2000), NULL, "the crash was noticed after %lld ms", (long long)dt);
+  CHECKM(donerec_wait_all(&rec, T(10000)) == 2, NULL, "the crash did not fail the calls in flight");
   for (int i = 0; i < 2; i++) {
     const char *j = rec.slots[i].json;
     CHECK_ST(rec.slots[i].status, LMCP_E_CLOSED, j);
@@ -92,14 +93,20 @@ void test_close_kills_grandchild(void) {
   spid = tool_int(c, "pid");
   int64_t t0 = now_ms();
   err = NULL;
-  CHECK_ST(lmcp_client_close(c, -1, &err), LMCP_OK, err); /* -1: 3 x 200 + 1000 ms */
+  /* -1: the library's own budget, 3 x 200 + 1000 ms. It answers LMCP_OK only
+   * when the escalation (stdin EOF, 200 ms, SIGTERM, 200 ms, SIGKILL) ended
+   * the server within that budget; past it the group is killed at once and
+   * close answers LMCP_E_TIMEOUT. No clock of the test's own is asserted. */
+  CHECK_ST(lmcp_client_close(c, -1, &err), LMCP_OK, err);
   int64_t dt = now_ms() - t0;
   lmcp_free(err);
-  CHECKM(dt < T(1600), NULL, "close took %lld ms", (long long)dt);
+  /* both grace steps were waited for: nothing skipped to SIGKILL */
+  CHECKM(dt >= 400, NULL, "close took only %lld ms: a grace step was skipped", (long long)dt);
   if (spid > 0) CHECKM(wait_pid_reaped((pid_t)spid, T(2000)), NULL, "server %lld not gone", spid);
   CHECK(evrec_wait(&ev, "closed", NULL, 1, T(1000)) == 1);
   char *closed = evrec_first(&ev, "closed", NULL);
-  CHECKE(closed && strstr(closed, "\"requested\":true") && strstr(closed, "\"signal\":\""), closed);
+  /* SIGTERM is ignored: only the last step, SIGKILL, can have ended it */
+  CHECKE(closed && strstr(closed, "\"requested\":true") && strstr(closed, "\"signal\":\"SIGKILL\""), closed);
   free(closed);
   lmcp_client_free(c);
   finish_recorder(&ev);

@@ -55,19 +55,29 @@ defmodule LemonMCP.SamplingTest do
   end
 
   test "a slow handler blocks nothing else" do
+    me = self()
+
+    # The handler answers only once the echo below has: were it to block the
+    # client, the echo could not answer before the handler's own 60 s wait
+    # ran out, long past the echo's timeout.
     c =
       Fixture.start!(
         sampling_handler: fn _ ->
-          Process.sleep(1_000)
-          {:ok, @answer}
+          send(me, {:handler_waiting, self()})
+
+          receive do
+            :go -> {:ok, @answer}
+          after
+            60_000 -> {:error, :not_released}
+          end
         end
       )
 
     task = Task.async(fn -> sample(c, "slow", 8) end)
-    Process.sleep(100)
-    {us, {:ok, _}} = :timer.tc(fn -> Client.call_tool(c, "echo", %{text: "meanwhile"}) end)
-    assert us < 500_000
+    assert_receive {:handler_waiting, handler}, 10_000
+    assert {:ok, _} = Client.call_tool(c, "echo", %{text: "meanwhile"}, 10_000)
     assert Client.state(c) == :ready
+    send(handler, :go)
     assert %{"model" => "test-model"} = answer_of(Task.await(task))
   end
 

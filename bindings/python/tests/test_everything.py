@@ -17,7 +17,6 @@ import base64
 import os
 import sys
 import threading
-import time
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
@@ -209,9 +208,7 @@ def test_tool_argument_error(connect: Any, transport: str) -> None:
 def test_long_running_progress(connect: Any, transport: str) -> None:
     c, _ = connect(transport)
     seen: List[lemonmcp.Progress] = []
-    t0 = time.monotonic()
     r = c.call_tool("trigger-long-running-operation", {"duration": 1.2, "steps": 4}, progress=seen.append)
-    assert time.monotonic() - t0 < 10
     assert "Long running operation completed" in r.text, r.text
     assert [p.progress for p in seen] == [1, 2, 3, 4]
     assert all(p.total == 4 for p in seen)
@@ -231,10 +228,10 @@ def test_progress_resets_timeout(connect: Any, transport: str) -> None:
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_timeout_then_usable(connect: Any, transport: str) -> None:
     c, _ = connect(transport)
-    t0 = time.monotonic()
-    with pytest.raises(lemonmcp.TimeoutError):
+    # The 10 s operation would otherwise succeed, and the client's own
+    # call_timeout would name its own value.
+    with pytest.raises(lemonmcp.TimeoutError, match="within 500 ms"):
         c.call_tool("trigger-long-running-operation", {"duration": 10, "steps": 2}, timeout=0.5)
-    assert time.monotonic() - t0 < 5
     assert c.call_tool("echo", {"message": "after timeout"}).text == "Echo: after timeout"
 
 

@@ -10,6 +10,8 @@ import sys
 import time
 from typing import Any, List
 
+import pytest
+
 from conftest import PKG_ROOT, env_for_child
 
 CHILD = r"""
@@ -27,7 +29,7 @@ def progress(p):
         print("in flight", flush=True)
 
 try:
-    c.call_tool("slow", {"ms": 30000, "steps": 300}, progress=progress)
+    c.call_tool("slow", {"ms": 600000, "steps": 6000}, progress=progress)
     print("call finished?!", flush=True)
 except KeyboardInterrupt:
     print("caught KeyboardInterrupt", flush=True)
@@ -54,7 +56,11 @@ print("closed", c.state, flush=True)
 """
 
 
-def _interrupt(code: str, args: List[str], marker: str) -> "tuple[str, str, int, float]":
+def _interrupt(code: str, args: List[str], marker: str) -> "tuple[str, str, int]":
+    """Runs code in a child, sends it SIGINT once it prints marker, and
+    returns its output and exit status. What the child blocks in lasts at
+    least a minute (a 10-minute call, a 60 s timeout), longer than this
+    waits: a SIGINT that does not interrupt it fails here."""
     proc = subprocess.Popen(
         [sys.executable, "-c", code, *args],
         stdout=subprocess.PIPE,
@@ -72,10 +78,12 @@ def _interrupt(code: str, args: List[str], marker: str) -> "tuple[str, str, int,
             if marker in first or not first:
                 break
         assert marker in first, (first, proc.stderr.read() if proc.stderr else "")
-        t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-        return out, err, proc.returncode, time.monotonic() - t0
+        try:
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the child did not finish after SIGINT ({marker!r}): Ctrl-C did not interrupt it")
+        return out, err, proc.returncode
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -84,22 +92,20 @@ def _interrupt(code: str, args: List[str], marker: str) -> "tuple[str, str, int,
 
 def test_ctrl_c_cancels_the_call_and_the_client_stays_usable(fixture_path: str, tmp_path: Any) -> None:
     log = str(tmp_path / "stdin.log")
-    out, err, rc, elapsed = _interrupt(CHILD, [fixture_path, log], "in flight")
+    out, err, rc = _interrupt(CHILD, [fixture_path, log], "in flight")
     assert rc == 0, err
     assert "caught KeyboardInterrupt" in out
     assert "echo: after the interrupt" in out
     assert "call finished" not in out
-    assert elapsed < 10
     with open(log) as f:
         assert "notifications/cancelled" in f.read()
 
 
 def test_ctrl_c_during_wait_ready(fixture_path: str) -> None:
-    out, err, rc, elapsed = _interrupt(CHILD_CONNECT, [fixture_path], "connecting")
+    out, err, rc = _interrupt(CHILD_CONNECT, [fixture_path], "connecting")
     assert rc == 0, err
     assert "caught KeyboardInterrupt connecting" in out
     assert "closed closed" in out
-    assert elapsed < 15
 
 
 CHILD_HOST = r"""
@@ -117,7 +123,7 @@ def progress(p):
 cfg = {"mcpServers": {"a": {"command": fixture, "args": ["-log-file", log], "timeouts": {"call_ms": 60000}}}}
 with lemonmcp.Host(cfg, on_progress=progress, ready_timeout=15) as host:
     try:
-        host.call_tool("a__slow", {"ms": 30000, "steps": 300})
+        host.call_tool("a__slow", {"ms": 600000, "steps": 6000})
         print("call finished?!", flush=True)
     except KeyboardInterrupt:
         print("caught KeyboardInterrupt", flush=True)
@@ -142,7 +148,7 @@ print("closed", host.closed, flush=True)
 
 def test_ctrl_c_cancels_a_host_call_and_the_host_stays_usable(fixture_path: str, tmp_path: Any) -> None:
     log = str(tmp_path / "stdin.log")
-    out, err, rc, _ = _interrupt(CHILD_HOST, [fixture_path, log], "in flight")
+    out, err, rc = _interrupt(CHILD_HOST, [fixture_path, log], "in flight")
     assert rc == 0, err
     assert "caught KeyboardInterrupt" in out
     assert "echo: after the interrupt" in out
@@ -169,7 +175,7 @@ print("closed", host.closed, flush=True)
 
 
 def test_ctrl_c_interrupts_a_host_list_and_the_host_stays_usable(fixture_path: str) -> None:
-    out, err, rc, _ = _interrupt(CHILD_HOST_LIST, [fixture_path], "listing")
+    out, err, rc = _interrupt(CHILD_HOST_LIST, [fixture_path], "listing")
     assert rc == 0, err
     assert "caught KeyboardInterrupt ready" in out
     assert "list finished" not in out
@@ -178,7 +184,7 @@ def test_ctrl_c_interrupts_a_host_list_and_the_host_stays_usable(fixture_path: s
 
 
 def test_ctrl_c_during_a_host_wait_ready(fixture_path: str) -> None:
-    out, err, rc, _ = _interrupt(CHILD_HOST_CONNECT, [fixture_path], "connecting")
+    out, err, rc = _interrupt(CHILD_HOST_CONNECT, [fixture_path], "connecting")
     assert rc == 0, err
     assert "caught KeyboardInterrupt connecting" in out
     assert "closed True" in out

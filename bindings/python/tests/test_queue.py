@@ -106,11 +106,11 @@ def test_close_from_another_thread_ends_a_blocked_call(make_client: MakeClient) 
     c = make_client(protocol=LEGACY)
     closer = threading.Timer(0.3, c.close)
     closer.start()
-    t0 = time.monotonic()
+    # 10 minutes: only the close can end the call with ClosedError (or
+    # Cancelled); the client's call_timeout would raise TimeoutError.
     with pytest.raises((lemonmcp.ClosedError, lemonmcp.Cancelled)):
-        c.call_tool("slow", SLOW)
+        c.call_tool("slow", {"ms": 600000})
     closer.join()
-    assert time.monotonic() - t0 < 10
     with pytest.raises(lemonmcp.ClosedError):
         c.call_tool("echo", {"text": "closed"})
 
@@ -160,7 +160,7 @@ def announce():
 
 threading.Thread(target=announce, daemon=True).start()
 try:
-    c.call_tool("slow", {"ms": 30000, "steps": 300})
+    c.call_tool("slow", {"ms": 600000, "steps": 6000})
     print("call finished?!", flush=True)
 except KeyboardInterrupt:
     print("caught KeyboardInterrupt", flush=True)
@@ -187,10 +187,13 @@ def test_ctrl_c_during_a_plain_blocking_call(fixture_path: str, tmp_path: Any) -
         assert proc.stdout is not None
         first = proc.stdout.readline()
         assert "in flight" in first, (first, proc.stderr.read() if proc.stderr else "")
-        t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-        elapsed = time.monotonic() - t0
+        # The call takes 10 minutes and its timeout is one: only the SIGINT
+        # ends it before this wait gives up.
+        try:
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the child did not finish after SIGINT: Ctrl-C did not interrupt the call")
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -200,7 +203,6 @@ def test_ctrl_c_during_a_plain_blocking_call(fixture_path: str, tmp_path: Any) -
     assert "echo: after" in out
     assert "pending: 0" in out
     assert "call finished" not in out
-    assert elapsed < 10
     with open(log) as f:
         assert "notifications/cancelled" in f.read()
 
