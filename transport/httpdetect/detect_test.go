@@ -197,6 +197,7 @@ func TestFallbackFails(t *testing.T) {
 
 // Close during a fallback stops it; Closed still comes once.
 func TestCloseDuringFallback(t *testing.T) {
+	waiting := make(chan struct{}, 1)
 	blocked := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			http.Error(w, "no", http.StatusMethodNotAllowed)
@@ -204,14 +205,32 @@ func TestCloseDuringFallback(t *testing.T) {
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.(http.Flusher).Flush()
+		select {
+		case waiting <- struct{}{}:
+		default:
+		}
 		<-r.Context().Done() // never sends the endpoint
 	}))
 	defer blocked.Close()
-	tr, sink := open(t, blocked.URL)
+	// The fallback would wait a day for the endpoint: only Close can stop
+	// it, and a Close that waited for it instead never returns.
+	tr, err := New(streamablehttp.Config{URL: blocked.URL}, legacysse.Config{URL: blocked.URL, EndpointTimeout: 24 * time.Hour})
+	require.NoError(t, err)
+	sink := sinktest.New()
+	require.NoError(t, tr.Start(context.Background(), sink))
 	require.NoError(t, tr.Send(context.Background(), initialize))
-	time.Sleep(100 * time.Millisecond) // the fallback waits for its endpoint
-	start := time.Now()
-	require.NoError(t, tr.Close(context.Background()))
-	require.Less(t, time.Since(start), 2*time.Second)
+	select {
+	case <-waiting: // the fallback waits for its endpoint
+	case <-time.After(sinktest.Wait):
+		require.FailNow(t, "no fallback")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- tr.Close(context.Background()) }()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(sinktest.Wait): // not a time limit: see EndpointTimeout
+		require.FailNow(t, "Close waited for the fallback")
+	}
 	require.Equal(t, 1, sink.ClosedCount())
 }

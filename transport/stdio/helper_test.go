@@ -135,8 +135,12 @@ func runHelper(mode string) {
 		println(`{"ready":1}`)
 		sleepForever()
 	case "late-read":
+		// Reads only once the test sends SIGUSR1: the client fills the
+		// pipe meanwhile, and a send that waited for a read never returns.
+		release := make(chan os.Signal, 1)
+		signal.Notify(release, syscall.SIGUSR1)
 		println(`{"ready":1}`)
-		time.Sleep(400 * time.Millisecond) // the client fills the pipe meanwhile
+		<-release
 	case "close-stdout":
 		println(fmt.Sprintf(`{"pid":%d}`, os.Getpid()))
 		out.Flush()

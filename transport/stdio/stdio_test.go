@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -543,14 +544,21 @@ func TestSendFullPipe(t *testing.T) {
 	big := []byte(`{"pad":"` + strings.Repeat("p", 256<<10) + `"}`)
 
 	t.Run("never blocks, and a full queue refuses at once", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
+		// No deadline, and the server never reads: a Send that waited for
+		// the pipe would never return.
 		var err error
 		sent := 0
-		for ; sent < 64 && err == nil; sent++ {
-			start := time.Now()
-			err = tr.Send(ctx, transport.Outbound{Data: big})
-			require.Less(t, time.Since(start), 2*time.Second, "Send waited for the server")
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for ; sent < 64 && err == nil; sent++ {
+				err = tr.Send(context.Background(), transport.Outbound{Data: big})
+			}
+		}()
+		select {
+		case <-done:
+		case <-time.After(waitLong): // not a time limit: see above
+			require.FailNow(t, "Send waited for the server")
 		}
 		require.Error(t, err, "a 1 MiB queue took %d lines of 256 KiB", sent)
 		require.Equal(t, transport.CodeTimeout, codeOf(t, err))
@@ -603,15 +611,30 @@ func TestSendExpiredLinesDropped(t *testing.T) {
 func TestSendQueuedLinesArriveInOrder(t *testing.T) {
 	tr, sink := startHelper(t, helperConfig(t, "late-read"))
 	require.Equal(t, `{"ready":1}`, sink.next(t))
+	readNow := func() { require.NoError(t, syscall.Kill(tr.PID(), syscall.SIGUSR1)) }
 	var want []string
 	for i := 0; i < 8; i++ {
-		line := fmt.Sprintf(`{"n":%d,"pad":"%s"}`, i, strings.Repeat(string(rune('a'+i)), 100<<10))
-		want = append(want, line)
-		start := time.Now()
-		require.NoError(t, tr.Send(context.Background(), transport.Outbound{Data: []byte(line)}))
-		require.Less(t, time.Since(start), 2*time.Second, "Send waited for the server")
+		want = append(want, fmt.Sprintf(`{"n":%d,"pad":"%s"}`, i, strings.Repeat(string(rune('a'+i)), 100<<10)))
+	}
+	// The server reads only once every Send has returned: one that waited
+	// for it would never return.
+	errs := make(chan error, len(want))
+	go func() {
+		for _, line := range want {
+			errs <- tr.Send(context.Background(), transport.Outbound{Data: []byte(line)})
+		}
+	}()
+	for range want {
+		select {
+		case err := <-errs:
+			require.NoError(t, err)
+		case <-time.After(waitLong): // not a time limit: see above
+			readNow()
+			require.FailNow(t, "Send waited for the server")
+		}
 	}
 	require.Positive(t, tr.sender.queued(), "800 KiB fit a pipe: the test proves nothing")
+	readNow()
 	for i, w := range want {
 		got := sink.next(t)
 		require.Equal(t, len(w), len(got), "line %d", i)

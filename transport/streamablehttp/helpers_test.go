@@ -218,3 +218,37 @@ func codeOf(t testing.TB, err error) transport.Code {
 	require.True(t, errors.As(err, &te), "want *transport.Error, got %T %v", err, err)
 	return te.Code
 }
+
+// roundTripFunc is an http.RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// observe makes every request the transport sends pass through see
+// before it goes out.
+func observe(see func(*http.Request)) func(*Config) {
+	return func(c *Config) {
+		c.WrapTransport = func(next http.RoundTripper) http.RoundTripper {
+			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				see(r)
+				return next.RoundTrip(r)
+			})
+		}
+	}
+}
+
+// closeReturns closes tr and fails the test if Close does not return.
+// Callers make the server hold what Close must not wait for until the
+// client gives up on it, so a Close that waited would never return: the
+// wait here is not a time limit.
+func closeReturns(t *testing.T, tr *Transport) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- tr.Close(context.Background()) }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(sinktest.Wait):
+		require.FailNow(t, "Close waited for the server")
+	}
+}

@@ -24,7 +24,7 @@ type streamEnd struct {
 
 // readStream delivers the messages of one SSE connection until it ends.
 // owner is the request the stream answers (nil for the GET stream); once
-// its response has arrived the stream may run for responseGrace more.
+// its response has arrived the stream may run for t.grace (responseGrace) more.
 func (t *Transport) readStream(body io.Reader, owner *pending) streamEnd {
 	rd := sseparse.NewReader(body, t.cfg.MaxMessageBytes)
 	defer rd.Release()
@@ -42,7 +42,7 @@ func (t *Transport) readStream(body io.Reader, owner *pending) streamEnd {
 			}
 			if owner != nil && !graceStarted && t.settled(owner) {
 				graceStarted = true
-				timer := time.AfterFunc(responseGrace, owner.cancel)
+				timer := time.AfterFunc(t.grace, owner.cancel)
 				defer timer.Stop()
 			}
 			continue

@@ -54,6 +54,9 @@ type Transport struct {
 	// waitToReconnect waits a stream's reconnect delay (sleep); a test
 	// reads the delay chosen here instead of timing the reconnection.
 	waitToReconnect func(ctx context.Context, d time.Duration) bool
+	// grace is responseGrace; a test lengthens it so that a stream held
+	// open is held until the test releases it, not cut by the timer.
+	grace time.Duration
 }
 
 // queuedRequest is a request a runner makes (exchange's arguments).
@@ -86,7 +89,7 @@ func New(cfg Config) (*Transport, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Transport{cfg: s, client: s.HTTPClient, inflight: make(map[int64]*pending), done: make(chan struct{}), waitToReconnect: sleep}
+	t := &Transport{cfg: s, client: s.HTTPClient, inflight: make(map[int64]*pending), done: make(chan struct{}), waitToReconnect: sleep, grace: responseGrace}
 	if t.client == nil {
 		t.client, t.ownClient = httpclient.NewClient(s.WrapTransport), true
 	} else {

@@ -3,6 +3,7 @@ package streamablehttp
 import (
 	"context"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -39,6 +40,9 @@ func waiting(id int64, method string) transport.Outbound {
 func TestSendWaiting(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
+	openStream := make(chan struct{}) // ends the sse-open stream
+	var closeOpenStream sync.Once
+	defer closeOpenStream.Do(func() { close(openStream) })
 	srv := newServer(t, mcp("s1", func(w http.ResponseWriter, r *http.Request, m msg) {
 		switch m.Method {
 		case "json":
@@ -47,7 +51,7 @@ func TestSendWaiting(t *testing.T) {
 			startSSE(w)
 			event(w, message(result(m.ID, `{"sse":true}`)))
 			select { // keeps the stream open past the response
-			case <-release:
+			case <-openStream:
 			case <-r.Context().Done():
 			}
 		case "error":
@@ -61,6 +65,9 @@ func TestSendWaiting(t *testing.T) {
 	}))
 	tr, err := New(Config{URL: srv.URL})
 	require.NoError(t, err)
+	// The open stream is held until the test ends it, not cut by the
+	// grace timer: a Send that waited for its end would never return.
+	tr.grace = time.Hour
 	sink := &countingSink{Sink: sinktest.New()}
 	require.NoError(t, tr.Start(context.Background(), sink))
 	defer tr.Close(context.Background())
@@ -73,9 +80,16 @@ func TestSendWaiting(t *testing.T) {
 		require.JSONEq(t, `{"jsonrpc":"2.0","id":2,"result":{"echo":"json"}}`, sink.Next(t))
 	})
 	t.Run("sse stream held open does not hold the sender", func(t *testing.T) {
-		start := time.Now()
-		require.NoError(t, tr.Send(context.Background(), waiting(3, "sse-open")))
-		require.Less(t, time.Since(start), responseGrace, "Send waited for the stream's end")
+		done := make(chan error, 1)
+		go func() { done <- tr.Send(context.Background(), waiting(3, "sse-open")) }()
+		select { // not a time limit: the stream ends only once Send has returned
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(sinktest.Wait):
+			closeOpenStream.Do(func() { close(openStream) })
+			<-done
+			require.FailNow(t, "Send waited for the stream's end")
+		}
 		require.JSONEq(t, `{"jsonrpc":"2.0","id":3,"result":{"sse":true}}`, sink.Next(t))
 	})
 	t.Run("error status reported", func(t *testing.T) {
