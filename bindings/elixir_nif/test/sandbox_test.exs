@@ -258,7 +258,7 @@ defmodule LemonMCP.SandboxTest do
 
         env = [{"TMPDIR", home}, {"HOME", home}, {"XDG_CACHE_HOME", Path.join(home, "cache")}]
         {out, status} = System.cmd(cmd, args, env: env, stderr_to_stdout: true)
-        assert status == 0, out
+        assert status == 0, "#{flag} uid #{uid}: the worker exited #{status}:\n#{out}"
 
         facts =
           for l <- String.split(out, "\n", trim: true),
