@@ -94,10 +94,12 @@ func lmcpgo_client_call(client *C.lmcp_client, method *C.cchar_t, params *C.ccha
 }
 
 // lmcpgo_client_call_sync is the Go half of lmcp_client_call_sync
-// (client_bridge.c): for a networked client it only answers that the call
-// is to be submitted (syncqueue.go); otherwise the call's outcome goes to
-// sync, where the C caller waits (syncwait.go), or, when the C waits are
-// all taken, the caller parks here as before.
+// (client_bridge.c), by the client's core.SyncRoute: over Streamable HTTP
+// the call is made right here, its exchange in blocking system calls on
+// this thread (onThread); for another networked client it only answers
+// that the call is to be submitted (syncqueue.go); otherwise the call's
+// outcome goes to sync, where the C caller waits (syncwait.go), or, when
+// the C waits are all taken, the caller parks here as before.
 //
 //export lmcpgo_client_call_sync
 func lmcpgo_client_call_sync(client *C.lmcp_client, method *C.cchar_t, params *C.cchar_t, plen C.size_t, options *C.cchar_t, olen C.size_t, resultOut **C.char, resultLenOut *C.size_t, sync *C.lmcp_bridge_sync, errOut **C.char) (st C.lmcp_status) {
@@ -110,8 +112,13 @@ func lmcpgo_client_call_sync(client *C.lmcp_client, method *C.cchar_t, params *C
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	if submits(c.Networked()) {
-		return C.LMCP_BRIDGE_SYNC_SUBMIT // this thread's next calls skip Go
+	switch c.SyncRoute() {
+	case core.SyncOnThread:
+		return onThread(resultOut, resultLenOut, errOut, func() ([]byte, *core.Error) { return c.CallSync(m, p, opts) })
+	case core.SyncSubmit:
+		if submits() {
+			return C.LMCP_BRIDGE_SYNC_SUBMIT // this thread's next calls skip Go
+		}
 	}
 	return blockingCall(sync, resultOut, resultLenOut, errOut, &opts, func(done core.DoneFunc) *core.Error {
 		_, err := c.Call(m, p, opts, done)

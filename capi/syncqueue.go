@@ -48,11 +48,11 @@ func submitReady() bool {
 }
 
 // submits tells the Go half of a blocking call whose client (or server)
-// is networked to answer LMCP_BRIDGE_SYNC_SUBMIT: while fewer blocking
-// calls are under way than there are Ps (lmcp_bridge_blocking counted this
-// one in), and once the submitter runs.
-func submits(networked bool) bool {
-	return networked && atomic.LoadInt32((*int32)(unsafe.Pointer(&C.lmcp_bridge_blocking_calls))) < procs.Load() && submitReady()
+// is to be submitted (core.SyncSubmit) to answer LMCP_BRIDGE_SYNC_SUBMIT:
+// while fewer blocking calls are under way than there are Ps
+// (lmcp_bridge_blocking counted this one in), and once the submitter runs.
+func submits() bool {
+	return atomic.LoadInt32((*int32)(unsafe.Pointer(&C.lmcp_bridge_blocking_calls))) < procs.Load() && submitReady()
 }
 
 // submitted takes the whole stack of submitted calls into calls (reused),
@@ -166,7 +166,7 @@ func startSubmitted(s *C.lmcp_bridge_submit, cw *cWait) *core.Error {
 		if err != nil {
 			return err
 		}
-		if c.Networked() {
+		if c.SyncRoute() == core.SyncSubmit {
 			s.networked = 1
 		}
 		opts.Inline, opts.Waiting = true, true
@@ -177,7 +177,7 @@ func startSubmitted(s *C.lmcp_bridge_submit, cw *cWait) *core.Error {
 		if err != nil {
 			return err
 		}
-		if h.ToolNetworked(tool) {
+		if h.ToolSyncRoute(tool) == core.SyncSubmit {
 			s.networked = 1
 		}
 		opts.Inline, opts.Waiting = true, true
@@ -188,7 +188,7 @@ func startSubmitted(s *C.lmcp_bridge_submit, cw *cWait) *core.Error {
 		if err != nil {
 			return err
 		}
-		if h.Networked(srv) {
+		if h.SyncRoute(srv) == core.SyncSubmit {
 			s.networked = 1
 		}
 		opts.Inline, opts.Waiting = true, true

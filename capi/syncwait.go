@@ -59,6 +59,22 @@ func waitInC() bool {
 
 func blockingCallDone() { blockingCalls.Add(-1) }
 
+// onThread makes a blocking call on the calling thread (core.SyncOnThread):
+// call runs the exchange here in blocking system calls, and the kernel
+// wakes this thread when the server answers, with no hand-off between
+// threads. Counted as a blocking call: the thread keeps its P while it
+// sleeps in read(2), as a C waiter does.
+func onThread(resultOut **C.char, lenOut *C.size_t, errOut **C.char, call func() ([]byte, *core.Error)) C.lmcp_status {
+	blockingCalls.Add(1)
+	defer blockingCallDone()
+	data, err := call()
+	if err != nil {
+		return setErr(errOut, err)
+	}
+	writeJSON(data, resultOut, lenOut)
+	return setErr(errOut, nil)
+}
+
 // blockingCall runs a blocking call for a C caller, whose arguments are
 // checked: start starts it with a completion, park makes it and waits in
 // Go. It returns LMCP_BRIDGE_SYNC_STARTED when the outcome goes to w,

@@ -260,9 +260,34 @@ func (c *Client) CallSyncFromThread(method string, params []byte, opts CallOptio
 	return c.callSync(method, params, opts, false)
 }
 
-// Networked reports whether the client's requests are network exchanges
-// (the HTTP transports; transport.Networked).
-func (c *Client) Networked() bool { return c.networked }
+// A SyncRoute is how a blocking caller outside Go, a C host's thread
+// locked to its goroutine while in Go, is best served (capi,
+// docs/abi-cost.md).
+type SyncRoute uint8
+
+const (
+	// SyncWaitOutside: the request is a write on the caller's goroutine
+	// (stdio); the caller starts the call and waits outside Go.
+	SyncWaitOutside SyncRoute = iota
+	// SyncSubmit: the requests are network exchanges run by library
+	// goroutines (legacy HTTP+SSE, a host-given HTTP client); a library
+	// goroutine makes the call in the caller's stead.
+	SyncSubmit
+	// SyncOnThread: the caller's thread makes the exchange itself, in
+	// blocking system calls (transport.CallerExchanger): CallSync.
+	SyncOnThread
+)
+
+// SyncRoute says how a blocking caller outside Go is best served.
+func (c *Client) SyncRoute() SyncRoute {
+	switch {
+	case c.onCaller != nil && c.onCaller.ExchangesOnCaller():
+		return SyncOnThread
+	case c.networked:
+		return SyncSubmit
+	}
+	return SyncWaitOutside
+}
 
 func (c *Client) callSync(method string, params []byte, opts CallOptions, waiting bool) ([]byte, *Error) {
 	opts.Inline = true

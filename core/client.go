@@ -88,8 +88,10 @@ type Client struct {
 	// and then serves the connection in the 2026-07-28 era.
 	legacyOnly bool
 	// networked: the transport's requests are network exchanges
-	// (transport.Networked).
+	// (transport.Networked); onCaller, when the transport can make a
+	// waiting request's exchange on the caller's thread (SyncRoute).
 	networked bool
+	onCaller  transport.CallerExchanger
 	// toolHeaders are the x-mcp-header bindings of each listed tool, for
 	// the Mcp-Param-* headers of tools/call.
 	thMu        sync.Mutex
@@ -150,6 +152,7 @@ func New(opts Options, tr transport.Transport) *Client {
 	if n, ok := tr.(transport.Networked); ok && n.Networked() {
 		c.networked = true
 	}
+	c.onCaller, _ = tr.(transport.CallerExchanger)
 	c.aborter, _ = tr.(transport.Aborter)
 	if opts.Restart != nil && opts.NewTransport != nil {
 		live := respawn.New(tr, opts.NewTransport)

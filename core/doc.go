@@ -93,9 +93,11 @@
 // started the operation unless the caller asked for an inline completion
 // (CallOptions.Inline), which blocking wrappers use; with
 // CallOptions.Waiting too, the caller's goroutine may run the HTTP exchange
-// itself, as CallSync's does.
+// itself, as CallSync's does (over Streamable HTTP in blocking system
+// calls, so that a C host's thread is woken by the kernel alone:
+// SyncRoute).
 //
 // Transport differences reach core only as properties a transport exposes
-// (transport.HeaderCarrier, Aborter, Negotiator, LineStreamer, Networked),
-// never as a test of its name.
+// (transport.HeaderCarrier, Aborter, Negotiator, LineStreamer, Networked,
+// CallerExchanger), never as a test of its name.
 package core

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -141,26 +142,53 @@ type networkedTransport struct {
 
 func (t networkedTransport) Networked() bool { return t.networked }
 
-// TestClientNetworked: a client is networked when its transport says so
-// (the HTTP transports), which the C ABI's blocking calls read to hand a
-// call to a library goroutine; a transport that does not implement
-// transport.Networked is not.
-func TestClientNetworked(t *testing.T) {
+// callerTransport also says whether it exchanges on the caller's thread
+// (transport.CallerExchanger), which may change (httpdetect).
+type callerTransport struct {
+	networkedTransport
+	onCaller *atomic.Bool
+}
+
+func (t callerTransport) ExchangesOnCaller() bool { return t.onCaller.Load() }
+
+// TestClientSyncRoute: a blocking caller outside Go makes the call on its
+// own thread when the transport exchanges on the caller (Streamable HTTP),
+// has it submitted to a library goroutine when the transport is otherwise
+// networked, and waits outside Go for anything else; the route follows a
+// transport that changes its mind.
+func TestClientSyncRoute(t *testing.T) {
+	on, off := &atomic.Bool{}, &atomic.Bool{}
+	on.Store(true)
 	cases := []struct {
 		name string
 		tr   func(*memory.Transport) transport.Transport
-		want bool
+		want SyncRoute
 	}{
-		{"says networked", func(m *memory.Transport) transport.Transport { return networkedTransport{m, true} }, true},
-		{"says not networked", func(m *memory.Transport) transport.Transport { return networkedTransport{m, false} }, false},
-		{"does not say", func(m *memory.Transport) transport.Transport { return m }, false},
+		{"exchanges on the caller", func(m *memory.Transport) transport.Transport {
+			return callerTransport{networkedTransport{m, true}, on}
+		}, SyncOnThread},
+		{"networked, not on the caller", func(m *memory.Transport) transport.Transport {
+			return callerTransport{networkedTransport{m, true}, off}
+		}, SyncSubmit},
+		{"says networked", func(m *memory.Transport) transport.Transport { return networkedTransport{m, true} }, SyncSubmit},
+		{"says not networked", func(m *memory.Transport) transport.Transport { return networkedTransport{m, false} }, SyncWaitOutside},
+		{"does not say", func(m *memory.Transport) transport.Transport { return m }, SyncWaitOutside},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			mem, _ := memory.NewPair(16)
 			c := New(testOptions(), tc.tr(mem))
 			t.Cleanup(c.Free)
-			require.Equal(t, tc.want, c.Networked())
+			require.Equal(t, tc.want, c.SyncRoute())
 		})
 	}
+
+	changing := &atomic.Bool{}
+	changing.Store(true)
+	mem, _ := memory.NewPair(16)
+	c := New(testOptions(), callerTransport{networkedTransport{mem, true}, changing})
+	t.Cleanup(c.Free)
+	require.Equal(t, SyncOnThread, c.SyncRoute())
+	changing.Store(false) // httpdetect settled on legacy HTTP+SSE
+	require.Equal(t, SyncSubmit, c.SyncRoute())
 }

@@ -683,27 +683,31 @@ func (s *server) toolOfGuess(name string) (string, *core.Error) {
 	return "", core.Errorf(core.StatusInvalidArgument, "the tool name %s is the host's name of %d tools of the server %s, %s and %s (their names differ only in characters MCP does not allow in tool names): call one by the server's own name, as %s or %s", jsonQuote(full), len(found), jsonQuote(s.name), jsonQuote(a), jsonQuote(b), jsonQuote(s.name+Separator+a), jsonQuote(s.name+Separator+b))
 }
 
-// Networked reports whether the named server's client is networked (an
-// HTTP transport: core.Client.Networked); false for an unknown or disabled
-// server.
-func (h *Host) Networked(serverName string) bool {
+// SyncRoute is how a blocking caller outside Go is best served for the
+// named server (core.Client.SyncRoute); SyncWaitOutside for an unknown or
+// disabled server, whose call fails at once.
+func (h *Host) SyncRoute(serverName string) core.SyncRoute {
 	s := h.byName[serverName]
 	if s == nil {
-		return false
+		return core.SyncWaitOutside
 	}
-	c := s.client()
-	return c != nil && c.Networked()
+	if c := s.client(); c != nil {
+		return c.SyncRoute()
+	}
+	return core.SyncWaitOutside
 }
 
-// ToolNetworked reports whether the server CallTool routes name to, when
-// that is known without asking a server (as ToolRoute), is networked.
-func (h *Host) ToolNetworked(name string) bool {
+// ToolSyncRoute is SyncRoute for the server CallTool routes name to, when
+// that is known without asking a server (as ToolRoute).
+func (h *Host) ToolSyncRoute(name string) core.SyncRoute {
 	r, ok := h.knownRoute(name)
 	if !ok {
-		return false
+		return core.SyncWaitOutside
 	}
-	c := r.srv.client()
-	return c != nil && c.Networked()
+	if c := r.srv.client(); c != nil {
+		return c.SyncRoute()
+	}
+	return core.SyncWaitOutside
 }
 
 // ToolRoute is {"server", "original_name"} of the exposed tool name, as

@@ -466,12 +466,16 @@ lmcp_status lmcp_client_call(lmcp_client *client, const char *method,
  * blocking call was that fast, then sleeps on a futex; while as many
  * blocking calls are under way as the Go runtime has processors
  * (GOMAXPROCS), it waits in the Go scheduler instead (docs/abi-cost.md).
- * Over HTTP (Streamable HTTP, legacy HTTP+SSE) a library goroutine makes
- * the call in the thread's stead (the thread hands it over without
- * entering Go, and the arguments are read in place while it waits); over
- * stdio the thread writes the request itself. Either way callbacks never
- * run on the calling thread. The lmcp_host_*_sync calls wait the same
- * way. */
+ * Over Streamable HTTP (and type "http" once the server speaks it) the
+ * thread makes the exchange itself: it writes the POST and sleeps in
+ * read(2) on a connection kept for such calls, and the kernel wakes it
+ * when the server answers (a reply streamed as SSE is followed by a
+ * library goroutine while the thread waits in Go). Over legacy HTTP+SSE a
+ * library goroutine makes the call in the thread's stead (the thread hands
+ * it over without entering Go, and the arguments are read in place while
+ * it waits); over stdio the thread writes the request itself. Either way
+ * callbacks never run on the calling thread. The lmcp_host_*_sync calls
+ * wait the same way. */
 lmcp_status lmcp_client_call_sync(lmcp_client *client, const char *method,
                                   const char *params_json, size_t params_len,
                                   const char *options_json, size_t options_len,

@@ -95,6 +95,17 @@ type Networked interface {
 	Networked() bool
 }
 
+// CallerExchanger is implemented by transports that run a waiting
+// request's exchange (Outbound.Waiting) on the sender's goroutine in
+// blocking system calls, to its end when the reply is JSON: Streamable
+// HTTP with a client of its own (transport/internal/callerhttp). A
+// blocking caller outside Go is then best served by making the call on
+// its own thread, which the kernel wakes when the server answers.
+// ExchangesOnCaller may change once (httpdetect settles on a transport).
+type CallerExchanger interface {
+	ExchangesOnCaller() bool
+}
+
 // LineStreamer is implemented by transports that read messages as the lines
 // of a byte stream the server writes (stdio reads the server's stdout). When
 // the core skips a line that is not JSON-RPC, it reports it with the

@@ -188,3 +188,9 @@ func (d *Transport) SessionID() string {
 
 // Networked implements transport.Networked.
 func (d *Transport) Networked() bool { return true }
+
+// ExchangesOnCaller implements transport.CallerExchanger: as Streamable
+// HTTP does, until the server turns out to speak legacy HTTP+SSE.
+func (d *Transport) ExchangesOnCaller() bool {
+	return d.Name() == "streamable_http" && d.streamable.ExchangesOnCaller()
+}

@@ -14,7 +14,11 @@
 // (Outbound.Waiting: a synchronous call) is POSTed on the sender's
 // goroutine instead, and a JSON reply is delivered before Send returns: no
 // goroutine is started and none hands the response back, which is most of
-// a call's cost over loopback. Any other reply (an SSE stream, an error
+// a call's cost over loopback. With the transport's own client the POST is
+// made in blocking system calls on a connection kept for such requests
+// (transport/internal/callerhttp), so the sender's thread, a C host's
+// included, is woken by the kernel when the server answers and by nothing
+// else (ExchangesOnCaller). Any other reply (an SSE stream, an error
 // status) goes on in a goroutine of its own, and Abort (the core's timeout)
 // releases the sender.
 //

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/internal/callerhttp"
 	"github.com/lemonmcp/lemonmcp/transport/internal/httpclient"
 )
 
@@ -31,7 +32,11 @@ func (t *Transport) exchange(p *pending, body []byte, method string, headers []t
 		return
 	}
 	session, version := t.wireState(method)
-	resp, err := t.client.Do(t.newRequest(p.ctx, http.MethodPost, body, session, version, headers))
+	ctx := p.ctx
+	if inline && t.ownClient {
+		ctx = callerhttp.OnCaller(ctx) // the exchange may run on this very thread
+	}
+	resp, err := t.client.Do(t.newRequest(ctx, http.MethodPost, body, session, version, headers))
 	if err != nil {
 		if p.ctx.Err() == nil {
 			t.fail(p, httpclient.RequestError(err, "sending "+method))

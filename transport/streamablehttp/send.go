@@ -164,3 +164,8 @@ func asError(err error) *transport.Error {
 
 // Networked implements transport.Networked.
 func (t *Transport) Networked() bool { return true }
+
+// ExchangesOnCaller implements transport.CallerExchanger: with a client of
+// its own, a waiting request's exchange runs on the sender's thread
+// (callerhttp); a host-given client's exchanges are its own affair.
+func (t *Transport) ExchangesOnCaller() bool { return t.ownClient }

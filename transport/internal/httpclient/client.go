@@ -6,6 +6,8 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/lemonmcp/lemonmcp/transport/internal/callerhttp"
 )
 
 // maxRedirects bounds a redirect chain, as net/http's default does.
@@ -27,7 +29,7 @@ const drainBytes = 64 << 10
 func NewClient(wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
-	return &http.Client{Transport: Wrap(tr, wrap), CheckRedirect: sameOriginRedirects}
+	return &http.Client{Transport: Wrap(callerhttp.New(tr), wrap), CheckRedirect: sameOriginRedirects}
 }
 
 // WrapClient returns a copy of a host-given client whose transport is

@@ -1,0 +1,448 @@
+package callerhttp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// newTransport is a Transport over a clone of net/http's default
+// transport without a proxy, its connections closed with the test.
+func newTransport(t *testing.T) *Transport {
+	fb := http.DefaultTransport.(*http.Transport).Clone()
+	fb.Proxy = nil
+	tr := New(fb)
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
+}
+
+// post makes one POST with tr, marked OnCaller when onCaller, and returns
+// the status and the body read to its end.
+func post(t *testing.T, tr http.RoundTripper, ctx context.Context, u, body string, onCaller bool) (int, string) {
+	t.Helper()
+	if onCaller {
+		ctx = OnCaller(ctx)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(body))
+	require.NoError(t, err)
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(data)
+}
+
+// netHTTPConns counts the connections net/http's Transport keeps in this
+// process: each has a goroutine reading it. The exchanges made on the
+// caller's goroutine have none.
+func netHTTPConns() int {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	return bytes.Count(buf, []byte("net/http.(*persistConn).readLoop("))
+}
+
+// echoServer answers every POST with its body, and counts the
+// connections it accepted.
+func echoServer(t *testing.T, conns *atomic.Int32) *httptest.Server {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		data, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(data)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew && conns != nil {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestRequestsOnTheCallerKeepOneConnection: marked requests are exchanged
+// here, one after another on one kept connection, with no net/http
+// connection goroutine; unmarked ones, and any past the bound on
+// exchanges under way, go to net/http.
+func TestRequestsOnTheCallerKeepOneConnection(t *testing.T) {
+	var conns atomic.Int32
+	srv := echoServer(t, &conns)
+	tr := newTransport(t)
+	before := netHTTPConns()
+	for i := range 5 {
+		code, body := post(t, tr, context.Background(), srv.URL, fmt.Sprintf(`{"n":%d}`, i), true)
+		require.Equal(t, http.StatusOK, code)
+		require.Equal(t, fmt.Sprintf(`{"n":%d}`, i), body)
+	}
+	require.EqualValues(t, 1, conns.Load(), "one connection, kept between requests")
+	require.Equal(t, before, netHTTPConns(), "no request went through net/http's connections")
+	require.EqualValues(t, 0, onCallerNow.Load(), "every exchange counted out")
+
+	code, _ := post(t, tr, context.Background(), srv.URL, "{}", false)
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, before+1, netHTTPConns(), "an unmarked request goes to net/http")
+
+	tr.maxOnCaller = 0 // as when as many exchanges are under way as allowed
+	code, _ = post(t, tr, context.Background(), srv.URL, "{}", true)
+	require.Equal(t, http.StatusOK, code)
+	require.EqualValues(t, 2, conns.Load(), "past the bound, net/http's kept connection serves it")
+	require.EqualValues(t, 0, onCallerNow.Load())
+}
+
+// TestOnlyDirectHTTPIsServed: a request through a proxy, or to a scheme
+// other than http and https, goes to the fallback, which reaches the
+// proxy.
+func TestOnlyDirectHTTPIsServed(t *testing.T) {
+	var proxied atomic.Int32
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proxied.Add(1)
+		w.Write([]byte("via proxy"))
+	}))
+	t.Cleanup(proxy.Close)
+	pu, err := url.Parse(proxy.URL)
+	require.NoError(t, err)
+	fb := http.DefaultTransport.(*http.Transport).Clone()
+	fb.Proxy = http.ProxyURL(pu)
+	tr := New(fb)
+	t.Cleanup(tr.CloseIdleConnections)
+
+	code, body := post(t, tr, context.Background(), "http://mcp.invalid/mcp", "{}", true)
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, "via proxy", body)
+	require.EqualValues(t, 1, proxied.Load())
+
+	req, err := http.NewRequestWithContext(OnCaller(context.Background()), http.MethodGet, "ftp://example.invalid/x", nil)
+	require.NoError(t, err)
+	require.False(t, tr.serves(req), "not http or https")
+}
+
+// rawServer accepts connections on loopback and hands each, numbered
+// from 0, to serve; it stops with the test.
+func rawServer(t *testing.T, serve func(n int, c net.Conn)) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for n := 0; ; n++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				serve(n, c)
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/mcp"
+}
+
+// readRequest reads one request and its body; false at the connection's
+// end.
+func readRequest(br *bufio.Reader) (string, bool) {
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return "", false
+	}
+	data, _ := io.ReadAll(req.Body)
+	return string(data), true
+}
+
+func answer(c net.Conn, body string) {
+	fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+}
+
+// TestAKeptConnectionTheServerClosed: a connection the server closed while
+// it was kept is not used, and a request it ended before answering (it
+// closed just as the request went out) goes again, once, on a new one, as
+// net/http retries it.
+func TestAKeptConnectionTheServerClosed(t *testing.T) {
+	cases := []struct {
+		name string
+		// readsNext: the server reads the next request on the first
+		// connection before it closes it, unanswered; otherwise it closes
+		// the connection as soon as it has answered.
+		readsNext bool
+		received  int32 // requests the server read, in all
+	}{
+		{"closed while kept", false, 2},
+		{"closed when the next request came", true, 3},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var received atomic.Int32
+			var bodies sync.Map
+			u := rawServer(t, func(n int, c net.Conn) {
+				br := bufio.NewReader(c)
+				for {
+					body, ok := readRequest(br)
+					if !ok {
+						return
+					}
+					received.Add(1)
+					bodies.Store(fmt.Sprint(n, body), true)
+					if n == 0 && tc.readsNext && received.Load() == 2 {
+						return // closes, unanswered
+					}
+					answer(c, body)
+					if n == 0 && !tc.readsNext {
+						return // closes
+					}
+				}
+			})
+			tr := newTransport(t)
+			_, body := post(t, tr, context.Background(), u, `"one"`, true)
+			require.Equal(t, `"one"`, body)
+			if !tc.readsNext {
+				// The server's close reaches the kept connection before it
+				// is taken again.
+				waitClosedByPeer(t, tr)
+			}
+			_, body = post(t, tr, context.Background(), u, `"two"`, true)
+			require.Equal(t, `"two"`, body)
+			_, ok := bodies.Load(`1"two"`)
+			require.True(t, ok, "the request reached the new connection whole")
+			require.Equal(t, tc.received, received.Load())
+		})
+	}
+}
+
+// waitClosedByPeer waits until the one kept connection reads as closed.
+func waitClosedByPeer(t *testing.T, tr *Transport) {
+	tr.mu.Lock()
+	var c *conn
+	for _, list := range tr.idle {
+		c = list[0]
+	}
+	tr.mu.Unlock()
+	require.NotNil(t, c)
+	raw, err := c.sock.f.SyscallConn()
+	require.NoError(t, err)
+	require.NoError(t, raw.Control(func(fd uintptr) {
+		// A blocking poll for the end of the stream, not a timed one.
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN | unix.POLLRDHUP}}
+		for {
+			if _, err := unix.Poll(fds, -1); !errors.Is(err, unix.EINTR) {
+				return
+			}
+		}
+	}))
+}
+
+// TestCancellingWakesTheWaitingThread: a request whose context ends while
+// its thread sleeps in read(2), for the response's head or for its body,
+// returns the context's error, and its connection is not kept.
+func TestCancellingWakesTheWaitingThread(t *testing.T) {
+	for _, during := range []string{"head", "body"} {
+		t.Run(during, func(t *testing.T) {
+			arrived := make(chan struct{}, 1)
+			var ended atomic.Int32
+			u := rawServer(t, func(n int, c net.Conn) {
+				br := bufio.NewReader(c)
+				if _, ok := readRequest(br); !ok {
+					return
+				}
+				if during == "body" {
+					fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+				}
+				arrived <- struct{}{}
+				io.Copy(io.Discard, br) // until the client lets go
+				ended.Add(1)
+			})
+			tr := newTransport(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			req, err := http.NewRequestWithContext(OnCaller(ctx), http.MethodPost, u, strings.NewReader("{}"))
+			require.NoError(t, err)
+			go func() { <-arrived; cancel() }()
+			resp, err := (&http.Client{Transport: tr}).Do(req)
+			if during == "head" {
+				require.ErrorIs(t, err, context.Canceled)
+			} else {
+				require.NoError(t, err)
+				_, err = io.ReadAll(resp.Body)
+				require.Error(t, err)
+				resp.Body.Close()
+			}
+			tr.mu.Lock()
+			require.Empty(t, tr.idle, "a cancelled exchange's connection is not kept")
+			tr.mu.Unlock()
+			require.EqualValues(t, 0, onCallerNow.Load())
+		})
+	}
+}
+
+// TestAStreamClosedEarly: closing a body that has not ended (an SSE stream
+// the server keeps open) closes its connection at once, wakes a reader
+// blocked on it, and keeps nothing.
+func TestAStreamClosedEarly(t *testing.T) {
+	released := make(chan struct{})
+	u := rawServer(t, func(n int, c net.Conn) {
+		br := bufio.NewReader(c)
+		if _, ok := readRequest(br); !ok {
+			return
+		}
+		fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+		fmt.Fprint(c, "f\r\ndata: {\"a\":1}\n\n\r\n")
+		io.Copy(io.Discard, br)
+		close(released)
+	})
+	tr := newTransport(t)
+	req, err := http.NewRequestWithContext(OnCaller(context.Background()), http.MethodPost, u, strings.NewReader("{}"))
+	require.NoError(t, err)
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	require.NoError(t, err)
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "data: {\"a\":1}\n", line)
+
+	readErr := make(chan error, 1)
+	go func() {
+		_, err := resp.Body.Read(make([]byte, 64))
+		readErr <- err
+	}()
+	require.NoError(t, resp.Body.Close()) // while the reader may be blocked
+	require.Error(t, <-readErr)
+	<-released // the server saw the connection end
+	tr.mu.Lock()
+	require.Empty(t, tr.idle)
+	tr.mu.Unlock()
+	require.EqualValues(t, 0, onCallerNow.Load())
+}
+
+// TestResponsesOfEveryShape: interim responses are skipped, chunked and
+// empty bodies are read, and a connection the server marks for closing is
+// not kept.
+func TestResponsesOfEveryShape(t *testing.T) {
+	cases := []struct {
+		name  string
+		reply string
+		body  string
+		kept  bool
+	}{
+		{"100 Continue first", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", "{}", true},
+		{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", "{}", true},
+		{"no body", "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n", "", true},
+		{"Connection: close", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}", "{}", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			u := rawServer(t, func(n int, c net.Conn) {
+				br := bufio.NewReader(c)
+				for {
+					if _, ok := readRequest(br); !ok {
+						return
+					}
+					fmt.Fprint(c, tc.reply)
+				}
+			})
+			tr := newTransport(t)
+			_, body := post(t, tr, context.Background(), u, "{}", true)
+			require.Equal(t, tc.body, body)
+			tr.mu.Lock()
+			kept := 0
+			for _, list := range tr.idle {
+				kept += len(list)
+			}
+			tr.mu.Unlock()
+			require.Equal(t, tc.kept, kept == 1)
+			require.EqualValues(t, 0, onCallerNow.Load())
+		})
+	}
+}
+
+// TestHTTPSOverHTTP1: over https the TLS handshake runs on the blocking
+// socket with the fallback's TLS settings, and ALPN keeps the exchange on
+// HTTP/1.1 even with a server that prefers HTTP/2.
+func TestHTTPSOverHTTP1(t *testing.T) {
+	var protos sync.Map
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		protos.Store(r.Proto, true)
+		io.Copy(w, r.Body)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	fb := http.DefaultTransport.(*http.Transport).Clone()
+	fb.Proxy = nil
+	fb.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	tr := New(fb)
+	t.Cleanup(tr.CloseIdleConnections)
+	before := netHTTPConns()
+	for range 3 {
+		_, body := post(t, tr, context.Background(), srv.URL, "{}", true)
+		require.Equal(t, "{}", body)
+	}
+	_, ok := protos.Load("HTTP/1.1")
+	require.True(t, ok)
+	_, ok = protos.Load("HTTP/2.0")
+	require.False(t, ok)
+	require.Equal(t, before, netHTTPConns())
+
+	// A certificate nobody vouches for is refused, as net/http refuses it.
+	bare := New(&http.Transport{TLSClientConfig: &tls.Config{}})
+	t.Cleanup(bare.CloseIdleConnections)
+	req, err := http.NewRequestWithContext(OnCaller(context.Background()), http.MethodPost, srv.URL, strings.NewReader("{}"))
+	require.NoError(t, err)
+	_, err = bare.RoundTrip(req)
+	var cert *tls.CertificateVerificationError
+	require.ErrorAs(t, err, &cert)
+}
+
+// TestFailuresLeakNothing: refused connections, cancelled and completed
+// exchanges leave no descriptor open once the kept connections are
+// closed, and errors keep the errno callers describe.
+func TestFailuresLeakNothing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	refused := "http://" + ln.Addr().String() + "/mcp"
+	ln.Close()
+	srv := echoServer(t, nil)
+	tr := newTransport(t)
+	before := openFDs(t)
+	for range 20 {
+		req, err := http.NewRequestWithContext(OnCaller(context.Background()), http.MethodPost, refused, strings.NewReader("{}"))
+		require.NoError(t, err)
+		_, err = tr.RoundTrip(req)
+		require.ErrorIs(t, err, syscall.ECONNREFUSED)
+		post(t, tr, context.Background(), srv.URL, "{}", true)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		req, err = http.NewRequestWithContext(OnCaller(ctx), http.MethodPost, srv.URL, strings.NewReader("{}"))
+		require.NoError(t, err)
+		_, err = tr.RoundTrip(req)
+		require.ErrorIs(t, err, context.Canceled)
+	}
+	tr.CloseIdleConnections()
+	srv.CloseClientConnections()
+	require.Equal(t, before, openFDs(t))
+	require.EqualValues(t, 0, onCallerNow.Load())
+}
+
+func openFDs(t *testing.T) int {
+	entries, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	return len(entries)
+}

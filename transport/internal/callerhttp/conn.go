@@ -1,0 +1,163 @@
+package callerhttp
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// bufferBytes sizes a connection's read and write buffers, as net/http's.
+const bufferBytes = 4 << 10
+
+// A conn is one kept connection: a blocking socket (sock) and, over https,
+// the TLS session on it (nc is then the *tls.Conn).
+type conn struct {
+	key    string
+	sock   *sockConn
+	nc     net.Conn
+	br     *bufio.Reader
+	bw     *bufio.Writer
+	reused bool
+	idleAt time.Time
+}
+
+// sockConn is a net.Conn over a blocking socket. os.File does the
+// reference counting that keeps a descriptor from being closed under a
+// reader (and then reused by another file); shutdown(2) is what wakes a
+// reader blocked in read(2), which closing the descriptor would not.
+type sockConn struct {
+	f            *os.File
+	laddr, raddr net.Addr
+	shutOnce     sync.Once
+}
+
+// dialConn dials addr with d, then moves the socket out of the netpoller
+// into blocking mode, and over https runs the TLS handshake on it.
+func dialConn(ctx context.Context, d *net.Dialer, key, addr string, tlsConfig *tls.Config) (*conn, error) {
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	sock, err := blockingSocket(nc)
+	if err != nil {
+		return nil, err
+	}
+	c := &conn{key: key, sock: sock, nc: sock}
+	if tlsConfig != nil {
+		tc := tls.Client(sock, tlsConfig)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			sock.Close()
+			return nil, err
+		}
+		c.nc = tc
+	}
+	c.br = bufio.NewReaderSize(c.nc, bufferBytes)
+	c.bw = bufio.NewWriterSize(c.nc, bufferBytes)
+	return c, nil
+}
+
+// blockingSocket takes nc's socket out of the netpoller: a duplicate of
+// its descriptor, put in blocking mode once nc (and its epoll
+// registration) is closed. nc is closed in every case.
+func blockingSocket(nc net.Conn) (*sockConn, error) {
+	defer nc.Close()
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nil, errors.New("the dialled connection has no socket")
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	fd := -1
+	var dupErr error
+	if err := raw.Control(func(s uintptr) {
+		fd, dupErr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0)
+	}); err != nil {
+		return nil, err
+	}
+	if dupErr != nil {
+		return nil, os.NewSyscallError("fcntl", dupErr)
+	}
+	laddr, raddr := nc.LocalAddr(), nc.RemoteAddr()
+	nc.Close() // before the flag changes: the netpoller must let go first
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, os.NewSyscallError("fcntl", err)
+	}
+	return &sockConn{f: os.NewFile(uintptr(fd), "tcp"), laddr: laddr, raddr: raddr}, nil
+}
+
+func (s *sockConn) Read(b []byte) (int, error) {
+	n, err := s.f.Read(b)
+	return n, s.wrap("read", err)
+}
+
+func (s *sockConn) Write(b []byte) (int, error) {
+	n, err := s.f.Write(b)
+	return n, s.wrap("write", err)
+}
+
+// wrap gives a socket error net's shape (*net.OpError over the errno), so
+// callers describe it as they would net/http's.
+func (s *sockConn) wrap(op string, err error) error {
+	if err == nil || err == io.EOF {
+		return err // the usual case, without errors.As's allocation
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return &net.OpError{Op: op, Net: "tcp", Source: s.laddr, Addr: s.raddr, Err: os.NewSyscallError(op, pe.Err)}
+	}
+	return err // nil or io.EOF
+}
+
+// shutdown ends the connection both ways, waking any reader or writer
+// blocked on it; the descriptor stays open until Close.
+func (s *sockConn) shutdown() {
+	s.shutOnce.Do(func() {
+		if raw, err := s.f.SyscallConn(); err == nil {
+			_ = raw.Control(func(fd uintptr) { _ = unix.Shutdown(int(fd), unix.SHUT_RDWR) })
+		}
+	})
+}
+
+// Close shuts the connection down and releases the descriptor once no
+// reader or writer is left on it.
+func (s *sockConn) Close() error {
+	s.shutdown()
+	return s.f.Close()
+}
+
+// alive reports whether an idle connection may still carry a request: the
+// server has neither closed it nor sent anything unasked.
+func (s *sockConn) alive() bool {
+	raw, err := s.f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	ok := false
+	_ = raw.Control(func(fd uintptr) {
+		var b [1]byte
+		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		ok = err == unix.EAGAIN
+	})
+	return ok
+}
+
+func (s *sockConn) LocalAddr() net.Addr  { return s.laddr }
+func (s *sockConn) RemoteAddr() net.Addr { return s.raddr }
+
+// Deadlines are not kept: a request's context bounds it (shutdown wakes
+// the thread), and crypto/tls only sets them around its closing alert.
+func (s *sockConn) SetDeadline(time.Time) error      { return nil }
+func (s *sockConn) SetReadDeadline(time.Time) error  { return nil }
+func (s *sockConn) SetWriteDeadline(time.Time) error { return nil }

@@ -1,0 +1,305 @@
+package callerhttp
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Bounds of the kept connections, as net/http's defaults for one host.
+const (
+	maxIdlePerKey = 64
+	idleTimeout   = 90 * time.Second
+)
+
+// maxOnCaller bounds the exchanges under way on callers' threads in the
+// process, over all transports: each holds an OS thread while it waits,
+// and a Go program with thousands of goroutines in blocking calls (a
+// gateway relaying to many servers) must not make thousands of threads
+// (the runtime stops the process at 10,000). Past it, requests go to the
+// fallback, whose waits hold no thread.
+const maxOnCaller = 64
+
+// onCallerNow counts the exchanges under way on callers' threads, bodies
+// included.
+var onCallerNow atomic.Int32
+
+type onCallerKey struct{}
+
+// OnCaller marks ctx: a request made with it is for a caller that waits for
+// its exchange, which may therefore run on the caller's goroutine.
+func OnCaller(ctx context.Context) context.Context {
+	return context.WithValue(ctx, onCallerKey{}, true)
+}
+
+func onCaller(ctx context.Context) bool {
+	v, _ := ctx.Value(onCallerKey{}).(bool)
+	return v
+}
+
+// Transport is an http.RoundTripper: the requests OnCaller marks, to a
+// server reached without a proxy, are exchanged on the caller's goroutine;
+// all others go to the fallback.
+type Transport struct {
+	fallback *http.Transport
+	dialer   net.Dialer
+
+	maxOnCaller int32 // maxOnCaller; a test lowers it
+
+	mu   sync.Mutex
+	idle map[string][]*conn // by scheme and address, the most recent last
+}
+
+// New returns a Transport over fallback, whose proxy and TLS settings it
+// follows; fallback dials as net/http's DefaultTransport does (a clone of
+// it), as this transport does.
+func New(fallback *http.Transport) *Transport {
+	return &Transport{
+		fallback:    fallback,
+		maxOnCaller: maxOnCaller,
+		dialer:      net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second},
+		idle:        map[string][]*conn{},
+	}
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !t.serves(req) {
+		return t.fallback.RoundTrip(req)
+	}
+	if onCallerNow.Add(1) > t.maxOnCaller {
+		onCallerNow.Add(-1)
+		return t.fallback.RoundTrip(req)
+	}
+	resp, err := t.roundTrip(req)
+	if err != nil || resp.Body == http.NoBody {
+		onCallerNow.Add(-1) // else when the body is done (body.Close)
+	}
+	return resp, err
+}
+
+func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	if err := ctx.Err(); err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	key := req.URL.Scheme + "://" + req.URL.Host
+	for attempt := 0; ; attempt++ {
+		c, err := t.get(ctx, key, req)
+		if err != nil {
+			closeBody(req)
+			return nil, err
+		}
+		resp, err := t.exchange(ctx, c, req)
+		if err == nil {
+			return resp, nil
+		}
+		// A kept connection the server closed while it was idle: the
+		// request never reached it, and goes again on a new one, as
+		// net/http retries it.
+		if errors.Is(err, errClosedIdle) && attempt == 0 && ctx.Err() == nil {
+			if again, rerr := rewind(req); rerr == nil {
+				req = again
+				continue
+			}
+		}
+		closeBody(req)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		return nil, err
+	}
+}
+
+// serves reports whether the request is one this transport exchanges
+// itself.
+func (t *Transport) serves(req *http.Request) bool {
+	if !onCaller(req.Context()) || req.URL == nil || req.URL.Host == "" {
+		return false
+	}
+	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+		return false
+	}
+	if t.fallback.Proxy != nil {
+		if u, err := t.fallback.Proxy(req); err != nil || u != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// target is the address to dial for a request and, over https, the TLS
+// configuration of its server.
+func (t *Transport) target(req *http.Request) (addr string, tlsConfig *tls.Config) {
+	host, port := req.URL.Hostname(), req.URL.Port()
+	if port == "" {
+		port = "80"
+		if req.URL.Scheme == "https" {
+			port = "443"
+		}
+	}
+	addr = net.JoinHostPort(host, port)
+	if req.URL.Scheme == "https" {
+		if t.fallback.TLSClientConfig != nil {
+			tlsConfig = t.fallback.TLSClientConfig.Clone()
+		} else {
+			tlsConfig = &tls.Config{}
+		}
+		if tlsConfig.ServerName == "" {
+			tlsConfig.ServerName = host
+		}
+		tlsConfig.NextProtos = []string{"http/1.1"}
+	}
+	return addr, tlsConfig
+}
+
+// get returns a kept connection to req's server (key) that is still
+// alive, or a new one.
+func (t *Transport) get(ctx context.Context, key string, req *http.Request) (*conn, error) {
+	now := time.Now()
+	for {
+		t.mu.Lock()
+		list := t.idle[key]
+		if len(list) == 0 {
+			t.mu.Unlock()
+			break
+		}
+		c := list[len(list)-1]
+		list[len(list)-1] = nil
+		t.idle[key] = list[:len(list)-1]
+		t.mu.Unlock()
+		if now.Sub(c.idleAt) < idleTimeout && c.sock.alive() {
+			c.reused = true
+			return c, nil
+		}
+		c.sock.Close()
+	}
+	addr, tlsConfig := t.target(req)
+	return dialConn(ctx, &t.dialer, key, addr, tlsConfig)
+}
+
+// put keeps c for the next request, or closes it when enough are kept.
+func (t *Transport) put(c *conn) {
+	if c.br.Buffered() > 0 {
+		c.sock.Close() // the server sent more than the response
+		return
+	}
+	c.idleAt = time.Now()
+	t.mu.Lock()
+	if list := t.idle[c.key]; len(list) < maxIdlePerKey {
+		t.idle[c.key] = append(list, c)
+		t.mu.Unlock()
+		return
+	}
+	t.mu.Unlock()
+	c.sock.Close()
+}
+
+// CloseIdleConnections closes the kept connections, this transport's and
+// the fallback's.
+func (t *Transport) CloseIdleConnections() {
+	t.mu.Lock()
+	idle := t.idle
+	t.idle = map[string][]*conn{}
+	t.mu.Unlock()
+	for _, list := range idle {
+		for _, c := range list {
+			c.sock.Close()
+		}
+	}
+	t.fallback.CloseIdleConnections()
+}
+
+// errClosedIdle: a kept connection ended before any byte of the response.
+var errClosedIdle = errors.New("the server closed an idle connection")
+
+// exchange writes req on c and reads the response's head; the body, read
+// later, releases c (body). Any error closes c.
+func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*http.Response, error) {
+	stop := context.AfterFunc(ctx, c.sock.shutdown)
+	err := req.Write(c.bw)
+	if err == nil {
+		err = c.bw.Flush()
+	}
+	if err != nil {
+		// Nothing of the request reached a server that had closed the
+		// kept connection.
+		if c.reused && !errors.Is(err, context.Canceled) {
+			err = errors.Join(errClosedIdle, err)
+		}
+		return nil, failed(c, stop, err)
+	}
+	if _, err := c.br.Peek(1); err != nil {
+		if c.reused && errors.Is(err, io.EOF) {
+			err = errors.Join(errClosedIdle, err)
+		}
+		return nil, failed(c, stop, err)
+	}
+	for {
+		resp, err := http.ReadResponse(c.br, req)
+		if err != nil {
+			return nil, failed(c, stop, err)
+		}
+		// An interim response (100 Continue, 103 Early Hints) precedes the
+		// real one, as net/http skips it.
+		if resp.StatusCode >= 100 && resp.StatusCode <= 199 && resp.StatusCode != http.StatusSwitchingProtocols {
+			continue
+		}
+		keep := !resp.Close && !req.Close
+		if resp.Body == http.NoBody || resp.Body == nil {
+			resp.Body = http.NoBody
+			t.release(c, stop, keep)
+			return resp, nil
+		}
+		resp.Body = &body{rc: resp.Body, t: t, c: c, stop: stop, keep: keep, left: resp.ContentLength}
+		return resp, nil
+	}
+}
+
+// failed ends an exchange that failed: c is closed.
+func failed(c *conn, stop func() bool, err error) error {
+	stop()
+	c.sock.Close()
+	return err
+}
+
+// release ends an exchange: c is kept when the exchange ended cleanly and
+// both sides allow it, closed otherwise.
+func (t *Transport) release(c *conn, stop func() bool, keep bool) {
+	if stop() && keep {
+		t.put(c)
+		return
+	}
+	c.sock.Close()
+}
+
+// rewind returns req ready to be sent again, or an error when its body
+// cannot be read again.
+func rewind(req *http.Request) (*http.Request, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return req, nil
+	}
+	if req.GetBody == nil {
+		return nil, errors.New("the request's body cannot be sent again")
+	}
+	b, err := req.GetBody()
+	if err != nil {
+		return nil, err
+	}
+	again := *req
+	again.Body = b
+	return &again, nil
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
