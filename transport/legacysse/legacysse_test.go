@@ -1,10 +1,12 @@
 package legacysse
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -256,4 +258,39 @@ func TestRunnersKept(t *testing.T) {
 	require.EqualValues(t, 1, tr.runners.Started(), "POSTs sent one after another were not made by the one runner kept")
 	require.NoError(t, tr.Close(t.Context()))
 	require.Zero(t, tr.runners.Live(), "a runner outlived Close")
+}
+
+// TestWaitingRequestPostedOnTheSender: a request whose sender waits for it
+// (a blocking call) is POSTed on the sender's goroutine, on the thread
+// itself (callerhttp): the server has it when Send returns, no runner is
+// started, and net/http keeps no connection for it (the stream's is its
+// only one). A failed POST is reported as the request's failure.
+func TestWaitingRequestPostedOnTheSender(t *testing.T) {
+	srv := newServer(t, "/messages?session=abc")
+	srv.onPost = func(m map[string]any) int {
+		if m["method"] == "refused" {
+			return http.StatusInternalServerError
+		}
+		return srv.echo(m)
+	}
+	tr, sink, err := open(t, srv.URL+"/sse")
+	require.NoError(t, err)
+	for id := int64(1); id <= 5; id++ {
+		msg := request(id, "seq")
+		msg.Waiting = true
+		send(t, tr, msg)
+		require.Len(t, srv.postRequests(), int(id), "the POST was made before Send returned")
+		require.Equal(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"echo":"seq"}}`, id), sink.Next(t))
+	}
+	require.Zero(t, tr.runners.Started(), "a runner made a waiting request's POST")
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	require.Equal(t, 1, bytes.Count(buf, []byte("net/http.(*persistConn).readLoop(")), "only the stream goes through net/http")
+
+	msg := request(6, "refused")
+	msg.Waiting = true
+	send(t, tr, msg)
+	f := sink.Failure(t)
+	require.EqualValues(t, 6, f.ID)
+	require.Contains(t, f.Err.Message, "500")
 }

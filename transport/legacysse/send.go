@@ -7,14 +7,19 @@ import (
 	"net/http"
 
 	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/internal/callerhttp"
 	"github.com/lemonmcp/lemonmcp/transport/internal/httpclient"
 )
 
 // Send POSTs one message to the endpoint. A request's POST runs on a
 // runner the transport keeps (transport/internal/runners) and Send returns
-// at once (a failed POST is reported through Sink.RequestFailed); a
-// notification or response is delivered before Send returns, bounded by
-// ctx's deadline. The reply itself always comes on the SSE stream.
+// at once (a failed POST is reported through Sink.RequestFailed), unless
+// its sender waits for it anyway (Outbound.Waiting): then the POST is made
+// on the sender's goroutine, with the transport's own client in blocking
+// system calls on its thread (transport/internal/callerhttp), and Send
+// returns once the server accepted it. A notification or response is
+// delivered before Send returns, bounded by ctx's deadline. The reply
+// itself always comes on the SSE stream.
 func (t *Transport) Send(ctx context.Context, msg transport.Outbound) error {
 	if len(msg.Data) == 0 {
 		return transport.Errorf(transport.CodeInvalidArgument, "message is empty")
@@ -37,7 +42,13 @@ func (t *Transport) Send(ctx context.Context, msg transport.Outbound) error {
 		what = "a response"
 	}
 	if msg.Kind == transport.KindRequest {
-		t.runners.Go(queuedPost{id: msg.ID, endpoint: endpoint, body: body, what: what})
+		q := queuedPost{id: msg.ID, endpoint: endpoint, body: body, what: what}
+		if msg.Waiting {
+			q.onCaller = t.ownClient
+			t.postRequest(q) // no runner woken, no hand-off
+			return nil
+		}
+		t.runners.Go(q)
 		return nil
 	}
 	defer t.posts.Done()
@@ -62,7 +73,11 @@ func (t *Transport) postRequest(r queuedPost) {
 	defer transport.Recover(t.sink, "the goroutine posting "+r.what, func() {
 		t.sink.RequestFailed(r.id, transport.Errorf(transport.CodeInternal, "internal error while sending %s (a bug: see the log)", r.what))
 	})
-	if err := t.post(t.ctx, r.endpoint, r.body, r.what); err != nil && t.ctx.Err() == nil {
+	ctx := t.ctx
+	if r.onCaller {
+		ctx = callerhttp.OnCaller(ctx)
+	}
+	if err := t.post(ctx, r.endpoint, r.body, r.what); err != nil && t.ctx.Err() == nil {
 		t.sink.RequestFailed(r.id, err)
 	}
 }

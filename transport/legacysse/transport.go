@@ -41,6 +41,7 @@ type queuedPost struct {
 	endpoint string
 	body     []byte
 	what     string
+	onCaller bool // made on its waiting sender's goroutine (Send)
 }
 
 const (
