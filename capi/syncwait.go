@@ -67,6 +67,12 @@ func blockingCallDone() { blockingCalls.Add(-1) }
 func onThread(resultOut **C.char, lenOut *C.size_t, errOut **C.char, call func() ([]byte, *core.Error)) C.lmcp_status {
 	blockingCalls.Add(1)
 	defer blockingCallDone()
+	return callMade(call, resultOut, lenOut, errOut)
+}
+
+// callMade makes a blocking call in Go and sets the outputs from its
+// outcome, as an export does.
+func callMade(call func() ([]byte, *core.Error), resultOut **C.char, lenOut *C.size_t, errOut **C.char) C.lmcp_status {
 	data, err := call()
 	if err != nil {
 		return setErr(errOut, err)
@@ -84,12 +90,7 @@ func blockingCall(w *C.lmcp_bridge_sync, resultOut **C.char, lenOut *C.size_t, e
 	start func(core.DoneFunc) *core.Error, park func() ([]byte, *core.Error)) C.lmcp_status {
 	if !waitInC() {
 		defer blockingCallDone()
-		data, err := park()
-		if err != nil {
-			return setErr(errOut, err)
-		}
-		writeJSON(data, resultOut, lenOut)
-		return setErr(errOut, nil)
+		return callMade(park, resultOut, lenOut, errOut)
 	}
 	cw := &cWait{w: w, wantErr: errOut != nil}
 	defer cw.abandonOnPanic()
