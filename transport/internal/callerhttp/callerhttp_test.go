@@ -374,14 +374,22 @@ func TestResponsesOfEveryShape(t *testing.T) {
 }
 
 // TestHTTPSOverHTTP1: over https the TLS handshake runs on the blocking
-// socket with the fallback's TLS settings, and ALPN keeps the exchange on
-// HTTP/1.1 even with a server that prefers HTTP/2.
+// socket with the fallback's TLS settings, ALPN keeps the exchange on
+// HTTP/1.1 even with a server that prefers HTTP/2, and the connection is
+// kept (the TLS 1.3 session tickets the server sends after the handshake
+// are read with the first response, not taken for unasked data).
 func TestHTTPSOverHTTP1(t *testing.T) {
 	var protos sync.Map
+	var conns atomic.Int32
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		protos.Store(r.Proto, true)
 		io.Copy(w, r.Body)
 	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
@@ -400,6 +408,7 @@ func TestHTTPSOverHTTP1(t *testing.T) {
 	_, ok = protos.Load("HTTP/2.0")
 	require.False(t, ok)
 	require.Equal(t, before, netHTTPConns())
+	require.EqualValues(t, 1, conns.Load(), "one TLS connection, kept")
 
 	// A certificate nobody vouches for is refused, as net/http refuses it.
 	bare := New(&http.Transport{TLSClientConfig: &tls.Config{}})
