@@ -595,9 +595,11 @@ func (h *Host) Approve(serverName, kind, name, hash string) *core.Error {
 	} else {
 		s.checkPins(k, false)
 	}
+	for _, rk := range refresh {
+		s.lists[rk].invalidate() // before the verdicts show, as rejudgeIfPinsChanged does
+	}
 	g.mu.Unlock()
 	for _, rk := range refresh {
-		s.lists[rk].invalidate()
 		h.background("the "+listKinds[rk].key+" refresh of server "+s.name, func() { s.refresh(rk) })
 	}
 	return nil

@@ -61,9 +61,14 @@ func (s *server) rejudgeIfPinsChanged() {
 			refresh = append(refresh, listTools, listPrompts)
 		}
 	}
-	g.mu.Unlock()
+	// The lists go stale before the new verdicts show: a call the new
+	// pins allow must not be followed by a list that still holds it
+	// (g.mu before a list's lock, never the other way round).
 	for _, rk := range refresh {
 		s.lists[rk].invalidate()
+	}
+	g.mu.Unlock()
+	for _, rk := range refresh {
 		s.h.background("the "+listKinds[rk].key+" refresh of server "+s.name, func() { s.refresh(rk) })
 	}
 }
