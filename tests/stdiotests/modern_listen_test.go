@@ -12,10 +12,19 @@ import (
 	"github.com/lemonmcp/lemonmcp/core"
 )
 
-// notes records the notification events a client's host receives.
+// notes records the notification events a client's host receives, and
+// every event's kind and beginning, to show when one is missing.
 type notes struct {
-	mu  sync.Mutex
-	got []string
+	mu     sync.Mutex
+	got    []string
+	events []string
+}
+
+// seen is what the host received so far, for a failure's message.
+func (n *notes) seen() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return strings.Join(n.events, "\n")
 }
 
 func (n *notes) has(method string) bool {
@@ -32,6 +41,13 @@ func (n *notes) has(method string) bool {
 func recordNotes(c *host) *notes {
 	n := &notes{}
 	c.SetEventHandler(func(kind string, payload []byte) {
+		text := string(payload)
+		if len(text) > 300 {
+			text = text[:300]
+		}
+		n.mu.Lock()
+		n.events = append(n.events, kind+" "+text)
+		n.mu.Unlock()
 		if kind != "notification" {
 			return
 		}
@@ -47,6 +63,19 @@ func recordNotes(c *host) *notes {
 	return n
 }
 
+// waitNote waits for a notification event of method, without a clock of
+// its own (the test's timeout bounds it); a failure shows every event the
+// host received.
+func waitNote(t *testing.T, n *notes, method string) {
+	t.Helper()
+	for !n.has(method) {
+		if d, ok := t.Deadline(); ok && time.Until(d) < 5*time.Second {
+			t.Fatalf("no %s event; the host received:\n%s", method, n.seen())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // Against the Go SDK's server (the fixture), the host's code is the same
 // in both eras: resources/subscribe works, and resource updates and list
 // changes arrive as the same notification events, over
@@ -60,9 +89,9 @@ func TestListenAgainstGoSDK(t *testing.T) {
 			_, serr := c.CallSync("resources/subscribe", []byte(`{"uri":"fixture://blob"}`), core.CallOptions{})
 			require.Nil(t, errOrNil(serr))
 			require.Equal(t, "ok", toolText(t, c, "touch", `{"uri":"fixture://blob"}`))
-			require.Eventually(t, func() bool { return n.has("notifications/resources/updated") }, 5*time.Second, 10*time.Millisecond)
+			waitNote(t, n, "notifications/resources/updated")
 			require.Equal(t, "ok", toolText(t, c, "notify", `{}`))
-			require.Eventually(t, func() bool { return n.has("notifications/tools/list_changed") }, 5*time.Second, 10*time.Millisecond)
+			waitNote(t, n, "notifications/tools/list_changed")
 			_, serr = c.CallSync("resources/unsubscribe", []byte(`{"uri":"fixture://blob"}`), core.CallOptions{})
 			require.Nil(t, errOrNil(serr))
 		})
