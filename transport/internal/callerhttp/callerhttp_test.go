@@ -455,3 +455,55 @@ func openFDs(t *testing.T) int {
 	require.NoError(t, err)
 	return len(entries)
 }
+
+// TestEveryKeptConnectionClosed: when the kept connection a request tries
+// turns out closed, its one retry dials a new connection rather than try
+// another kept one, which the server may have closed too.
+func TestEveryKeptConnectionClosed(t *testing.T) {
+	var both sync.WaitGroup
+	both.Add(2)
+	u := rawServer(t, func(n int, c net.Conn) {
+		br := bufio.NewReader(c)
+		body, ok := readRequest(br)
+		if !ok {
+			return
+		}
+		if n < 2 {
+			both.Done()
+			both.Wait() // two connections kept at once
+			answer(c, body)
+			readRequest(br) // the next request on it: closed unanswered
+			return
+		}
+		for ok {
+			answer(c, body)
+			body, ok = readRequest(br)
+		}
+	})
+	tr := newTransport(t)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, err := http.NewRequestWithContext(OnCaller(context.Background()), http.MethodPost, u, strings.NewReader("{}"))
+			if err != nil {
+				return
+			}
+			if resp, err := tr.RoundTrip(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	tr.mu.Lock()
+	kept := 0
+	for _, list := range tr.idle {
+		kept += len(list)
+	}
+	tr.mu.Unlock()
+	require.Equal(t, 2, kept)
+	_, body := post(t, tr, context.Background(), u, `"again"`, true)
+	require.Equal(t, `"again"`, body)
+}

@@ -92,7 +92,7 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	key := req.URL.Scheme + "://" + req.URL.Host
 	for attempt := 0; ; attempt++ {
-		c, err := t.get(ctx, key, req)
+		c, err := t.get(ctx, key, req, attempt == 0)
 		if err != nil {
 			closeBody(req)
 			return nil, err
@@ -101,9 +101,9 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		if err == nil {
 			return resp, nil
 		}
-		// A kept connection the server closed while it was idle: the
-		// request never reached it, and goes again on a new one, as
-		// net/http retries it.
+		// A kept connection the server closed as the request went out
+		// (its keep-alive ran out): the request goes again, once, on a
+		// new connection, as net/http retries it (errServerClosedIdle).
 		if errors.Is(err, errClosedIdle) && attempt == 0 && ctx.Err() == nil {
 			if again, rerr := rewind(req); rerr == nil {
 				req = again
@@ -161,10 +161,10 @@ func (t *Transport) target(req *http.Request) (addr string, tlsConfig *tls.Confi
 }
 
 // get returns a kept connection to req's server (key) that is still
-// alive, or a new one.
-func (t *Transport) get(ctx context.Context, key string, req *http.Request) (*conn, error) {
+// alive, when kept ones may serve, or a new one.
+func (t *Transport) get(ctx context.Context, key string, req *http.Request, kept bool) (*conn, error) {
 	now := time.Now()
-	for {
+	for kept {
 		t.mu.Lock()
 		list := t.idle[key]
 		if len(list) == 0 {
