@@ -687,12 +687,8 @@ func (s *server) toolOfGuess(name string) (string, *core.Error) {
 // named server (core.Client.SyncRoute); SyncWaitOutside for an unknown or
 // disabled server, whose call fails at once.
 func (h *Host) SyncRoute(serverName string) core.SyncRoute {
-	s := h.byName[serverName]
-	if s == nil {
-		return core.SyncWaitOutside
-	}
-	if c := s.client(); c != nil {
-		return c.SyncRoute()
+	if s := h.byName[serverName]; s != nil {
+		return s.syncRoute()
 	}
 	return core.SyncWaitOutside
 }
@@ -700,11 +696,16 @@ func (h *Host) SyncRoute(serverName string) core.SyncRoute {
 // ToolSyncRoute is SyncRoute for the server CallTool routes name to, when
 // that is known without asking a server (as ToolRoute).
 func (h *Host) ToolSyncRoute(name string) core.SyncRoute {
-	r, ok := h.knownRoute(name)
-	if !ok {
-		return core.SyncWaitOutside
+	if r, ok := h.knownRoute(name); ok {
+		return r.srv.syncRoute()
 	}
-	if c := r.srv.client(); c != nil {
+	return core.SyncWaitOutside
+}
+
+// syncRoute is the server's client's SyncRoute; SyncWaitOutside while it
+// has none (disabled).
+func (s *server) syncRoute() core.SyncRoute {
+	if c := s.client(); c != nil {
 		return c.SyncRoute()
 	}
 	return core.SyncWaitOutside
