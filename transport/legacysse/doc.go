@@ -12,7 +12,11 @@
 // requests by id.
 //
 // As with Streamable HTTP, Send returns as soon as a request's POST is on
-// its way and reports a failed POST through Sink.RequestFailed. The
+// its way and reports a failed POST through Sink.RequestFailed. With the
+// transport's own client the POSTs skip net/http's connection goroutines
+// (transport/internal/callerhttp): a waiting sender's on its own thread
+// in blocking system calls, any other over a kept connection in the
+// netpoller. The
 // session lives and dies with the stream: when it ends, the transport
 // closes (Closed with the reason), and the core fails every pending call.
 // There is no resumption, no session header and no protocol-version

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/internal/callerhttp"
 )
 
 // The endpoint event names where to POST; responses come back on the
@@ -245,7 +246,9 @@ func (nopSink) RequestFailed(int64, *transport.Error) {}
 func (nopSink) Closed(*transport.ClosedError)         {}
 
 // Requests' POSTs are made by runners the transport keeps: one runner
-// makes those sent one after another, and Close ends it before it returns.
+// makes those sent one after another, each exchange on the runner itself
+// over one kept connection (callerhttp.Pooled), and Close ends the runner
+// before it returns.
 func TestRunnersKept(t *testing.T) {
 	srv := newServer(t, "/messages?session=abc")
 	tr, sink, err := open(t, srv.URL+"/sse")
@@ -256,6 +259,10 @@ func TestRunnersKept(t *testing.T) {
 		require.Equal(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"echo":"seq"}}`, id), sink.Next(t))
 	}
 	require.EqualValues(t, 1, tr.runners.Started(), "POSTs sent one after another were not made by the one runner kept")
+	require.Eventually(t, func() bool { return tr.runners.Live() == tr.runners.Idle() }, 5*time.Second, time.Millisecond)
+	onCaller, pooled := tr.client.Transport.(*callerhttp.Transport).Kept()
+	require.Zero(t, onCaller)
+	require.Equal(t, 1, pooled, "the runner's POSTs share one connection of callerhttp's, in the netpoller")
 	require.NoError(t, tr.Close(t.Context()))
 	require.Zero(t, tr.runners.Live(), "a runner outlived Close")
 }

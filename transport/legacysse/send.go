@@ -60,6 +60,9 @@ func (t *Transport) Send(ctx context.Context, msg transport.Outbound) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(t.ctx, cancel)()
+	if t.ownClient {
+		ctx = callerhttp.Pooled(ctx)
+	}
 	if err := t.post(ctx, endpoint, body, what); err != nil {
 		return err // not a nil *transport.Error in an error interface
 	}
@@ -74,8 +77,11 @@ func (t *Transport) postRequest(r queuedPost) {
 		t.sink.RequestFailed(r.id, transport.Errorf(transport.CodeInternal, "internal error while sending %s (a bug: see the log)", r.what))
 	})
 	ctx := t.ctx
-	if r.onCaller {
+	switch {
+	case r.onCaller:
 		ctx = callerhttp.OnCaller(ctx)
+	case t.ownClient:
+		ctx = callerhttp.Pooled(ctx) // on this runner, without net/http's two goroutines
 	}
 	if err := t.post(ctx, r.endpoint, r.body, r.what); err != nil && t.ctx.Err() == nil {
 		t.sink.RequestFailed(r.id, err)

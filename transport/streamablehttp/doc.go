@@ -20,7 +20,10 @@
 // included, is woken by the kernel when the server answers and by nothing
 // else (ExchangesOnCaller). Any other reply (an SSE stream, an error
 // status) goes on in a goroutine of its own, and Abort (the core's timeout)
-// releases the sender.
+// releases the sender. A request nobody waits on is POSTed by a runner,
+// which with the transport's own client makes the exchange itself, over a
+// kept connection in the netpoller (callerhttp.Pooled), without net/http's
+// two goroutines per connection.
 //
 // Sessions: the Mcp-Session-Id the server gives with the initialize
 // response is sent on every later request (POST, GET and DELETE), and the

@@ -33,8 +33,12 @@ func (t *Transport) exchange(p *pending, body []byte, method string, headers []t
 	}
 	session, version := t.wireState(method)
 	ctx := p.ctx
-	if inline && t.ownClient {
-		ctx = callerhttp.OnCaller(ctx) // the exchange may run on this very thread
+	if t.ownClient {
+		if inline {
+			ctx = callerhttp.OnCaller(ctx) // the exchange may run on this very thread
+		} else {
+			ctx = callerhttp.Pooled(ctx) // on this goroutine, without net/http's two
+		}
 	}
 	resp, err := t.client.Do(t.newRequest(ctx, http.MethodPost, body, session, version, headers))
 	if err != nil {

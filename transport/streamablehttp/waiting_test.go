@@ -2,6 +2,7 @@ package streamablehttp
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/internal/callerhttp"
 	"github.com/lemonmcp/lemonmcp/transport/internal/sinktest"
 )
 
@@ -110,4 +112,43 @@ func TestSendWaiting(t *testing.T) {
 			require.FailNow(t, "Send still running after Abort")
 		}
 	})
+}
+
+// TestExchangesOnTheirOwnConnections: with a client of its own, the
+// transport makes a waiting request's exchange on a blocking connection
+// of the caller's, and any other request's on a kept connection in the
+// netpoller, on the goroutine that makes it (callerhttp): neither goes
+// through net/http's connections.
+func TestExchangesOnTheirOwnConnections(t *testing.T) {
+	srv := newServer(t, mcp("s1", func(w http.ResponseWriter, r *http.Request, m msg) { echo(w, r, m) }))
+	tr, err := New(Config{URL: srv.URL})
+	require.NoError(t, err)
+	sink := sinktest.New()
+	require.NoError(t, tr.Start(context.Background(), sink))
+	defer tr.Close(context.Background())
+	handshake(t, tr, sink)
+	kept := tr.client.Transport.(*callerhttp.Transport)
+	idle := func() {
+		// The runners that made the exchanges have given their
+		// connections back.
+		require.Eventually(t, func() bool { return tr.runners.Live() == tr.runners.Idle() }, sinktest.Wait, time.Millisecond)
+	}
+	idle()
+	_, handshakes := kept.Kept() // the handshake's POSTs: one or two at once
+	require.NotZero(t, handshakes, "the handshake's POSTs went through callerhttp")
+
+	for id := int64(2); id < 6; id++ {
+		require.NoError(t, tr.Send(context.Background(), request(id, "queued")))
+		require.JSONEq(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"echo":"queued"}}`, id), sink.Next(t))
+	}
+	idle()
+	onCaller, pooled := kept.Kept()
+	require.Zero(t, onCaller)
+	require.GreaterOrEqual(t, pooled, handshakes, "no connection was lost")
+
+	require.NoError(t, tr.Send(context.Background(), waiting(6, "waited")))
+	require.JSONEq(t, `{"jsonrpc":"2.0","id":6,"result":{"echo":"waited"}}`, sink.Next(t))
+	onCaller, pooled = kept.Kept()
+	require.Equal(t, 1, onCaller, "a waiting request's exchange has a blocking connection")
+	require.GreaterOrEqual(t, pooled, handshakes)
 }

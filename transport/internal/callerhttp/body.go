@@ -7,8 +7,9 @@ import (
 )
 
 // body is a response's body on a connection of ours. Read to its end, it
-// gives the connection back; closed early, it closes the connection rather
-// than read the rest (an SSE stream may never end), as net/http does.
+// gives the connection back; closed early, it resets the connection rather
+// than read the rest (an SSE stream may never end), as net/http's close
+// with unread data does.
 // Close may come from another goroutine while a Read is blocked: it wakes
 // the reader.
 type body struct {
@@ -57,12 +58,14 @@ func (b *body) Close() error {
 	b.closed = true
 	complete := b.eof || b.left == 0
 	b.mu.Unlock()
-	defer onCallerNow.Add(-1)
+	if b.c.key.blocking {
+		defer onCallerNow.Add(-1)
+	}
 	if complete {
 		b.t.release(b.c, b.stop, b.keep)
 		return nil
 	}
 	b.stop()
-	b.c.sock.Close()
+	b.c.sock.abort()
 	return nil
 }

@@ -2,7 +2,6 @@ package callerhttp
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -11,9 +10,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,19 +26,53 @@ import (
 // newTransport is a Transport over a clone of net/http's default
 // transport without a proxy, its connections closed with the test.
 func newTransport(t *testing.T) *Transport {
-	fb := http.DefaultTransport.(*http.Transport).Clone()
-	fb.Proxy = nil
-	tr := New(fb)
-	t.Cleanup(tr.CloseIdleConnections)
+	tr, _ := countingTransport(t, nil)
 	return tr
 }
 
-// post makes one POST with tr, marked OnCaller when onCaller, and returns
-// the status and the body read to its end.
-func post(t *testing.T, tr http.RoundTripper, ctx context.Context, u, body string, onCaller bool) (int, string) {
+// countingTransport is newTransport whose fallback counts the connections
+// it dials (net/http's own, each with two goroutines), over tlsConfig.
+func countingTransport(t *testing.T, tlsConfig *tls.Config) (*Transport, *atomic.Int32) {
+	var dials atomic.Int32
+	fb := http.DefaultTransport.(*http.Transport).Clone()
+	fb.Proxy = nil
+	fb.TLSClientConfig = tlsConfig
+	var d net.Dialer
+	fb.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return d.DialContext(ctx, network, addr)
+	}
+	tr := New(fb)
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr, &dials
+}
+
+// A mode is one of the two ways this transport exchanges a request
+// itself: mark marks a request's context for it.
+type mode struct {
+	name     string
+	mark     func(context.Context) context.Context
+	blocking bool // the connections are blocking sockets
+}
+
+var modes = []mode{
+	{"on the caller", OnCaller, true},
+	{"pooled", Pooled, false},
+}
+
+// forModes runs test once for each mode, as a subtest.
+func forModes(t *testing.T, test func(t *testing.T, m mode)) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) { test(t, m) })
+	}
+}
+
+// post makes one POST with tr, its context marked by mark unless nil, and
+// returns the status and the body read to its end.
+func post(t *testing.T, tr http.RoundTripper, ctx context.Context, u, body string, mark func(context.Context) context.Context) (int, string) {
 	t.Helper()
-	if onCaller {
-		ctx = OnCaller(ctx)
+	if mark != nil {
+		ctx = mark(ctx)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(body))
 	require.NoError(t, err)
@@ -49,15 +82,6 @@ func post(t *testing.T, tr http.RoundTripper, ctx context.Context, u, body strin
 	data, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return resp.StatusCode, string(data)
-}
-
-// netHTTPConns counts the connections net/http's Transport keeps in this
-// process: each has a goroutine reading it. The exchanges made on the
-// caller's goroutine have none.
-func netHTTPConns() int {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	return bytes.Count(buf, []byte("net/http.(*persistConn).readLoop("))
 }
 
 // echoServer answers every POST with its body, and counts the
@@ -79,32 +103,65 @@ func echoServer(t *testing.T, conns *atomic.Int32) *httptest.Server {
 }
 
 // TestRequestsOnTheCallerKeepOneConnection: marked requests are exchanged
-// here, one after another on one kept connection, with no net/http
-// connection goroutine; unmarked ones, and any past the bound on
-// exchanges under way, go to net/http.
+// here, one after another on one kept connection (a blocking socket on
+// the caller, a socket in the netpoller pooled), with no net/http
+// connection goroutine; unmarked ones go to net/http, and so do requests
+// on the caller past the bound on such exchanges under way.
 func TestRequestsOnTheCallerKeepOneConnection(t *testing.T) {
-	var conns atomic.Int32
-	srv := echoServer(t, &conns)
-	tr := newTransport(t)
-	before := netHTTPConns()
-	for i := range 5 {
-		code, body := post(t, tr, context.Background(), srv.URL, fmt.Sprintf(`{"n":%d}`, i), true)
+	forModes(t, func(t *testing.T, m mode) {
+		var conns atomic.Int32
+		srv := echoServer(t, &conns)
+		tr, netHTTPConns := countingTransport(t, nil)
+		for i := range 5 {
+			code, body := post(t, tr, context.Background(), srv.URL, fmt.Sprintf(`{"n":%d}`, i), m.mark)
+			require.Equal(t, http.StatusOK, code)
+			require.Equal(t, fmt.Sprintf(`{"n":%d}`, i), body)
+		}
+		require.EqualValues(t, 1, conns.Load(), "one connection, kept between requests")
+		require.Zero(t, netHTTPConns.Load(), "no request went through net/http's connections")
+		require.EqualValues(t, 0, onCallerNow.Load(), "every exchange counted out")
+		require.Equal(t, m.blocking, !nonblocking(t, keptConn(t, tr)))
+
+		code, _ := post(t, tr, context.Background(), srv.URL, "{}", nil)
 		require.Equal(t, http.StatusOK, code)
-		require.Equal(t, fmt.Sprintf(`{"n":%d}`, i), body)
+		require.EqualValues(t, 1, netHTTPConns.Load(), "an unmarked request goes to net/http")
+
+		tr.maxOnCaller = 0 // as when as many exchanges are under way as allowed
+		code, _ = post(t, tr, context.Background(), srv.URL, "{}", m.mark)
+		require.Equal(t, http.StatusOK, code)
+		if m.blocking {
+			require.EqualValues(t, 2, conns.Load(), "past the bound, net/http's kept connection serves it")
+		} else {
+			require.EqualValues(t, 2, conns.Load(), "pooled exchanges hold no thread: no bound")
+			require.EqualValues(t, 1, netHTTPConns.Load())
+		}
+		require.EqualValues(t, 0, onCallerNow.Load())
+	})
+}
+
+// keptConn is the one connection tr keeps.
+func keptConn(t *testing.T, tr *Transport) *conn {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	var kept []*conn
+	for _, list := range tr.idle {
+		kept = append(kept, list...)
 	}
-	require.EqualValues(t, 1, conns.Load(), "one connection, kept between requests")
-	require.Equal(t, before, netHTTPConns(), "no request went through net/http's connections")
-	require.EqualValues(t, 0, onCallerNow.Load(), "every exchange counted out")
+	require.Len(t, kept, 1)
+	return kept[0]
+}
 
-	code, _ := post(t, tr, context.Background(), srv.URL, "{}", false)
-	require.Equal(t, http.StatusOK, code)
-	require.Equal(t, before+1, netHTTPConns(), "an unmarked request goes to net/http")
-
-	tr.maxOnCaller = 0 // as when as many exchanges are under way as allowed
-	code, _ = post(t, tr, context.Background(), srv.URL, "{}", true)
-	require.Equal(t, http.StatusOK, code)
-	require.EqualValues(t, 2, conns.Load(), "past the bound, net/http's kept connection serves it")
-	require.EqualValues(t, 0, onCallerNow.Load())
+// nonblocking reports whether c's socket is in non-blocking mode (the
+// netpoller's).
+func nonblocking(t *testing.T, c *conn) bool {
+	raw, err := c.sock.f.SyscallConn()
+	require.NoError(t, err)
+	var flags int
+	require.NoError(t, raw.Control(func(fd uintptr) {
+		flags, err = unix.FcntlInt(fd, unix.F_GETFL, 0)
+	}))
+	require.NoError(t, err)
+	return flags&unix.O_NONBLOCK != 0
 }
 
 // TestOnlyDirectHTTPIsServed: a request through a proxy, or to a scheme
@@ -124,14 +181,31 @@ func TestOnlyDirectHTTPIsServed(t *testing.T) {
 	tr := New(fb)
 	t.Cleanup(tr.CloseIdleConnections)
 
-	code, body := post(t, tr, context.Background(), "http://mcp.invalid/mcp", "{}", true)
-	require.Equal(t, http.StatusOK, code)
-	require.Equal(t, "via proxy", body)
-	require.EqualValues(t, 1, proxied.Load())
+	for i, m := range modes {
+		code, body := post(t, tr, context.Background(), "http://mcp.invalid/mcp", "{}", m.mark)
+		require.Equal(t, http.StatusOK, code)
+		require.Equal(t, "via proxy", body)
+		require.EqualValues(t, i+1, proxied.Load())
+	}
 
-	req, err := http.NewRequestWithContext(OnCaller(context.Background()), http.MethodGet, "ftp://example.invalid/x", nil)
-	require.NoError(t, err)
-	require.False(t, tr.serves(req), "not http or https")
+	direct := newTransport(t)
+	for _, tc := range []struct {
+		mark func(context.Context) context.Context
+		url  string
+		want exchangeMode
+	}{
+		{OnCaller, "ftp://example.invalid/x", viaFallback},
+		{Pooled, "ftp://example.invalid/x", viaFallback},
+		{OnCaller, "https://example.invalid/x", onCaller},
+		// Over https net/http negotiates HTTP/2, one connection for all.
+		{Pooled, "https://example.invalid/x", viaFallback},
+		{Pooled, "http://example.invalid/x", pooled},
+		{func(ctx context.Context) context.Context { return ctx }, "http://example.invalid/x", viaFallback},
+	} {
+		req, err := http.NewRequestWithContext(tc.mark(context.Background()), http.MethodGet, tc.url, nil)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, direct.serves(req), tc.url)
+	}
 }
 
 // rawServer accepts connections on loopback and hands each, numbered
@@ -180,6 +254,10 @@ func answer(c net.Conn, body string) {
 // closed just as the request went out) goes again, once, on a new one, as
 // net/http retries it.
 func TestAKeptConnectionTheServerClosed(t *testing.T) {
+	forModes(t, testAKeptConnectionTheServerClosed)
+}
+
+func testAKeptConnectionTheServerClosed(t *testing.T, m mode) {
 	cases := []struct {
 		name string
 		// readsNext: the server reads the next request on the first
@@ -214,14 +292,14 @@ func TestAKeptConnectionTheServerClosed(t *testing.T) {
 				}
 			})
 			tr := newTransport(t)
-			_, body := post(t, tr, context.Background(), u, `"one"`, true)
+			_, body := post(t, tr, context.Background(), u, `"one"`, m.mark)
 			require.Equal(t, `"one"`, body)
 			if !tc.readsNext {
 				// The server's close reaches the kept connection before it
 				// is taken again.
 				waitClosedByPeer(t, tr)
 			}
-			_, body = post(t, tr, context.Background(), u, `"two"`, true)
+			_, body = post(t, tr, context.Background(), u, `"two"`, m.mark)
 			require.Equal(t, `"two"`, body)
 			_, ok := bodies.Load(`1"two"`)
 			require.True(t, ok, "the request reached the new connection whole")
@@ -256,6 +334,10 @@ func waitClosedByPeer(t *testing.T, tr *Transport) {
 // its thread sleeps in read(2), for the response's head or for its body,
 // returns the context's error, and its connection is not kept.
 func TestCancellingWakesTheWaitingThread(t *testing.T) {
+	forModes(t, testCancellingWakesTheWaitingThread)
+}
+
+func testCancellingWakesTheWaitingThread(t *testing.T, m mode) {
 	for _, during := range []string{"head", "body"} {
 		t.Run(during, func(t *testing.T) {
 			arrived := make(chan struct{}, 1)
@@ -274,7 +356,7 @@ func TestCancellingWakesTheWaitingThread(t *testing.T) {
 			})
 			tr := newTransport(t)
 			ctx, cancel := context.WithCancel(context.Background())
-			req, err := http.NewRequestWithContext(OnCaller(ctx), http.MethodPost, u, strings.NewReader("{}"))
+			req, err := http.NewRequestWithContext(m.mark(ctx), http.MethodPost, u, strings.NewReader("{}"))
 			require.NoError(t, err)
 			go func() { <-arrived; cancel() }()
 			resp, err := (&http.Client{Transport: tr}).Do(req)
@@ -295,22 +377,27 @@ func TestCancellingWakesTheWaitingThread(t *testing.T) {
 }
 
 // TestAStreamClosedEarly: closing a body that has not ended (an SSE stream
-// the server keeps open) closes its connection at once, wakes a reader
+// the server keeps open) resets its connection at once, wakes a reader
 // blocked on it, and keeps nothing.
-func TestAStreamClosedEarly(t *testing.T) {
-	released := make(chan struct{})
+func TestAStreamClosedEarly(t *testing.T) { forModes(t, testAStreamClosedEarly) }
+
+func testAStreamClosedEarly(t *testing.T, m mode) {
+	released := make(chan error, 1)
+	var client atomic.Value // the connection as the server sees it
 	u := rawServer(t, func(n int, c net.Conn) {
+		client.Store(c.RemoteAddr().String() + " " + c.LocalAddr().String())
 		br := bufio.NewReader(c)
 		if _, ok := readRequest(br); !ok {
 			return
 		}
 		fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
 		fmt.Fprint(c, "f\r\ndata: {\"a\":1}\n\n\r\n")
-		io.Copy(io.Discard, br)
-		close(released)
+		_, err := io.Copy(io.Discard, br)
+		released <- err
+		<-t.Context().Done() // the server's end stays open: only the client ends it
 	})
 	tr := newTransport(t)
-	req, err := http.NewRequestWithContext(OnCaller(context.Background()), http.MethodPost, u, strings.NewReader("{}"))
+	req, err := http.NewRequestWithContext(m.mark(context.Background()), http.MethodPost, u, strings.NewReader("{}"))
 	require.NoError(t, err)
 	resp, err := (&http.Client{Transport: tr}).Do(req)
 	require.NoError(t, err)
@@ -326,16 +413,45 @@ func TestAStreamClosedEarly(t *testing.T) {
 	require.NoError(t, resp.Body.Close()) // while the reader may be blocked
 	require.Error(t, <-readErr)
 	<-released // the server saw the connection end
+	// Reset, not ended gracefully: the client's socket is gone, not left
+	// in FIN_WAIT2, where a server blocked writing may wait a minute for a
+	// window that never opens.
+	require.Empty(t, tcpStates(t, client.Load().(string)), "the connection was not reset")
 	tr.mu.Lock()
 	require.Empty(t, tr.idle)
 	tr.mu.Unlock()
 	require.EqualValues(t, 0, onCallerNow.Load())
 }
 
+// tcpStates lists the kernel's states (/proc/net/tcp) of the loopback
+// sockets from the first address of pair ("local remote") to the second.
+func tcpStates(t *testing.T, pair string) []string {
+	var from, to netip.AddrPort
+	var err error
+	local, remote, _ := strings.Cut(pair, " ")
+	from, err = netip.ParseAddrPort(local)
+	require.NoError(t, err)
+	to, err = netip.ParseAddrPort(remote)
+	require.NoError(t, err)
+	data, err := os.ReadFile("/proc/net/tcp")
+	require.NoError(t, err)
+	want := fmt.Sprintf("0100007F:%04X 0100007F:%04X", from.Port(), to.Port())
+	var states []string
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 3 && f[1]+" "+f[2] == want {
+			states = append(states, f[3])
+		}
+	}
+	return states
+}
+
 // TestResponsesOfEveryShape: interim responses are skipped, chunked and
 // empty bodies are read, and a connection the server marks for closing is
 // not kept.
-func TestResponsesOfEveryShape(t *testing.T) {
+func TestResponsesOfEveryShape(t *testing.T) { forModes(t, testResponsesOfEveryShape) }
+
+func testResponsesOfEveryShape(t *testing.T, m mode) {
 	cases := []struct {
 		name  string
 		reply string
@@ -359,7 +475,7 @@ func TestResponsesOfEveryShape(t *testing.T) {
 				}
 			})
 			tr := newTransport(t)
-			_, body := post(t, tr, context.Background(), u, "{}", true)
+			_, body := post(t, tr, context.Background(), u, "{}", m.mark)
 			require.Equal(t, tc.body, body)
 			tr.mu.Lock()
 			kept := 0
@@ -393,21 +509,16 @@ func TestHTTPSOverHTTP1(t *testing.T) {
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	fb := http.DefaultTransport.(*http.Transport).Clone()
-	fb.Proxy = nil
-	fb.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
-	tr := New(fb)
-	t.Cleanup(tr.CloseIdleConnections)
-	before := netHTTPConns()
+	tr, netHTTPConns := countingTransport(t, srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone())
 	for range 3 {
-		_, body := post(t, tr, context.Background(), srv.URL, "{}", true)
+		_, body := post(t, tr, context.Background(), srv.URL, "{}", OnCaller)
 		require.Equal(t, "{}", body)
 	}
 	_, ok := protos.Load("HTTP/1.1")
 	require.True(t, ok)
 	_, ok = protos.Load("HTTP/2.0")
 	require.False(t, ok)
-	require.Equal(t, before, netHTTPConns())
+	require.Zero(t, netHTTPConns.Load())
 	require.EqualValues(t, 1, conns.Load(), "one TLS connection, kept")
 
 	// A certificate nobody vouches for is refused, as net/http refuses it.
@@ -423,7 +534,9 @@ func TestHTTPSOverHTTP1(t *testing.T) {
 // TestFailuresLeakNothing: refused connections, cancelled and completed
 // exchanges leave no descriptor open once the kept connections are
 // closed, and errors keep the errno callers describe.
-func TestFailuresLeakNothing(t *testing.T) {
+func TestFailuresLeakNothing(t *testing.T) { forModes(t, testFailuresLeakNothing) }
+
+func testFailuresLeakNothing(t *testing.T, m mode) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	refused := "http://" + ln.Addr().String() + "/mcp"
@@ -432,14 +545,14 @@ func TestFailuresLeakNothing(t *testing.T) {
 	tr := newTransport(t)
 	before := openFDs(t)
 	for range 20 {
-		req, err := http.NewRequestWithContext(OnCaller(context.Background()), http.MethodPost, refused, strings.NewReader("{}"))
+		req, err := http.NewRequestWithContext(m.mark(context.Background()), http.MethodPost, refused, strings.NewReader("{}"))
 		require.NoError(t, err)
 		_, err = tr.RoundTrip(req)
 		require.ErrorIs(t, err, syscall.ECONNREFUSED)
-		post(t, tr, context.Background(), srv.URL, "{}", true)
+		post(t, tr, context.Background(), srv.URL, "{}", m.mark)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		req, err = http.NewRequestWithContext(OnCaller(ctx), http.MethodPost, srv.URL, strings.NewReader("{}"))
+		req, err = http.NewRequestWithContext(m.mark(ctx), http.MethodPost, srv.URL, strings.NewReader("{}"))
 		require.NoError(t, err)
 		_, err = tr.RoundTrip(req)
 		require.ErrorIs(t, err, context.Canceled)
@@ -459,7 +572,9 @@ func openFDs(t *testing.T) int {
 // TestEveryKeptConnectionClosed: when the kept connection a request tries
 // turns out closed, its one retry dials a new connection rather than try
 // another kept one, which the server may have closed too.
-func TestEveryKeptConnectionClosed(t *testing.T) {
+func TestEveryKeptConnectionClosed(t *testing.T) { forModes(t, testEveryKeptConnectionClosed) }
+
+func testEveryKeptConnectionClosed(t *testing.T, m mode) {
 	var both sync.WaitGroup
 	both.Add(2)
 	u := rawServer(t, func(n int, c net.Conn) {
@@ -486,7 +601,7 @@ func TestEveryKeptConnectionClosed(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req, err := http.NewRequestWithContext(OnCaller(context.Background()), http.MethodPost, u, strings.NewReader("{}"))
+			req, err := http.NewRequestWithContext(m.mark(context.Background()), http.MethodPost, u, strings.NewReader("{}"))
 			if err != nil {
 				return
 			}
@@ -504,6 +619,6 @@ func TestEveryKeptConnectionClosed(t *testing.T) {
 	}
 	tr.mu.Unlock()
 	require.Equal(t, 2, kept)
-	_, body := post(t, tr, context.Background(), u, `"again"`, true)
+	_, body := post(t, tr, context.Background(), u, `"again"`, m.mark)
 	require.Equal(t, `"again"`, body)
 }

@@ -18,10 +18,10 @@ import (
 // bufferBytes sizes a connection's read and write buffers, as net/http's.
 const bufferBytes = 4 << 10
 
-// A conn is one kept connection: a blocking socket (sock) and, over https,
-// the TLS session on it (nc is then the *tls.Conn).
+// A conn is one kept connection: its socket (sock) and, over https, the
+// TLS session on it (nc is then the *tls.Conn).
 type conn struct {
-	key    string
+	key    poolKey
 	sock   *sockConn
 	nc     net.Conn
 	br     *bufio.Reader
@@ -30,25 +30,38 @@ type conn struct {
 	idleAt time.Time
 }
 
-// sockConn is a net.Conn over a blocking socket. os.File does the
-// reference counting that keeps a descriptor from being closed under a
-// reader (and then reused by another file); shutdown(2) is what wakes a
-// reader blocked in read(2), which closing the descriptor would not.
+// socketFile is what a sockConn reads and writes: an *os.File over a
+// blocking socket, or the dialled *net.TCPConn itself, in the netpoller.
+// Both do the reference counting that keeps a descriptor from being
+// closed under a reader (and then reused by another file).
+type socketFile interface {
+	io.ReadWriteCloser
+	syscall.Conn
+}
+
+// sockConn is a net.Conn over a socket. shutdown(2) is what wakes a
+// reader blocked in read(2), which closing the descriptor would not; a
+// reader parked in the netpoller wakes on it too.
 type sockConn struct {
-	f            *os.File
+	f            socketFile
 	laddr, raddr net.Addr
 	shutOnce     sync.Once
 }
 
-// dialConn dials addr with d, then moves the socket out of the netpoller
-// into blocking mode, and over https runs the TLS handshake on it.
-func dialConn(ctx context.Context, d *net.Dialer, key, addr string, tlsConfig *tls.Config) (*conn, error) {
+// dialConn dials addr with d; for a blocking conn (key.blocking) it moves
+// the socket out of the netpoller into blocking mode. Over https it runs
+// the TLS handshake on it.
+func dialConn(ctx context.Context, d *net.Dialer, key poolKey, addr string, tlsConfig *tls.Config) (*conn, error) {
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	sock, err := blockingSocket(nc)
-	if err != nil {
+	var sock *sockConn
+	if key.blocking {
+		if sock, err = blockingSocket(nc); err != nil {
+			return nil, err
+		}
+	} else if sock, err = polledSocket(nc); err != nil {
 		return nil, err
 	}
 	c := &conn{key: key, sock: sock, nc: sock}
@@ -97,6 +110,17 @@ func blockingSocket(nc net.Conn) (*sockConn, error) {
 	return &sockConn{f: os.NewFile(uintptr(fd), "tcp"), laddr: laddr, raddr: raddr}, nil
 }
 
+// polledSocket keeps nc's socket in the netpoller: a reader parks its
+// goroutine, not its thread.
+func polledSocket(nc net.Conn) (*sockConn, error) {
+	f, ok := nc.(socketFile)
+	if !ok {
+		nc.Close()
+		return nil, errors.New("the dialled connection has no socket")
+	}
+	return &sockConn{f: f, laddr: nc.LocalAddr(), raddr: nc.RemoteAddr()}, nil
+}
+
 func (s *sockConn) Read(b []byte) (int, error) {
 	n, err := s.f.Read(b)
 	return n, s.wrap("read", err)
@@ -121,19 +145,33 @@ func (s *sockConn) wrap(op string, err error) error {
 }
 
 // shutdown ends the connection both ways, waking any reader or writer
-// blocked on it; the descriptor stays open until Close.
+// blocked on it; the descriptor stays open until Close. The exchange on
+// it is abandoned, so the close that follows resets the connection
+// (SO_LINGER 0) rather than end it gracefully: after shutdown(2) the
+// kernel may keep advertising a zero window to a server still writing a
+// response nobody reads, which would then wait for it until the
+// FIN_WAIT2 timeout (a minute) instead of failing at once.
 func (s *sockConn) shutdown() {
 	s.shutOnce.Do(func() {
 		if raw, err := s.f.SyscallConn(); err == nil {
-			_ = raw.Control(func(fd uintptr) { _ = unix.Shutdown(int(fd), unix.SHUT_RDWR) })
+			_ = raw.Control(func(fd uintptr) {
+				_ = unix.SetsockoptLinger(int(fd), unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
+				_ = unix.Shutdown(int(fd), unix.SHUT_RDWR)
+			})
 		}
 	})
 }
 
-// Close shuts the connection down and releases the descriptor once no
-// reader or writer is left on it.
-func (s *sockConn) Close() error {
+// abort abandons the connection: it is reset, any reader or writer
+// blocked on it wakes, and the descriptor is released once none is left.
+func (s *sockConn) abort() {
 	s.shutdown()
+	_ = s.f.Close()
+}
+
+// Close ends an idle connection, or one whose exchange is complete,
+// gracefully.
+func (s *sockConn) Close() error {
 	return s.f.Close()
 }
 

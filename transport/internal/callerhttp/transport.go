@@ -30,22 +30,48 @@ const maxOnCaller = 64
 // included.
 var onCallerNow atomic.Int32
 
-type onCallerKey struct{}
+// exchangeMode is what a request's context asks of this transport.
+type exchangeMode uint8
+
+const (
+	viaFallback exchangeMode = iota // net/http's transport
+	onCaller                        // the caller's thread, in blocking system calls
+	pooled                          // the caller's goroutine, in the netpoller
+)
+
+type modeKey struct{}
 
 // OnCaller marks ctx: a request made with it is for a caller that waits for
-// its exchange, which may therefore run on the caller's goroutine.
+// its exchange, which may therefore run on the caller's goroutine, in
+// blocking system calls.
 func OnCaller(ctx context.Context) context.Context {
-	return context.WithValue(ctx, onCallerKey{}, true)
+	return context.WithValue(ctx, modeKey{}, onCaller)
 }
 
-func onCaller(ctx context.Context) bool {
-	v, _ := ctx.Value(onCallerKey{}).(bool)
-	return v
+// Pooled marks ctx: a request made with it is exchanged on the goroutine
+// that makes it, over a kept connection in the netpoller, without
+// net/http's two goroutines per connection. For plain http only: over
+// https the fallback negotiates HTTP/2, whose one connection carries every
+// request at once.
+func Pooled(ctx context.Context) context.Context {
+	return context.WithValue(ctx, modeKey{}, pooled)
 }
 
-// Transport is an http.RoundTripper: the requests OnCaller marks, to a
-// server reached without a proxy, are exchanged on the caller's goroutine;
-// all others go to the fallback.
+func modeOf(ctx context.Context) exchangeMode {
+	m, _ := ctx.Value(modeKey{}).(exchangeMode)
+	return m
+}
+
+// poolKey names the kept connections a request may use: its server, and
+// whether they block (onCaller) or sit in the netpoller (pooled).
+type poolKey struct {
+	scheme, host string
+	blocking     bool
+}
+
+// Transport is an http.RoundTripper: the requests OnCaller or Pooled
+// marks, to a server reached without a proxy, are exchanged on the
+// caller's goroutine; all others go to the fallback.
 type Transport struct {
 	fallback *http.Transport
 	dialer   net.Dialer
@@ -53,7 +79,7 @@ type Transport struct {
 	maxOnCaller int32 // maxOnCaller; a test lowers it
 
 	mu   sync.Mutex
-	idle map[string][]*conn // by scheme and address, the most recent last
+	idle map[poolKey][]*conn // the most recent last
 }
 
 // New returns a Transport over fallback, whose proxy and TLS settings it
@@ -64,33 +90,36 @@ func New(fallback *http.Transport) *Transport {
 		fallback:    fallback,
 		maxOnCaller: maxOnCaller,
 		dialer:      net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second},
-		idle:        map[string][]*conn{},
+		idle:        map[poolKey][]*conn{},
 	}
 }
 
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !t.serves(req) {
+	mode := t.serves(req)
+	switch mode {
+	case viaFallback:
 		return t.fallback.RoundTrip(req)
+	case pooled:
+		return t.roundTrip(req, poolKey{scheme: req.URL.Scheme, host: req.URL.Host})
 	}
 	if onCallerNow.Add(1) > t.maxOnCaller {
 		onCallerNow.Add(-1)
 		return t.fallback.RoundTrip(req)
 	}
-	resp, err := t.roundTrip(req)
+	resp, err := t.roundTrip(req, poolKey{scheme: req.URL.Scheme, host: req.URL.Host, blocking: true})
 	if err != nil || resp.Body == http.NoBody {
 		onCallerNow.Add(-1) // else when the body is done (body.Close)
 	}
 	return resp, err
 }
 
-func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
+func (t *Transport) roundTrip(req *http.Request, key poolKey) (*http.Response, error) {
 	ctx := req.Context()
 	if err := ctx.Err(); err != nil {
 		closeBody(req)
 		return nil, err
 	}
-	key := req.URL.Scheme + "://" + req.URL.Host
 	for attempt := 0; ; attempt++ {
 		c, err := t.get(ctx, key, req, attempt == 0)
 		if err != nil {
@@ -118,21 +147,28 @@ func (t *Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// serves reports whether the request is one this transport exchanges
-// itself.
-func (t *Transport) serves(req *http.Request) bool {
-	if !onCaller(req.Context()) || req.URL == nil || req.URL.Host == "" {
-		return false
+// serves tells how the request is exchanged: by this transport (onCaller,
+// pooled) or by the fallback.
+func (t *Transport) serves(req *http.Request) exchangeMode {
+	mode := modeOf(req.Context())
+	if mode == viaFallback || req.URL == nil || req.URL.Host == "" {
+		return viaFallback
 	}
-	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
-		return false
+	switch req.URL.Scheme {
+	case "http":
+	case "https":
+		if mode == pooled {
+			return viaFallback
+		}
+	default:
+		return viaFallback
 	}
 	if t.fallback.Proxy != nil {
 		if u, err := t.fallback.Proxy(req); err != nil || u != nil {
-			return false
+			return viaFallback
 		}
 	}
-	return true
+	return mode
 }
 
 // target is the address to dial for a request and, over https, the TLS
@@ -162,7 +198,7 @@ func (t *Transport) target(req *http.Request) (addr string, tlsConfig *tls.Confi
 
 // get returns a kept connection to req's server (key) that is still
 // alive, when kept ones may serve, or a new one.
-func (t *Transport) get(ctx context.Context, key string, req *http.Request, kept bool) (*conn, error) {
+func (t *Transport) get(ctx context.Context, key poolKey, req *http.Request, kept bool) (*conn, error) {
 	now := time.Now()
 	for kept {
 		t.mu.Lock()
@@ -202,12 +238,27 @@ func (t *Transport) put(c *conn) {
 	c.sock.Close()
 }
 
+// Kept counts the connections kept for the next requests: blocking ones
+// (OnCaller) and ones in the netpoller (Pooled).
+func (t *Transport) Kept() (onCaller, pooled int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for key, list := range t.idle {
+		if key.blocking {
+			onCaller += len(list)
+		} else {
+			pooled += len(list)
+		}
+	}
+	return onCaller, pooled
+}
+
 // CloseIdleConnections closes the kept connections, this transport's and
 // the fallback's.
 func (t *Transport) CloseIdleConnections() {
 	t.mu.Lock()
 	idle := t.idle
-	t.idle = map[string][]*conn{}
+	t.idle = map[poolKey][]*conn{}
 	t.mu.Unlock()
 	for _, list := range idle {
 		for _, c := range list {
@@ -263,10 +314,10 @@ func (t *Transport) exchange(ctx context.Context, c *conn, req *http.Request) (*
 	}
 }
 
-// failed ends an exchange that failed: c is closed.
+// failed ends an exchange that failed: c is reset.
 func failed(c *conn, stop func() bool, err error) error {
 	stop()
-	c.sock.Close()
+	c.sock.abort()
 	return err
 }
 
