@@ -4,8 +4,9 @@
  * (lmcp_bridge_submit in capi/bridge.h, docs/abi-cost.md): results and
  * errors, a timeout, a server request answered from another thread while
  * the call waits, a free while it waits, a stale handle, many threads at
- * once (submitted and parked in Go side by side), and the multi-server
- * host's blocking calls to an HTTP server. The HTTP server is a host of
+ * once (exchanging on their own threads and parked in Go side by side, a
+ * client's and a host's), and the multi-server host's blocking calls to an
+ * HTTP server. The HTTP server is a host of
  * one fixture server served by lmcp_server_serve_http, as in
  * test_serve.c.
  */
@@ -237,6 +238,7 @@ enum { THREADS = 16, CALLS_PER_THREAD = 25 };
 
 typedef struct {
   lmcp_client *c;
+  lmcp_host *h; /* the host's calls instead, when set */
   int index, ok;
 } many_arg;
 
@@ -246,9 +248,17 @@ static void *many_thread(void *p) {
     char params[128], want[32], *res = NULL;
     snprintf(want, sizeof want, "t%d-%d", a->index, i);
     snprintf(params, sizeof params, "{\"name\":\"fx__echo\",\"arguments\":{\"text\":\"%s\"}}", want);
-    if (lmcp_client_call_sync(a->c, "tools/call", params, strlen(params), NULL, 0, &res, NULL, NULL) ==
-            LMCP_OK &&
-        res != NULL && strstr(res, want) != NULL) {
+    lmcp_status st;
+    if (a->h == NULL) {
+      st = lmcp_client_call_sync(a->c, "tools/call", params, strlen(params), NULL, 0, &res, NULL, NULL);
+    } else if (i % 2) {
+      st = lmcp_host_call_sync(a->h, "web", "tools/call", params, strlen(params), NULL, 0, &res, NULL, NULL);
+    } else {
+      char args[64];
+      snprintf(args, sizeof args, "{\"text\":\"%s\"}", want);
+      st = lmcp_host_call_tool_sync(a->h, "web__fx__echo", args, strlen(args), NULL, 0, &res, NULL, NULL);
+    }
+    if (st == LMCP_OK && res != NULL && strstr(res, want) != NULL) {
       a->ok++;
     }
     lmcp_free(res);
@@ -256,15 +266,11 @@ static void *many_thread(void *p) {
   return NULL;
 }
 
-/* Many threads on one client: some calls are submitted, the others park in
- * Go; each gets its own answer. */
-static void test_http_sync_many_threads(void) {
-  lmcp_client *c = http_client(NULL);
-  if (c == NULL) return;
+static void run_many(lmcp_client *c, lmcp_host *h) {
   pthread_t th[THREADS];
   many_arg a[THREADS];
   for (int i = 0; i < THREADS; i++) {
-    a[i] = (many_arg){.c = c, .index = i};
+    a[i] = (many_arg){.c = c, .h = h, .index = i};
     pthread_create(&th[i], NULL, many_thread, &a[i]);
   }
   for (int i = 0; i < THREADS; i++) {
@@ -272,8 +278,32 @@ static void test_http_sync_many_threads(void) {
     CHECKM(a[i].ok == CALLS_PER_THREAD, NULL, "thread %d: %d of %d calls answered right", i, a[i].ok,
            CALLS_PER_THREAD);
   }
+}
+
+/* Many threads on one client: while fewer calls are under way than there
+ * are Ps, a call's exchange runs on its thread; the others park in Go,
+ * their exchanges made by library goroutines. Each gets its own answer. */
+static void test_http_sync_many_threads(void) {
+  lmcp_client *c = http_client(NULL);
+  if (c == NULL) return;
+  run_many(c, NULL);
   lmcp_client_close(c, T(5000), NULL);
   lmcp_client_free(c);
+}
+
+/* The same through the multi-server host, both of its blocking forms. */
+static void test_http_sync_host_many_threads(void) {
+  if (!serve()) return;
+  char cfg[1024];
+  snprintf(cfg, sizeof cfg,
+           "{\"defaults\":{\"timeouts\":{\"ready_ms\":10000,\"close_grace_ms\":300}},"
+           "\"mcpServers\":{\"web\":{\"type\":\"http\",\"url\":\"%s\"}}}",
+           g_url);
+  lmcp_host *h = start_host(cfg);
+  if (h == NULL) return;
+  run_many(NULL, h);
+  lmcp_host_close(h, T(5000), NULL);
+  lmcp_host_free(h);
 }
 
 /* The multi-server host's blocking calls to an HTTP server (the served
@@ -323,6 +353,7 @@ int main(int argc, char **argv) {
       {"test_http_sync_server_request_answered_elsewhere", test_http_sync_server_request_answered_elsewhere},
       {"test_http_sync_free_while_waiting", test_http_sync_free_while_waiting},
       {"test_http_sync_many_threads", test_http_sync_many_threads},
+      {"test_http_sync_host_many_threads", test_http_sync_host_many_threads},
       {"test_http_sync_host", test_http_sync_host},
   };
   int st = h_main(argc, argv, tests, sizeof tests / sizeof tests[0], 60);
