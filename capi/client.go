@@ -96,7 +96,7 @@ func lmcpgo_client_call(client *C.lmcp_client, method *C.cchar_t, params *C.ccha
 // lmcpgo_client_call_sync is the Go half of lmcp_client_call_sync
 // (client_bridge.c), by the client's core.SyncRoute: over Streamable HTTP
 // the call is made right here, its exchange in blocking system calls on
-// this thread while few threads do so (onThread); for another networked client it only answers
+// this thread (onThread); for another networked client it only answers
 // that the call is to be submitted (syncqueue.go); otherwise the call's
 // outcome goes to sync, where the C caller waits (syncwait.go), or, when
 // the C waits are all taken, the caller parks here as before.
@@ -114,11 +114,7 @@ func lmcpgo_client_call_sync(client *C.lmcp_client, method *C.cchar_t, params *C
 	}
 	switch c.SyncRoute() {
 	case core.SyncOnThread:
-		return onThread(resultOut, resultLenOut, errOut, func() ([]byte, *core.Error) {
-			return c.CallSync(m, p, opts)
-		}, func() ([]byte, *core.Error) {
-			return c.CallSyncFromThread(m, p, opts)
-		})
+		return onThread(resultOut, resultLenOut, errOut, func() ([]byte, *core.Error) { return c.CallSync(m, p, opts) })
 	case core.SyncSubmit:
 		if submits() {
 			return C.LMCP_BRIDGE_SYNC_SUBMIT // this thread's next calls skip Go

@@ -152,13 +152,8 @@ func lmcpgo_host_call_tool_sync(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_
 	}
 	switch h.ToolSyncRoute(tool) {
 	case core.SyncOnThread:
-		return onThread(resultOut, resultLenOut, errOut, func() ([]byte, *core.Error) {
-			waiting := opts
-			waiting.Waiting = true
-			return h.CallToolSync(tool, a, waiting)
-		}, func() ([]byte, *core.Error) {
-			return h.CallToolSync(tool, a, opts)
-		})
+		opts.Waiting = true
+		return onThread(resultOut, resultLenOut, errOut, func() ([]byte, *core.Error) { return h.CallToolSync(tool, a, opts) })
 	case core.SyncSubmit:
 		if submits() {
 			return C.LMCP_BRIDGE_SYNC_SUBMIT // this thread's next calls skip Go
@@ -203,13 +198,8 @@ func lmcpgo_host_call_sync(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t
 	}
 	switch h.SyncRoute(srv) {
 	case core.SyncOnThread:
-		return onThread(resultOut, resultLenOut, errOut, func() ([]byte, *core.Error) {
-			waiting := opts
-			waiting.Waiting = true
-			return h.CallSync(srv, m, p, waiting)
-		}, func() ([]byte, *core.Error) {
-			return h.CallSync(srv, m, p, opts)
-		})
+		opts.Waiting = true
+		return onThread(resultOut, resultLenOut, errOut, func() ([]byte, *core.Error) { return h.CallSync(srv, m, p, opts) })
 	case core.SyncSubmit:
 		if submits() {
 			return C.LMCP_BRIDGE_SYNC_SUBMIT // this thread's next calls skip Go

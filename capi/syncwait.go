@@ -59,22 +59,15 @@ func waitInC() bool {
 
 func blockingCallDone() { blockingCalls.Add(-1) }
 
-// onThread makes a blocking call whose exchange may run on the calling
-// thread (core.SyncOnThread). While fewer blocking calls are under way
-// than there are Ps, exchange runs it here in blocking system calls, and
-// the kernel wakes this thread when the server answers, with no hand-off
-// between threads. Past that, park makes it: the thread parks in Go,
-// which hands its P over at once, and library goroutines make the
-// exchange in the netpoller. A thread asleep in read(2) keeps its P until
-// sysmon retakes it, so with more sleepers than Ps a thread whose answer
-// came waits for a retake (2 cores, 16 threads calling at once: 9.4k calls/s
-// all on their threads, 10.7k so).
-func onThread(resultOut **C.char, lenOut *C.size_t, errOut **C.char, exchange, park func() ([]byte, *core.Error)) C.lmcp_status {
+// onThread makes a blocking call on the calling thread (core.SyncOnThread):
+// call runs the exchange here in blocking system calls, and the kernel
+// wakes this thread when the server answers, with no hand-off between
+// threads. Counted as a blocking call: the thread keeps its P while it
+// sleeps in read(2), as a C waiter does.
+func onThread(resultOut **C.char, lenOut *C.size_t, errOut **C.char, call func() ([]byte, *core.Error)) C.lmcp_status {
+	blockingCalls.Add(1)
 	defer blockingCallDone()
-	if waitInC() {
-		return callMade(exchange, resultOut, lenOut, errOut)
-	}
-	return callMade(park, resultOut, lenOut, errOut)
+	return callMade(call, resultOut, lenOut, errOut)
 }
 
 // callMade makes a blocking call in Go and sets the outputs from its

@@ -4,9 +4,8 @@
  * (lmcp_bridge_submit in capi/bridge.h, docs/abi-cost.md): results and
  * errors, a timeout, a server request answered from another thread while
  * the call waits, a free while it waits, a stale handle, many threads at
- * once (exchanging on their own threads and parked in Go side by side, a
- * client's and a host's), and the multi-server host's blocking calls to an
- * HTTP server. The HTTP server is a host of
+ * once (a client's and a host's), and the multi-server host's blocking
+ * calls to an HTTP server. The HTTP server is a host of
  * one fixture server served by lmcp_server_serve_http, as in
  * test_serve.c.
  */
@@ -280,9 +279,9 @@ static void run_many(lmcp_client *c, lmcp_host *h) {
   }
 }
 
-/* Many threads on one client: while fewer calls are under way than there
- * are Ps, a call's exchange runs on its thread; the others park in Go,
- * their exchanges made by library goroutines. Each gets its own answer. */
+/* Many threads on one client, each making its exchange on its own thread
+ * (past 64 at once in the process, through net/http): each gets its own
+ * answer. */
 static void test_http_sync_many_threads(void) {
   lmcp_client *c = http_client(NULL);
   if (c == NULL) return;
