@@ -143,34 +143,20 @@ func TestCancellationReachesTheServersOwnRequest(t *testing.T) {
 				done <- err
 			}()
 			// Wait until the server has the call (its stdin log shows it).
-			require.Eventually(t, func() bool {
-				b, _ := os.ReadFile(logFile + "-" + front)
-				return strings.Contains(string(b), `"slow"`)
-			}, 15*time.Second, 10*time.Millisecond)
+			log := logFile + "-" + front
+			waitFile(t, log, "the call", func(s string) bool { return strings.Contains(s, `"slow"`) })
 			callCancel()
 			require.Error(t, <-done)
-			// No clock of its own: the test's timeout bounds the wait, and
-			// a failure shows what the server read.
-			for {
-				b, _ := os.ReadFile(logFile + "-" + front)
-				if strings.Contains(string(b), "cancelled ") {
-					break
-				}
-				if d, ok := t.Deadline(); ok && time.Until(d) < 5*time.Second {
-					t.Fatalf("the server never saw the cancellation: %s", b)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			b, _ := os.ReadFile(logFile + "-" + front)
+			b := waitFile(t, log, "the cancellation", func(s string) bool { return strings.Contains(s, "cancelled ") })
 			var callID string
-			for _, line := range strings.Split(string(b), "\n") {
+			for _, line := range strings.Split(b, "\n") {
 				if strings.Contains(line, `"tools/call"`) && strings.Contains(line, `"slow"`) {
 					i := strings.Index(line, `"id":`)
 					require.GreaterOrEqual(t, i, 0)
 					callID = strings.TrimSpace(strings.SplitN(strings.SplitN(line[i+5:], ",", 2)[0], "}", 2)[0])
 				}
 			}
-			require.Contains(t, string(b), "cancelled "+callID, "the cancellation names the server's own request id %s", callID)
+			require.Contains(t, b, "cancelled "+callID, "the cancellation names the server's own request id %s", callID)
 			require.Contains(t, callText(t, cs, "echo", map[string]any{"text": "after"}), "after")
 		})
 	}
@@ -216,6 +202,23 @@ func TestPromptsResourcesAndCompletions(t *testing.T) {
 func readFile(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
+}
+
+// waitFile waits until the file at path (a fixture server's log) satisfies
+// has, and returns its text. No clock of its own: the test's timeout bounds
+// the wait, and a failure shows what the file held.
+func waitFile(t *testing.T, path, what string, has func(string) bool) string {
+	t.Helper()
+	for {
+		text := readFile(path)
+		if has(text) {
+			return text
+		}
+		if d, ok := t.Deadline(); ok && time.Until(d) < 5*time.Second {
+			t.Fatalf("the server's log never showed %s: %s", what, text)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // TestServerRestartReachesTheFront: a server that dies goes from the

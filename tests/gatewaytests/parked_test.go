@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -30,10 +29,9 @@ func TestUnansweredInputRequiredExpires(t *testing.T) {
 	token, _ := res["requestState"].(string)
 	require.NotEmpty(t, token)
 
-	require.Eventually(t, func() bool {
-		log := readFile(logFile)
+	waitFile(t, logFile, "the server's request and call ended", func(log string) bool {
 		return strings.Contains(log, "the front request that caused it ended") && strings.Contains(log, "notifications/cancelled")
-	}, 15*time.Second, 20*time.Millisecond, "the server's request and call still wait: %s", readFile(logFile))
+	})
 
 	m = response(exchange(fmt.Sprintf(call, 2, fmt.Sprintf(`,"requestState":%q,"inputResponses":{}`, token))))
 	e, ok := m["error"].(map[string]any)
