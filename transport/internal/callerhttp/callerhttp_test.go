@@ -622,3 +622,24 @@ func testEveryKeptConnectionClosed(t *testing.T, m mode) {
 	_, body := post(t, tr, context.Background(), u, `"again"`, m.mark)
 	require.Equal(t, `"again"`, body)
 }
+
+// TestCancellingATLSHandshake: a request whose context ends while its
+// thread waits for the server's side of the TLS handshake returns the
+// context's error: crypto/tls closes the connection to interrupt the
+// handshake, and the close wakes the thread blocked in read(2).
+func TestCancellingATLSHandshake(t *testing.T) {
+	hello := make(chan struct{}, 1)
+	u := rawServer(t, func(n int, c net.Conn) {
+		c.Read(make([]byte, 1)) // the ClientHello's first byte: the client now waits for the answer
+		hello <- struct{}{}
+		<-t.Context().Done() // which never comes
+	})
+	tr := newTransport(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(OnCaller(ctx), http.MethodPost, strings.Replace(u, "http:", "https:", 1), strings.NewReader("{}"))
+	require.NoError(t, err)
+	go func() { <-hello; cancel() }()
+	_, err = tr.RoundTrip(req)
+	require.ErrorIs(t, err, context.Canceled)
+	require.EqualValues(t, 0, onCallerNow.Load())
+}

@@ -144,34 +144,42 @@ func (s *sockConn) wrap(op string, err error) error {
 	return err // nil or io.EOF
 }
 
-// shutdown ends the connection both ways, waking any reader or writer
-// blocked on it; the descriptor stays open until Close. The exchange on
-// it is abandoned, so the close that follows resets the connection
-// (SO_LINGER 0) rather than end it gracefully: after shutdown(2) the
-// kernel may keep advertising a zero window to a server still writing a
-// response nobody reads, which would then wait for it until the
-// FIN_WAIT2 timeout (a minute) instead of failing at once.
-func (s *sockConn) shutdown() {
+// shutdown abandons the exchange on the connection: it ends both ways,
+// waking any reader or writer blocked on it, and the close that follows
+// resets it (SO_LINGER 0) rather than end it gracefully. After shutdown(2)
+// the kernel may keep advertising a zero window to a server still writing
+// a response nobody reads, which would then wait until the FIN_WAIT2
+// timeout (a minute) instead of failing at once. The descriptor stays
+// open until Close or abort.
+func (s *sockConn) shutdown() { s.shut(true) }
+
+// shut ends the connection both ways, once, first setting it to reset on
+// close when reset.
+func (s *sockConn) shut(reset bool) {
 	s.shutOnce.Do(func() {
 		if raw, err := s.f.SyscallConn(); err == nil {
 			_ = raw.Control(func(fd uintptr) {
-				_ = unix.SetsockoptLinger(int(fd), unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
+				if reset {
+					_ = unix.SetsockoptLinger(int(fd), unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
+				}
 				_ = unix.Shutdown(int(fd), unix.SHUT_RDWR)
 			})
 		}
 	})
 }
 
-// abort abandons the connection: it is reset, any reader or writer
-// blocked on it wakes, and the descriptor is released once none is left.
+// abort abandons the connection (shutdown) and releases the descriptor
+// once no reader or writer is left on it.
 func (s *sockConn) abort() {
 	s.shutdown()
 	_ = s.f.Close()
 }
 
-// Close ends an idle connection, or one whose exchange is complete,
-// gracefully.
+// Close ends the connection gracefully, waking any reader blocked on it
+// (crypto/tls closes the connection to interrupt a handshake whose context
+// ended), and releases the descriptor once no reader or writer is left.
 func (s *sockConn) Close() error {
+	s.shut(false)
 	return s.f.Close()
 }
 
