@@ -97,17 +97,18 @@ func New(fallback *http.Transport) *Transport {
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	mode := t.serves(req)
-	switch mode {
-	case viaFallback:
+	if mode == viaFallback {
 		return t.fallback.RoundTrip(req)
-	case pooled:
-		return t.roundTrip(req, poolKey{scheme: req.URL.Scheme, host: req.URL.Host})
+	}
+	key := poolKey{scheme: req.URL.Scheme, host: req.URL.Host, blocking: mode == onCaller}
+	if !key.blocking {
+		return t.roundTrip(req, key) // a goroutine parked in the netpoller holds no thread: no bound
 	}
 	if onCallerNow.Add(1) > t.maxOnCaller {
 		onCallerNow.Add(-1)
 		return t.fallback.RoundTrip(req)
 	}
-	resp, err := t.roundTrip(req, poolKey{scheme: req.URL.Scheme, host: req.URL.Host, blocking: true})
+	resp, err := t.roundTrip(req, key)
 	if err != nil || resp.Body == http.NoBody {
 		onCallerNow.Add(-1) // else when the body is done (body.Close)
 	}
