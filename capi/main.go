@@ -22,6 +22,11 @@
 //	queue.go        the completion queue's exports, lmcp_client_call_queued
 //	host_queue.go   lmcp_host_call_queued, lmcp_host_call_tool_queued
 //	host_query.go   lmcp_host_query, lmcp_host_query_queued (the lists and the search without blocking)
+//	pins.go         lmcp_host_pins, lmcp_host_approve
+//	server.go       the lmcp_server exports (the gateway)  server_bridge.c  its C wrapper
+//	syncwait.go/.c  how a blocking call's C thread waits: in C on a futex, or on its own thread's read(2)
+//	syncqueue.go    blocking calls submitted from C to a library goroutine (networked clients)
+//	threadprocs.go  more Ps while many threads sleep in blocking calls made on their own threads
 //	telemetry.go    the telemetry handler setters of both kinds, the diagnostics histograms
 //	status.go       lmcp_status_string, and the header's statuses held to core's
 //	cmem.go         the conversions between C and Go data

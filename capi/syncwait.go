@@ -63,9 +63,10 @@ func blockingCallDone() { blockingCalls.Add(-1) }
 // call runs the exchange here in blocking system calls, and the kernel
 // wakes this thread when the server answers, with no hand-off between
 // threads. Counted as a blocking call: the thread keeps its P while it
-// sleeps in read(2), as a C waiter does.
+// sleeps in read(2), as a C waiter does; with many such threads, the
+// library adds Ps (threadprocs.go).
 func onThread(resultOut **C.char, lenOut *C.size_t, errOut **C.char, call func() ([]byte, *core.Error)) C.lmcp_status {
-	blockingCalls.Add(1)
+	manyOnThreads(blockingCalls.Add(1))
 	defer blockingCallDone()
 	return callMade(call, resultOut, lenOut, errOut)
 }
