@@ -278,14 +278,18 @@ func (s *Server) abandon(c *call) {
 	c.asked = nil
 	finished := c.finished
 	c.mu.Unlock()
+	// The call is cancelled before its server's requests are refused:
+	// refused, a server may go on with the call, or end it first, and an
+	// ended call is no longer cancelled; whatever it does with the
+	// refusal, the cancellation must already be on its way.
+	if !finished {
+		s.cancel(c)
+	}
 	for _, a := range inputs {
 		s.refuseAsk(a, "the front request that caused it ended")
 	}
 	s.forget(c)
 	if r != nil {
 		s.inflight.Done()
-	}
-	if !finished {
-		s.cancel(c)
 	}
 }
