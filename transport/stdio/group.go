@@ -10,9 +10,19 @@ import (
 
 // signalGroup sends sig to every process in the group. ESRCH (nothing
 // left) is not an error worth reporting: the goal was an empty group.
+// Only a server's own group is ever signalled: kill(2) reads a pgid of 0
+// as the caller's group (the host's own) and 1 as every process it may
+// signal, so those, and anything below, are refused.
 func signalGroup(pgid int, sig syscall.Signal) {
+	if !serverGroup(pgid) {
+		return
+	}
 	_ = syscall.Kill(-pgid, sig)
 }
+
+// serverGroup reports whether pgid can be a server's group: a child's pid,
+// never 0 or 1 (init's).
+func serverGroup(pgid int) bool { return pgid > 1 }
 
 // groupAlive reports whether the group still has a member that is not a
 // zombie. kill(-pgid, 0) alone would say yes for as long as a killed
@@ -20,7 +30,7 @@ func signalGroup(pgid int, sig syscall.Signal) {
 // never reaps that is forever, so every Close would sit out its grace
 // periods; /proc tells zombies apart.
 func groupAlive(pgid int) bool {
-	if syscall.Kill(-pgid, 0) != nil {
+	if !serverGroup(pgid) || syscall.Kill(-pgid, 0) != nil {
 		return false
 	}
 	alive, ok := liveMemberInProc(pgid)
