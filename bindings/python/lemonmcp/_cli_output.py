@@ -22,22 +22,46 @@ def _one_line(text: Optional[str]) -> str:
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: Optional[int] = None) -> str:
-    """Aligned columns; on a terminal (``width`` given) the last column is
-    cut (with "…") to fit it, elsewhere (None) nothing is cut."""
+    """Aligned columns; on a terminal (``width`` given) the table fits it:
+    the last column is cut (with "…") to the room left, and when the others
+    leave it fewer than TABLE_LAST_MIN characters the widest of them are cut
+    too (to no fewer than TABLE_CELL_MIN); elsewhere (None) nothing is cut."""
     cols = len(headers)
     cells = [[_one_line(c) for c in r] for r in rows]
     widths = [max([len(headers[i])] + [len(r[i]) for r in cells]) for i in range(cols)]
+    if width is not None:
+        _fit_columns(widths, width)
     lines = []
     for r in [list(headers)] + cells:
-        parts = [r[i].ljust(widths[i]) for i in range(cols - 1)]
+        parts = [_cut(r[i], widths[i]).ljust(widths[i]) for i in range(cols - 1)]
         prefix = "  ".join(parts) + ("  " if parts else "")
         last = r[cols - 1]
         if width is not None:
-            room = max(12, width - len(prefix))
-            if len(last) > room:
-                last = last[: room - 1] + "…"
+            last = _cut(last, max(TABLE_LAST_MIN, width - len(prefix)))
         lines.append((prefix + last).rstrip())
     return "\n".join(lines)
+
+
+# The fewest characters a terminal table leaves its last column (a
+# description), and cuts another column to.
+TABLE_LAST_MIN = 12
+TABLE_CELL_MIN = 8
+
+
+def _fit_columns(widths: List[int], width: int) -> None:
+    """Narrows the widest of the columns before the last, one character at
+    a time, until they leave the last TABLE_LAST_MIN of ``width`` (or none
+    can be narrowed further: a terminal too narrow for any table)."""
+    others = len(widths) - 1
+    while others > 0 and sum(widths[:others]) + 2 * others > width - TABLE_LAST_MIN:
+        i = max(range(others), key=lambda k: widths[k])
+        if widths[i] <= TABLE_CELL_MIN:
+            return
+        widths[i] -= 1
+
+
+def _cut(text: str, room: int) -> str:
+    return text if len(text) <= room else text[: room - 1] + "…"
 
 
 def _wrap(text: str, width: Optional[int], indent: str = "") -> str:

@@ -606,6 +606,17 @@ def test_format_table_aligns_and_cuts() -> None:
     assert len(lines[2]) == 40 and lines[2].endswith("…")
 
 
+def test_format_table_fits_wide_columns_to_the_terminal() -> None:
+    # Columns before the last that leave it too little room are cut too,
+    # the widest first; without a width nothing is cut.
+    rows = [("sample", "prompt*, max_tokens*, model, detached", "Asks the client for sampling")]
+    out = cli.format_table(("NAME", "ARGUMENTS", "DESCRIPTION"), rows, width=40).splitlines()
+    assert max(len(line) for line in out) <= 40, out
+    assert out == ["NAME    ARGUMENTS           DESCRIPTION", "sample  prompt*, max_toke…  Asks the cl…"]
+    wide = cli.format_table(("NAME", "ARGUMENTS", "DESCRIPTION"), rows).splitlines()
+    assert wide[1] == "sample  prompt*, max_tokens*, model, detached  Asks the client for sampling"
+
+
 def test_format_content_kinds() -> None:
     blocks = [
         Content.from_json({"type": "text", "text": "hello " * 30}),
