@@ -366,7 +366,7 @@ func (c *Client) Close(timeout time.Duration) *Error {
 	c.failCalls(failed, Errorf(StatusClosed, "the client was closed"))
 	if started {
 		c.cancelNotices.wait(ctx)
-		c.closeTransport(ctx)
+		c.closeTransportWithin(ctx)
 	}
 	select {
 	case <-c.trClosed:
@@ -433,6 +433,23 @@ func (c *Client) FreeFrom(from FreeCaller) {
 			defer cancel()
 			c.closeTransport(ctx)
 		}()
+	}
+}
+
+// closeTransportWithin is closeTransport for a caller that waits no longer
+// than ctx. A transport's Close is bounded by ctx by contract; one that
+// broke it would hold the host's thread in Close, so its close goes on in
+// the background instead, as Close's timeout error says.
+func (c *Client) closeTransportWithin(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer c.recoverPanic("the transport's close")
+		c.closeTransport(ctx)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
 	}
 }
 

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/transport"
+	"github.com/lemonmcp/lemonmcp/transport/memory"
 	"github.com/stretchr/testify/require"
 )
 
@@ -534,6 +536,25 @@ func TestCloseAndFree(t *testing.T) {
 		require.Equal(t, StateClosed, c.State())
 		require.Nil(t, errOrNil(c.Close(time.Second)), "close is idempotent")
 	})
+	t.Run("close is bounded when the transport's close is not", func(t *testing.T) {
+		s := newFakeServer(t, "2025-11-25", defaultCaps())
+		release := make(chan struct{})
+		c := s.clientOver(testOptions(), func(m *memory.Transport) transport.Transport { return stuckClose{m, release} })
+		require.Nil(t, errOrNil(c.Connect()))
+		require.Nil(t, errOrNil(c.WaitReady(3*time.Second)))
+		closed := make(chan *Error, 1)
+		go func() { closed <- c.Close(100 * time.Millisecond) }()
+		select {
+		case err := <-closed:
+			require.NotNil(t, err)
+			require.Equal(t, StatusTimeout, err.Status)
+			require.Contains(t, err.Message, "teardown goes on in the background")
+		case <-time.After(30 * time.Second): // a hang, not a speed: the bound is 100 ms
+			close(release)
+			t.Fatal("Close waited for a transport close that ignored its deadline")
+		}
+		close(release) // the close in the background ends; Free (cleanup) then finds it done
+	})
 	t.Run("close before connect", func(t *testing.T) {
 		s := newFakeServer(t, "2025-11-25", defaultCaps())
 		c := s.client(testOptions())
@@ -836,4 +857,16 @@ func TestCancelNoticeBeforeClose(t *testing.T) {
 		_, ok := s.waitFor(func(m wireMsg) bool { return m.Method == "notifications/cancelled" })
 		require.True(t, ok, "round %d: the cancellation notice was lost to Close", i)
 	}
+}
+
+// stuckClose is a transport whose Close ignores its deadline until
+// released: a transport that breaks Close's contract.
+type stuckClose struct {
+	*memory.Transport
+	release chan struct{}
+}
+
+func (t stuckClose) Close(ctx context.Context) error {
+	<-t.release
+	return t.Transport.Close(ctx)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lemonmcp/lemonmcp/internal/jsonstyle"
+	"github.com/lemonmcp/lemonmcp/transport"
 	"github.com/lemonmcp/lemonmcp/transport/memory"
 	"github.com/stretchr/testify/require"
 )
@@ -77,9 +78,14 @@ func newFakeServer(t *testing.T, version string, caps map[string]any) *fakeServe
 
 // client makes a client over a fresh pair with this server's peer.
 func (s *fakeServer) client(opts Options) *Client {
+	return s.clientOver(opts, func(m *memory.Transport) transport.Transport { return m })
+}
+
+// clientOver is client over the pair's transport as wrap wraps it.
+func (s *fakeServer) clientOver(opts Options, wrap func(*memory.Transport) transport.Transport) *Client {
 	tr, peer := memory.NewPair(1024)
 	s.peer = peer
-	c := New(opts, tr)
+	c := New(opts, wrap(tr))
 	go s.serve()
 	s.t.Cleanup(func() {
 		c.Free()
