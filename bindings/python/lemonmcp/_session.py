@@ -542,9 +542,10 @@ class HandleSession:
         return self._call_on_queue(method, params, options, progress, target)
 
     def _call_sync(self, mb: bytes, pjson: Optional[bytes], ojson: Optional[bytes], target: Optional[str]) -> Any:
-        """The kind's blocking call (lmcp_client_call_sync, ...): waits in C
-        with the GIL released; when many threads wait at once, the library
-        parks the surplus in Go, which keeps its goroutines running."""
+        """The kind's blocking call (lmcp_client_call_sync, ...): waits in
+        the library with the GIL released, over Streamable HTTP in its own
+        read(2) (with many such threads the library adds Ps: docs/abi-cost.md,
+        "Many threads blocking at once")."""
         out = c_void_p()
         n = c_size_t()
         try:
