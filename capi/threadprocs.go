@@ -39,9 +39,11 @@ var threadProcsSpell = 2 * time.Second
 
 func init() { _, threadProcs.chosen = os.LookupEnv("GOMAXPROCS") }
 
-// manyOnThreads notes a blocking call that found n threads in such calls,
-// n counting itself, and raises the Ps when there are more than the base.
-// Cheap when nothing changes: a load, and an add while many.
+// manyOnThreads notes a call made on its own thread that found n blocking
+// calls under way, itself included (blockingCalls: its kind, and the C
+// waiters, which hold a P the same way), and raises the Ps when there are
+// more than the base has. Cheap when nothing changes: a load, and an add
+// while many.
 func manyOnThreads(n int32) {
 	if threadProcs.chosen {
 		return
