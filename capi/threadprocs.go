@@ -26,9 +26,12 @@ var threadProcs struct {
 	mu     sync.Mutex // serialises raise and lower
 	chosen bool       // GOMAXPROCS was set in the environment
 	raised atomic.Bool
-	base   int           // GOMAXPROCS before the raise
-	many   atomic.Uint64 // calls that found more threads than base Ps
-	seen   uint64        // many at the last check (mu)
+	// raising: a raise was started and has not ended, so the calls that
+	// find many meanwhile start no other
+	raising atomic.Bool
+	base    int           // GOMAXPROCS before the raise
+	many    atomic.Uint64 // calls that found more threads than base Ps
+	seen    uint64        // many at the last check (mu)
 }
 
 // threadProcsSpell is how long no call may find many threads before the
@@ -58,12 +61,15 @@ func manyOnThreads(n int32) {
 		return
 	}
 	threadProcs.many.Add(1)
-	go raiseThreadProcs() // GOMAXPROCS stops the world: not on the caller
+	if threadProcs.raising.CompareAndSwap(false, true) {
+		go raiseThreadProcs() // GOMAXPROCS stops the world: not on the caller
+	}
 }
 
 func raiseThreadProcs() {
 	threadProcs.mu.Lock()
 	defer threadProcs.mu.Unlock()
+	defer threadProcs.raising.Store(false) // after raised is set: no other starts
 	if threadProcs.raised.Load() {
 		return
 	}
