@@ -29,7 +29,6 @@ var threadProcs struct {
 	// raising: a raise was started and has not ended, so the calls that
 	// find many meanwhile start no other
 	raising atomic.Bool
-	base    int           // GOMAXPROCS before the raise
 	many    atomic.Uint64 // calls that found more threads than base Ps
 	seen    uint64        // many at the last check (mu)
 }
@@ -73,8 +72,7 @@ func raiseThreadProcs() {
 	if threadProcs.raised.Load() {
 		return
 	}
-	threadProcs.base = runtime.GOMAXPROCS(0)
-	runtime.GOMAXPROCS(2 * threadProcs.base)
+	runtime.GOMAXPROCS(2 * runtime.GOMAXPROCS(0))
 	setProcs()
 	threadProcs.seen = threadProcs.many.Load()
 	threadProcs.raised.Store(true)
