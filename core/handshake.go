@@ -62,10 +62,22 @@ type capabilityFlags struct {
 func (c *Client) startHandshake(version string, tried []string) {
 	params := c.initializeParams(version)
 	cl := &call{id: c.nextCallID.Add(1), method: "initialize", params: params}
-	cl.opts.TimeoutSet, cl.opts.Timeout = true, c.opts.Timeouts.Ready
 	cl.internal = func(result []byte, err *Error) { c.onInitialize(version, append(tried, version), result, err) }
-	c.armTimeouts(cl)
+	c.armReadyTimeout(cl)
 	c.sendHandshakeCall(cl, params, c.handshakingLocked)
+}
+
+// armReadyTimeout bounds one of the handshake's own requests by the
+// ready timeout alone. The call defaults (call_ms, max_total_ms) bound
+// calls: a tight max_total_ms would time out the probe of a server that is
+// merely slow to start, and the fallback's initialize would then reach a
+// server that had answered server/discover on the same connection, which
+// refuses it as a duplicate.
+func (c *Client) armReadyTimeout(cl *call) {
+	ready := c.opts.Timeouts.Ready
+	cl.opts.TimeoutSet, cl.opts.Timeout = true, ready
+	cl.opts.MaxTotalSet, cl.opts.MaxTotal = true, ready
+	c.armTimeouts(cl)
 }
 
 // sendHandshakeCall registers one of the handshake's own requests

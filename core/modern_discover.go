@@ -91,9 +91,8 @@ func (r *discoverResult) identity() jsonx.RawMessage {
 // tried holds versions already refused, so a retry never loops.
 func (c *Client) startDiscover(version string, tried []string) {
 	cl := &call{id: c.nextCallID.Add(1), method: "server/discover", mod: &modernCall{version: version, meta: c.modernMeta(version)}}
-	cl.opts.TimeoutSet, cl.opts.Timeout = true, c.probeTimeout()
 	cl.internal = func(result []byte, err *Error) { c.onDiscover(version, append(tried, version), result, err) }
-	c.armTimeouts(cl)
+	c.armReadyTimeout(cl) // the probe may take the whole ready timeout
 	if c.opts.Mode == ModeAuto && len(tried) == 0 && len(c.opts.Versions) > 0 {
 		c.mu.Lock()
 		c.probe.timer = time.AfterFunc(min(probeGrace, c.opts.Timeouts.Ready/3), c.onProbeGrace)
@@ -162,12 +161,6 @@ func (c *Client) dropProbe() {
 		c.probe.done = true
 		c.retireLocked(c.probe.call)
 	}
-}
-
-// probeTimeout: the probe may take the whole ready timeout (in ModeAuto
-// initialize joins it after probeGrace).
-func (c *Client) probeTimeout() time.Duration {
-	return c.opts.Timeouts.Ready
 }
 
 // onDiscover takes the probe's outcome (spec 2026-07-28, versioning,
@@ -312,7 +305,7 @@ func (c *Client) onDiscoverError(offered string, tried []string, err *Error) {
 	switch err.Status {
 	case StatusProtocol, StatusTimeout, StatusTransport:
 		if err.Status == StatusTimeout {
-			err = Errorf(StatusTimeout, "the server did not answer server/discover within %s", formatMS(c.probeTimeout()))
+			err = Errorf(StatusTimeout, "the server did not answer server/discover within %s", formatMS(c.opts.Timeouts.Ready))
 		}
 		c.legacyOrFail(err)
 	default:

@@ -167,6 +167,57 @@ func TestDiscoveryRace(t *testing.T) {
 	})
 }
 
+// The handshake's requests are bounded by the ready timeout, not by the
+// call defaults: with call_ms and max_total_ms far below a server's start
+// time, a slow server is still found, in its own era. Before, the probe
+// timed out at max_total_ms and the fallback's initialize reached a
+// server that had answered server/discover on the same connection (the
+// go-sdk's), which refused it as a duplicate.
+func TestCallDefaultsDoNotBoundTheHandshake(t *testing.T) {
+	const start = 300 * time.Millisecond
+	for _, tc := range []struct {
+		mode, era string
+		methods   []string
+	}{
+		{ModeAuto, "modern", []string{"server/discover"}},
+		{ModeLegacy, "legacy", []string{"initialize", "notifications/initialized"}},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			s := newFakeServer(t, "2025-11-25", defaultCaps())
+			discovered := make(chan struct{})
+			s.handle("server/discover", func(s *fakeServer, m wireMsg) reply {
+				go func() {
+					time.Sleep(start)
+					close(discovered)
+					s.sendResult(m.ID, discoverOK(defaultCaps())(s, m).result)
+				}()
+				return reply{none: true}
+			})
+			legacy := s.handlers["initialize"]
+			s.handle("initialize", func(s *fakeServer, m wireMsg) reply {
+				select {
+				case <-discovered:
+					return reply{err: &rpcError{Code: -32603, Message: `duplicate "initialize" received`}}
+				default:
+				}
+				time.Sleep(start)
+				return legacy(s, m)
+			})
+			opts := modernOptions(tc.mode)
+			opts.Timeouts.Ready = 5 * time.Second // grace: 1 s, past the start
+			opts.Timeouts.Call, opts.Timeouts.MaxTotal = 50*time.Millisecond, 80*time.Millisecond
+			c, err := connectWith(t, s, opts, nil)
+			require.Nil(t, errOrNil(err))
+			info, _ := c.ServerInfo()
+			require.Contains(t, string(info), `"era":"`+tc.era+`"`)
+			last := tc.methods[len(tc.methods)-1]
+			_, seen := s.waitFor(func(m wireMsg) bool { return m.Method == last })
+			require.True(t, seen)
+			require.Equal(t, tc.methods, s.methods())
+		})
+	}
+}
+
 // The published 2026-07-28 puts the server's identity under
 // _meta["io.modelcontextprotocol/serverInfo"]; a server written to the
 // release candidate sends serverInfo, which is read when _meta has none.
