@@ -20,6 +20,18 @@ HEADER      := $(BUILD)/include/lemonmcp.h
 HELPER      := $(BUILD)/lemonmcp-sandbox
 GO          ?= go
 PYTHON      ?= python3
+# The interpreter, resolved once. python3 on PATH may be a version
+# manager's shim (pyenv's is a shell script that costs ~0.1 s of CPU per
+# start, and make test starts Python by name hundreds of times: scripts
+# with #!/usr/bin/env python3, test peers): its directory then goes first
+# on PATH, as the shim itself would put it for the program it runs.
+PYTHON_EXE  := $(shell $(PYTHON) -c 'import sys; print(sys.executable)' 2>/dev/null)
+ifneq ($(PYTHON_EXE),)
+ifneq ($(dir $(PYTHON_EXE)),$(dir $(shell command -v python3 2>/dev/null)))
+export PATH := $(dir $(PYTHON_EXE)):$(PATH)
+endif
+PYTHON      := $(PYTHON_EXE)
+endif
 PREFIX      ?= /usr/local
 RESULTS     := $(BUILD)/test-results
 # -trimpath: a package's build is then cached whatever directory the clone
