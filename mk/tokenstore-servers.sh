@@ -16,10 +16,13 @@ set -eu
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 cmd=$1
 dir=$2
+case $dir in /*) ;; *) dir=$PWD/$dir ;; esac # as_pg runs from /
 
 as_pg() {
 	if [ "$(id -u)" = 0 ]; then
-		runuser -u postgres -- "$@"
+		# From /: postgres may not enter the caller's directory (a clone
+		# under a 0700 one), and its tools would say so on every start.
+		(cd / && runuser -u postgres -- "$@")
 	else
 		"$@"
 	fi
