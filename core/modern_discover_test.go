@@ -174,7 +174,9 @@ func TestDiscoveryRace(t *testing.T) {
 // server that had answered server/discover on the same connection (the
 // go-sdk's), which refused it as a duplicate.
 func TestCallDefaultsDoNotBoundTheHandshake(t *testing.T) {
-	const start = 300 * time.Millisecond
+	// A start well past the call defaults, and well short of the probe
+	// grace (1 s), past which initialize would join the probe by design.
+	const start = 120 * time.Millisecond
 	for _, tc := range []struct {
 		mode, era string
 		methods   []string
@@ -205,7 +207,7 @@ func TestCallDefaultsDoNotBoundTheHandshake(t *testing.T) {
 			})
 			opts := modernOptions(tc.mode)
 			opts.Timeouts.Ready = 5 * time.Second // grace: 1 s, past the start
-			opts.Timeouts.Call, opts.Timeouts.MaxTotal = 50*time.Millisecond, 80*time.Millisecond
+			opts.Timeouts.Call, opts.Timeouts.MaxTotal = 20*time.Millisecond, 40*time.Millisecond
 			c, err := connectWith(t, s, opts, nil)
 			require.Nil(t, errOrNil(err))
 			info, _ := c.ServerInfo()
