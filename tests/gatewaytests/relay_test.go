@@ -68,9 +68,12 @@ func TestNoDeadlineOfTheGatewaysOwn(t *testing.T) {
 	for _, front := range []string{"stdio", "http"} {
 		for _, fe := range []era{legacy, modern} {
 			t.Run(front+"/front-"+string(fe), func(t *testing.T) {
+				// The host's own requests (its tools/list among them) keep
+				// these bounds: wide enough for a loaded machine, and far
+				// below the slow call.
 				h := hostFromConfig(t, `{"mcpServers": {"fx": {"command": "`+fixtureBin+`"}}, "tool_prefix": "never",
-				  "defaults": {"timeouts": {"call_ms": 100, "max_total_ms": 150}}}`)
-				_, herr := h.CallToolSync("slow", []byte(`{"ms": 600, "steps": 2}`), core.CallOptions{})
+				  "defaults": {"timeouts": {"call_ms": 300, "max_total_ms": 400}}}`)
+				_, herr := h.CallToolSync("slow", []byte(`{"ms": 1200, "steps": 2}`), core.CallOptions{})
 				require.NotNil(t, herr, "the host's own call times out: the gateway's must outlive that")
 				g := newGateway(t, h, "")
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -78,7 +81,7 @@ func TestNoDeadlineOfTheGatewaysOwn(t *testing.T) {
 				cs, err := mcp.NewClient(&mcp.Implementation{Name: "front", Version: "1"}, nil).Connect(ctx, frontTransport(t, g, front), &mcp.ClientSessionOptions{ProtocolVersion: fe.frontVersion()})
 				require.NoError(t, err)
 				defer cs.Close()
-				require.Equal(t, "done", callText(t, cs, "slow", map[string]any{"ms": 600, "steps": 2}))
+				require.Equal(t, "done", callText(t, cs, "slow", map[string]any{"ms": 1200, "steps": 2}))
 			})
 		}
 	}
