@@ -65,3 +65,30 @@ func TestDefaultEraConnects(t *testing.T) {
 		})
 	}
 }
+
+// A go-sdk server slower to start than the call defaults (call_ms 50,
+// max_total_ms 80) is still found in its era: the handshake is bounded by
+// ready_ms alone. When the call defaults bounded the probe too, it timed
+// out, and the fallback's initialize reached the go-sdk after it had
+// answered server/discover on the same connection: "duplicate
+// "initialize" received". The start is kept well short of the probe
+// grace (1 s), past which initialize joins the probe by design.
+func TestSlowStartUnderTightCallDefaults(t *testing.T) {
+	logFile := filepath.Join(t.TempDir(), "stdin.log")
+	argv, _ := json.Marshal([]string{"-c", `sleep 0.2; exec "$0" "$@"`, fixtureBin, "-log-file", logFile})
+	cfg := fmt.Sprintf(`{"transport":{"type":"stdio","command":"sh","args":%s},
+		"timeouts":{"ready_ms":5000,"call_ms":50,"max_total_ms":80,"close_grace_ms":500}}`, argv)
+	p, perr := config.Parse([]byte(cfg), "test")
+	require.Nil(t, errOrNil(perr))
+	c := &host{Client: core.New(p.Options, p.Transport)}
+	t.Cleanup(c.Free)
+	require.Nil(t, errOrNil(c.Connect()))
+	require.Nil(t, errOrNil(c.WaitReady(10*time.Second)))
+	gotEra, _ := era(t, c)
+	require.Equal(t, "modern", gotEra)
+	require.Nil(t, errOrNil(c.Close(5*time.Second)))
+	raw, rerr := os.ReadFile(logFile)
+	require.NoError(t, rerr)
+	require.Equal(t, 1, strings.Count(string(raw), `"server/discover"`), "%s", raw)
+	require.NotContains(t, string(raw), `"initialize"`)
+}
