@@ -75,6 +75,7 @@ func lmcp_client_call_queued(client *C.lmcp_client, method *C.cchar_t, params *C
 	// callback: so a completion is queued after the callbacks of the
 	// client's earlier events (a call's last progress) have returned, and
 	// lmcp_client_free returns only once the cancelled completions are in.
+	opts.QueuesDone = true
 	id, err := c.Call(m, p, opts, queuedDone(q, tag))
 	return callStarted(id, err, callIDOut, errOut)
 }

@@ -39,6 +39,12 @@ type CallOptions struct {
 	// (possibly the caller's, inside Call). Only for completions that never
 	// block, such as handing the result to a waiting goroutine.
 	Inline bool
+	// QueuesDone: the completion only queues the outcome for the host to
+	// pop (lmcp_*_call_queued), running no host code and never blocking;
+	// while the client's gate is idle it runs where the call completes
+	// (callbackgate.Gate.PushQuick), still after the client's earlier
+	// events.
+	QueuesDone bool
 	// Waiting: the caller's goroutine does nothing else until the
 	// completion has run (an Inline completion that hands the outcome to
 	// a thread waiting outside Go), so over HTTP the exchange runs on it,
@@ -527,6 +533,10 @@ func (c *Client) complete(cl *call, err *Error, data []byte) {
 		return
 	}
 	done, id := cl.done, cl.id
+	if cl.opts.QueuesDone {
+		c.out.PushQuick(func() { done(id, st, data) })
+		return
+	}
 	c.out.Push(func() { done(id, st, data) }, deliverDone)
 }
 

@@ -137,6 +137,46 @@ func (g *Gate) Push(fn func(), kind Kind) {
 	g.mu.Unlock()
 }
 
+// PushQuick delivers a completion that runs no host code and never blocks
+// (one that queues the outcome for the host to pop, lmcp_*_call_queued).
+// When nothing is queued or running it runs at once on the caller's
+// goroutine: a steady stream of such completions then starts no delivery
+// goroutine, and wakes no other thread to run one, per completion. Behind
+// an earlier delivery it is queued as Push queues it, so the order holds:
+// a call's completion still comes after its last event's callback.
+func (g *Gate) PushQuick(fn func()) {
+	g.mu.Lock()
+	g.owed.Add(-1)
+	if g.running || g.head != len(g.queue) {
+		g.queue = append(g.queue, delivery{fn: fn, kind: Completion})
+		if g.closed {
+			g.idle.Broadcast() // a Drain delivering on this goroutine takes it
+		}
+		g.mu.Unlock()
+		return
+	}
+	// Running, as the delivery goroutine would be: later pushes queue
+	// behind this one, and Drain waits for it.
+	g.running = true
+	g.mu.Unlock()
+	g.runQuick(fn)
+	g.mu.Lock()
+	if g.head != len(g.queue) || g.droppedLogs > 0 {
+		go g.run() // what was pushed meanwhile, on a goroutine of its own
+	} else {
+		g.running = false
+		g.idle.Broadcast()
+	}
+	g.mu.Unlock()
+}
+
+// runQuick runs a PushQuick completion, a panic in it poisoning the owner as
+// a delivery's does.
+func (g *Gate) runQuick(fn func()) {
+	defer g.Recover(g.hooks.DeliveryWhere)
+	fn()
+}
+
 // popLocked takes the next delivery; false when the queue is empty. The
 // queue is a slice with a moving head (reset when it empties), so a steady
 // stream reuses one backing array instead of growing a new one.

@@ -177,6 +177,112 @@ func TestDrainFromInsideADelivery(t *testing.T) {
 	require.True(t, seen.Load(), "the completion queued behind the freeing one ran before Drain returned")
 }
 
+// TestPushQuick: a quick completion runs on the pushing goroutine, before
+// PushQuick returns, when nothing is queued or running; behind a running
+// delivery it is queued in order; what is pushed while it runs comes
+// after it; Drain waits for it; a panic in it poisons the owner and leaves
+// the gate working.
+func TestPushQuick(t *testing.T) {
+	type recorder struct {
+		mu  sync.Mutex
+		got []string
+	}
+	rec := func(r *recorder, s string) func() {
+		return func() { r.mu.Lock(); r.got = append(r.got, s); r.mu.Unlock() }
+	}
+	tests := []struct {
+		name string
+		// run pushes, and reports what had run when its PushQuick returned.
+		run  func(r *rig, rc *recorder) []string
+		want []string // what ran, in order, once the gate settled
+		// atReturn is what had run when PushQuick returned.
+		atReturn []string
+	}{
+		{"idle: on the caller, at once", func(r *rig, rc *recorder) []string {
+			r.g.Owe()
+			r.g.PushQuick(rec(rc, "q"))
+			rc.mu.Lock()
+			defer rc.mu.Unlock()
+			return append([]string(nil), rc.got...)
+		}, []string{"q"}, []string{"q"}},
+		{"behind a running delivery: queued in order", func(r *rig, rc *recorder) []string {
+			release := r.block()
+			r.g.Push(rec(rc, "e1"), Event)
+			r.g.Owe()
+			r.g.PushQuick(rec(rc, "q"))
+			rc.mu.Lock()
+			at := append([]string(nil), rc.got...)
+			rc.mu.Unlock()
+			r.g.Push(rec(rc, "e2"), Event)
+			close(release)
+			return at
+		}, []string{"e1", "q", "e2"}, nil},
+		{"behind a queued delivery: queued in order", func(r *rig, rc *recorder) []string {
+			release := r.block()
+			r.g.Push(rec(rc, "e1"), Event)
+			close(release) // the worker may or may not have taken e1 yet
+			r.g.Owe()
+			r.g.PushQuick(rec(rc, "q"))
+			return nil
+		}, []string{"e1", "q"}, nil},
+		{"pushed while it runs: after it", func(r *rig, rc *recorder) []string {
+			r.g.Owe()
+			r.g.PushQuick(func() {
+				r.g.Push(rec(rc, "e"), Event)
+				rec(rc, "q")()
+			})
+			return nil
+		}, []string{"q", "e"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig()
+			rc := &recorder{}
+			at := tt.run(r, rc)
+			if tt.atReturn != nil || at != nil {
+				require.Equal(t, tt.atReturn, at, "what had run when PushQuick returned")
+			}
+			r.settle()
+			rc.mu.Lock()
+			defer rc.mu.Unlock()
+			require.Equal(t, tt.want, rc.got)
+			require.Empty(t, r.reports)
+		})
+	}
+
+	t.Run("Drain waits for it", func(t *testing.T) {
+		r := newRig()
+		inside, release := make(chan struct{}), make(chan struct{})
+		var ran atomic.Bool
+		r.g.Owe()
+		go r.g.PushQuick(func() { close(inside); <-release; ran.Store(true) })
+		<-inside
+		r.g.Close()
+		drained := make(chan struct{})
+		go func() {
+			r.g.Drain(FreeCaller{})
+			close(drained)
+		}()
+		close(release)
+		<-drained
+		require.True(t, ran.Load(), "Drain returned while a quick completion ran")
+	})
+
+	t.Run("a panic poisons, the gate goes on", func(t *testing.T) {
+		r := newRig()
+		r.g.Owe()
+		r.g.PushQuick(func() { panic("boom") })
+		r.mu.Lock()
+		require.Len(t, r.reports, 1)
+		require.Contains(t, r.reports[0], "boom")
+		r.mu.Unlock()
+		var ran atomic.Bool
+		r.g.Owe()
+		r.g.PushQuick(func() { ran.Store(true) })
+		require.True(t, ran.Load(), "the gate stayed running after the panic")
+	})
+}
+
 func TestRegistration(t *testing.T) {
 	tests := []struct {
 		name string
