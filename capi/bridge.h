@@ -142,8 +142,8 @@ typedef lmcp_sync_call lmcp_bridge_sync;
  * caller's outputs, as lmcp_client_call_sync documents them. */
 LMCP_INTERNAL lmcp_status lmcp_bridge_sync_finish(lmcp_bridge_sync *w, char **result_out,
                                                   size_t *result_len_out, char **err_out);
-/* A blocking call to a networked client (HTTP: transport.Networked) is not
- * started by the calling thread: a thread that returns from Go to C keeps
+/* A blocking call to a networked client whose exchanges run on library
+ * goroutines (core.SyncSubmit) is not started by the calling thread: a thread that returns from Go to C keeps
  * its P in the syscall state while it waits, so the library's goroutines,
  * which make the HTTP exchange, run short of Ps, and sysmon retakes the
  * sleeper's P about once per call (docs/abi-cost.md). The thread instead

@@ -96,8 +96,10 @@ func lmcpgo_client_call(client *C.lmcp_client, method *C.cchar_t, params *C.ccha
 // lmcpgo_client_call_sync is the Go half of lmcp_client_call_sync
 // (client_bridge.c), by the client's core.SyncRoute: over Streamable HTTP
 // the call is made right here, its exchange in blocking system calls on
-// this thread (onThread); for another networked client it only answers
-// that the call is to be submitted (syncqueue.go); otherwise the call's
+// this thread (onThread); over legacy HTTP+SSE the request's POST is made
+// here alike and the reply, which comes on the stream, is waited for as
+// a stdio server's; for another networked client it only answers that
+// the call is to be submitted (syncqueue.go); otherwise the call's
 // outcome goes to sync, where the C caller waits (syncwait.go), or, when
 // the C waits are all taken, the caller parks here as before.
 //
@@ -112,16 +114,21 @@ func lmcpgo_client_call_sync(client *C.lmcp_client, method *C.cchar_t, params *C
 	if err != nil {
 		return setErr(errOut, err)
 	}
+	post := false
 	switch c.SyncRoute() {
 	case core.SyncOnThread:
 		return onThread(resultOut, resultLenOut, errOut, func() ([]byte, *core.Error) { return c.CallSync(m, p, opts) })
+	case core.SyncPostThenWait:
+		post = true
 	case core.SyncSubmit:
 		if submits() {
 			return C.LMCP_BRIDGE_SYNC_SUBMIT // this thread's next calls skip Go
 		}
 	}
 	return blockingCall(sync, resultOut, resultLenOut, errOut, &opts, func(done core.DoneFunc) *core.Error {
-		_, err := c.Call(m, p, opts, done)
+		o := opts
+		o.Waiting = post // the POST on this thread, the wait in C
+		_, err := c.Call(m, p, o, done)
 		return err
 	}, func() ([]byte, *core.Error) {
 		return c.CallSyncFromThread(m, p, opts) // a C thread: see CallSyncFromThread

@@ -150,17 +150,22 @@ func lmcpgo_host_call_tool_sync(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_
 	if err != nil {
 		return setErr(errOut, err)
 	}
+	post := false
 	switch h.ToolSyncRoute(tool) {
 	case core.SyncOnThread:
 		opts.Waiting = true
 		return onThread(resultOut, resultLenOut, errOut, func() ([]byte, *core.Error) { return h.CallToolSync(tool, a, opts) })
+	case core.SyncPostThenWait:
+		post = true
 	case core.SyncSubmit:
 		if submits() {
 			return C.LMCP_BRIDGE_SYNC_SUBMIT // this thread's next calls skip Go
 		}
 	}
 	return blockingCall(sync, resultOut, resultLenOut, errOut, &opts, func(done core.DoneFunc) *core.Error {
-		_, err := h.CallTool(tool, a, opts, done)
+		o := opts
+		o.Waiting = post // the POST on this thread, the wait in C
+		_, err := h.CallTool(tool, a, o, done)
 		return err
 	}, func() ([]byte, *core.Error) {
 		return h.CallToolSync(tool, a, opts)
@@ -196,17 +201,22 @@ func lmcpgo_host_call_sync(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t
 	if err != nil {
 		return setErr(errOut, err)
 	}
+	post := false
 	switch h.SyncRoute(srv) {
 	case core.SyncOnThread:
 		opts.Waiting = true
 		return onThread(resultOut, resultLenOut, errOut, func() ([]byte, *core.Error) { return h.CallSync(srv, m, p, opts) })
+	case core.SyncPostThenWait:
+		post = true
 	case core.SyncSubmit:
 		if submits() {
 			return C.LMCP_BRIDGE_SYNC_SUBMIT // this thread's next calls skip Go
 		}
 	}
 	return blockingCall(sync, resultOut, resultLenOut, errOut, &opts, func(done core.DoneFunc) *core.Error {
-		_, err := h.Call(srv, m, p, opts, done)
+		o := opts
+		o.Waiting = post // the POST on this thread, the wait in C
+		_, err := h.Call(srv, m, p, o, done)
 		return err
 	}, func() ([]byte, *core.Error) {
 		return h.CallSync(srv, m, p, opts)

@@ -25,7 +25,7 @@
 //	pins.go         lmcp_host_pins, lmcp_host_approve
 //	server.go       the lmcp_server exports (the gateway)  server_bridge.c  its C wrapper
 //	syncwait.go/.c  how a blocking call's C thread waits: in C on a futex, or on its own thread's read(2)
-//	syncqueue.go    blocking calls submitted from C to a library goroutine (networked clients)
+//	syncqueue.go    blocking calls submitted from C to a library goroutine (core.SyncSubmit)
 //	threadprocs.go  more Ps while many threads sleep in blocking calls made on their own threads
 //	telemetry.go    the telemetry handler setters of both kinds, the diagnostics histograms
 //	status.go       lmcp_status_string, and the header's statuses held to core's

@@ -17,9 +17,13 @@ import (
 	"github.com/lemonmcp/lemonmcp/core"
 )
 
-// The blocking calls of networked clients (HTTP) are submitted: the C
-// thread pushes them on a stack and waits in C, and a goroutine serves
-// them (lmcp_bridge_submit in bridge.h says why). The submitter is that
+// The blocking calls of networked clients that can neither exchange nor
+// POST on the caller's thread (core.SyncSubmit: an HTTP transport given an
+// http.Client of the embedder's) are submitted: the C thread pushes them
+// on a stack and waits in C, and a goroutine serves them
+// (lmcp_bridge_submit in bridge.h says why). Streamable HTTP and legacy
+// HTTP+SSE with their own clients, the only ones a configuration makes,
+// are served on the thread instead (client.go). The submitter is that
 // goroutine; it starts with the first such call and then waits on its
 // eventfd in the netpoller, as any goroutine waiting on a socket, for the
 // rest of the process.

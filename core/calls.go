@@ -276,12 +276,17 @@ const (
 	// (stdio); the caller starts the call and waits outside Go.
 	SyncWaitOutside SyncRoute = iota
 	// SyncSubmit: the requests are network exchanges run by library
-	// goroutines (legacy HTTP+SSE, a host-given HTTP client); a library
-	// goroutine makes the call in the caller's stead.
+	// goroutines (a host-given HTTP client); a library goroutine makes
+	// the call in the caller's stead.
 	SyncSubmit
 	// SyncOnThread: the caller's thread makes the exchange itself, in
 	// blocking system calls (transport.CallerExchanger): CallSync.
 	SyncOnThread
+	// SyncPostThenWait: the caller's thread makes the request's POST
+	// itself, in blocking system calls, and waits outside Go for the reply
+	// that comes on the transport's stream (transport.CallerPoster: legacy
+	// HTTP+SSE); the call is started with CallOptions.Waiting.
+	SyncPostThenWait
 )
 
 // SyncRoute says how a blocking caller outside Go is best served.
@@ -289,6 +294,8 @@ func (c *Client) SyncRoute() SyncRoute {
 	switch {
 	case c.onCaller != nil && c.onCaller.ExchangesOnCaller():
 		return SyncOnThread
+	case c.poster != nil && c.poster.PostsOnCaller():
+		return SyncPostThenWait
 	case c.networked:
 		return SyncSubmit
 	}

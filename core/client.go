@@ -89,9 +89,11 @@ type Client struct {
 	legacyOnly bool
 	// networked: the transport's requests are network exchanges
 	// (transport.Networked); onCaller, when the transport can make a
-	// waiting request's exchange on the caller's thread (SyncRoute).
+	// waiting request's exchange on the caller's thread, and poster,
+	// when it can make a waiting request's POST there (SyncRoute).
 	networked bool
 	onCaller  transport.CallerExchanger
+	poster    transport.CallerPoster
 	// toolHeaders are the x-mcp-header bindings of each listed tool, for
 	// the Mcp-Param-* headers of tools/call.
 	thMu        sync.Mutex
@@ -153,6 +155,7 @@ func New(opts Options, tr transport.Transport) *Client {
 		c.networked = true
 	}
 	c.onCaller, _ = tr.(transport.CallerExchanger)
+	c.poster, _ = tr.(transport.CallerPoster)
 	c.aborter, _ = tr.(transport.Aborter)
 	if opts.Restart != nil && opts.NewTransport != nil {
 		live := respawn.New(tr, opts.NewTransport)

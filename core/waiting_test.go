@@ -151,10 +151,21 @@ type callerTransport struct {
 
 func (t callerTransport) ExchangesOnCaller() bool { return t.onCaller.Load() }
 
+// posterTransport also says whether it POSTs on the caller's thread
+// (transport.CallerPoster), which may change (httpdetect).
+type posterTransport struct {
+	callerTransport
+	posts *atomic.Bool
+}
+
+func (t posterTransport) PostsOnCaller() bool { return t.posts.Load() }
+
 // TestClientSyncRoute: a blocking caller outside Go makes the call on its
 // own thread when the transport exchanges on the caller (Streamable HTTP),
-// has it submitted to a library goroutine when the transport is otherwise
-// networked, and waits outside Go for anything else; the route follows a
+// makes the POST on its own thread and waits outside Go when the transport
+// posts on the caller (legacy HTTP+SSE), has it submitted to a library
+// goroutine when the transport is otherwise networked (a host-given HTTP
+// client), and waits outside Go for anything else; the route follows a
 // transport that changes its mind.
 func TestClientSyncRoute(t *testing.T) {
 	on, off := &atomic.Bool{}, &atomic.Bool{}
@@ -169,6 +180,12 @@ func TestClientSyncRoute(t *testing.T) {
 		}, SyncOnThread},
 		{"networked, not on the caller", func(m *memory.Transport) transport.Transport {
 			return callerTransport{networkedTransport{m, true}, off}
+		}, SyncSubmit},
+		{"posts on the caller", func(m *memory.Transport) transport.Transport {
+			return posterTransport{callerTransport{networkedTransport{m, true}, off}, on}
+		}, SyncPostThenWait},
+		{"networked, posts elsewhere", func(m *memory.Transport) transport.Transport {
+			return posterTransport{callerTransport{networkedTransport{m, true}, off}, off}
 		}, SyncSubmit},
 		{"says networked", func(m *memory.Transport) transport.Transport { return networkedTransport{m, true} }, SyncSubmit},
 		{"says not networked", func(m *memory.Transport) transport.Transport { return networkedTransport{m, false} }, SyncWaitOutside},
@@ -191,4 +208,14 @@ func TestClientSyncRoute(t *testing.T) {
 	require.Equal(t, SyncOnThread, c.SyncRoute())
 	changing.Store(false) // httpdetect settled on legacy HTTP+SSE
 	require.Equal(t, SyncSubmit, c.SyncRoute())
+
+	exchanges, posts := &atomic.Bool{}, &atomic.Bool{}
+	exchanges.Store(true)
+	mem, _ = memory.NewPair(16)
+	c = New(testOptions(), posterTransport{callerTransport{networkedTransport{mem, true}, exchanges}, posts})
+	t.Cleanup(c.Free)
+	require.Equal(t, SyncOnThread, c.SyncRoute())
+	exchanges.Store(false) // httpdetect settled on legacy HTTP+SSE
+	posts.Store(true)
+	require.Equal(t, SyncPostThenWait, c.SyncRoute())
 }

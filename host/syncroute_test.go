@@ -11,8 +11,8 @@ import (
 // TestSyncRoute: a blocking C call to a server, or to the server a tool
 // name routes to without asking a server, is made on the caller's thread
 // over Streamable HTTP (and over "http", which starts as Streamable HTTP),
-// submitted to a library goroutine over legacy HTTP+SSE, and waited for
-// outside Go otherwise (stdio; unknown and disabled servers, whose calls
+// POSTed on the caller's thread and waited for outside Go over legacy
+// HTTP+SSE, and waited for outside Go otherwise (stdio; unknown and disabled servers, whose calls
 // fail at once). Nothing is started.
 func TestSyncRoute(t *testing.T) {
 	h, err := Parse([]byte(`{"mcpServers":{
@@ -31,7 +31,7 @@ func TestSyncRoute(t *testing.T) {
 	}{
 		{"HTTP, detected", "web", "web__echo", core.SyncOnThread},
 		{"streamable HTTP", "stream", "stream__echo", core.SyncOnThread},
-		{"legacy HTTP+SSE", "legacy", "legacy__echo", core.SyncSubmit},
+		{"legacy HTTP+SSE", "legacy", "legacy__echo", core.SyncPostThenWait},
 		{"stdio", "local", "local__echo", core.SyncWaitOutside},
 		{"disabled", "off", "off__echo", core.SyncWaitOutside},
 		{"unknown", "nope", "nope__echo", core.SyncWaitOutside},

@@ -470,12 +470,15 @@ lmcp_status lmcp_client_call(lmcp_client *client, const char *method,
  * thread makes the exchange itself: it writes the POST and sleeps in
  * read(2) on a connection kept for such calls, and the kernel wakes it
  * when the server answers (a reply streamed as SSE is followed by a
- * library goroutine while the thread waits in Go). Over legacy HTTP+SSE a
- * library goroutine makes the call in the thread's stead (the thread hands
- * it over without entering Go, and the arguments are read in place while
- * it waits); over stdio the thread writes the request itself. Either way
- * callbacks never run on the calling thread. The lmcp_host_*_sync calls
- * wait the same way. */
+ * library goroutine while the thread waits in Go). Over legacy HTTP+SSE
+ * the thread makes the request's POST itself in the same way, then waits
+ * outside Go for the reply, which comes on the server's stream; a POST the
+ * server does not answer ends with the call (its timeout, a free). With a
+ * host-given HTTP client a library goroutine makes the call in the
+ * thread's stead (the thread hands it over without entering Go, and the
+ * arguments are read in place while it waits); over stdio the thread
+ * writes the request itself. Either way callbacks never run on the calling
+ * thread. The lmcp_host_*_sync calls wait the same way. */
 lmcp_status lmcp_client_call_sync(lmcp_client *client, const char *method,
                                   const char *params_json, size_t params_len,
                                   const char *options_json, size_t options_len,

@@ -79,9 +79,12 @@ type SendHolder interface {
 
 // Aborter is implemented by transports that can cancel one request by
 // closing its response stream (HTTP). In the 2026-07-28 era that is how an
-// HTTP client cancels: no notifications/cancelled is sent there.
+// HTTP client cancels: no notifications/cancelled is sent there. Over
+// legacy HTTP+SSE, whose replies come on the one stream, it ends a waiting
+// sender's POST (Outbound.Waiting) instead.
 type Aborter interface {
-	// Abort closes the stream of the request with this id; nothing more is
+	// Abort closes the stream of the request with this id (over legacy
+	// HTTP+SSE: its POST under way on a waiting sender); nothing more is
 	// reported for it. Unknown ids are ignored.
 	Abort(id int64)
 }
@@ -104,6 +107,17 @@ type Networked interface {
 // ExchangesOnCaller may change once (httpdetect settles on a transport).
 type CallerExchanger interface {
 	ExchangesOnCaller() bool
+}
+
+// CallerPoster is implemented by transports that POST a waiting request
+// (Outbound.Waiting) on the sender's goroutine in blocking system calls,
+// its reply coming later on a stream the transport reads: legacy HTTP+SSE
+// with a client of its own. A blocking caller outside Go then makes the
+// POST on its own thread and waits outside Go for the reply, as it waits
+// for a stdio server's. PostsOnCaller may change once (httpdetect settles
+// on a transport).
+type CallerPoster interface {
+	PostsOnCaller() bool
 }
 
 // LineStreamer is implemented by transports that read messages as the lines

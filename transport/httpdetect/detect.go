@@ -168,11 +168,19 @@ func (d *Transport) deliverClosed(err *transport.ClosedError) {
 // SSE is never used in that era).
 func (d *Transport) CarriesHeaders() bool { return true }
 
-// Abort implements transport.Aborter for Streamable HTTP.
+// Abort implements transport.Aborter for whichever transport serves.
 func (d *Transport) Abort(id int64) {
-	if d.Name() == "streamable_http" {
-		d.streamable.Abort(id)
+	d.mu.Lock()
+	l := d.legacy
+	if d.mode != legacy {
+		l = nil
 	}
+	d.mu.Unlock()
+	if l != nil {
+		l.Abort(id)
+		return
+	}
+	d.streamable.Abort(id)
 }
 
 // SessionID is the Streamable HTTP session (Mcp-Session-Id), as the
@@ -193,4 +201,16 @@ func (d *Transport) Networked() bool { return true }
 // HTTP does, until the server turns out to speak legacy HTTP+SSE.
 func (d *Transport) ExchangesOnCaller() bool {
 	return d.Name() == "streamable_http" && d.streamable.ExchangesOnCaller()
+}
+
+// PostsOnCaller implements transport.CallerPoster: as legacy HTTP+SSE
+// does, once the server turned out to speak it.
+func (d *Transport) PostsOnCaller() bool {
+	d.mu.Lock()
+	l := d.legacy
+	if d.mode != legacy {
+		l = nil
+	}
+	d.mu.Unlock()
+	return l != nil && l.PostsOnCaller()
 }

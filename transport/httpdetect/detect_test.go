@@ -112,11 +112,17 @@ func TestFallback(t *testing.T) {
 			srv := newServer(t, status, true)
 			tr, sink := open(t, srv.URL+"/sse")
 			require.Equal(t, "streamable_http", tr.Name(), "until decided")
+			require.True(t, tr.ExchangesOnCaller(), "until decided")
+			require.False(t, tr.PostsOnCaller(), "until decided")
 			require.NoError(t, tr.Send(context.Background(), initialize))
 			res := sink.Next(t)
 			require.Contains(t, res, `"protocolVersion":"2024-11-05"`)
 			require.Equal(t, "sse", tr.Name())
 			require.Empty(t, tr.SessionID(), "legacy SSE has no Mcp-Session-Id")
+			// A blocking C caller now POSTs on its thread and waits for the
+			// reply from the stream (core.SyncPostThenWait).
+			require.False(t, tr.ExchangesOnCaller())
+			require.True(t, tr.PostsOnCaller())
 			require.Equal(t, []string{"POST /sse initialize", "GET /sse ", "POST /messages initialize"}, srv.log())
 			sink.NoFailure(t, 20*time.Millisecond)
 
@@ -179,6 +185,8 @@ func TestStreamableChosen(t *testing.T) {
 	sink.Next(t)
 	require.Equal(t, "streamable_http", tr.Name())
 	require.Equal(t, "session-1", tr.SessionID(), "the Streamable HTTP session, for telemetry")
+	require.True(t, tr.ExchangesOnCaller())
+	require.False(t, tr.PostsOnCaller())
 	require.Equal(t, []string{"POST /mcp initialize"}, srv.log())
 	require.NoError(t, tr.Close(context.Background()))
 	require.Equal(t, 1, sink.ClosedCount())

@@ -26,6 +26,9 @@ type server struct {
 	endpoint string // the endpoint event's data
 	out      chan string
 	onPost   func(m map[string]any) (status int)
+	// hold, when set, gets each POST of a request named "hold" instead of
+	// onPost, and answers nothing.
+	hold func(r *http.Request)
 
 	mu    sync.Mutex
 	posts []*http.Request
@@ -72,6 +75,10 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		var m map[string]any
 		_ = json.Unmarshal(raw, &m)
+		if s.hold != nil && m["method"] == "hold" {
+			s.hold(r)
+			return
+		}
 		w.WriteHeader(s.onPost(m))
 	default:
 		http.NotFound(w, r)

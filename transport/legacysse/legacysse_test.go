@@ -15,6 +15,7 @@ import (
 
 	"github.com/lemonmcp/lemonmcp/transport"
 	"github.com/lemonmcp/lemonmcp/transport/internal/callerhttp"
+	"github.com/lemonmcp/lemonmcp/transport/internal/sinktest"
 )
 
 // The endpoint event names where to POST; responses come back on the
@@ -300,4 +301,59 @@ func TestWaitingRequestPostedOnTheSender(t *testing.T) {
 	f := sink.Failure(t)
 	require.EqualValues(t, 6, f.ID)
 	require.Contains(t, f.Err.Message, "500")
+}
+
+// TestWaitingPostEnds: a waiting sender's POST that the server never
+// answers ends when the core gives the request up (Abort) or at the
+// deadline of Send's context, and its failure is not reported (the core
+// has already completed the call); the server sees the POST's connection
+// go, and the next waiting POST is answered.
+func TestWaitingPostEnds(t *testing.T) {
+	tests := []struct {
+		name string
+		// ctx is Send's; end, run once the server has the POST, ends it.
+		ctx func() (context.Context, context.CancelFunc)
+		end func(tr *Transport, id int64)
+	}{
+		{"aborted", func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
+			func(tr *Transport, id int64) { tr.Abort(id) }},
+		{"past its deadline", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 100*time.Millisecond)
+		}, func(*Transport, int64) {}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newServer(t, "/messages?session=abc")
+			held, gone := make(chan struct{}, 1), make(chan struct{}, 1)
+			srv.hold = func(r *http.Request) {
+				held <- struct{}{}
+				<-r.Context().Done()
+				gone <- struct{}{}
+			}
+			tr, sink, err := open(t, srv.URL+"/sse")
+			require.NoError(t, err)
+			msg := request(1, "hold")
+			msg.Waiting = true
+			ctx, cancel := tt.ctx()
+			defer cancel()
+			sent := make(chan error, 1)
+			go func() { sent <- tr.Send(ctx, msg) }()
+			<-held
+			tt.end(tr, 1)
+			select {
+			case err := <-sent:
+				require.NoError(t, err)
+			case <-time.After(sinktest.Wait):
+				t.Fatal("the waiting POST was not ended")
+			}
+			<-gone
+			sink.NoFailure(t, 50*time.Millisecond)
+			tr.Abort(99) // an id with no POST under way: ignored
+
+			next := request(2, "seq")
+			next.Waiting = true
+			send(t, tr, next)
+			require.Equal(t, `{"jsonrpc":"2.0","id":2,"result":{"echo":"seq"}}`, sink.Next(t))
+		})
+	}
 }

@@ -33,6 +33,11 @@ type Transport struct {
 	// runners make the requests' POSTs (each runner holds a unit of posts
 	// while it lives).
 	runners runners.Pool[queuedPost]
+
+	// waiting ends each POST under way on its waiting sender, by request
+	// id (Abort).
+	waitMu  sync.Mutex
+	waiting map[int64]context.CancelFunc
 }
 
 // queuedPost is a request's POST, as a runner makes it.
@@ -51,7 +56,10 @@ const (
 	stateClosed
 )
 
-var _ transport.Transport = (*Transport)(nil)
+var (
+	_ transport.Transport = (*Transport)(nil)
+	_ transport.Aborter   = (*Transport)(nil)
+)
 
 // New checks cfg and returns a transport ready to Start. Errors are
 // *transport.Error with CodeInvalidArgument, naming the field at fault.
