@@ -464,15 +464,24 @@ func (c *Client) onListenEnd(id int64, result []byte, err *Error) {
 	}
 	if _, probed := c.listen.probing[id]; probed {
 		delete(c.listen.probing, id)
+		redo := false
 		if err == nil && c.listen.cancelAnswers < 0 {
-			// It answers after all: later switches wait for that answer.
-			// This one is not redone: the server acts on a cancellation as
-			// it reads it (the Go SDK cancels in its read loop), before the
-			// fence, so the teardown preceded the new listen; listening
-			// again would open the very gap the wait avoids.
+			// It answers after all: later switches wait for that answer,
+			// and this one is redone. The server read the cancellation
+			// before the fence, but tears the listen down only when its
+			// handler returns, just before this answer: the Go SDK's
+			// handler, woken by the cancellation, then deletes the
+			// session's list-change registration, whichever listen made
+			// it, so the listen opened at the fence may hear nothing more
+			// (seen under load). A listen opened after this answer is
+			// registered after that teardown.
 			c.listen.cancelAnswers = 1
+			redo = c.listen.current != 0
 		}
 		c.mu.Unlock()
+		if redo {
+			c.relisten()
+		}
 		return
 	}
 	_, live := c.listen.live[id]

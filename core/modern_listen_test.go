@@ -352,3 +352,80 @@ func TestListChangeGaps(t *testing.T) {
 		require.False(t, c.HearsListChanges())
 	})
 }
+
+// Over stdio against a server that answers a cancelled listen only after
+// the fence of the first switch, and tears it down as it answers, taking
+// the session's one list-change registration with it whichever listen
+// made it (the Go SDK v1.8.0's server when its handler goroutine wakes
+// late, seen under load): the late answer makes the client switch again,
+// cancelling the listen opened at the fence and opening one once that is
+// answered, so list changes are heard again.
+func TestListenSwitchLateCancelAnswer(t *testing.T) {
+	s := listenServer(t, nil)
+	var mu sync.Mutex
+	var registered json.RawMessage // the session's list-change registration
+	ack := s.handlers["subscriptions/listen"]
+	s.handle("subscriptions/listen", func(fs *fakeServer, m wireMsg) reply {
+		mu.Lock()
+		registered = m.ID
+		mu.Unlock()
+		return ack(fs, m)
+	})
+	held := make(chan json.RawMessage, 1)
+	first := true
+	s.handle("notifications/cancelled", func(fs *fakeServer, m wireMsg) reply {
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		mu.Lock()
+		hold := first
+		first = false
+		if !hold {
+			registered = nil // the teardown, then the answer
+		}
+		mu.Unlock()
+		if hold {
+			held <- p.RequestID // answered later, after the fence's answer
+			return reply{none: true}
+		}
+		fs.sendResult(p.RequestID, map[string]any{"resultType": "complete"})
+		return reply{none: true}
+	})
+	c, err := connectWith(t, s, modernOptions(ModeModern), nil)
+	require.Nil(t, errOrNil(err))
+	ev := recordEvents(c)
+	_, ok := s.waitFor(func(m wireMsg) bool { return m.Method == "subscriptions/listen" })
+	require.True(t, ok)
+	_, cerr := c.CallSync("resources/subscribe", []byte(`{"uri":"file:///a"}`), CallOptions{})
+	require.Nil(t, errOrNil(cerr))
+	require.Len(t, s.requests("server/discover"), 2, "the handshake's, and the fence of the first switch")
+	require.Len(t, listenIDs(s), 2, "the listen opened at the fence")
+
+	old := <-held
+	mu.Lock()
+	registered = nil // the late teardown undoes the registration of the listen opened at the fence
+	mu.Unlock()
+	s.sendResult(old, map[string]any{"resultType": "complete"})
+
+	var id json.RawMessage
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		id = registered
+		return id != nil && c.HearsListChanges()
+	}, 5*time.Second, 5*time.Millisecond, "no listen was registered again after the late answer")
+	ids := listenIDs(s)
+	require.Len(t, ids, 3)
+	require.Equal(t, string(ids[2]), string(id))
+	_, ok = s.waitFor(func(m wireMsg) bool {
+		return m.Method == "notifications/cancelled" && string(params(t, m)["requestId"]) == string(ids[1])
+	})
+	require.True(t, ok, "the listen opened at the fence was cancelled first")
+	require.JSONEq(t, `{"toolsListChanged":true,"resourceSubscriptions":["file:///a"]}`, string(params(t, s.requests("subscriptions/listen")[2])["notifications"]))
+
+	s.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": map[string]any{"_meta": map[string]any{metaSubscriptionID: id}}})
+	payload, ok := ev.wait("notification")
+	require.True(t, ok)
+	require.Contains(t, string(payload), "notifications/tools/list_changed")
+}
