@@ -1,8 +1,7 @@
 /*
- * test_http_sync.c — blocking calls over Streamable HTTP, which a C thread
- * submits to a library goroutine instead of starting them in Go
- * (lmcp_bridge_submit in capi/bridge.h, docs/abi-cost.md): results and
- * errors, a timeout, a server request answered from another thread while
+ * test_http_sync.c — blocking calls over Streamable HTTP, whose exchange
+ * the C thread makes itself in blocking system calls (onThread in
+ * capi/syncwait.go, docs/abi-cost.md): results and errors, a timeout, a server request answered from another thread while
  * the call waits, a free while it waits, a stale handle, many threads at
  * once (a client's and a host's), and the multi-server host's blocking
  * calls to an HTTP server. The HTTP server is a host of
@@ -84,8 +83,7 @@ static void echo(lmcp_client *c, const char *text) {
 }
 
 /* Results, the length, and errors with and without err_out, call after
- * call: the first call of a thread learns the route in Go, the next ones
- * are submitted. */
+ * call on one thread. */
 static void test_http_sync_results_and_errors(void) {
   lmcp_client *c = http_client(NULL);
   if (c == NULL) return;
@@ -160,7 +158,7 @@ typedef struct {
 
 static void *call_thread(void *p) {
   call_arg *a = p;
-  echo(a->c, "warm-up"); /* so that the call below is submitted */
+  echo(a->c, "warm-up"); /* the thread's first call answered, the next one waits */
   a->st = lmcp_client_call_sync(a->c, "tools/call", a->params, strlen(a->params), NULL, 0, &a->res, NULL,
                                 &a->err);
   return NULL;
@@ -198,9 +196,9 @@ static void test_http_sync_server_request_answered_elsewhere(void) {
   hostrec_free(&rec);
 }
 
-/* A free while a submitted call waits (for an answer nobody gives) ends the
- * call with LMCP_E_CANCELLED; a later call on the freed handle, whose route
- * the thread remembers, gets LMCP_E_INVALID_HANDLE. */
+/* A free while a blocking call waits (for an answer nobody gives) ends the
+ * call with LMCP_E_CANCELLED; a later call on the freed handle gets
+ * LMCP_E_INVALID_HANDLE. */
 static void test_http_sync_free_while_waiting(void) {
   hostrec_t rec;
   hostrec_init(&rec, NULL); /* never answered */

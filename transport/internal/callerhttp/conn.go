@@ -61,6 +61,7 @@ func dialConn(ctx context.Context, d *net.Dialer, key poolKey, addr string, tlsC
 		if sock, err = blockingSocket(nc); err != nil {
 			return nil, err
 		}
+		wakePoller()
 	} else if sock, err = polledSocket(nc); err != nil {
 		return nil, err
 	}
@@ -77,6 +78,17 @@ func dialConn(ctx context.Context, d *net.Dialer, key poolKey, addr string, tlsC
 	c.bw = bufio.NewWriterSize(c.nc, bufferBytes)
 	return c, nil
 }
+
+// wakePoller follows a dial made for a blocking connection, on the
+// caller's thread. The dial parked the caller's goroutine in the
+// netpoller; when that goroutine is locked to its thread (a C caller's, in
+// a cgo callback), the M that polled and woke it hands its P to that
+// thread and stops, and no M polls the network until sysmon does, 10 ms
+// later: a reply due on another connection meanwhile (legacy HTTP+SSE's
+// stream, which the caller then waits for) waited that long on about half
+// the first calls. A goroutine started here has the scheduler wake an M
+// for the idle P (wakep), which takes up polling once it finds no work.
+func wakePoller() { go func() {}() }
 
 // blockingSocket takes nc's socket out of the netpoller: a duplicate of
 // its descriptor, put in blocking mode once nc (and its epoll
