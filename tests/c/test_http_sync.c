@@ -1,12 +1,10 @@
 /*
  * test_http_sync.c — blocking calls over Streamable HTTP, whose exchange
  * the C thread makes itself in blocking system calls (onThread in
- * capi/syncwait.go, docs/abi-cost.md): results and errors, a timeout, a server request answered from another thread while
- * the call waits, a free while it waits, a stale handle, many threads at
- * once (a client's and a host's), and the multi-server host's blocking
- * calls to an HTTP server. The HTTP server is a host of
- * one fixture server served by lmcp_server_serve_http, as in
- * test_serve.c.
+ * capi/syncwait.go, docs/abi-cost.md): results and errors, a timeout, a server request answered from another
+ * thread while the call waits, a free while it waits, a stale handle, many threads at once (a client's and a
+ * host's), and the multi-server host's blocking calls to an HTTP server. The HTTP server is a host of one
+ * fixture server served by lmcp_server_serve_http, as in test_serve.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
