@@ -41,6 +41,20 @@ func listenServer(t *testing.T, ack func(listenFilter) listenFilter) *fakeServer
 	return s
 }
 
+// subscribeOnce connects a modern client to s, records its events, and
+// once its first listen is out subscribes to file:///a.
+func subscribeOnce(t *testing.T, s *fakeServer) (*Client, *events) {
+	t.Helper()
+	c, err := connectWith(t, s, modernOptions(ModeModern), nil)
+	require.Nil(t, errOrNil(err))
+	ev := recordEvents(c)
+	_, ok := s.waitFor(func(m wireMsg) bool { return m.Method == "subscriptions/listen" })
+	require.True(t, ok)
+	_, cerr := c.CallSync("resources/subscribe", []byte(`{"uri":"file:///a"}`), CallOptions{})
+	require.Nil(t, errOrNil(cerr))
+	return c, ev
+}
+
 func listenIDs(s *fakeServer) []json.RawMessage {
 	var ids []json.RawMessage
 	for _, m := range s.requests("subscriptions/listen") {
@@ -98,19 +112,12 @@ func TestListenResourceSubscribe(t *testing.T) {
 		f.ResourceSubscriptions = keep
 		return f
 	})
-	c, err := connectWith(t, s, modernOptions(ModeModern), nil)
-	require.Nil(t, errOrNil(err))
-	ev := recordEvents(c)
-	_, ok := s.waitFor(func(m wireMsg) bool { return m.Method == "subscriptions/listen" })
-	require.True(t, ok)
-
-	_, cerr := c.CallSync("resources/subscribe", []byte(`{"uri":"file:///a"}`), CallOptions{})
-	require.Nil(t, errOrNil(cerr))
+	c, ev := subscribeOnce(t, s)
 	ids := listenIDs(s)
 	require.Len(t, ids, 2)
 	last := s.requests("subscriptions/listen")[1]
 	require.JSONEq(t, `{"toolsListChanged":true,"resourceSubscriptions":["file:///a"]}`, string(params(t, last)["notifications"]))
-	_, ok = s.waitFor(func(m wireMsg) bool {
+	_, ok := s.waitFor(func(m wireMsg) bool {
 		return m.Method == "notifications/cancelled" && string(params(t, m)["requestId"]) == string(ids[0])
 	})
 	require.True(t, ok, "the replaced listen is cancelled")
@@ -120,7 +127,7 @@ func TestListenResourceSubscribe(t *testing.T) {
 	require.True(t, ok)
 	require.Contains(t, string(payload), "notifications/resources/updated")
 
-	_, cerr = c.CallSync("resources/subscribe", []byte(`{"uri":"file:///refused"}`), CallOptions{})
+	_, cerr := c.CallSync("resources/subscribe", []byte(`{"uri":"file:///refused"}`), CallOptions{})
 	require.NotNil(t, cerr)
 	require.Equal(t, StatusUnsupported, cerr.Status)
 	require.Contains(t, cerr.Message, "file:///refused")
@@ -392,13 +399,7 @@ func TestListenSwitchLateCancelAnswer(t *testing.T) {
 		fs.sendResult(p.RequestID, map[string]any{"resultType": "complete"})
 		return reply{none: true}
 	})
-	c, err := connectWith(t, s, modernOptions(ModeModern), nil)
-	require.Nil(t, errOrNil(err))
-	ev := recordEvents(c)
-	_, ok := s.waitFor(func(m wireMsg) bool { return m.Method == "subscriptions/listen" })
-	require.True(t, ok)
-	_, cerr := c.CallSync("resources/subscribe", []byte(`{"uri":"file:///a"}`), CallOptions{})
-	require.Nil(t, errOrNil(cerr))
+	c, ev := subscribeOnce(t, s)
 	require.Len(t, s.requests("server/discover"), 2, "the handshake's, and the fence of the first switch")
 	require.Len(t, listenIDs(s), 2, "the listen opened at the fence")
 
@@ -418,7 +419,7 @@ func TestListenSwitchLateCancelAnswer(t *testing.T) {
 	ids := listenIDs(s)
 	require.Len(t, ids, 3)
 	require.Equal(t, string(ids[2]), string(id))
-	_, ok = s.waitFor(func(m wireMsg) bool {
+	_, ok := s.waitFor(func(m wireMsg) bool {
 		return m.Method == "notifications/cancelled" && string(params(t, m)["requestId"]) == string(ids[1])
 	})
 	require.True(t, ok, "the listen opened at the fence was cancelled first")
