@@ -170,17 +170,22 @@ func (d *Transport) CarriesHeaders() bool { return true }
 
 // Abort implements transport.Aborter for whichever transport serves.
 func (d *Transport) Abort(id int64) {
-	d.mu.Lock()
-	l := d.legacy
-	if d.mode != legacy {
-		l = nil
-	}
-	d.mu.Unlock()
-	if l != nil {
+	if l := d.legacyChosen(); l != nil {
 		l.Abort(id)
 		return
 	}
 	d.streamable.Abort(id)
+}
+
+// legacyChosen is the legacy SSE transport once detection settled on it;
+// nil before, and when it chose Streamable HTTP.
+func (d *Transport) legacyChosen() *legacysse.Transport {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.mode != legacy {
+		return nil
+	}
+	return d.legacy
 }
 
 // SessionID is the Streamable HTTP session (Mcp-Session-Id), as the
@@ -206,11 +211,6 @@ func (d *Transport) ExchangesOnCaller() bool {
 // PostsOnCaller implements transport.CallerPoster: as legacy HTTP+SSE
 // does, once the server turned out to speak it.
 func (d *Transport) PostsOnCaller() bool {
-	d.mu.Lock()
-	l := d.legacy
-	if d.mode != legacy {
-		l = nil
-	}
-	d.mu.Unlock()
+	l := d.legacyChosen()
 	return l != nil && l.PostsOnCaller()
 }
