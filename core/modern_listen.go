@@ -45,6 +45,13 @@ const (
 	switchBound = 5 * time.Second
 )
 
+// fenceGrace is how long a cancelled listen may still answer after the
+// fence of the first stdio switch: the Go SDK's server answers it only once
+// the listen's handler goroutine has woken and torn it down, which often
+// comes just after the fence's answer. A server that never answers pays it
+// once per connection. A variable for the tests.
+var fenceGrace = 250 * time.Millisecond
+
 // listenFilter is the notifications member of subscriptions/listen and of
 // its acknowledgement.
 type listenFilter struct {
@@ -80,6 +87,10 @@ type listenState struct {
 	// closing: on stdio, the listens whose end the next one waits for.
 	closing     map[int64]bool
 	switchTimer *time.Timer
+	// switchGen counts the stdio switches started, so that a fence's
+	// grace (fenceTimer) ends only the switch it was armed for.
+	switchGen  uint64
+	fenceTimer *time.Timer
 	// unacked: the current listen is not acknowledged yet; dirty: a
 	// filter change waits for that acknowledgement.
 	unacked, dirty bool
@@ -166,6 +177,7 @@ func (c *Client) relisten() {
 			ids = append(ids, cl.reqID)
 		}
 		fence := c.listen.cancelAnswers == 0
+		c.listen.switchGen++
 		c.listen.switchTimer = time.AfterFunc(switchBound, c.finishSwitch)
 		c.mu.Unlock()
 		// One goroutine, so the fence follows the cancellations on the
@@ -237,6 +249,9 @@ func (c *Client) finishSwitch() {
 	if c.listen.switchTimer != nil {
 		c.listen.switchTimer.Stop()
 	}
+	if c.listen.fenceTimer != nil {
+		c.listen.fenceTimer.Stop()
+	}
 	for _, cl := range stale {
 		c.retireLocked(cl)
 	}
@@ -272,6 +287,9 @@ func (c *Client) forgetListensLocked() {
 	c.listen.closing = nil
 	if c.listen.switchTimer != nil {
 		c.listen.switchTimer.Stop()
+	}
+	if c.listen.fenceTimer != nil {
+		c.listen.fenceTimer.Stop()
 	}
 	if c.listen.timer != nil {
 		c.listen.timer.Stop()
@@ -466,15 +484,15 @@ func (c *Client) onListenEnd(id int64, result []byte, err *Error) {
 		delete(c.listen.probing, id)
 		redo := false
 		if err == nil && c.listen.cancelAnswers < 0 {
-			// It answers after all: later switches wait for that answer,
-			// and this one is redone. The server read the cancellation
-			// before the fence, but tears the listen down only when its
-			// handler returns, just before this answer: the Go SDK's
-			// handler, woken by the cancellation, then deletes the
-			// session's list-change registration, whichever listen made
-			// it, so the listen opened at the fence may hear nothing more
-			// (seen under load). A listen opened after this answer is
-			// registered after that teardown.
+			// It answers after all, later than fenceGrace: later switches
+			// wait for that answer, and this one is redone. The server
+			// read the cancellation before the fence, but tears the
+			// listen down only when its handler returns, just before this
+			// answer: the Go SDK's handler, woken by the cancellation,
+			// then deletes the session's list-change registration,
+			// whichever listen made it, so the listen opened after the
+			// fence may hear nothing more (seen under load). A listen
+			// opened after this answer is registered after that teardown.
 			c.listen.cancelAnswers = 1
 			redo = c.listen.current != 0
 		}
@@ -599,16 +617,33 @@ func (c *Client) sendSwitchFence() {
 	}
 }
 
-// onSwitchFence: the server read the cancellations. Listens it has not
-// answered by now it does not answer (the TypeScript and Python SDKs):
-// the switch goes on, and later ones open the new listen first. The
-// unanswered ones stay pending a while (probing), in case a late answer
-// shows otherwise (then later switches wait for the answers).
+// onSwitchFence: the server read the cancellations. A cancelled listen
+// it answers may still be answered a moment later (fenceGrace): the
+// switch waits that long for the answers before it concludes
+// (concludeFence).
 func (c *Client) onSwitchFence() {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.listen.closing == nil {
-		c.mu.Unlock()
 		return // every cancelled listen answered first: the switch is done
+	}
+	gen := c.listen.switchGen
+	if c.listen.fenceTimer != nil {
+		c.listen.fenceTimer.Stop()
+	}
+	c.listen.fenceTimer = time.AfterFunc(fenceGrace, func() { c.concludeFence(gen) })
+}
+
+// concludeFence ends the grace of switch gen's fence: listens the server
+// has not answered by now it does not answer (the TypeScript and Python
+// SDKs): the switch goes on, and later ones open the new listen first. The
+// unanswered ones stay pending a while (probing), in case a late answer
+// shows otherwise (then later switches wait for the answers).
+func (c *Client) concludeFence(gen uint64) {
+	c.mu.Lock()
+	if c.listen.closing == nil || c.listen.switchGen != gen {
+		c.mu.Unlock()
+		return // the cancelled listens answered in time, or another switch runs
 	}
 	if c.listen.probing == nil {
 		c.listen.probing = map[int64]*call{}

@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -429,4 +430,68 @@ func TestListenSwitchLateCancelAnswer(t *testing.T) {
 	payload, ok := ev.wait("notification")
 	require.True(t, ok)
 	require.Contains(t, string(payload), "notifications/tools/list_changed")
+}
+
+// Over stdio against a server that answers a cancelled listen just after
+// the fence of the first switch (the Go SDK's server, most of the time):
+// the switch waits for that answer (fenceGrace) and opens the new listen
+// only then, so the old listen's teardown cannot undo it; no switch is
+// redone, and later switches wait for the answers without a fence.
+func TestListenSwitchWaitsForAnAnswerAfterTheFence(t *testing.T) {
+	saved := fenceGrace
+	fenceGrace = time.Minute // the answer below comes well within it
+	t.Cleanup(func() { fenceGrace = saved })
+	s := listenServer(t, nil)
+	answer := s.handlers["notifications/cancelled"]
+	ack := s.handlers["subscriptions/listen"]
+	var fences atomic.Int32
+	var early atomic.Bool              // a listen came before the cancelled one was answered
+	listened := make(chan struct{}, 8) // listens after the fence
+	var heldCancel wireMsg
+	answered := make(chan struct{})
+	s.handle("notifications/cancelled", func(fs *fakeServer, m wireMsg) reply {
+		if fences.Load() == 0 {
+			heldCancel = m // answered after the fence's answer
+			return reply{none: true}
+		}
+		return answer(fs, m)
+	})
+	s.handle("subscriptions/listen", func(fs *fakeServer, m wireMsg) reply {
+		if fences.Load() > 0 {
+			listened <- struct{}{}
+		}
+		return ack(fs, m)
+	})
+	discover := s.handlers["server/discover"]
+	s.handle("server/discover", func(fs *fakeServer, m wireMsg) reply {
+		r := discover(fs, m)
+		if len(s.requests("subscriptions/listen")) == 0 {
+			return r // the handshake's
+		}
+		fences.Add(1)
+		held := heldCancel
+		go func() {
+			fs.sendResult(m.ID, r.result)
+			select {
+			case <-listened:
+				early.Store(true)
+			case <-time.After(100 * time.Millisecond):
+			}
+			answer(fs, held)
+			close(answered)
+		}()
+		return reply{none: true}
+	})
+	c, _ := subscribeOnce(t, s)
+	<-answered
+	require.EqualValues(t, 1, fences.Load())
+	require.False(t, early.Load(), "the new listen went out before the cancelled one was answered")
+
+	_, cerr := c.CallSync("resources/subscribe", []byte(`{"uri":"file:///b"}`), CallOptions{})
+	require.Nil(t, errOrNil(cerr))
+	require.EqualValues(t, 1, fences.Load(), "no fence once the server is known")
+	require.Len(t, listenIDs(s), 3, "no switch was redone")
+	c.mu.Lock()
+	require.EqualValues(t, 1, c.listen.cancelAnswers, "the server answers cancelled listens")
+	c.mu.Unlock()
 }
