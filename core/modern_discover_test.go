@@ -117,19 +117,25 @@ func TestDiscoveryOutcomes(t *testing.T) {
 // for the probe's timeout.
 func TestDiscoveryRace(t *testing.T) {
 	t.Run("slow modern-only server", func(t *testing.T) {
+		// The probe is answered only once initialize has failed, whatever
+		// the machine's load: a sleep before the answer, against a 600 ms
+		// ready timeout, once outlasted it under make test.
 		s := newFakeServer(t, "2025-11-25", defaultCaps())
-		s.handle("initialize", func(*fakeServer, wireMsg) reply {
-			return reply{err: &rpcError{Code: -32022, Message: "this server speaks only 2026-07-28"}}
+		refused := make(chan struct{})
+		s.handle("initialize", func(s *fakeServer, m wireMsg) reply {
+			s.sendError(m.ID, -32022, "this server speaks only 2026-07-28")
+			close(refused)
+			return reply{none: true}
 		})
 		s.handle("server/discover", func(s *fakeServer, m wireMsg) reply {
 			go func() {
-				time.Sleep(400 * time.Millisecond)
+				<-refused
 				s.sendResult(m.ID, discoverOK(defaultCaps())(s, m).result)
 			}()
 			return reply{none: true}
 		})
 		opts := modernOptions(ModeAuto)
-		opts.Timeouts.Ready = 600 * time.Millisecond // grace: 200 ms
+		opts.Timeouts.Ready = 3 * time.Second // grace: 1 s
 		c, err := connectWith(t, s, opts, nil)
 		require.Nil(t, errOrNil(err))
 		info, _ := c.ServerInfo()
