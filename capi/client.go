@@ -114,6 +114,7 @@ func lmcpgo_client_call_sync(client *C.lmcp_client, method *C.cchar_t, params *C
 	if err != nil {
 		return setErr(errOut, err)
 	}
+	opts.Thread = true // a C thread: its exchanges block however many do
 	post := false
 	switch c.SyncRoute() {
 	case core.SyncOnThread:

@@ -150,6 +150,7 @@ func lmcpgo_host_call_tool_sync(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_
 	if err != nil {
 		return setErr(errOut, err)
 	}
+	opts.Thread = true // a C thread: its exchanges block however many do
 	post := false
 	switch h.ToolSyncRoute(tool) {
 	case core.SyncOnThread:
@@ -201,6 +202,7 @@ func lmcpgo_host_call_sync(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t
 	if err != nil {
 		return setErr(errOut, err)
 	}
+	opts.Thread = true // a C thread: its exchanges block however many do
 	post := false
 	switch h.SyncRoute(srv) {
 	case core.SyncOnThread:

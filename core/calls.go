@@ -50,6 +50,11 @@ type CallOptions struct {
 	// a thread waiting outside Go), so over HTTP the exchange runs on it,
 	// as in CallSync (transport.Outbound.Waiting).
 	Waiting bool
+	// Thread: the caller is an OS thread outside Go (a C host's), which
+	// blocks in the call (CallSync, or Waiting): over HTTP its exchange
+	// stays in blocking system calls however many threads wait at once
+	// (transport.Outbound.Thread). capi sets it.
+	Thread bool
 	// Handed: an Inline call whose id the application received (a blocking
 	// call made in two steps, lmcp_*_call_begin), so a host's Cancel
 	// reaches it as it does any call's; a blocking wrapper's id never
@@ -579,14 +584,15 @@ func (c *Client) sendRequest(cl *call, reqID int64, params []byte) *Error {
 	return c.sendRequestOut(cl, reqID, params, false)
 }
 
-// sendRequestOut is sendRequest; waiting is transport.Outbound.Waiting.
+// sendRequestOut is sendRequest; waiting is transport.Outbound.Waiting,
+// and Thread comes with it.
 func (c *Client) sendRequestOut(cl *call, reqID int64, params []byte, waiting bool) *Error {
 	if cl.mod != nil {
 		return c.sendModernRequest(cl, reqID, params)
 	}
 	bp := bufPool.Get().(*[]byte)
 	buf := appendRequest((*bp)[:0], reqID, cl.method, params)
-	err := c.tr.Send(c.sendCtxFor(cl), transport.Outbound{Data: buf, Kind: transport.KindRequest, Method: cl.method, ID: reqID, Waiting: waiting})
+	err := c.tr.Send(c.sendCtxFor(cl), transport.Outbound{Data: buf, Kind: transport.KindRequest, Method: cl.method, ID: reqID, Waiting: waiting, Thread: waiting && cl.opts.Thread})
 	*bp = buf
 	bufPool.Put(bp)
 	if err != nil {

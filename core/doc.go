@@ -94,8 +94,9 @@
 // (CallOptions.Inline), which blocking wrappers use; with
 // CallOptions.Waiting too, the caller's goroutine may run the HTTP exchange
 // itself, as CallSync's does (over Streamable HTTP in blocking system
-// calls, so that a C host's thread is woken by the kernel alone:
-// SyncRoute).
+// calls, so that a C host's thread, CallOptions.Thread, is woken by the
+// kernel alone: SyncRoute; a goroutine only while fewer such exchanges
+// are under way than there are Ps, else parked in the netpoller).
 //
 // Transport differences reach core only as properties a transport exposes
 // (transport.HeaderCarrier, Aborter, Negotiator, LineStreamer, Networked,

@@ -19,16 +19,23 @@ type inlineTransport struct {
 	*memory.Transport
 	mu      sync.Mutex
 	aborted map[int64]chan struct{}
-	waited  chan int64 // the ids of waiting requests, as Send starts them
+	threads map[int64]bool // whether each waiting request was a thread's (Outbound.Thread)
+	waited  chan int64     // the ids of waiting requests, as Send starts them
+	// strayThreads counts messages marked Thread without Waiting.
+	strayThreads atomic.Int32
 }
 
 func (t *inlineTransport) Send(ctx context.Context, msg transport.Outbound) error {
 	if msg.Kind != transport.KindRequest || !msg.Waiting {
+		if msg.Thread {
+			t.strayThreads.Add(1)
+		}
 		return t.Transport.Send(ctx, msg)
 	}
 	ch := make(chan struct{})
 	t.mu.Lock()
 	t.aborted[msg.ID] = ch
+	t.threads[msg.ID] = msg.Thread
 	t.mu.Unlock()
 	t.waited <- msg.ID
 	<-ch
@@ -50,7 +57,7 @@ func inlineClient(t *testing.T) (*Client, *fakeServer, *inlineTransport) {
 	s := newFakeServer(t, "2025-11-25", defaultCaps())
 	mem, peer := memory.NewPair(1024)
 	s.peer = peer
-	tr := &inlineTransport{Transport: mem, aborted: map[int64]chan struct{}{}, waited: make(chan int64, 4)}
+	tr := &inlineTransport{Transport: mem, aborted: map[int64]chan struct{}{}, threads: map[int64]bool{}, waited: make(chan int64, 4)}
 	c := New(testOptions(), tr)
 	go s.serve()
 	t.Cleanup(func() {
@@ -95,15 +102,20 @@ func TestCallSyncWaitingTimeout(t *testing.T) {
 // for a thread outside Go, as capi's submission workers do); such a call's
 // timeout aborts the exchange that holds the caller, and the completion
 // runs once with StatusTimeout. Any other call is never sent Waiting.
+// CallOptions.Thread marks a waiting request as a thread's
+// (Outbound.Thread), and only a waiting one.
 func TestCallOptionsWaiting(t *testing.T) {
 	cases := []struct {
 		name        string
 		opts        CallOptions
 		wantWaiting bool
+		wantThread  bool
 	}{
-		{"waiting and inline", CallOptions{Waiting: true, Inline: true}, true},
-		{"waiting without inline", CallOptions{Waiting: true}, false},
-		{"inline without waiting", CallOptions{Inline: true}, false},
+		{"waiting and inline", CallOptions{Waiting: true, Inline: true}, true, false},
+		{"waiting and inline, a thread's", CallOptions{Waiting: true, Inline: true, Thread: true}, true, true},
+		{"waiting without inline", CallOptions{Waiting: true}, false, false},
+		{"inline without waiting", CallOptions{Inline: true}, false, false},
+		{"a thread's, not waiting", CallOptions{Inline: true, Thread: true}, false, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -118,6 +130,7 @@ func TestCallOptionsWaiting(t *testing.T) {
 			_, err := c.Call("tools/call", []byte(`{"name":"x"}`), opts, func(_ uint64, st Status, _ []byte) { done <- st })
 			require.Nil(t, errOrNil(err))
 			st := <-done
+			require.Zero(t, tr.strayThreads.Load(), "a request not waiting was marked a thread's")
 			if !tc.wantWaiting {
 				require.Equal(t, StatusOK, st)
 				require.Empty(t, tr.waited, "the call was sent as waiting")
@@ -127,6 +140,7 @@ func TestCallOptionsWaiting(t *testing.T) {
 			id := <-tr.waited
 			tr.mu.Lock()
 			require.NotContains(t, tr.aborted, id, "the exchange was not aborted")
+			require.Equal(t, tc.wantThread, tr.threads[id])
 			tr.mu.Unlock()
 			require.Empty(t, done, "the completion ran twice")
 		})

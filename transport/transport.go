@@ -43,6 +43,12 @@ type Outbound struct {
 	// the response has been delivered (or the request failed or was
 	// aborted; the sender aborts it when the call times out).
 	Waiting bool
+	// Thread, with Waiting: the sender is an OS thread outside Go (a C
+	// host's, locked to its goroutine while in Go), which a transport lets
+	// sleep in the exchange's system calls however many others do: parked
+	// in Go instead, it would be woken through a hand-off between threads.
+	// A waiting goroutine (Thread unset) sleeps there only while few do.
+	Thread bool
 }
 
 // Header is one HTTP header of a message. Value is already encoded for the

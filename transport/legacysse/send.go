@@ -45,7 +45,7 @@ func (t *Transport) Send(ctx context.Context, msg transport.Outbound) error {
 	if msg.Kind == transport.KindRequest {
 		q := queuedPost{id: msg.ID, endpoint: endpoint, body: body, what: what}
 		if msg.Waiting {
-			q.onCaller = t.ownClient
+			q.onCaller, q.thread = t.ownClient, msg.Thread
 			t.postWaiting(ctx, q) // no runner woken, no hand-off
 			return nil
 		}
@@ -126,7 +126,7 @@ func (t *Transport) postRequestIn(ctx context.Context, r queuedPost) {
 	})
 	switch {
 	case r.onCaller:
-		ctx = callerhttp.OnCaller(ctx)
+		ctx = callerhttp.ForWaiter(ctx, r.thread)
 	case t.ownClient:
 		ctx = callerhttp.Pooled(ctx) // on this runner, without net/http's two goroutines
 	}

@@ -47,6 +47,7 @@ type queuedPost struct {
 	body     []byte
 	what     string
 	onCaller bool // made on its waiting sender's goroutine (Send)
+	thread   bool // that sender is a thread outside Go (transport.Outbound.Thread)
 }
 
 const (

@@ -13,8 +13,9 @@ import (
 // exchange POSTs one request and follows its reply until the request is
 // settled; it holds one unit of t.wg, which it releases. inline: it runs on
 // a waiting sender's goroutine (sendWaiting), which only a JSON reply may
-// hold: any other reply goes on in a goroutine of its own.
-func (t *Transport) exchange(p *pending, body []byte, method string, headers []transport.Header, inline bool) {
+// hold: any other reply goes on in a goroutine of its own; thread: that
+// sender is a thread outside Go (transport.Outbound.Thread).
+func (t *Transport) exchange(p *pending, body []byte, method string, headers []transport.Header, inline, thread bool) {
 	handedOver := false
 	defer func() {
 		if !handedOver {
@@ -35,7 +36,7 @@ func (t *Transport) exchange(p *pending, body []byte, method string, headers []t
 	ctx := p.ctx
 	if t.ownClient {
 		if inline {
-			ctx = callerhttp.OnCaller(ctx) // the exchange may run on this very thread
+			ctx = callerhttp.ForWaiter(ctx, thread) // the exchange may run on this very thread
 		} else {
 			ctx = callerhttp.Pooled(ctx) // on this goroutine, without net/http's two
 		}

@@ -62,7 +62,7 @@ func (t *Transport) sendWaiting(msg transport.Outbound) error {
 	}
 	p := t.trackLocked(msg.ID)
 	t.mu.Unlock()
-	t.exchange(p, body, msg.Method, msg.Headers, true)
+	t.exchange(p, body, msg.Method, msg.Headers, true, msg.Thread)
 	return nil
 }
 

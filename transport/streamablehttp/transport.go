@@ -68,7 +68,9 @@ type queuedRequest struct {
 }
 
 // runQueued makes a request nobody waits on, on a runner.
-func (t *Transport) runQueued(r queuedRequest) { t.exchange(r.p, r.body, r.method, r.headers, false) }
+func (t *Transport) runQueued(r queuedRequest) {
+	t.exchange(r.p, r.body, r.method, r.headers, false, false)
+}
 
 const (
 	stateNew = iota

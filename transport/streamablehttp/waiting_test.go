@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -151,4 +152,51 @@ func TestExchangesOnTheirOwnConnections(t *testing.T) {
 	onCaller, pooled = kept.Kept()
 	require.Equal(t, 1, onCaller, "a waiting request's exchange has a blocking connection")
 	require.GreaterOrEqual(t, pooled, handshakes)
+}
+
+// TestAThreadWaitsInItsOwnReadPastThePs: while as many blocking exchanges
+// are under way as there are Ps, a waiting goroutine's request is
+// exchanged in the netpoller, and a waiting thread's (Outbound.Thread, a C
+// host's) still on a blocking connection of its own.
+func TestAThreadWaitsInItsOwnReadPastThePs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	letGo := func() { releaseOnce.Do(func() { close(release) }) }
+	defer letGo()
+	srv := newServer(t, mcp("s1", func(w http.ResponseWriter, r *http.Request, m msg) {
+		if m.Method == "hang" {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		echo(w, r, m)
+	}))
+	tr, err := New(Config{URL: srv.URL})
+	require.NoError(t, err)
+	sink := sinktest.New()
+	require.NoError(t, tr.Start(context.Background(), sink))
+	defer tr.Close(context.Background())
+	handshake(t, tr, sink)
+	kept := tr.client.Transport.(*callerhttp.Transport)
+
+	thread := func(m transport.Outbound) transport.Outbound { m.Thread = true; return m }
+	done := make(chan error, 1)
+	go func() { done <- tr.Send(context.Background(), thread(waiting(2, "hang"))) }()
+	srv.waitFor(t, isCall("hang")) // one blocking exchange: as many as there are Ps
+
+	require.NoError(t, tr.Send(context.Background(), waiting(3, "goroutine")))
+	require.JSONEq(t, `{"jsonrpc":"2.0","id":3,"result":{"echo":"goroutine"}}`, sink.Next(t))
+	blocking, _ := kept.Kept()
+	require.Zero(t, blocking, "a goroutine past the Ps was given a blocking connection")
+
+	require.NoError(t, tr.Send(context.Background(), thread(waiting(4, "thread"))))
+	require.JSONEq(t, `{"jsonrpc":"2.0","id":4,"result":{"echo":"thread"}}`, sink.Next(t))
+	blocking, _ = kept.Kept()
+	require.Equal(t, 1, blocking, "a thread's exchange blocks however many do")
+
+	letGo()
+	require.NoError(t, <-done)
+	require.JSONEq(t, `{"jsonrpc":"2.0","id":2,"result":{"echo":"hang"}}`, sink.Next(t))
 }

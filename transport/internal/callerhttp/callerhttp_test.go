@@ -47,17 +47,21 @@ func countingTransport(t *testing.T, tlsConfig *tls.Config) (*Transport, *atomic
 	return tr, &dials
 }
 
-// A mode is one of the two ways this transport exchanges a request
-// itself: mark marks a request's context for it.
+// A mode is one of the ways this transport exchanges a request itself:
+// mark marks a request's context for it.
 type mode struct {
 	name     string
 	mark     func(context.Context) context.Context
 	blocking bool // the connections are blocking sockets
+	// past is where a request goes past the bound on blocking exchanges
+	// under way: "net/http", "pooled", or "" for no bound.
+	past string
 }
 
 var modes = []mode{
-	{"on the caller", OnCaller, true},
-	{"pooled", Pooled, false},
+	{"on a thread", OnThread, true, "net/http"},
+	{"on the caller", OnCaller, true, "pooled"},
+	{"pooled", Pooled, false, ""},
 }
 
 // forModes runs test once for each mode, as a subtest.
@@ -105,8 +109,9 @@ func echoServer(t *testing.T, conns *atomic.Int32) *httptest.Server {
 // TestRequestsOnTheCallerKeepOneConnection: marked requests are exchanged
 // here, one after another on one kept connection (a blocking socket on
 // the caller, a socket in the netpoller pooled), with no net/http
-// connection goroutine; unmarked ones go to net/http, and so do requests
-// on the caller past the bound on such exchanges under way.
+// connection goroutine; unmarked ones go to net/http, and so do a
+// thread's requests past the bound on blocking exchanges under way, where
+// a goroutine's park in the netpoller instead.
 func TestRequestsOnTheCallerKeepOneConnection(t *testing.T) {
 	forModes(t, func(t *testing.T, m mode) {
 		var conns atomic.Int32
@@ -129,14 +134,93 @@ func TestRequestsOnTheCallerKeepOneConnection(t *testing.T) {
 		tr.maxOnCaller = 0 // as when as many exchanges are under way as allowed
 		code, _ = post(t, tr, context.Background(), srv.URL, "{}", m.mark)
 		require.Equal(t, http.StatusOK, code)
-		if m.blocking {
+		blocking, pooled := tr.Kept()
+		switch m.past {
+		case "net/http":
 			require.EqualValues(t, 2, conns.Load(), "past the bound, net/http's kept connection serves it")
-		} else {
+			require.Equal(t, 1, blocking)
+		case "pooled":
+			require.EqualValues(t, 3, conns.Load(), "past the bound, a connection in the netpoller")
+			require.EqualValues(t, 1, netHTTPConns.Load())
+			require.Equal(t, [2]int{1, 1}, [2]int{blocking, pooled})
+		default:
 			require.EqualValues(t, 2, conns.Load(), "pooled exchanges hold no thread: no bound")
 			require.EqualValues(t, 1, netHTTPConns.Load())
+			require.Equal(t, 1, pooled)
 		}
 		require.EqualValues(t, 0, onCallerNow.Load())
 	})
+}
+
+// TestAGoroutinePastThePsParksInTheNetpoller: while as many blocking
+// exchanges are under way as there are Ps, a goroutine's request
+// (OnCaller) is exchanged in the netpoller, where a thread's (OnThread)
+// still blocks: each blocked reader keeps its P until sysmon retakes it,
+// which a goroutine need not pay and a thread outside Go must.
+func TestAGoroutinePastThePsParksInTheNetpoller(t *testing.T) {
+	held, release := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		data, _ := io.ReadAll(r.Body)
+		if string(data) == "hold" {
+			held <- struct{}{}
+			<-release
+		}
+		w.Write(data)
+	}))
+	t.Cleanup(srv.Close)
+	var releaseOnce sync.Once
+	letGo := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(letGo) // before srv.Close, which waits for the handler
+	tr, netHTTPConns := countingTransport(t, nil)
+	tr.procs = func() int32 { return 1 }
+
+	done := make(chan error, 1)
+	go func() {
+		code, err := postAsync(tr, srv.URL, "hold", OnThread)
+		if err == nil && code != http.StatusOK {
+			err = fmt.Errorf("status %d", code)
+		}
+		done <- err
+	}()
+	<-held // one blocking exchange under way: as many as there are Ps
+	for _, m := range []struct {
+		mark     func(context.Context) context.Context
+		blocking int
+		pooled   int
+	}{
+		{OnCaller, 0, 1}, // past the Ps: in the netpoller
+		{OnThread, 1, 1}, // a thread blocks however many do
+	} {
+		code, body := post(t, tr, context.Background(), srv.URL, "go", m.mark)
+		require.Equal(t, http.StatusOK, code)
+		require.Equal(t, "go", body)
+		blocking, pooled := tr.Kept()
+		require.Equal(t, [2]int{m.blocking, m.pooled}, [2]int{blocking, pooled})
+	}
+	letGo()
+	require.NoError(t, <-done)
+	code, _ := post(t, tr, context.Background(), srv.URL, "alone", OnCaller)
+	require.Equal(t, http.StatusOK, code)
+	blocking, pooled := tr.Kept()
+	require.Equal(t, [2]int{2, 1}, [2]int{blocking, pooled}, "alone, a goroutine's exchange blocks again")
+	require.Zero(t, netHTTPConns.Load())
+	require.EqualValues(t, 0, onCallerNow.Load())
+}
+
+// postAsync is post for a goroutine other than the test's: it reports
+// failures in its outcome rather than through the test.
+func postAsync(tr http.RoundTripper, u, body string, mark func(context.Context) context.Context) (int, error) {
+	req, err := http.NewRequestWithContext(mark(context.Background()), http.MethodPost, u, strings.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, err = io.ReadAll(resp.Body)
+	return resp.StatusCode, err
 }
 
 // keptConn is the one connection tr keeps.

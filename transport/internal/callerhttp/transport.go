@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,8 +23,8 @@ const (
 // process, over all transports: each holds an OS thread while it waits,
 // and a Go program with thousands of goroutines in blocking calls (a
 // gateway relaying to many servers) must not make thousands of threads
-// (the runtime stops the process at 10,000). Past it, requests go to the
-// fallback, whose waits hold no thread.
+// (the runtime stops the process at 10,000). Past it, a thread's requests
+// go to the fallback, whose waits hold no thread.
 const maxOnCaller = 64
 
 // onCallerNow counts the exchanges under way on callers' threads, bodies
@@ -35,17 +36,33 @@ type exchangeMode uint8
 
 const (
 	viaFallback exchangeMode = iota // net/http's transport
-	onCaller                        // the caller's thread, in blocking system calls
+	onCaller                        // a waiting goroutine's: blocking while few are, else pooled
+	onThread                        // a waiting thread's, in blocking system calls
 	pooled                          // the caller's goroutine, in the netpoller
 )
 
 type modeKey struct{}
 
-// OnCaller marks ctx: a request made with it is for a caller that waits for
-// its exchange, which may therefore run on the caller's goroutine, in
-// blocking system calls.
+// OnCaller marks ctx: a request made with it is for a goroutine that waits
+// for its exchange, which therefore runs on that goroutine: in blocking
+// system calls while fewer such exchanges are under way in the process
+// than there are Ps (the kernel wakes the very thread when the server
+// answers), and past that in the netpoller, as Pooled. Each exchange in a
+// blocking read keeps its thread's P until sysmon retakes it, so with more
+// of them than Ps every answer waits for a P: 16 goroutines made 9–11k
+// calls/s that way on 2 Ps, and 14–17k parked in the netpoller
+// (docs/abi-cost.md, "Goroutines waiting at once").
 func OnCaller(ctx context.Context) context.Context {
 	return context.WithValue(ctx, modeKey{}, onCaller)
+}
+
+// OnThread marks ctx: a request made with it is for a caller that is an
+// OS thread outside Go (a C host's, locked to its goroutine while in Go)
+// and waits for its exchange, which runs on it in blocking system calls
+// however many do, up to maxOnCaller: parked in the netpoller instead,
+// such a thread would be woken through a hand-off between threads.
+func OnThread(ctx context.Context) context.Context {
+	return context.WithValue(ctx, modeKey{}, onThread)
 }
 
 // Pooled marks ctx: a request made with it is exchanged on the goroutine
@@ -57,26 +74,38 @@ func Pooled(ctx context.Context) context.Context {
 	return context.WithValue(ctx, modeKey{}, pooled)
 }
 
+// ForWaiter marks ctx for a caller that waits for its exchange: OnThread
+// when it is a thread outside Go (transport.Outbound.Thread), else
+// OnCaller.
+func ForWaiter(ctx context.Context, thread bool) context.Context {
+	if thread {
+		return OnThread(ctx)
+	}
+	return OnCaller(ctx)
+}
+
 func modeOf(ctx context.Context) exchangeMode {
 	m, _ := ctx.Value(modeKey{}).(exchangeMode)
 	return m
 }
 
 // poolKey names the kept connections a request may use: its server, and
-// whether they block (onCaller) or sit in the netpoller (pooled).
+// whether they block (onCaller, onThread) or sit in the netpoller
+// (pooled).
 type poolKey struct {
 	scheme, host string
 	blocking     bool
 }
 
-// Transport is an http.RoundTripper: the requests OnCaller or Pooled
-// marks, to a server reached without a proxy, are exchanged on the
+// Transport is an http.RoundTripper: the requests OnCaller, OnThread or
+// Pooled marks, to a server reached without a proxy, are exchanged on the
 // caller's goroutine; all others go to the fallback.
 type Transport struct {
 	fallback *http.Transport
 	dialer   net.Dialer
 
-	maxOnCaller int32 // maxOnCaller; a test lowers it
+	maxOnCaller int32        // maxOnCaller; a test lowers it
+	procs       func() int32 // the Ps, which bound a goroutine's blocking exchanges; a test sets it
 
 	mu   sync.Mutex
 	idle map[poolKey][]*conn // the most recent last
@@ -89,6 +118,7 @@ func New(fallback *http.Transport) *Transport {
 	return &Transport{
 		fallback:    fallback,
 		maxOnCaller: maxOnCaller,
+		procs:       func() int32 { return int32(runtime.GOMAXPROCS(0)) },
 		dialer:      net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second},
 		idle:        map[poolKey][]*conn{},
 	}
@@ -100,12 +130,20 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if mode == viaFallback {
 		return t.fallback.RoundTrip(req)
 	}
-	key := poolKey{scheme: req.URL.Scheme, host: req.URL.Host, blocking: mode == onCaller}
+	key := poolKey{scheme: req.URL.Scheme, host: req.URL.Host, blocking: mode != pooled}
 	if !key.blocking {
 		return t.roundTrip(req, key) // a goroutine parked in the netpoller holds no thread: no bound
 	}
-	if onCallerNow.Add(1) > t.maxOnCaller {
+	bound := t.maxOnCaller
+	if mode == onCaller {
+		bound = min(bound, t.procs())
+	}
+	if onCallerNow.Add(1) > bound {
 		onCallerNow.Add(-1)
+		if mode == onCaller && key.scheme == "http" {
+			key.blocking = false // the goroutine parks in the netpoller instead
+			return t.roundTrip(req, key)
+		}
 		return t.fallback.RoundTrip(req)
 	}
 	resp, err := t.roundTrip(req, key)
@@ -149,7 +187,7 @@ func (t *Transport) roundTrip(req *http.Request, key poolKey) (*http.Response, e
 }
 
 // serves tells how the request is exchanged: by this transport (onCaller,
-// pooled) or by the fallback.
+// onThread, pooled) or by the fallback.
 func (t *Transport) serves(req *http.Request) exchangeMode {
 	mode := modeOf(req.Context())
 	if mode == viaFallback || req.URL == nil || req.URL.Host == "" {
@@ -240,18 +278,18 @@ func (t *Transport) put(c *conn) {
 }
 
 // Kept counts the connections kept for the next requests: blocking ones
-// (OnCaller) and ones in the netpoller (Pooled).
-func (t *Transport) Kept() (onCaller, pooled int) {
+// (OnThread, OnCaller) and ones in the netpoller (Pooled).
+func (t *Transport) Kept() (blocking, pooled int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for key, list := range t.idle {
 		if key.blocking {
-			onCaller += len(list)
+			blocking += len(list)
 		} else {
 			pooled += len(list)
 		}
 	}
-	return onCaller, pooled
+	return blocking, pooled
 }
 
 // CloseIdleConnections closes the kept connections, this transport's and
