@@ -122,11 +122,7 @@ func TestSendWaiting(t *testing.T) {
 // through net/http's connections.
 func TestExchangesOnTheirOwnConnections(t *testing.T) {
 	srv := newServer(t, mcp("s1", func(w http.ResponseWriter, r *http.Request, m msg) { echo(w, r, m) }))
-	tr, err := New(Config{URL: srv.URL})
-	require.NoError(t, err)
-	sink := sinktest.New()
-	require.NoError(t, tr.Start(context.Background(), sink))
-	defer tr.Close(context.Background())
+	tr, sink := open(t, srv.URL)
 	handshake(t, tr, sink)
 	kept := tr.client.Transport.(*callerhttp.Transport)
 	idle := func() {
@@ -173,11 +169,7 @@ func TestAThreadWaitsInItsOwnReadPastThePs(t *testing.T) {
 		}
 		echo(w, r, m)
 	}))
-	tr, err := New(Config{URL: srv.URL})
-	require.NoError(t, err)
-	sink := sinktest.New()
-	require.NoError(t, tr.Start(context.Background(), sink))
-	defer tr.Close(context.Background())
+	tr, sink := open(t, srv.URL)
 	handshake(t, tr, sink)
 	kept := tr.client.Transport.(*callerhttp.Transport)
 
