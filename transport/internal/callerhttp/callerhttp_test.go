@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -376,6 +377,7 @@ func testAKeptConnectionTheServerClosed(t *testing.T, m mode) {
 				}
 			})
 			tr := newTransport(t)
+			tr.trustedIdle = 0 // every kept connection is peeked at
 			_, body := post(t, tr, context.Background(), u, `"one"`, m.mark)
 			require.Equal(t, `"one"`, body)
 			if !tc.readsNext {
@@ -412,6 +414,66 @@ func waitClosedByPeer(t *testing.T, tr *Transport) {
 			}
 		}
 	}))
+}
+
+// TestAConnectionKeptMomentsAgoIsNotPeekedAt: a kept connection is peeked
+// at before it is taken again (the server may have closed it) only once it
+// has been kept longer than trustedIdle; within it the request goes out
+// without the peek, and when the server had closed the connection it
+// fails over to a new one. The server here ends its side of the first
+// connection (FIN) after answering, and still reads from it.
+func TestAConnectionKeptMomentsAgoIsNotPeekedAt(t *testing.T) {
+	forModes(t, testAConnectionKeptMomentsAgoIsNotPeekedAt)
+}
+
+func testAConnectionKeptMomentsAgoIsNotPeekedAt(t *testing.T, m mode) {
+	cases := []struct {
+		name        string
+		trustedIdle time.Duration
+		afterFIN    int32 // requests the server read on the first connection after its FIN
+	}{
+		{"kept longer: peeked at, not used", 0, 0},
+		{"kept moments ago: used, then failed over", time.Hour, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var afterFIN atomic.Int32
+			firstDone := make(chan struct{})
+			u := rawServer(t, func(n int, c net.Conn) {
+				if n == 0 {
+					defer close(firstDone)
+				}
+				br := bufio.NewReader(c)
+				for answered := 0; ; answered++ {
+					body, ok := readRequest(br)
+					if !ok {
+						return
+					}
+					if n == 0 && answered == 1 {
+						afterFIN.Add(1)
+						return // closes, unanswered
+					}
+					answer(c, body)
+					if n == 0 {
+						c.(*net.TCPConn).CloseWrite()
+					}
+				}
+			})
+			tr := newTransport(t)
+			tr.trustedIdle = tc.trustedIdle
+			_, body := post(t, tr, context.Background(), u, `"one"`, m.mark)
+			require.Equal(t, `"one"`, body)
+			waitClosedByPeer(t, tr)
+			_, body = post(t, tr, context.Background(), u, `"two"`, m.mark)
+			require.Equal(t, `"two"`, body)
+			select { // the first connection ends either way: the client closes it
+			case <-firstDone:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the first connection was never closed")
+			}
+			require.Equal(t, tc.afterFIN, afterFIN.Load())
+		})
+	}
 }
 
 // TestCancellingWakesTheWaitingThread: a request whose context ends while

@@ -33,6 +33,9 @@
 // http or (OnThread, OnCaller) https with ALPN http/1.1. Everything else,
 // and every request it cannot dial directly, goes to the fallback
 // *http.Transport.
+// A connection kept for more than a millisecond is peeked at before it
+// carries the next request (the server may have closed it); a request on
+// one the server closed goes again, once, on a new connection.
 // An exchange abandoned halfway (cancelled, failed, a body closed before
 // its end) resets its connection, as closing net/http's with unread data
 // does.
