@@ -95,8 +95,8 @@
 // CallOptions.Waiting too, the caller's goroutine may run the HTTP exchange
 // itself, as CallSync's does (over Streamable HTTP in blocking system
 // calls, so that a C host's thread, CallOptions.Thread, is woken by the
-// kernel alone: SyncRoute; a goroutine only while fewer such exchanges
-// are under way than there are Ps, else parked in the netpoller).
+// kernel alone: SyncRoute; a goroutine only when no other such exchange
+// is under way, else parked in the netpoller).
 //
 // Transport differences reach core only as properties a transport exposes
 // (transport.HeaderCarrier, Aborter, Negotiator, LineStreamer, Networked,

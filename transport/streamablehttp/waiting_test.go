@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -150,12 +149,11 @@ func TestExchangesOnTheirOwnConnections(t *testing.T) {
 	require.GreaterOrEqual(t, pooled, handshakes)
 }
 
-// TestAThreadWaitsInItsOwnReadPastThePs: while as many blocking exchanges
-// are under way as there are Ps, a waiting goroutine's request is
-// exchanged in the netpoller, and a waiting thread's (Outbound.Thread, a C
-// host's) still on a blocking connection of its own.
-func TestAThreadWaitsInItsOwnReadPastThePs(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+// TestAThreadWaitsInItsOwnReadNotAlone: while another blocking exchange
+// is under way, a waiting goroutine's request is exchanged in the
+// netpoller, and a waiting thread's (Outbound.Thread, a C host's) still on
+// a blocking connection of its own.
+func TestAThreadWaitsInItsOwnReadNotAlone(t *testing.T) {
 	release := make(chan struct{})
 	var releaseOnce sync.Once
 	letGo := func() { releaseOnce.Do(func() { close(release) }) }
@@ -176,12 +174,12 @@ func TestAThreadWaitsInItsOwnReadPastThePs(t *testing.T) {
 	thread := func(m transport.Outbound) transport.Outbound { m.Thread = true; return m }
 	done := make(chan error, 1)
 	go func() { done <- tr.Send(context.Background(), thread(waiting(2, "hang"))) }()
-	srv.waitFor(t, isCall("hang")) // one blocking exchange: as many as there are Ps
+	srv.waitFor(t, isCall("hang")) // one blocking exchange under way
 
 	require.NoError(t, tr.Send(context.Background(), waiting(3, "goroutine")))
 	require.JSONEq(t, `{"jsonrpc":"2.0","id":3,"result":{"echo":"goroutine"}}`, sink.Next(t))
 	blocking, _ := kept.Kept()
-	require.Zero(t, blocking, "a goroutine past the Ps was given a blocking connection")
+	require.Zero(t, blocking, "a goroutine not alone was given a blocking connection")
 
 	require.NoError(t, tr.Send(context.Background(), thread(waiting(4, "thread"))))
 	require.JSONEq(t, `{"jsonrpc":"2.0","id":4,"result":{"echo":"thread"}}`, sink.Next(t))

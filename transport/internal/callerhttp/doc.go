@@ -17,10 +17,10 @@
 //     an OS thread, so at most 64 such exchanges are under way in the
 //     process; past that, requests go to the fallback.
 //   - OnCaller, for a goroutine that waits for the exchange anyway (a Go
-//     caller's blocking call): the same while fewer blocking exchanges are
-//     under way than there are Ps, since each keeps its P while it sleeps;
-//     past that the goroutine parks in the netpoller, as Pooled (over
-//     https, in the fallback's).
+//     caller's blocking call): the same when no other blocking exchange is
+//     under way, since a sleeper keeps its P and the goroutines parked in
+//     the netpoller wait for one; otherwise the goroutine parks in the
+//     netpoller, as Pooled (over https, in the fallback's).
 //   - Pooled, for any other exchange (a runner's, for a call nobody waits
 //     on): the socket stays in the netpoller and the goroutine parks, as
 //     net/http's readLoop would, but the two hand-offs are gone. Plain
