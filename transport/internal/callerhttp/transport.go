@@ -57,8 +57,8 @@ type modeKey struct{}
 // otherwise in the netpoller, as Pooled. A blocking read keeps its
 // thread's P in the syscall state, where sysmon retakes it once no P is
 // idle, and the goroutines parked in the netpoller wait for a P meanwhile:
-// on 2 Ps, with a goroutine blocking for each P, 16 goroutines made 39k
-// calls/s and 4 made 28k; with one at most, 53k and 44k; a lone call's
+// on 2 Ps, with a goroutine blocking for each P, 16 goroutines made 35k
+// calls/s and 4 made 28k; with one at most, 48k and 43k; a lone call's
 // p50 is a sixth lower blocking than parked (docs/abi-cost.md,
 // "Goroutines waiting at once").
 func OnCaller(ctx context.Context) context.Context {
