@@ -870,3 +870,50 @@ func (t stuckClose) Close(ctx context.Context) error {
 	<-t.release
 	return t.Transport.Close(ctx)
 }
+
+// sendFails is a memory transport whose Send of one method fails as a
+// stdio transport's does when the server has exited (its stdin closed).
+type sendFails struct {
+	*memory.Transport
+	method string
+}
+
+func (s sendFails) Send(ctx context.Context, m transport.Outbound) error {
+	if m.Method == s.method {
+		return transport.Errorf(transport.CodeClosed, "server closed its stdin")
+	}
+	return s.Transport.Send(ctx, m)
+}
+
+// TestHandshakeClosedUnderItWhicheverNoticedFirst: a server gone before the
+// handshake fails it with the same message whether its first request
+// (initialize, or server/discover in the modern era) could not be sent or
+// the transport reported the close (a server that exits at once does
+// either, by a race).
+func TestHandshakeClosedUnderItWhicheverNoticedFirst(t *testing.T) {
+	modern := testOptions()
+	modern.Mode, modern.Modern = ModeModern, []string{"2026-07-28"}
+	cases := []struct {
+		name string
+		opts Options
+		wrap func(*memory.Transport) transport.Transport
+		lose func(s *fakeServer)
+	}{
+		{"initialize not sent", testOptions(), func(m *memory.Transport) transport.Transport { return sendFails{m, "initialize"} }, func(*fakeServer) {}},
+		{"server/discover not sent", modern, func(m *memory.Transport) transport.Transport { return sendFails{m, "server/discover"} }, func(*fakeServer) {}},
+		{"the transport closed", testOptions(), func(m *memory.Transport) transport.Transport { return m }, func(s *fakeServer) { s.peer.Hangup("server closed its stdin", 1) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newFakeServer(t, "2025-06-18", defaultCaps())
+			s.handle("initialize", func(s *fakeServer, _ wireMsg) reply { return reply{none: true} })
+			c := s.clientOver(tc.opts, tc.wrap)
+			require.Nil(t, c.Connect())
+			tc.lose(s)
+			err := c.WaitReady(10 * time.Second)
+			require.NotNil(t, err)
+			require.Equal(t, StatusClosed, err.Status)
+			require.Equal(t, "the connection closed before the handshake completed: server closed its stdin", err.Message)
+		})
+	}
+}

@@ -181,6 +181,8 @@ func (c *Client) onInitialize(offered string, tried []string, result []byte, err
 			err = &Error{Status: StatusProtocol, Message: "the server refused initialize: " + err.Message, Code: err.Code, Data: err.Data}
 		} else if err.Status == StatusTimeout {
 			err = Errorf(StatusTimeout, "the server did not answer initialize within %s", formatMS(c.opts.Timeouts.Ready))
+		} else if err.Status == StatusClosed {
+			err = closedBeforeHandshake(err.Message)
 		}
 		if c.deferInitFailure(err) {
 			return // the server/discover probe may still answer
@@ -349,6 +351,14 @@ func orEmptyObject(raw []byte) []byte {
 		return []byte("{}")
 	}
 	return raw
+}
+
+// closedBeforeHandshake is the handshake's failure when the connection
+// went away under it: said the same whether the transport reported the
+// close (Closed) or initialize could not be sent (a server that exited at
+// once: its stdin closed), whichever the client noticed first.
+func closedBeforeHandshake(reason string) *Error {
+	return Errorf(StatusClosed, "the connection closed before the handshake completed: %s", reason)
 }
 
 // failHandshake ends the handshake in StateFailed and tears the transport

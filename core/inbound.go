@@ -169,7 +169,7 @@ func (c *Client) Closed(cerr *transport.ClosedError) {
 	var handshakeErr *Error
 	switch c.state {
 	case StateConnecting:
-		handshakeErr = Errorf(StatusClosed, "the connection closed before the handshake completed: %s", reason)
+		handshakeErr = closedBeforeHandshake(reason)
 		c.state, c.stateErr = StateFailed, handshakeErr
 		close(c.ready)
 	case StateFailed:

@@ -308,8 +308,10 @@ func (c *Client) onDiscoverError(offered string, tried []string, err *Error) {
 			err = Errorf(StatusTimeout, "the server did not answer server/discover within %s", formatMS(c.opts.Timeouts.Ready))
 		}
 		c.legacyOrFail(err)
+	case StatusClosed: // no sign of the era either
+		c.failHandshake(closedBeforeHandshake(err.Message))
 	default:
-		// Closed, authorization and the like are no sign of the era.
+		// Authorization and the like are no sign of the era.
 		c.failHandshake(err)
 	}
 }
