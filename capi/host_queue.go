@@ -6,6 +6,8 @@ package main
 */
 import "C"
 
+import "github.com/lemonmcp/lemonmcp/core"
+
 // The host's calls with completion queues (lmcp_host_call_queued,
 // lmcp_host_call_tool_queued): lmcp_host_call and lmcp_host_call_tool whose
 // done pushes into a queue, so a binding waits for a host's calls as it
@@ -25,7 +27,9 @@ func lmcp_host_call_queued(hp *C.lmcp_host, server *C.cchar_t, method *C.cchar_t
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	id, err := h.Call(srv, m, p, opts, queuedDone(q, tag))
+	id, err := startQueued(h.SyncRoute(srv), q, tag, func(done core.DoneFunc) (uint64, *core.Error) {
+		return h.Call(srv, m, p, opts, done)
+	})
 	return callStarted(id, err, callIDOut, errOut)
 }
 
@@ -40,6 +44,8 @@ func lmcp_host_call_tool_queued(hp *C.lmcp_host, name *C.cchar_t, args *C.cchar_
 	if err != nil {
 		return setErr(errOut, err)
 	}
-	id, err := h.CallTool(tool, a, opts, queuedDone(q, tag))
+	id, err := startQueued(h.ToolSyncRoute(tool), q, tag, func(done core.DoneFunc) (uint64, *core.Error) {
+		return h.CallTool(tool, a, opts, done)
+	})
 	return callStarted(id, err, callIDOut, errOut)
 }

@@ -76,7 +76,9 @@ func lmcp_client_call_queued(client *C.lmcp_client, method *C.cchar_t, params *C
 	// client's earlier events (a call's last progress) have returned, and
 	// lmcp_client_free returns only once the cancelled completions are in.
 	opts.QueuesDone = true
-	id, err := c.Call(m, p, opts, queuedDone(q, tag))
+	id, err := startQueued(c.SyncRoute(), q, tag, func(done core.DoneFunc) (uint64, *core.Error) {
+		return c.Call(m, p, opts, done)
+	})
 	return callStarted(id, err, callIDOut, errOut)
 }
 
@@ -108,6 +110,28 @@ func queuedDone(q *cqueue.Queue, tag C.uint64_t) core.DoneFunc {
 	return func(callID uint64, status core.Status, data []byte) {
 		q.Push(cqueue.Completion{Tag: t, CallID: callID, Status: int32(status), Data: data})
 	}
+}
+
+// startQueued starts a queued call with start, its completion pushed
+// into q with tag. A call to a server reached by network (route: not
+// core.SyncWaitOutside) is counted in flight from its start to its
+// completion, so that Ps are added while a thread outside Go keeps many in
+// flight (queuedOnNetwork); a call that does not start is counted out at
+// once (its completion never runs).
+func startQueued(route core.SyncRoute, q *cqueue.Queue, tag C.uint64_t, start func(core.DoneFunc) (uint64, *core.Error)) (uint64, *core.Error) {
+	if route == core.SyncWaitOutside {
+		return start(queuedDone(q, tag))
+	}
+	queuedOnNetwork()
+	t := uint64(tag)
+	id, err := start(func(callID uint64, status core.Status, data []byte) {
+		queuedOnNetworkDone()
+		q.Push(cqueue.Completion{Tag: t, CallID: callID, Status: int32(status), Data: data})
+	})
+	if err != nil {
+		queuedOnNetworkDone()
+	}
+	return id, err
 }
 
 // popped holds the completions of one pop while they are copied out.

@@ -65,6 +65,24 @@ func manyOnThreads(n int32) {
 	}
 }
 
+// queuedOnNetwork notes a queued call to a server reached by network,
+// started by a thread outside Go (lmcp_*_call_queued), and counts it in
+// flight until queuedOnNetworkDone. Such a thread sleeps in C between
+// batches of completions with its P in the syscall state, where sysmon
+// retakes it a tick later, while the library's goroutines make the
+// exchanges: with more calls in flight than the base has Ps, the Ps are
+// raised as for threads blocked in their own calls (16 queued calls over
+// Streamable HTTP from one C thread, eight alternating rounds: 37k calls/s
+// at 2 Ps, 42k raised). Calls over stdio are not counted: their exchanges
+// are a reader's and a writer's, and 3 Ps cost them up to a sixth.
+func queuedOnNetwork() { manyOnThreads(queuedInFlight.Add(1)) }
+
+// queuedOnNetworkDone counts a call of queuedOnNetwork's out.
+func queuedOnNetworkDone() { queuedInFlight.Add(-1) }
+
+// queuedInFlight counts the queued calls of queuedOnNetwork under way.
+var queuedInFlight atomic.Int32
+
 func raiseThreadProcs() {
 	threadProcs.mu.Lock()
 	defer threadProcs.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lemonmcp/lemonmcp/core"
+	"github.com/lemonmcp/lemonmcp/internal/cqueue"
 )
 
 // TestThreadProcs checks that blocking calls made on their callers'
@@ -88,6 +89,70 @@ func TestThreadProcs(t *testing.T) {
 			require.Eventually(t, func() bool { return runtime.GOMAXPROCS(0) == base && !threadProcs.raised.Load() },
 				10*time.Second, time.Millisecond, "back to the default a spell after the last call")
 			require.EqualValues(t, base, procs.Load())
+		})
+	}
+}
+
+// TestQueuedCallsOnNetworkRaiseProcs: queued calls to a networked server
+// (started by a thread outside Go) add Ps while more are in flight than
+// the default has, as blocking ones do; queued calls over stdio never do;
+// a completion, or a start that fails, counts its call out.
+func TestQueuedCallsOnNetworkRaiseProcs(t *testing.T) {
+	orig := runtime.GOMAXPROCS(0)
+	spell := threadProcsSpell
+	chosen := threadProcs.chosen
+	t.Cleanup(func() {
+		threadProcsSpell, threadProcs.chosen = spell, chosen
+		runtime.GOMAXPROCS(orig)
+		setProcs()
+	})
+	threadProcsSpell = 50 * time.Millisecond
+	threadProcs.chosen = false
+	q, qerr := cqueue.New()
+	require.NoError(t, qerr)
+	t.Cleanup(func() { q.Close() })
+
+	for _, tc := range []struct {
+		name   string
+		route  core.SyncRoute
+		raised bool
+	}{
+		{"over stdio", core.SyncWaitOutside, false},
+		{"over Streamable HTTP", core.SyncOnThread, true},
+		{"over legacy HTTP+SSE", core.SyncPostThenWait, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runtime.SetDefaultGOMAXPROCS()
+			setProcs()
+			base := runtime.GOMAXPROCS(0)
+			var dones []core.DoneFunc
+			for range base + 1 {
+				_, err := startQueued(tc.route, q, 7, func(done core.DoneFunc) (uint64, *core.Error) {
+					dones = append(dones, done)
+					return 1, nil
+				})
+				require.Nil(t, err)
+			}
+			_, err := startQueued(tc.route, q, 8, func(core.DoneFunc) (uint64, *core.Error) {
+				return 0, core.Errorf(core.StatusClosed, "not started")
+			})
+			require.NotNil(t, err)
+			if tc.raised {
+				require.Eventually(t, threadProcs.raised.Load, 10*time.Second, time.Millisecond)
+				require.Equal(t, 2*base, runtime.GOMAXPROCS(0))
+				require.EqualValues(t, base+1, queuedInFlight.Load(), "the call that did not start is counted out")
+			} else {
+				require.Zero(t, queuedInFlight.Load())
+				require.False(t, threadProcs.raised.Load())
+			}
+			for _, done := range dones {
+				done(1, core.StatusOK, []byte(`{}`))
+			}
+			require.Zero(t, queuedInFlight.Load(), "every completion counts its call out")
+			items, _ := q.Pop(nil, 100)
+			require.Len(t, items, base+1)
+			require.Eventually(t, func() bool { return runtime.GOMAXPROCS(0) == base && !threadProcs.raised.Load() },
+				10*time.Second, time.Millisecond, "back to the default a spell after the last call")
 		})
 	}
 }

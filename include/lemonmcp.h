@@ -690,6 +690,11 @@ lmcp_status lmcp_queue_new(lmcp_queue **queue_out, int *fd_out,
  * usual). When lmcp_client_free returns, the completion of every call the
  * client had accepted is queued (LMCP_E_CANCELLED for those still pending);
  * completions stay in the queue, valid, after their client is freed.
+ * While more calls to networked servers (HTTP transports) are in flight
+ * this way than the Go runtime has processors by default, the library runs
+ * with twice as many, as it does for many blocking calls (docs/abi-cost.md,
+ * "Many threads blocking at once"); a GOMAXPROCS set in the environment is
+ * kept. The lmcp_host_*_queued calls count alike.
  * Returns the statuses of lmcp_client_call (without "NULL done"), and
  * LMCP_E_INVALID_HANDLE when the client or the queue is NULL, unknown or
  * freed (the message says which). */
