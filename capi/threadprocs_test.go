@@ -12,12 +12,9 @@ import (
 	"github.com/lemonmcp/lemonmcp/internal/cqueue"
 )
 
-// TestThreadProcs checks that blocking calls made on their callers'
-// threads (onThread) add Ps while more of them are under way than the
-// runtime's default has, and that the library returns to the default a
-// spell after the last such call; and that a GOMAXPROCS chosen in the
-// environment is kept.
-func TestThreadProcs(t *testing.T) {
+// shortSpell shortens threadProcsSpell for t, and restores it, the Ps and
+// threadProcs.chosen when t ends.
+func shortSpell(t *testing.T) {
 	orig := runtime.GOMAXPROCS(0)
 	spell := threadProcsSpell
 	chosen := threadProcs.chosen
@@ -27,6 +24,15 @@ func TestThreadProcs(t *testing.T) {
 		setProcs()
 	})
 	threadProcsSpell = 50 * time.Millisecond
+}
+
+// TestThreadProcs checks that blocking calls made on their callers'
+// threads (onThread) add Ps while more of them are under way than the
+// runtime's default has, and that the library returns to the default a
+// spell after the last such call; and that a GOMAXPROCS chosen in the
+// environment is kept.
+func TestThreadProcs(t *testing.T) {
+	shortSpell(t)
 
 	for _, tc := range []struct {
 		name    string
@@ -98,15 +104,7 @@ func TestThreadProcs(t *testing.T) {
 // the default has, as blocking ones do; queued calls over stdio never do;
 // a completion, or a start that fails, counts its call out.
 func TestQueuedCallsOnNetworkRaiseProcs(t *testing.T) {
-	orig := runtime.GOMAXPROCS(0)
-	spell := threadProcsSpell
-	chosen := threadProcs.chosen
-	t.Cleanup(func() {
-		threadProcsSpell, threadProcs.chosen = spell, chosen
-		runtime.GOMAXPROCS(orig)
-		setProcs()
-	})
-	threadProcsSpell = 50 * time.Millisecond
+	shortSpell(t)
 	threadProcs.chosen = false
 	q, qerr := cqueue.New()
 	require.NoError(t, qerr)
